@@ -1,0 +1,232 @@
+//! What the host tells the picker about each draw: its own buffers, never a copy.
+
+use crate::error::PickError;
+use crate::id::ObjectId;
+use ash::vk;
+use glam::Mat4;
+
+/// A byte range of a host-owned buffer. `size` lets the picker check counts against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferRange {
+    pub buffer: vk::Buffer,
+    pub offset: vk::DeviceSize,
+    pub size: vk::DeviceSize,
+}
+
+/// Vertex positions: three `f32`s per vertex at `stride` bytes, tight (12) or interleaved.
+/// The buffer needs `VERTEX_BUFFER` usage. The range starts at the first vertex's position,
+/// so an interleaved layout gives its attribute offset in `range.offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Positions {
+    pub range: BufferRange,
+    pub stride: u32,
+    /// How many vertices the range holds; draws may not reach past it.
+    pub vertex_count: u32,
+}
+
+/// Index width of an index buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexWidth {
+    U16,
+    U32,
+}
+
+impl IndexWidth {
+    pub fn bytes(self) -> u64 {
+        match self {
+            IndexWidth::U16 => 2,
+            IndexWidth::U32 => 4,
+        }
+    }
+    pub(crate) fn vk(self) -> vk::IndexType {
+        match self {
+            IndexWidth::U16 => vk::IndexType::UINT16,
+            IndexWidth::U32 => vk::IndexType::UINT32,
+        }
+    }
+}
+
+/// Which triangles of the position buffer a draw covers (triangle lists only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangles {
+    /// `vkCmdDraw(vertex_count, .., first_vertex, ..)`.
+    NonIndexed { first_vertex: u32, vertex_count: u32 },
+    /// `vkCmdDrawIndexed(index_count, .., first_index, vertex_offset, ..)`. The index buffer
+    /// needs `INDEX_BUFFER` usage; `range.offset` must be a multiple of the index width.
+    Indexed { range: BufferRange, width: IndexWidth, first_index: u32, index_count: u32, vertex_offset: i32 },
+}
+
+impl Triangles {
+    /// Number of vertices (or indices) the draw consumes.
+    pub fn element_count(&self) -> u32 {
+        match *self {
+            Triangles::NonIndexed { vertex_count, .. } => vertex_count,
+            Triangles::Indexed { index_count, .. } => index_count,
+        }
+    }
+}
+
+/// Per-instance transforms: one column-major `mat4` of `f32` (64 bytes) per instance at `stride`
+/// bytes, in a buffer with `VERTEX_BUFFER` usage. Instance `i` of the draw reads element
+/// `first + i` and is reported as instance `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instances {
+    pub range: BufferRange,
+    pub stride: u32,
+    pub first: u32,
+    pub count: u32,
+}
+
+/// One pickable draw of the host's scene for one frame.
+#[derive(Clone, Debug)]
+pub struct PickDraw {
+    /// The object this draw belongs to. Several draws may share an ID (a mesh with several
+    /// primitives is one object); instances are told apart by their index, not by the ID.
+    pub id: ObjectId,
+    pub positions: Positions,
+    pub triangles: Triangles,
+    /// Object to world.
+    pub model: Mat4,
+    pub instances: Option<Instances>,
+    /// `false` keeps the draw out of the pick pass (it neither hits nor occludes).
+    pub pickable: bool,
+}
+
+impl PickDraw {
+    /// A pickable, non-instanced draw with an identity model matrix.
+    pub fn new(id: ObjectId, positions: Positions, triangles: Triangles) -> Self {
+        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true }
+    }
+
+    pub fn with_model(mut self, model: Mat4) -> Self {
+        self.model = model;
+        self
+    }
+
+    pub fn with_instances(mut self, instances: Instances) -> Self {
+        self.instances = Some(instances);
+        self
+    }
+
+    pub fn with_pickable(mut self, pickable: bool) -> Self {
+        self.pickable = pickable;
+        self
+    }
+
+    /// Number of instances the draw renders (1 when not instanced).
+    pub fn instance_count(&self) -> u32 {
+        self.instances.map_or(1, |i| i.count)
+    }
+
+    /// Checks everything that can be checked without reading GPU memory. Index values
+    /// themselves cannot be checked: the host guarantees they stay below `vertex_count`.
+    pub fn validate(&self, index: usize) -> Result<(), PickError> {
+        let bad = |reason: String| PickError::InvalidDraw { index, reason };
+        if !self.model.is_finite() {
+            return Err(bad("model matrix has a non-finite element".into()));
+        }
+        let p = &self.positions;
+        if p.stride < 12 {
+            return Err(bad(format!("position stride {} is below 12 bytes", p.stride)));
+        }
+        check_elements(p.range, p.stride, 12, 0, p.vertex_count, "position").map_err(bad)?;
+        match self.triangles {
+            Triangles::NonIndexed { first_vertex, vertex_count } => {
+                if vertex_count % 3 != 0 {
+                    return Err(bad(format!("vertex count {vertex_count} is not a whole number of triangles")));
+                }
+                if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
+                    return Err(bad(format!(
+                        "vertices {first_vertex}..{} exceed the {} vertices of the position buffer",
+                        u64::from(first_vertex) + u64::from(vertex_count),
+                        p.vertex_count
+                    )));
+                }
+            }
+            Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
+                if index_count % 3 != 0 {
+                    return Err(bad(format!("index count {index_count} is not a whole number of triangles")));
+                }
+                if range.offset % width.bytes() != 0 {
+                    return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
+                }
+                let w = width.bytes() as u32;
+                check_elements(range, w, u64::from(w), first_index, index_count, "index").map_err(bad)?;
+                if vertex_offset < 0 || vertex_offset as u64 >= u64::from(p.vertex_count.max(1)) {
+                    return Err(bad(format!("vertex offset {vertex_offset} lies outside the {} vertices", p.vertex_count)));
+                }
+            }
+        }
+        if let Some(inst) = self.instances {
+            if inst.stride < 64 {
+                return Err(bad(format!("instance stride {} is below 64 bytes (one mat4)", inst.stride)));
+            }
+            check_elements(inst.range, inst.stride, 64, inst.first, inst.count, "instance").map_err(bad)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that elements `first..first + count` of `element_size` bytes at `stride` fit in `range`.
+fn check_elements(range: BufferRange, stride: u32, element_size: u64, first: u32, count: u32, what: &str) -> Result<(), String> {
+    if range.buffer == vk::Buffer::null() {
+        return Err(format!("{what} buffer is null"));
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let last = u64::from(first) + u64::from(count) - 1;
+    let end = last * u64::from(stride) + element_size;
+    if end > range.size {
+        return Err(format!(
+            "{what} elements {first}..{} need {end} bytes but the buffer range holds {}",
+            last + 1,
+            range.size
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    fn buffer(size: u64) -> BufferRange {
+        BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size }
+    }
+
+    fn tri_draw() -> PickDraw {
+        let positions = Positions { range: buffer(36), stride: 12, vertex_count: 3 };
+        PickDraw::new(ObjectId::new(7).unwrap(), positions, Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 })
+    }
+
+    #[test]
+    fn a_consistent_draw_passes() {
+        tri_draw().validate(0).unwrap();
+    }
+
+    #[test]
+    fn counts_past_the_buffer_are_refused() {
+        let mut d = tri_draw();
+        d.positions.vertex_count = 4; // 48 bytes wanted, 36 held
+        assert!(matches!(d.validate(3), Err(PickError::InvalidDraw { index: 3, .. })));
+        let mut d = tri_draw();
+        d.triangles = Triangles::NonIndexed { first_vertex: 1, vertex_count: 3 };
+        assert!(d.validate(0).is_err());
+        let mut d = tri_draw();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 1, index_count: 3, vertex_offset: 0 };
+        assert!(d.validate(0).is_err(), "indices 1..4 need 16 bytes");
+    }
+
+    #[test]
+    fn non_finite_model_and_bad_strides_are_refused() {
+        let d = tri_draw().with_model(Mat4::from_translation(glam::Vec3::new(f32::NAN, 0.0, 0.0)));
+        assert!(d.validate(0).is_err());
+        let mut d = tri_draw();
+        d.positions.stride = 8;
+        assert!(d.validate(0).is_err());
+        let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
+        assert!(d.validate(0).is_err(), "instances 1..3 need 192 bytes");
+    }
+}

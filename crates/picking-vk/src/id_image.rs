@@ -1,0 +1,163 @@
+//! [`IdImage`]: the same pick pass at the full size of the view, read back whole. For debug
+//! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
+
+use crate::draw::PickDraw;
+use crate::error::PickError;
+use crate::kit::PassKit;
+use crate::memory::GpuBuffer;
+use crate::pass::{PassLayout, PassTargets};
+use crate::picker::HostDevice;
+use crate::record::{self, Framing, PassRecording, PassStats};
+use crate::request::{DepthConvention, PickRequest};
+use crate::resolve::Texels;
+use crate::view_math::CameraSnapshot;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Full-size ID, (draw, instance) and depth images of a view, with a host-readable copy.
+pub struct IdImage {
+    kit: PassKit,
+    targets: Option<PassTargets>,
+    readback: Option<GpuBuffer>,
+    extent: vk::Extent2D,
+}
+
+/// Per-pixel bytes in the readback buffer: ID (8), draw/instance (8), depth (4).
+const TEXEL_BYTES: u64 = 20;
+
+impl IdImage {
+    /// Creates images of `width` x `height` pixels (basic attachments only).
+    ///
+    /// # Safety
+    /// As [`crate::Picker::new`].
+    pub unsafe fn new(host: HostDevice<'_>, depth: DepthConvention, width: u32, height: u32) -> Result<Self, PickError> {
+        if width == 0 || height == 0 {
+            return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
+        }
+        let layout = PassLayout { detail: false, depth };
+        // SAFETY: the caller's contract is `PassKit::new`'s.
+        let kit = unsafe { PassKit::new(&host, layout) }?;
+        let extent = vk::Extent2D { width, height };
+        let mut image = IdImage { kit, targets: None, readback: None, extent };
+        image.targets = Some(PassTargets::new(&image.kit.memory, image.kit.render_pass, layout, extent)?);
+        let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
+        image.readback = Some(image.kit.memory.create_buffer("picking-vk id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?);
+        Ok(image)
+    }
+
+    pub fn extent(&self) -> (u32, u32) {
+        (self.extent.width, self.extent.height)
+    }
+
+    /// Bytes of the images (not the readback buffer).
+    pub fn attachment_bytes(&self) -> u64 {
+        self.targets.as_ref().map_or(0, PassTargets::bytes)
+    }
+
+    /// Records the pass over the whole view (or, with `scissor_to_pixel`, only the request's
+    /// pixel: the classic full-size-attachment approach) and, with `copy_out`, the copy of
+    /// every pixel to the readback buffer.
+    ///
+    /// # Safety
+    /// As [`crate::Picker::record`]; the images must not be in use by other pending GPU work
+    /// that this command buffer is not ordered after.
+    pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, request: &PickRequest<'_>, draws: &[PickDraw], scissor_to_pixel: bool, copy_out: bool) -> Result<PassStats, PickError> {
+        let camera = CameraSnapshot::new(request.view, request.projection, request.viewport, self.kit.layout.depth)?;
+        let (Some(targets), Some(readback)) = (self.targets.as_ref(), self.readback.as_ref()) else {
+            return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
+        };
+        record::prepare(self.kit.pipelines()?, draws)?;
+        let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
+        let recording = PassRecording {
+            device: &self.kit.memory.device,
+            cmd,
+            render_pass: self.kit.render_pass,
+            layout: self.kit.layout,
+            targets,
+            pipelines,
+            camera: &camera,
+            framing: Framing::FullView { scissor_to_pixel },
+        };
+        let mut snapshots = Vec::new();
+        // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
+        let stats = unsafe { recording.record(request, draws, &mut snapshots) };
+        if copy_out {
+            // SAFETY: as above.
+            unsafe { self.record_copy_out(cmd, targets, readback) };
+        }
+        Ok(stats)
+    }
+
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
+    unsafe fn record_copy_out(&self, cmd: vk::CommandBuffer, targets: &PassTargets, readback: &GpuBuffer) {
+        let d = &self.kit.memory.device;
+        let pixels = u64::from(self.extent.width) * u64::from(self.extent.height);
+        let region = |offset: u64, aspect| vk::BufferImageCopy {
+            buffer_offset: offset,
+            buffer_row_length: 0,
+            buffer_image_height: 0,
+            image_subresource: vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: 0, base_array_layer: 0, layer_count: 1 },
+            image_offset: vk::Offset3D::default(),
+            image_extent: vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 },
+        };
+        let color = vk::ImageAspectFlags::COLOR;
+        let barrier = |src, dst| {
+            vk::BufferMemoryBarrier::default()
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .buffer(readback.buffer)
+                .size(vk::WHOLE_SIZE)
+        };
+        // SAFETY: images are in TRANSFER_SRC_OPTIMAL after the pass; the regions fit the buffer.
+        unsafe {
+            let before = barrier(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::HOST_READ, vk::AccessFlags::TRANSFER_WRITE);
+            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[], &[before], &[]);
+            d.cmd_copy_image_to_buffer(cmd, targets.images[0].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(0, color)]);
+            d.cmd_copy_image_to_buffer(cmd, targets.images[1].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 8, color)]);
+            let depth = targets.images.len() - 1;
+            d.cmd_copy_image_to_buffer(cmd, targets.images[depth].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 16, vk::ImageAspectFlags::DEPTH)]);
+            let after = barrier(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
+            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[after], &[]);
+        }
+    }
+
+    /// The texels of every pixel, row by row, from the last recorded copy.
+    ///
+    /// # Safety
+    /// The command buffer that last recorded this image's copy has completed.
+    pub unsafe fn read(&self) -> Result<Vec<Texels>, PickError> {
+        let readback = self.readback.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
+        let allocation = readback.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        if !allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            // SAFETY: the allocation is mapped and dedicated: the whole memory object is ours.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(0).size(vk::WHOLE_SIZE);
+            // SAFETY: as above.
+            unsafe { self.kit.memory.device.invalidate_mapped_memory_ranges(&[range]) }?;
+        }
+        let bytes = allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let pixels = (self.extent.width * self.extent.height) as usize;
+        let word = |at: usize| u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        Ok((0..pixels)
+            .map(|i| Texels {
+                id: [word(i * 8), word(i * 8 + 4)],
+                draw_instance: [word(pixels * 8 + i * 8), word(pixels * 8 + i * 8 + 4)],
+                depth: f32::from_bits(word(pixels * 16 + i * 4)),
+                detail: None,
+            })
+            .collect())
+    }
+}
+
+impl Drop for IdImage {
+    fn drop(&mut self) {
+        if let Some(mut readback) = self.readback.take() {
+            self.kit.memory.destroy_buffer(&mut readback);
+        }
+        if let Some(mut targets) = self.targets.take() {
+            targets.destroy(&self.kit.memory);
+        }
+    }
+}

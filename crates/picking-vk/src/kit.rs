@@ -1,0 +1,56 @@
+//! What every pick pass owner needs: the allocator, the render pass and its pipelines.
+
+use crate::error::PickError;
+use crate::memory::Memory;
+use crate::pass::{self, PassLayout};
+use crate::picker::HostDevice;
+use crate::pipeline::Pipelines;
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use std::sync::{Arc, Mutex};
+
+pub(crate) struct PassKit {
+    pub memory: Memory,
+    pub layout: PassLayout,
+    pub render_pass: vk::RenderPass,
+    /// `Option` only so `Drop` can release the pipelines before the render pass.
+    pub pipelines: Option<Pipelines>,
+}
+
+impl PassKit {
+    /// # Safety
+    /// As [`crate::Picker::new`].
+    pub unsafe fn new(host: &HostDevice<'_>, layout: PassLayout) -> Result<Self, PickError> {
+        let missing = pass::check_formats(host.instance, host.physical_device, layout);
+        if !missing.is_empty() {
+            return Err(PickError::Unsupported { missing });
+        }
+        let allocator = match &host.allocator {
+            Some(shared) => shared.clone(),
+            None => Arc::new(Mutex::new(Allocator::new(&AllocatorCreateDesc {
+                instance: host.instance.clone(),
+                device: host.device.clone(),
+                physical_device: host.physical_device,
+                debug_settings: Default::default(),
+                buffer_device_address: false,
+                allocation_sizes: Default::default(),
+            })?)),
+        };
+        let mut kit = PassKit { memory: Memory { device: host.device.clone(), allocator }, layout, render_pass: vk::RenderPass::null(), pipelines: None };
+        kit.render_pass = pass::create_render_pass(host.device, layout)?;
+        kit.pipelines = Some(Pipelines::new(host.device, kit.render_pass, layout.detail, layout.depth)?);
+        Ok(kit)
+    }
+
+    pub fn pipelines(&mut self) -> Result<&mut Pipelines, PickError> {
+        self.pipelines.as_mut().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))
+    }
+}
+
+impl Drop for PassKit {
+    fn drop(&mut self) {
+        self.pipelines = None;
+        // SAFETY: the owner's contract says the GPU no longer uses the render pass; null is ignored.
+        unsafe { self.memory.device.destroy_render_pass(self.render_pass, None) };
+    }
+}

@@ -1,0 +1,220 @@
+//! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
+
+use crate::error::PickError;
+use crate::request::DepthConvention;
+use ash::vk;
+use glam::Mat4;
+use std::collections::HashMap;
+
+/// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
+/// a test checks these stay in step with the GLSL.
+pub mod spirv {
+    pub const PICK_VERT: &[u8] = include_bytes!("../spirv/pick.vert.spv");
+    pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../spirv/pick_instanced.vert.spv");
+    pub const PICK_FRAG: &[u8] = include_bytes!("../spirv/pick.frag.spv");
+    pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../spirv/pick_detail.frag.spv");
+}
+
+/// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
+pub(crate) struct PickPush {
+    pub model_view_projection: Mat4,
+    pub object_id: [u32; 2],
+    pub draw_index: u32,
+    pub first_instance: u32,
+}
+
+impl PickPush {
+    pub const SIZE: u32 = 80;
+
+    pub fn to_bytes(&self) -> [u8; Self::SIZE as usize] {
+        let mut out = [0u8; Self::SIZE as usize];
+        let words = self.model_view_projection.to_cols_array().map(f32::to_bits);
+        let tail = [self.object_id[0], self.object_id[1], self.draw_index, self.first_instance];
+        for (chunk, word) in out.chunks_exact_mut(4).zip(words.iter().chain(tail.iter())) {
+            chunk.copy_from_slice(&word.to_ne_bytes());
+        }
+        out
+    }
+}
+
+/// What distinguishes one pick pipeline from another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PipelineKey {
+    pub position_stride: u32,
+    /// Stride of the per-instance transform buffer, for instanced draws.
+    pub instance_stride: Option<u32>,
+}
+
+/// Owns shader modules, the layout and every pipeline built for one render pass.
+pub(crate) struct Pipelines {
+    device: ash::Device,
+    render_pass: vk::RenderPass,
+    color_attachments: u32,
+    depth: DepthConvention,
+    vert: vk::ShaderModule,
+    vert_instanced: vk::ShaderModule,
+    frag: vk::ShaderModule,
+    pub layout: vk::PipelineLayout,
+    cache: HashMap<PipelineKey, vk::Pipeline>,
+}
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn create_module(device: &ash::Device, bytes: &[u8]) -> Result<vk::ShaderModule, PickError> {
+    let code = words(bytes);
+    let info = vk::ShaderModuleCreateInfo::default().code(&code);
+    // SAFETY: `info` points at valid SPIR-V words that outlive the call.
+    Ok(unsafe { device.create_shader_module(&info, None) }?)
+}
+
+impl Pipelines {
+    pub fn new(device: &ash::Device, render_pass: vk::RenderPass, detail: bool, depth: DepthConvention) -> Result<Self, PickError> {
+        let mut this = Pipelines {
+            device: device.clone(),
+            render_pass,
+            color_attachments: if detail { 3 } else { 2 },
+            depth,
+            vert: vk::ShaderModule::null(),
+            vert_instanced: vk::ShaderModule::null(),
+            frag: vk::ShaderModule::null(),
+            layout: vk::PipelineLayout::null(),
+            cache: HashMap::new(),
+        };
+        // Fields are filled one by one so that `Drop` frees whatever was made if a later step fails.
+        this.vert = create_module(device, spirv::PICK_VERT)?;
+        this.vert_instanced = create_module(device, spirv::PICK_INSTANCED_VERT)?;
+        this.frag = create_module(device, if detail { spirv::PICK_DETAIL_FRAG } else { spirv::PICK_FRAG })?;
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)
+            .size(PickPush::SIZE)];
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
+        // SAFETY: valid create info on a live device.
+        this.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
+        Ok(this)
+    }
+
+    /// The pipeline for `key`, built on first use.
+    pub fn get(&mut self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
+        if let Some(&p) = self.cache.get(&key) {
+            return Ok(p);
+        }
+        let pipeline = self.build(key)?;
+        self.cache.insert(key, pipeline);
+        Ok(pipeline)
+    }
+
+    /// The pipeline for `key` if it was already built.
+    pub fn cached(&self, key: PipelineKey) -> Option<vk::Pipeline> {
+        self.cache.get(&key).copied()
+    }
+
+    fn build(&self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
+        let entry = c"main";
+        let vert = if key.instance_stride.is_some() { self.vert_instanced } else { self.vert };
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(self.frag).name(entry),
+        ];
+        let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
+        let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 }];
+        if let Some(stride) = key.instance_stride {
+            bindings.push(vk::VertexInputBindingDescription { binding: 1, stride, input_rate: vk::VertexInputRate::INSTANCE });
+            for column in 0..4u32 {
+                attributes.push(vk::VertexInputAttributeDescription {
+                    location: 1 + column,
+                    binding: 1,
+                    format: vk::Format::R32G32B32A32_SFLOAT,
+                    offset: 16 * column,
+                });
+            }
+        }
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(&bindings)
+            .vertex_attribute_descriptions(&attributes);
+        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        // Both faces pick, as a ray cast would.
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let compare = match self.depth {
+            DepthConvention::Standard => vk::CompareOp::LESS,
+            DepthConvention::Reverse => vk::CompareOp::GREATER,
+        };
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(compare);
+        let blend_attachments = vec![
+            vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
+            self.color_attachments as usize
+        ];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&input_assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(self.layout)
+            .render_pass(self.render_pass)
+            .subpass(0);
+        // SAFETY: every pointer in `info` refers to locals alive for the call; modules, layout
+        // and render pass are live objects of this device.
+        let result = unsafe { self.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        match result {
+            Ok(pipelines) => Ok(pipelines[0]),
+            Err((_, err)) => Err(err.into()),
+        }
+    }
+}
+
+impl Drop for Pipelines {
+    fn drop(&mut self) {
+        // SAFETY: the owner guarantees the GPU no longer uses these objects; null handles are ignored.
+        unsafe {
+            for (_, p) in self.cache.drain() {
+                self.device.destroy_pipeline(p, None);
+            }
+            self.device.destroy_pipeline_layout(self.layout, None);
+            for m in [self.vert, self.vert_instanced, self.frag] {
+                self.device.destroy_shader_module(m, None);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_constants_follow_the_glsl_layout() {
+        let push = PickPush {
+            model_view_projection: Mat4::from_cols_array(&std::array::from_fn(|i| i as f32)),
+            object_id: [0xAABB_CCDD, 0x1122_3344],
+            draw_index: 7,
+            first_instance: 9,
+        };
+        let bytes = push.to_bytes();
+        let word = |i: usize| u32::from_ne_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!(f32::from_bits(word(5)), 5.0, "column-major mat4");
+        assert_eq!([word(16), word(17), word(18), word(19)], [0xAABB_CCDD, 0x1122_3344, 7, 9]);
+    }
+
+    #[test]
+    fn spirv_is_present_and_well_formed() {
+        for code in [spirv::PICK_VERT, spirv::PICK_INSTANCED_VERT, spirv::PICK_FRAG, spirv::PICK_DETAIL_FRAG] {
+            assert_eq!(code.len() % 4, 0);
+            assert_eq!(words(code)[0], 0x0723_0203, "SPIR-V magic");
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The persistent, mapped staging buffer: one slot per frame in flight, each receiving the
+//! picked pixel's texels, read on the CPU only once that frame's GPU work is done.
+
+use crate::error::PickError;
+use crate::memory::{GpuBuffer, Memory};
+use crate::pass::PassTargets;
+use crate::resolve::Texels;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+const ID_OFFSET: u64 = 0;
+const DRAW_INSTANCE_OFFSET: u64 = 8;
+const DEPTH_OFFSET: u64 = 16;
+const DETAIL_OFFSET: u64 = 32;
+const SLOT_BYTES: u64 = 48;
+
+pub(crate) struct StagingRing {
+    pub buffer: GpuBuffer,
+    slot_stride: u64,
+    slots: usize,
+    non_coherent_atom: Option<u64>,
+}
+
+fn round_up(value: u64, to: u64) -> u64 {
+    value.div_ceil(to) * to
+}
+
+impl StagingRing {
+    pub fn new(memory: &Memory, slots: usize, non_coherent_atom_size: u64) -> Result<Self, PickError> {
+        let atom = non_coherent_atom_size.max(1);
+        let slot_stride = round_up(SLOT_BYTES, atom.max(64));
+        let buffer = memory.create_buffer("picking-vk staging", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let coherent = buffer.allocation.as_ref().is_some_and(|a| a.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT));
+        let mapped = buffer.allocation.as_ref().is_some_and(|a| a.mapped_ptr().is_some());
+        let mut ring = StagingRing { buffer, slot_stride, slots, non_coherent_atom: (!coherent).then_some(atom) };
+        if !mapped {
+            memory.destroy_buffer(&mut ring.buffer);
+            return Err(PickError::Unsupported { missing: vec!["host-visible memory for the staging buffer".into()] });
+        }
+        Ok(ring)
+    }
+
+    fn slot_offset(&self, slot: usize) -> u64 {
+        self.slot_stride * slot as u64
+    }
+
+    /// Records the copy of texel `at` of every attachment into `slot`, and the barrier that
+    /// makes it visible to the host.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
+    pub unsafe fn record_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, targets: &PassTargets, detail: bool, slot: usize, at: vk::Offset2D) {
+        let base = self.slot_offset(slot);
+        let slot_range = |access_src, access_dst| {
+            vk::BufferMemoryBarrier::default()
+                .src_access_mask(access_src)
+                .dst_access_mask(access_dst)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .buffer(self.buffer.buffer)
+                .offset(base)
+                .size(self.slot_stride)
+        };
+        let region = |offset: u64, aspect: vk::ImageAspectFlags| vk::BufferImageCopy {
+            buffer_offset: base + offset,
+            buffer_row_length: 0,
+            buffer_image_height: 0,
+            image_subresource: vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: 0, base_array_layer: 0, layer_count: 1 },
+            image_offset: vk::Offset3D { x: at.x, y: at.y, z: 0 },
+            image_extent: vk::Extent3D { width: 1, height: 1, depth: 1 },
+        };
+        let color = vk::ImageAspectFlags::COLOR;
+        let depth_image = targets.images.len() - 1;
+        // A fixed array: nothing is allocated per frame.
+        let copies = [
+            (0, region(ID_OFFSET, color)),
+            (1, region(DRAW_INSTANCE_OFFSET, color)),
+            (depth_image, region(DEPTH_OFFSET, vk::ImageAspectFlags::DEPTH)),
+            (2, region(DETAIL_OFFSET, color)),
+        ];
+        let copies = &copies[..if detail { 4 } else { 3 }];
+        // SAFETY: the caller guarantees `cmd` is recording outside a render pass; the images are
+        // in TRANSFER_SRC_OPTIMAL (the pass's final layout) and the regions lie inside them and
+        // inside this slot of the staging buffer.
+        unsafe {
+            // An earlier frame's copy into this slot (write-after-write).
+            let before = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::TRANSFER_WRITE);
+            device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[], &[before], &[]);
+            for &(image, region) in copies {
+                device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
+            }
+            let to_host = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
+            device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[to_host], &[]);
+        }
+    }
+
+    /// Reads a slot's texels.
+    ///
+    /// # Safety
+    /// The GPU work that last copied into `slot` has completed (its fence signalled or the
+    /// device idled), and no copy into it is pending.
+    pub unsafe fn read(&self, device: &ash::Device, slot: usize, detail: bool) -> Result<Texels, PickError> {
+        debug_assert!(slot < self.slots);
+        let allocation = self.buffer.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let base = self.slot_offset(slot);
+        if let Some(atom) = self.non_coherent_atom {
+            // SAFETY: the allocation is mapped; the range is atom-aligned (slot stride is a
+            // multiple of the atom) and inside the allocation.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(allocation.offset() + base).size(round_up(self.slot_stride, atom));
+            // SAFETY: as above.
+            unsafe { device.invalidate_mapped_memory_ranges(&[range]) }?;
+        }
+        let bytes = allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let word = |offset: u64| -> u32 {
+            let at = (base + offset) as usize;
+            u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        Ok(Texels {
+            id: [word(ID_OFFSET), word(ID_OFFSET + 4)],
+            draw_instance: [word(DRAW_INSTANCE_OFFSET), word(DRAW_INSTANCE_OFFSET + 4)],
+            depth: f32::from_bits(word(DEPTH_OFFSET)),
+            detail: detail.then(|| [0, 4, 8, 12].map(|o| word(DETAIL_OFFSET + o))),
+        })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.buffer.bytes()
+    }
+}

@@ -1,0 +1,170 @@
+//! Recording the pick pass: validation first (so an error records nothing), then one render
+//! pass over the admitted draws. Shared by the 1x1 picker and the full-size [`crate::IdImage`].
+
+use crate::draw::{PickDraw, Triangles};
+use crate::error::PickError;
+use crate::pass::{PassLayout, PassTargets};
+use crate::pipeline::{PickPush, PipelineKey, Pipelines};
+use crate::request::{visible_instance_ranges, PickRequest};
+use crate::resolve::DrawSnapshot;
+use crate::view_math::CameraSnapshot;
+use ash::vk;
+
+/// How the host's viewport maps onto the pass's render target.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Framing {
+    /// A 1x1 target holding only the request's pixel: the host's viewport is shifted so that
+    /// pixel lands on texel (0, 0). Rasterization is the host's, translated by whole pixels.
+    PixelOnly,
+    /// A target as large as the host's framebuffer, optionally scissored to the request's pixel.
+    FullView { scissor_to_pixel: bool },
+}
+
+fn pipeline_key(draw: &PickDraw) -> PipelineKey {
+    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride) }
+}
+
+/// Validates every draw and builds any pipeline the frame needs, before anything is recorded.
+pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw]) -> Result<(), PickError> {
+    for (index, draw) in draws.iter().enumerate() {
+        draw.validate(index)?;
+    }
+    for draw in draws {
+        if pipelines.cached(pipeline_key(draw)).is_none() {
+            pipelines.get(pipeline_key(draw))?;
+        }
+    }
+    Ok(())
+}
+
+/// What a recorded pass drew.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Draws recorded into the pass (after `pickable`, filter and ignore).
+    pub draws_recorded: u32,
+    /// Draws left out by `pickable`, the filter or a whole-object ignore.
+    pub draws_skipped: u32,
+}
+
+pub(crate) struct PassRecording<'a> {
+    pub device: &'a ash::Device,
+    pub cmd: vk::CommandBuffer,
+    pub render_pass: vk::RenderPass,
+    pub layout: PassLayout,
+    pub targets: &'a PassTargets,
+    pub pipelines: &'a Pipelines,
+    pub camera: &'a CameraSnapshot,
+    pub framing: Framing,
+}
+
+impl PassRecording<'_> {
+    /// Records the render pass. `prepare` must have succeeded for these draws. Appends one
+    /// snapshot per recorded draw; the fragment shader writes its index in that list.
+    ///
+    /// # Safety
+    /// `cmd` is in the recording state outside any render pass; every buffer the draws name is
+    /// a live buffer of this device with the usage the draw types document.
+    pub unsafe fn record(&self, request: &PickRequest<'_>, draws: &[PickDraw], snapshots: &mut Vec<DrawSnapshot>) -> PassStats {
+        let d = self.device;
+        let cmd = self.cmd;
+        let clear = self.layout.clear_values();
+        let begin = vk::RenderPassBeginInfo::default()
+            .render_pass(self.render_pass)
+            .framebuffer(self.targets.framebuffer)
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
+            .clear_values(&clear[..self.layout.attachment_count()]);
+        let vp = request.viewport;
+        let (viewport, scissor) = match self.framing {
+            Framing::PixelOnly => {
+                let shifted = vk::Viewport {
+                    x: vp.x - request.pixel.x as f32,
+                    y: vp.y - request.pixel.y as f32,
+                    width: vp.width,
+                    height: vp.height,
+                    min_depth: vp.min_depth,
+                    max_depth: vp.max_depth,
+                };
+                (shifted, vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: 1, height: 1 } })
+            }
+            Framing::FullView { scissor_to_pixel } => {
+                let viewport = vk::Viewport { x: vp.x, y: vp.y, width: vp.width, height: vp.height, min_depth: vp.min_depth, max_depth: vp.max_depth };
+                let scissor = if scissor_to_pixel {
+                    vk::Rect2D {
+                        offset: vk::Offset2D { x: request.pixel.x as i32, y: request.pixel.y as i32 },
+                        extent: vk::Extent2D { width: 1, height: 1 },
+                    }
+                } else {
+                    vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent }
+                };
+                (viewport, scissor)
+            }
+        };
+        // SAFETY (whole block): the caller guarantees `cmd` is recording outside a render pass
+        // and that the draws' buffers are live; render pass, framebuffer and pipelines belong
+        // to this device and stay alive until the host's command buffer completes.
+        unsafe {
+            d.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
+            d.cmd_set_viewport(cmd, 0, &[viewport]);
+            d.cmd_set_scissor(cmd, 0, &[scissor]);
+        }
+        let mut stats = PassStats::default();
+        let mut bound: Option<vk::Pipeline> = None;
+        for draw in draws {
+            if !draw.pickable || !request.admits(draw.id) {
+                stats.draws_skipped += 1;
+                continue;
+            }
+            let Some(pipeline) = self.pipelines.cached(pipeline_key(draw)) else {
+                // `prepare` built every key; a miss means it was not called. Skip rather than panic.
+                log::error!("picking-vk: pipeline missing for {:?}; was prepare() skipped?", pipeline_key(draw));
+                stats.draws_skipped += 1;
+                continue;
+            };
+            let draw_index = snapshots.len() as u32;
+            snapshots.push(DrawSnapshot { id: draw.id, instanced: draw.instances.is_some(), model: draw.model });
+            stats.draws_recorded += 1;
+            let push = PickPush {
+                model_view_projection: (self.camera.view_projection * draw.model.as_dmat4()).as_mat4(),
+                object_id: draw.id.to_words(),
+                draw_index,
+                first_instance: draw.instances.map_or(0, |i| i.first),
+            };
+            // SAFETY: as above; offsets and counts were validated against the buffer ranges.
+            unsafe {
+                if bound != Some(pipeline) {
+                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+                    bound = Some(pipeline);
+                }
+                d.cmd_push_constants(cmd, self.pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                d.cmd_bind_vertex_buffers(cmd, 0, &[draw.positions.range.buffer], &[draw.positions.range.offset]);
+                if let Some(inst) = draw.instances {
+                    d.cmd_bind_vertex_buffers(cmd, 1, &[inst.range.buffer], &[inst.range.offset]);
+                }
+                if let Triangles::Indexed { range, width, .. } = draw.triangles {
+                    d.cmd_bind_index_buffer(cmd, range.buffer, range.offset, width.vk());
+                }
+            }
+            let emit = |first_instance: u32, instance_count: u32| {
+                // SAFETY: as above.
+                unsafe {
+                    match draw.triangles {
+                        Triangles::NonIndexed { first_vertex, vertex_count } => {
+                            d.cmd_draw(cmd, vertex_count, instance_count, first_vertex, first_instance)
+                        }
+                        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+                            d.cmd_draw_indexed(cmd, index_count, instance_count, first_index, vertex_offset, first_instance)
+                        }
+                    }
+                }
+            };
+            match draw.instances {
+                // Ignored instances are cut out of the draw, so they neither hit nor occlude.
+                Some(inst) => visible_instance_ranges(draw.id, inst.count, request.ignore, |s, c| emit(inst.first + s, c)),
+                None => emit(0, 1),
+            }
+        }
+        // SAFETY: as above; the render pass begun here ends here.
+        unsafe { d.cmd_end_render_pass(cmd) };
+        stats
+    }
+}

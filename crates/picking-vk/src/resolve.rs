@@ -1,0 +1,142 @@
+//! Turning the texels read back for one frame into a [`PickResult`], using the snapshot taken
+//! when that frame was recorded (so later scene changes cannot remap it).
+
+use crate::id::ObjectId;
+use crate::view_math::{CameraSnapshot, Ray};
+use glam::{DVec3, Mat4, UVec2};
+
+/// What the picker remembers of a recorded draw until its frame resolves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrawSnapshot {
+    pub id: ObjectId,
+    pub instanced: bool,
+    pub model: Mat4,
+}
+
+/// The raw values read back for the picked pixel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Texels {
+    pub id: [u32; 2],
+    /// (draw index, instance index).
+    pub draw_instance: [u32; 2],
+    pub depth: f32,
+    /// (primitive index, barycentric bits x3) when the detail attachment exists.
+    pub detail: Option<[u32; 4]>,
+}
+
+/// Where on a triangle the hit landed, from the detail attachment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HitDetail {
+    /// Triangle index within the draw (counted from the draw's first index or vertex).
+    pub face: u32,
+    /// Barycentric weights of the triangle's three vertices, in index-buffer order.
+    pub barycentrics: [f32; 3],
+}
+
+/// What lies under the picked pixel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickHit {
+    pub id: ObjectId,
+    /// Instance index within its draw, for instanced draws.
+    pub instance: Option<u32>,
+    /// Index of the draw among those recorded that frame.
+    pub draw_index: u32,
+    /// Framebuffer depth of the nearest fragment.
+    pub depth: f32,
+    /// World-space point: the pixel centre unprojected at `depth`.
+    pub world: DVec3,
+    /// Distance from the camera's eye to `world`.
+    pub distance: f64,
+    /// Present when the picker runs with the detail attachment.
+    pub detail: Option<HitDetail>,
+}
+
+/// The answer for one frame's pick.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickResult {
+    /// The frame number `Picker::record` returned in its ticket.
+    pub frame: u64,
+    /// The framebuffer pixel that was picked.
+    pub pixel: UVec2,
+    /// The ray through the pixel centre; `None` only for degenerate cameras.
+    pub ray: Option<Ray>,
+    /// `None` for a miss.
+    pub hit: Option<PickHit>,
+}
+
+impl PickResult {
+    pub fn id(&self) -> Option<ObjectId> {
+        self.hit.as_ref().map(|h| h.id)
+    }
+}
+
+/// Builds the result from the frame's snapshot and texels.
+pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: &[DrawSnapshot], texels: &Texels) -> PickResult {
+    let ray = camera.pixel_ray(pixel);
+    let hit = ObjectId::from_words(texels.id).map(|id| {
+        let [draw_index, instance] = texels.draw_instance;
+        let draw = draws.get(draw_index as usize);
+        if draw.is_some_and(|d| d.id != id) {
+            log::warn!("picking-vk: draw {draw_index} of frame {frame} was recorded with another ID; texels inconsistent");
+        }
+        let instanced = draw.is_some_and(|d| d.instanced);
+        let world = camera.unproject_pixel(pixel, texels.depth);
+        let (world, distance) = match world {
+            Some(w) => (w, (w - camera.eye).length()),
+            None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
+        };
+        let detail = texels.detail.map(|[face, b0, b1, b2]| HitDetail { face, barycentrics: [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)] });
+        PickHit { id, instance: instanced.then_some(instance), draw_index, depth: texels.depth, world, distance, detail }
+    });
+    PickResult { frame, pixel, ray, hit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{DepthConvention, Viewport};
+    use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
+    use glam::Vec3;
+
+    fn camera() -> CameraSnapshot {
+        let view = look_at_mat4(Vec3::new(0.0, 0.0, 4.0), Vec3::ZERO, Vec3::Y);
+        let proj = vulkan::perspective(1.0, 1.0, 0.5, 50.0);
+        CameraSnapshot::new(view, proj, Viewport::full(64, 64), DepthConvention::Standard).unwrap()
+    }
+
+    #[test]
+    fn a_hit_resolves_id_instance_point_and_distance() {
+        let cam = camera();
+        let id = ObjectId::new(0xFFFF_FFFF_0000_0001).unwrap();
+        let draws = [
+            DrawSnapshot { id: ObjectId::new(3).unwrap(), instanced: false, model: Mat4::IDENTITY },
+            DrawSnapshot { id, instanced: true, model: Mat4::IDENTITY },
+        ];
+        // Depth of the plane z = 0 seen from z = 4: project the origin.
+        let clip = cam.view_projection * glam::DVec4::new(0.0, 0.0, 0.0, 1.0);
+        let depth = (clip.z / clip.w) as f32;
+        let texels = Texels { id: id.to_words(), draw_instance: [1, 17], depth, detail: None };
+        // Pixel (32, 32) has its centre at NDC (1/64, 1/64): just off the axis.
+        let r = resolve(9, UVec2::new(32, 32), &cam, &draws, &texels);
+        let hit = r.hit.unwrap();
+        assert_eq!((r.frame, hit.id, hit.instance, hit.draw_index), (9, id, Some(17), 1));
+        assert!(hit.world.z.abs() < 1e-5, "{:?}", hit.world);
+        assert!((hit.distance - hit.world.distance(DVec3::new(0.0, 0.0, 4.0))).abs() < 1e-12);
+        assert!((hit.distance - 4.0).abs() < 0.01);
+        let ray = r.ray.unwrap();
+        let along = (hit.world - ray.origin).normalize();
+        assert!(along.dot(ray.direction) > 1.0 - 1e-9, "the hit lies on the pick ray");
+    }
+
+    #[test]
+    fn a_cleared_texel_is_a_miss_and_non_instanced_has_no_instance() {
+        let cam = camera();
+        let draws = [DrawSnapshot { id: ObjectId::new(3).unwrap(), instanced: false, model: Mat4::IDENTITY }];
+        let miss = resolve(1, UVec2::new(0, 0), &cam, &draws, &Texels { depth: 1.0, ..Default::default() });
+        assert!(miss.hit.is_none() && miss.ray.is_some());
+        let t = Texels { id: [3, 0], draw_instance: [0, 0], depth: 0.5, detail: Some([4, 0.25f32.to_bits(), 0.5f32.to_bits(), 0.25f32.to_bits()]) };
+        let hit = resolve(1, UVec2::new(5, 5), &cam, &draws, &t).hit.unwrap();
+        assert_eq!(hit.instance, None);
+        assert_eq!(hit.detail, Some(HitDetail { face: 4, barycentrics: [0.25, 0.5, 0.25] }));
+    }
+}

@@ -1,0 +1,12 @@
+#version 450
+// Pick pass vertex shader for draws without per-instance transforms.
+#extension GL_GOOGLE_include_directive : require
+#include "pick_push.glsl"
+
+layout(location = 0) in vec3 in_position;
+layout(location = 0) flat out uint out_instance;
+
+void main() {
+    gl_Position = pc.model_view_projection * vec4(in_position, 1.0);
+    out_instance = uint(gl_InstanceIndex) - pc.first_instance;
+}
