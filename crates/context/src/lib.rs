@@ -1,0 +1,327 @@
+//! A small standalone Vulkan context for picking-vk's tests, tools and viewer: instance with
+//! the Khronos validation layer (and synchronization validation) when asked, a messenger that
+//! records every warning and error, a device with what the picker can use, and helpers to
+//! upload buffers and run one-off command buffers. Engines bring their own device instead.
+
+mod buffers;
+mod messages;
+
+pub use buffers::HostBuffer;
+pub use messages::ValidationLog;
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use picking_vk::{DetailSupport, HostDevice};
+use std::ffi::{CStr, CString};
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex};
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error("could not load the Vulkan loader: {0}")]
+    Loading(#[from] ash::LoadingError),
+    #[error("Vulkan call failed: {0}")]
+    Vulkan(#[from] vk::Result),
+    #[error("GPU memory allocation failed: {0}")]
+    Alloc(#[from] gpu_allocator::AllocationError),
+    #[error("no usable Vulkan device: {0}")]
+    NoDevice(String),
+    #[error("validation was requested but {0} is not installed")]
+    NoValidationLayer(String),
+}
+
+/// What the context should set up.
+#[derive(Clone, Debug)]
+pub struct ContextOptions {
+    /// Enable `VK_LAYER_KHRONOS_validation` and record its messages.
+    pub validation: bool,
+    /// With validation: turn on synchronization validation too.
+    pub sync_validation: bool,
+    /// Enable the detail attachment's extension and features when the device offers them.
+    pub want_detail: bool,
+    /// Extra instance extensions (a window surface's, for example).
+    pub instance_extensions: Vec<CString>,
+    /// Extra device extensions (`VK_KHR_swapchain`, for example).
+    pub device_extensions: Vec<CString>,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions { validation: true, sync_validation: true, want_detail: true, instance_extensions: vec![], device_extensions: vec![] }
+    }
+}
+
+/// Instance, device, queue, allocator and a command pool.
+pub struct VulkanContext {
+    /// A copy of the function table; `base` owns the instance's lifetime.
+    pub instance: ash::Instance,
+    pub physical_device: vk::PhysicalDevice,
+    pub device: ash::Device,
+    pub queue_family_index: u32,
+    pub queue: vk::Queue,
+    /// Released in `Drop` before the device.
+    allocator: ManuallyDrop<Arc<Mutex<Allocator>>>,
+    pub command_pool: vk::CommandPool,
+    /// What the physical device offers toward detail picking.
+    pub detail_support: DetailSupport,
+    /// Whether the detail extension and features were enabled on `device`.
+    pub detail_enabled: bool,
+    pub device_name: String,
+    pub properties: vk::PhysicalDeviceProperties,
+    /// Dropped after the device (fields drop after `Drop::drop`, in order).
+    base: InstanceBase,
+}
+
+/// The instance and its debug messenger: destroyed last.
+struct InstanceBase {
+    entry: ash::Entry,
+    instance: ash::Instance,
+    messenger: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    log: Option<ValidationLog>,
+}
+
+impl Drop for InstanceBase {
+    fn drop(&mut self) {
+        // SAFETY: the device and everything made from the instance are gone (see VulkanContext's Drop).
+        unsafe {
+            if let Some((utils, messenger)) = self.messenger.take() {
+                utils.destroy_debug_utils_messenger(messenger, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+impl VulkanContext {
+    pub fn new(options: &ContextOptions) -> Result<Self, ContextError> {
+        // SAFETY: loading the system Vulkan loader; its entry points are trusted.
+        let entry = unsafe { ash::Entry::load() }?;
+        let mut layers: Vec<*const i8> = vec![];
+        let mut extensions: Vec<*const i8> = options.instance_extensions.iter().map(|e| e.as_ptr()).collect();
+        let mut log = None;
+        if options.validation {
+            // SAFETY: plain enumeration on a loaded entry.
+            let available = unsafe { entry.enumerate_instance_layer_properties() }?;
+            if !available.iter().any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER)) {
+                return Err(ContextError::NoValidationLayer(VALIDATION_LAYER.to_string_lossy().into()));
+            }
+            layers.push(VALIDATION_LAYER.as_ptr());
+            extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+            // SAFETY: as above.
+            let layer_exts = unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }?;
+            if layer_exts.iter().any(|e| e.extension_name_as_c_str() == Ok(ash::ext::validation_features::NAME)) {
+                extensions.push(ash::ext::validation_features::NAME.as_ptr());
+            }
+            log = Some(ValidationLog::default());
+        }
+        let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(vk::API_VERSION_1_2);
+        let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
+        let mut messenger_info = messages::messenger_info();
+        let mut instance_info = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layers).enabled_extension_names(&extensions);
+        if let Some(log) = &log {
+            messenger_info = messenger_info.user_data(log.user_data());
+            // Chained so that messages during instance creation are recorded too.
+            instance_info = instance_info.push_next(&mut messenger_info);
+            if options.sync_validation {
+                instance_info = instance_info.push_next(&mut validation_features);
+            }
+        }
+        // SAFETY: every pointer in `instance_info` refers to locals alive for the call.
+        let instance = unsafe { entry.create_instance(&instance_info, None) }?;
+        let mut base = InstanceBase { entry, instance, messenger: None, log };
+        if let Some(log) = &base.log {
+            let debug_utils = ash::ext::debug_utils::Instance::new(&base.entry, &base.instance);
+            let info = messages::messenger_info().user_data(log.user_data());
+            // SAFETY: the log outlives the messenger (both owned by the context; the messenger goes first).
+            let messenger = unsafe { debug_utils.create_debug_utils_messenger(&info, None) }?;
+            base.messenger = Some((debug_utils, messenger));
+        }
+        Self::with_device(base, options)
+    }
+
+    /// The picker's view of this context's device.
+    pub fn host_device(&self) -> HostDevice<'_> {
+        HostDevice {
+            instance: &self.instance,
+            device: &self.device,
+            physical_device: self.physical_device,
+            queue_family_index: self.queue_family_index,
+            allocator: Some(self.allocator()),
+            detail_features_enabled: self.detail_enabled,
+        }
+    }
+
+    /// Validation messages recorded so far (warnings and errors), taken out of the log.
+    pub fn take_validation_messages(&self) -> Vec<String> {
+        self.base.log.as_ref().map(ValidationLog::take).unwrap_or_default()
+    }
+
+    /// Whether the validation layer is on.
+    pub fn validation_enabled(&self) -> bool {
+        self.base.log.is_some()
+    }
+
+    /// Records `f` into a fresh command buffer, submits it and waits: for tests and tools, not
+    /// for a per-frame path.
+    pub fn run_once<R>(&self, f: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R, ContextError> {
+        let info = vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1);
+        // SAFETY: the pool belongs to this device and is used from one thread (`&self` methods
+        // of a context are not called concurrently by its users: it is not `Sync`-shared).
+        let cmd = unsafe { self.device.allocate_command_buffers(&info) }?[0];
+        let out = self.submit_and_wait(cmd, f);
+        // SAFETY: the submission finished (or never happened).
+        unsafe { self.device.free_command_buffers(self.command_pool, &[cmd]) };
+        out
+    }
+
+    fn submit_and_wait<R>(&self, cmd: vk::CommandBuffer, f: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R, ContextError> {
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: `cmd` is a fresh primary command buffer of this device.
+        unsafe { self.device.begin_command_buffer(cmd, &begin) }?;
+        let out = f(cmd);
+        // SAFETY: as above.
+        unsafe { self.device.end_command_buffer(cmd) }?;
+        // SAFETY: plain fence creation.
+        let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }?;
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        // SAFETY: `cmd` is executable; queue and fence belong to this device.
+        let result = unsafe { self.device.queue_submit(self.queue, &[submit], fence).and_then(|_| self.device.wait_for_fences(&[fence], true, u64::MAX)) };
+        // SAFETY: the fence is no longer in use once waited (or the submit failed).
+        unsafe { self.device.destroy_fence(fence, None) };
+        result?;
+        Ok(out)
+    }
+
+    /// A host-visible buffer holding `data`, for tests and tools.
+    pub fn upload<T: Copy>(&self, data: &[T], usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
+        HostBuffer::new(&self.device, &self.allocator, data, usage)
+    }
+
+    /// The shared allocator.
+    pub fn allocator(&self) -> Arc<Mutex<Allocator>> {
+        Arc::clone(&self.allocator)
+    }
+
+    /// Waits for the device to go idle (shutdown and tests only).
+    pub fn wait_idle(&self) -> Result<(), ContextError> {
+        // SAFETY: plain wait on a live device.
+        Ok(unsafe { self.device.device_wait_idle() }?)
+    }
+}
+
+impl Drop for VulkanContext {
+    fn drop(&mut self) {
+        // SAFETY: teardown in reverse creation order once the device is idle. Our handle to the
+        // allocator goes before the device; users must have dropped theirs (pickers included).
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_command_pool(self.command_pool, None);
+            ManuallyDrop::drop(&mut self.allocator);
+            self.device.destroy_device(None);
+        }
+    }
+}
+
+impl VulkanContext {
+    /// Picks a device (discrete first; `PICKING_VK_DEVICE` narrows by name), enables what the
+    /// picker can use, and creates the queue, allocator and command pool.
+    fn with_device(base: InstanceBase, options: &ContextOptions) -> Result<Self, ContextError> {
+        let instance = base.instance.clone();
+        // SAFETY: plain enumeration on a live instance.
+        let devices = unsafe { instance.enumerate_physical_devices() }?;
+        let wanted_name = std::env::var("PICKING_VK_DEVICE").ok();
+        let mut candidates = vec![];
+        for pd in devices {
+            // SAFETY: `pd` was enumerated from `instance`.
+            let props = unsafe { instance.get_physical_device_properties(pd) };
+            let name = props.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if wanted_name.as_ref().is_some_and(|w| !name.contains(w.as_str())) {
+                continue;
+            }
+            // SAFETY: as above.
+            let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+            let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) else { continue };
+            let rank = match props.device_type {
+                vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+                vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+                vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+                _ => 3,
+            };
+            candidates.push((rank, pd, family as u32, name, props));
+        }
+        candidates.sort_by_key(|c| c.0);
+        let Some((_, physical_device, queue_family_index, device_name, properties)) = candidates.into_iter().next() else {
+            return Err(ContextError::NoDevice(match wanted_name {
+                Some(w) => format!("no device named like {w:?} has a graphics queue"),
+                None => "no device with a graphics queue".into(),
+            }));
+        };
+        // SAFETY: `physical_device` was enumerated from `instance`.
+        let detail_support = unsafe { DetailSupport::query(&instance, physical_device) };
+        let detail_enabled = options.want_detail && detail_support.available();
+        let mut device_extensions: Vec<*const i8> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
+        let mut features = vk::PhysicalDeviceFeatures::default();
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default().fragment_shader_barycentric(true);
+        if detail_enabled {
+            device_extensions.extend(picking_vk::detail_device_extensions().iter().map(|e| e.as_ptr()));
+            features.geometry_shader = vk::TRUE;
+        }
+        let priorities = [1.0];
+        let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
+        let mut device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&features);
+        if detail_enabled {
+            device_info = device_info.push_next(&mut barycentric);
+        }
+        // SAFETY: pointers in `device_info` refer to locals alive for the call; the extensions
+        // and features enabled were reported by the device.
+        let device = unsafe { instance.create_device(physical_device, &device_info, None) }?;
+        // SAFETY: the queue family and index 0 were requested above.
+        let queue = unsafe { device.get_device_queue(queue_family_index, 0) };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: device.clone(),
+            physical_device,
+            debug_settings: Default::default(),
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: nothing was created from the device yet.
+                unsafe { device.destroy_device(None) };
+                return Err(e.into());
+            }
+        };
+        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(queue_family_index).flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: valid create info on a live device.
+        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                drop(allocator);
+                // SAFETY: the allocator (the only user of the device) is gone.
+                unsafe { device.destroy_device(None) };
+                return Err(e.into());
+            }
+        };
+        log::info!("picking-vk context on {device_name}; detail {}", if detail_enabled { "enabled" } else { "unavailable" });
+        Ok(VulkanContext {
+            instance,
+            physical_device,
+            device,
+            queue_family_index,
+            queue,
+            allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
+            command_pool,
+            detail_support,
+            detail_enabled,
+            device_name,
+            properties,
+            base,
+        })
+    }
+}
