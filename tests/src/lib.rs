@@ -1,0 +1,6 @@
+//! Support for picking-vk's GPU integration tests: scenes built on the CPU and uploaded as the
+//! host would, an independent CPU ray oracle, and a harness that fails loudly without a GPU.
+
+pub mod harness;
+pub mod oracle;
+pub mod scene;

@@ -1,0 +1,85 @@
+//! The GPU test harness: a validated context (a missing device fails the test, it never
+//! skips), pick helpers, and the zero-validation-messages check.
+
+use ash::vk;
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk::{PickDraw, PickRequest, PickResult, Picker, PickerConfig, Viewport};
+use picking_vk_context::{ContextOptions, VulkanContext};
+
+pub struct Gpu {
+    pub ctx: VulkanContext,
+}
+
+impl Gpu {
+    /// A context with validation and synchronization validation on. Panics (fails the test)
+    /// when no device or no validation layer is found: GPU tests never pass silently.
+    pub fn new() -> Gpu {
+        let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), ..ContextOptions::default() };
+        match VulkanContext::new(&options) {
+            Ok(ctx) => {
+                eprintln!("GPU tests on {} (detail {})", ctx.device_name, if ctx.detail_enabled { "enabled" } else { "unavailable" });
+                Gpu { ctx }
+            }
+            Err(e) => panic!("GPU TEST COULD NOT RUN: no Vulkan device with the validation layer ({e}). Install lavapipe and vulkan-validationlayers (see README)."),
+        }
+    }
+
+    pub fn picker(&self, config: PickerConfig) -> Picker {
+        // SAFETY: the context's handles belong together and outlive the picker (tests drop
+        // pickers before the Gpu).
+        unsafe { Picker::new(self.ctx.host_device(), config) }.expect("picker")
+    }
+
+    /// Records the requests into slots 0.. of one command buffer, submits, waits, and
+    /// resolves every slot. The picker needs at least `requests.len()` frames in flight.
+    pub fn pick_batch(&self, picker: &mut Picker, requests: &[PickRequest<'_>], draws: &[PickDraw]) -> Vec<PickResult> {
+        self.ctx
+            .run_once(|cmd| {
+                for (slot, request) in requests.iter().enumerate() {
+                    // SAFETY: `cmd` is recording outside a render pass; the draws' buffers
+                    // live until after the wait in `run_once`.
+                    unsafe { picker.record(cmd, slot, request, draws) }.expect("record");
+                }
+            })
+            .expect("submit");
+        (0..requests.len())
+            // SAFETY: `run_once` waited for the command buffer to complete.
+            .map(|slot| unsafe { picker.take_result(slot) }.expect("resolve").expect("a result is pending"))
+            .collect()
+    }
+
+    pub fn pick(&self, picker: &mut Picker, request: &PickRequest<'_>, draws: &[PickDraw]) -> PickResult {
+        self.pick_batch(picker, std::slice::from_ref(request), draws).remove(0)
+    }
+
+    /// Fails if the validation layer reported anything; call after everything is dropped.
+    pub fn assert_no_validation_messages(&self) {
+        assert!(self.ctx.validation_enabled(), "validation layer must be on for GPU tests");
+        let messages = self.ctx.take_validation_messages();
+        assert!(messages.is_empty(), "{} validation message(s):\n{}", messages.len(), messages.join("\n"));
+    }
+
+    /// Runs `f` with a command buffer, submitted and waited for.
+    pub fn run(&self, f: impl FnOnce(vk::CommandBuffer)) {
+        self.ctx.run_once(f).expect("submit");
+    }
+}
+
+impl Default for Gpu {
+    fn default() -> Self {
+        Gpu::new()
+    }
+}
+
+/// A camera at `eye` looking at `target`, Vulkan projection (y down), standard depth.
+pub fn look(eye: Vec3, target: Vec3, width: u32, height: u32) -> (Mat4, Mat4, Viewport) {
+    let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
+    let proj = glam::camera::rh::proj::vulkan::perspective(0.9, width as f32 / height as f32, 0.1, 100.0);
+    (view, proj, Viewport::full(width, height))
+}
+
+/// Deterministic random pixels inside a `width` x `height` view.
+pub fn random_pixels(seed: u64, count: usize, width: u32, height: u32) -> Vec<UVec2> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..count).map(|_| UVec2::new(rng.u32(..width), rng.u32(..height))).collect()
+}
