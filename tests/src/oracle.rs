@@ -27,18 +27,14 @@ impl OracleCamera {
         (DVec2::new(x + (c.x / c.w + 1.0) * 0.5 * w, y + (c.y / c.w + 1.0) * 0.5 * h), c.w)
     }
 
-    /// World-space ray (origin, unit direction) through a pixel centre.
+    /// World-space ray (origin, unit direction) through a pixel centre: from the eye through
+    /// any point the pixel centre unprojects to (perspective cameras).
     fn ray(&self, pixel: UVec2) -> (DVec3, DVec3) {
         let [x, y, w, h] = self.viewport;
         let nx = (f64::from(pixel.x) + 0.5 - x) / w * 2.0 - 1.0;
         let ny = (f64::from(pixel.y) + 0.5 - y) / h * 2.0 - 1.0;
-        let inv = self.view_projection.inverse();
-        let at = |z: f64| {
-            let p = inv * DVec4::new(nx, ny, z, 1.0);
-            p.truncate() / p.w
-        };
-        let (a, b) = (at(0.25), at(0.5));
-        (a, (b - a).normalize())
+        let p = self.view_projection.inverse() * DVec4::new(nx, ny, 0.5, 1.0);
+        (self.eye, (p.truncate() / p.w - self.eye).normalize())
     }
 }
 
@@ -210,11 +206,14 @@ mod tests {
         let scene = Scene { meshes: vec![Mesh::quad(1.0)], objects: vec![Object::new(42, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0)))] };
         let proj = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
         let oracle = Oracle::new(&scene, OracleCamera::new(Mat4::IDENTITY, proj, [0.0, 0.0, 64.0, 64.0]));
-        let a = oracle.pick(UVec2::new(32, 32));
+        // The view centre lies on the quad's diagonal edge: ambiguous by rule.
+        assert!(oracle.pick(UVec2::new(31, 31)).ambiguous);
+        let a = oracle.pick(UVec2::new(40, 40));
         let hit = a.hit.unwrap();
         assert_eq!(hit.id, 42);
         assert!(!a.ambiguous);
-        assert!((hit.distance - 5.0).abs() < 1e-3);
+        assert!((hit.distance - hit.point.length()).abs() < 1e-9 && hit.distance > 5.0 && hit.distance < 5.2, "{}", hit.distance);
+        assert!((hit.point.z + 5.0).abs() < 1e-9);
         assert!(oracle.pick(UVec2::new(0, 0)).hit.is_none());
     }
 }

@@ -189,12 +189,12 @@ impl Scene {
         scene.meshes.push(Mesh::sphere(6, 8).unindexed());
         let mut next_id = 1u64 + (rng.u64(..) >> 1); // large IDs, high bits set
         let random_pose = |rng: &mut fastrand::Rng| {
-            let t = Vec3::new(rng.f32() * 6.0 - 3.0, rng.f32() * 4.0 - 2.0, -4.0 - rng.f32() * 8.0);
+            let t = Vec3::new(rng.f32() * 5.0 - 2.5, rng.f32() * 3.6 - 1.8, -4.0 - rng.f32() * 6.0);
             let axis = Vec3::new(rng.f32() - 0.5, rng.f32() - 0.5, rng.f32() - 0.5).normalize_or(Vec3::Y);
-            let scale = Vec3::new(0.3 + rng.f32() * 1.2, 0.3 + rng.f32() * 1.2, 0.3 + rng.f32() * 1.2);
+            let scale = Vec3::new(0.5 + rng.f32() * 1.5, 0.5 + rng.f32() * 1.5, 0.5 + rng.f32() * 1.5);
             Mat4::from_scale_rotation_translation(scale, Quat::from_axis_angle(axis, rng.f32() * 6.0), t)
         };
-        for k in 0..10 {
+        for k in 0..16 {
             let mut obj = Object::new(next_id, rng.usize(..scene.meshes.len()), random_pose(&mut rng));
             next_id = next_id.wrapping_add(1 + rng.u64(..1000)).max(1);
             obj.index_width = if k % 2 == 0 { IndexWidth::U16 } else { IndexWidth::U32 };

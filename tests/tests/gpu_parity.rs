@@ -1,0 +1,106 @@
+//! Parity: the 1x1 pick pass against (a) a full-resolution ID render of the same scene and
+//! (b) the CPU ray oracle, at random pixels of random scenes.
+
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk::{DepthConvention, IdImage, ObjectId, PickRequest, PickerConfig};
+use picking_vk_tests::harness::{random_pixels, Gpu};
+use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::scene::Scene;
+
+const W: u32 = 160;
+const H: u32 = 120;
+const BATCH: usize = 64;
+
+fn camera(depth: DepthConvention) -> (Mat4, Mat4) {
+    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
+    let aspect = W as f32 / H as f32;
+    let proj = match depth {
+        DepthConvention::Standard => glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.5, 40.0),
+        DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.5),
+    };
+    (view, proj)
+}
+
+#[test]
+fn pick_pass_matches_full_resolution_id_render() {
+    let gpu = Gpu::new();
+    let mut compared = 0;
+    let mut hits = 0;
+    let mut depth_exact = 0;
+    let mut worst_ulps = 0;
+    for (seed, depth) in [(1, DepthConvention::Standard), (2, DepthConvention::Reverse), (3, DepthConvention::Standard)] {
+        let gs = Scene::random(seed).upload(&gpu.ctx);
+        let (view, proj) = camera(depth);
+        let vp = picking_vk::Viewport::full(W, H);
+        let mut picker = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, ..Default::default() });
+        // SAFETY: the context's handles outlive the image.
+        let mut full = unsafe { IdImage::new(gpu.ctx.host_device(), depth, W, H) }.unwrap();
+        let whole = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, true) }.map(|_| ()).unwrap());
+        // SAFETY: `run` waited for completion.
+        let texels = unsafe { full.read() }.unwrap();
+        for chunk in random_pixels(seed * 77, 320, W, H).chunks(BATCH) {
+            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+            for (r, p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {
+                let t = texels[(p.y * W + p.x) as usize];
+                assert_eq!(r.id(), ObjectId::from_words(t.id), "seed {seed} pixel {p}");
+                if let Some(hit) = &r.hit {
+                    hits += 1;
+                    // Same fragment, but the rasterizer's depth plane is evaluated from a
+                    // shifted origin: allow a few ULPs, and count exact matches.
+                    let ulps = (hit.depth.to_bits() as i64 - t.depth.to_bits() as i64).abs();
+                    assert!(ulps <= 4, "seed {seed} pixel {p}: depth {} vs {}", hit.depth, t.depth);
+                    depth_exact += usize::from(ulps == 0);
+                    worst_ulps = worst_ulps.max(ulps);
+                    assert_eq!(hit.instance.unwrap_or(0), t.draw_instance[1], "seed {seed} pixel {p}: instance");
+                }
+                compared += 1;
+            }
+        }
+        drop((picker, full, gs));
+    }
+    eprintln!("full-resolution parity: {compared}/{compared} pixels with identical ID and instance; of {hits} hits, {depth_exact} with bit-identical depth, worst {worst_ulps} ULP");
+    assert!(hits > compared / 5, "scenes should cover a good part of the view");
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
+    let gpu = Gpu::new();
+    let (mut agree, mut ambiguous, mut total, mut hits) = (0usize, 0usize, 0usize, 0usize);
+    let mut worst_distance = 0.0f64;
+    for (seed, depth) in [(11, DepthConvention::Standard), (12, DepthConvention::Reverse), (13, DepthConvention::Standard), (14, DepthConvention::Reverse), (15, DepthConvention::Standard)] {
+        let scene = Scene::random(seed);
+        let gs = scene.upload(&gpu.ctx);
+        let (view, proj) = camera(depth);
+        let vp = picking_vk::Viewport::full(W, H);
+        let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
+        let mut picker = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, ..Default::default() });
+        for chunk in random_pixels(seed * 31, 448, W, H).chunks(BATCH) {
+            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+            for (r, &p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {
+                total += 1;
+                let want = oracle.pick(p);
+                if want.ambiguous {
+                    ambiguous += 1;
+                    continue;
+                }
+                let got = r.hit.as_ref().map(|h| (h.id.get(), h.instance));
+                let expected = want.hit.map(|h| (h.id, h.instance));
+                assert_eq!(got, expected, "seed {seed} {depth:?} pixel {p}: GPU {got:?}, oracle {:?}", want.hit);
+                if let (Some(h), Some(w)) = (&r.hit, want.hit) {
+                    hits += 1;
+                    let rel = (h.distance - w.distance).abs() / w.distance;
+                    worst_distance = worst_distance.max(rel);
+                    assert!(rel < 2e-3, "seed {seed} pixel {p}: distance {} vs oracle {}", h.distance, w.distance);
+                }
+                agree += 1;
+            }
+        }
+        drop((picker, gs));
+    }
+    eprintln!("CPU oracle parity: {agree} of {} unambiguous pixels agree ({hits} hits, worst relative distance error {worst_distance:.2e}); {ambiguous} of {total} pixels skipped as within a pixel of an edge/silhouette or a depth tie", total - ambiguous);
+    assert!(agree >= 1000, "need at least 1000 compared pixels, got {agree}");
+    gpu.assert_no_validation_messages();
+}

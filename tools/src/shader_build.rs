@@ -1,0 +1,38 @@
+//! Compiling the GLSL in `shaders/` to the SPIR-V checked in under
+//! `crates/picking-vk/spirv/`, so consumers of the crate never need a shader compiler.
+
+use std::path::{Path, PathBuf};
+
+/// (GLSL source in `shaders/`, shader kind) for every shader the picker embeds.
+pub const PICKER_SHADERS: &[(&str, shaderc::ShaderKind)] = &[
+    ("pick.vert", shaderc::ShaderKind::Vertex),
+    ("pick_instanced.vert", shaderc::ShaderKind::Vertex),
+    ("pick.frag", shaderc::ShaderKind::Fragment),
+    ("pick_detail.frag", shaderc::ShaderKind::Fragment),
+];
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tools/ sits in the workspace").to_path_buf()
+}
+
+/// Where the checked-in SPIR-V of `name` lives.
+pub fn spirv_path(name: &str) -> PathBuf {
+    workspace_root().join("crates/picking-vk/spirv").join(format!("{name}.spv"))
+}
+
+/// Compiles one shader from `shaders/` (with `#include` resolved there) to SPIR-V bytes.
+pub fn compile(name: &str, kind: shaderc::ShaderKind) -> Result<Vec<u8>, String> {
+    let dir = workspace_root().join("shaders");
+    let source = std::fs::read_to_string(dir.join(name)).map_err(|e| format!("{name}: {e}"))?;
+    let compiler = shaderc::Compiler::new().map_err(|e| e.to_string())?;
+    let mut options = shaderc::CompileOptions::new().map_err(|e| e.to_string())?;
+    options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_0 as u32);
+    options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+    options.set_include_callback(move |requested, _, _, _| {
+        let path = dir.join(requested);
+        let content = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(shaderc::ResolvedInclude { resolved_name: path.display().to_string(), content })
+    });
+    let artifact = compiler.compile_into_spirv(&source, kind, name, "main", Some(&options)).map_err(|e| e.to_string())?;
+    Ok(artifact.as_binary_u8().to_vec())
+}
