@@ -1,10 +1,11 @@
 //! Test scenes: meshes and objects described on the CPU, uploaded into host buffers, and
 //! turned into the `PickDraw`s a host engine would pass.
 
-use glam::{Mat4, Quat, Vec3};
-use picking_vk::{BufferRange, IndexWidth, Instances, ObjectId, PickDraw, Positions, Triangles};
-use picking_vk_context::{HostBuffer, VulkanContext};
 use ash::vk;
+use glam::{Mat4, Quat, Vec3};
+use picking_vk::{BufferRange, IndexWidth, Instances, MeshGeometry, ObjectId, PickDraw, Positions, Triangles};
+use picking_vk_context::{HostBuffer, VulkanContext};
+use std::sync::Arc;
 
 /// Triangle-list geometry.
 #[derive(Clone, Debug)]
@@ -12,6 +13,12 @@ pub struct Mesh {
     pub positions: Vec<Vec3>,
     /// `None` for a non-indexed mesh (every three positions form a triangle).
     pub indices: Option<Vec<u32>>,
+}
+
+/// Test vertex normals: arbitrary but deterministic per-vertex data (the direction from the
+/// origin), enough to check interpolation and the normal transform.
+pub fn vertex_normal(p: Vec3) -> Vec3 {
+    p.normalize_or(Vec3::Y)
 }
 
 impl Mesh {
@@ -94,11 +101,14 @@ pub struct Object {
     pub index_width: IndexWidth,
     pub layout: VertexLayout,
     pub pickable: bool,
+    /// Put the geometry after unrelated vertices and indices, drawn with a non-zero first
+    /// index / vertex offset (or first vertex), as engines that pack meshes do.
+    pub packed: bool,
 }
 
 impl Object {
     pub fn new(id: u64, mesh: usize, model: Mat4) -> Self {
-        Object { id, mesh, model, instances: None, index_width: IndexWidth::U32, layout: VertexLayout::Tight, pickable: true }
+        Object { id, mesh, model, instances: None, index_width: IndexWidth::U32, layout: VertexLayout::Tight, pickable: true, packed: false }
     }
 
     /// World transform of instance `i` (the model alone when not instanced).
@@ -123,53 +133,69 @@ pub struct GpuScene {
 }
 
 impl Scene {
-    /// Uploads each object's geometry in the layout it asks for.
+    /// Uploads each object's geometry in the layout it asks for, registering CPU geometry
+    /// (shared per buffer layout) and instance transforms for detail results.
     pub fn upload(&self, ctx: &VulkanContext) -> GpuScene {
+        const PAD_VERTICES: usize = 5;
+        const PAD_INDICES: usize = 6;
         let mut buffers = vec![];
         let mut draws = vec![];
         for obj in &self.objects {
             let mesh = &self.meshes[obj.mesh];
+            let pad_v = if obj.packed { PAD_VERTICES } else { 0 };
+            let pad_i = if obj.packed && mesh.indices.is_some() { PAD_INDICES } else { 0 };
+            // Unrelated vertices first (far away, so drawing them by mistake would show).
+            let mut positions: Vec<Vec3> = (0..pad_v).map(|i| Vec3::new(100.0 + i as f32, 0.0, 0.0)).collect();
+            positions.extend_from_slice(&mesh.positions);
             let (stride, offset) = match obj.layout {
                 VertexLayout::Tight => (12u32, 0u32),
                 VertexLayout::Interleaved { stride, offset } => (stride, offset),
             };
             // Fill the padding with NaN: reading the wrong bytes would show.
-            let mut words = vec![f32::NAN; (mesh.positions.len() * stride as usize + offset as usize) / 4 + 3];
-            for (i, p) in mesh.positions.iter().enumerate() {
+            let mut words = vec![f32::NAN; (positions.len() * stride as usize + offset as usize) / 4 + 3];
+            for (i, p) in positions.iter().enumerate() {
                 let at = (i * stride as usize + offset as usize) / 4;
                 words[at..at + 3].copy_from_slice(&p.to_array());
             }
             let vb = ctx.upload(&words, vk::BufferUsageFlags::VERTEX_BUFFER).expect("vertex buffer");
-            let positions = Positions {
-                range: BufferRange { buffer: vb.buffer, offset: u64::from(offset), size: vb.size - u64::from(offset) },
-                stride,
-                vertex_count: mesh.positions.len() as u32,
-            };
+            let range = BufferRange { buffer: vb.buffer, offset: u64::from(offset), size: vb.size - u64::from(offset) };
+            let positions_desc = Positions { range, stride, vertex_count: positions.len() as u32 };
+            let mut all_indices = None;
             let triangles = match &mesh.indices {
-                None => Triangles::NonIndexed { first_vertex: 0, vertex_count: mesh.positions.len() as u32 },
+                None => Triangles::NonIndexed { first_vertex: pad_v as u32, vertex_count: mesh.positions.len() as u32 },
                 Some(ix) => {
+                    let mut packed: Vec<u32> = vec![0; pad_i];
+                    packed.extend_from_slice(ix);
                     let ib = match obj.index_width {
-                        IndexWidth::U16 => ctx.upload(&ix.iter().map(|&i| i as u16).collect::<Vec<_>>(), vk::BufferUsageFlags::INDEX_BUFFER),
-                        IndexWidth::U32 => ctx.upload(ix, vk::BufferUsageFlags::INDEX_BUFFER),
+                        IndexWidth::U16 => ctx.upload(&packed.iter().map(|&i| i as u16).collect::<Vec<_>>(), vk::BufferUsageFlags::INDEX_BUFFER),
+                        IndexWidth::U32 => ctx.upload(&packed, vk::BufferUsageFlags::INDEX_BUFFER),
                     }
                     .expect("index buffer");
                     let t = Triangles::Indexed {
                         range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size },
                         width: obj.index_width,
-                        first_index: 0,
+                        first_index: pad_i as u32,
                         index_count: ix.len() as u32,
-                        vertex_offset: 0,
+                        vertex_offset: pad_v as i32,
                     };
+                    all_indices = Some(packed);
                     buffers.push(ib);
                     t
                 }
             };
             buffers.push(vb);
-            let mut draw = PickDraw::new(ObjectId::new(obj.id).expect("test IDs are non-zero"), positions, triangles).with_model(obj.model).with_pickable(obj.pickable);
+            let geometry = MeshGeometry { normals: Some(positions.iter().map(|p| vertex_normal(*p)).collect()), positions, uvs: None, indices: all_indices };
+            geometry.validate().expect("test geometry is consistent");
+            let mut draw = PickDraw::new(ObjectId::new(obj.id).expect("test IDs are non-zero"), positions_desc, triangles)
+                .with_model(obj.model)
+                .with_pickable(obj.pickable)
+                .with_geometry(Arc::new(geometry));
             if let Some(list) = &obj.instances {
                 let cols: Vec<[f32; 16]> = list.iter().map(|m| m.to_cols_array()).collect();
                 let ib = ctx.upload(&cols, vk::BufferUsageFlags::VERTEX_BUFFER).expect("instance buffer");
-                draw = draw.with_instances(Instances { range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size }, stride: 64, first: 0, count: list.len() as u32 });
+                draw = draw
+                    .with_instances(Instances { range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size }, stride: 64, first: 0, count: list.len() as u32 })
+                    .with_instance_transforms(list.clone().into());
                 buffers.push(ib);
             }
             draws.push(draw);
@@ -201,9 +227,11 @@ impl Scene {
             if k % 3 == 0 {
                 obj.layout = VertexLayout::Interleaved { stride: 32, offset: 8 };
             }
+            obj.packed = k % 4 == 1;
             scene.objects.push(obj);
         }
         let mut field = Object::new(next_id, 0, random_pose(&mut rng));
+        field.packed = true;
         field.instances = Some(
             (0..12)
                 .map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.4 + 0.1 * (i % 3) as f32), Quat::from_rotation_z(i as f32), Vec3::new((i % 4) as f32 * 1.1 - 1.6, (i / 4) as f32 * 1.1 - 1.1, 0.0)))

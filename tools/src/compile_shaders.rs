@@ -7,7 +7,7 @@ mod shader_build;
 fn main() {
     let check = std::env::args().any(|a| a == "--check");
     let mut stale = 0;
-    for &(name, kind) in shader_build::PICKER_SHADERS {
+    for &(name, kind, crate_dir) in shader_build::SHADERS {
         let spirv = match shader_build::compile(name, kind) {
             Ok(s) => s,
             Err(e) => {
@@ -15,7 +15,7 @@ fn main() {
                 std::process::exit(1);
             }
         };
-        let path = shader_build::spirv_path(name);
+        let path = shader_build::spirv_path(name, crate_dir);
         let current = std::fs::read(&path).unwrap_or_default();
         if current == spirv {
             println!("{name}: up to date");

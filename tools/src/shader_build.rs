@@ -1,23 +1,25 @@
 //! Compiling the GLSL in `shaders/` to the SPIR-V checked in under
-//! `crates/picking-vk/spirv/`, so consumers of the crate never need a shader compiler.
+//! `crates/*/spirv/`, so consumers of the crate never need a shader compiler.
 
 use std::path::{Path, PathBuf};
 
-/// (GLSL source in `shaders/`, shader kind) for every shader the picker embeds.
-pub const PICKER_SHADERS: &[(&str, shaderc::ShaderKind)] = &[
-    ("pick.vert", shaderc::ShaderKind::Vertex),
-    ("pick_instanced.vert", shaderc::ShaderKind::Vertex),
-    ("pick.frag", shaderc::ShaderKind::Fragment),
-    ("pick_detail.frag", shaderc::ShaderKind::Fragment),
+/// (GLSL source in `shaders/`, shader kind, crate that embeds it) for every shader.
+pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
+    ("pick.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_instanced.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
+    ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
+    ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "viewer"),
+    ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "viewer"),
 ];
 
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tools/ sits in the workspace").to_path_buf()
 }
 
-/// Where the checked-in SPIR-V of `name` lives.
-pub fn spirv_path(name: &str) -> PathBuf {
-    workspace_root().join("crates/picking-vk/spirv").join(format!("{name}.spv"))
+/// Where the checked-in SPIR-V of `name` lives, in the crate that embeds it.
+pub fn spirv_path(name: &str, crate_dir: &str) -> PathBuf {
+    workspace_root().join("crates").join(crate_dir).join("spirv").join(format!("{name}.spv"))
 }
 
 /// Compiles one shader from `shaders/` (with `#include` resolved there) to SPIR-V bytes.

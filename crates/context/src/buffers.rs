@@ -47,6 +47,28 @@ impl HostBuffer {
     }
 }
 
+impl HostBuffer {
+    /// Writes `data` at byte `offset`. The GPU must not be reading that range right now
+    /// (per-frame buffers are rewritten only after their frame's fence).
+    pub fn write<T: Copy>(&mut self, offset: u64, data: &[T]) -> Result<(), ContextError> {
+        let bytes = std::mem::size_of_val(data);
+        let alloc = self.allocation.as_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let mapped = alloc.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let start = offset as usize;
+        let end = start.checked_add(bytes).filter(|&e| e <= self.size as usize).ok_or(ContextError::Vulkan(vk::Result::ERROR_OUT_OF_HOST_MEMORY))?;
+        // SAFETY: `data` is `bytes` long and plain `Copy` data.
+        let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
+        mapped[start..end].copy_from_slice(src);
+        if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            // SAFETY: the memory is mapped; WHOLE_SIZE from 0 covers the block.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
+            // SAFETY: as above.
+            unsafe { self.device.flush_mapped_memory_ranges(&[range]) }?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for HostBuffer {
     fn drop(&mut self) {
         // SAFETY: users drop buffers only after the GPU is done with them.

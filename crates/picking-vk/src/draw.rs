@@ -1,9 +1,11 @@
 //! What the host tells the picker about each draw: its own buffers, never a copy.
 
+use crate::detail::MeshGeometry;
 use crate::error::PickError;
 use crate::id::ObjectId;
 use ash::vk;
 use glam::Mat4;
+use std::sync::Arc;
 
 /// A byte range of a host-owned buffer. `size` lets the picker check counts against it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,12 +92,17 @@ pub struct PickDraw {
     pub instances: Option<Instances>,
     /// `false` keeps the draw out of the pick pass (it neither hits nor occludes).
     pub pickable: bool,
+    /// CPU copy of the geometry, for detail results (points, normals, UVs). Shared, not copied.
+    pub geometry: Option<Arc<MeshGeometry>>,
+    /// CPU copy of the per-instance transforms (`[i]` for instance `i` of the draw), for
+    /// world-space detail results of instanced draws.
+    pub instance_transforms: Option<Arc<[Mat4]>>,
 }
 
 impl PickDraw {
     /// A pickable, non-instanced draw with an identity model matrix.
     pub fn new(id: ObjectId, positions: Positions, triangles: Triangles) -> Self {
-        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true }
+        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true, geometry: None, instance_transforms: None }
     }
 
     pub fn with_model(mut self, model: Mat4) -> Self {
@@ -105,6 +112,17 @@ impl PickDraw {
 
     pub fn with_instances(mut self, instances: Instances) -> Self {
         self.instances = Some(instances);
+        self
+    }
+
+    /// Registers the CPU geometry (checked once with [`MeshGeometry::validate`] by the host).
+    pub fn with_geometry(mut self, geometry: Arc<MeshGeometry>) -> Self {
+        self.geometry = Some(geometry);
+        self
+    }
+
+    pub fn with_instance_transforms(mut self, transforms: Arc<[Mat4]>) -> Self {
+        self.instance_transforms = Some(transforms);
         self
     }
 

@@ -37,6 +37,7 @@
 //! ```
 
 mod cursor;
+mod detail;
 mod draw;
 mod error;
 mod features;
@@ -54,6 +55,7 @@ mod resolve;
 mod view_math;
 
 pub use cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
+pub use detail::{interpolate, normal_matrix, HitDetail, MeshGeometry, SurfaceDetail};
 pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangles};
 pub use error::PickError;
 pub use features::{detail_device_extensions, required_device_extensions, DetailSupport};
@@ -63,5 +65,5 @@ pub use picker::{DetailMode, DetailStatus, HostDevice, PickMemory, PickTicket, P
 pub use pipeline::spirv;
 pub use record::PassStats;
 pub use request::{DepthConvention, Ignore, PickRequest, Viewport};
-pub use resolve::{HitDetail, PickHit, PickResult, Texels};
+pub use resolve::{PickHit, PickResult, Texels};
 pub use view_math::{CameraSnapshot, Ray};

@@ -121,7 +121,7 @@ impl PassRecording<'_> {
                 continue;
             };
             let draw_index = snapshots.len() as u32;
-            snapshots.push(DrawSnapshot { id: draw.id, instanced: draw.instances.is_some(), model: draw.model });
+            snapshots.push(DrawSnapshot::of(draw));
             stats.draws_recorded += 1;
             let push = PickPush {
                 model_view_projection: (self.camera.view_projection * draw.model.as_dmat4()).as_mat4(),

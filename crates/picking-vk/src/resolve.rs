@@ -1,16 +1,45 @@
 //! Turning the texels read back for one frame into a [`PickResult`], using the snapshot taken
 //! when that frame was recorded (so later scene changes cannot remap it).
 
+use crate::detail::{self, DetailSource, HitDetail, MeshGeometry};
+use crate::draw::{PickDraw, Triangles};
 use crate::id::ObjectId;
 use crate::view_math::{CameraSnapshot, Ray};
 use glam::{DVec3, Mat4, UVec2};
+use std::sync::Arc;
 
-/// What the picker remembers of a recorded draw until its frame resolves.
+/// What the picker remembers of a recorded draw until its frame resolves. Geometry is held by
+/// `Arc`, so a result refers to the geometry as registered when it was recorded.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DrawSnapshot {
+pub(crate) struct DrawSnapshot {
     pub id: ObjectId,
     pub instanced: bool,
     pub model: Mat4,
+    pub triangles: Triangles,
+    pub geometry: Option<Arc<MeshGeometry>>,
+    pub instance_transforms: Option<Arc<[Mat4]>>,
+}
+
+impl DrawSnapshot {
+    pub fn of(draw: &PickDraw) -> Self {
+        DrawSnapshot {
+            id: draw.id,
+            instanced: draw.instances.is_some(),
+            model: draw.model,
+            triangles: draw.triangles,
+            geometry: draw.geometry.clone(),
+            instance_transforms: draw.instance_transforms.clone(),
+        }
+    }
+
+    /// Object-to-world of one instance; `None` for an instanced draw without CPU transforms.
+    fn world(&self, instance: u32) -> Option<Mat4> {
+        if !self.instanced {
+            return Some(self.model);
+        }
+        let t = self.instance_transforms.as_ref()?.get(instance as usize)?;
+        Some(self.model * *t)
+    }
 }
 
 /// The raw values read back for the picked pixel.
@@ -22,15 +51,6 @@ pub struct Texels {
     pub depth: f32,
     /// (primitive index, barycentric bits x3) when the detail attachment exists.
     pub detail: Option<[u32; 4]>,
-}
-
-/// Where on a triangle the hit landed, from the detail attachment.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct HitDetail {
-    /// Triangle index within the draw (counted from the draw's first index or vertex).
-    pub face: u32,
-    /// Barycentric weights of the triangle's three vertices, in index-buffer order.
-    pub barycentrics: [f32; 3],
 }
 
 /// What lies under the picked pixel.
@@ -85,7 +105,10 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             Some(w) => (w, (w - camera.eye).length()),
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
         };
-        let detail = texels.detail.map(|[face, b0, b1, b2]| HitDetail { face, barycentrics: [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)] });
+        let detail = texels.detail.map(|[face, b0, b1, b2]| {
+            let source = draw.map(|d| DetailSource { triangles: d.triangles, geometry: d.geometry.clone(), world: d.world(instance) });
+            detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
+        });
         PickHit { id, instance: instanced.then_some(instance), draw_index, depth: texels.depth, world, distance, detail }
     });
     PickResult { frame, pixel, ray, hit }
@@ -98,6 +121,10 @@ mod tests {
     use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
     use glam::Vec3;
 
+    fn snapshot(id: ObjectId, instanced: bool) -> DrawSnapshot {
+        DrawSnapshot { id, instanced, model: Mat4::IDENTITY, triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 30 }, geometry: None, instance_transforms: None }
+    }
+
     fn camera() -> CameraSnapshot {
         let view = look_at_mat4(Vec3::new(0.0, 0.0, 4.0), Vec3::ZERO, Vec3::Y);
         let proj = vulkan::perspective(1.0, 1.0, 0.5, 50.0);
@@ -108,10 +135,7 @@ mod tests {
     fn a_hit_resolves_id_instance_point_and_distance() {
         let cam = camera();
         let id = ObjectId::new(0xFFFF_FFFF_0000_0001).unwrap();
-        let draws = [
-            DrawSnapshot { id: ObjectId::new(3).unwrap(), instanced: false, model: Mat4::IDENTITY },
-            DrawSnapshot { id, instanced: true, model: Mat4::IDENTITY },
-        ];
+        let draws = [snapshot(ObjectId::new(3).unwrap(), false), snapshot(id, true)];
         // Depth of the plane z = 0 seen from z = 4: project the origin.
         let clip = cam.view_projection * glam::DVec4::new(0.0, 0.0, 0.0, 1.0);
         let depth = (clip.z / clip.w) as f32;
@@ -131,12 +155,15 @@ mod tests {
     #[test]
     fn a_cleared_texel_is_a_miss_and_non_instanced_has_no_instance() {
         let cam = camera();
-        let draws = [DrawSnapshot { id: ObjectId::new(3).unwrap(), instanced: false, model: Mat4::IDENTITY }];
+        let draws = [snapshot(ObjectId::new(3).unwrap(), false)];
         let miss = resolve(1, UVec2::new(0, 0), &cam, &draws, &Texels { depth: 1.0, ..Default::default() });
         assert!(miss.hit.is_none() && miss.ray.is_some());
         let t = Texels { id: [3, 0], draw_instance: [0, 0], depth: 0.5, detail: Some([4, 0.25f32.to_bits(), 0.5f32.to_bits(), 0.25f32.to_bits()]) };
         let hit = resolve(1, UVec2::new(5, 5), &cam, &draws, &t).hit.unwrap();
         assert_eq!(hit.instance, None);
-        assert_eq!(hit.detail, Some(HitDetail { face: 4, barycentrics: [0.25, 0.5, 0.25] }));
+        let d = hit.detail.unwrap();
+        assert_eq!((d.face, d.barycentrics), (4, [0.25, 0.5, 0.25]));
+        assert_eq!(d.vertices, Some([12, 13, 14]), "non-indexed: vertices follow from the face");
+        assert_eq!(d.surface, None, "no geometry registered");
     }
 }

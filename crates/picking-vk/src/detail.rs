@@ -1,0 +1,224 @@
+//! From the detail texel (primitive index + barycentrics) to a surface description: which
+//! vertices, the interpolated point, normals and UV, in local and world space. No triangle
+//! search: the GPU already said which triangle won.
+
+use crate::draw::Triangles;
+use crate::error::PickError;
+use glam::{DMat3, DMat4, DVec3, Mat4, Vec2, Vec3};
+use std::sync::Arc;
+
+/// A CPU copy of the geometry a draw reads, registered once and shared (never copied per
+/// pick). Arrays cover the whole buffers the draw binds: `indices` the whole index buffer
+/// range (as u32), `positions` every vertex of the position range.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshGeometry {
+    pub positions: Vec<Vec3>,
+    pub normals: Option<Vec<Vec3>>,
+    pub uvs: Option<Vec<Vec2>>,
+    pub indices: Option<Vec<u32>>,
+}
+
+impl MeshGeometry {
+    /// Checks the arrays agree with each other (normals/UVs per vertex, indices in range).
+    pub fn validate(&self) -> Result<(), PickError> {
+        let n = self.positions.len();
+        let bad = |what: String| Err(PickError::InvalidRequest(format!("mesh geometry: {what}")));
+        if self.normals.as_ref().is_some_and(|v| v.len() != n) {
+            return bad("normal count differs from position count".into());
+        }
+        if self.uvs.as_ref().is_some_and(|v| v.len() != n) {
+            return bad("UV count differs from position count".into());
+        }
+        if let Some(&i) = self.indices.as_ref().and_then(|ix| ix.iter().find(|&&i| i as usize >= n)) {
+            return bad(format!("index {i} is past the {n} vertices"));
+        }
+        Ok(())
+    }
+}
+
+/// Where the winning fragment lies on its triangle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HitDetail {
+    /// Triangle index within the draw (counted from its first index or first vertex).
+    pub face: u32,
+    /// Barycentric weights of the triangle's three vertices, in index-buffer order.
+    pub barycentrics: [f32; 3],
+    /// The triangle's vertex indices (into the position buffer), when they can be known:
+    /// always for non-indexed draws, with registered geometry for indexed ones.
+    pub vertices: Option<[u32; 3]>,
+    /// Interpolated surface data, with registered geometry.
+    pub surface: Option<SurfaceDetail>,
+}
+
+/// Surface data interpolated from registered geometry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceDetail {
+    pub local_point: DVec3,
+    pub world_point: DVec3,
+    /// Geometric normal of the triangle (unit length).
+    pub face_normal_local: DVec3,
+    pub face_normal_world: DVec3,
+    /// Interpolated vertex normal (unit length), when the geometry has normals.
+    pub normal_local: Option<DVec3>,
+    pub normal_world: Option<DVec3>,
+    pub uv: Option<Vec2>,
+}
+
+/// What the resolver needs of a draw to interpret its detail texel.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DetailSource {
+    pub triangles: Triangles,
+    pub geometry: Option<Arc<MeshGeometry>>,
+    /// Object-to-world of the draw (model x instance transform when known).
+    pub world: Option<Mat4>,
+}
+
+/// Barycentric interpolation of three values.
+pub fn interpolate<T>(values: [T; 3], weights: [f64; 3]) -> T
+where
+    T: std::ops::Mul<f64, Output = T> + std::ops::Add<Output = T> + Copy,
+{
+    values[0] * weights[0] + values[1] * weights[1] + values[2] * weights[2]
+}
+
+/// The matrix that maps local normals to world normals under `world` (inverse transpose).
+pub fn normal_matrix(world: DMat4) -> Option<DMat3> {
+    let m = DMat3::from_mat4(world);
+    let det = m.determinant();
+    (det.is_finite() && det.abs() > 1e-300).then(|| m.inverse().transpose())
+}
+
+/// The vertex indices of triangle `face` of a draw.
+pub(crate) fn triangle_vertices(triangles: &Triangles, geometry: Option<&MeshGeometry>, face: u32) -> Option<[u32; 3]> {
+    match *triangles {
+        Triangles::NonIndexed { first_vertex, vertex_count } => {
+            let first = u64::from(first_vertex) + 3 * u64::from(face);
+            (3 * u64::from(face) + 3 <= u64::from(vertex_count)).then(|| [0, 1, 2].map(|k| (first + k) as u32))
+        }
+        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+            let indices = geometry?.indices.as_ref()?;
+            if 3 * u64::from(face) + 3 > u64::from(index_count) {
+                return None;
+            }
+            let at = first_index as usize + 3 * face as usize;
+            let tri = indices.get(at..at + 3)?;
+            let v = |i: u32| u32::try_from(i64::from(i) + i64::from(vertex_offset)).ok();
+            Some([v(tri[0])?, v(tri[1])?, v(tri[2])?])
+        }
+    }
+}
+
+pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, barycentrics: [f32; 3]) -> HitDetail {
+    let geometry = source.and_then(|s| s.geometry.as_deref());
+    let vertices = source.and_then(|s| triangle_vertices(&s.triangles, geometry, face));
+    let surface = match (source, geometry, vertices) {
+        (Some(s), Some(g), Some(v)) => surface(g, v, barycentrics, s.world),
+        _ => None,
+    };
+    HitDetail { face, barycentrics, vertices, surface }
+}
+
+fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -> Option<SurfaceDetail> {
+    let w = bary.map(f64::from);
+    let p = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).map(|p| p.as_dvec3()));
+    let p = [p[0]?, p[1]?, p[2]?];
+    let world = world.unwrap_or(Mat4::IDENTITY).as_dmat4();
+    let nm = normal_matrix(world)?;
+    let local_point = interpolate(p, w);
+    let face_normal_local = (p[1] - p[0]).cross(p[2] - p[0]).try_normalize().unwrap_or(DVec3::ZERO);
+    let to_world_normal = |n: DVec3| (nm * n).try_normalize().unwrap_or(DVec3::ZERO);
+    let normal_local = g.normals.as_ref().and_then(|ns| {
+        let n = [0, 1, 2].map(|k| ns.get(v[k] as usize).map(|n| n.as_dvec3()));
+        interpolate([n[0]?, n[1]?, n[2]?], w).try_normalize()
+    });
+    let uv = g.uvs.as_ref().and_then(|uvs| {
+        let t = [0, 1, 2].map(|k| uvs.get(v[k] as usize).map(|t| t.as_dvec2()));
+        Some(interpolate([t[0]?, t[1]?, t[2]?], w).as_vec2())
+    });
+    Some(SurfaceDetail {
+        local_point,
+        world_point: world.transform_point3(local_point),
+        face_normal_local,
+        face_normal_world: to_world_normal(face_normal_local),
+        normal_local,
+        normal_world: normal_local.map(to_world_normal),
+        uv,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::{BufferRange, IndexWidth};
+    use ash::vk;
+
+    fn range() -> BufferRange {
+        BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 20 }
+    }
+
+    fn triangle() -> MeshGeometry {
+        MeshGeometry {
+            positions: vec![Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 4.0, 0.0), Vec3::new(9.0, 9.0, 9.0)],
+            normals: Some(vec![Vec3::Z, Vec3::X, Vec3::Y, Vec3::Z]),
+            uvs: Some(vec![Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE]),
+            indices: Some(vec![3, 3, 3, 0, 1, 2]),
+        }
+    }
+
+    #[test]
+    fn interpolates_point_normal_and_uv() {
+        let g = Arc::new(triangle());
+        let source = DetailSource {
+            triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+            geometry: Some(g),
+            world: None,
+        };
+        let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
+        assert_eq!(d.vertices, Some([0, 1, 2]));
+        let s = d.surface.unwrap();
+        assert!((s.local_point - DVec3::new(0.5, 1.0, 0.0)).length() < 1e-12);
+        assert!((s.face_normal_local - DVec3::Z).length() < 1e-12);
+        let expected = (DVec3::Z * 0.5 + DVec3::X * 0.25 + DVec3::Y * 0.25).normalize();
+        assert!((s.normal_local.unwrap() - expected).length() < 1e-12);
+        assert!((s.uv.unwrap() - Vec2::new(0.25, 0.25)).length() < 1e-7);
+    }
+
+    #[test]
+    fn normals_stay_perpendicular_under_non_uniform_scale() {
+        // A 45-degree slope in XY, stretched 4x along X: the world normal must stay
+        // perpendicular to the stretched surface, which a plain model-matrix multiply breaks.
+        let g = Arc::new(MeshGeometry { positions: vec![Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0)], ..Default::default() });
+        let world = Mat4::from_scale(Vec3::new(4.0, 1.0, 1.0));
+        let source = DetailSource { triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }, geometry: Some(g), world: Some(world) };
+        let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
+        let edge_world = DVec3::new(4.0, 1.0, 0.0);
+        assert!(s.face_normal_world.dot(edge_world).abs() < 1e-12, "{:?}", s.face_normal_world);
+        assert!(s.face_normal_world.dot(DVec3::Z).abs() < 1e-12);
+        assert!((s.face_normal_world.length() - 1.0).abs() < 1e-12);
+        assert!((s.world_point - world.as_dmat4().transform_point3(s.local_point)).length() < 1e-12);
+    }
+
+    #[test]
+    fn index_order_honours_first_index_and_vertex_offset() {
+        let g = MeshGeometry { positions: vec![Vec3::ZERO; 20], indices: Some(vec![0, 1, 2, 5, 6, 7, 2, 1, 0]), ..Default::default() };
+        let t = |first_index, vertex_offset| Triangles::Indexed { range: range(), width: IndexWidth::U16, first_index, index_count: 6, vertex_offset };
+        assert_eq!(triangle_vertices(&t(0, 0), Some(&g), 1), Some([5, 6, 7]));
+        assert_eq!(triangle_vertices(&t(3, 10), Some(&g), 1), Some([12, 11, 10]));
+        assert_eq!(triangle_vertices(&t(3, 0), Some(&g), 2), None, "past index_count");
+        assert_eq!(triangle_vertices(&t(0, 0), None, 0), None, "indexed needs geometry");
+        let flat = Triangles::NonIndexed { first_vertex: 6, vertex_count: 9 };
+        assert_eq!(triangle_vertices(&flat, None, 2), Some([12, 13, 14]));
+        assert_eq!(triangle_vertices(&flat, None, 3), None);
+    }
+
+    #[test]
+    fn geometry_validation() {
+        triangle().validate().unwrap();
+        let mut g = triangle();
+        g.indices = Some(vec![0, 1, 4]);
+        assert!(g.validate().is_err());
+        let mut g = triangle();
+        g.uvs = Some(vec![Vec2::ZERO]);
+        assert!(g.validate().is_err());
+    }
+}

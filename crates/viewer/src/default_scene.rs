@@ -1,0 +1,67 @@
+//! The built-in scene, shipped as `assets/default_scene.glb` and embedded in the binary. It is
+//! made to show off picking: distinct meshes, an instanced field (many nodes sharing one mesh),
+//! thin and small objects, overlapping depths and a node hierarchy with a camera.
+//! `viewer --write-default-scene PATH` regenerates it; a test keeps the asset in step.
+
+use crate::gltf_write::{GltfBuilder, IndexStorage};
+use crate::shapes;
+use glam::{Mat4, Quat, Vec3};
+
+/// The checked-in asset.
+pub const DEFAULT_SCENE_GLB: &[u8] = include_bytes!("../../../assets/default_scene.glb");
+
+pub fn build() -> GltfBuilder {
+    let mut b = GltfBuilder::new();
+    let u16s = IndexStorage::U16;
+    let ground = b.add_mesh("Ground", &[(&shapes::plane(8.0, [0.55, 0.57, 0.6, 1.0]), u16s)]);
+    let cube = b.add_mesh("Cube", &[(&shapes::cuboid(Vec3::splat(0.5), [0.85, 0.3, 0.25, 1.0]), u16s)]);
+    let ball = b.add_mesh("Sphere", &[(&shapes::sphere(0.6, 24, 32, [0.25, 0.55, 0.9, 1.0]), IndexStorage::U32)]);
+    let ring = b.add_mesh("Torus", &[(&shapes::torus(0.55, 0.18, 32, 16, [0.95, 0.75, 0.2, 1.0]), u16s)]);
+    // One mesh, two primitives: a lamp post with a shade, picked as one object.
+    let lamp = b.add_mesh(
+        "Lamp",
+        &[(&shapes::cylinder(0.03, 1.6, 12, [0.2, 0.2, 0.22, 1.0]), u16s), (&shapes::sphere(0.15, 10, 14, [1.0, 0.95, 0.7, 1.0]), u16s)],
+    );
+    let pole = b.add_mesh("Pole", &[(&shapes::cylinder(0.01, 1.2, 8, [0.9, 0.9, 0.9, 1.0]), u16s)]);
+    let sheet = b.add_mesh("Sheet", &[(&shapes::cuboid(Vec3::new(0.5, 0.4, 0.004), [0.4, 0.85, 0.5, 1.0]), u16s)]);
+    let pebble = b.add_mesh("Pebble", &[(&shapes::sphere(0.035, 6, 8, [0.95, 0.4, 0.8, 1.0]), u16s)]);
+    let crate_mesh = b.add_mesh("Crate", &[(&shapes::cuboid(Vec3::splat(0.16), [0.6, 0.45, 0.3, 1.0]), u16s)]);
+
+    let mut roots = vec![];
+    let t = Mat4::from_translation;
+    roots.push(b.add_node("Ground", Some(ground), Mat4::IDENTITY, &[]));
+    // A turntable: children inherit its rotation and offset.
+    let child_cube = b.add_node("Cube", Some(cube), t(Vec3::new(-1.6, 0.5, 0.0)) * Mat4::from_rotation_y(0.5), &[]);
+    let child_ball = b.add_node("Sphere", Some(ball), t(Vec3::new(0.0, 0.6, 0.2)), &[]);
+    let child_ring = b.add_node("Torus", Some(ring), t(Vec3::new(1.5, 0.75, 0.0)) * Mat4::from_rotation_x(1.2), &[]);
+    roots.push(b.add_node("Turntable", None, t(Vec3::new(0.0, 0.0, 0.5)) * Mat4::from_rotation_y(0.2), &[child_cube, child_ball, child_ring]));
+    // Overlapping depths: a thin glass-like sheet in front of the sphere, and two
+    // interpenetrating boxes.
+    roots.push(b.add_node("Sheet", Some(sheet), t(Vec3::new(-0.2, 0.7, 1.6)) * Mat4::from_rotation_y(-0.3), &[]));
+    roots.push(b.add_node("Box A", Some(cube), t(Vec3::new(2.6, 0.45, 2.0)) * Mat4::from_scale(Vec3::new(0.9, 0.9, 0.9)), &[]));
+    roots.push(b.add_node("Box B", Some(cube), t(Vec3::new(2.9, 0.6, 2.3)) * Mat4::from_rotation_y(0.8) * Mat4::from_scale(Vec3::new(0.6, 1.2, 0.6)), &[]));
+    // Thin and small things.
+    roots.push(b.add_node("Lamp", Some(lamp), t(Vec3::new(-2.8, 0.0, 1.8)), &[]));
+    roots.push(b.add_node("Pole", Some(pole), t(Vec3::new(0.9, 0.0, 2.4)) * Mat4::from_rotation_z(0.15), &[]));
+    for k in 0..5 {
+        let p = Vec3::new(-1.0 + k as f32 * 0.22, 0.035, 2.7 + (k % 2) as f32 * 0.1);
+        roots.push(b.add_node(&format!("Pebble {k}"), Some(pebble), t(p), &[]));
+    }
+    // An instanced field: 6 x 6 crates sharing one mesh, drawn as one instanced draw.
+    for i in 0..36 {
+        let (x, z) = ((i % 6) as f32, (i / 6) as f32);
+        let pose = Mat4::from_scale_rotation_translation(
+            Vec3::splat(0.8 + 0.06 * ((i * 7) % 5) as f32),
+            Quat::from_rotation_y(i as f32 * 0.4),
+            Vec3::new(-2.2 + x * 0.45, 0.14, -3.6 + z * 0.45),
+        );
+        roots.push(b.add_node(&format!("Crate {i}"), Some(crate_mesh), pose, &[]));
+    }
+    let eye = Vec3::new(0.5, 3.6, 7.2);
+    let camera = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.0, 0.4, -0.4), Vec3::Y).inverse();
+    roots.push(b.add_camera_node("Camera", 0.75, 0.1, Some(60.0), camera));
+    for r in roots {
+        b.add_root(r);
+    }
+    b
+}

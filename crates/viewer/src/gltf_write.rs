@@ -1,0 +1,183 @@
+//! A small glTF 2.0 writer (meshes, a node hierarchy, materials, a camera), used to build the
+//! built-in scene in `assets/` and by tests that write their own files.
+
+use crate::scene::Primitive;
+use glam::Mat4;
+use serde_json::{json, Value};
+
+#[derive(Default)]
+pub struct GltfBuilder {
+    bin: Vec<u8>,
+    buffer_views: Vec<Value>,
+    accessors: Vec<Value>,
+    meshes: Vec<Value>,
+    materials: Vec<Value>,
+    nodes: Vec<Value>,
+    cameras: Vec<Value>,
+    roots: Vec<usize>,
+}
+
+/// How a primitive's indices are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexStorage {
+    U16,
+    U32,
+}
+
+impl GltfBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn push_view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        let mut view = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len() });
+        if let Some(t) = target {
+            view["target"] = json!(t);
+        }
+        self.bin.extend_from_slice(bytes);
+        self.buffer_views.push(view);
+        self.buffer_views.len() - 1
+    }
+
+    fn push_floats(&mut self, data: &[f32], components: usize, with_bounds: bool) -> usize {
+        let bytes: Vec<u8> = data.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let view = self.push_view(&bytes, Some(34962));
+        let kind = ["", "SCALAR", "VEC2", "VEC3", "VEC4"][components];
+        let mut acc = json!({ "bufferView": view, "componentType": 5126, "count": data.len() / components, "type": kind });
+        if with_bounds {
+            let mut lo = vec![f32::INFINITY; components];
+            let mut hi = vec![f32::NEG_INFINITY; components];
+            for chunk in data.chunks(components) {
+                for (k, v) in chunk.iter().enumerate() {
+                    lo[k] = lo[k].min(*v);
+                    hi[k] = hi[k].max(*v);
+                }
+            }
+            acc["min"] = json!(lo);
+            acc["max"] = json!(hi);
+        }
+        self.accessors.push(acc);
+        self.accessors.len() - 1
+    }
+
+    pub fn add_material(&mut self, color: [f32; 4]) -> usize {
+        self.materials.push(json!({ "pbrMetallicRoughness": { "baseColorFactor": color, "metallicFactor": 0.0 } }));
+        self.materials.len() - 1
+    }
+
+    /// Adds a mesh of several primitives; returns its index.
+    pub fn add_mesh(&mut self, name: &str, primitives: &[(&Primitive, IndexStorage)]) -> usize {
+        let mut prims = vec![];
+        for (p, storage) in primitives {
+            let material = self.add_material(p.color);
+            let pos: Vec<f32> = p.positions.iter().flat_map(|v| v.to_array()).collect();
+            let pos = self.push_floats(&pos, 3, true);
+            let nrm: Vec<f32> = p.normals.iter().flat_map(|v| v.to_array()).collect();
+            let nrm = self.push_floats(&nrm, 3, false);
+            let mut attributes = json!({ "POSITION": pos, "NORMAL": nrm });
+            if let Some(uvs) = &p.uvs {
+                let uv: Vec<f32> = uvs.iter().flat_map(|v| v.to_array()).collect();
+                attributes["TEXCOORD_0"] = json!(self.push_floats(&uv, 2, false));
+            }
+            let mut prim = json!({ "attributes": attributes, "material": material, "mode": 4 });
+            if let Some(ix) = &p.indices {
+                let (bytes, ctype): (Vec<u8>, u32) = match storage {
+                    IndexStorage::U16 => (ix.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect(), 5123),
+                    IndexStorage::U32 => (ix.iter().flat_map(|&i| i.to_le_bytes()).collect(), 5125),
+                };
+                let view = self.push_view(&bytes, Some(34963));
+                self.accessors.push(json!({ "bufferView": view, "componentType": ctype, "count": ix.len(), "type": "SCALAR" }));
+                prim["indices"] = json!(self.accessors.len() - 1);
+            }
+            prims.push(prim);
+        }
+        self.meshes.push(json!({ "name": name, "primitives": prims }));
+        self.meshes.len() - 1
+    }
+
+    /// Adds a node (local transform as a matrix); children are given as node indices.
+    pub fn add_node(&mut self, name: &str, mesh: Option<usize>, local: Mat4, children: &[usize]) -> usize {
+        let mut node = json!({ "name": name });
+        if local != Mat4::IDENTITY {
+            node["matrix"] = json!(local.to_cols_array());
+        }
+        if let Some(m) = mesh {
+            node["mesh"] = json!(m);
+        }
+        if !children.is_empty() {
+            node["children"] = json!(children);
+        }
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    /// Adds a node holding a perspective camera looking down its local -Z.
+    pub fn add_camera_node(&mut self, name: &str, yfov: f32, znear: f32, zfar: Option<f32>, local: Mat4) -> usize {
+        let mut persp = json!({ "yfov": yfov, "znear": znear });
+        if let Some(f) = zfar {
+            persp["zfar"] = json!(f);
+        }
+        self.cameras.push(json!({ "type": "perspective", "perspective": persp }));
+        let node = self.add_node(name, None, local, &[]);
+        self.nodes[node]["camera"] = json!(self.cameras.len() - 1);
+        node
+    }
+
+    pub fn add_root(&mut self, node: usize) {
+        self.roots.push(node);
+    }
+
+    fn document(&self, uri: Option<&str>) -> Value {
+        let mut buffer = json!({ "byteLength": self.bin.len() });
+        if let Some(u) = uri {
+            buffer["uri"] = json!(u);
+        }
+        let mut doc = json!({
+            "asset": { "version": "2.0", "generator": "picking-vk viewer" },
+            "scene": 0,
+            "scenes": [{ "nodes": self.roots }],
+            "nodes": self.nodes,
+            "meshes": self.meshes,
+            "materials": self.materials,
+            "accessors": self.accessors,
+            "bufferViews": self.buffer_views,
+            "buffers": [buffer],
+        });
+        if !self.cameras.is_empty() {
+            doc["cameras"] = json!(self.cameras);
+        }
+        doc
+    }
+
+    /// The binary .glb form.
+    pub fn to_glb(&self) -> Vec<u8> {
+        let mut json_bytes = serde_json::to_vec(&self.document(None)).unwrap_or_default();
+        while json_bytes.len() % 4 != 0 {
+            json_bytes.push(b' ');
+        }
+        let mut bin = self.bin.clone();
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        let total = 12 + 8 + json_bytes.len() + 8 + bin.len();
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(b"glTF");
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&json_bytes);
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+        out
+    }
+
+    /// The .gltf (JSON) form with its buffer in a separate file named `bin_uri`.
+    pub fn to_gltf(&self, bin_uri: &str) -> (String, Vec<u8>) {
+        (serde_json::to_string_pretty(&self.document(Some(bin_uri))).unwrap_or_default(), self.bin.clone())
+    }
+}

@@ -1,0 +1,92 @@
+//! How the viewer turns scene nodes into pickable objects, and pick IDs back into nodes.
+//! Each mesh node is its own object (all its primitives share the ID), except that nodes
+//! sharing one mesh many times become a single instanced object whose instance index names
+//! the node, as an engine would batch them.
+
+use crate::scene::Scene;
+use picking_vk::ObjectId;
+use std::collections::HashMap;
+
+/// Meshes used by at least this many nodes are drawn instanced.
+pub const INSTANCING_THRESHOLD: usize = 8;
+
+/// Instanced objects get IDs above this, so they never collide with node IDs.
+const INSTANCED_ID_BASE: u64 = 1 << 40;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// One node (index into `Scene::nodes`).
+    Node(usize),
+    /// Several nodes drawing `mesh`; instance `i` is `nodes[i]`.
+    Instanced { mesh: usize, nodes: Vec<usize> },
+}
+
+#[derive(Clone, Debug)]
+pub struct SceneObject {
+    pub id: ObjectId,
+    pub kind: ObjectKind,
+}
+
+impl SceneObject {
+    pub fn mesh(&self, scene: &Scene) -> Option<usize> {
+        match &self.kind {
+            ObjectKind::Node(n) => scene.nodes[*n].mesh,
+            ObjectKind::Instanced { mesh, .. } => Some(*mesh),
+        }
+    }
+
+    /// The scene node of an instance (or the node itself).
+    pub fn node(&self, instance: Option<u32>) -> Option<usize> {
+        match (&self.kind, instance) {
+            (ObjectKind::Node(n), _) => Some(*n),
+            (ObjectKind::Instanced { nodes, .. }, Some(i)) => nodes.get(i as usize).copied(),
+            (ObjectKind::Instanced { .. }, None) => None,
+        }
+    }
+
+    pub fn node_count(&self) -> usize {
+        match &self.kind {
+            ObjectKind::Node(_) => 1,
+            ObjectKind::Instanced { nodes, .. } => nodes.len(),
+        }
+    }
+}
+
+/// All objects of a scene and the way back from an ID.
+#[derive(Clone, Debug, Default)]
+pub struct ObjectTable {
+    pub objects: Vec<SceneObject>,
+    by_id: HashMap<ObjectId, usize>,
+}
+
+impl ObjectTable {
+    pub fn new(scene: &Scene) -> Self {
+        let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, node) in scene.nodes.iter().enumerate() {
+            if let Some(m) = node.mesh {
+                uses.entry(m).or_default().push(i);
+            }
+        }
+        let mut objects = vec![];
+        let mut grouped: Vec<usize> = uses.iter().filter(|(_, n)| n.len() >= INSTANCING_THRESHOLD).map(|(m, _)| *m).collect();
+        grouped.sort_unstable();
+        for (i, node) in scene.nodes.iter().enumerate() {
+            let Some(m) = node.mesh else { continue };
+            if grouped.binary_search(&m).is_err() {
+                // glTF node index + 1: IDs are stable across runs and never 0.
+                let id = ObjectId::new(node.gltf_index as u64 + 1).unwrap_or_else(|_| unreachable!("index + 1 > 0"));
+                objects.push(SceneObject { id, kind: ObjectKind::Node(i) });
+            }
+        }
+        for m in grouped {
+            let id = ObjectId::new(INSTANCED_ID_BASE + m as u64).unwrap_or_else(|_| unreachable!("base > 0"));
+            objects.push(SceneObject { id, kind: ObjectKind::Instanced { mesh: m, nodes: uses[&m].clone() } });
+        }
+        let by_id = objects.iter().enumerate().map(|(i, o)| (o.id, i)).collect();
+        ObjectTable { objects, by_id }
+    }
+
+    pub fn get(&self, id: ObjectId) -> Option<&SceneObject> {
+        self.by_id.get(&id).map(|&i| &self.objects[i])
+    }
+}

@@ -1,0 +1,31 @@
+#version 450
+// Viewer: simple lit shading. Every draw is instanced: a world matrix and flags (hovered,
+// selected, unlit) per instance, so highlighting is a write to the per-frame flag buffer.
+layout(push_constant) uniform Frame {
+    mat4 view_projection;
+    vec4 eye;        // world-space camera position
+    vec4 light_dir;  // world-space direction towards the light
+    vec4 color;      // the primitive's base colour
+} frame;
+
+layout(location = 0) in vec3 in_position;
+layout(location = 1) in vec3 in_normal;
+layout(location = 2) in vec4 in_world0;
+layout(location = 3) in vec4 in_world1;
+layout(location = 4) in vec4 in_world2;
+layout(location = 5) in vec4 in_world3;
+layout(location = 6) in uvec4 in_flags;
+
+layout(location = 0) out vec3 out_world;
+layout(location = 1) out vec3 out_normal;
+layout(location = 2) flat out uint out_flags;
+
+void main() {
+    mat4 world = mat4(in_world0, in_world1, in_world2, in_world3);
+    vec4 p = world * vec4(in_position, 1.0);
+    out_world = p.xyz;
+    // Inverse transpose keeps normals right under non-uniform scale.
+    out_normal = transpose(inverse(mat3(world))) * in_normal;
+    out_flags = in_flags.x;
+    gl_Position = frame.view_projection * p;
+}
