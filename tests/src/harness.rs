@@ -78,6 +78,22 @@ pub fn look(eye: Vec3, target: Vec3, width: u32, height: u32) -> (Mat4, Mat4, Vi
     (view, proj, Viewport::full(width, height))
 }
 
+impl Gpu {
+    /// Pixels of the view some draw covers, from a full-resolution ID render, in random order.
+    pub fn covered_pixels(&self, request: &PickRequest<'_>, depth: picking_vk::DepthConvention, draws: &[PickDraw], seed: u64) -> Vec<UVec2> {
+        let (w, h) = (request.viewport.width as u32, request.viewport.height as u32);
+        // SAFETY: the context's handles outlive the image.
+        let mut image = unsafe { picking_vk::IdImage::new(self.ctx.host_device(), depth, w, h) }.expect("id image");
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, true) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited.
+        let texels = unsafe { image.read() }.expect("read");
+        let mut pixels: Vec<UVec2> = (0..w * h).filter(|&i| texels[i as usize].id != [0, 0]).map(|i| UVec2::new(i % w, i / w)).collect();
+        fastrand::Rng::with_seed(seed).shuffle(&mut pixels);
+        pixels
+    }
+}
+
 /// Deterministic random pixels inside a `width` x `height` view.
 pub fn random_pixels(seed: u64, count: usize, width: u32, height: u32) -> Vec<UVec2> {
     let mut rng = fastrand::Rng::with_seed(seed);

@@ -4,6 +4,7 @@
 
 use crate::draw::Triangles;
 use crate::error::PickError;
+use crate::view_math::Ray;
 use glam::{DMat3, DMat4, DVec3, Mat4, Vec2, Vec3};
 use std::sync::Arc;
 
@@ -41,8 +42,13 @@ impl MeshGeometry {
 pub struct HitDetail {
     /// Triangle index within the draw (counted from its first index or first vertex).
     pub face: u32,
-    /// Barycentric weights of the triangle's three vertices, in index-buffer order.
+    /// Barycentric weights of the triangle's three vertices, in index-buffer order. With
+    /// registered geometry these are exact: the pick ray intersected with the one triangle the
+    /// GPU identified (no search). Otherwise they are the GPU's values.
     pub barycentrics: [f32; 3],
+    /// The weights as the GPU interpolated them at the pixel centre, after the rasterizer's
+    /// sub-pixel snapping of vertex positions (off by ~1e-4 on small triangles).
+    pub gpu_barycentrics: [f32; 3],
     /// The triangle's vertex indices (into the position buffer), when they can be known:
     /// always for non-indexed draws, with registered geometry for indexed ones.
     pub vertices: Option<[u32; 3]>,
@@ -71,6 +77,8 @@ pub(crate) struct DetailSource {
     pub geometry: Option<Arc<MeshGeometry>>,
     /// Object-to-world of the draw (model x instance transform when known).
     pub world: Option<Mat4>,
+    /// The pick ray (world space), to refine barycentrics on the identified triangle.
+    pub ray: Option<Ray>,
 }
 
 /// Barycentric interpolation of three values.
@@ -108,14 +116,44 @@ pub(crate) fn triangle_vertices(triangles: &Triangles, geometry: Option<&MeshGeo
     }
 }
 
-pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, barycentrics: [f32; 3]) -> HitDetail {
+pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_barycentrics: [f32; 3]) -> HitDetail {
     let geometry = source.and_then(|s| s.geometry.as_deref());
     let vertices = source.and_then(|s| triangle_vertices(&s.triangles, geometry, face));
+    let mut barycentrics = gpu_barycentrics;
     let surface = match (source, geometry, vertices) {
-        (Some(s), Some(g), Some(v)) => surface(g, v, barycentrics, s.world),
+        (Some(s), Some(g), Some(v)) => {
+            if let Some(exact) = s.ray.and_then(|ray| ray_barycentrics(g, v, s.world?, ray)) {
+                barycentrics = exact;
+            }
+            surface(g, v, barycentrics, s.world)
+        }
         _ => None,
     };
-    HitDetail { face, barycentrics, vertices, surface }
+    HitDetail { face, barycentrics, gpu_barycentrics, vertices, surface }
+}
+
+/// Barycentrics of where `ray` meets the plane of one known triangle (world space, f64).
+/// `None` when the ray runs parallel to it or the triangle is degenerate.
+pub fn ray_barycentrics(g: &MeshGeometry, v: [u32; 3], world: Mat4, ray: Ray) -> Option<[f32; 3]> {
+    let world = world.as_dmat4();
+    let p = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).map(|p| world.transform_point3(p.as_dvec3())));
+    let [a, b, c] = [p[0]?, p[1]?, p[2]?];
+    let (e1, e2) = (b - a, c - a);
+    let n = e1.cross(e2);
+    let denom = n.dot(ray.direction);
+    if n.length_squared() < 1e-300 || denom.abs() < 1e-12 * n.length() {
+        return None;
+    }
+    let t = n.dot(a - ray.origin) / denom;
+    let q = ray.origin + ray.direction * t - a;
+    // Solve q = u e1 + w e2 in the triangle's plane.
+    let (d11, d12, d22) = (e1.dot(e1), e1.dot(e2), e2.dot(e2));
+    let (q1, q2) = (q.dot(e1), q.dot(e2));
+    let det = d11 * d22 - d12 * d12;
+    let u = (d22 * q1 - d12 * q2) / det;
+    let w = (d11 * q2 - d12 * q1) / det;
+    let out = [1.0 - u - w, u, w].map(|x| x as f32);
+    out.iter().all(|x| x.is_finite()).then_some(out)
 }
 
 fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -> Option<SurfaceDetail> {
@@ -172,6 +210,7 @@ mod tests {
             triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
             geometry: Some(g),
             world: None,
+            ray: None,
         };
         let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
         assert_eq!(d.vertices, Some([0, 1, 2]));
@@ -189,7 +228,7 @@ mod tests {
         // perpendicular to the stretched surface, which a plain model-matrix multiply breaks.
         let g = Arc::new(MeshGeometry { positions: vec![Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0)], ..Default::default() });
         let world = Mat4::from_scale(Vec3::new(4.0, 1.0, 1.0));
-        let source = DetailSource { triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }, geometry: Some(g), world: Some(world) };
+        let source = DetailSource { triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }, geometry: Some(g), world: Some(world), ray: None };
         let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
         let edge_world = DVec3::new(4.0, 1.0, 0.0);
         assert!(s.face_normal_world.dot(edge_world).abs() < 1e-12, "{:?}", s.face_normal_world);
@@ -209,6 +248,28 @@ mod tests {
         let flat = Triangles::NonIndexed { first_vertex: 6, vertex_count: 9 };
         assert_eq!(triangle_vertices(&flat, None, 2), Some([12, 13, 14]));
         assert_eq!(triangle_vertices(&flat, None, 3), None);
+    }
+
+    #[test]
+    fn ray_refines_barycentrics_on_the_known_triangle() {
+        let g = Arc::new(triangle());
+        let world = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0)) * Mat4::from_scale(Vec3::new(2.0, 1.0, 1.0));
+        // Aim at the world point with weights (0.2, 0.3, 0.5): local (0.6, 2.0, 0) -> world (1.2, 2.0, -3).
+        let target = DVec3::new(1.2, 2.0, -3.0);
+        let origin = DVec3::new(0.3, -0.4, 2.0);
+        let ray = Ray { origin, direction: (target - origin).normalize() };
+        let source = DetailSource {
+            triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+            geometry: Some(g),
+            world: Some(world),
+            ray: Some(ray),
+        };
+        let d = resolve_detail(Some(&source), 0, [0.2001, 0.2999, 0.5]);
+        assert_eq!(d.gpu_barycentrics, [0.2001, 0.2999, 0.5]);
+        for (got, want) in d.barycentrics.iter().zip([0.2, 0.3, 0.5]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", d.barycentrics);
+        }
+        assert!((d.surface.unwrap().world_point - target).length() < 1e-6);
     }
 
     #[test]

@@ -55,7 +55,7 @@ mod resolve;
 mod view_math;
 
 pub use cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
-pub use detail::{interpolate, normal_matrix, HitDetail, MeshGeometry, SurfaceDetail};
+pub use detail::{interpolate, normal_matrix, ray_barycentrics, HitDetail, MeshGeometry, SurfaceDetail};
 pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangles};
 pub use error::PickError;
 pub use features::{detail_device_extensions, required_device_extensions, DetailSupport};

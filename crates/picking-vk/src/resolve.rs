@@ -106,7 +106,7 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
         };
         let detail = texels.detail.map(|[face, b0, b1, b2]| {
-            let source = draw.map(|d| DetailSource { triangles: d.triangles, geometry: d.geometry.clone(), world: d.world(instance) });
+            let source = draw.map(|d| DetailSource { triangles: d.triangles, geometry: d.geometry.clone(), world: d.world(instance), ray });
             detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
         });
         PickHit { id, instance: instanced.then_some(instance), draw_index, depth: texels.depth, world, distance, detail }
@@ -162,7 +162,7 @@ mod tests {
         let hit = resolve(1, UVec2::new(5, 5), &cam, &draws, &t).hit.unwrap();
         assert_eq!(hit.instance, None);
         let d = hit.detail.unwrap();
-        assert_eq!((d.face, d.barycentrics), (4, [0.25, 0.5, 0.25]));
+        assert_eq!((d.face, d.barycentrics, d.gpu_barycentrics), (4, [0.25, 0.5, 0.25], [0.25, 0.5, 0.25]));
         assert_eq!(d.vertices, Some([12, 13, 14]), "non-indexed: vertices follow from the face");
         assert_eq!(d.surface, None, "no geometry registered");
     }
