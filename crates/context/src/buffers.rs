@@ -69,6 +69,21 @@ impl HostBuffer {
     }
 }
 
+impl HostBuffer {
+    /// The buffer's bytes as the GPU last wrote them. The writing work must have completed.
+    pub fn read_bytes(&self) -> Result<Vec<u8>, ContextError> {
+        let alloc = self.allocation.as_ref().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            // SAFETY: the memory is mapped; WHOLE_SIZE from 0 covers the block.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
+            // SAFETY: as above.
+            unsafe { self.device.invalidate_mapped_memory_ranges(&[range]) }?;
+        }
+        let mapped = alloc.mapped_slice().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        Ok(mapped[..self.size as usize].to_vec())
+    }
+}
+
 impl Drop for HostBuffer {
     fn drop(&mut self) {
         // SAFETY: users drop buffers only after the GPU is done with them.

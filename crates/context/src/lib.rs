@@ -4,9 +4,11 @@
 //! upload buffers and run one-off command buffers. Engines bring their own device instead.
 
 mod buffers;
+mod images;
 mod messages;
 
 pub use buffers::HostBuffer;
+pub use images::DeviceImage;
 pub use messages::ValidationLog;
 
 use ash::vk;
@@ -199,6 +201,16 @@ impl VulkanContext {
     /// A host-visible buffer holding `data`, for tests and tools.
     pub fn upload<T: Copy>(&self, data: &[T], usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
         HostBuffer::new(&self.device, &self.allocator, data, usage)
+    }
+
+    /// A device-local 2D image with a view.
+    pub fn create_image(&self, format: vk::Format, extent: vk::Extent2D, usage: vk::ImageUsageFlags, aspect: vk::ImageAspectFlags) -> Result<DeviceImage, ContextError> {
+        DeviceImage::new(&self.device, &self.allocator, format, extent, usage, aspect)
+    }
+
+    /// A zeroed host-visible buffer of `size` bytes (readback targets, per-frame data).
+    pub fn host_buffer(&self, size: u64, usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
+        HostBuffer::new(&self.device, &self.allocator, &vec![0u8; size as usize], usage)
     }
 
     /// The shared allocator.

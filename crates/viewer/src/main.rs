@@ -1,1 +1,156 @@
-fn main(){}
+//! `viewer [SCENE]`: the desktop viewer; `viewer --headless ...`: scripted picking.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use viewer::headless::{self, HeadlessOptions};
+use viewer::ViewerError;
+
+#[derive(Parser, Debug)]
+#[command(name = "viewer", about = "picking-vk viewer: hover to highlight, click to select, see what was picked")]
+struct Args {
+    /// A glTF 2.0 file (.gltf or .glb); the built-in scene when omitted.
+    scene: Option<PathBuf>,
+    /// Render offscreen and pick the pixels of --pick-file (or, with --demo, a built-in set).
+    #[arg(long)]
+    headless: bool,
+    /// Headless demo: pick a grid of pixels and write picks.json, demo.png and id_view.png to --out.
+    #[arg(long)]
+    demo: bool,
+    /// Output folder of --demo.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Render size, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size)]
+    size: Option<(u32, u32)>,
+    /// JSON array of [x, y] pixels to pick (origin top-left).
+    #[arg(long)]
+    pick_file: Option<PathBuf>,
+    /// Where to write the pick records (JSON).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Where to write the rendered image, first pick highlighted (PNG).
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Where to write the ID buffer in false colour (PNG).
+    #[arg(long)]
+    id_view: Option<PathBuf>,
+    /// Enable the Khronos validation layer; any message makes the run fail.
+    #[arg(long)]
+    validation: bool,
+    /// Do not use the detail attachment even where the device has it.
+    #[arg(long)]
+    no_detail: bool,
+    /// Write the built-in scene to this .glb file and exit (regenerates assets/default_scene.glb).
+    #[arg(long)]
+    write_default_scene: Option<PathBuf>,
+    /// Window mode: quit after this many frames (for tests and screenshots).
+    #[arg(long)]
+    exit_after_frames: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("size {s:?} must look like 800x600"))?;
+    let w: u32 = w.trim().parse().map_err(|_| format!("bad width in {s:?}"))?;
+    let h: u32 = h.trim().parse().map_err(|_| format!("bad height in {s:?}"))?;
+    if w == 0 || h == 0 {
+        return Err(format!("size {s:?} must be at least 1x1"));
+    }
+    Ok((w, h))
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("viewer: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: Args) -> Result<ExitCode, ViewerError> {
+    if let Some(path) = &args.write_default_scene {
+        std::fs::write(path, viewer::default_scene::build().to_glb()).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let scene = viewer::load_scene(args.scene.as_deref())?;
+    if !args.headless && !args.demo {
+        return viewer_window(&args, scene);
+    }
+    let mut options = HeadlessOptions {
+        size: args.size.unwrap_or((960, 540)),
+        picks: vec![],
+        json: args.json.clone(),
+        screenshot: args.screenshot.clone(),
+        id_view: args.id_view.clone(),
+        validation: args.validation,
+        detail: !args.no_detail,
+    };
+    if args.demo {
+        let (w, h) = options.size;
+        options.picks = demo_pixels(w, h);
+        options.json.get_or_insert(args.out.join("picks.json"));
+        options.screenshot.get_or_insert(args.out.join("demo.png"));
+        options.id_view.get_or_insert(args.out.join("id_view.png"));
+    } else {
+        let path = args.pick_file.as_ref().ok_or_else(|| ViewerError::Input("--headless needs --pick-file PICKS.json (or use --demo)".into()))?;
+        options.picks = headless::read_pick_file(path)?;
+    }
+    let outcome = headless::run(&scene, &options)?;
+    print_summary(&outcome, &options, args.demo);
+    if args.validation && !outcome.validation_messages.is_empty() {
+        eprintln!("viewer: {} validation message(s)", outcome.validation_messages.len());
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The centre, then a grid over the view.
+fn demo_pixels(w: u32, h: u32) -> Vec<(i64, i64)> {
+    let mut picks = vec![(i64::from(w / 2), i64::from(h / 2))];
+    for j in 0..5 {
+        for i in 0..8 {
+            picks.push((i64::from(w) * (2 * i + 1) / 16, i64::from(h) * (2 * j + 1) / 10));
+        }
+    }
+    picks
+}
+
+fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions, table: bool) {
+    println!("device: {}; detail picking: {:?}", outcome.device, outcome.detail);
+    if table {
+        println!("{:>5} {:>5}  {:<14} {:>4} {:>8} {:>9}  world", "x", "y", "node", "inst", "depth", "distance");
+        for r in &outcome.reports {
+            match &r.hit {
+                Some(h) => println!(
+                    "{:>5} {:>5}  {:<14} {:>4} {:>8.5} {:>9.3}  ({:.3}, {:.3}, {:.3})",
+                    r.x,
+                    r.y,
+                    h.node_name.as_deref().unwrap_or("?"),
+                    h.instance.map_or("-".into(), |i| i.to_string()),
+                    h.depth,
+                    h.distance,
+                    h.world.x,
+                    h.world.y,
+                    h.world.z
+                ),
+                None => println!("{:>5} {:>5}  (nothing)", r.x, r.y),
+            }
+        }
+    }
+    let hits = outcome.reports.iter().filter(|r| r.hit.is_some()).count();
+    println!("{} picks, {} hits", outcome.reports.len(), hits);
+    for (what, path) in [("pick records", &options.json), ("screenshot", &options.screenshot), ("ID view", &options.id_view)] {
+        if let Some(p) = path {
+            println!("{what}: {}", p.display());
+        }
+    }
+}
+
+fn viewer_window(_args: &Args, _scene: viewer::scene::Scene) -> Result<ExitCode, ViewerError> {
+    Err(ViewerError::Window("the windowed viewer is not built yet; use --headless or --demo".into()))
+}

@@ -1,0 +1,180 @@
+//! Headless mode: render the scene offscreen with its camera, pick every listed pixel, write
+//! the results as JSON, and optionally a screenshot (first pick highlighted) and the ID view.
+
+use crate::camera::{scene_camera, CameraMatrices, OrbitCamera};
+use crate::gpu_scene::{GpuScene, Markers};
+use crate::id_view;
+use crate::lit_pass::{FrameStyle, LitPass};
+use crate::objects::ObjectTable;
+use crate::offscreen::{Offscreen, COLOR_FORMAT};
+use crate::pick_report::PickReport;
+use crate::scene::Scene;
+use crate::ViewerError;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::{DetailMode, DetailStatus, IdImage, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk_context::{ContextOptions, VulkanContext};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Picks recorded per command buffer: one picker slot each.
+const BATCH: usize = 64;
+
+pub struct HeadlessOptions {
+    pub size: (u32, u32),
+    pub picks: Vec<(i64, i64)>,
+    pub json: Option<PathBuf>,
+    pub screenshot: Option<PathBuf>,
+    pub id_view: Option<PathBuf>,
+    pub validation: bool,
+    pub detail: bool,
+}
+
+pub struct HeadlessOutcome {
+    pub reports: Vec<PickReport>,
+    pub detail: DetailStatus,
+    pub device: String,
+    pub validation_messages: Vec<String>,
+}
+
+/// Reads a JSON array of [x, y] pixel pairs.
+pub fn read_pick_file(path: &Path) -> Result<Vec<(i64, i64)>, ViewerError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display())))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("pick file {} is not JSON: {e}", path.display())))?;
+    let list = value.as_array().ok_or_else(|| ViewerError::Input(format!("pick file {}: expected a JSON array of [x, y] pairs", path.display())))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, p)| match p.as_array().map(|a| a.as_slice()) {
+            Some([x, y]) => match (x.as_i64(), y.as_i64()) {
+                (Some(x), Some(y)) => Ok((x, y)),
+                _ => Err(ViewerError::Input(format!("pick file {}: entry {i} must hold two integers, got {p}", path.display()))),
+            },
+            _ => Err(ViewerError::Input(format!("pick file {}: entry {i} must be an [x, y] pair, got {p}", path.display()))),
+        })
+        .collect()
+}
+
+/// The camera headless runs use: the scene's first camera, else the default framing.
+pub fn headless_camera(scene: &Scene, aspect: f32) -> CameraMatrices {
+    match &scene.camera {
+        Some(desc) => scene_camera(desc, aspect),
+        None => OrbitCamera::framing(scene).matrices(aspect),
+    }
+}
+
+pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, ViewerError> {
+    let (w, h) = options.size;
+    if w == 0 || h == 0 || w > 8192 || h > 8192 {
+        return Err(ViewerError::Input(format!("--size {w}x{h}: each side must be 1..=8192")));
+    }
+    let ctx = VulkanContext::new(&ContextOptions { validation: options.validation, want_detail: options.detail, ..Default::default() })?;
+    let outcome = render_and_pick(&ctx, scene, options);
+    let validation_messages = ctx.take_validation_messages();
+    let (reports, detail) = outcome?;
+    Ok(HeadlessOutcome { reports, detail, device: ctx.device_name.clone(), validation_messages })
+}
+
+fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions) -> Result<(Vec<PickReport>, DetailStatus), ViewerError> {
+    let (w, h) = options.size;
+    let objects = ObjectTable::new(scene);
+    let gpu = GpuScene::new(ctx, scene, &objects)?;
+    let camera = headless_camera(scene, w as f32 / h as f32);
+    let viewport = Viewport::full(w, h);
+    let detail = if options.detail { DetailMode::IfEnabled } else { DetailMode::Off };
+    // SAFETY: the context's handles belong together and outlive the picker.
+    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, detail, ..Default::default() }) }?;
+    let detail_status = picker.detail_status().clone();
+
+    let mut reports = Vec::with_capacity(options.picks.len());
+    for chunk in options.picks.chunks(BATCH) {
+        let mut recorded = vec![];
+        ctx.run_once(|cmd| -> Result<(), ViewerError> {
+            for &(x, y) in chunk {
+                let inside = x >= 0 && y >= 0 && x < i64::from(w) && y < i64::from(h);
+                if !inside {
+                    recorded.push(None);
+                    continue;
+                }
+                let request = PickRequest::new(UVec2::new(x as u32, y as u32), viewport, camera.view, camera.projection);
+                // SAFETY: `cmd` is recording outside a render pass; the scene's buffers
+                // outlive the wait in `run_once`.
+                let ticket = unsafe { picker.record(cmd, recorded.len(), &request, &gpu.pick_draws) }?;
+                recorded.push(Some(ticket.slot));
+            }
+            Ok(())
+        })??;
+        for (&(x, y), slot) in chunk.iter().zip(recorded) {
+            let report = match slot {
+                // SAFETY: `run_once` waited for the command buffer.
+                Some(slot) => match unsafe { picker.take_result(slot) }? {
+                    Some(result) => PickReport::new(&result, scene, &objects),
+                    None => PickReport::refused(x as u32, y as u32, "no result".into()),
+                },
+                None => PickReport::refused(x.clamp(0, u32::MAX as i64) as u32, y.clamp(0, u32::MAX as i64) as u32, format!("pixel ({x}, {y}) lies outside the {w}x{h} view")),
+            };
+            reports.push(report);
+        }
+    }
+
+    if let Some(path) = &options.json {
+        let records: Vec<Value> = reports.iter().map(|r| r.to_json(detail_status == DetailStatus::Active)).collect();
+        write_file(path, serde_json::to_string_pretty(&Value::Array(records)).unwrap_or_default().as_bytes())?;
+    }
+    if let Some(path) = &options.screenshot {
+        let first = reports.first().and_then(|r| r.hit.as_ref());
+        let selected = first.and_then(|h| h.scene_node).and_then(|n| gpu.node_slot[n]);
+        let markers = first.map(|h| Markers { point: h.world.as_vec3(), normal: h.normal().map(|n| n.as_vec3()), size: (h.distance as f32 * 0.012).max(1e-4) });
+        let shot = screenshot(ctx, &gpu, &camera, (w, h), selected, markers.as_ref())?;
+        ensure_parent(path)?;
+        shot.save(path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
+    }
+    if let Some(path) = &options.id_view {
+        // SAFETY: the context's handles outlive the image.
+        let mut ids = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }?;
+        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection);
+        // SAFETY: as for the picks.
+        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, true) })??;
+        // SAFETY: `run_once` waited.
+        let texels = unsafe { ids.read() }?;
+        let img = id_view::image(&texels, w, h).ok_or_else(|| ViewerError::Output("ID view size mismatch".into()))?;
+        ensure_parent(path)?;
+        img.save(path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
+    }
+    drop(picker);
+    Ok((reports, detail_status))
+}
+
+/// Renders one lit frame offscreen and reads it back.
+pub fn screenshot(ctx: &VulkanContext, gpu: &GpuScene, camera: &CameraMatrices, (w, h): (u32, u32), selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<image::RgbaImage, ViewerError> {
+    let pass = LitPass::new(&ctx.device, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+    let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
+    let mut style = FrameStyle::new(ctx, gpu)?;
+    style.update(None, selected_slot, markers)?;
+    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    // SAFETY: recording outside a render pass; everything drawn outlives the wait.
+    ctx.run_once(|cmd| unsafe {
+        pass.begin(cmd, target.framebuffer, target.extent);
+        pass.draw_scene(cmd, gpu, &style, camera, viewport, markers);
+        pass.end(cmd);
+        target.record_copy(cmd);
+    })?;
+    Ok(target.read()?)
+}
+
+fn ensure_parent(path: &Path) -> Result<(), ViewerError> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| ViewerError::Output(format!("{}: {e}", dir.display()))),
+        None => Ok(()),
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ViewerError> {
+    ensure_parent(path)?;
+    std::fs::write(path, bytes).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))
+}
+
+impl From<vk::Result> for ViewerError {
+    fn from(e: vk::Result) -> Self {
+        ViewerError::Vulkan(e.into())
+    }
+}

@@ -1,0 +1,44 @@
+//! The picking-vk viewer: a desktop app that drives the picker from the mouse, and a
+//! headless mode for scripts, tests and screenshots. Also the reference integration of
+//! `picking-vk` into a frame loop (see `app.rs`).
+
+pub mod camera;
+pub mod default_scene;
+pub mod gltf_load;
+pub mod gltf_write;
+pub mod gpu_scene;
+pub mod headless;
+pub mod id_view;
+pub mod lit_pass;
+pub mod objects;
+pub mod offscreen;
+pub mod pick_report;
+pub mod scene;
+pub mod shapes;
+
+use picking_vk_context::ContextError;
+
+/// Everything the viewer reports to the user instead of panicking.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerError {
+    #[error("{0}")]
+    Scene(#[from] gltf_load::SceneError),
+    #[error("Vulkan: {0}")]
+    Vulkan(#[from] ContextError),
+    #[error("picking: {0}")]
+    Pick(#[from] picking_vk::PickError),
+    #[error("{0}")]
+    Input(String),
+    #[error("could not write {0}")]
+    Output(String),
+    #[error("window: {0}")]
+    Window(String),
+}
+
+/// Loads a scene file, or the built-in scene when `path` is `None`.
+pub fn load_scene(path: Option<&std::path::Path>) -> Result<scene::Scene, ViewerError> {
+    Ok(match path {
+        Some(p) => gltf_load::load_path(p)?,
+        None => gltf_load::load_bytes(default_scene::DEFAULT_SCENE_GLB, None)?,
+    })
+}

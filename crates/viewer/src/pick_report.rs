@@ -1,0 +1,94 @@
+//! What the viewer says about a pick, for the panel and the headless JSON: the picker's
+//! result with the scene's names and glTF node indices attached.
+
+use crate::objects::ObjectTable;
+use crate::scene::Scene;
+use glam::DVec3;
+use picking_vk::{HitDetail, PickResult};
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickReport {
+    pub x: u32,
+    pub y: u32,
+    pub hit: Option<HitReport>,
+    /// Why there is no result (for example a pixel off the view).
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HitReport {
+    pub id: u64,
+    /// Index into `Scene::nodes`.
+    pub scene_node: Option<usize>,
+    /// The glTF node index.
+    pub node: Option<usize>,
+    pub node_name: Option<String>,
+    pub instance: Option<u32>,
+    pub depth: f32,
+    pub world: DVec3,
+    pub distance: f64,
+    pub detail: Option<HitDetail>,
+}
+
+impl HitReport {
+    /// World normal at the hit: interpolated vertex normal, else the face normal.
+    pub fn normal(&self) -> Option<DVec3> {
+        let s = self.detail?.surface?;
+        s.normal_world.or(Some(s.face_normal_world))
+    }
+}
+
+impl PickReport {
+    pub fn new(result: &PickResult, scene: &Scene, objects: &ObjectTable) -> Self {
+        let hit = result.hit.as_ref().map(|h| {
+            let scene_node = objects.get(h.id).and_then(|o| o.node(h.instance));
+            let node = scene_node.and_then(|n| scene.nodes.get(n));
+            HitReport {
+                id: h.id.get(),
+                scene_node,
+                node: node.map(|n| n.gltf_index),
+                node_name: node.and_then(|n| n.name.clone()),
+                instance: h.instance,
+                depth: h.depth,
+                world: h.world,
+                distance: h.distance,
+                detail: h.detail,
+            }
+        });
+        PickReport { x: result.pixel.x, y: result.pixel.y, hit, error: None }
+    }
+
+    pub fn refused(x: u32, y: u32, why: String) -> Self {
+        PickReport { x, y, hit: None, error: Some(why) }
+    }
+
+    /// The JSON record: always x, y, hit, id, node, node_name, instance, depth, world,
+    /// distance; with detail on, face, bary, normal and uv too.
+    pub fn to_json(&self, detail_active: bool) -> Value {
+        let h = self.hit.as_ref();
+        let mut v = json!({
+            "x": self.x,
+            "y": self.y,
+            "hit": h.is_some(),
+            "id": h.map(|h| h.id),
+            "node": h.and_then(|h| h.node),
+            "node_name": h.and_then(|h| h.node_name.clone()),
+            "instance": h.and_then(|h| h.instance),
+            "depth": h.map(|h| h.depth),
+            "world": h.map(|h| h.world.to_array()),
+            "distance": h.map(|h| h.distance),
+        });
+        if detail_active {
+            let d = h.and_then(|h| h.detail);
+            v["face"] = json!(d.map(|d| d.face));
+            v["bary"] = json!(d.map(|d| d.barycentrics));
+            v["normal"] = json!(h.and_then(HitReport::normal).map(|n| n.to_array()));
+            v["uv"] = json!(d.and_then(|d| d.surface).and_then(|s| s.uv).map(|uv| uv.to_array()));
+        }
+        if let Some(e) = &self.error {
+            v["error"] = json!(e);
+        }
+        v
+    }
+}
