@@ -16,6 +16,8 @@ pub enum SceneError {
     BadPrimitive { mesh: usize, primitive: usize, reason: String },
     #[error("node {node}: {reason}")]
     BadNode { node: usize, reason: String },
+    #[error("cannot load the file's buffers ({uris}): {source}")]
+    Buffers { uris: String, source: gltf::Error },
     #[error("the file has no triangle meshes to show")]
     Empty,
 }
@@ -29,7 +31,17 @@ pub fn load_path(path: &Path) -> Result<Scene, SceneError> {
 /// Loads glTF from memory; `base` resolves relative buffer URIs (.gltf with a .bin).
 pub fn load_bytes(bytes: &[u8], base: Option<&Path>) -> Result<Scene, SceneError> {
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
-    let buffers = gltf::import_buffers(&document, base, blob)?;
+    let buffers = gltf::import_buffers(&document, base, blob).map_err(|source| {
+        let uris: Vec<String> = document
+            .buffers()
+            .map(|b| match b.source() {
+                gltf::buffer::Source::Uri(u) if !u.starts_with("data:") => u.to_string(),
+                gltf::buffer::Source::Uri(_) => "embedded data".into(),
+                gltf::buffer::Source::Bin => "GLB binary chunk".into(),
+            })
+            .collect();
+        SceneError::Buffers { uris: uris.join(", "), source }
+    })?;
     let mut scene = Scene::default();
     for mesh in document.meshes() {
         scene.meshes.push(load_mesh(&mesh, &buffers)?);

@@ -1,0 +1,288 @@
+//! The viewer's headless mode on lavapipe with validation on: picks on the built-in scene and
+//! on glTF files written here, checked against the CPU ray oracle; bad files and arguments.
+
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::scene as oracle_scene;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use viewer::gltf_write::{GltfBuilder, IndexStorage};
+use viewer::scene::Scene;
+use viewer::shapes;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picking-vk-viewer-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn viewer(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_viewer")).args(args).output().expect("run viewer");
+    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
+}
+
+/// The viewer scene as oracle objects: one per (node, primitive), ID = glTF node index + 1.
+fn oracle_for(scene: &Scene, w: u32, h: u32) -> Oracle {
+    let mut os = oracle_scene::Scene::default();
+    for node in &scene.nodes {
+        let Some(m) = node.mesh else { continue };
+        for p in &scene.meshes[m].primitives {
+            os.meshes.push(oracle_scene::Mesh { positions: p.positions.clone(), indices: p.indices.clone() });
+            os.objects.push(oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, node.world));
+        }
+    }
+    let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
+    Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)]))
+}
+
+/// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
+fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &[UVec2], w: u32, h: u32) -> (usize, usize) {
+    let picks = tmp(&format!("picks-{w}x{h}-{}.json", pixels.len()));
+    let out = tmp(&format!("out-{w}x{h}-{}.json", pixels.len()));
+    let list: Vec<[u32; 2]> = pixels.iter().map(|p| [p.x, p.y]).collect();
+    std::fs::write(&picks, serde_json::to_string(&list).unwrap()).unwrap();
+    let size = format!("{w}x{h}");
+    let mut args = vec!["--headless", "--validation", "--size", &size, "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    if let Some(p) = scene_arg {
+        args.insert(0, p.to_str().unwrap());
+    }
+    let run = viewer(&args);
+    assert_eq!(run.code, 0, "viewer failed:\n{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("validation:"), "validation messages:\n{}", run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(records.len(), pixels.len(), "one record per pick, in order");
+    let oracle = oracle_for(scene, w, h);
+    let (mut agree, mut hits) = (0, 0);
+    for (r, p) in records.iter().zip(pixels) {
+        assert_eq!((r["x"].as_u64(), r["y"].as_u64()), (Some(u64::from(p.x)), Some(u64::from(p.y))));
+        let want = oracle.pick(*p);
+        if want.ambiguous {
+            continue;
+        }
+        let node = r["node"].as_u64();
+        assert_eq!(node, want.hit.map(|h| h.id - 1), "pixel {p}: viewer says {r}, oracle {:?}", want.hit);
+        assert_eq!(r["hit"].as_bool(), Some(want.hit.is_some()));
+        if let Some(hw) = want.hit {
+            hits += 1;
+            let d = r["distance"].as_f64().unwrap();
+            assert!((d - hw.distance).abs() / hw.distance < 1e-3, "pixel {p}: distance {d} vs {}", hw.distance);
+            let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            assert!((glam::DVec3::new(world[0], world[1], world[2]) - hw.point).length() < 1e-3 * hw.distance);
+            let name = scene.nodes.iter().find(|n| n.gltf_index as u64 == hw.id - 1).and_then(|n| n.name.clone());
+            assert_eq!(r["node_name"].as_str().map(str::to_owned), name);
+        }
+        agree += 1;
+    }
+    (agree, hits)
+}
+
+fn random_pixels(seed: u64, n: usize, w: u32, h: u32) -> Vec<UVec2> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..n).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect()
+}
+
+#[test]
+fn built_in_scene_picks_match_the_oracle() {
+    let scene = viewer::load_scene(None).unwrap();
+    let (w, h) = (320, 180);
+    let (agree, hits) = check_scene_against_oracle(None, &scene, &random_pixels(1, 300, w, h), w, h);
+    eprintln!("built-in scene: {agree} unambiguous picks agree with the oracle, {hits} hits");
+    assert!(agree > 150 && hits > 100, "{agree} / {hits}");
+}
+
+/// A scene with a node hierarchy, a camera, a mesh of several primitives (u16 and u32, one
+/// non-indexed) and an instanced field of nodes sharing one mesh.
+fn written_scene() -> GltfBuilder {
+    let mut b = GltfBuilder::new();
+    let mut sphere = shapes::sphere(0.8, 12, 16, [0.2, 0.5, 0.9, 1.0]);
+    sphere.uvs = None;
+    let multi = b.add_mesh(
+        "Multi",
+        &[(&shapes::cuboid(Vec3::new(0.6, 0.3, 0.4), [0.9, 0.2, 0.2, 1.0]), IndexStorage::U16), (&sphere, IndexStorage::U32), (&shapes::plane(0.5, [0.3, 0.9, 0.3, 1.0]), IndexStorage::U16)],
+    );
+    let small = b.add_mesh("Small", &[(&shapes::cuboid(Vec3::splat(0.2), [0.8, 0.8, 0.2, 1.0]), IndexStorage::U16)]);
+    let ground = b.add_mesh("Ground", &[(&shapes::plane(6.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
+    let child = b.add_node("Child", Some(multi), Mat4::from_translation(Vec3::new(1.0, 0.5, 0.0)) * Mat4::from_scale(Vec3::new(1.5, 0.7, 1.0)), &[]);
+    let parent = b.add_node("Parent", None, Mat4::from_rotation_y(0.6) * Mat4::from_translation(Vec3::new(-0.5, 0.0, 0.5)), &[child]);
+    b.add_root(parent);
+    let g = b.add_node("Ground", Some(ground), Mat4::IDENTITY, &[]);
+    b.add_root(g);
+    let mut field = vec![];
+    for i in 0..12 {
+        field.push(b.add_node(&format!("Field {i}"), Some(small), Mat4::from_translation(Vec3::new(-2.5 + (i % 4) as f32 * 0.6, 0.2, -1.5 - (i / 4) as f32 * 0.6)), &[]));
+    }
+    let group = b.add_node("Field", None, Mat4::from_translation(Vec3::new(0.3, 0.0, 0.0)), &field);
+    b.add_root(group);
+    let cam = b.add_camera_node("Cam", 0.9, 0.1, Some(40.0), glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse());
+    b.add_root(cam);
+    b
+}
+
+#[test]
+fn written_gltf_and_glb_files_pick_like_the_oracle() {
+    let b = written_scene();
+    let glb = tmp("written.glb");
+    std::fs::write(&glb, b.to_glb()).unwrap();
+    let (json, bin) = b.to_gltf("written.bin");
+    let gltf = tmp("written.gltf");
+    std::fs::write(&gltf, json).unwrap();
+    std::fs::write(tmp("written.bin"), bin).unwrap();
+    let (w, h) = (240, 160);
+    for path in [&glb, &gltf] {
+        let scene = viewer::gltf_load::load_path(path).unwrap();
+        assert!(scene.camera.is_some(), "the file's camera is used");
+        assert_eq!(scene.nodes.iter().filter(|n| n.name.as_deref().is_some_and(|s| s.starts_with("Field "))).count(), 12);
+        let (agree, hits) = check_scene_against_oracle(Some(path), &scene, &random_pixels(2, 250, w, h), w, h);
+        eprintln!("{}: {agree} picks agree with the oracle, {hits} hits", path.display());
+        assert!(agree > 120 && hits > 60, "{agree} / {hits}");
+    }
+}
+
+#[test]
+fn instanced_field_reports_each_node_and_instance() {
+    let b = written_scene();
+    let glb = tmp("field.glb");
+    std::fs::write(&glb, b.to_glb()).unwrap();
+    let scene = viewer::gltf_load::load_path(&glb).unwrap();
+    let objects = viewer::objects::ObjectTable::new(&scene);
+    assert!(objects.objects.iter().any(|o| matches!(o.kind, viewer::objects::ObjectKind::Instanced { .. })), "12 nodes sharing a mesh are drawn instanced");
+    // Aim at each field node's top centre.
+    let (w, h) = (240, 160);
+    let cam = viewer::headless::headless_camera(&scene, w as f32 / h as f32);
+    let field: Vec<&viewer::scene::Node> = scene.nodes.iter().filter(|n| n.name.as_deref().is_some_and(|s| s.starts_with("Field "))).collect();
+    let pixels: Vec<UVec2> = field
+        .iter()
+        .map(|n| {
+            let c = cam.projection * cam.view * n.world.transform_point3(Vec3::new(0.0, 0.2, 0.0)).extend(1.0);
+            UVec2::new(((c.x / c.w + 1.0) * 0.5 * w as f32) as u32, ((c.y / c.w + 1.0) * 0.5 * h as f32) as u32)
+        })
+        .collect();
+    let picks = tmp("field-picks.json");
+    std::fs::write(&picks, serde_json::to_string(&pixels.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>()).unwrap()).unwrap();
+    let out = tmp("field-out.json");
+    let run = viewer(&[glb.to_str().unwrap(), "--headless", "--validation", "--size", "240x160", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut instances = vec![];
+    for (r, n) in records.iter().zip(&field) {
+        assert_eq!(r["node"].as_u64(), Some(n.gltf_index as u64), "{r}");
+        assert_eq!(r["node_name"].as_str(), n.name.as_deref());
+        instances.push(r["instance"].as_u64().expect("instanced hit has an instance"));
+    }
+    instances.sort_unstable();
+    instances.dedup();
+    assert_eq!(instances.len(), 12, "every node is its own instance");
+}
+
+#[test]
+fn screenshot_highlights_the_first_pick() {
+    let (w, h) = (320, 180);
+    let picks = tmp("shot-picks.json");
+    let out = tmp("shot.json");
+    let shot_sel = tmp("shot-selected.png");
+    let shot_none = tmp("shot-none.png");
+    let ids = tmp("shot-ids.png");
+    // First pick on the sphere at the centre, then one on the background.
+    std::fs::write(&picks, "[[160, 90], [5, 5]]").unwrap();
+    let run = viewer(&["--headless", "--validation", "--size", "320x180", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap(), "--screenshot", shot_sel.to_str().unwrap(), "--id-view", ids.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    std::fs::write(&picks, "[[5, 5]]").unwrap();
+    let run = viewer(&["--headless", "--validation", "--size", "320x180", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap(), "--screenshot", shot_none.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let a = image::open(&shot_sel).unwrap().to_rgba8();
+    let b = image::open(&shot_none).unwrap().to_rgba8();
+    assert_eq!(a.dimensions(), (w, h));
+    let changed = a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count();
+    assert!(changed > 200, "selecting the first pick changes the image ({changed} pixels differ)");
+    // The centre pixel is tinted orange when selected.
+    let (sel, plain) = (a.get_pixel(160, 90).0, b.get_pixel(160, 90).0);
+    assert!(sel != plain, "centre {sel:?} vs {plain:?}");
+    let id_img = image::open(&ids).unwrap().to_rgba8();
+    assert_eq!(id_img.get_pixel(5, 5).0, [0, 0, 0, 255], "background is black in the ID view");
+    assert_ne!(id_img.get_pixel(160, 90).0, [0, 0, 0, 255]);
+}
+
+#[test]
+fn malformed_gltf_is_rejected_with_a_clear_message() {
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("garbage.glb", b"definitely not a gltf file".to_vec(), "glTF"),
+        ("empty.gltf", b"{}".to_vec(), "glTF"),
+        ("nobuffer.gltf", br#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":64,"uri":"missing.bin"}]}"#.to_vec(), "missing.bin"),
+        ("nomesh.gltf", br#"{"asset":{"version":"2.0"},"scenes":[{"nodes":[0]}],"nodes":[{"name":"n"}]}"#.to_vec(), "no triangle meshes"),
+    ];
+    // A valid file whose index points past its vertices.
+    let mut b = GltfBuilder::new();
+    let mut tri = shapes::cuboid(Vec3::ONE, [1.0; 4]);
+    tri.indices.as_mut().unwrap()[4] = 999;
+    let m = b.add_mesh("Bad", &[(&tri, IndexStorage::U32)]);
+    let n = b.add_node("Bad", Some(m), Mat4::IDENTITY, &[]);
+    b.add_root(n);
+    cases.push(("badindex.glb", b.to_glb(), "index 999"));
+    // A truncated .glb.
+    let good = written_scene().to_glb();
+    cases.push(("truncated.glb", good[..good.len() / 2].to_vec(), "glTF"));
+    for (name, bytes, expect) in cases {
+        let path = tmp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let run = viewer(&[path.to_str().unwrap(), "--headless", "--demo", "--out", tmp("never").to_str().unwrap()]);
+        assert_ne!(run.code, 0, "{name} must be refused");
+        assert!(run.stderr.contains("viewer: error:") && run.stderr.contains(expect), "{name}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{name}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn bad_arguments_and_pick_files_are_refused() {
+    let not_json = tmp("notjson.json");
+    std::fs::write(&not_json, "[[1, 2], [3]").unwrap();
+    let bad_pair = tmp("badpair.json");
+    std::fs::write(&bad_pair, "[[1, 2], [3]]").unwrap();
+    for (args, expect) in [
+        (vec!["--headless"], "--pick-file"),
+        (vec!["--headless", "--pick-file", "/nonexistent/picks.json"], "cannot read"),
+        (vec!["--headless", "--pick-file", not_json.to_str().unwrap()], "not JSON"),
+        (vec!["--headless", "--pick-file", bad_pair.to_str().unwrap()], "entry 1"),
+        (vec!["--headless", "--size", "0x10", "--demo"], "at least 1x1"),
+        (vec!["/nonexistent/scene.glb", "--demo"], "could not read"),
+    ] {
+        let run = viewer(&args);
+        assert_ne!(run.code, 0, "{args:?}");
+        assert!(run.stderr.contains(expect), "{args:?}: {}", run.stderr);
+    }
+    // An off-view pixel is reported, not fatal.
+    let picks = tmp("offview.json");
+    std::fs::write(&picks, "[[-1, 5], [5000, 5], [10, 10]]").unwrap();
+    let out = tmp("offview-out.json");
+    let run = viewer(&["--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(records.len(), 3);
+    assert!(records[0]["error"].as_str().unwrap().contains("outside"));
+    assert!(records[1]["error"].as_str().unwrap().contains("outside"));
+    assert!(records[2].get("error").is_none());
+}
+
+#[test]
+fn demo_writes_its_outputs() {
+    let out = tmp("demo");
+    let run = viewer(&["--demo", "--validation", "--size", "320x180", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for f in ["picks.json", "demo.png", "id_view.png"] {
+        assert!(out.join(f).exists(), "{f}");
+        assert!(run.stdout.contains(f), "the demo says where {f} went");
+    }
+    assert!(run.stdout.contains("hits"));
+}
+
+#[test]
+fn the_built_in_scene_asset_is_up_to_date() {
+    let fresh = viewer::default_scene::build().to_glb();
+    assert!(fresh == viewer::default_scene::DEFAULT_SCENE_GLB, "assets/default_scene.glb is stale: run `cargo run -p viewer -- --write-default-scene assets/default_scene.glb`");
+}
