@@ -203,6 +203,11 @@ impl VulkanContext {
         HostBuffer::new(&self.device, &self.allocator, data, usage)
     }
 
+    /// The Vulkan loader entry points (for surface creation).
+    pub fn entry(&self) -> &ash::Entry {
+        &self.base.entry
+    }
+
     /// A device-local 2D image with a view.
     pub fn create_image(&self, format: vk::Format, extent: vk::Extent2D, usage: vk::ImageUsageFlags, aspect: vk::ImageAspectFlags) -> Result<DeviceImage, ContextError> {
         DeviceImage::new(&self.device, &self.allocator, format, extent, usage, aspect)

@@ -2,6 +2,7 @@
 //! headless mode for scripts, tests and screenshots. Also the reference integration of
 //! `picking-vk` into a frame loop (see `app.rs`).
 
+pub mod app;
 pub mod camera;
 pub mod default_scene;
 pub mod gltf_load;
@@ -15,6 +16,7 @@ pub mod offscreen;
 pub mod pick_report;
 pub mod scene;
 pub mod shapes;
+pub mod swapchain;
 
 use picking_vk_context::ContextError;
 

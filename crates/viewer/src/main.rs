@@ -151,6 +151,7 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
     }
 }
 
-fn viewer_window(_args: &Args, _scene: viewer::scene::Scene) -> Result<ExitCode, ViewerError> {
-    Err(ViewerError::Window("the windowed viewer is not built yet; use --headless or --demo".into()))
+fn viewer_window(args: &Args, scene: viewer::scene::Scene) -> Result<ExitCode, ViewerError> {
+    let options = viewer::app::AppOptions { validation: args.validation, detail: !args.no_detail, exit_after_frames: args.exit_after_frames };
+    viewer::app::run(scene, options).map(ExitCode::from)
 }
