@@ -1,5 +1,6 @@
 //! What the host tells the picker about each draw: its own buffers, never a copy.
 
+use crate::bounds::Aabb;
 use crate::detail::MeshGeometry;
 use crate::error::PickError;
 use crate::id::ObjectId;
@@ -95,14 +96,17 @@ pub struct PickDraw {
     /// CPU copy of the geometry, for detail results (points, normals, UVs). Shared, not copied.
     pub geometry: Option<Arc<MeshGeometry>>,
     /// CPU copy of the per-instance transforms (`[i]` for instance `i` of the draw), for
-    /// world-space detail results of instanced draws.
+    /// world-space detail results and per-instance culling of instanced draws.
     pub instance_transforms: Option<Arc<[Mat4]>>,
+    /// Conservative local-space bounds of the draw's triangles (of each instance, before its
+    /// transform), for pick-ray culling. Draws without bounds are always drawn.
+    pub bounds: Option<Aabb>,
 }
 
 impl PickDraw {
     /// A pickable, non-instanced draw with an identity model matrix.
     pub fn new(id: ObjectId, positions: Positions, triangles: Triangles) -> Self {
-        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true, geometry: None, instance_transforms: None }
+        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true, geometry: None, instance_transforms: None, bounds: None }
     }
 
     pub fn with_model(mut self, model: Mat4) -> Self {
@@ -116,8 +120,18 @@ impl PickDraw {
     }
 
     /// Registers the CPU geometry (checked once with [`MeshGeometry::validate`] by the host).
+    /// Unless bounds were given, they are derived from it here, once, not per frame.
     pub fn with_geometry(mut self, geometry: Arc<MeshGeometry>) -> Self {
+        if self.bounds.is_none() {
+            self.bounds = Aabb::from_points(&geometry.positions);
+        }
         self.geometry = Some(geometry);
+        self
+    }
+
+    /// Sets conservative local-space bounds for culling.
+    pub fn with_bounds(mut self, bounds: Aabb) -> Self {
+        self.bounds = Some(bounds);
         self
     }
 

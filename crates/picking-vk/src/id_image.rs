@@ -2,6 +2,7 @@
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
 use crate::draw::PickDraw;
+use crate::cull::Plan;
 use crate::error::PickError;
 use crate::kit::PassKit;
 use crate::memory::GpuBuffer;
@@ -17,6 +18,7 @@ use gpu_allocator::MemoryLocation;
 /// Full-size ID, (draw, instance) and depth images of a view, with a host-readable copy.
 pub struct IdImage {
     kit: PassKit,
+    plan: Plan,
     targets: Option<PassTargets>,
     readback: Option<GpuBuffer>,
     extent: vk::Extent2D,
@@ -38,7 +40,7 @@ impl IdImage {
         // SAFETY: the caller's contract is `PassKit::new`'s.
         let kit = unsafe { PassKit::new(&host, layout) }?;
         let extent = vk::Extent2D { width, height };
-        let mut image = IdImage { kit, targets: None, readback: None, extent };
+        let mut image = IdImage { kit, plan: Plan::default(), targets: None, readback: None, extent };
         image.targets = Some(PassTargets::new(&image.kit.memory, image.kit.render_pass, layout, extent)?);
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
         image.readback = Some(image.kit.memory.create_buffer("picking-vk id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?);
@@ -66,7 +68,8 @@ impl IdImage {
         let (Some(targets), Some(readback)) = (self.targets.as_ref(), self.readback.as_ref()) else {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
         };
-        record::prepare(self.kit.pipelines()?, draws)?;
+        self.plan.build(request, draws, None);
+        record::prepare(self.kit.pipelines()?, draws, &self.plan)?;
         let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         let recording = PassRecording {
             device: &self.kit.memory.device,
@@ -80,7 +83,7 @@ impl IdImage {
         };
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
-        let stats = unsafe { recording.record(request, draws, &mut snapshots) };
+        let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots) };
         if copy_out {
             // SAFETY: as above.
             unsafe { self.record_copy_out(cmd, targets, readback) };

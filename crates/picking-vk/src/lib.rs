@@ -36,6 +36,8 @@
 //! # Ok(()) }
 //! ```
 
+mod bounds;
+mod cull;
 mod cursor;
 mod detail;
 mod draw;
@@ -54,6 +56,7 @@ mod request;
 mod resolve;
 mod view_math;
 
+pub use bounds::Aabb;
 pub use cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
 pub use detail::{interpolate, normal_matrix, ray_barycentrics, HitDetail, MeshGeometry, SurfaceDetail};
 pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangles};
@@ -65,5 +68,5 @@ pub use picker::{DetailMode, DetailStatus, HostDevice, PickMemory, PickTicket, P
 pub use pipeline::spirv;
 pub use record::PassStats;
 pub use request::{DepthConvention, Ignore, PickRequest, Viewport};
-pub use resolve::{PickHit, PickResult, Texels};
+pub use resolve::{PickHit, PickResult, PickStats, Texels};
 pub use view_math::{CameraSnapshot, Ray};

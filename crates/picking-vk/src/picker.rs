@@ -1,6 +1,7 @@
 //! [`Picker`]: records the 1x1 pick pass into the host's command buffers and resolves each
 //! frame's result once the host says that frame's GPU work is done.
 
+use crate::cull::{PixelRay, Plan};
 use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::features::DetailSupport;
@@ -9,7 +10,7 @@ use crate::pass::{PassLayout, PassTargets};
 use crate::readback::StagingRing;
 use crate::record::{self, Framing, PassRecording, PassStats};
 use crate::request::{DepthConvention, PickRequest};
-use crate::resolve::{self, DrawSnapshot, PickResult};
+use crate::resolve::{self, DrawSnapshot, PickResult, PickStats};
 use crate::view_math::CameraSnapshot;
 use ash::vk;
 use glam::UVec2;
@@ -41,12 +42,24 @@ pub struct PickerConfig {
     pub frames_in_flight: usize,
     pub depth: DepthConvention,
     pub detail: DetailMode,
+    /// Skip draws and instances whose bounds the pick ray misses (on by default; results are
+    /// identical either way, only the cost differs).
+    pub culling: bool,
+    /// Measure the pick pass with timestamp queries (`PickResult::stats.gpu_time_ns`).
+    pub timestamps: bool,
 }
 
 impl Default for PickerConfig {
     fn default() -> Self {
-        PickerConfig { frames_in_flight: 2, depth: DepthConvention::Standard, detail: DetailMode::Off }
+        PickerConfig { frames_in_flight: 2, depth: DepthConvention::Standard, detail: DetailMode::Off, culling: true, timestamps: false }
     }
+}
+
+/// Timestamp queries around each slot's pass and copy.
+struct Timestamps {
+    pool: vk::QueryPool,
+    period_ns: f64,
+    mask: u64,
 }
 
 /// The host's Vulkan objects the picker works with.
@@ -95,6 +108,7 @@ struct Pending {
 #[derive(Default)]
 struct Slot {
     pending: Option<Pending>,
+    stats: PassStats,
     /// Reused every frame, so recording allocates nothing once warm.
     draws: Vec<DrawSnapshot>,
 }
@@ -103,6 +117,9 @@ struct Slot {
 pub struct Picker {
     kit: PassKit,
     detail_status: DetailStatus,
+    culling: bool,
+    plan: Plan,
+    timestamps: Option<Timestamps>,
     targets: Option<PassTargets>,
     staging: Option<StagingRing>,
     slots: Vec<Slot>,
@@ -127,10 +144,15 @@ impl Picker {
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
-        let graphics = families.get(host.queue_family_index as usize).is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS));
+        let family = families.get(host.queue_family_index as usize);
+        let graphics = family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS));
         let mut missing = vec![];
         if !graphics {
             missing.push(format!("queue family {} with graphics support", host.queue_family_index));
+        }
+        let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
+        if config.timestamps && timestamp_bits == 0 {
+            missing.push(format!("timestamp queries on queue family {}", host.queue_family_index));
         }
         let detail_status = match config.detail {
             DetailMode::Off => DetailStatus::NotRequested,
@@ -159,6 +181,9 @@ impl Picker {
         let mut picker = Picker {
             kit,
             detail_status,
+            culling: config.culling,
+            plan: Plan::default(),
+            timestamps: None,
             targets: None,
             staging: None,
             slots: (0..config.frames_in_flight).map(|_| Slot::default()).collect(),
@@ -170,6 +195,13 @@ impl Picker {
         let one = vk::Extent2D { width: 1, height: 1 };
         picker.targets = Some(PassTargets::new(&picker.kit.memory, picker.kit.render_pass, layout, one)?);
         picker.staging = Some(StagingRing::new(&picker.kit.memory, config.frames_in_flight, props.limits.non_coherent_atom_size)?);
+        if config.timestamps {
+            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
+            // SAFETY: valid create info on the host's live device.
+            let pool = unsafe { host.device.create_query_pool(&info, None) }?;
+            let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
+            picker.timestamps = Some(Timestamps { pool, period_ns: f64::from(props.limits.timestamp_period), mask });
+        }
         Ok(picker)
     }
 
@@ -231,7 +263,9 @@ impl Picker {
         let (Some(targets), Some(staging)) = (self.targets.as_ref(), self.staging.as_ref()) else {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
         };
-        record::prepare(self.kit.pipelines()?, draws)?;
+        let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
+        self.plan.build(request, draws, ray.as_ref());
+        record::prepare(self.kit.pipelines()?, draws, &self.plan)?;
         let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         let s = &mut self.slots[slot];
         s.pending = None;
@@ -246,10 +280,23 @@ impl Picker {
             camera: &camera,
             framing: Framing::PixelOnly,
         };
+        let device = &self.kit.memory.device;
+        if let Some(ts) = &self.timestamps {
+            // SAFETY: `cmd` is recording outside a render pass; the queries belong to this slot.
+            unsafe {
+                device.cmd_reset_query_pool(cmd, ts.pool, 2 * slot as u32, 2);
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, ts.pool, 2 * slot as u32);
+            }
+        }
         // SAFETY: the caller's contract covers `cmd` and the draws' buffers; `prepare` passed.
-        let stats = unsafe { recording.record(request, draws, &mut s.draws) };
+        let stats = unsafe { recording.record(request, draws, &self.plan, &mut s.draws) };
         // SAFETY: as above; the pass just recorded rendered `targets`.
-        unsafe { staging.record_copy(&self.kit.memory.device, cmd, targets, self.kit.layout.detail, slot, vk::Offset2D::default()) };
+        unsafe { staging.record_copy(device, cmd, targets, self.kit.layout.detail, slot, vk::Offset2D::default()) };
+        if let Some(ts) = &self.timestamps {
+            // SAFETY: as above.
+            unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool, 2 * slot as u32 + 1) };
+        }
+        s.stats = stats;
         let frame = self.next_frame;
         self.next_frame += 1;
         s.pending = Some(Pending { frame, pixel: request.pixel, camera });
@@ -268,7 +315,17 @@ impl Picker {
         let staging = self.staging.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         // SAFETY: the caller guarantees the copy into this slot has completed.
         let texels = unsafe { staging.read(&self.kit.memory.device, slot, self.kit.layout.detail) }?;
-        Ok(Some(resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &texels)))
+        let mut result = resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &texels);
+        result.stats = PickStats { pass: s.stats, gpu_time_ns: None };
+        if let Some(ts) = &self.timestamps {
+            let mut t = [0u64; 2];
+            // SAFETY: the slot's work completed, so both queries are available; no wait is asked.
+            let got = unsafe { self.kit.memory.device.get_query_pool_results(ts.pool, 2 * slot as u32, &mut t, vk::QueryResultFlags::TYPE_64) };
+            if got.is_ok() {
+                result.stats.gpu_time_ns = Some((t[1].wrapping_sub(t[0]) & ts.mask) as f64 * ts.period_ns);
+            }
+        }
+        Ok(Some(result))
     }
 
     /// Resolves `slot` if `fence` (the one the host's submission of that frame signals) has
@@ -301,6 +358,10 @@ impl Drop for Picker {
         }
         if let Some(mut targets) = self.targets.take() {
             targets.destroy(&self.kit.memory);
+        }
+        if let Some(ts) = self.timestamps.take() {
+            // SAFETY: the GPU is done with the queries (see `new`).
+            unsafe { self.kit.memory.device.destroy_query_pool(ts.pool, None) };
         }
         // `kit` drops next: pipelines, then the render pass.
     }

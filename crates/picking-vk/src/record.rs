@@ -1,11 +1,12 @@
 //! Recording the pick pass: validation first (so an error records nothing), then one render
 //! pass over the admitted draws. Shared by the 1x1 picker and the full-size [`crate::IdImage`].
 
+use crate::cull::Plan;
 use crate::draw::{PickDraw, Triangles};
 use crate::error::PickError;
 use crate::pass::{PassLayout, PassTargets};
 use crate::pipeline::{PickPush, PipelineKey, Pipelines};
-use crate::request::{visible_instance_ranges, PickRequest};
+use crate::request::PickRequest;
 use crate::resolve::DrawSnapshot;
 use crate::view_math::CameraSnapshot;
 use ash::vk;
@@ -24,12 +25,13 @@ fn pipeline_key(draw: &PickDraw) -> PipelineKey {
     PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride) }
 }
 
-/// Validates every draw and builds any pipeline the frame needs, before anything is recorded.
-pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw]) -> Result<(), PickError> {
-    for (index, draw) in draws.iter().enumerate() {
+/// Validates every planned draw and builds any pipeline the frame needs, before anything is
+/// recorded. Draws culled away this frame are neither drawn nor checked.
+pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan) -> Result<(), PickError> {
+    for entry in &plan.entries {
+        let index = entry.draw as usize;
+        let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         draw.validate(index)?;
-    }
-    for draw in draws {
         if pipelines.cached(pipeline_key(draw)).is_none() {
             pipelines.get(pipeline_key(draw))?;
         }
@@ -40,10 +42,14 @@ pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw]) -> Result<(
 /// What a recorded pass drew.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {
-    /// Draws recorded into the pass (after `pickable`, filter and ignore).
+    /// Draws recorded into the pass.
     pub draws_recorded: u32,
     /// Draws left out by `pickable`, the filter or a whole-object ignore.
     pub draws_skipped: u32,
+    /// Draws whose bounds the pick ray missed (culling on).
+    pub draws_culled: u32,
+    /// Instances of recorded draws whose bounds the pick ray missed.
+    pub instances_culled: u32,
 }
 
 pub(crate) struct PassRecording<'a> {
@@ -58,13 +64,42 @@ pub(crate) struct PassRecording<'a> {
 }
 
 impl PassRecording<'_> {
-    /// Records the render pass. `prepare` must have succeeded for these draws. Appends one
-    /// snapshot per recorded draw; the fragment shader writes its index in that list.
+    /// The host's viewport placed on this pass's target, and the scissor.
+    fn viewport_and_scissor(&self, request: &PickRequest<'_>) -> (vk::Viewport, vk::Rect2D) {
+        let vp = request.viewport;
+        let pixel_rect = |x: i32, y: i32| vk::Rect2D { offset: vk::Offset2D { x, y }, extent: vk::Extent2D { width: 1, height: 1 } };
+        match self.framing {
+            // Shift by whole pixels so the requested pixel lands on texel (0, 0).
+            Framing::PixelOnly => (
+                vk::Viewport {
+                    x: vp.x - request.pixel.x as f32,
+                    y: vp.y - request.pixel.y as f32,
+                    width: vp.width,
+                    height: vp.height,
+                    min_depth: vp.min_depth,
+                    max_depth: vp.max_depth,
+                },
+                pixel_rect(0, 0),
+            ),
+            Framing::FullView { scissor_to_pixel } => {
+                let viewport = vk::Viewport { x: vp.x, y: vp.y, width: vp.width, height: vp.height, min_depth: vp.min_depth, max_depth: vp.max_depth };
+                let scissor = if scissor_to_pixel {
+                    pixel_rect(request.pixel.x as i32, request.pixel.y as i32)
+                } else {
+                    vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent }
+                };
+                (viewport, scissor)
+            }
+        }
+    }
+
+    /// Records the render pass over the planned draws. `prepare` must have succeeded for this
+    /// plan. Appends one snapshot per recorded draw; the fragment shader writes its index.
     ///
     /// # Safety
     /// `cmd` is in the recording state outside any render pass; every buffer the draws name is
     /// a live buffer of this device with the usage the draw types document.
-    pub unsafe fn record(&self, request: &PickRequest<'_>, draws: &[PickDraw], snapshots: &mut Vec<DrawSnapshot>) -> PassStats {
+    pub unsafe fn record(&self, request: &PickRequest<'_>, draws: &[PickDraw], plan: &Plan, snapshots: &mut Vec<DrawSnapshot>) -> PassStats {
         let d = self.device;
         let cmd = self.cmd;
         let clear = self.layout.clear_values();
@@ -73,32 +108,7 @@ impl PassRecording<'_> {
             .framebuffer(self.targets.framebuffer)
             .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
             .clear_values(&clear[..self.layout.attachment_count()]);
-        let vp = request.viewport;
-        let (viewport, scissor) = match self.framing {
-            Framing::PixelOnly => {
-                let shifted = vk::Viewport {
-                    x: vp.x - request.pixel.x as f32,
-                    y: vp.y - request.pixel.y as f32,
-                    width: vp.width,
-                    height: vp.height,
-                    min_depth: vp.min_depth,
-                    max_depth: vp.max_depth,
-                };
-                (shifted, vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width: 1, height: 1 } })
-            }
-            Framing::FullView { scissor_to_pixel } => {
-                let viewport = vk::Viewport { x: vp.x, y: vp.y, width: vp.width, height: vp.height, min_depth: vp.min_depth, max_depth: vp.max_depth };
-                let scissor = if scissor_to_pixel {
-                    vk::Rect2D {
-                        offset: vk::Offset2D { x: request.pixel.x as i32, y: request.pixel.y as i32 },
-                        extent: vk::Extent2D { width: 1, height: 1 },
-                    }
-                } else {
-                    vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent }
-                };
-                (viewport, scissor)
-            }
-        };
+        let (viewport, scissor) = self.viewport_and_scissor(request);
         // SAFETY (whole block): the caller guarantees `cmd` is recording outside a render pass
         // and that the draws' buffers are live; render pass, framebuffer and pipelines belong
         // to this device and stay alive until the host's command buffer completes.
@@ -107,17 +117,18 @@ impl PassRecording<'_> {
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[scissor]);
         }
-        let mut stats = PassStats::default();
+        let mut stats = PassStats {
+            draws_recorded: 0,
+            draws_skipped: plan.stats.draws_skipped,
+            draws_culled: plan.stats.draws_culled,
+            instances_culled: plan.stats.instances_culled,
+        };
         let mut bound: Option<vk::Pipeline> = None;
-        for draw in draws {
-            if !draw.pickable || !request.admits(draw.id) {
-                stats.draws_skipped += 1;
-                continue;
-            }
+        for entry in &plan.entries {
+            let Some(draw) = draws.get(entry.draw as usize) else { continue };
             let Some(pipeline) = self.pipelines.cached(pipeline_key(draw)) else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                 log::error!("picking-vk: pipeline missing for {:?}; was prepare() skipped?", pipeline_key(draw));
-                stats.draws_skipped += 1;
                 continue;
             };
             let draw_index = snapshots.len() as u32;
@@ -144,23 +155,19 @@ impl PassRecording<'_> {
                     d.cmd_bind_index_buffer(cmd, range.buffer, range.offset, width.vk());
                 }
             }
-            let emit = |first_instance: u32, instance_count: u32| {
+            let base = draw.instances.map_or(0, |i| i.first);
+            let ranges = &plan.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
+            // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
+            for &(start, count) in ranges {
                 // SAFETY: as above.
                 unsafe {
                     match draw.triangles {
-                        Triangles::NonIndexed { first_vertex, vertex_count } => {
-                            d.cmd_draw(cmd, vertex_count, instance_count, first_vertex, first_instance)
-                        }
+                        Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
                         Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                            d.cmd_draw_indexed(cmd, index_count, instance_count, first_index, vertex_offset, first_instance)
+                            d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
                         }
                     }
                 }
-            };
-            match draw.instances {
-                // Ignored instances are cut out of the draw, so they neither hit nor occlude.
-                Some(inst) => visible_instance_ranges(draw.id, inst.count, request.ignore, |s, c| emit(inst.first + s, c)),
-                None => emit(0, 1),
             }
         }
         // SAFETY: as above; the render pass begun here ends here.

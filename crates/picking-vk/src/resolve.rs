@@ -4,6 +4,7 @@
 use crate::detail::{self, DetailSource, HitDetail, MeshGeometry};
 use crate::draw::{PickDraw, Triangles};
 use crate::id::ObjectId;
+use crate::record::PassStats;
 use crate::view_math::{CameraSnapshot, Ray};
 use glam::{DVec3, Mat4, UVec2};
 use std::sync::Arc;
@@ -71,9 +72,19 @@ pub struct PickHit {
     pub detail: Option<HitDetail>,
 }
 
+/// Statistics of the frame that produced a result.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PickStats {
+    pub pass: PassStats,
+    /// GPU time of the pick pass and its copy, with `PickerConfig::timestamps`.
+    pub gpu_time_ns: Option<f64>,
+}
+
 /// The answer for one frame's pick.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PickResult {
+    /// What the pick pass did (draws recorded and culled, GPU time when measured).
+    pub stats: PickStats,
     /// The frame number `Picker::record` returned in its ticket.
     pub frame: u64,
     /// The framebuffer pixel that was picked.
@@ -111,7 +122,7 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
         });
         PickHit { id, instance: instanced.then_some(instance), draw_index, depth: texels.depth, world, distance, detail }
     });
-    PickResult { frame, pixel, ray, hit }
+    PickResult { frame, pixel, ray, hit, stats: PickStats::default() }
 }
 
 #[cfg(test)]

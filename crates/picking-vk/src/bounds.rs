@@ -1,0 +1,66 @@
+//! Axis-aligned bounds for culling.
+
+use glam::{Mat4, Vec3};
+
+/// A local-space axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Aabb {
+    /// The box around `points`; `None` when empty or not finite.
+    pub fn from_points(points: &[Vec3]) -> Option<Aabb> {
+        let mut it = points.iter();
+        let first = *it.next()?;
+        let b = it.fold(Aabb { min: first, max: first }, |b, p| Aabb { min: b.min.min(*p), max: b.max.max(*p) });
+        b.is_finite().then_some(b)
+    }
+
+    pub fn is_finite(&self) -> bool {
+        self.min.is_finite() && self.max.is_finite() && self.min.cmple(self.max).all()
+    }
+
+    pub fn center(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+
+    pub fn half_extent(&self) -> Vec3 {
+        (self.max - self.min) * 0.5
+    }
+
+    /// The box around this box transformed by `m` (Arvo's method: exact for the corners).
+    pub fn transformed(&self, m: &Mat4) -> Aabb {
+        let c = m.transform_point3(self.center());
+        let e = self.half_extent();
+        let abs_x = m.x_axis.truncate().abs();
+        let abs_y = m.y_axis.truncate().abs();
+        let abs_z = m.z_axis.truncate().abs();
+        let r = abs_x * e.x + abs_y * e.y + abs_z * e.z;
+        Aabb { min: c - r, max: c + r }
+    }
+
+    pub fn union(&self, o: &Aabb) -> Aabb {
+        Aabb { min: self.min.min(o.min), max: self.max.max(o.max) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transformed_box_contains_every_transformed_corner() {
+        let b = Aabb { min: Vec3::new(-1.0, 0.0, 2.0), max: Vec3::new(3.0, 1.0, 5.0) };
+        let m = Mat4::from_scale_rotation_translation(Vec3::new(2.0, 0.5, 1.5), glam::Quat::from_euler(glam::EulerRot::XYZ, 0.3, 1.1, -0.7), Vec3::new(4.0, -2.0, 1.0));
+        let t = b.transformed(&m);
+        for i in 0..8 {
+            let corner = Vec3::new(if i & 1 == 0 { b.min.x } else { b.max.x }, if i & 2 == 0 { b.min.y } else { b.max.y }, if i & 4 == 0 { b.min.z } else { b.max.z });
+            let p = m.transform_point3(corner);
+            assert!(p.cmpge(t.min - 1e-5).all() && p.cmple(t.max + 1e-5).all(), "{p} outside {t:?}");
+        }
+        assert_eq!(Aabb::from_points(&[]), None);
+        assert_eq!(Aabb::from_points(&[Vec3::NAN]), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! Pick-ray culling changes the cost, never the answer: with and without culling every pixel
+//! returns the same ID, instance and depth bits. Also the statistics and timestamps.
+
+use glam::{Mat4, Quat, UVec2, Vec3};
+use picking_vk::{DepthConvention, Ignore, ObjectId, PickRequest, PickerConfig, Viewport};
+use picking_vk_tests::harness::{random_pixels, Gpu};
+use picking_vk_tests::scene::{Mesh, Object, Scene};
+
+const W: u32 = 160;
+const H: u32 = 120;
+const BATCH: usize = 64;
+
+fn camera(depth: DepthConvention) -> (Mat4, Mat4) {
+    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
+    let aspect = W as f32 / H as f32;
+    let proj = match depth {
+        DepthConvention::Standard => glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.5, 40.0),
+        DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.5),
+    };
+    (view, proj)
+}
+
+/// A random scene plus a box that crosses the near plane and a big stretched field.
+fn scene(seed: u64) -> Scene {
+    let mut s = Scene::random(seed);
+    let eye = Vec3::new(0.3, 0.2, 1.0);
+    let forward = (Vec3::new(0.0, 0.0, -6.0) - eye).normalize();
+    s.objects.push(Object::new(0xABCD, 0, Mat4::from_translation(eye + forward * 0.55 + Vec3::new(0.35, -0.2, 0.0)) * Mat4::from_scale(Vec3::splat(0.3))));
+    let mut field = Object::new(0xF1E1D, 0, Mat4::from_translation(Vec3::new(0.0, -1.0, -8.0)) * Mat4::from_scale(Vec3::new(1.5, 0.6, 1.0)));
+    field.instances = Some(
+        (0..400)
+            .map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.3), Quat::from_rotation_y(i as f32 * 0.7), Vec3::new((i % 20) as f32 * 0.5 - 5.0, ((i / 20) % 4) as f32 * 0.6, (i / 80) as f32 * -0.8)))
+            .collect(),
+    );
+    s.objects.push(field);
+    s
+}
+
+fn border_and_random(seed: u64) -> Vec<UVec2> {
+    let mut pixels = vec![UVec2::new(0, 0), UVec2::new(W - 1, 0), UVec2::new(0, H - 1), UVec2::new(W - 1, H - 1), UVec2::new(W / 2, 0), UVec2::new(0, H / 2), UVec2::new(W - 1, H / 2), UVec2::new(W / 2, H - 1)];
+    pixels.extend(random_pixels(seed, 440, W, H));
+    pixels
+}
+
+#[test]
+fn culling_never_changes_a_result() {
+    let gpu = Gpu::new();
+    let (mut compared, mut hits, mut culled_draws, mut culled_instances) = (0usize, 0usize, 0u64, 0u64);
+    for (seed, depth) in [(51, DepthConvention::Standard), (52, DepthConvention::Reverse), (53, DepthConvention::Standard)] {
+        let s = scene(seed);
+        let gs = s.upload(&gpu.ctx);
+        assert!(gs.draws.iter().all(|d| d.bounds.is_some()), "bounds derive from registered geometry");
+        let (view, proj) = camera(depth);
+        let vp = Viewport::full(W, H);
+        let mut culled = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: true, ..Default::default() });
+        let mut full = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: false, ..Default::default() });
+        let field = ObjectId::new(0xF1E1D).unwrap();
+        let ignore = [Ignore::Instances { id: field, start: 30, count: 50 }];
+        for (k, chunk) in border_and_random(seed).chunks(BATCH).enumerate() {
+            // Every other batch also ignores an instance range: both paths must agree on it.
+            let ignoring: &[Ignore] = if k % 2 == 1 { &ignore } else { &[] };
+            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj).with_ignore(ignoring)).collect();
+            let a = gpu.pick_batch(&mut culled, &requests, &gs.draws);
+            let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
+            for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
+                let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits()));
+                assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}: culled vs full");
+                assert_eq!(rb.stats.pass.draws_culled, 0);
+                culled_draws += u64::from(ra.stats.pass.draws_culled);
+                culled_instances += u64::from(ra.stats.pass.instances_culled);
+                assert!(ra.stats.pass.draws_recorded <= rb.stats.pass.draws_recorded);
+                hits += usize::from(ra.hit.is_some());
+                compared += 1;
+            }
+        }
+        drop((culled, full, gs));
+    }
+    eprintln!("culling parity: {compared} pixels identical with and without culling ({hits} hits); {culled_draws} draws and {culled_instances} instances culled in total");
+    assert!(culled_draws > compared as u64 * 5, "culling removes most draws");
+    assert!(culled_instances > compared as u64 * 100, "and most instances of the field");
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
+    let gpu = Gpu::new();
+    let s = Scene { meshes: vec![Mesh::cuboid(Vec3::splat(0.5))], objects: (0..6).map(|i| Object::new(i + 1, 0, Mat4::from_translation(Vec3::new(i as f32 * 1.5 - 4.0, 0.0, -5.0)))).collect() };
+    let mut gs = s.upload(&gpu.ctx);
+    for d in gs.draws.iter_mut().skip(3) {
+        d.bounds = None;
+    }
+    let (view, proj) = camera(DepthConvention::Standard);
+    let mut picker = gpu.picker(PickerConfig { frames_in_flight: 1, timestamps: true, ..Default::default() });
+    let r = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(2, 2), Viewport::full(W, H), view, proj), &gs.draws);
+    assert_eq!(r.stats.pass.draws_recorded, 3, "the three unbounded draws");
+    assert_eq!(r.stats.pass.draws_culled, 3, "the three bounded ones the ray misses");
+    let ns = r.stats.gpu_time_ns.expect("timestamps were asked for");
+    assert!(ns > 0.0 && ns < 1e9, "{ns} ns");
+    drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
