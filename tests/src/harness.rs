@@ -85,7 +85,7 @@ impl Gpu {
         // SAFETY: the context's handles outlive the image.
         let mut image = unsafe { picking_vk::IdImage::new(self.ctx.host_device(), depth, w, h) }.expect("id image");
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, true) }.map(|_| ()).expect("record"));
+        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, picking_vk::IdCopy::Whole) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited.
         let texels = unsafe { image.read() }.expect("read");
         let mut pixels: Vec<UVec2> = (0..w * h).filter(|&i| texels[i as usize].id != [0, 0]).map(|i| UVec2::new(i % w, i / w)).collect();

@@ -37,7 +37,7 @@ fn pick_pass_matches_full_resolution_id_render() {
         let mut full = unsafe { IdImage::new(gpu.ctx.host_device(), depth, W, H) }.unwrap();
         let whole = PickRequest::new(UVec2::ZERO, vp, view, proj);
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, true) }.map(|_| ()).unwrap());
+        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, picking_vk::IdCopy::Whole) }.map(|_| ()).unwrap());
         // SAFETY: `run` waited for completion.
         let texels = unsafe { full.read() }.unwrap();
         for chunk in random_pixels(seed * 77, 320, W, H).chunks(BATCH) {

@@ -60,7 +60,6 @@ fn world_sphere(local: &Aabb, m: &Mat4) -> (Vec3, f32) {
 pub(crate) struct InstanceBvh {
     nodes: Vec<BvhNode>,
     items: Vec<(Aabb, u32)>,
-    pub root: Aabb,
 }
 
 struct BvhNode {
@@ -74,6 +73,9 @@ struct BvhNode {
 
 const LEAF_SIZE: usize = 4;
 
+/// Largest gap between hit instances that is drawn rather than split into two draw calls.
+const MERGE_GAP: u32 = 32;
+
 impl InstanceBvh {
     pub fn build(local: &Aabb, transforms: &[Mat4]) -> Option<Self> {
         let mut items: Vec<(Aabb, u32)> = transforms.iter().enumerate().map(|(i, m)| (local.transformed(m), i as u32)).collect();
@@ -82,8 +84,7 @@ impl InstanceBvh {
         }
         let mut nodes = Vec::with_capacity(2 * items.len() / LEAF_SIZE + 1);
         Self::split(&mut items, 0, &mut nodes);
-        let root = nodes[0].bounds;
-        Some(InstanceBvh { nodes, items, root })
+        Some(InstanceBvh { nodes, items })
     }
 
     fn split(items: &mut [(Aabb, u32)], offset: usize, nodes: &mut Vec<BvhNode>) -> usize {
@@ -106,10 +107,13 @@ impl InstanceBvh {
         me
     }
 
-    /// Appends the instances whose padded box the (model-space) ray meets.
-    fn query(&self, origin: Vec3, dir: Vec3, pad: f32, out: &mut Vec<u32>) {
+    /// Appends the instances whose padded box the (model-space) ray meets; `pad(d)` is the
+    /// padding for geometry up to model-space distance `d` from the ray origin.
+    fn query(&self, origin: Vec3, dir: Vec3, pad: impl Fn(f32) -> f32, out: &mut Vec<u32>) {
         let inv = dir.recip();
         let hits = |b: &Aabb| {
+            let reach = (b.center() - origin).length() + b.half_extent().length();
+            let pad = pad(reach);
             let t1 = (b.min - pad - origin) * inv;
             let t2 = (b.max + pad - origin) * inv;
             let near = t1.min(t2).max_element();
@@ -249,29 +253,31 @@ impl Plan {
             self.push_all_instances(draw, ignore);
             return false;
         };
-        // The ray in model space; the pad measured in world units at the draw's far side,
-        // scaled by the inverse transform's largest stretch.
+        // The ray in model space. A node's pad is the world margin at the farthest distance
+        // its geometry can be (model distance x the model's largest stretch), mapped back by
+        // the inverse's largest stretch: conservative under non-uniform scale.
         let inv = draw.model.inverse();
         if !inv.is_finite() {
             self.push_all_instances(draw, ignore);
             return false;
         }
-        let (wc, wr) = world_sphere(&bvh.root, &draw.model);
-        let far = (wc - ray.origin).length() + wr;
-        let stretch = inv.x_axis.truncate().length().max(inv.y_axis.truncate().length()).max(inv.z_axis.truncate().length());
-        let pad = ray.margin(far) * stretch;
+        let stretch = |m: &Mat4| m.x_axis.truncate().length().max(m.y_axis.truncate().length()).max(m.z_axis.truncate().length());
+        let (to_world, to_model) = (stretch(&draw.model), stretch(&inv));
         self.scratch.clear();
-        bvh.query(inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir), pad, &mut self.scratch);
+        bvh.query(inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir), |d| ray.margin(d * to_world) * to_model, &mut self.scratch);
         self.scratch.retain(|&i| (i as usize) < count && !ignored(draw, i, ignore));
         self.scratch.sort_unstable();
         self.stats.instances_culled += count as u32 - self.scratch.len() as u32;
         if self.scratch.is_empty() {
             return true;
         }
+        // Runs separated by a few instances become one draw call: drawing extra real
+        // instances cannot change the result, but an ignored one must never be drawn.
         let mut run: Option<(u32, u32)> = None;
         for &i in &self.scratch {
             run = match run {
                 Some((s, c)) if s + c == i => Some((s, c + 1)),
+                Some((s, c)) if i - (s + c) <= MERGE_GAP && !(s + c..i).any(|g| ignored(draw, g, ignore)) => Some((s, i + 1 - s)),
                 Some(r) => {
                     self.ranges.push(r);
                     Some((i, 1))
@@ -299,14 +305,14 @@ mod tests {
         let bvh = InstanceBvh::build(&local, &transforms).unwrap();
         let mut out = vec![];
         // A ray along +z through the column x = 3, y = 7.
-        bvh.query(Vec3::new(3.0, 7.0, -5.0), Vec3::Z, 0.0, &mut out);
+        bvh.query(Vec3::new(3.0, 7.0, -5.0), Vec3::Z, |_| 0.0, &mut out);
         out.sort_unstable();
         let want: Vec<u32> = (0..10).map(|z| 3 + 7 * 10 + z * 100).collect();
         assert_eq!(out, want);
         out.clear();
-        bvh.query(Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.0, &mut out);
+        bvh.query(Vec3::new(3.5, 7.0, -5.0), Vec3::Z, |_| 0.0, &mut out);
         assert!(out.is_empty(), "between columns");
-        bvh.query(Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.11, &mut out);
+        bvh.query(Vec3::new(3.5, 7.0, -5.0), Vec3::Z, |_| 0.11, &mut out);
         assert_eq!(out.len(), 20, "the pad reaches both neighbouring columns");
     }
 

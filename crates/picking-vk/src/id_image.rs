@@ -27,6 +27,16 @@ pub struct IdImage {
 /// Per-pixel bytes in the readback buffer: ID (8), draw/instance (8), depth (4).
 const TEXEL_BYTES: u64 = 20;
 
+/// What [`IdImage::record`] copies to the readback buffer after the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdCopy {
+    Nothing,
+    /// Only the request's pixel: read it with [`IdImage::read_pixel`].
+    Pixel,
+    /// Every pixel: read them with [`IdImage::read`].
+    Whole,
+}
+
 impl IdImage {
     /// Creates images of `width` x `height` pixels (basic attachments only).
     ///
@@ -47,6 +57,37 @@ impl IdImage {
         Ok(image)
     }
 
+    /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of
+    /// the driver without allocating anything (for memory comparisons).
+    ///
+    /// # Safety
+    /// `device` is a live device.
+    pub unsafe fn attachment_bytes_for(device: &ash::Device, width: u32, height: u32) -> Result<u64, PickError> {
+        let layout = PassLayout { detail: false, depth: DepthConvention::Standard };
+        let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+        let depth = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+        let formats = layout.color_formats().iter().map(|&f| (f, color)).chain([(crate::pass::DEPTH_FORMAT, depth)]);
+        let mut total = 0;
+        for (format, usage) in formats {
+            let info = vk::ImageCreateInfo::default()
+                .image_type(vk::ImageType::TYPE_2D)
+                .format(format)
+                .extent(vk::Extent3D { width, height, depth: 1 })
+                .mip_levels(1)
+                .array_layers(1)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(vk::ImageTiling::OPTIMAL)
+                .usage(usage);
+            // SAFETY: valid create info; the image is destroyed right after the query.
+            unsafe {
+                let image = device.create_image(&info, None)?;
+                total += device.get_image_memory_requirements(image).size;
+                device.destroy_image(image, None);
+            }
+        }
+        Ok(total)
+    }
+
     pub fn extent(&self) -> (u32, u32) {
         (self.extent.width, self.extent.height)
     }
@@ -57,13 +98,12 @@ impl IdImage {
     }
 
     /// Records the pass over the whole view (or, with `scissor_to_pixel`, only the request's
-    /// pixel: the classic full-size-attachment approach) and, with `copy_out`, the copy of
-    /// every pixel to the readback buffer.
+    /// pixel: the classic full-size-attachment approach) and the copy `copy` asks for.
     ///
     /// # Safety
     /// As [`crate::Picker::record`]; the images must not be in use by other pending GPU work
     /// that this command buffer is not ordered after.
-    pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, request: &PickRequest<'_>, draws: &[PickDraw], scissor_to_pixel: bool, copy_out: bool) -> Result<PassStats, PickError> {
+    pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, request: &PickRequest<'_>, draws: &[PickDraw], scissor_to_pixel: bool, copy: IdCopy) -> Result<PassStats, PickError> {
         let camera = CameraSnapshot::new(request.view, request.projection, request.viewport, self.kit.layout.depth)?;
         let (Some(targets), Some(readback)) = (self.targets.as_ref(), self.readback.as_ref()) else {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
@@ -84,25 +124,31 @@ impl IdImage {
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots) };
-        if copy_out {
+        if copy != IdCopy::Nothing {
+            let pixel = (copy == IdCopy::Pixel).then_some(request.pixel);
             // SAFETY: as above.
-            unsafe { self.record_copy_out(cmd, targets, readback) };
+            unsafe { self.record_copy_out(cmd, targets, readback, pixel) };
         }
         Ok(stats)
     }
 
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
-    unsafe fn record_copy_out(&self, cmd: vk::CommandBuffer, targets: &PassTargets, readback: &GpuBuffer) {
+    unsafe fn record_copy_out(&self, cmd: vk::CommandBuffer, targets: &PassTargets, readback: &GpuBuffer, pixel: Option<glam::UVec2>) {
         let d = &self.kit.memory.device;
         let pixels = u64::from(self.extent.width) * u64::from(self.extent.height);
+        // The whole image, or one texel placed first in each attachment's region.
+        let (image_offset, image_extent) = match pixel {
+            Some(p) => (vk::Offset3D { x: p.x as i32, y: p.y as i32, z: 0 }, vk::Extent3D { width: 1, height: 1, depth: 1 }),
+            None => (vk::Offset3D::default(), vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 }),
+        };
         let region = |offset: u64, aspect| vk::BufferImageCopy {
             buffer_offset: offset,
             buffer_row_length: 0,
             buffer_image_height: 0,
             image_subresource: vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: 0, base_array_layer: 0, layer_count: 1 },
-            image_offset: vk::Offset3D::default(),
-            image_extent: vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 },
+            image_offset,
+            image_extent,
         };
         let color = vk::ImageAspectFlags::COLOR;
         let barrier = |src, dst| {
@@ -125,6 +171,16 @@ impl IdImage {
             let after = barrier(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[after], &[]);
         }
+    }
+
+    /// The texel copied by the last [`IdCopy::Pixel`] record.
+    ///
+    /// # Safety
+    /// The command buffer that last recorded this image's copy has completed.
+    pub unsafe fn read_pixel(&self) -> Result<Texels, PickError> {
+        // SAFETY: the caller's contract.
+        let all = unsafe { self.read() }?;
+        all.into_iter().next().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))
     }
 
     /// The texels of every pixel, row by row, from the last recorded copy.

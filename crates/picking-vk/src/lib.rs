@@ -63,7 +63,7 @@ pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangle
 pub use error::PickError;
 pub use features::{detail_device_extensions, required_device_extensions, DetailSupport};
 pub use id::ObjectId;
-pub use id_image::IdImage;
+pub use id_image::{IdCopy, IdImage};
 pub use picker::{DetailMode, DetailStatus, HostDevice, PickMemory, PickTicket, Picker, PickerConfig};
 pub use pipeline::spirv;
 pub use record::PassStats;

@@ -452,7 +452,7 @@ impl Running {
             let request = PickRequest::new(UVec2::ZERO, viewport, cam.view, cam.projection);
             if let Some(ids) = gfx.id_image.as_mut() {
                 // SAFETY: as for the pick; only one ID-view copy is in flight at a time.
-                unsafe { ids.record(cmd, &request, &gfx.gpu.pick_draws, false, true) }?;
+                unsafe { ids.record(cmd, &request, &gfx.gpu.pick_draws, false, picking_vk::IdCopy::Whole) }?;
                 gfx.frames[slot].id_view_recorded = true;
                 self.id_view_busy = true;
             }

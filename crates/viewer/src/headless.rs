@@ -133,7 +133,7 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
         let mut ids = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }?;
         let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection);
         // SAFETY: as for the picks.
-        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, true) })??;
+        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::IdCopy::Whole) })??;
         // SAFETY: `run_once` waited.
         let texels = unsafe { ids.read() }?;
         let img = id_view::image(&texels, w, h).ok_or_else(|| ViewerError::Output("ID view size mismatch".into()))?;

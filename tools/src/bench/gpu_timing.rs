@@ -1,0 +1,127 @@
+//! GPU time of each approach, measured side by side in the same frames with timestamp
+//! queries (a full barrier between approaches isolates them), and the picker's CPU time.
+
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::{Mat4, UVec2};
+use picking_vk::{IdCopy, IdImage, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk_context::VulkanContext;
+use std::time::Instant;
+use viewer::camera::CameraMatrices;
+use viewer::lit_pass::{FrameStyle, LitPass};
+use viewer::offscreen::{Offscreen, COLOR_FORMAT};
+
+pub const APPROACHES: [&str; 5] = ["picker (culling)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
+
+pub struct Timings {
+    /// Median GPU milliseconds per approach, in `APPROACHES` order.
+    pub gpu_ms: [f64; 5],
+    /// Median CPU microseconds of `Picker::record` (culling + recording), culled and not.
+    pub cpu_us: [f64; 2],
+    pub draws_recorded: [u32; 2],
+    pub instances_culled: u32,
+}
+
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let b = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::MEMORY_WRITE).dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+    // SAFETY: `cmd` is recording outside a render pass.
+    unsafe { d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[b], &[], &[]) };
+}
+
+pub fn camera(width: u32, height: u32) -> CameraMatrices {
+    let view = Mat4::IDENTITY;
+    let projection = glam::camera::rh::proj::vulkan::perspective(1.0, width as f32 / height as f32, 0.1, 200.0);
+    CameraMatrices { view, projection, eye: glam::Vec3::ZERO }
+}
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<Timings, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    let vp = Viewport::full(w, h);
+    let draws = &scene.gpu.pick_draws;
+    // SAFETY (constructors): the context's handles belong together and outlive these objects.
+    let mut culled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: true, ..Default::default() }) }.map_err(|x| e(&x))?;
+    let mut unculled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: false, ..Default::default() }) }.map_err(|x| e(&x))?;
+    let mut blog = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
+    let mut full = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
+    let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
+    let mut style = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
+    style.update(None, None, None).map_err(|x| e(&x))?;
+    // SAFETY: plain query pool creation.
+    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 2]) = Default::default();
+    let mut draws_recorded = [0u32; 2];
+    let mut instances_culled = 0;
+    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    for frame in 0..warmup + frames {
+        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+        let request = PickRequest::new(pixel, vp, cam.view, cam.projection);
+        let mut cpu_frame = [0.0; 2];
+        let recorded = ctx.run_once(|cmd| -> Result<(), String> {
+            // SAFETY (whole closure): `cmd` is recording outside a render pass; all scene
+            // buffers and targets outlive the wait in `run_once`.
+            unsafe {
+                d.cmd_reset_query_pool(cmd, pool, 0, 6);
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+                for (k, picker) in [&mut culled, &mut unculled].into_iter().enumerate() {
+                    let t = Instant::now();
+                    picker.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                    cpu_frame[k] = t.elapsed().as_secs_f64() * 1e6;
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1 + k as u32);
+                }
+                blog.record(cmd, &request, draws, true, IdCopy::Pixel).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 3);
+                full.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 4);
+                lit.begin(cmd, target.framebuffer, target.extent);
+                lit.draw_scene(cmd, &scene.gpu, &style, &cam, viewport, None);
+                lit.end(cmd);
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 5);
+            }
+            Ok(())
+        });
+        recorded.map_err(|x| e(&x))??;
+        // SAFETY: `run_once` waited: the slots' copies completed.
+        let (a, b) = unsafe { (culled.take_result(0), unculled.take_result(0)) };
+        let (a, b) = (a.map_err(|x| e(&x))?.ok_or("no result")?, b.map_err(|x| e(&x))?.ok_or("no result")?);
+        if a.id() != b.id() {
+            return Err(format!("culling changed the pick at {pixel}: {:?} vs {:?}", a.id(), b.id()));
+        }
+        let mut t = [0u64; 6];
+        // SAFETY: the frame completed; all six queries were written.
+        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        if frame >= warmup {
+            for k in 0..5 {
+                gpu[k].push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
+            }
+            for k in 0..2 {
+                cpu[k].push(cpu_frame[k]);
+            }
+            draws_recorded[0] = draws_recorded[0].max(a.stats.pass.draws_recorded);
+            draws_recorded[1] = b.stats.pass.draws_recorded;
+            instances_culled = instances_culled.max(a.stats.pass.instances_culled);
+        }
+    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    let gpu_ms = [0, 1, 2, 3, 4].map(|k| median(&mut gpu[k]));
+    let cpu_us = [0, 1].map(|k| median(&mut cpu[k]));
+    Ok(Timings { gpu_ms, cpu_us, draws_recorded, instances_culled })
+}

@@ -1,0 +1,82 @@
+//! Latency from a pick request to its result in a real frame loop (pick + lit frame, fences
+//! per frame in flight), in frames and microseconds, for 1, 2 and 3 frames in flight.
+
+use crate::gpu_timing::{camera, median};
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk_context::VulkanContext;
+use std::time::Instant;
+use viewer::lit_pass::{FrameStyle, LitPass};
+use viewer::offscreen::{Offscreen, COLOR_FORMAT};
+
+pub struct Latency {
+    pub frames_in_flight: usize,
+    pub frames: f64,
+    pub micros: f64,
+}
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), frames_in_flight: usize, frames: usize) -> Result<Latency, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    // SAFETY: the context outlives the picker.
+    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight, ..Default::default() }) }.map_err(|x| e(&x))?;
+    let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
+    let mut styles = Vec::new();
+    for _ in 0..frames_in_flight {
+        let mut s = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
+        s.update(None, None, None).map_err(|x| e(&x))?;
+        styles.push(s);
+    }
+    let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(frames_in_flight as u32);
+    // SAFETY: test-tool Vulkan objects, destroyed below after the device idles.
+    let cmds = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?;
+    let fences: Vec<vk::Fence> = (0..frames_in_flight).map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) }).collect::<Result<_, _>>().map_err(|x| e(&x))?;
+    let mut pending: Vec<Option<(u64, Instant)>> = vec![None; frames_in_flight];
+    let (mut lat_frames, mut lat_us) = (vec![], vec![]);
+    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    let mut rng = fastrand::Rng::with_seed(7);
+    let result = (|| -> Result<(), String> {
+        for frame in 0..frames as u64 {
+            let slot = (frame % frames_in_flight as u64) as usize;
+            // SAFETY: the fence is live; waiting on it is what any frame loop does here.
+            unsafe { d.wait_for_fences(&[fences[slot]], true, u64::MAX) }.map_err(|x| e(&x))?;
+            if let Some((at_frame, at)) = pending[slot].take() {
+                // SAFETY: the slot's frame completed.
+                if unsafe { picker.take_result(slot) }.map_err(|x| e(&x))?.is_some() {
+                    lat_frames.push((frame - at_frame) as f64);
+                    lat_us.push(at.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+            let cmd = cmds[slot];
+            let request = PickRequest::new(UVec2::new(rng.u32(..w), rng.u32(..h)), Viewport::full(w, h), cam.view, cam.projection);
+            // SAFETY: the slot's previous submission completed; everything recorded outlives it.
+            unsafe {
+                d.reset_fences(&[fences[slot]]).map_err(|x| e(&x))?;
+                d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
+                picker.record(cmd, slot, &request, &scene.gpu.pick_draws).map_err(|x| e(&x))?;
+                pending[slot] = Some((frame, Instant::now()));
+                lit.begin(cmd, target.framebuffer, target.extent);
+                lit.draw_scene(cmd, &scene.gpu, &styles[slot], &cam, viewport, None);
+                lit.end(cmd);
+                d.end_command_buffer(cmd).map_err(|x| e(&x))?;
+                let submit = vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&cmd));
+                d.queue_submit(ctx.queue, &[submit], fences[slot]).map_err(|x| e(&x))?;
+            }
+        }
+        Ok(())
+    })();
+    let _ = ctx.wait_idle();
+    // SAFETY: the device is idle.
+    unsafe {
+        for f in fences {
+            d.destroy_fence(f, None);
+        }
+        d.free_command_buffers(ctx.command_pool, &cmds);
+    }
+    result?;
+    Ok(Latency { frames_in_flight, frames: median(&mut lat_frames), micros: median(&mut lat_us) })
+}

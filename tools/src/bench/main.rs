@@ -1,0 +1,234 @@
+//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR]`
+//!
+//! Compares, side by side in one run on whatever Vulkan device it finds: the picker with and
+//! without pick-ray culling, the classic full-size ID target scissored to the pixel, a
+//! full-resolution ID pass, a simple lit main pass (the reference frame cost), and a CPU ray
+//! cast with parry3d's BVH. Prints a table and writes it as JSON plus a PNG chart.
+
+mod chart;
+mod cpu_bvh;
+mod gpu_timing;
+mod heap;
+mod latency;
+mod parity;
+mod scenes;
+
+use glam::UVec2;
+use picking_vk::{CameraSnapshot, DepthConvention, IdImage, Picker, PickerConfig, Viewport};
+use picking_vk_context::{ContextOptions, VulkanContext};
+use scenes::{BenchScene, MeshSpec, SceneSpec};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[global_allocator]
+static HEAP: heap::CountingAllocator = heap::CountingAllocator;
+
+struct Config {
+    scenes: Vec<SceneSpec>,
+    size: (u32, u32),
+    warmup: usize,
+    frames: usize,
+    parity_culled: usize,
+    parity_unculled: usize,
+    parity_scissored: usize,
+    latency_frames: usize,
+}
+
+const SPHERE_960: MeshSpec = MeshSpec::Sphere { rings: 20, segments: 24 };
+const SPHERE_20000: MeshSpec = MeshSpec::Sphere { rings: 100, segments: 100 };
+
+fn config(small: bool) -> Config {
+    let spec = |name, objects, instanced, mesh| SceneSpec { name, objects, instanced, mesh };
+    if small {
+        Config {
+            scenes: vec![spec("100 x 960", 100, false, SPHERE_960), spec("1000 x 960", 1000, false, SPHERE_960), spec("10 x 20000", 10, false, SPHERE_20000), spec("10000-instance field", 10_000, true, MeshSpec::Box)],
+            size: (320, 180),
+            warmup: 2,
+            frames: 5,
+            parity_culled: 1000,
+            parity_unculled: 128,
+            parity_scissored: 8,
+            latency_frames: 8,
+        }
+    } else {
+        Config {
+            scenes: vec![spec("1000 x 960", 1000, false, SPHERE_960), spec("10000 x 960", 10_000, false, SPHERE_960), spec("100 x 20000", 100, false, SPHERE_20000), spec("100000-instance field", 100_000, true, MeshSpec::Box)],
+            size: (1920, 1080),
+            warmup: 10,
+            frames: 60,
+            parity_culled: 1000,
+            parity_unculled: 1000,
+            parity_scissored: 32,
+            latency_frames: 40,
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let small = args.iter().any(|a| a == "--small");
+    let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map_or(PathBuf::from("out/bench"), PathBuf::from);
+    match run(small, &out) {
+        Ok(true) => {}
+        Ok(false) => {
+            eprintln!("bench: a parity check failed (see the table)");
+            std::process::exit(2);
+        }
+        Err(e) => {
+            eprintln!("bench: error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn fmt_bytes(b: u64) -> String {
+    match b {
+        0..=9_999 => format!("{b} B"),
+        10_000..=9_999_999 => format!("{:.1} KiB", b as f64 / 1024.0),
+        _ => format!("{:.1} MiB", b as f64 / 1048576.0),
+    }
+}
+
+fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
+    let cfg = config(small);
+    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() }).map_err(|e| e.to_string())?;
+    let (w, h) = cfg.size;
+    println!("picking-vk benchmark on {} ({} config, view {w}x{h}, {} frames after {} warm-up, medians)", ctx.device_name, if small { "small" } else { "full" }, cfg.frames, cfg.warmup);
+    let cam = gpu_timing::camera(w, h);
+    let snapshot = CameraSnapshot::new(cam.view, cam.projection, Viewport::full(w, h), DepthConvention::Standard).map_err(|e| e.to_string())?;
+    let mut all_parity_ok = true;
+    let mut scene_rows = vec![];
+    let mut chart_gpu = vec![];
+    let mut chart_cpu = vec![];
+    let mut latency_scene = None;
+    println!();
+    println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling µs | picker CPU no culling µs | most draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut cpu_lines = vec![];
+    for (k, spec) in cfg.scenes.iter().enumerate() {
+        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
+        let t = gpu_timing::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, k as u64)?;
+        let full = parity::full_image(&ctx, &scene, &cam, cfg.size)?;
+        let pixels: Vec<UVec2> = {
+            let mut rng = fastrand::Rng::with_seed(900 + k as u64);
+            (0..cfg.parity_culled).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect()
+        };
+        let pc = parity::picker(&ctx, &scene, &cam, cfg.size, true, &pixels, &full)?;
+        let pu = parity::picker(&ctx, &scene, &cam, cfg.size, false, &pixels[..cfg.parity_unculled.min(pixels.len())], &full)?;
+        let ps = parity::scissored(&ctx, &scene, &cam, cfg.size, &pixels[..cfg.parity_scissored.min(pixels.len())], &full)?;
+        all_parity_ok &= pc.0 == pc.1 && pu.0 == pu.1 && ps.0 == ps.1;
+        let rays: Vec<_> = pixels.iter().filter_map(|&p| snapshot.pixel_ray(p)).map(|r| (r.origin, r.direction)).collect();
+        let expected: Vec<Option<usize>> = pixels.iter().map(|p| parity::object_of_texel(&scene, &full[(p.y * w + p.x) as usize])).collect();
+        let mut cpu_rows = vec![];
+        for result in [cpu_bvh::flat(&scene, &rays)?, cpu_bvh::two_level(&scene, &rays)?] {
+            let agree = result.hits.iter().zip(&expected).filter(|(a, b)| a == b).count();
+            cpu_lines.push(format!(
+                "| {} | {} | {:.1} | {:.2} | {} | {agree}/{} |",
+                spec.name,
+                result.name,
+                result.build_ms,
+                result.ray_us,
+                fmt_bytes(result.memory_bytes),
+                expected.len()
+            ));
+            cpu_rows.push(json!({"method": result.name, "build_ms": result.build_ms, "ray_us": result.ray_us, "memory_bytes": result.memory_bytes, "agreement_with_gpu_id_image": [agree, expected.len()]}));
+        }
+        let ratio = t.gpu_ms[0] / t.gpu_ms[4];
+        println!(
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2}% | {:.1} | {:.1} | {}/{} | {}/{} | {}/{} | {}/{} |",
+            spec.name,
+            scene.triangles_per_object,
+            t.gpu_ms[0],
+            t.gpu_ms[1],
+            t.gpu_ms[2],
+            t.gpu_ms[3],
+            t.gpu_ms[4],
+            ratio * 100.0,
+            t.cpu_us[0],
+            t.cpu_us[1],
+            t.draws_recorded[0],
+            t.draws_recorded[1],
+            pc.0,
+            pc.1,
+            pu.0,
+            pu.1,
+            ps.0,
+            ps.1
+        );
+        chart_gpu.push((spec.name.to_string(), t.gpu_ms.to_vec()));
+        let cpu_ray = |i: usize| cpu_rows[i]["ray_us"].as_f64().unwrap_or(f64::NAN);
+        chart_cpu.push((spec.name.to_string(), vec![t.cpu_us[0], t.cpu_us[1], cpu_ray(0), cpu_ray(1)]));
+        scene_rows.push(json!({
+            "scene": spec.name, "objects": spec.objects, "triangles_per_object": scene.triangles_per_object, "instanced": spec.instanced,
+            "gpu_ms": gpu_timing::APPROACHES.iter().zip(t.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "culled_pick_over_lit": ratio,
+            "picker_cpu_us": {"culling": t.cpu_us[0], "no_culling": t.cpu_us[1]},
+            "draws_recorded": {"culling": t.draws_recorded[0], "no_culling": t.draws_recorded[1]},
+            "instances_culled": t.instances_culled,
+            "parity": {"picker_culling": [pc.0, pc.1], "picker_no_culling": [pu.0, pu.1], "full_size_scissored": [ps.0, ps.1]},
+            "cpu_bvh": cpu_rows,
+        }));
+        if k == 0 {
+            latency_scene = Some(scene);
+        }
+    }
+    println!();
+    println!("| scene | CPU ray cast | build ms | per ray µs | memory (heap) | agrees with GPU ID image |");
+    println!("|---|---|---|---|---|---|");
+    for l in &cpu_lines {
+        println!("{l}");
+    }
+
+    // Memory: the picker holds the same bytes whatever the view size.
+    // SAFETY: the context outlives the picker.
+    let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 2, ..Default::default() }) }.map_err(|e| e.to_string())?;
+    let pm = picker.memory().total();
+    drop(picker);
+    println!();
+    println!("| approach (2 frames in flight) | 1x1 | 1920x1080 | 3840x2160 |");
+    println!("|---|---|---|---|");
+    let mut memory_rows = vec![];
+    let sizes = [(1u32, 1u32), (1920, 1080), (3840, 2160)];
+    let mut full_size = vec![];
+    for &(sw, sh) in &sizes {
+        // SAFETY: the device is live.
+        let att = unsafe { IdImage::attachment_bytes_for(&ctx.device, sw, sh) }.map_err(|e| e.to_string())?;
+        full_size.push(att);
+    }
+    let rows: [(&str, Vec<u64>); 3] = [
+        ("picker (1x1 attachments + staging ring)", vec![pm; 3]),
+        ("full-size target, scissored (+ 1 texel staging)", full_size.iter().map(|a| a + 20).collect()),
+        ("full-resolution ID pass (+ full readback)", full_size.iter().zip(sizes).map(|(a, (sw, sh))| a + u64::from(sw) * u64::from(sh) * 20).collect()),
+    ];
+    for (name, bytes) in &rows {
+        println!("| {name} | {} | {} | {} |", fmt_bytes(bytes[0]), fmt_bytes(bytes[1]), fmt_bytes(bytes[2]));
+        memory_rows.push(json!({"approach": name, "bytes_1x1": bytes[0], "bytes_1920x1080": bytes[1], "bytes_3840x2160": bytes[2]}));
+    }
+
+    println!();
+    println!("| frames in flight | pick-to-result latency (frames) | pick-to-result latency (µs) |");
+    println!("|---|---|---|");
+    let mut latency_rows = vec![];
+    if let Some(scene) = &latency_scene {
+        for f in 1..=3 {
+            let l = latency::measure(&ctx, scene, cfg.size, f, cfg.latency_frames.max(3 * f))?;
+            println!("| {} | {:.0} | {:.0} |", l.frames_in_flight, l.frames, l.micros);
+            latency_rows.push(json!({"frames_in_flight": l.frames_in_flight, "frames": l.frames, "micros": l.micros}));
+        }
+    }
+
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let json_path = out.join("bench.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let png = chart::render(&[
+        chart::Panel { title: "GPU time per frame", unit: "ms", series: &gpu_timing::APPROACHES, groups: chart_gpu },
+        chart::Panel { title: "CPU time per pick", unit: "µs".replace('µ', "u").leak(), series: &["picker, culling (per frame)", "picker, no culling (per frame)", "CPU BVH flat (per ray)", "CPU BVH two-level (per ray)"], groups: chart_cpu },
+    ]);
+    let png_path = out.join("bench.png");
+    png.save(&png_path).map_err(|e| format!("{}: {e}", png_path.display()))?;
+    println!();
+    println!("parity: {}", if all_parity_ok { "every approach read back the right IDs" } else { "MISMATCH" });
+    println!("wrote {} and {}", json_path.display(), png_path.display());
+    Ok(all_parity_ok)
+}

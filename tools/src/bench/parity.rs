@@ -1,0 +1,67 @@
+//! Parity: every approach's IDs against the full-resolution ID image, at random pixels.
+
+use crate::scenes::BenchScene;
+use glam::UVec2;
+use picking_vk::{IdCopy, IdImage, ObjectId, PickRequest, Picker, PickerConfig, Texels, Viewport};
+use picking_vk_context::VulkanContext;
+use viewer::camera::CameraMatrices;
+
+const BATCH: usize = 64;
+
+/// The full-resolution ID image of the view.
+pub fn full_image(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32)) -> Result<Vec<Texels>, String> {
+    // SAFETY: the context outlives the image.
+    let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
+    let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), cam.view, cam.projection);
+    // SAFETY: recording outside a render pass; buffers outlive the wait.
+    ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, false, IdCopy::Whole) }).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    // SAFETY: `run_once` waited.
+    unsafe { img.read() }.map_err(|e| e.to_string())
+}
+
+/// The object a texel names.
+pub fn object_of_texel(scene: &BenchScene, t: &Texels) -> Option<usize> {
+    scene.object_of(ObjectId::from_words(t.id), Some(t.draw_instance[1]))
+}
+
+/// Picks `pixels` with a picker (culling on or off); counts agreement with the full image.
+pub fn picker(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32), culling: bool, pixels: &[UVec2], full: &[Texels]) -> Result<(usize, usize), String> {
+    // SAFETY: the context outlives the picker.
+    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, culling, ..Default::default() }) }.map_err(|e| e.to_string())?;
+    let vp = Viewport::full(w, h);
+    let mut matches = 0;
+    for chunk in pixels.chunks(BATCH) {
+        ctx.run_once(|cmd| -> Result<(), String> {
+            for (slot, &p) in chunk.iter().enumerate() {
+                // SAFETY: as above.
+                unsafe { picker.record(cmd, slot, &PickRequest::new(p, vp, cam.view, cam.projection), &scene.gpu.pick_draws) }.map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+        .map_err(|e| e.to_string())??;
+        for (slot, &p) in chunk.iter().enumerate() {
+            // SAFETY: `run_once` waited.
+            let r = unsafe { picker.take_result(slot) }.map_err(|e| e.to_string())?.ok_or("no result")?;
+            let got = scene.object_of(r.id(), r.hit.as_ref().and_then(|h| h.instance));
+            let want = object_of_texel(scene, &full[(p.y * w + p.x) as usize]);
+            matches += usize::from(got == want);
+        }
+    }
+    Ok((matches, pixels.len()))
+}
+
+/// The classic approach: a full-size target scissored to the pixel, one texel read back.
+pub fn scissored(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32), pixels: &[UVec2], full: &[Texels]) -> Result<(usize, usize), String> {
+    // SAFETY: the context outlives the image.
+    let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
+    let mut matches = 0;
+    for &p in pixels {
+        let request = PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection);
+        // SAFETY: as above.
+        ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, true, IdCopy::Pixel) }).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        // SAFETY: `run_once` waited.
+        let t = unsafe { img.read_pixel() }.map_err(|e| e.to_string())?;
+        matches += usize::from(object_of_texel(scene, &t) == object_of_texel(scene, &full[(p.y * w + p.x) as usize]));
+    }
+    Ok((matches, pixels.len()))
+}
