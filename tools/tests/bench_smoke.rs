@@ -1,0 +1,29 @@
+//! Smoke run of the benchmark's small configuration on whatever device exists (lavapipe in
+//! CI): it must finish, every approach must read back the right IDs, and the table, JSON and
+//! chart must be written. Timings are printed, never asserted.
+
+use std::process::Command;
+
+#[test]
+fn small_benchmark_runs_with_full_parity() {
+    let out = std::env::temp_dir().join(format!("picking-vk-bench-{}", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_bench")).args(["--small", "--out", out.to_str().unwrap()]).output().expect("run bench");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    println!("{stdout}");
+    assert!(run.status.success(), "bench failed:\n{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    assert!(stdout.contains("every approach read back the right IDs"));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(report["parity_all_match"], true);
+    let scenes = report["scenes"].as_array().unwrap();
+    assert_eq!(scenes.len(), 4);
+    for s in scenes {
+        let [m, n] = [0, 1].map(|i| s["parity"]["picker_culling"][i].as_u64().unwrap());
+        assert!(m == n && n >= 1000, "{s}");
+        assert!(s["gpu_ms"]["lit main pass"].as_f64().unwrap() > 0.0);
+    }
+    let memory = report["memory"].as_array().unwrap();
+    assert_eq!(memory[0]["bytes_1x1"], memory[0]["bytes_3840x2160"], "pick memory does not grow with the view");
+    assert_eq!(report["latency"].as_array().unwrap().len(), 3);
+    let png = image::open(out.join("bench.png")).unwrap();
+    assert!(png.width() > 500 && png.height() > 500);
+}
