@@ -56,8 +56,9 @@ fn world_sphere(local: &Aabb, m: &Mat4) -> (Vec3, f32) {
     (c, local.half_extent().length() * stretch)
 }
 
-/// A bounding-volume hierarchy over the instances of a draw, in the draw's model space.
-pub(crate) struct InstanceBvh {
+/// A bounding-volume hierarchy over boxes: the instances of a draw (in its model space), or
+/// the draws of a shared draw list (in world space).
+pub(crate) struct BoxBvh {
     nodes: Vec<BvhNode>,
     items: Vec<(Aabb, u32)>,
 }
@@ -76,15 +77,19 @@ const LEAF_SIZE: usize = 4;
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
 const MERGE_GAP: u32 = 32;
 
-impl InstanceBvh {
+impl BoxBvh {
+    /// Instance `i`'s box is `local` under `transforms[i]`.
     pub fn build(local: &Aabb, transforms: &[Mat4]) -> Option<Self> {
-        let mut items: Vec<(Aabb, u32)> = transforms.iter().enumerate().map(|(i, m)| (local.transformed(m), i as u32)).collect();
+        Self::from_items(transforms.iter().enumerate().map(|(i, m)| (local.transformed(m), i as u32)).collect())
+    }
+
+    pub fn from_items(mut items: Vec<(Aabb, u32)>) -> Option<Self> {
         if items.is_empty() || items.iter().any(|(b, _)| !b.is_finite()) {
             return None;
         }
         let mut nodes = Vec::with_capacity(2 * items.len() / LEAF_SIZE + 1);
         Self::split(&mut items, 0, &mut nodes);
-        Some(InstanceBvh { nodes, items })
+        Some(BoxBvh { nodes, items })
     }
 
     fn split(items: &mut [(Aabb, u32)], offset: usize, nodes: &mut Vec<BvhNode>) -> usize {
@@ -148,8 +153,16 @@ impl InstanceBvh {
 struct CachedBvh {
     transforms: Weak<[Mat4]>,
     local: Aabb,
-    bvh: Option<InstanceBvh>,
+    bvh: Option<BoxBvh>,
     last_used: u64,
+}
+
+/// A hierarchy over the world bounds of a shared draw list, valid while that list lives.
+struct DrawCache {
+    draws: Weak<[PickDraw]>,
+    bvh: Option<BoxBvh>,
+    /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms).
+    unbounded: Vec<u32>,
 }
 
 /// What to record this frame: the admitted draws and, for instanced ones, which instances.
@@ -159,7 +172,9 @@ pub(crate) struct Plan {
     pub entries: Vec<PlanEntry>,
     pub ranges: Vec<(u32, u32)>,
     scratch: Vec<u32>,
+    candidates: Vec<u32>,
     bvhs: HashMap<usize, CachedBvh>,
+    draw_cache: Option<DrawCache>,
     frame: u64,
     pub stats: CullStats,
 }
@@ -184,37 +199,97 @@ pub(crate) struct CullStats {
 }
 
 impl Plan {
-    /// Plans the frame. With `ray`, bounded draws and instances the ray misses are dropped.
-    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
+    fn begin(&mut self) {
         self.entries.clear();
         self.ranges.clear();
         self.stats = CullStats::default();
         self.frame += 1;
-        for (index, draw) in draws.iter().enumerate() {
-            if !draw.pickable || !request.admits(draw.id) {
-                self.stats.draws_skipped += 1;
-                continue;
-            }
-            let first_range = self.ranges.len() as u32;
-            let culled = match (ray, draw.bounds) {
-                (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
-                _ => {
-                    self.push_all_instances(draw, request.ignore);
-                    false
-                }
-            };
-            if culled {
-                self.stats.draws_culled += 1;
-                self.ranges.truncate(first_range as usize);
-                continue;
-            }
-            let range_count = self.ranges.len() as u32 - first_range;
-            self.entries.push(PlanEntry { draw: index as u32, first_range, range_count });
-        }
+    }
+
+    fn end(&mut self) {
         if self.bvhs.len() > 64 {
             let frame = self.frame;
             self.bvhs.retain(|_, c| c.transforms.strong_count() > 0 && frame - c.last_used < 600);
         }
+    }
+
+    /// Plans the frame. With `ray`, bounded draws and instances the ray misses are dropped.
+    /// O(draws): every draw's bounds are tested.
+    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
+        self.begin();
+        for (index, draw) in draws.iter().enumerate() {
+            self.plan_draw(index as u32, draw, request, ray);
+        }
+        self.end();
+    }
+
+    /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
+    /// once per list, finds the draws the ray can meet in O(log n + hits).
+    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>) {
+        let Some(ray) = ray else { return self.build(request, draws, None) };
+        let fresh = self.draw_cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
+        if !fresh {
+            self.draw_cache = Some(Self::index_draws(draws));
+        }
+        self.begin();
+        self.candidates.clear();
+        if let Some(cache) = &self.draw_cache {
+            if let Some(bvh) = &cache.bvh {
+                bvh.query(ray.origin, ray.dir, |d| ray.margin(d), &mut self.candidates);
+            }
+            self.candidates.extend_from_slice(&cache.unbounded);
+        }
+        // Draw order decides depth ties: keep the host's order.
+        self.candidates.sort_unstable();
+        let candidates = std::mem::take(&mut self.candidates);
+        for &index in &candidates {
+            if let Some(draw) = draws.get(index as usize) {
+                self.plan_draw(index, draw, request, Some(ray));
+            }
+        }
+        self.stats.draws_culled += (draws.len() - candidates.len()) as u32;
+        self.candidates = candidates;
+        self.end();
+    }
+
+    /// World boxes of every boundable draw, once per shared list.
+    fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
+        let mut items = Vec::with_capacity(draws.len());
+        let mut unbounded = vec![];
+        for (i, draw) in draws.iter().enumerate() {
+            let local = match (draw.bounds, draw.instances, draw.instance_transforms.as_ref()) {
+                (Some(b), None, _) => Some(b),
+                (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c)),
+                _ => None,
+            };
+            match local.map(|b| b.transformed(&draw.model)).filter(Aabb::is_finite) {
+                Some(world) => items.push((world, i as u32)),
+                None => unbounded.push(i as u32),
+            }
+        }
+        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::from_items(items), unbounded }
+    }
+
+    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
+        if !draw.pickable || !request.admits(draw.id) {
+            self.stats.draws_skipped += 1;
+            return;
+        }
+        let first_range = self.ranges.len() as u32;
+        let culled = match (ray, draw.bounds) {
+            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
+            _ => {
+                self.push_all_instances(draw, request.ignore);
+                false
+            }
+        };
+        if culled {
+            self.stats.draws_culled += 1;
+            self.ranges.truncate(first_range as usize);
+            return;
+        }
+        let range_count = self.ranges.len() as u32 - first_range;
+        self.entries.push(PlanEntry { draw: index, first_range, range_count });
     }
 
     fn push_all_instances(&mut self, draw: &PickDraw, ignore: &[Ignore]) {
@@ -245,7 +320,7 @@ impl Plan {
         let frame = self.frame;
         let stale = self.bvhs.get(&key).is_none_or(|c| c.local != *local || c.transforms.upgrade().is_none_or(|t| !Arc::ptr_eq(&t, transforms)));
         if stale {
-            self.bvhs.insert(key, CachedBvh { transforms: Arc::downgrade(transforms), local: *local, bvh: InstanceBvh::build(local, transforms), last_used: frame });
+            self.bvhs.insert(key, CachedBvh { transforms: Arc::downgrade(transforms), local: *local, bvh: BoxBvh::build(local, transforms), last_used: frame });
         }
         let Some(cached) = self.bvhs.get_mut(&key) else { return false };
         cached.last_used = frame;
@@ -302,7 +377,7 @@ mod tests {
     fn bvh_finds_exactly_the_boxes_a_ray_crosses() {
         let local = Aabb { min: Vec3::splat(-0.4), max: Vec3::splat(0.4) };
         let transforms: Vec<Mat4> = (0..1000).map(|i| Mat4::from_translation(Vec3::new((i % 10) as f32, ((i / 10) % 10) as f32, (i / 100) as f32))).collect();
-        let bvh = InstanceBvh::build(&local, &transforms).unwrap();
+        let bvh = BoxBvh::build(&local, &transforms).unwrap();
         let mut out = vec![];
         // A ray along +z through the column x = 3, y = 7.
         bvh.query(Vec3::new(3.0, 7.0, -5.0), Vec3::Z, |_| 0.0, &mut out);

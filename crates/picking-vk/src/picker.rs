@@ -245,7 +245,8 @@ impl Picker {
 
     /// Records this frame's pick into `cmd`: the 1x1 pass and the copy of its texels into
     /// `slot`. Records nothing and returns an error if the request or a draw is invalid. A
-    /// result still pending in `slot` is dropped.
+    /// result still pending in `slot` is dropped. With culling, every bounded draw is tested
+    /// (O(draws)); see [`Picker::record_shared`] for a hierarchy over draws that persist.
     ///
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
@@ -255,6 +256,32 @@ impl Picker {
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
     pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &[PickDraw]) -> Result<PickTicket, PickError> {
+        // SAFETY: the caller's contract is `record_planned`'s.
+        unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build(request, draws, ray)) }
+    }
+
+    /// As [`Picker::record`], for a draw list the host keeps from frame to frame: the picker
+    /// keeps a bounding-volume hierarchy of the draws' world bounds for as long as this `Arc`
+    /// lives, so culling costs O(log draws + hits) instead of O(draws). When draws move or
+    /// change, hand in a new `Arc` (the hierarchy is rebuilt once, on its first use).
+    ///
+    /// # Safety
+    /// As [`Picker::record`].
+    pub unsafe fn record_shared(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<PickTicket, PickError> {
+        // SAFETY: the caller's contract is `record_planned`'s.
+        unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build_shared(request, draws, ray)) }
+    }
+
+    /// # Safety
+    /// As [`Picker::record`].
+    unsafe fn record_planned(
+        &mut self,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        request: &PickRequest<'_>,
+        draws: &[PickDraw],
+        plan_frame: impl FnOnce(&mut Plan, Option<&PixelRay>),
+    ) -> Result<PickTicket, PickError> {
         let frames_in_flight = self.slots.len();
         if slot >= frames_in_flight {
             return Err(PickError::InvalidSlot { slot, frames_in_flight });
@@ -264,7 +291,7 @@ impl Picker {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
         };
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
-        self.plan.build(request, draws, ray.as_ref());
+        plan_frame(&mut self.plan, ray.as_ref());
         record::prepare(self.kit.pipelines()?, draws, &self.plan)?;
         let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         let s = &mut self.slots[slot];

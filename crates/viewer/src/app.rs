@@ -435,20 +435,20 @@ impl Running {
             let request = PickRequest::new(pixel, viewport, cam.view, cam.projection);
             // SAFETY: `cmd` is recording outside a render pass; the scene buffers live as long
             // as `gfx`, which outlives every frame's work (the device idles before it drops).
-            unsafe { gfx.picker.record(cmd, slot, &request, &gfx.gpu.pick_draws) }?;
+            unsafe { gfx.picker.record_shared(cmd, slot, &request, &gfx.gpu.pick_draws) }?;
             pick = Some(PendingPick { click: std::mem::take(&mut self.click_requested), frame: self.frame_index, at: Instant::now() });
         } else {
             self.click_requested = false;
         }
         gfx.frames[slot].pick = pick;
-        if let (true, false, Some((vx, vy, vw, vh)), Some(cam)) = (self.show_ids, self.id_view_busy, view, camera.as_ref()) {
+        if let (true, false, Some((_, _, vw, vh)), Some(cam)) = (self.show_ids, self.id_view_busy, view, camera.as_ref()) {
             if gfx.id_image.as_ref().is_none_or(|i| i.extent() != (vw, vh)) {
                 gfx.id_image = None;
                 // SAFETY: the context outlives the image (Gfx drops first).
                 gfx.id_image = Some(unsafe { IdImage::new(self.ctx.host_device(), picking_vk::DepthConvention::Standard, vw, vh) }?);
             }
+            // The ID view shows the 3D view alone, so its viewport starts at the image origin.
             let viewport = Viewport { x: 0.0, y: 0.0, width: vw as f32, height: vh as f32, min_depth: 0.0, max_depth: 1.0 };
-            let _ = (vx, vy);
             let request = PickRequest::new(UVec2::ZERO, viewport, cam.view, cam.projection);
             if let Some(ids) = gfx.id_image.as_mut() {
                 // SAFETY: as for the pick; only one ID-view copy is in flight at a time.

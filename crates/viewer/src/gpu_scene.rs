@@ -71,7 +71,8 @@ pub struct GpuScene {
     pub worlds: HostBuffer,
     pub slot_count: u32,
     pub render_draws: Vec<RenderDraw>,
-    pub pick_draws: Vec<PickDraw>,
+    /// Shared, so the picker can keep a culling hierarchy over them (`Picker::record_shared`).
+    pub pick_draws: Arc<[PickDraw]>,
     /// World-matrix slot of each scene node that draws a mesh.
     pub node_slot: Vec<Option<u32>>,
     /// Marker meshes: a ball for the picked point, a thin rod for its normal.
@@ -127,7 +128,7 @@ impl GpuScene {
         }
         let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, [1.0, 0.15, 0.1, 1.0]))?;
         let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, [0.1, 0.9, 1.0, 1.0]))?;
-        Ok(GpuScene { primitives, slot_count: worlds.len() as u32, worlds: worlds_buffer, render_draws, pick_draws, node_slot, marker_ball, marker_rod })
+        Ok(GpuScene { primitives, slot_count: worlds.len() as u32, worlds: worlds_buffer, render_draws, pick_draws: pick_draws.into(), node_slot, marker_ball, marker_rod })
     }
 }
 

@@ -98,7 +98,7 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
                 let request = PickRequest::new(UVec2::new(x as u32, y as u32), viewport, camera.view, camera.projection);
                 // SAFETY: `cmd` is recording outside a render pass; the scene's buffers
                 // outlive the wait in `run_once`.
-                let ticket = unsafe { picker.record(cmd, recorded.len(), &request, &gpu.pick_draws) }?;
+                let ticket = unsafe { picker.record_shared(cmd, recorded.len(), &request, &gpu.pick_draws) }?;
                 recorded.push(Some(ticket.slot));
             }
             Ok(())

@@ -1,5 +1,7 @@
 //! GPU time of each approach, measured side by side in the same frames with timestamp
-//! queries (a full barrier between approaches isolates them), and the picker's CPU time.
+//! queries (a full barrier between approaches isolates them), and the picker's CPU time,
+//! measured apart: each variant records into a scratch command buffer, in rotating order, so
+//! none pays for the driver growing a fresh command buffer.
 
 use crate::scenes::BenchScene;
 use ash::vk;
@@ -11,13 +13,14 @@ use viewer::camera::CameraMatrices;
 use viewer::lit_pass::{FrameStyle, LitPass};
 use viewer::offscreen::{Offscreen, COLOR_FORMAT};
 
-pub const APPROACHES: [&str; 5] = ["picker (culling)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
+pub const APPROACHES: [&str; 5] = ["picker (culling, shared list)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
 
 pub struct Timings {
     /// Median GPU milliseconds per approach, in `APPROACHES` order.
     pub gpu_ms: [f64; 5],
-    /// Median CPU microseconds of `Picker::record` (culling + recording), culled and not.
-    pub cpu_us: [f64; 2],
+    /// Median CPU microseconds of recording a pick (culling + recording): shared list with a
+    /// hierarchy (`record_shared`), no culling, and per-frame list culling (`record`).
+    pub cpu_us: [f64; 3],
     pub draws_recorded: [u32; 2],
     pub instances_culled: u32,
 }
@@ -51,6 +54,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     // SAFETY (constructors): the context's handles belong together and outlive these objects.
     let mut culled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: true, ..Default::default() }) }.map_err(|x| e(&x))?;
     let mut unculled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: false, ..Default::default() }) }.map_err(|x| e(&x))?;
+    let mut listed = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: true, ..Default::default() }) }.map_err(|x| e(&x))?;
     let mut blog = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
     let mut full = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
     let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
@@ -60,15 +64,17 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     // SAFETY: plain query pool creation.
     let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
+    let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(1);
+    // SAFETY: the pool allows resetting single command buffers; freed below.
+    let scratch = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?[0];
     let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 2]) = Default::default();
+    let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 3]) = Default::default();
     let mut draws_recorded = [0u32; 2];
     let mut instances_culled = 0;
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(pixel, vp, cam.view, cam.projection);
-        let mut cpu_frame = [0.0; 2];
         let recorded = ctx.run_once(|cmd| -> Result<(), String> {
             // SAFETY (whole closure): `cmd` is recording outside a render pass; all scene
             // buffers and targets outlive the wait in `run_once`.
@@ -76,13 +82,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 d.cmd_reset_query_pool(cmd, pool, 0, 6);
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
-                for (k, picker) in [&mut culled, &mut unculled].into_iter().enumerate() {
-                    let t = Instant::now();
-                    picker.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
-                    cpu_frame[k] = t.elapsed().as_secs_f64() * 1e6;
-                    full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1 + k as u32);
-                }
+                culled.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
+                unculled.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2);
                 blog.record(cmd, &request, draws, true, IdCopy::Pixel).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 3);
@@ -94,15 +99,19 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 lit.end(cmd);
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 5);
+                // Per-frame list culling: checked for the same answer, timed below.
+                listed.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
             }
             Ok(())
         });
         recorded.map_err(|x| e(&x))??;
         // SAFETY: `run_once` waited: the slots' copies completed.
         let (a, b) = unsafe { (culled.take_result(0), unculled.take_result(0)) };
+        // SAFETY: as above.
+        let c = unsafe { listed.take_result(0) }.map_err(|x| e(&x))?.ok_or("no result")?;
         let (a, b) = (a.map_err(|x| e(&x))?.ok_or("no result")?, b.map_err(|x| e(&x))?.ok_or("no result")?);
-        if a.id() != b.id() {
-            return Err(format!("culling changed the pick at {pixel}: {:?} vs {:?}", a.id(), b.id()));
+        if a.id() != b.id() || c.id() != b.id() {
+            return Err(format!("culling changed the pick at {pixel}: {:?} / {:?} vs {:?}", a.id(), c.id(), b.id()));
         }
         let mut t = [0u64; 6];
         // SAFETY: the frame completed; all six queries were written.
@@ -111,7 +120,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             for k in 0..5 {
                 gpu[k].push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
             }
-            for k in 0..2 {
+            let cpu_frame = cpu_times(d, scratch, frame, [&mut culled, &mut unculled, &mut listed], &request, &scene.gpu.pick_draws)?;
+            for k in 0..3 {
                 cpu[k].push(cpu_frame[k]);
             }
             draws_recorded[0] = draws_recorded[0].max(a.stats.pass.draws_recorded);
@@ -119,9 +129,36 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             instances_culled = instances_culled.max(a.stats.pass.instances_culled);
         }
     }
-    // SAFETY: all work finished (`run_once` waits).
-    unsafe { d.destroy_query_pool(pool, None) };
+    // SAFETY: all work finished (`run_once` waits); the scratch buffer was never submitted.
+    unsafe {
+        d.destroy_query_pool(pool, None);
+        d.free_command_buffers(ctx.command_pool, &[scratch]);
+    }
     let gpu_ms = [0, 1, 2, 3, 4].map(|k| median(&mut gpu[k]));
-    let cpu_us = [0, 1].map(|k| median(&mut cpu[k]));
+    let cpu_us = [0, 1, 2].map(|k| median(&mut cpu[k]));
     Ok(Timings { gpu_ms, cpu_us, draws_recorded, instances_culled })
+}
+
+/// CPU microseconds of one pick recording for each picker (shared list, no culling, per-frame
+/// list), into a scratch command buffer that is never submitted, in an order that rotates.
+fn cpu_times(d: &ash::Device, scratch: vk::CommandBuffer, frame: usize, pickers: [&mut Picker; 3], request: &PickRequest<'_>, draws: &std::sync::Arc<[picking_vk::PickDraw]>) -> Result<[f64; 3], String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let mut out = [0.0; 3];
+    let mut pickers = pickers.map(Some);
+    for k in (0..3).map(|i| (i + frame) % 3) {
+        let picker = pickers[k].take().ok_or("picker used twice")?;
+        // SAFETY: `scratch` is never submitted, so resetting and re-recording it is always
+        // allowed; nothing recorded into it reaches the GPU, and the slot's previous frame
+        // (submitted elsewhere) has completed.
+        unsafe {
+            d.reset_command_buffer(scratch, vk::CommandBufferResetFlags::empty()).map_err(|x| e(&x))?;
+            d.begin_command_buffer(scratch, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
+            let t = Instant::now();
+            let recorded = if k == 0 { picker.record_shared(scratch, 0, request, draws) } else { picker.record(scratch, 0, request, draws) };
+            recorded.map_err(|x| e(&x))?;
+            out[k] = t.elapsed().as_secs_f64() * 1e6;
+            d.end_command_buffer(scratch).map_err(|x| e(&x))?;
+        }
+    }
+    Ok(out)
 }

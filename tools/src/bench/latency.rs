@@ -57,7 +57,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
             unsafe {
                 d.reset_fences(&[fences[slot]]).map_err(|x| e(&x))?;
                 d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
-                picker.record(cmd, slot, &request, &scene.gpu.pick_draws).map_err(|x| e(&x))?;
+                picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws).map_err(|x| e(&x))?;
                 pending[slot] = Some((frame, Instant::now()));
                 lit.begin(cmd, target.framebuffer, target.extent);
                 lit.draw_scene(cmd, &scene.gpu, &styles[slot], &cam, viewport, None);

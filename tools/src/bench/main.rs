@@ -102,8 +102,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let mut chart_cpu = vec![];
     let mut latency_scene = None;
     println!();
-    println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling µs | picker CPU no culling µs | most draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling µs | picker CPU no culling µs | picker CPU per-frame list culling µs | most draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut cpu_lines = vec![];
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
@@ -135,7 +135,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         }
         let ratio = t.gpu_ms[0] / t.gpu_ms[4];
         println!(
-            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2}% | {:.1} | {:.1} | {}/{} | {}/{} | {}/{} | {}/{} |",
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2}% | {:.1} | {:.1} | {:.1} | {}/{} | {}/{} | {}/{} | {}/{} |",
             spec.name,
             scene.triangles_per_object,
             t.gpu_ms[0],
@@ -146,6 +146,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             ratio * 100.0,
             t.cpu_us[0],
             t.cpu_us[1],
+            t.cpu_us[2],
             t.draws_recorded[0],
             t.draws_recorded[1],
             pc.0,
@@ -157,12 +158,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         );
         chart_gpu.push((spec.name.to_string(), t.gpu_ms.to_vec()));
         let cpu_ray = |i: usize| cpu_rows[i]["ray_us"].as_f64().unwrap_or(f64::NAN);
-        chart_cpu.push((spec.name.to_string(), vec![t.cpu_us[0], t.cpu_us[1], cpu_ray(0), cpu_ray(1)]));
+        chart_cpu.push((spec.name.to_string(), vec![t.cpu_us[0], t.cpu_us[2], t.cpu_us[1], cpu_ray(0), cpu_ray(1)]));
         scene_rows.push(json!({
             "scene": spec.name, "objects": spec.objects, "triangles_per_object": scene.triangles_per_object, "instanced": spec.instanced,
             "gpu_ms": gpu_timing::APPROACHES.iter().zip(t.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "culled_pick_over_lit": ratio,
-            "picker_cpu_us": {"culling": t.cpu_us[0], "no_culling": t.cpu_us[1]},
+            "picker_cpu_us": {"culling_shared_list": t.cpu_us[0], "no_culling": t.cpu_us[1], "culling_per_frame_list": t.cpu_us[2]},
             "draws_recorded": {"culling": t.draws_recorded[0], "no_culling": t.draws_recorded[1]},
             "instances_culled": t.instances_culled,
             "parity": {"picker_culling": [pc.0, pc.1], "picker_no_culling": [pu.0, pu.1], "full_size_scissored": [ps.0, ps.1]},
@@ -223,7 +224,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[
         chart::Panel { title: "GPU time per frame", unit: "ms", series: &gpu_timing::APPROACHES, groups: chart_gpu },
-        chart::Panel { title: "CPU time per pick", unit: "µs".replace('µ', "u").leak(), series: &["picker, culling (per frame)", "picker, no culling (per frame)", "CPU BVH flat (per ray)", "CPU BVH two-level (per ray)"], groups: chart_cpu },
+        chart::Panel { title: "CPU time per pick", unit: "µs".replace('µ', "u").leak(), series: &["picker, culling, shared list", "picker, culling, per-frame list", "picker, no culling", "CPU BVH flat (per ray)", "CPU BVH two-level (per ray)"], groups: chart_cpu },
     ]);
     let png_path = out.join("bench.png");
     png.save(&png_path).map_err(|e| format!("{}: {e}", png_path.display()))?;

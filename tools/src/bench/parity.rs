@@ -34,7 +34,9 @@ pub fn picker(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w,
         ctx.run_once(|cmd| -> Result<(), String> {
             for (slot, &p) in chunk.iter().enumerate() {
                 // SAFETY: as above.
-                unsafe { picker.record(cmd, slot, &PickRequest::new(p, vp, cam.view, cam.projection), &scene.gpu.pick_draws) }.map_err(|e| e.to_string())?;
+                let request = PickRequest::new(p, vp, cam.view, cam.projection);
+                // SAFETY: as above.
+                unsafe { if culling { picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws) } else { picker.record(cmd, slot, &request, &scene.gpu.pick_draws) } }.map_err(|e| e.to_string())?;
             }
             Ok(())
         })

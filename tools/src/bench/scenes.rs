@@ -96,7 +96,7 @@ impl BenchScene {
             worlds,
             slot_count: transforms.len() as u32,
             render_draws,
-            pick_draws,
+            pick_draws: pick_draws.into(),
             node_slot: vec![],
             marker_ball: GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 4, 4, [1.0; 4]))?,
             marker_rod: GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 4, [1.0; 4]))?,
