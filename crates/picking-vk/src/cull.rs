@@ -48,6 +48,20 @@ impl PixelRay {
     }
 }
 
+/// Slab test: whether the ray (from its origin on) meets box `b` grown by `pad`. NaN from a
+/// zero direction component on a slab boundary counts as a hit: conservative.
+fn ray_meets_box(origin: Vec3, inv_dir: Vec3, b: &Aabb, pad: f32) -> bool {
+    let t1 = (b.min - pad - origin) * inv_dir;
+    let t2 = (b.max + pad - origin) * inv_dir;
+    let near = t1.min(t2).max_element();
+    let far = t1.max(t2).min_element();
+    !(near > far) && !(far < 0.0)
+}
+
+fn max_stretch(m: &Mat4) -> f32 {
+    m.x_axis.truncate().length().max(m.y_axis.truncate().length()).max(m.z_axis.truncate().length())
+}
+
 /// Bounding sphere of a box under a transform: centre moved, radius scaled by the largest
 /// axis stretch. Cheap enough to do for every draw every frame.
 fn world_sphere(local: &Aabb, m: &Mat4) -> (Vec3, f32) {
@@ -116,16 +130,7 @@ impl BoxBvh {
     /// padding for geometry up to model-space distance `d` from the ray origin.
     fn query(&self, origin: Vec3, dir: Vec3, pad: impl Fn(f32) -> f32, out: &mut Vec<u32>) {
         let inv = dir.recip();
-        let hits = |b: &Aabb| {
-            let reach = (b.center() - origin).length() + b.half_extent().length();
-            let pad = pad(reach);
-            let t1 = (b.min - pad - origin) * inv;
-            let t2 = (b.max + pad - origin) * inv;
-            let near = t1.min(t2).max_element();
-            let far = t1.max(t2).min_element();
-            // NaN (a zero direction component on a slab boundary) counts as a hit: conservative.
-            !(near > far) && !(far < 0.0)
-        };
+        let hits = |b: &Aabb| ray_meets_box(origin, inv, b, pad((b.center() - origin).length() + b.half_extent().length()));
         let mut stack = [0u32; 64];
         let mut top = 1;
         while top > 0 {
@@ -312,6 +317,16 @@ impl Plan {
             if !(ray.meets_sphere(c, r) || !r.is_finite() || !c.is_finite()) {
                 return true;
             }
+            // The sphere is loose around a box: test the box itself, in model space, padded
+            // by the margin at the sphere's far side.
+            let inv = draw.model.inverse();
+            if inv.is_finite() {
+                let (o, d) = (inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir));
+                let pad = ray.margin((c - ray.origin).length() + r) * max_stretch(&inv);
+                if !ray_meets_box(o, d.recip(), local, pad) {
+                    return true;
+                }
+            }
             self.ranges.push((0, 1));
             return false;
         };
@@ -336,8 +351,7 @@ impl Plan {
             self.push_all_instances(draw, ignore);
             return false;
         }
-        let stretch = |m: &Mat4| m.x_axis.truncate().length().max(m.y_axis.truncate().length()).max(m.z_axis.truncate().length());
-        let (to_world, to_model) = (stretch(&draw.model), stretch(&inv));
+        let (to_world, to_model) = (max_stretch(&draw.model), max_stretch(&inv));
         self.scratch.clear();
         bvh.query(inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir), |d| ray.margin(d * to_world) * to_model, &mut self.scratch);
         self.scratch.retain(|&i| (i as usize) < count && !ignored(draw, i, ignore));

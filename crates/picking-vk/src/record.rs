@@ -124,13 +124,21 @@ impl PassRecording<'_> {
             instances_culled: plan.stats.instances_culled,
         };
         let mut bound: Option<vk::Pipeline> = None;
+        let mut last: Option<(PipelineKey, vk::Pipeline)> = None;
         for entry in &plan.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
-            let Some(pipeline) = self.pipelines.cached(pipeline_key(draw)) else {
+            let key = pipeline_key(draw);
+            // Consecutive draws mostly share a layout: skip the hash lookup then.
+            let cached = match last {
+                Some((k, p)) if k == key => Some(p),
+                _ => self.pipelines.cached(key),
+            };
+            let Some(pipeline) = cached else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
-                log::error!("picking-vk: pipeline missing for {:?}; was prepare() skipped?", pipeline_key(draw));
+                log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
                 continue;
             };
+            last = Some((key, pipeline));
             let draw_index = snapshots.len() as u32;
             snapshots.push(DrawSnapshot::of(draw));
             stats.draws_recorded += 1;

@@ -21,7 +21,8 @@ pub struct Timings {
     /// Median CPU microseconds of recording a pick (culling + recording): shared list with a
     /// hierarchy (`record_shared`), no culling, and per-frame list culling (`record`).
     pub cpu_us: [f64; 3],
-    pub draws_recorded: [u32; 2],
+    /// Median draws recorded per pick: culling (shared list), no culling.
+    pub draws_recorded: [f64; 2],
     pub instances_culled: u32,
 }
 
@@ -69,7 +70,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let scratch = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?[0];
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 3]) = Default::default();
-    let mut draws_recorded = [0u32; 2];
+    let mut recorded_counts: [Vec<f64>; 2] = Default::default();
     let mut instances_culled = 0;
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
     for frame in 0..warmup + frames {
@@ -124,8 +125,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             for k in 0..3 {
                 cpu[k].push(cpu_frame[k]);
             }
-            draws_recorded[0] = draws_recorded[0].max(a.stats.pass.draws_recorded);
-            draws_recorded[1] = b.stats.pass.draws_recorded;
+            recorded_counts[0].push(f64::from(a.stats.pass.draws_recorded));
+            recorded_counts[1].push(f64::from(b.stats.pass.draws_recorded));
             instances_culled = instances_culled.max(a.stats.pass.instances_culled);
         }
     }
@@ -136,6 +137,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     }
     let gpu_ms = [0, 1, 2, 3, 4].map(|k| median(&mut gpu[k]));
     let cpu_us = [0, 1, 2].map(|k| median(&mut cpu[k]));
+    let draws_recorded = [0, 1].map(|k| median(&mut recorded_counts[k]));
     Ok(Timings { gpu_ms, cpu_us, draws_recorded, instances_culled })
 }
 
