@@ -75,10 +75,26 @@ fn world_sphere(local: &Aabb, m: &Mat4) -> (Vec3, f32) {
 pub(crate) struct BoxBvh {
     nodes: Vec<BvhNode>,
     items: Vec<(Aabb, u32)>,
+    /// Half diagonal of each item's box, in `items` order.
+    item_radius: Vec<f32>,
+    /// For draw lists: each item's exact box in its own space, tested at the leaves so only
+    /// true candidates reach the caller. In `items` order, for memory locality.
+    exact: Vec<ExactBox>,
+}
+
+/// A draw's local box and the inverse of its model matrix.
+#[derive(Clone, Copy)]
+pub(crate) struct ExactBox {
+    inverse: Mat4,
+    local: Aabb,
+    /// Largest stretch of `inverse`: world distances to local ones.
+    inverse_stretch: f32,
 }
 
 struct BvhNode {
     bounds: Aabb,
+    /// Half the box diagonal: with the centre, bounds the distance to anything inside.
+    radius: f32,
     /// Leaf: first item and count; inner: left child index and 0.
     first: u32,
     count: u32,
@@ -94,22 +110,28 @@ const MERGE_GAP: u32 = 32;
 impl BoxBvh {
     /// Instance `i`'s box is `local` under `transforms[i]`.
     pub fn build(local: &Aabb, transforms: &[Mat4]) -> Option<Self> {
-        Self::from_items(transforms.iter().enumerate().map(|(i, m)| (local.transformed(m), i as u32)).collect())
+        Self::from_items(transforms.iter().enumerate().map(|(i, m)| (local.transformed(m), i as u32)).collect(), None)
     }
 
-    pub fn from_items(mut items: Vec<(Aabb, u32)>) -> Option<Self> {
+    /// `exact[i]`, when given, is the exact box of the item with index `i`.
+    pub fn from_items(mut items: Vec<(Aabb, u32)>, exact: Option<&[Option<ExactBox>]>) -> Option<Self> {
         if items.is_empty() || items.iter().any(|(b, _)| !b.is_finite()) {
             return None;
         }
         let mut nodes = Vec::with_capacity(2 * items.len() / LEAF_SIZE + 1);
         Self::split(&mut items, 0, &mut nodes);
-        Some(BoxBvh { nodes, items })
+        let item_radius = items.iter().map(|(b, _)| b.half_extent().length()).collect();
+        let exact = match exact {
+            Some(e) => items.iter().map(|(b, i)| e.get(*i as usize).copied().flatten().unwrap_or(ExactBox { inverse: Mat4::IDENTITY, local: *b, inverse_stretch: 1.0 })).collect(),
+            None => vec![],
+        };
+        Some(BoxBvh { nodes, items, item_radius, exact })
     }
 
     fn split(items: &mut [(Aabb, u32)], offset: usize, nodes: &mut Vec<BvhNode>) -> usize {
         let bounds = items.iter().skip(1).fold(items[0].0, |b, (i, _)| b.union(i));
         let me = nodes.len();
-        nodes.push(BvhNode { bounds, first: offset as u32, count: items.len() as u32, right: 0 });
+        nodes.push(BvhNode { bounds, radius: bounds.half_extent().length(), first: offset as u32, count: items.len() as u32, right: 0 });
         if items.len() <= LEAF_SIZE {
             return me;
         }
@@ -130,21 +152,29 @@ impl BoxBvh {
     /// padding for geometry up to model-space distance `d` from the ray origin.
     fn query(&self, origin: Vec3, dir: Vec3, pad: impl Fn(f32) -> f32, out: &mut Vec<u32>) {
         let inv = dir.recip();
-        let hits = |b: &Aabb| ray_meets_box(origin, inv, b, pad((b.center() - origin).length() + b.half_extent().length()));
+        let hits = |b: &Aabb, radius: f32| ray_meets_box(origin, inv, b, pad((b.center() - origin).length() + radius));
         let mut stack = [0u32; 64];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let node = &self.nodes[stack[top] as usize];
-            if !hits(&node.bounds) {
+            if !hits(&node.bounds, node.radius) {
                 continue;
             }
             if node.count > 0 {
-                let first = node.first as usize;
-                for (b, i) in &self.items[first..first + node.count as usize] {
-                    if hits(b) {
-                        out.push(*i);
+                let range = node.first as usize..(node.first + node.count) as usize;
+                for (k, ((b, i), r)) in self.items[range.clone()].iter().zip(&self.item_radius[range.clone()]).enumerate() {
+                    if !hits(b, *r) {
+                        continue;
                     }
+                    if let Some(e) = self.exact.get(range.start + k) {
+                        let pad_world = pad((b.center() - origin).length() + r);
+                        let (o, d) = (e.inverse.transform_point3(origin), e.inverse.transform_vector3(dir));
+                        if !ray_meets_box(o, d.recip(), &e.local, pad_world * e.inverse_stretch) {
+                            continue;
+                        }
+                    }
+                    out.push(*i);
                 }
             } else if top + 2 <= stack.len() {
                 stack[top] = node.first;
@@ -168,6 +198,13 @@ struct DrawCache {
     bvh: Option<BoxBvh>,
     /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms).
     unbounded: Vec<u32>,
+    /// Each draw's inverse model matrix, so candidates need no inversion per frame.
+    inverses: Vec<Mat4>,
+}
+
+fn exact_box(draw: &PickDraw, inverse: &Mat4) -> Option<ExactBox> {
+    let local = draw.bounds?;
+    (draw.instances.is_none() && inverse.is_finite()).then(|| ExactBox { inverse: *inverse, local, inverse_stretch: max_stretch(inverse) })
 }
 
 /// What to record this frame: the admitted draws and, for instanced ones, which instances.
@@ -223,7 +260,7 @@ impl Plan {
     pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
         self.begin();
         for (index, draw) in draws.iter().enumerate() {
-            self.plan_draw(index as u32, draw, request, ray);
+            self.plan_draw(index as u32, draw, request, ray, None);
         }
         self.end();
     }
@@ -247,11 +284,14 @@ impl Plan {
         // Draw order decides depth ties: keep the host's order.
         self.candidates.sort_unstable();
         let candidates = std::mem::take(&mut self.candidates);
+        let cache = self.draw_cache.take();
         for &index in &candidates {
             if let Some(draw) = draws.get(index as usize) {
-                self.plan_draw(index, draw, request, Some(ray));
+                let inverse = cache.as_ref().and_then(|c| c.inverses.get(index as usize));
+                self.plan_draw(index, draw, request, Some(ray), inverse);
             }
         }
+        self.draw_cache = cache;
         self.stats.draws_culled += (draws.len() - candidates.len()) as u32;
         self.candidates = candidates;
         self.end();
@@ -272,17 +312,20 @@ impl Plan {
                 None => unbounded.push(i as u32),
             }
         }
-        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::from_items(items), unbounded }
+        let inverses: Vec<Mat4> = draws.iter().map(|d| d.model.inverse()).collect();
+        let exact: Vec<Option<ExactBox>> = draws.iter().zip(&inverses).map(|(d, inv)| exact_box(d, inv)).collect();
+        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::from_items(items, Some(&exact)), unbounded, inverses }
     }
 
-    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
+    /// `inverse`: the draw's inverse model matrix when already known.
+    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>, inverse: Option<&Mat4>) {
         if !draw.pickable || !request.admits(draw.id) {
             self.stats.draws_skipped += 1;
             return;
         }
         let first_range = self.ranges.len() as u32;
         let culled = match (ray, draw.bounds) {
-            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
+            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore, inverse),
             _ => {
                 self.push_all_instances(draw, request.ignore);
                 false
@@ -305,7 +348,7 @@ impl Plan {
     }
 
     /// Returns true when the whole draw is culled; otherwise leaves its ranges pushed.
-    fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore]) -> bool {
+    fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore], inverse: Option<&Mat4>) -> bool {
         let (Some(inst), Some(transforms)) = (draw.instances, draw.instance_transforms.as_ref()) else {
             // Without CPU instance transforms, one sphere around the whole draw cannot be
             // derived; only non-instanced draws are tested.
@@ -319,7 +362,7 @@ impl Plan {
             }
             // The sphere is loose around a box: test the box itself, in model space, padded
             // by the margin at the sphere's far side.
-            let inv = draw.model.inverse();
+            let inv = inverse.copied().unwrap_or_else(|| draw.model.inverse());
             if inv.is_finite() {
                 let (o, d) = (inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir));
                 let pad = ray.margin((c - ray.origin).length() + r) * max_stretch(&inv);
@@ -415,3 +458,4 @@ mod tests {
         assert!(!ray.meets_sphere(Vec3::new(0.0, 0.0, 3.0), 0.5), "behind the ray");
     }
 }
+

@@ -142,25 +142,29 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
 }
 
 /// CPU microseconds of one pick recording for each picker (shared list, no culling, per-frame
-/// list), into a scratch command buffer that is never submitted, in an order that rotates.
+/// list), all into one scratch command buffer that is never submitted. The order rotates each
+/// frame, so whichever variant comes first (and pays for the driver growing a fresh command
+/// buffer) differs; the medians leave that out.
 fn cpu_times(d: &ash::Device, scratch: vk::CommandBuffer, frame: usize, pickers: [&mut Picker; 3], request: &PickRequest<'_>, draws: &std::sync::Arc<[picking_vk::PickDraw]>) -> Result<[f64; 3], String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut out = [0.0; 3];
     let mut pickers = pickers.map(Some);
+    // SAFETY: `scratch` is never submitted, so resetting and re-recording it is always
+    // allowed; nothing recorded into it reaches the GPU, and each slot's previous frame
+    // (submitted elsewhere) has completed.
+    unsafe {
+        d.reset_command_buffer(scratch, vk::CommandBufferResetFlags::empty()).map_err(|x| e(&x))?;
+        d.begin_command_buffer(scratch, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
+    }
     for k in (0..3).map(|i| (i + frame) % 3) {
         let picker = pickers[k].take().ok_or("picker used twice")?;
-        // SAFETY: `scratch` is never submitted, so resetting and re-recording it is always
-        // allowed; nothing recorded into it reaches the GPU, and the slot's previous frame
-        // (submitted elsewhere) has completed.
-        unsafe {
-            d.reset_command_buffer(scratch, vk::CommandBufferResetFlags::empty()).map_err(|x| e(&x))?;
-            d.begin_command_buffer(scratch, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
-            let t = Instant::now();
-            let recorded = if k == 0 { picker.record_shared(scratch, 0, request, draws) } else { picker.record(scratch, 0, request, draws) };
-            recorded.map_err(|x| e(&x))?;
-            out[k] = t.elapsed().as_secs_f64() * 1e6;
-            d.end_command_buffer(scratch).map_err(|x| e(&x))?;
-        }
+        let t = Instant::now();
+        // SAFETY: as above.
+        let recorded = unsafe { if k == 0 { picker.record_shared(scratch, 0, request, draws) } else { picker.record(scratch, 0, request, draws) } };
+        out[k] = t.elapsed().as_secs_f64() * 1e6;
+        recorded.map_err(|x| e(&x))?;
     }
+    // SAFETY: as above.
+    unsafe { d.end_command_buffer(scratch) }.map_err(|x| e(&x))?;
     Ok(out)
 }
