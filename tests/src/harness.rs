@@ -20,7 +20,9 @@ impl Gpu {
                 eprintln!("GPU tests on {} (detail {})", ctx.device_name, if ctx.detail_enabled { "enabled" } else { "unavailable" });
                 Gpu { ctx }
             }
-            Err(e) => panic!("GPU TEST COULD NOT RUN: no Vulkan device with the validation layer ({e}). Install lavapipe and vulkan-validationlayers (see README)."),
+            Err(e) => {
+                panic!("GPU TEST COULD NOT RUN: no Vulkan device with the validation layer ({e}). Install lavapipe and vulkan-validationlayers (see README).")
+            }
         }
     }
 

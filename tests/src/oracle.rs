@@ -21,7 +21,7 @@ impl OracleCamera {
     }
 
     /// Screen position (pixels) and clip w of a world point.
-    fn to_screen(&self, p: DVec3) -> (DVec2, f64) {
+    fn project(&self, p: DVec3) -> (DVec2, f64) {
         let c = self.view_projection * DVec4::new(p.x, p.y, p.z, 1.0);
         let [x, y, w, h] = self.viewport;
         (DVec2::new(x + (c.x / c.w + 1.0) * 0.5 * w, y + (c.y / c.w + 1.0) * 0.5 * h), c.w)
@@ -123,7 +123,7 @@ impl Oracle {
                 let world = obj.world(inst).as_dmat4();
                 for t in 0..mesh.triangle_count() {
                     let v = mesh.triangle(t).map(|p| world.transform_point3(p.as_dvec3()));
-                    let projected = v.map(|p| camera.to_screen(p));
+                    let projected = v.map(|p| camera.project(p));
                     let nearest_w = projected.iter().map(|(_, w)| *w).fold(f64::INFINITY, f64::min);
                     let screen = (nearest_w > 1e-6).then(|| projected.map(|(s, _)| s));
                     triangles.push(WorldTriangle { v, screen, nearest_w, id: obj.id, instance: inst.map(|i| i as u32), object: oi, triangle: t });
@@ -161,7 +161,15 @@ impl Oracle {
         let hit = best.map(|(t, i, barycentrics)| {
             let tri = &self.triangles[i];
             let point = origin + dir * t;
-            OracleHit { id: tri.id, instance: tri.instance, object: tri.object, triangle: tri.triangle, distance: (point - self.camera.eye).length(), point, barycentrics }
+            OracleHit {
+                id: tri.id,
+                instance: tri.instance,
+                object: tri.object,
+                triangle: tri.triangle,
+                distance: (point - self.camera.eye).length(),
+                point,
+                barycentrics,
+            }
         });
         let mut ambiguous = false;
         if let Some((t, i, _)) = best {

@@ -37,7 +37,8 @@ impl Mesh {
     /// An axis-aligned box of half-size `h`, 12 triangles.
     pub fn cuboid(h: Vec3) -> Mesh {
         let p = |x: f32, y: f32, z: f32| Vec3::new(x * h.x, y * h.y, z * h.z);
-        let positions = vec![p(-1., -1., -1.), p(1., -1., -1.), p(1., 1., -1.), p(-1., 1., -1.), p(-1., -1., 1.), p(1., -1., 1.), p(1., 1., 1.), p(-1., 1., 1.)];
+        let positions =
+            vec![p(-1., -1., -1.), p(1., -1., -1.), p(1., 1., -1.), p(-1., 1., -1.), p(-1., -1., 1.), p(1., -1., 1.), p(1., 1., 1.), p(-1., 1., 1.)];
         let indices = vec![0, 2, 1, 0, 3, 2, 4, 5, 6, 4, 6, 7, 0, 1, 5, 0, 5, 4, 3, 6, 2, 3, 7, 6, 0, 4, 7, 0, 7, 3, 1, 2, 6, 1, 6, 5];
         Mesh { positions, indices: Some(indices) }
     }
@@ -88,7 +89,10 @@ impl Mesh {
 pub enum VertexLayout {
     Tight,
     /// Interleaved with other attributes: `stride` bytes per vertex, position at `offset`.
-    Interleaved { stride: u32, offset: u32 },
+    Interleaved {
+        stride: u32,
+        offset: u32,
+    },
 }
 
 /// One pickable thing in a test scene.
@@ -194,7 +198,12 @@ impl Scene {
                 let cols: Vec<[f32; 16]> = list.iter().map(|m| m.to_cols_array()).collect();
                 let ib = ctx.upload(&cols, vk::BufferUsageFlags::VERTEX_BUFFER).expect("instance buffer");
                 draw = draw
-                    .with_instances(Instances { range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size }, stride: 64, first: 0, count: list.len() as u32 })
+                    .with_instances(Instances {
+                        range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size },
+                        stride: 64,
+                        first: 0,
+                        count: list.len() as u32,
+                    })
                     .with_instance_transforms(list.clone().into());
                 buffers.push(ib);
             }
@@ -234,7 +243,13 @@ impl Scene {
         field.packed = true;
         field.instances = Some(
             (0..12)
-                .map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.4 + 0.1 * (i % 3) as f32), Quat::from_rotation_z(i as f32), Vec3::new((i % 4) as f32 * 1.1 - 1.6, (i / 4) as f32 * 1.1 - 1.1, 0.0)))
+                .map(|i| {
+                    Mat4::from_scale_rotation_translation(
+                        Vec3::splat(0.4 + 0.1 * (i % 3) as f32),
+                        Quat::from_rotation_z(i as f32),
+                        Vec3::new((i % 4) as f32 * 1.1 - 1.6, (i / 4) as f32 * 1.1 - 1.1, 0.0),
+                    )
+                })
                 .collect(),
         );
         scene.objects.push(field);

@@ -29,7 +29,13 @@ fn scene(seed: u64) -> Scene {
     let mut field = Object::new(0xF1E1D, 0, Mat4::from_translation(Vec3::new(0.0, -1.0, -8.0)) * Mat4::from_scale(Vec3::new(1.5, 0.6, 1.0)));
     field.instances = Some(
         (0..400)
-            .map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.3), Quat::from_rotation_y(i as f32 * 0.7), Vec3::new((i % 20) as f32 * 0.5 - 5.0, ((i / 20) % 4) as f32 * 0.6, (i / 80) as f32 * -0.8)))
+            .map(|i| {
+                Mat4::from_scale_rotation_translation(
+                    Vec3::splat(0.3),
+                    Quat::from_rotation_y(i as f32 * 0.7),
+                    Vec3::new((i % 20) as f32 * 0.5 - 5.0, ((i / 20) % 4) as f32 * 0.6, (i / 80) as f32 * -0.8),
+                )
+            })
             .collect(),
     );
     s.objects.push(field);
@@ -37,7 +43,16 @@ fn scene(seed: u64) -> Scene {
 }
 
 fn border_and_random(seed: u64) -> Vec<UVec2> {
-    let mut pixels = vec![UVec2::new(0, 0), UVec2::new(W - 1, 0), UVec2::new(0, H - 1), UVec2::new(W - 1, H - 1), UVec2::new(W / 2, 0), UVec2::new(0, H / 2), UVec2::new(W - 1, H / 2), UVec2::new(W / 2, H - 1)];
+    let mut pixels = vec![
+        UVec2::new(0, 0),
+        UVec2::new(W - 1, 0),
+        UVec2::new(0, H - 1),
+        UVec2::new(W - 1, H - 1),
+        UVec2::new(W / 2, 0),
+        UVec2::new(0, H / 2),
+        UVec2::new(W - 1, H / 2),
+        UVec2::new(W / 2, H - 1),
+    ];
     pixels.extend(random_pixels(seed, 440, W, H));
     pixels
 }
@@ -84,7 +99,10 @@ fn culling_never_changes_a_result() {
 #[test]
 fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
     let gpu = Gpu::new();
-    let s = Scene { meshes: vec![Mesh::cuboid(Vec3::splat(0.5))], objects: (0..6).map(|i| Object::new(i + 1, 0, Mat4::from_translation(Vec3::new(i as f32 * 1.5 - 4.0, 0.0, -5.0)))).collect() };
+    let s = Scene {
+        meshes: vec![Mesh::cuboid(Vec3::splat(0.5))],
+        objects: (0..6).map(|i| Object::new(i + 1, 0, Mat4::from_translation(Vec3::new(i as f32 * 1.5 - 4.0, 0.0, -5.0)))).collect(),
+    };
     let mut gs = s.upload(&gpu.ctx);
     for d in gs.draws.iter_mut().skip(3) {
         d.bounds = None;
@@ -101,7 +119,12 @@ fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
 }
 
 /// Picks `pixels` through `record_shared` (one slot each).
-fn pick_shared(gpu: &Gpu, picker: &mut picking_vk::Picker, requests: &[PickRequest<'_>], draws: &std::sync::Arc<[picking_vk::PickDraw]>) -> Vec<picking_vk::PickResult> {
+fn pick_shared(
+    gpu: &Gpu,
+    picker: &mut picking_vk::Picker,
+    requests: &[PickRequest<'_>],
+    draws: &std::sync::Arc<[picking_vk::PickDraw]>,
+) -> Vec<picking_vk::PickResult> {
     gpu.run(|cmd| {
         for (slot, r) in requests.iter().enumerate() {
             // SAFETY: recording outside a render pass; buffers outlive the wait.
@@ -144,7 +167,13 @@ fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
 #[test]
 fn a_new_shared_list_rebuilds_the_hierarchy() {
     let gpu = Gpu::new();
-    let s = Scene { meshes: vec![Mesh::cuboid(Vec3::splat(0.5))], objects: vec![Object::new(1, 0, Mat4::from_translation(Vec3::new(-2.0, 0.0, -6.0))), Object::new(2, 0, Mat4::from_translation(Vec3::new(2.0, 0.0, -6.0)))] };
+    let s = Scene {
+        meshes: vec![Mesh::cuboid(Vec3::splat(0.5))],
+        objects: vec![
+            Object::new(1, 0, Mat4::from_translation(Vec3::new(-2.0, 0.0, -6.0))),
+            Object::new(2, 0, Mat4::from_translation(Vec3::new(2.0, 0.0, -6.0))),
+        ],
+    };
     let gs = s.upload(&gpu.ctx);
     let (view, proj) = camera(DepthConvention::Standard);
     let vp = Viewport::full(W, H);

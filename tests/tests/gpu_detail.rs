@@ -20,7 +20,8 @@ fn camera() -> (Mat4, Mat4) {
 #[test]
 fn detail_gate_and_results() {
     let gpu = Gpu::new();
-    let mut picker = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth: DepthConvention::Standard, detail: DetailMode::IfEnabled, ..Default::default() });
+    let mut picker =
+        gpu.picker(PickerConfig { frames_in_flight: BATCH, depth: DepthConvention::Standard, detail: DetailMode::IfEnabled, ..Default::default() });
     let (view, proj) = camera();
     let vp = picking_vk::Viewport::full(W, H);
     match picker.detail_status().clone() {

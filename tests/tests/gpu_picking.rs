@@ -43,7 +43,10 @@ fn background_miss_and_two_meshes_each_picked() {
     let gpu = Gpu::new();
     let scene = Scene {
         meshes: vec![Mesh::cuboid(Vec3::splat(0.5))],
-        objects: vec![Object::new(1, 0, Mat4::from_translation(Vec3::new(-1.2, 0.0, 0.0))), Object::new(2, 0, Mat4::from_translation(Vec3::new(1.2, 0.0, 0.0)))],
+        objects: vec![
+            Object::new(1, 0, Mat4::from_translation(Vec3::new(-1.2, 0.0, 0.0))),
+            Object::new(2, 0, Mat4::from_translation(Vec3::new(1.2, 0.0, 0.0))),
+        ],
     };
     let gs = scene.upload(&gpu.ctx);
     let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, W, H);
@@ -73,7 +76,11 @@ fn nearer_of_two_overlapping_meshes_wins_in_either_draw_order() {
     let gpu = Gpu::new();
     let near = Object::new(10, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, 1.0)));
     let far = Object::new(20, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -1.0)));
-    for (objects, depth) in [(vec![near.clone(), far.clone()], DepthConvention::Standard), (vec![far.clone(), near.clone()], DepthConvention::Standard), (vec![far, near], DepthConvention::Reverse)] {
+    for (objects, depth) in [
+        (vec![near.clone(), far.clone()], DepthConvention::Standard),
+        (vec![far.clone(), near.clone()], DepthConvention::Standard),
+        (vec![far, near], DepthConvention::Reverse),
+    ] {
         let scene = Scene { meshes: vec![Mesh::quad(2.0)], objects };
         let gs = scene.upload(&gpu.ctx);
         let (view, mut proj, vp) = look(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, W, H);
@@ -92,7 +99,8 @@ fn nearer_of_two_overlapping_meshes_wins_in_either_draw_order() {
 
 fn instanced_field() -> Scene {
     // 4 x 3 instances of a small box, spaced 1.0 apart, under one object ID with a model offset.
-    let instances = (0..12).map(|i| Mat4::from_translation(Vec3::new((i % 4) as f32 - 1.5, (i / 4) as f32 - 1.0, 0.0)) * Mat4::from_scale(Vec3::splat(0.35))).collect();
+    let instances =
+        (0..12).map(|i| Mat4::from_translation(Vec3::new((i % 4) as f32 - 1.5, (i / 4) as f32 - 1.0, 0.0)) * Mat4::from_scale(Vec3::splat(0.35))).collect();
     let mut field = Object::new(u64::MAX - 5, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -0.5)));
     field.instances = Some(instances);
     let backdrop = Object::new(999, 1, Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0)));
@@ -196,6 +204,7 @@ fn border_pixels_hit_and_outside_pixels_are_refused() {
         assert!(hit.world.z.abs() < 1e-3, "({x}, {y}): {:?}", hit.world);
     }
     for (x, y) in [(x0 - 1, y0), (x1 + 1, y0), (x0, y0 - 1), (x0, y1 + 1), (0, 0)] {
+        // SAFETY: recording outside a render pass; buffers outlive the wait.
         let err = gpu.ctx.run_once(|cmd| unsafe { picker.record(cmd, 0, &PickRequest::new(UVec2::new(x, y), vp, view, proj), &gs.draws) }).unwrap();
         assert!(matches!(err, Err(PickError::OutsideView { .. })), "({x}, {y}): {err:?}");
     }
@@ -220,10 +229,12 @@ fn mutating_the_scene_after_recording_does_not_remap_a_pending_result() {
         draws.reverse();
         draws[1].id = id(4242);
         draws.remove(0);
+        // SAFETY: as above.
         unsafe { picker.record(cmd, 1, &request, &draws) }.unwrap();
     });
     // SAFETY: `run` waited for completion.
     let first = unsafe { picker.take_result(0) }.unwrap().unwrap();
+    // SAFETY: as above.
     let second = unsafe { picker.take_result(1) }.unwrap().unwrap();
     let hit = first.hit.unwrap();
     assert_eq!((hit.id, hit.instance), (id(u64::MAX - 5), Some(7)));
@@ -245,6 +256,7 @@ fn several_frames_in_flight_each_return_their_own_result() {
     let alloc = vk::CommandBufferAllocateInfo::default().command_pool(gpu.ctx.command_pool).command_buffer_count(frames as u32);
     // SAFETY: test-local Vulkan objects, destroyed below after the device idles.
     let cmds = unsafe { d.allocate_command_buffers(&alloc) }.unwrap();
+    // SAFETY: as above.
     let fences: Vec<vk::Fence> = (0..frames).map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }.unwrap()).collect();
     // Two rounds over the slots, as a host's frame loop would: each frame's result is taken
     // when that slot comes round again, after waiting on its fence.
@@ -252,12 +264,18 @@ fn several_frames_in_flight_each_return_their_own_result() {
     for frame in 0..2 * frames {
         let slot = frame % frames;
         if frame >= frames {
+            // SAFETY: the fence belongs to this slot's last submission; waiting then polling
+            // it is the host's normal frame loop.
             unsafe { d.wait_for_fences(&[fences[slot]], true, u64::MAX) }.unwrap();
+            // SAFETY: as above.
             let r = unsafe { picker.poll_result(slot, fences[slot]) }.unwrap().expect("signalled fence resolves");
             seen.push(r);
+            // SAFETY: the fence is signalled and no longer waited on.
             unsafe { d.reset_fences(&[fences[slot]]) }.unwrap();
         }
         let instance = (frame * 5) % 12;
+        // SAFETY: the slot's command buffer is idle (its fence was waited or never used);
+        // everything recorded outlives the submission.
         unsafe {
             d.begin_command_buffer(cmds[slot], &vk::CommandBufferBeginInfo::default()).unwrap();
             picker.record(cmds[slot], slot, &PickRequest::new(instance_pixel(instance, view, proj), vp, view, proj), &gs.draws).unwrap();
@@ -266,9 +284,9 @@ fn several_frames_in_flight_each_return_their_own_result() {
             d.queue_submit(gpu.ctx.queue, &[submit], fences[slot]).unwrap();
         }
     }
-    for slot in 0..frames {
-        unsafe { d.wait_for_fences(&[fences[slot]], true, u64::MAX) }.unwrap();
-    }
+    // SAFETY: live fences of this device.
+    unsafe { d.wait_for_fences(&fences, true, u64::MAX) }.unwrap();
+    // SAFETY: every fence signalled, so every slot's frame completed.
     let remaining: Vec<_> = (0..frames).map(|slot| unsafe { picker.poll_result(slot, fences[slot]) }.unwrap().unwrap()).collect();
     seen.extend(remaining);
     for (frame, r) in seen.iter().enumerate() {
@@ -277,6 +295,7 @@ fn several_frames_in_flight_each_return_their_own_result() {
         assert_eq!(r.hit.as_ref().unwrap().instance, Some(instance as u32), "frame {frame}");
     }
     gpu.ctx.wait_idle().unwrap();
+    // SAFETY: the device is idle.
     unsafe {
         for f in fences {
             d.destroy_fence(f, None);
@@ -378,6 +397,7 @@ fn pick_memory_does_not_grow_with_the_view() {
         assert_eq!(picker.memory(), before, "memory after a {w}x{h} pick");
     }
     assert_eq!(hits, vec![Some(id(9)); 3]);
+    // SAFETY: the context outlives the image.
     let full = unsafe { picking_vk::IdImage::new(gpu.ctx.host_device(), DepthConvention::Standard, 3840, 2160) }.unwrap();
     eprintln!(
         "pick memory: attachments {} B + staging {} B = {} B at 1x1, 1920x1080 and 3840x2160 (3 frames in flight); a full-size 3840x2160 ID target needs {} B",

@@ -11,6 +11,7 @@ fn validation_layer_reports_api_misuse() {
     let info = vk::BufferCreateInfo::default().size(0).usage(vk::BufferUsageFlags::TRANSFER_DST);
     // SAFETY: deliberately invalid create info; the layer reports it, the driver tolerates it.
     if let Ok(b) = unsafe { gpu.ctx.device.create_buffer(&info, None) } {
+        // SAFETY: the buffer was just created and never used.
         unsafe { gpu.ctx.device.destroy_buffer(b, None) };
     }
     let messages = gpu.ctx.take_validation_messages();
@@ -23,6 +24,7 @@ fn synchronization_validation_reports_a_hazard() {
     let a = gpu.ctx.upload(&[0u32; 64], vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST).unwrap();
     let b = gpu.ctx.upload(&[0u32; 64], vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST).unwrap();
     let region = vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 256 };
+    // SAFETY: `cmd` is recording outside a render pass; both buffers outlive the wait.
     gpu.run(|cmd| unsafe {
         // Two writes to `b` with no barrier between them: WRITE_AFTER_WRITE.
         gpu.ctx.device.cmd_copy_buffer(cmd, a.buffer, b.buffer, &[region]);

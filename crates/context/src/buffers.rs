@@ -24,7 +24,13 @@ impl HostBuffer {
         let mut out = HostBuffer { device: device.clone(), allocator: allocator.clone(), buffer, size, allocation: None };
         // SAFETY: `buffer` is live.
         let requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
-        let desc = AllocationCreateDesc { name: "picking-vk-context buffer", requirements, location: MemoryLocation::CpuToGpu, linear: true, allocation_scheme: AllocationScheme::GpuAllocatorManaged };
+        let desc = AllocationCreateDesc {
+            name: "picking-vk-context buffer",
+            requirements,
+            location: MemoryLocation::CpuToGpu,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        };
         let mut allocation = allocator.lock().map_err(|_| ContextError::NoDevice("allocator mutex poisoned".into()))?.allocate(&desc)?;
         let bytes = std::mem::size_of_val(data);
         let mapped = allocation.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;

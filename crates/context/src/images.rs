@@ -18,7 +18,14 @@ pub struct DeviceImage {
 }
 
 impl DeviceImage {
-    pub(crate) fn new(device: &ash::Device, allocator: &Arc<Mutex<Allocator>>, format: vk::Format, extent: vk::Extent2D, usage: vk::ImageUsageFlags, aspect: vk::ImageAspectFlags) -> Result<Self, ContextError> {
+    pub(crate) fn new(
+        device: &ash::Device,
+        allocator: &Arc<Mutex<Allocator>>,
+        format: vk::Format,
+        extent: vk::Extent2D,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+    ) -> Result<Self, ContextError> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -31,10 +38,17 @@ impl DeviceImage {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY: valid create info on a live device.
         let image = unsafe { device.create_image(&info, None) }?;
-        let mut out = DeviceImage { device: device.clone(), allocator: allocator.clone(), image, view: vk::ImageView::null(), format, extent, allocation: None };
+        let mut out =
+            DeviceImage { device: device.clone(), allocator: allocator.clone(), image, view: vk::ImageView::null(), format, extent, allocation: None };
         // SAFETY: `image` is live.
         let requirements = unsafe { device.get_image_memory_requirements(image) };
-        let desc = AllocationCreateDesc { name: "picking-vk-context image", requirements, location: MemoryLocation::GpuOnly, linear: false, allocation_scheme: AllocationScheme::DedicatedImage(image) };
+        let desc = AllocationCreateDesc {
+            name: "picking-vk-context image",
+            requirements,
+            location: MemoryLocation::GpuOnly,
+            linear: false,
+            allocation_scheme: AllocationScheme::DedicatedImage(image),
+        };
         let allocation = allocator.lock().map_err(|_| ContextError::NoDevice("allocator mutex poisoned".into()))?.allocate(&desc)?;
         // SAFETY: fresh dedicated allocation for this unbound image.
         let bound = unsafe { device.bind_image_memory(image, allocation.memory(), allocation.offset()) };

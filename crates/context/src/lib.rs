@@ -209,7 +209,13 @@ impl VulkanContext {
     }
 
     /// A device-local 2D image with a view.
-    pub fn create_image(&self, format: vk::Format, extent: vk::Extent2D, usage: vk::ImageUsageFlags, aspect: vk::ImageAspectFlags) -> Result<DeviceImage, ContextError> {
+    pub fn create_image(
+        &self,
+        format: vk::Format,
+        extent: vk::Extent2D,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+    ) -> Result<DeviceImage, ContextError> {
         DeviceImage::new(&self.device, &self.allocator, format, extent, usage, aspect)
     }
 
@@ -289,7 +295,8 @@ impl VulkanContext {
         }
         let priorities = [1.0];
         let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
-        let mut device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&features);
+        let mut device_info =
+            vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&features);
         if detail_enabled {
             device_info = device_info.push_next(&mut barycentric);
         }

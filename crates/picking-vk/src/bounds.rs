@@ -53,10 +53,15 @@ mod tests {
     #[test]
     fn transformed_box_contains_every_transformed_corner() {
         let b = Aabb { min: Vec3::new(-1.0, 0.0, 2.0), max: Vec3::new(3.0, 1.0, 5.0) };
-        let m = Mat4::from_scale_rotation_translation(Vec3::new(2.0, 0.5, 1.5), glam::Quat::from_euler(glam::EulerRot::XYZ, 0.3, 1.1, -0.7), Vec3::new(4.0, -2.0, 1.0));
+        let m = Mat4::from_scale_rotation_translation(
+            Vec3::new(2.0, 0.5, 1.5),
+            glam::Quat::from_euler(glam::EulerRot::XYZ, 0.3, 1.1, -0.7),
+            Vec3::new(4.0, -2.0, 1.0),
+        );
         let t = b.transformed(&m);
         for i in 0..8 {
-            let corner = Vec3::new(if i & 1 == 0 { b.min.x } else { b.max.x }, if i & 2 == 0 { b.min.y } else { b.max.y }, if i & 4 == 0 { b.min.z } else { b.max.z });
+            let corner =
+                Vec3::new(if i & 1 == 0 { b.min.x } else { b.max.x }, if i & 2 == 0 { b.min.y } else { b.max.y }, if i & 4 == 0 { b.min.z } else { b.max.z });
             let p = m.transform_point3(corner);
             assert!(p.cmpge(t.min - 1e-5).all() && p.cmple(t.max + 1e-5).all(), "{p} outside {t:?}");
         }

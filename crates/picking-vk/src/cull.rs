@@ -49,7 +49,9 @@ impl PixelRay {
 }
 
 /// Slab test: whether the ray (from its origin on) meets box `b` grown by `pad`. NaN from a
-/// zero direction component on a slab boundary counts as a hit: conservative.
+/// zero direction component on a slab boundary counts as a hit: conservative, which is why
+/// the comparisons are negated rather than flipped.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn ray_meets_box(origin: Vec3, inv_dir: Vec3, b: &Aabb, pad: f32) -> bool {
     let t1 = (b.min - pad - origin) * inv_dir;
     let t2 = (b.max + pad - origin) * inv_dir;
@@ -122,7 +124,10 @@ impl BoxBvh {
         Self::split(&mut items, 0, &mut nodes);
         let item_radius = items.iter().map(|(b, _)| b.half_extent().length()).collect();
         let exact = match exact {
-            Some(e) => items.iter().map(|(b, i)| e.get(*i as usize).copied().flatten().unwrap_or(ExactBox { inverse: Mat4::IDENTITY, local: *b, inverse_stretch: 1.0 })).collect(),
+            Some(e) => items
+                .iter()
+                .map(|(b, i)| e.get(*i as usize).copied().flatten().unwrap_or(ExactBox { inverse: Mat4::IDENTITY, local: *b, inverse_stretch: 1.0 }))
+                .collect(),
             None => vec![],
         };
         Some(BoxBvh { nodes, items, item_radius, exact })
@@ -136,7 +141,13 @@ impl BoxBvh {
             return me;
         }
         let extent = bounds.max - bounds.min;
-        let axis = if extent.x >= extent.y && extent.x >= extent.z { 0 } else if extent.y >= extent.z { 1 } else { 2 };
+        let axis = if extent.x >= extent.y && extent.x >= extent.z {
+            0
+        } else if extent.y >= extent.z {
+            1
+        } else {
+            2
+        };
         let mid = items.len() / 2;
         items.select_nth_unstable_by(mid, |a, b| a.0.center()[axis].total_cmp(&b.0.center()[axis]));
         let (left, right) = items.split_at_mut(mid);
@@ -458,4 +469,3 @@ mod tests {
         assert!(!ray.meets_sphere(Vec3::new(0.0, 0.0, 3.0), 0.5), "behind the ray");
     }
 }
-

@@ -210,11 +210,7 @@ fn check_elements(range: BufferRange, stride: u32, element_size: u64, first: u32
     let last = u64::from(first) + u64::from(count) - 1;
     let end = last * u64::from(stride) + element_size;
     if end > range.size {
-        return Err(format!(
-            "{what} elements {first}..{} need {end} bytes but the buffer range holds {}",
-            last + 1,
-            range.size
-        ));
+        return Err(format!("{what} elements {first}..{} need {end} bytes but the buffer range holds {}", last + 1, range.size));
     }
     Ok(())
 }

@@ -31,9 +31,7 @@ impl DetailSupport {
     pub unsafe fn query(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> Self {
         // SAFETY: the caller guarantees the handles are valid.
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }.unwrap_or_default();
-        let barycentric_extension = extensions
-            .iter()
-            .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == ash::khr::fragment_shader_barycentric::NAME));
+        let barycentric_extension = extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == ash::khr::fragment_shader_barycentric::NAME));
         let mut bary = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
         let mut features = vk::PhysicalDeviceFeatures2::default();
         if barycentric_extension {

@@ -1,8 +1,8 @@
 //! [`IdImage`]: the same pick pass at the full size of the view, read back whole. For debug
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
-use crate::draw::PickDraw;
 use crate::cull::Plan;
+use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::kit::PassKit;
 use crate::memory::GpuBuffer;
@@ -53,7 +53,8 @@ impl IdImage {
         let mut image = IdImage { kit, plan: Plan::default(), targets: None, readback: None, extent };
         image.targets = Some(PassTargets::new(&image.kit.memory, image.kit.render_pass, layout, extent)?);
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
-        image.readback = Some(image.kit.memory.create_buffer("picking-vk id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?);
+        image.readback =
+            Some(image.kit.memory.create_buffer("picking-vk id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?);
         Ok(image)
     }
 
@@ -103,7 +104,14 @@ impl IdImage {
     /// # Safety
     /// As [`crate::Picker::record`]; the images must not be in use by other pending GPU work
     /// that this command buffer is not ordered after.
-    pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, request: &PickRequest<'_>, draws: &[PickDraw], scissor_to_pixel: bool, copy: IdCopy) -> Result<PassStats, PickError> {
+    pub unsafe fn record(
+        &mut self,
+        cmd: vk::CommandBuffer,
+        request: &PickRequest<'_>,
+        draws: &[PickDraw],
+        scissor_to_pixel: bool,
+        copy: IdCopy,
+    ) -> Result<PassStats, PickError> {
         let camera = CameraSnapshot::new(request.view, request.projection, request.viewport, self.kit.layout.depth)?;
         let (Some(targets), Some(readback)) = (self.targets.as_ref(), self.readback.as_ref()) else {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
@@ -163,11 +171,25 @@ impl IdImage {
         // SAFETY: images are in TRANSFER_SRC_OPTIMAL after the pass; the regions fit the buffer.
         unsafe {
             let before = barrier(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::HOST_READ, vk::AccessFlags::TRANSFER_WRITE);
-            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[], &[before], &[]);
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[before],
+                &[],
+            );
             d.cmd_copy_image_to_buffer(cmd, targets.images[0].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(0, color)]);
             d.cmd_copy_image_to_buffer(cmd, targets.images[1].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 8, color)]);
             let depth = targets.images.len() - 1;
-            d.cmd_copy_image_to_buffer(cmd, targets.images[depth].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 16, vk::ImageAspectFlags::DEPTH)]);
+            d.cmd_copy_image_to_buffer(
+                cmd,
+                targets.images[depth].image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                readback.buffer,
+                &[region(pixels * 16, vk::ImageAspectFlags::DEPTH)],
+            );
             let after = barrier(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[after], &[]);
         }

@@ -57,7 +57,14 @@ impl Memory {
         Ok(out)
     }
 
-    pub fn create_image(&self, name: &str, format: vk::Format, extent: vk::Extent2D, usage: vk::ImageUsageFlags, aspect: vk::ImageAspectFlags) -> Result<GpuImage, PickError> {
+    pub fn create_image(
+        &self,
+        name: &str,
+        format: vk::Format,
+        extent: vk::Extent2D,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+    ) -> Result<GpuImage, PickError> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -105,7 +112,14 @@ impl Memory {
         Ok(out)
     }
 
-    fn allocate(&self, name: &str, requirements: vk::MemoryRequirements, location: MemoryLocation, linear: bool, scheme: AllocationScheme) -> Result<Allocation, PickError> {
+    fn allocate(
+        &self,
+        name: &str,
+        requirements: vk::MemoryRequirements,
+        location: MemoryLocation,
+        linear: bool,
+        scheme: AllocationScheme,
+    ) -> Result<Allocation, PickError> {
         let desc = AllocationCreateDesc { name, requirements, location, linear, allocation_scheme: scheme };
         Ok(self.lock()?.allocate(&desc)?)
     }

@@ -91,17 +91,13 @@ pub(crate) fn create_render_pass(device: &ash::Device, layout: PassLayout) -> Re
     let color_refs: Vec<vk::AttachmentReference> = (0..layout.color_formats().len() as u32)
         .map(|attachment| vk::AttachmentReference { attachment, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL })
         .collect();
-    let depth_ref = vk::AttachmentReference {
-        attachment: layout.color_formats().len() as u32,
-        layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
-    };
+    let depth_ref = vk::AttachmentReference { attachment: layout.color_formats().len() as u32, layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL };
     let subpass = vk::SubpassDescription::default()
         .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
         .color_attachments(&color_refs)
         .depth_stencil_attachment(&depth_ref);
-    let attachment_stages = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
-        | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
-        | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+    let attachment_stages =
+        vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
     let attachment_writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
     let dependencies = [
         // The previous frame's readback copy must finish reading before this pass clears the
@@ -152,12 +148,8 @@ impl PassTargets {
         let depth_usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         self.images.push(memory.create_image("picking-vk depth", DEPTH_FORMAT, self.extent, depth_usage, vk::ImageAspectFlags::DEPTH)?);
         let views: Vec<vk::ImageView> = self.images.iter().map(|i| i.view).collect();
-        let info = vk::FramebufferCreateInfo::default()
-            .render_pass(render_pass)
-            .attachments(&views)
-            .width(self.extent.width)
-            .height(self.extent.height)
-            .layers(1);
+        let info =
+            vk::FramebufferCreateInfo::default().render_pass(render_pass).attachments(&views).width(self.extent.width).height(self.extent.height).layers(1);
         // SAFETY: views and render pass are live and compatible.
         self.framebuffer = unsafe { memory.device.create_framebuffer(&info, None) }?;
         Ok(())

@@ -216,10 +216,7 @@ impl Picker {
 
     /// Memory held for picking; independent of the window size.
     pub fn memory(&self) -> PickMemory {
-        PickMemory {
-            attachments: self.targets.as_ref().map_or(0, PassTargets::bytes),
-            staging: self.staging.as_ref().map_or(0, StagingRing::bytes),
-        }
+        PickMemory { attachments: self.targets.as_ref().map_or(0, PassTargets::bytes), staging: self.staging.as_ref().map_or(0, StagingRing::bytes) }
     }
 
     /// Checks a request against the device's viewport limits.
@@ -267,7 +264,13 @@ impl Picker {
     ///
     /// # Safety
     /// As [`Picker::record`].
-    pub unsafe fn record_shared(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<PickTicket, PickError> {
+    pub unsafe fn record_shared(
+        &mut self,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        request: &PickRequest<'_>,
+        draws: &Arc<[PickDraw]>,
+    ) -> Result<PickTicket, PickError> {
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build_shared(request, draws, ray)) }
     }

@@ -86,9 +86,7 @@ impl Pipelines {
         this.vert = create_module(device, spirv::PICK_VERT)?;
         this.vert_instanced = create_module(device, spirv::PICK_INSTANCED_VERT)?;
         this.frag = create_module(device, if detail { spirv::PICK_DETAIL_FRAG } else { spirv::PICK_FRAG })?;
-        let ranges = [vk::PushConstantRange::default()
-            .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)
-            .size(PickPush::SIZE)];
+        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PickPush::SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
         // SAFETY: valid create info on a live device.
         this.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
@@ -130,9 +128,7 @@ impl Pipelines {
                 });
             }
         }
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
-            .vertex_binding_descriptions(&bindings)
-            .vertex_attribute_descriptions(&attributes);
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
         let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         // Both faces pick, as a ray cast would.
@@ -147,10 +143,8 @@ impl Pipelines {
             DepthConvention::Reverse => vk::CompareOp::GREATER,
         };
         let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(compare);
-        let blend_attachments = vec![
-            vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
-            self.color_attachments as usize
-        ];
+        let blend_attachments =
+            vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA); self.color_attachments as usize];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);

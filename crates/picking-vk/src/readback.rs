@@ -85,12 +85,28 @@ impl StagingRing {
         unsafe {
             // An earlier frame's copy into this slot (write-after-write).
             let before = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::TRANSFER_WRITE);
-            device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[], &[before], &[]);
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[before],
+                &[],
+            );
             for &(image, region) in copies {
                 device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
             }
             let to_host = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
-            device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[to_host], &[]);
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[to_host],
+                &[],
+            );
         }
     }
 
@@ -106,7 +122,10 @@ impl StagingRing {
         if let Some(atom) = self.non_coherent_atom {
             // SAFETY: the allocation is mapped; the range is atom-aligned (slot stride is a
             // multiple of the atom) and inside the allocation.
-            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(allocation.offset() + base).size(round_up(self.slot_stride, atom));
+            let range = vk::MappedMemoryRange::default()
+                .memory(unsafe { allocation.memory() })
+                .offset(allocation.offset() + base)
+                .size(round_up(self.slot_stride, atom));
             // SAFETY: as above.
             unsafe { device.invalidate_mapped_memory_ranges(&[range]) }?;
         }

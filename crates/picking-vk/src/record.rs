@@ -109,7 +109,7 @@ impl PassRecording<'_> {
             .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
             .clear_values(&clear[..self.layout.attachment_count()]);
         let (viewport, scissor) = self.viewport_and_scissor(request);
-        // SAFETY (whole block): the caller guarantees `cmd` is recording outside a render pass
+        // SAFETY: (whole block) the caller guarantees `cmd` is recording outside a render pass
         // and that the draws' buffers are live; render pass, framebuffer and pipelines belong
         // to this device and stay alive until the host's command buffer completes.
         unsafe {

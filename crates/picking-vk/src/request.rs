@@ -101,7 +101,7 @@ impl<'a> PickRequest<'a> {
 
     /// Whether a draw with this ID takes part at all (filter and whole-object ignores).
     pub(crate) fn admits(&self, id: ObjectId) -> bool {
-        if self.ignore.iter().any(|i| *i == Ignore::Object(id)) {
+        if self.ignore.contains(&Ignore::Object(id)) {
             return false;
         }
         self.filter.is_none_or(|f| f(id))
@@ -175,15 +175,9 @@ mod tests {
         assert_eq!(ranges(10, &[Ignore::instance(id, 0)]), vec![(1, 9)]);
         assert_eq!(ranges(10, &[Ignore::instance(id, 9)]), vec![(0, 9)]);
         assert_eq!(ranges(10, &[Ignore::instance(other, 3)]), vec![(0, 10)]);
-        assert_eq!(
-            ranges(10, &[Ignore::Instances { id, start: 6, count: 2 }, Ignore::Instances { id, start: 2, count: 3 }]),
-            vec![(0, 2), (5, 1), (8, 2)]
-        );
+        assert_eq!(ranges(10, &[Ignore::Instances { id, start: 6, count: 2 }, Ignore::Instances { id, start: 2, count: 3 }]), vec![(0, 2), (5, 1), (8, 2)]);
         // Overlapping and out-of-range ignores.
-        assert_eq!(
-            ranges(10, &[Ignore::Instances { id, start: 2, count: 3 }, Ignore::Instances { id, start: 3, count: 4 }]),
-            vec![(0, 2), (7, 3)]
-        );
+        assert_eq!(ranges(10, &[Ignore::Instances { id, start: 2, count: 3 }, Ignore::Instances { id, start: 3, count: 4 }]), vec![(0, 2), (7, 3)]);
         assert_eq!(ranges(4, &[Ignore::Instances { id, start: 2, count: u32::MAX }]), vec![(0, 2)]);
         assert_eq!(ranges(4, &[Ignore::Instances { id, start: 0, count: 4 }]), vec![]);
     }

@@ -133,7 +133,14 @@ mod tests {
     use glam::Vec3;
 
     fn snapshot(id: ObjectId, instanced: bool) -> DrawSnapshot {
-        DrawSnapshot { id, instanced, model: Mat4::IDENTITY, triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 30 }, geometry: None, instance_transforms: None }
+        DrawSnapshot {
+            id,
+            instanced,
+            model: Mat4::IDENTITY,
+            triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 30 },
+            geometry: None,
+            instance_transforms: None,
+        }
     }
 
     fn camera() -> CameraSnapshot {

@@ -112,21 +112,14 @@ mod tests {
         let c = cam.view_projection * p.extend(1.0);
         let n = c.truncate() / c.w;
         let vp = cam.viewport;
-        DVec3::new(
-            f64::from(vp.x) + (n.x + 1.0) * 0.5 * f64::from(vp.width),
-            f64::from(vp.y) + (n.y + 1.0) * 0.5 * f64::from(vp.height),
-            n.z,
-        )
+        DVec3::new(f64::from(vp.x) + (n.x + 1.0) * 0.5 * f64::from(vp.width), f64::from(vp.y) + (n.y + 1.0) * 0.5 * f64::from(vp.height), n.z)
     }
 
     #[test]
     fn unprojection_inverts_projection_for_every_convention() {
-        for (depth, infinite) in [
-            (DepthConvention::Standard, false),
-            (DepthConvention::Reverse, false),
-            (DepthConvention::Reverse, true),
-            (DepthConvention::Standard, true),
-        ] {
+        for (depth, infinite) in
+            [(DepthConvention::Standard, false), (DepthConvention::Reverse, false), (DepthConvention::Reverse, true), (DepthConvention::Standard, true)]
+        {
             let cam = camera(depth, infinite);
             for world in [DVec3::new(0.3, -0.2, 1.0), DVec3::new(-1.0, 0.5, -3.0), DVec3::new(0.0, 0.0, -40.0)] {
                 let s = project(&cam, world);

@@ -220,6 +220,7 @@ impl Running {
         let surface_loader = ash::khr::surface::Instance::new(ctx.entry(), &ctx.instance);
         // SAFETY: the surface and device belong to this instance.
         let supported = unsafe { surface_loader.get_physical_device_surface_support(ctx.physical_device, ctx.queue_family_index, surface) }?;
+        // SAFETY: as above.
         let formats = unsafe { surface_loader.get_physical_device_surface_formats(ctx.physical_device, surface) }?;
         if !supported {
             // SAFETY: nothing uses the surface yet.
@@ -270,7 +271,15 @@ impl Running {
         let lit = LitPass::new(&ctx.device, self.format.format, vk::ImageLayout::PRESENT_SRC_KHR)?;
         let gpu = GpuScene::new(ctx, &self.scene, &self.objects)?;
         let size = self.window.inner_size();
-        let swapchain = Swapchain::new(ctx, &self.surface_loader, self.surface, self.format, &lit, vk::Extent2D { width: size.width, height: size.height }, vk::SwapchainKHR::null())?;
+        let swapchain = Swapchain::new(
+            ctx,
+            &self.surface_loader,
+            self.surface,
+            self.format,
+            &lit,
+            vk::Extent2D { width: size.width, height: size.height },
+            vk::SwapchainKHR::null(),
+        )?;
         let detail = if options.detail { DetailMode::IfEnabled } else { DetailMode::Off };
         // SAFETY: the context's handles belong together and outlive the picker (Gfx drops first).
         let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: FRAMES_IN_FLIGHT, detail, ..Default::default() }) }?;
@@ -282,8 +291,18 @@ impl Running {
         for cmd in cmds {
             // SAFETY: plain object creation; fences start signalled so the first wait returns.
             let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) }?;
+            // SAFETY: plain object creation.
             let image_available = unsafe { ctx.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }?;
-            frames.push(Frame { device: ctx.device.clone(), cmd, fence, image_available, style: FrameStyle::new(ctx, &gpu)?, pick: None, id_view_recorded: false, egui_free: vec![] });
+            frames.push(Frame {
+                device: ctx.device.clone(),
+                cmd,
+                fence,
+                image_available,
+                style: FrameStyle::new(ctx, &gpu)?,
+                pick: None,
+                id_view_recorded: false,
+                egui_free: vec![],
+            });
         }
         let srgb = matches!(self.format.format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
@@ -307,7 +326,8 @@ impl Running {
     /// The framebuffer pixel under the cursor, when it is over the 3D view.
     fn cursor_in_view(&self) -> Option<UVec2> {
         let (x, y, w, h) = self.view_rect()?;
-        let placement = ViewPlacement { origin: DVec2::new(f64::from(x), f64::from(y)), size: DVec2::new(f64::from(w), f64::from(h)), render_extent: UVec2::new(w, h) };
+        let placement =
+            ViewPlacement { origin: DVec2::new(f64::from(x), f64::from(y)), size: DVec2::new(f64::from(w), f64::from(h)), render_extent: UVec2::new(w, h) };
         let scale = self.window.scale_factor();
         let in_view = cursor_to_pixel(self.cursor? / scale, scale, placement).ok()?.inside()?;
         Some(in_view + UVec2::new(x, y))
@@ -351,7 +371,15 @@ impl Running {
         let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
         let old = gfx.swapchain.take();
         let old_handle = old.as_ref().map_or(vk::SwapchainKHR::null(), |s| s.handle);
-        gfx.swapchain = Swapchain::new(&self.ctx, &self.surface_loader, self.surface, self.format, &gfx.lit, vk::Extent2D { width: size.width, height: size.height }, old_handle)?;
+        gfx.swapchain = Swapchain::new(
+            &self.ctx,
+            &self.surface_loader,
+            self.surface,
+            self.format,
+            &gfx.lit,
+            vk::Extent2D { width: size.width, height: size.height },
+            old_handle,
+        )?;
         drop(old);
         self.needs_rebuild = false;
         Ok(())
@@ -395,7 +423,15 @@ impl Running {
                 None => self.id_texture = Some(self.egui_ctx.load_texture("id-view", img, egui::TextureOptions::NEAREST)),
             }
         }
-        let panel = PanelData { scene: &self.scene, device: &self.ctx.device_name, detail: &self.detail, hovered: self.hovered.as_ref(), selected: self.selected.as_ref(), latency: self.latency, id_texture: self.id_texture.as_ref() };
+        let panel = PanelData {
+            scene: &self.scene,
+            device: &self.ctx.device_name,
+            detail: &self.detail,
+            hovered: self.hovered.as_ref(),
+            selected: self.selected.as_ref(),
+            latency: self.latency,
+            id_texture: self.id_texture.as_ref(),
+        };
         let mut show_ids = self.show_ids;
         let full = self.egui_ctx.run_ui(raw_input, |ui| panel_ui(ui, &panel, &mut show_ids));
         self.show_ids = show_ids;
@@ -405,7 +441,9 @@ impl Running {
         let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
         for (id, deltas) in &full.textures_delta.set {
             for delta in deltas {
-                gfx.egui_renderer.set_texture(self.ctx.queue, self.ctx.command_pool, *id, delta).map_err(|e| ViewerError::Window(format!("egui texture: {e}")))?;
+                gfx.egui_renderer
+                    .set_texture(self.ctx.queue, self.ctx.command_pool, *id, delta)
+                    .map_err(|e| ViewerError::Window(format!("egui texture: {e}")))?;
             }
         }
         gfx.frames[slot].egui_free = full.textures_delta.free.iter().copied().collect();

@@ -29,7 +29,15 @@ impl OrbitCamera {
         let (lo, hi) = scene.bounds();
         let radius = ((hi - lo).length() * 0.5).max(0.01);
         let yfov = 0.8f32;
-        OrbitCamera { target: (lo + hi) * 0.5, distance: radius / (yfov * 0.5).sin() * 1.05, yaw: 0.35, pitch: 0.45, yfov, znear: radius * 0.01, zfar: Some(radius * 20.0) }
+        OrbitCamera {
+            target: (lo + hi) * 0.5,
+            distance: radius / (yfov * 0.5).sin() * 1.05,
+            yaw: 0.35,
+            pitch: 0.45,
+            yfov,
+            znear: radius * 0.01,
+            zfar: Some(radius * 20.0),
+        }
     }
 
     /// An orbit camera placed where a glTF camera is, looking at the same point.

@@ -18,10 +18,8 @@ pub fn build() -> GltfBuilder {
     let ball = b.add_mesh("Sphere", &[(&shapes::sphere(0.6, 24, 32, [0.25, 0.55, 0.9, 1.0]), IndexStorage::U32)]);
     let ring = b.add_mesh("Torus", &[(&shapes::torus(0.55, 0.18, 32, 16, [0.95, 0.75, 0.2, 1.0]), u16s)]);
     // One mesh, two primitives: a lamp post with a shade, picked as one object.
-    let lamp = b.add_mesh(
-        "Lamp",
-        &[(&shapes::cylinder(0.03, 1.6, 12, [0.2, 0.2, 0.22, 1.0]), u16s), (&shapes::sphere(0.15, 10, 14, [1.0, 0.95, 0.7, 1.0]), u16s)],
-    );
+    let lamp =
+        b.add_mesh("Lamp", &[(&shapes::cylinder(0.03, 1.6, 12, [0.2, 0.2, 0.22, 1.0]), u16s), (&shapes::sphere(0.15, 10, 14, [1.0, 0.95, 0.7, 1.0]), u16s)]);
     let pole = b.add_mesh("Pole", &[(&shapes::cylinder(0.01, 1.2, 8, [0.9, 0.9, 0.9, 1.0]), u16s)]);
     let sheet = b.add_mesh("Sheet", &[(&shapes::cuboid(Vec3::new(0.5, 0.4, 0.004), [0.4, 0.85, 0.5, 1.0]), u16s)]);
     let pebble = b.add_mesh("Pebble", &[(&shapes::sphere(0.035, 6, 8, [0.95, 0.4, 0.8, 1.0]), u16s)]);

@@ -69,7 +69,9 @@ pub fn load_bytes(bytes: &[u8], base: Option<&Path>) -> Result<Scene, SceneError
                     gltf::camera::Projection::Perspective(p) => {
                         scene.camera = Some(CameraDesc { world, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
                     }
-                    gltf::camera::Projection::Orthographic(_) => log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index()),
+                    gltf::camera::Projection::Orthographic(_) => {
+                        log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index())
+                    }
                 }
             }
         }
@@ -106,7 +108,7 @@ fn load_mesh(mesh: &gltf::Mesh, buffers: &[gltf::buffer::Data]) -> Result<MeshAs
             }
         }
         let count = indices.as_ref().map_or(positions.len(), Vec::len);
-        if count % 3 != 0 {
+        if !count.is_multiple_of(3) {
             return Err(bad(format!("{count} vertices is not a whole number of triangles")));
         }
         let mut p = Primitive { positions, normals: vec![], uvs: None, indices, color: prim.material().pbr_metallic_roughness().base_color_factor() };

@@ -30,7 +30,7 @@ impl GltfBuilder {
     }
 
     fn push_view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let mut view = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len() });
@@ -155,11 +155,11 @@ impl GltfBuilder {
     /// The binary .glb form.
     pub fn to_glb(&self) -> Vec<u8> {
         let mut json_bytes = serde_json::to_vec(&self.document(None)).unwrap_or_default();
-        while json_bytes.len() % 4 != 0 {
+        while !json_bytes.len().is_multiple_of(4) {
             json_bytes.push(b' ');
         }
         let mut bin = self.bin.clone();
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         let total = 12 + 8 + json_bytes.len() + 8 + bin.len();

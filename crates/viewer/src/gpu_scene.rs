@@ -28,7 +28,8 @@ impl GpuPrimitive {
         let positions = ctx.upload(&p.positions, usage)?;
         let normals = ctx.upload(&p.normals, usage)?;
         let indices = p.indices.as_ref().map(|ix| ctx.upload(ix, vk::BufferUsageFlags::INDEX_BUFFER)).transpose()?;
-        let geometry = Arc::new(MeshGeometry { positions: p.positions.clone(), normals: Some(p.normals.clone()), uvs: p.uvs.clone(), indices: p.indices.clone() });
+        let geometry =
+            Arc::new(MeshGeometry { positions: p.positions.clone(), normals: Some(p.normals.clone()), uvs: p.uvs.clone(), indices: p.indices.clone() });
         Ok(GpuPrimitive {
             positions,
             normals,
@@ -128,7 +129,16 @@ impl GpuScene {
         }
         let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, [1.0, 0.15, 0.1, 1.0]))?;
         let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, [0.1, 0.9, 1.0, 1.0]))?;
-        Ok(GpuScene { primitives, slot_count: worlds.len() as u32, worlds: worlds_buffer, render_draws, pick_draws: pick_draws.into(), node_slot, marker_ball, marker_rod })
+        Ok(GpuScene {
+            primitives,
+            slot_count: worlds.len() as u32,
+            worlds: worlds_buffer,
+            render_draws,
+            pick_draws: pick_draws.into(),
+            node_slot,
+            marker_ball,
+            marker_rod,
+        })
     }
 }
 
@@ -153,7 +163,11 @@ impl Markers {
     pub fn matrices(&self) -> [Mat4; 2] {
         let ball = Mat4::from_scale_rotation_translation(Vec3::splat(self.size), glam::Quat::IDENTITY, self.point);
         let n = self.normal.unwrap_or(Vec3::Y);
-        let rod = Mat4::from_scale_rotation_translation(Vec3::new(self.size * 0.25, self.size * 6.0, self.size * 0.25), glam::Quat::from_rotation_arc(Vec3::Y, n), self.point);
+        let rod = Mat4::from_scale_rotation_translation(
+            Vec3::new(self.size * 0.25, self.size * 6.0, self.size * 0.25),
+            glam::Quat::from_rotation_arc(Vec3::Y, n),
+            self.point,
+        );
         [ball, rod]
     }
 }

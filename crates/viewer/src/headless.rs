@@ -110,7 +110,11 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
                     Some(result) => PickReport::new(&result, scene, &objects),
                     None => PickReport::refused(x as u32, y as u32, "no result".into()),
                 },
-                None => PickReport::refused(x.clamp(0, u32::MAX as i64) as u32, y.clamp(0, u32::MAX as i64) as u32, format!("pixel ({x}, {y}) lies outside the {w}x{h} view")),
+                None => PickReport::refused(
+                    x.clamp(0, u32::MAX as i64) as u32,
+                    y.clamp(0, u32::MAX as i64) as u32,
+                    format!("pixel ({x}, {y}) lies outside the {w}x{h} view"),
+                ),
             };
             reports.push(report);
         }
@@ -145,7 +149,14 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
 }
 
 /// Renders one lit frame offscreen and reads it back.
-pub fn screenshot(ctx: &VulkanContext, gpu: &GpuScene, camera: &CameraMatrices, (w, h): (u32, u32), selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<image::RgbaImage, ViewerError> {
+pub fn screenshot(
+    ctx: &VulkanContext,
+    gpu: &GpuScene,
+    camera: &CameraMatrices,
+    (w, h): (u32, u32),
+    selected_slot: Option<u32>,
+    markers: Option<&Markers>,
+) -> Result<image::RgbaImage, ViewerError> {
     let pass = LitPass::new(&ctx.device, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
     let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
     let mut style = FrameStyle::new(ctx, gpu)?;

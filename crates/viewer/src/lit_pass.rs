@@ -83,8 +83,12 @@ impl LitPass {
         ];
         let color_ref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
         let depth_ref = vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL };
-        let subpass = vk::SubpassDescription::default().pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS).color_attachments(&color_ref).depth_stencil_attachment(&depth_ref);
-        let stages = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        let subpass = vk::SubpassDescription::default()
+            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+            .color_attachments(&color_ref)
+            .depth_stencil_attachment(&depth_ref);
+        let stages =
+            vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
         let writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
         let dependencies = [
             // Earlier frames' attachment writes and screenshot copies come first.
@@ -199,7 +203,15 @@ impl LitPass {
     /// # Safety
     /// Inside this pass, begun with [`LitPass::begin`]; the scene and style buffers stay alive
     /// until the command buffer completes.
-    pub unsafe fn draw_scene(&self, cmd: vk::CommandBuffer, scene: &GpuScene, style: &FrameStyle, camera: &CameraMatrices, viewport: vk::Viewport, markers: Option<&Markers>) {
+    pub unsafe fn draw_scene(
+        &self,
+        cmd: vk::CommandBuffer,
+        scene: &GpuScene,
+        style: &FrameStyle,
+        camera: &CameraMatrices,
+        viewport: vk::Viewport,
+        markers: Option<&Markers>,
+    ) {
         let d = &self.device;
         let scissor = vk::Rect2D {
             offset: vk::Offset2D { x: viewport.x as i32, y: viewport.y as i32 },
@@ -241,12 +253,18 @@ impl LitPass {
         if let Some(m) = markers {
             // Marker k reads matrix k of the marker buffer and flag `slots + k` (unlit).
             let flags_at = |k: u64| (u64::from(style.slots) + k) * 16;
-            let rods: &[(&GpuPrimitive, u64)] = if m.normal.is_some() { &[(&scene.marker_ball, 0), (&scene.marker_rod, 1)] } else { &[(&scene.marker_ball, 0)] };
+            let rods: &[(&GpuPrimitive, u64)] =
+                if m.normal.is_some() { &[(&scene.marker_ball, 0), (&scene.marker_rod, 1)] } else { &[(&scene.marker_ball, 0)] };
             for &(prim, k) in rods {
                 // SAFETY: per the contract; the marker and flag buffers hold these entries.
                 unsafe {
                     d.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push(prim.color));
-                    d.cmd_bind_vertex_buffers(cmd, 0, &[prim.positions.buffer, prim.normals.buffer, style.markers.buffer, style.flags.buffer], &[0, 0, k * 64, flags_at(k)]);
+                    d.cmd_bind_vertex_buffers(
+                        cmd,
+                        0,
+                        &[prim.positions.buffer, prim.normals.buffer, style.markers.buffer, style.flags.buffer],
+                        &[0, 0, k * 64, flags_at(k)],
+                    );
                     match &prim.indices {
                         Some(ib) => {
                             d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);

@@ -18,7 +18,8 @@ pub struct Offscreen {
 
 impl Offscreen {
     pub fn new(ctx: &VulkanContext, pass: &LitPass, extent: vk::Extent2D) -> Result<Self, ContextError> {
-        let color = ctx.create_image(COLOR_FORMAT, extent, vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC, vk::ImageAspectFlags::COLOR)?;
+        let color =
+            ctx.create_image(COLOR_FORMAT, extent, vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC, vk::ImageAspectFlags::COLOR)?;
         let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
         let views = [color.view, depth.view];
         let info = vk::FramebufferCreateInfo::default().render_pass(pass.render_pass).attachments(&views).width(extent.width).height(extent.height).layers(1);
@@ -48,7 +49,15 @@ impl Offscreen {
         // SAFETY: per the contract; the region fits image and buffer.
         unsafe {
             self.device.cmd_copy_image_to_buffer(cmd, self.color.image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.readback.buffer, &[region]);
-            self.device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[], &[to_host], &[]);
+            self.device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[to_host],
+                &[],
+            );
         }
     }
 

@@ -74,20 +74,24 @@ impl Swapchain {
         // SAFETY: valid create info; `old` (if any) is retired by this call.
         let handle = unsafe { loader.create_swapchain(&info, None) }?;
         let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
-        let mut sc = Swapchain { device: ctx.device.clone(), loader, handle, extent, views: vec![], framebuffers: vec![], render_finished: vec![], _depth: depth };
+        let mut sc =
+            Swapchain { device: ctx.device.clone(), loader, handle, extent, views: vec![], framebuffers: vec![], render_finished: vec![], _depth: depth };
         // SAFETY: the swapchain is live.
         let images = unsafe { sc.loader.get_swapchain_images(handle) }?;
         for image in images {
-            let view_info = vk::ImageViewCreateInfo::default()
-                .image(image)
-                .view_type(vk::ImageViewType::TYPE_2D)
-                .format(format.format)
-                .subresource_range(vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::COLOR, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 });
+            let view_info = vk::ImageViewCreateInfo::default().image(image).view_type(vk::ImageViewType::TYPE_2D).format(format.format).subresource_range(
+                vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::COLOR, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 },
+            );
             // SAFETY: the image belongs to the swapchain.
             let view = unsafe { ctx.device.create_image_view(&view_info, None) }?;
             sc.views.push(view);
             let attachments = [view, sc._depth.view];
-            let fb_info = vk::FramebufferCreateInfo::default().render_pass(pass.render_pass).attachments(&attachments).width(extent.width).height(extent.height).layers(1);
+            let fb_info = vk::FramebufferCreateInfo::default()
+                .render_pass(pass.render_pass)
+                .attachments(&attachments)
+                .width(extent.width)
+                .height(extent.height)
+                .layers(1);
             // SAFETY: views and render pass are compatible.
             sc.framebuffers.push(unsafe { ctx.device.create_framebuffer(&fb_info, None) }?);
             // SAFETY: plain semaphore creation.

@@ -105,7 +105,11 @@ fn written_scene() -> GltfBuilder {
     sphere.uvs = None;
     let multi = b.add_mesh(
         "Multi",
-        &[(&shapes::cuboid(Vec3::new(0.6, 0.3, 0.4), [0.9, 0.2, 0.2, 1.0]), IndexStorage::U16), (&sphere, IndexStorage::U32), (&shapes::plane(0.5, [0.3, 0.9, 0.3, 1.0]), IndexStorage::U16)],
+        &[
+            (&shapes::cuboid(Vec3::new(0.6, 0.3, 0.4), [0.9, 0.2, 0.2, 1.0]), IndexStorage::U16),
+            (&sphere, IndexStorage::U32),
+            (&shapes::plane(0.5, [0.3, 0.9, 0.3, 1.0]), IndexStorage::U16),
+        ],
     );
     let small = b.add_mesh("Small", &[(&shapes::cuboid(Vec3::splat(0.2), [0.8, 0.8, 0.2, 1.0]), IndexStorage::U16)]);
     let ground = b.add_mesh("Ground", &[(&shapes::plane(6.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
@@ -116,11 +120,22 @@ fn written_scene() -> GltfBuilder {
     b.add_root(g);
     let mut field = vec![];
     for i in 0..12 {
-        field.push(b.add_node(&format!("Field {i}"), Some(small), Mat4::from_translation(Vec3::new(-2.5 + (i % 4) as f32 * 0.6, 0.2, -1.5 - (i / 4) as f32 * 0.6)), &[]));
+        field.push(b.add_node(
+            &format!("Field {i}"),
+            Some(small),
+            Mat4::from_translation(Vec3::new(-2.5 + (i % 4) as f32 * 0.6, 0.2, -1.5 - (i / 4) as f32 * 0.6)),
+            &[],
+        ));
     }
     let group = b.add_node("Field", None, Mat4::from_translation(Vec3::new(0.3, 0.0, 0.0)), &field);
     b.add_root(group);
-    let cam = b.add_camera_node("Cam", 0.9, 0.1, Some(40.0), glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse());
+    let cam = b.add_camera_node(
+        "Cam",
+        0.9,
+        0.1,
+        Some(40.0),
+        glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse(),
+    );
     b.add_root(cam);
     b
 }
@@ -167,7 +182,17 @@ fn instanced_field_reports_each_node_and_instance() {
     let picks = tmp("field-picks.json");
     std::fs::write(&picks, serde_json::to_string(&pixels.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>()).unwrap()).unwrap();
     let out = tmp("field-out.json");
-    let run = viewer(&[glb.to_str().unwrap(), "--headless", "--validation", "--size", "240x160", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    let run = viewer(&[
+        glb.to_str().unwrap(),
+        "--headless",
+        "--validation",
+        "--size",
+        "240x160",
+        "--pick-file",
+        picks.to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let mut instances = vec![];
@@ -191,10 +216,34 @@ fn screenshot_highlights_the_first_pick() {
     let ids = tmp("shot-ids.png");
     // First pick on the sphere at the centre, then one on the background.
     std::fs::write(&picks, "[[160, 90], [5, 5]]").unwrap();
-    let run = viewer(&["--headless", "--validation", "--size", "320x180", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap(), "--screenshot", shot_sel.to_str().unwrap(), "--id-view", ids.to_str().unwrap()]);
+    let run = viewer(&[
+        "--headless",
+        "--validation",
+        "--size",
+        "320x180",
+        "--pick-file",
+        picks.to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+        "--screenshot",
+        shot_sel.to_str().unwrap(),
+        "--id-view",
+        ids.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     std::fs::write(&picks, "[[5, 5]]").unwrap();
-    let run = viewer(&["--headless", "--validation", "--size", "320x180", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap(), "--screenshot", shot_none.to_str().unwrap()]);
+    let run = viewer(&[
+        "--headless",
+        "--validation",
+        "--size",
+        "320x180",
+        "--pick-file",
+        picks.to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+        "--screenshot",
+        shot_none.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let a = image::open(&shot_sel).unwrap().to_rgba8();
     let b = image::open(&shot_none).unwrap().to_rgba8();
@@ -284,5 +333,8 @@ fn demo_writes_its_outputs() {
 #[test]
 fn the_built_in_scene_asset_is_up_to_date() {
     let fresh = viewer::default_scene::build().to_glb();
-    assert!(fresh == viewer::default_scene::DEFAULT_SCENE_GLB, "assets/default_scene.glb is stale: run `cargo run -p viewer -- --write-default-scene assets/default_scene.glb`");
+    assert!(
+        fresh == viewer::default_scene::DEFAULT_SCENE_GLB,
+        "assets/default_scene.glb is stale: run `cargo run -p viewer -- --write-default-scene assets/default_scene.glb`"
+    );
 }

@@ -17,7 +17,8 @@ impl Drop for Xvfb {
 }
 
 fn tool(cmd: &str, args: &[&str], display: &str) -> String {
-    let out = Command::new(cmd).args(args).env("DISPLAY", display).output().unwrap_or_else(|e| panic!("{cmd} is needed for this test (see tools/setup.sh): {e}"));
+    let out =
+        Command::new(cmd).args(args).env("DISPLAY", display).output().unwrap_or_else(|e| panic!("{cmd} is needed for this test (see tools/setup.sh): {e}"));
     assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
@@ -59,7 +60,11 @@ fn region_difference(a: &image::RgbaImage, b: &image::RgbaImage, cx: u32, cy: u3
 #[test]
 fn window_hover_click_select_resize_and_exit_cleanly() {
     let display = format!(":{}", 90 + std::process::id() % 9);
-    let xvfb = Command::new("Xvfb").args([display.as_str(), "-screen", "0", "1280x800x24", "-nolisten", "tcp"]).stderr(Stdio::null()).spawn().expect("Xvfb is needed for this test (see tools/setup.sh)");
+    let xvfb = Command::new("Xvfb")
+        .args([display.as_str(), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is needed for this test (see tools/setup.sh)");
     let _xvfb = Xvfb(xvfb);
     std::thread::sleep(Duration::from_millis(1500));
 

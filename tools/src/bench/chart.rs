@@ -30,7 +30,14 @@ impl DrawTarget for Canvas {
     }
 }
 
-const COLORS: [Rgb888; 6] = [Rgb888::new(46, 134, 222), Rgb888::new(120, 180, 240), Rgb888::new(230, 126, 34), Rgb888::new(192, 57, 43), Rgb888::new(120, 120, 120), Rgb888::new(39, 174, 96)];
+const COLORS: [Rgb888; 6] = [
+    Rgb888::new(46, 134, 222),
+    Rgb888::new(120, 180, 240),
+    Rgb888::new(230, 126, 34),
+    Rgb888::new(192, 57, 43),
+    Rgb888::new(120, 120, 120),
+    Rgb888::new(39, 174, 96),
+];
 
 /// One panel: for each group (scene), one bar per series, log10 scale.
 pub struct Panel<'a> {
@@ -72,7 +79,9 @@ pub fn render(panels: &[Panel<'_>]) -> RgbImage {
                 }
                 let y = y_of(*v).min(plot_bottom - 1);
                 let x = x0 + si as i32 * bar_w;
-                let _ = Rectangle::new(Point::new(x, y), Size::new(bar_w as u32 - 2, (plot_bottom - y) as u32)).into_styled(PrimitiveStyle::with_fill(COLORS[si % COLORS.len()])).draw(&mut c);
+                let _ = Rectangle::new(Point::new(x, y), Size::new(bar_w as u32 - 2, (plot_bottom - y) as u32))
+                    .into_styled(PrimitiveStyle::with_fill(COLORS[si % COLORS.len()]))
+                    .draw(&mut c);
             }
             let _ = Text::new(label, Point::new(x0, plot_bottom + 14), text).draw(&mut c);
         }

@@ -13,7 +13,8 @@ use viewer::camera::CameraMatrices;
 use viewer::lit_pass::{FrameStyle, LitPass};
 use viewer::offscreen::{Offscreen, COLOR_FORMAT};
 
-pub const APPROACHES: [&str; 5] = ["picker (culling, shared list)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
+pub const APPROACHES: [&str; 5] =
+    ["picker (culling, shared list)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
 
 pub struct Timings {
     /// Median GPU milliseconds per approach, in `APPROACHES` order.
@@ -35,9 +36,13 @@ pub fn median(v: &mut [f64]) -> f64 {
 }
 
 fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
-    let b = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::MEMORY_WRITE).dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+    let b = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+        .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
     // SAFETY: `cmd` is recording outside a render pass.
-    unsafe { d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[b], &[], &[]) };
+    unsafe {
+        d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[b], &[], &[])
+    };
 }
 
 pub fn camera(width: u32, height: u32) -> CameraMatrices {
@@ -52,18 +57,23 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let cam = camera(w, h);
     let vp = Viewport::full(w, h);
     let draws = &scene.gpu.pick_draws;
-    // SAFETY (constructors): the context's handles belong together and outlive these objects.
-    let mut culled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: true, ..Default::default() }) }.map_err(|x| e(&x))?;
-    let mut unculled = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: false, ..Default::default() }) }.map_err(|x| e(&x))?;
-    let mut listed = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling: true, ..Default::default() }) }.map_err(|x| e(&x))?;
-    let mut blog = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
-    let mut full = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))?;
+    let picker = |culling: bool| {
+        // SAFETY: the context's handles belong together and outlive the picker.
+        unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling, ..Default::default() }) }.map_err(|x| e(&x))
+    };
+    let id_image = || {
+        // SAFETY: as above.
+        unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))
+    };
+    let (mut culled, mut unculled, mut listed) = (picker(true)?, picker(false)?, picker(true)?);
+    let (mut blog, mut full) = (id_image()?, id_image()?);
     let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut style = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
     style.update(None, None, None).map_err(|x| e(&x))?;
     // SAFETY: plain query pool creation.
-    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(1);
     // SAFETY: the pool allows resetting single command buffers; freed below.
@@ -77,7 +87,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(pixel, vp, cam.view, cam.projection);
         let recorded = ctx.run_once(|cmd| -> Result<(), String> {
-            // SAFETY (whole closure): `cmd` is recording outside a render pass; all scene
+            // SAFETY: (whole block) `cmd` is recording outside a render pass; all scene
             // buffers and targets outlive the wait in `run_once`.
             unsafe {
                 d.cmd_reset_query_pool(cmd, pool, 0, 6);
@@ -145,7 +155,14 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
 /// list), all into one scratch command buffer that is never submitted. The order rotates each
 /// frame, so whichever variant comes first (and pays for the driver growing a fresh command
 /// buffer) differs; the medians leave that out.
-fn cpu_times(d: &ash::Device, scratch: vk::CommandBuffer, frame: usize, pickers: [&mut Picker; 3], request: &PickRequest<'_>, draws: &std::sync::Arc<[picking_vk::PickDraw]>) -> Result<[f64; 3], String> {
+fn cpu_times(
+    d: &ash::Device,
+    scratch: vk::CommandBuffer,
+    frame: usize,
+    pickers: [&mut Picker; 3],
+    request: &PickRequest<'_>,
+    draws: &std::sync::Arc<[picking_vk::PickDraw]>,
+) -> Result<[f64; 3], String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut out = [0.0; 3];
     let mut pickers = pickers.map(Some);
@@ -160,7 +177,13 @@ fn cpu_times(d: &ash::Device, scratch: vk::CommandBuffer, frame: usize, pickers:
         let picker = pickers[k].take().ok_or("picker used twice")?;
         let t = Instant::now();
         // SAFETY: as above.
-        let recorded = unsafe { if k == 0 { picker.record_shared(scratch, 0, request, draws) } else { picker.record(scratch, 0, request, draws) } };
+        let recorded = unsafe {
+            if k == 0 {
+                picker.record_shared(scratch, 0, request, draws)
+            } else {
+                picker.record(scratch, 0, request, draws)
+            }
+        };
         out[k] = t.elapsed().as_secs_f64() * 1e6;
         recorded.map_err(|x| e(&x))?;
     }

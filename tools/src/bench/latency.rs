@@ -34,7 +34,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
     let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(frames_in_flight as u32);
     // SAFETY: test-tool Vulkan objects, destroyed below after the device idles.
     let cmds = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?;
-    let fences: Vec<vk::Fence> = (0..frames_in_flight).map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) }).collect::<Result<_, _>>().map_err(|x| e(&x))?;
+    let fences: Vec<vk::Fence> = (0..frames_in_flight)
+        // SAFETY: plain fence creation, destroyed below.
+        .map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) })
+        .collect::<Result<_, _>>()
+        .map_err(|x| e(&x))?;
     let mut pending: Vec<Option<(u64, Instant)>> = vec![None; frames_in_flight];
     let (mut lat_frames, mut lat_us) = (vec![], vec![]);
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };

@@ -41,7 +41,12 @@ fn config(small: bool) -> Config {
     let spec = |name, objects, instanced, mesh| SceneSpec { name, objects, instanced, mesh };
     if small {
         Config {
-            scenes: vec![spec("100 x 960", 100, false, SPHERE_960), spec("1000 x 960", 1000, false, SPHERE_960), spec("10 x 20000", 10, false, SPHERE_20000), spec("10000-instance field", 10_000, true, MeshSpec::Box)],
+            scenes: vec![
+                spec("100 x 960", 100, false, SPHERE_960),
+                spec("1000 x 960", 1000, false, SPHERE_960),
+                spec("10 x 20000", 10, false, SPHERE_20000),
+                spec("10000-instance field", 10_000, true, MeshSpec::Box),
+            ],
             size: (320, 180),
             warmup: 2,
             frames: 5,
@@ -52,7 +57,12 @@ fn config(small: bool) -> Config {
         }
     } else {
         Config {
-            scenes: vec![spec("1000 x 960", 1000, false, SPHERE_960), spec("10000 x 960", 10_000, false, SPHERE_960), spec("100 x 20000", 100, false, SPHERE_20000), spec("100000-instance field", 100_000, true, MeshSpec::Box)],
+            scenes: vec![
+                spec("1000 x 960", 1000, false, SPHERE_960),
+                spec("10000 x 960", 10_000, false, SPHERE_960),
+                spec("100 x 20000", 100, false, SPHERE_20000),
+                spec("100000-instance field", 100_000, true, MeshSpec::Box),
+            ],
             size: (1920, 1080),
             warmup: 10,
             frames: 60,
@@ -91,9 +101,16 @@ fn fmt_bytes(b: u64) -> String {
 
 fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let cfg = config(small);
-    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() }).map_err(|e| e.to_string())?;
+    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
+        .map_err(|e| e.to_string())?;
     let (w, h) = cfg.size;
-    println!("picking-vk benchmark on {} ({} config, view {w}x{h}, {} frames after {} warm-up, medians)", ctx.device_name, if small { "small" } else { "full" }, cfg.frames, cfg.warmup);
+    println!(
+        "picking-vk benchmark on {} ({} config, view {w}x{h}, {} frames after {} warm-up, medians)",
+        ctx.device_name,
+        if small { "small" } else { "full" },
+        cfg.frames,
+        cfg.warmup
+    );
     let cam = gpu_timing::camera(w, h);
     let snapshot = CameraSnapshot::new(cam.view, cam.projection, Viewport::full(w, h), DepthConvention::Standard).map_err(|e| e.to_string())?;
     let mut all_parity_ok = true;
@@ -224,7 +241,18 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[
         chart::Panel { title: "GPU time per frame", unit: "ms", series: &gpu_timing::APPROACHES, groups: chart_gpu },
-        chart::Panel { title: "CPU time per pick", unit: "µs".replace('µ', "u").leak(), series: &["picker, culling, shared list", "picker, culling, per-frame list", "picker, no culling", "CPU BVH flat (per ray)", "CPU BVH two-level (per ray)"], groups: chart_cpu },
+        chart::Panel {
+            title: "CPU time per pick",
+            unit: "µs".replace('µ', "u").leak(),
+            series: &[
+                "picker, culling, shared list",
+                "picker, culling, per-frame list",
+                "picker, no culling",
+                "CPU BVH flat (per ray)",
+                "CPU BVH two-level (per ray)",
+            ],
+            groups: chart_cpu,
+        },
     ]);
     let png_path = out.join("bench.png");
     png.save(&png_path).map_err(|e| format!("{}: {e}", png_path.display()))?;

@@ -14,7 +14,9 @@ pub fn full_image(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices,
     let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
     let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), cam.view, cam.projection);
     // SAFETY: recording outside a render pass; buffers outlive the wait.
-    ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, false, IdCopy::Whole) }).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, false, IdCopy::Whole) })
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     // SAFETY: `run_once` waited.
     unsafe { img.read() }.map_err(|e| e.to_string())
 }
@@ -25,9 +27,18 @@ pub fn object_of_texel(scene: &BenchScene, t: &Texels) -> Option<usize> {
 }
 
 /// Picks `pixels` with a picker (culling on or off); counts agreement with the full image.
-pub fn picker(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32), culling: bool, pixels: &[UVec2], full: &[Texels]) -> Result<(usize, usize), String> {
+pub fn picker(
+    ctx: &VulkanContext,
+    scene: &BenchScene,
+    cam: &CameraMatrices,
+    (w, h): (u32, u32),
+    culling: bool,
+    pixels: &[UVec2],
+    full: &[Texels],
+) -> Result<(usize, usize), String> {
     // SAFETY: the context outlives the picker.
-    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, culling, ..Default::default() }) }.map_err(|e| e.to_string())?;
+    let mut picker =
+        unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, culling, ..Default::default() }) }.map_err(|e| e.to_string())?;
     let vp = Viewport::full(w, h);
     let mut matches = 0;
     for chunk in pixels.chunks(BATCH) {
@@ -36,7 +47,14 @@ pub fn picker(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w,
                 // SAFETY: as above.
                 let request = PickRequest::new(p, vp, cam.view, cam.projection);
                 // SAFETY: as above.
-                unsafe { if culling { picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws) } else { picker.record(cmd, slot, &request, &scene.gpu.pick_draws) } }.map_err(|e| e.to_string())?;
+                unsafe {
+                    if culling {
+                        picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws)
+                    } else {
+                        picker.record(cmd, slot, &request, &scene.gpu.pick_draws)
+                    }
+                }
+                .map_err(|e| e.to_string())?;
             }
             Ok(())
         })
@@ -53,14 +71,23 @@ pub fn picker(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w,
 }
 
 /// The classic approach: a full-size target scissored to the pixel, one texel read back.
-pub fn scissored(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32), pixels: &[UVec2], full: &[Texels]) -> Result<(usize, usize), String> {
+pub fn scissored(
+    ctx: &VulkanContext,
+    scene: &BenchScene,
+    cam: &CameraMatrices,
+    (w, h): (u32, u32),
+    pixels: &[UVec2],
+    full: &[Texels],
+) -> Result<(usize, usize), String> {
     // SAFETY: the context outlives the image.
     let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
     let mut matches = 0;
     for &p in pixels {
         let request = PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection);
         // SAFETY: as above.
-        ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, true, IdCopy::Pixel) }).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, true, IdCopy::Pixel) })
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
         // SAFETY: `run_once` waited.
         let t = unsafe { img.read_pixel() }.map_err(|e| e.to_string())?;
         matches += usize::from(object_of_texel(scene, &t) == object_of_texel(scene, &full[(p.y * w + p.x) as usize]));

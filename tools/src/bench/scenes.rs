@@ -81,7 +81,11 @@ impl BenchScene {
         if spec.instanced {
             let range = BufferRange { buffer: worlds.buffer, offset: 0, size: worlds.size };
             let arc: Arc<[Mat4]> = transforms.clone().into();
-            pick_draws.push(with_bounds(base.clone()).with_instances(Instances { range, stride: 64, first: 0, count: transforms.len() as u32 }).with_instance_transforms(arc));
+            pick_draws.push(
+                with_bounds(base.clone())
+                    .with_instances(Instances { range, stride: 64, first: 0, count: transforms.len() as u32 })
+                    .with_instance_transforms(arc),
+            );
             render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: transforms.len() as u32 });
         } else {
             for (i, m) in transforms.iter().enumerate() {
