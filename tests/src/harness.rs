@@ -96,6 +96,18 @@ impl Gpu {
     }
 }
 
+/// The camera the random-scene tests look through: slightly off-axis, towards -Z, with a
+/// finite standard-depth or an infinite reverse-Z projection.
+pub fn random_scene_camera(depth: picking_vk::DepthConvention, width: u32, height: u32) -> (Mat4, Mat4) {
+    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
+    let aspect = width as f32 / height as f32;
+    let proj = match depth {
+        picking_vk::DepthConvention::Standard => glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.5, 40.0),
+        picking_vk::DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.5),
+    };
+    (view, proj)
+}
+
 /// Deterministic random pixels inside a `width` x `height` view.
 pub fn random_pixels(seed: u64, count: usize, width: u32, height: u32) -> Vec<UVec2> {
     let mut rng = fastrand::Rng::with_seed(seed);

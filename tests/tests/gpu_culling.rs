@@ -3,7 +3,7 @@
 
 use glam::{Mat4, Quat, UVec2, Vec3};
 use picking_vk::{DepthConvention, Ignore, ObjectId, PickRequest, PickerConfig, Viewport};
-use picking_vk_tests::harness::{random_pixels, Gpu};
+use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 
 const W: u32 = 160;
@@ -11,13 +11,7 @@ const H: u32 = 120;
 const BATCH: usize = 64;
 
 fn camera(depth: DepthConvention) -> (Mat4, Mat4) {
-    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
-    let aspect = W as f32 / H as f32;
-    let proj = match depth {
-        DepthConvention::Standard => glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.5, 40.0),
-        DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.5),
-    };
-    (view, proj)
+    random_scene_camera(depth, W, H)
 }
 
 /// A random scene plus a box that crosses the near plane and a big stretched field.

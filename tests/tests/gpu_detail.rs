@@ -2,9 +2,9 @@
 //! VK_KHR_fragment_shader_barycentric, results are checked against the CPU oracle; where it
 //! does not (lavapipe), the gate must report detail unavailable and change nothing.
 
-use glam::{DVec3, Mat4, Vec3};
+use glam::{DVec3, Mat4};
 use picking_vk::{DepthConvention, DetailMode, DetailStatus, PickRequest, PickerConfig};
-use picking_vk_tests::harness::{random_pixels, Gpu};
+use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::{vertex_normal, Scene};
 
@@ -13,8 +13,7 @@ const H: u32 = 120;
 const BATCH: usize = 64;
 
 fn camera() -> (Mat4, Mat4) {
-    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
-    (view, glam::camera::rh::proj::vulkan::perspective(1.0, W as f32 / H as f32, 0.5, 40.0))
+    random_scene_camera(DepthConvention::Standard, W, H)
 }
 
 #[test]

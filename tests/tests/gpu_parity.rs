@@ -1,9 +1,9 @@
 //! Parity: the 1x1 pick pass against (a) a full-resolution ID render of the same scene and
 //! (b) the CPU ray oracle, at random pixels of random scenes.
 
-use glam::{Mat4, UVec2, Vec3};
+use glam::{Mat4, UVec2};
 use picking_vk::{DepthConvention, IdImage, ObjectId, PickRequest, PickerConfig};
-use picking_vk_tests::harness::{random_pixels, Gpu};
+use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::Scene;
 
@@ -12,13 +12,7 @@ const H: u32 = 120;
 const BATCH: usize = 64;
 
 fn camera(depth: DepthConvention) -> (Mat4, Mat4) {
-    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 1.0), Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
-    let aspect = W as f32 / H as f32;
-    let proj = match depth {
-        DepthConvention::Standard => glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.5, 40.0),
-        DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.5),
-    };
-    (view, proj)
+    random_scene_camera(depth, W, H)
 }
 
 #[test]

@@ -8,7 +8,7 @@ use crate::kit::PassKit;
 use crate::memory::GpuBuffer;
 use crate::pass::{PassLayout, PassTargets};
 use crate::picker::HostDevice;
-use crate::record::{self, Framing, PassRecording, PassStats};
+use crate::record::{Framing, PassStats};
 use crate::request::{DepthConvention, PickRequest};
 use crate::resolve::Texels;
 use crate::view_math::CameraSnapshot;
@@ -117,18 +117,7 @@ impl IdImage {
             return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
         };
         self.plan.build(request, draws, None);
-        record::prepare(self.kit.pipelines()?, draws, &self.plan)?;
-        let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
-        let recording = PassRecording {
-            device: &self.kit.memory.device,
-            cmd,
-            render_pass: self.kit.render_pass,
-            layout: self.kit.layout,
-            targets,
-            pipelines,
-            camera: &camera,
-            framing: Framing::FullView { scissor_to_pixel },
-        };
+        let recording = self.kit.recording(cmd, targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots) };

@@ -1,10 +1,14 @@
 //! What every pick pass owner needs: the allocator, the render pass and its pipelines.
 
+use crate::cull::Plan;
+use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::memory::Memory;
-use crate::pass::{self, PassLayout};
+use crate::pass::{self, PassLayout, PassTargets};
 use crate::picker::HostDevice;
 use crate::pipeline::Pipelines;
+use crate::record::{self, Framing, PassRecording};
+use crate::view_math::CameraSnapshot;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::sync::{Arc, Mutex};
@@ -42,8 +46,21 @@ impl PassKit {
         Ok(kit)
     }
 
-    pub fn pipelines(&mut self) -> Result<&mut Pipelines, PickError> {
-        self.pipelines.as_mut().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))
+    /// Validates the planned draws, builds any pipeline they need, and returns the recorder:
+    /// after this nothing can fail, so an error leaves the command buffer untouched.
+    pub fn recording<'a>(
+        &'a mut self,
+        cmd: vk::CommandBuffer,
+        targets: &'a PassTargets,
+        camera: &'a CameraSnapshot,
+        framing: Framing,
+        draws: &[PickDraw],
+        plan: &Plan,
+    ) -> Result<PassRecording<'a>, PickError> {
+        let missing = || PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED);
+        record::prepare(self.pipelines.as_mut().ok_or_else(missing)?, draws, plan)?;
+        let pipelines = self.pipelines.as_ref().ok_or_else(missing)?;
+        Ok(PassRecording { device: &self.memory.device, cmd, render_pass: self.render_pass, layout: self.layout, targets, pipelines, camera, framing })
     }
 }
 

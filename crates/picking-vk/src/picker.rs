@@ -8,7 +8,7 @@ use crate::features::DetailSupport;
 use crate::kit::PassKit;
 use crate::pass::{PassLayout, PassTargets};
 use crate::readback::StagingRing;
-use crate::record::{self, Framing, PassRecording, PassStats};
+use crate::record::{Framing, PassStats};
 use crate::request::{DepthConvention, PickRequest};
 use crate::resolve::{self, DrawSnapshot, PickResult, PickStats};
 use crate::view_math::CameraSnapshot;
@@ -295,22 +295,11 @@ impl Picker {
         };
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
         plan_frame(&mut self.plan, ray.as_ref());
-        record::prepare(self.kit.pipelines()?, draws, &self.plan)?;
-        let pipelines = self.kit.pipelines.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
+        let recording = self.kit.recording(cmd, targets, &camera, Framing::PixelOnly, draws, &self.plan)?;
         let s = &mut self.slots[slot];
         s.pending = None;
         s.draws.clear();
-        let recording = PassRecording {
-            device: &self.kit.memory.device,
-            cmd,
-            render_pass: self.kit.render_pass,
-            layout: self.kit.layout,
-            targets,
-            pipelines,
-            camera: &camera,
-            framing: Framing::PixelOnly,
-        };
-        let device = &self.kit.memory.device;
+        let device = recording.device;
         if let Some(ts) = &self.timestamps {
             // SAFETY: `cmd` is recording outside a render pass; the queries belong to this slot.
             unsafe {
@@ -318,10 +307,10 @@ impl Picker {
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, ts.pool, 2 * slot as u32);
             }
         }
-        // SAFETY: the caller's contract covers `cmd` and the draws' buffers; `prepare` passed.
+        // SAFETY: the caller's contract covers `cmd` and the draws' buffers; the plan was prepared.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut s.draws) };
         // SAFETY: as above; the pass just recorded rendered `targets`.
-        unsafe { staging.record_copy(device, cmd, targets, self.kit.layout.detail, slot, vk::Offset2D::default()) };
+        unsafe { staging.record_copy(device, cmd, targets, recording.layout.detail, slot, vk::Offset2D::default()) };
         if let Some(ts) = &self.timestamps {
             // SAFETY: as above.
             unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool, 2 * slot as u32 + 1) };

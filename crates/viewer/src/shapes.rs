@@ -5,6 +5,24 @@ use crate::scene::Primitive;
 use glam::{Vec2, Vec3};
 use std::f32::consts::{PI, TAU};
 
+/// Two triangles per cell of a (rows x cols) grid of vertices laid out row by row with
+/// `cols + 1` per row; `flip` reverses the winding.
+fn grid_indices(rows: u32, cols: u32, flip: bool) -> Vec<u32> {
+    let row = cols + 1;
+    let mut ix = Vec::with_capacity((rows * cols * 6) as usize);
+    for i in 0..rows {
+        for j in 0..cols {
+            let (a, b, c, d) = (i * row + j, i * row + j + 1, (i + 1) * row + j, (i + 1) * row + j + 1);
+            if flip {
+                ix.extend_from_slice(&[a, c, b, b, c, d]);
+            } else {
+                ix.extend_from_slice(&[a, b, c, b, d, c]);
+            }
+        }
+    }
+    ix
+}
+
 fn primitive(positions: Vec<Vec3>, normals: Vec<Vec3>, uvs: Vec<Vec2>, indices: Vec<u32>, color: [f32; 4]) -> Primitive {
     Primitive { positions, normals, uvs: Some(uvs), indices: Some(indices), color }
 }
@@ -31,7 +49,7 @@ pub fn cuboid(h: Vec3, color: [f32; 4]) -> Primitive {
 
 /// A UV sphere of radius `r`.
 pub fn sphere(r: f32, rings: u32, segments: u32, color: [f32; 4]) -> Primitive {
-    let (mut p, mut n, mut uv, mut ix) = (vec![], vec![], vec![], vec![]);
+    let (mut p, mut n, mut uv) = (vec![], vec![], vec![]);
     for i in 0..=rings {
         let theta = PI * i as f32 / rings as f32;
         for j in 0..=segments {
@@ -42,14 +60,7 @@ pub fn sphere(r: f32, rings: u32, segments: u32, color: [f32; 4]) -> Primitive {
             uv.push(Vec2::new(j as f32 / segments as f32, i as f32 / rings as f32));
         }
     }
-    let row = segments + 1;
-    for i in 0..rings {
-        for j in 0..segments {
-            let (a, b, c, d) = (i * row + j, i * row + j + 1, (i + 1) * row + j, (i + 1) * row + j + 1);
-            ix.extend_from_slice(&[a, b, c, b, d, c]);
-        }
-    }
-    primitive(p, n, uv, ix, color)
+    primitive(p, n, uv, grid_indices(rings, segments, false), color)
 }
 
 /// A capped cylinder along +Y from 0 to `height`.
@@ -93,7 +104,7 @@ pub fn cylinder(r: f32, height: f32, segments: u32, color: [f32; 4]) -> Primitiv
 
 /// A torus around +Y.
 pub fn torus(major: f32, minor: f32, rings: u32, segments: u32, color: [f32; 4]) -> Primitive {
-    let (mut p, mut n, mut uv, mut ix) = (vec![], vec![], vec![], vec![]);
+    let (mut p, mut n, mut uv) = (vec![], vec![], vec![]);
     for i in 0..=rings {
         let a = TAU * i as f32 / rings as f32;
         let centre = Vec3::new(a.cos(), 0.0, a.sin()) * major;
@@ -105,14 +116,7 @@ pub fn torus(major: f32, minor: f32, rings: u32, segments: u32, color: [f32; 4])
             uv.push(Vec2::new(i as f32 / rings as f32, j as f32 / segments as f32));
         }
     }
-    let row = segments + 1;
-    for i in 0..rings {
-        for j in 0..segments {
-            let (a, b, c, d) = (i * row + j, i * row + j + 1, (i + 1) * row + j, (i + 1) * row + j + 1);
-            ix.extend_from_slice(&[a, c, b, b, c, d]);
-        }
-    }
-    primitive(p, n, uv, ix, color)
+    primitive(p, n, uv, grid_indices(rings, segments, true), color)
 }
 
 /// A square in the XZ plane facing +Y, non-indexed (two triangles).
