@@ -65,7 +65,10 @@ pub struct VulkanContext {
     pub queue: vk::Queue,
     /// Released in `Drop` before the device.
     allocator: ManuallyDrop<Arc<Mutex<Allocator>>>,
+    /// Host-synchronized by Vulkan's rules: use it only while holding `pool_lock` (as
+    /// `run_once` does) or from a single thread.
     pub command_pool: vk::CommandPool,
+    pool_lock: Mutex<()>,
     /// What the physical device offers toward detail picking.
     pub detail_support: DetailSupport,
     /// Whether the detail extension and features were enabled on `device`.
@@ -170,11 +173,12 @@ impl VulkanContext {
     /// for a per-frame path.
     pub fn run_once<R>(&self, f: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R, ContextError> {
         let info = vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1);
-        // SAFETY: the pool belongs to this device and is used from one thread (`&self` methods
-        // of a context are not called concurrently by its users: it is not `Sync`-shared).
+        // The pool and the queue need external synchronization: one `run_once` at a time.
+        let _guard = self.pool_lock.lock().map_err(|_| ContextError::NoDevice("command pool lock poisoned".into()))?;
+        // SAFETY: the pool belongs to this device and the lock serializes its use.
         let cmd = unsafe { self.device.allocate_command_buffers(&info) }?[0];
         let out = self.submit_and_wait(cmd, f);
-        // SAFETY: the submission finished (or never happened).
+        // SAFETY: the submission finished (or never happened); the lock is still held.
         unsafe { self.device.free_command_buffers(self.command_pool, &[cmd]) };
         out
     }
@@ -341,6 +345,7 @@ impl VulkanContext {
             queue,
             allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
             command_pool,
+            pool_lock: Mutex::new(()),
             detail_support,
             detail_enabled,
             device_name,

@@ -315,12 +315,9 @@ impl Running {
         Ok(Gfx { egui_renderer, picker, id_image: None, frames, swapchain, gpu, lit })
     }
 
-    /// The 3D view: the window minus the panel on the left, physical pixels.
+    /// The 3D view of the current swapchain, physical pixels.
     fn view_rect(&self) -> Option<(u32, u32, u32, u32)> {
-        let extent = self.gfx.as_ref()?.swapchain.as_ref()?.extent;
-        let panel = ((PANEL_WIDTH * self.window.scale_factor()).round() as u32).min(extent.width);
-        let w = extent.width - panel;
-        (w > 0 && extent.height > 0).then_some((panel, 0, w, extent.height))
+        self.view_rect_for(self.gfx.as_ref()?.swapchain.as_ref()?.extent)
     }
 
     /// The framebuffer pixel under the cursor, when it is over the 3D view.
@@ -537,6 +534,7 @@ impl Running {
         Ok(())
     }
 
+    /// The 3D view in a framebuffer of `extent`: all but the panel on the left, physical pixels.
     fn view_rect_for(&self, extent: vk::Extent2D) -> Option<(u32, u32, u32, u32)> {
         let panel = ((PANEL_WIDTH * self.window.scale_factor()).round() as u32).min(extent.width);
         let w = extent.width - panel;
