@@ -67,9 +67,7 @@ fn max_stretch(m: &Mat4) -> f32 {
 /// Bounding sphere of a box under a transform: centre moved, radius scaled by the largest
 /// axis stretch. Cheap enough to do for every draw every frame.
 fn world_sphere(local: &Aabb, m: &Mat4) -> (Vec3, f32) {
-    let c = m.transform_point3(local.center());
-    let stretch = m.x_axis.truncate().length_squared().max(m.y_axis.truncate().length_squared()).max(m.z_axis.truncate().length_squared()).sqrt();
-    (c, local.half_extent().length() * stretch)
+    (m.transform_point3(local.center()), local.half_extent().length() * max_stretch(m))
 }
 
 /// A bounding-volume hierarchy over boxes: the instances of a draw (in its model space), or
@@ -163,25 +161,25 @@ impl BoxBvh {
     /// padding for geometry up to model-space distance `d` from the ray origin.
     fn query(&self, origin: Vec3, dir: Vec3, pad: impl Fn(f32) -> f32, out: &mut Vec<u32>) {
         let inv = dir.recip();
-        let hits = |b: &Aabb, radius: f32| ray_meets_box(origin, inv, b, pad((b.center() - origin).length() + radius));
+        let pad_for = |b: &Aabb, radius: f32| pad((b.center() - origin).length() + radius);
         let mut stack = [0u32; 64];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let node = &self.nodes[stack[top] as usize];
-            if !hits(&node.bounds, node.radius) {
+            if !ray_meets_box(origin, inv, &node.bounds, pad_for(&node.bounds, node.radius)) {
                 continue;
             }
             if node.count > 0 {
                 let range = node.first as usize..(node.first + node.count) as usize;
                 for (k, ((b, i), r)) in self.items[range.clone()].iter().zip(&self.item_radius[range.clone()]).enumerate() {
-                    if !hits(b, *r) {
+                    let item_pad = pad_for(b, *r);
+                    if !ray_meets_box(origin, inv, b, item_pad) {
                         continue;
                     }
                     if let Some(e) = self.exact.get(range.start + k) {
-                        let pad_world = pad((b.center() - origin).length() + r);
                         let (o, d) = (e.inverse.transform_point3(origin), e.inverse.transform_vector3(dir));
-                        if !ray_meets_box(o, d.recip(), &e.local, pad_world * e.inverse_stretch) {
+                        if !ray_meets_box(o, d.recip(), &e.local, item_pad * e.inverse_stretch) {
                             continue;
                         }
                     }
@@ -207,15 +205,15 @@ struct CachedBvh {
 struct DrawCache {
     draws: Weak<[PickDraw]>,
     bvh: Option<BoxBvh>,
-    /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms).
+    /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms), sorted.
     unbounded: Vec<u32>,
-    /// Each draw's inverse model matrix, so candidates need no inversion per frame.
-    inverses: Vec<Mat4>,
 }
 
-fn exact_box(draw: &PickDraw, inverse: &Mat4) -> Option<ExactBox> {
+/// The exact box of a bounded, non-instanced draw with an invertible model matrix.
+fn exact_box(draw: &PickDraw) -> Option<ExactBox> {
     let local = draw.bounds?;
-    (draw.instances.is_none() && inverse.is_finite()).then(|| ExactBox { inverse: *inverse, local, inverse_stretch: max_stretch(inverse) })
+    let inverse = draw.model.inverse();
+    (draw.instances.is_none() && inverse.is_finite()).then(|| ExactBox { inverse, local, inverse_stretch: max_stretch(&inverse) })
 }
 
 /// What to record this frame: the admitted draws and, for instanced ones, which instances.
@@ -271,7 +269,7 @@ impl Plan {
     pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
         self.begin();
         for (index, draw) in draws.iter().enumerate() {
-            self.plan_draw(index as u32, draw, request, ray, None);
+            self.plan_draw(index as u32, draw, request, ray);
         }
         self.end();
     }
@@ -297,10 +295,12 @@ impl Plan {
         let candidates = std::mem::take(&mut self.candidates);
         let cache = self.draw_cache.take();
         for &index in &candidates {
-            if let Some(draw) = draws.get(index as usize) {
-                let inverse = cache.as_ref().and_then(|c| c.inverses.get(index as usize));
-                self.plan_draw(index, draw, request, Some(ray), inverse);
-            }
+            let Some(draw) = draws.get(index as usize) else { continue };
+            // A non-instanced draw the hierarchy returned already passed its exact box test;
+            // instanced ones and unbounded ones still go through the per-draw culling.
+            let unbounded = cache.as_ref().is_none_or(|c| c.unbounded.binary_search(&index).is_ok());
+            let tested = !unbounded && draw.instances.is_none();
+            self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
         }
         self.draw_cache = cache;
         self.stats.draws_culled += (draws.len() - candidates.len()) as u32;
@@ -323,20 +323,19 @@ impl Plan {
                 None => unbounded.push(i as u32),
             }
         }
-        let inverses: Vec<Mat4> = draws.iter().map(|d| d.model.inverse()).collect();
-        let exact: Vec<Option<ExactBox>> = draws.iter().zip(&inverses).map(|(d, inv)| exact_box(d, inv)).collect();
-        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::from_items(items, Some(&exact)), unbounded, inverses }
+        let exact: Vec<Option<ExactBox>> = draws.iter().map(exact_box).collect();
+        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::from_items(items, Some(&exact)), unbounded }
     }
 
-    /// `inverse`: the draw's inverse model matrix when already known.
-    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>, inverse: Option<&Mat4>) {
+    /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
+    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
         if !draw.pickable || !request.admits(draw.id) {
             self.stats.draws_skipped += 1;
             return;
         }
         let first_range = self.ranges.len() as u32;
         let culled = match (ray, draw.bounds) {
-            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore, inverse),
+            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
             _ => {
                 self.push_all_instances(draw, request.ignore);
                 false
@@ -359,7 +358,7 @@ impl Plan {
     }
 
     /// Returns true when the whole draw is culled; otherwise leaves its ranges pushed.
-    fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore], inverse: Option<&Mat4>) -> bool {
+    fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore]) -> bool {
         let (Some(inst), Some(transforms)) = (draw.instances, draw.instance_transforms.as_ref()) else {
             // Without CPU instance transforms, one sphere around the whole draw cannot be
             // derived; only non-instanced draws are tested.
@@ -373,7 +372,7 @@ impl Plan {
             }
             // The sphere is loose around a box: test the box itself, in model space, padded
             // by the margin at the sphere's far side.
-            let inv = inverse.copied().unwrap_or_else(|| draw.model.inverse());
+            let inv = draw.model.inverse();
             if inv.is_finite() {
                 let (o, d) = (inv.transform_point3(ray.origin), inv.transform_vector3(ray.dir));
                 let pad = ray.margin((c - ray.origin).length() + r) * max_stretch(&inv);
