@@ -5,7 +5,7 @@ use crate::cull::Plan;
 use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::kit::PassKit;
-use crate::memory::GpuBuffer;
+use crate::memory::{word_at, GpuBuffer};
 use crate::pass::{PassLayout, PassTargets};
 use crate::picker::HostDevice;
 use crate::record::{Framing, PassStats};
@@ -148,15 +148,7 @@ impl IdImage {
             image_extent,
         };
         let color = vk::ImageAspectFlags::COLOR;
-        let barrier = |src, dst| {
-            vk::BufferMemoryBarrier::default()
-                .src_access_mask(src)
-                .dst_access_mask(dst)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .buffer(readback.buffer)
-                .size(vk::WHOLE_SIZE)
-        };
+        let barrier = |src, dst| readback.barrier(src, dst, 0, vk::WHOLE_SIZE);
         // SAFETY: images are in TRANSFER_SRC_OPTIMAL after the pass; the regions fit the buffer.
         unsafe {
             let before = barrier(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::HOST_READ, vk::AccessFlags::TRANSFER_WRITE);
@@ -190,8 +182,8 @@ impl IdImage {
     /// The command buffer that last recorded this image's copy has completed.
     pub unsafe fn read_pixel(&self) -> Result<Texels, PickError> {
         // SAFETY: the caller's contract.
-        let all = unsafe { self.read() }?;
-        all.into_iter().next().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))
+        let bytes = unsafe { self.readback_bytes() }?;
+        Ok(self.texel(bytes, 0))
     }
 
     /// The texels of every pixel, row by row, from the last recorded copy.
@@ -199,25 +191,33 @@ impl IdImage {
     /// # Safety
     /// The command buffer that last recorded this image's copy has completed.
     pub unsafe fn read(&self) -> Result<Vec<Texels>, PickError> {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { self.readback_bytes() }?;
+        Ok((0..self.pixel_count()).map(|i| self.texel(bytes, i)).collect())
+    }
+
+    /// # Safety
+    /// As [`IdImage::read`].
+    unsafe fn readback_bytes(&self) -> Result<&[u8], PickError> {
         let readback = self.readback.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
-        let allocation = readback.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        if !allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            // SAFETY: the allocation is mapped and dedicated: the whole memory object is ours.
-            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(0).size(vk::WHOLE_SIZE);
-            // SAFETY: as above.
-            unsafe { self.kit.memory.device.invalidate_mapped_memory_ranges(&[range]) }?;
+        // SAFETY: the caller's contract.
+        unsafe { readback.host_bytes(&self.kit.memory.device) }
+    }
+
+    fn pixel_count(&self) -> usize {
+        (self.extent.width * self.extent.height) as usize
+    }
+
+    /// Texel `i` of the readback: each attachment's copy sits in its own region.
+    fn texel(&self, bytes: &[u8], i: usize) -> Texels {
+        let pixels = self.pixel_count();
+        let word = |at: usize| word_at(bytes, at);
+        Texels {
+            id: [word(i * 8), word(i * 8 + 4)],
+            draw_instance: [word(pixels * 8 + i * 8), word(pixels * 8 + i * 8 + 4)],
+            depth: f32::from_bits(word(pixels * 16 + i * 4)),
+            detail: None,
         }
-        let bytes = allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        let pixels = (self.extent.width * self.extent.height) as usize;
-        let word = |at: usize| u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-        Ok((0..pixels)
-            .map(|i| Texels {
-                id: [word(i * 8), word(i * 8 + 4)],
-                draw_instance: [word(pixels * 8 + i * 8), word(pixels * 8 + i * 8 + 4)],
-                depth: f32::from_bits(word(pixels * 16 + i * 4)),
-                detail: None,
-            })
-            .collect())
     }
 }
 

@@ -162,6 +162,39 @@ impl GpuBuffer {
     pub fn bytes(&self) -> u64 {
         self.allocation.as_ref().map_or(0, |a| a.size())
     }
+
+    /// A memory barrier over `offset..offset + size` of this buffer.
+    pub fn barrier(&self, src: vk::AccessFlags, dst: vk::AccessFlags, offset: u64, size: u64) -> vk::BufferMemoryBarrier<'static> {
+        vk::BufferMemoryBarrier::default()
+            .src_access_mask(src)
+            .dst_access_mask(dst)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .buffer(self.buffer)
+            .offset(offset)
+            .size(size)
+    }
+
+    /// The mapped bytes as the GPU last wrote them (non-coherent memory is invalidated first).
+    ///
+    /// # Safety
+    /// The GPU work that last wrote the buffer has completed and the copy made it host-visible.
+    pub unsafe fn host_bytes(&self, device: &ash::Device) -> Result<&[u8], PickError> {
+        let allocation = self.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        if !allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            // SAFETY: the allocation is mapped and dedicated, so the whole memory object (from
+            // offset 0, WHOLE_SIZE: always atom-aligned) is this buffer's.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(0).size(vk::WHOLE_SIZE);
+            // SAFETY: as above; the caller guarantees the GPU is done writing.
+            unsafe { device.invalidate_mapped_memory_ranges(&[range]) }?;
+        }
+        allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))
+    }
+}
+
+/// The native-endian `u32` at byte `at`.
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
 impl GpuImage {

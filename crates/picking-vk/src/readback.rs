@@ -2,7 +2,7 @@
 //! picked pixel's texels, read on the CPU only once that frame's GPU work is done.
 
 use crate::error::PickError;
-use crate::memory::{GpuBuffer, Memory};
+use crate::memory::{word_at, GpuBuffer, Memory};
 use crate::pass::PassTargets;
 use crate::resolve::Texels;
 use ash::vk;
@@ -18,7 +18,6 @@ pub(crate) struct StagingRing {
     pub buffer: GpuBuffer,
     slot_stride: u64,
     slots: usize,
-    non_coherent_atom: Option<u64>,
 }
 
 fn round_up(value: u64, to: u64) -> u64 {
@@ -27,12 +26,11 @@ fn round_up(value: u64, to: u64) -> u64 {
 
 impl StagingRing {
     pub fn new(memory: &Memory, slots: usize, non_coherent_atom_size: u64) -> Result<Self, PickError> {
-        let atom = non_coherent_atom_size.max(1);
-        let slot_stride = round_up(SLOT_BYTES, atom.max(64));
+        // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
+        let slot_stride = round_up(SLOT_BYTES, non_coherent_atom_size.max(64));
         let buffer = memory.create_buffer("picking-vk staging", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        let coherent = buffer.allocation.as_ref().is_some_and(|a| a.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT));
         let mapped = buffer.allocation.as_ref().is_some_and(|a| a.mapped_ptr().is_some());
-        let mut ring = StagingRing { buffer, slot_stride, slots, non_coherent_atom: (!coherent).then_some(atom) };
+        let mut ring = StagingRing { buffer, slot_stride, slots };
         if !mapped {
             memory.destroy_buffer(&mut ring.buffer);
             return Err(PickError::Unsupported { missing: vec!["host-visible memory for the staging buffer".into()] });
@@ -51,16 +49,7 @@ impl StagingRing {
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
     pub unsafe fn record_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, targets: &PassTargets, detail: bool, slot: usize, at: vk::Offset2D) {
         let base = self.slot_offset(slot);
-        let slot_range = |access_src, access_dst| {
-            vk::BufferMemoryBarrier::default()
-                .src_access_mask(access_src)
-                .dst_access_mask(access_dst)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .buffer(self.buffer.buffer)
-                .offset(base)
-                .size(self.slot_stride)
-        };
+        let slot_range = |src, dst| self.buffer.barrier(src, dst, base, self.slot_stride);
         let region = |offset: u64, aspect: vk::ImageAspectFlags| vk::BufferImageCopy {
             buffer_offset: base + offset,
             buffer_row_length: 0,
@@ -117,23 +106,10 @@ impl StagingRing {
     /// device idled), and no copy into it is pending.
     pub unsafe fn read(&self, device: &ash::Device, slot: usize, detail: bool) -> Result<Texels, PickError> {
         debug_assert!(slot < self.slots);
-        let allocation = self.buffer.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        let base = self.slot_offset(slot);
-        if let Some(atom) = self.non_coherent_atom {
-            // SAFETY: the allocation is mapped; the range is atom-aligned (slot stride is a
-            // multiple of the atom) and inside the allocation.
-            let range = vk::MappedMemoryRange::default()
-                .memory(unsafe { allocation.memory() })
-                .offset(allocation.offset() + base)
-                .size(round_up(self.slot_stride, atom));
-            // SAFETY: as above.
-            unsafe { device.invalidate_mapped_memory_ranges(&[range]) }?;
-        }
-        let bytes = allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        let word = |offset: u64| -> u32 {
-            let at = (base + offset) as usize;
-            u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-        };
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { self.buffer.host_bytes(device) }?;
+        let base = self.slot_offset(slot) as usize;
+        let word = |offset: u64| word_at(bytes, base + offset as usize);
         Ok(Texels {
             id: [word(ID_OFFSET), word(ID_OFFSET + 4)],
             draw_instance: [word(DRAW_INSTANCE_OFFSET), word(DRAW_INSTANCE_OFFSET + 4)],

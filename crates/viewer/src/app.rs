@@ -453,7 +453,7 @@ impl Running {
         let pick_pixel = self.cursor_in_view();
         let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
         let shown = self.selected.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()));
-        let markers = shown.map(|h| Markers { point: h.world.as_vec3(), normal: h.normal().map(|n| n.as_vec3()), size: (h.distance as f32 * 0.008).max(1e-4) });
+        let markers = shown.map(|h| Markers::at_hit(h, 0.008));
         let slot_of = |r: Option<&PickReport>| r.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node).and_then(|n| gfx.gpu.node_slot[n]);
         gfx.frames[slot].style.update(slot_of(self.hovered.as_ref()), slot_of(self.selected.as_ref()), markers.as_ref())?;
 

@@ -3,6 +3,7 @@
 //! handed to the picker each frame, built once: the picker reads the same buffers, no copies.
 
 use crate::objects::{ObjectKind, ObjectTable};
+use crate::pick_report::HitReport;
 use crate::scene::{Primitive, Scene};
 use crate::shapes;
 use ash::vk;
@@ -159,6 +160,11 @@ pub struct Markers {
 }
 
 impl Markers {
+    /// Markers at a hit, sized as `relative_size` of its distance so they read at any zoom.
+    pub fn at_hit(hit: &HitReport, relative_size: f32) -> Self {
+        Markers { point: hit.world.as_vec3(), normal: hit.normal().map(|n| n.as_vec3()), size: (hit.distance as f32 * relative_size).max(1e-4) }
+    }
+
     /// World matrices of the ball and the rod.
     pub fn matrices(&self) -> [Mat4; 2] {
         let ball = Mat4::from_scale_rotation_translation(Vec3::splat(self.size), glam::Quat::IDENTITY, self.point);

@@ -127,7 +127,7 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     if let Some(path) = &options.screenshot {
         let first = reports.first().and_then(|r| r.hit.as_ref());
         let selected = first.and_then(|h| h.scene_node).and_then(|n| gpu.node_slot[n]);
-        let markers = first.map(|h| Markers { point: h.world.as_vec3(), normal: h.normal().map(|n| n.as_vec3()), size: (h.distance as f32 * 0.012).max(1e-4) });
+        let markers = first.map(|h| Markers::at_hit(h, 0.012));
         let shot = screenshot(ctx, &gpu, &camera, (w, h), selected, markers.as_ref())?;
         ensure_parent(path)?;
         shot.save(path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
