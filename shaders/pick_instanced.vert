@@ -10,9 +10,13 @@ layout(location = 2) in vec4 in_instance_col1;
 layout(location = 3) in vec4 in_instance_col2;
 layout(location = 4) in vec4 in_instance_col3;
 layout(location = 0) flat out uint out_instance;
+layout(location = 1) flat out uvec2 out_object_id;
+layout(location = 2) flat out uint out_draw_index;
 
 void main() {
     mat4 instance = mat4(in_instance_col0, in_instance_col1, in_instance_col2, in_instance_col3);
     gl_Position = pc.model_view_projection * (instance * vec4(in_position, 1.0));
     out_instance = uint(gl_InstanceIndex) - pc.first_instance;
+    out_object_id = pc.object_id;
+    out_draw_index = pc.draw_index;
 }

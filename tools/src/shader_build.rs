@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_batched.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "viewer"),

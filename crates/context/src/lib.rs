@@ -73,6 +73,8 @@ pub struct VulkanContext {
     pub detail_support: DetailSupport,
     /// Whether the detail extension and features were enabled on `device`.
     pub detail_enabled: bool,
+    /// Whether the features for batched pick recording were enabled (whenever offered).
+    pub batching_enabled: bool,
     pub device_name: String,
     pub properties: vk::PhysicalDeviceProperties,
     /// Dropped after the device (fields drop after `Drop::drop`, in order).
@@ -156,6 +158,7 @@ impl VulkanContext {
             queue_family_index: self.queue_family_index,
             allocator: Some(self.allocator()),
             detail_features_enabled: self.detail_enabled,
+            batching_features_enabled: self.batching_enabled,
         }
     }
 
@@ -297,6 +300,12 @@ impl VulkanContext {
             device_extensions.extend(picking_vk::detail_device_extensions().iter().map(|e| e.as_ptr()));
             features.geometry_shader = vk::TRUE;
         }
+        // SAFETY: as above.
+        let batching_enabled = unsafe { picking_vk::batching_supported(&instance, physical_device) };
+        if batching_enabled {
+            features.multi_draw_indirect = vk::TRUE;
+            features.draw_indirect_first_instance = vk::TRUE;
+        }
         let priorities = [1.0];
         let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
         let mut device_info =
@@ -348,6 +357,7 @@ impl VulkanContext {
             pool_lock: Mutex::new(()),
             detail_support,
             detail_enabled,
+            batching_enabled,
             device_name,
             properties,
             base,

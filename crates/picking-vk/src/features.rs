@@ -15,6 +15,17 @@ pub fn detail_device_extensions() -> &'static [&'static CStr] {
     &[ash::khr::fragment_shader_barycentric::NAME]
 }
 
+/// Whether a physical device offers the two features batched recording needs:
+/// `multiDrawIndirect` and `drawIndirectFirstInstance` (see [`crate::HostDevice`]).
+///
+/// # Safety
+/// `physical_device` was enumerated from `instance`, which is live.
+pub unsafe fn batching_supported(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> bool {
+    // SAFETY: the caller guarantees the handles are valid.
+    let f = unsafe { instance.get_physical_device_features(physical_device) };
+    f.multi_draw_indirect == vk::TRUE && f.draw_indirect_first_instance == vk::TRUE
+}
+
 /// What a physical device offers toward the detail attachment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DetailSupport {

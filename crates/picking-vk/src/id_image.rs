@@ -120,7 +120,7 @@ impl IdImage {
         let recording = self.kit.recording(cmd, targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
-        let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots) };
+        let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots, None) };
         if copy != IdCopy::Nothing {
             let pixel = (copy == IdCopy::Pixel).then_some(request.pixel);
             // SAFETY: as above.

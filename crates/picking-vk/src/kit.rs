@@ -19,6 +19,9 @@ pub(crate) struct PassKit {
     pub render_pass: vk::RenderPass,
     /// `Option` only so `Drop` can release the pipelines before the render pass.
     pub pipelines: Option<Pipelines>,
+    max_draw_indirect_count: u32,
+    /// Batch rows per slot of the owner's batch buffers (0: no batching).
+    pub batch_rows: u32,
 }
 
 impl PassKit {
@@ -40,14 +43,25 @@ impl PassKit {
                 allocation_sizes: Default::default(),
             })?)),
         };
-        let mut kit = PassKit { memory: Memory { device: host.device.clone(), allocator }, layout, render_pass: vk::RenderPass::null(), pipelines: None };
+        // SAFETY: the caller guarantees the physical device belongs to the instance.
+        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        let mut kit = PassKit {
+            memory: Memory { device: host.device.clone(), allocator },
+            layout,
+            render_pass: vk::RenderPass::null(),
+            pipelines: None,
+            // Without multiDrawIndirect, only 1 is allowed.
+            max_draw_indirect_count: if host.batching_features_enabled { limits.max_draw_indirect_count.max(1) } else { 1 },
+            batch_rows: 0,
+        };
         kit.render_pass = pass::create_render_pass(host.device, layout)?;
         kit.pipelines = Some(Pipelines::new(host.device, kit.render_pass, layout.detail, layout.depth)?);
         Ok(kit)
     }
 
-    /// Validates the planned draws, builds any pipeline they need, and returns the recorder:
-    /// after this nothing can fail, so an error leaves the command buffer untouched.
+    /// Validates the planned draws, builds any pipeline they need (with up to `batch_rows`
+    /// draws batched), and returns the recorder: after this nothing can fail, so an error
+    /// leaves the command buffer untouched.
     pub fn recording<'a>(
         &'a mut self,
         cmd: vk::CommandBuffer,
@@ -58,9 +72,19 @@ impl PassKit {
         plan: &Plan,
     ) -> Result<PassRecording<'a>, PickError> {
         let missing = || PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED);
-        record::prepare(self.pipelines.as_mut().ok_or_else(missing)?, draws, plan)?;
+        record::prepare(self.pipelines.as_mut().ok_or_else(missing)?, draws, plan, self.batch_rows)?;
         let pipelines = self.pipelines.as_ref().ok_or_else(missing)?;
-        Ok(PassRecording { device: &self.memory.device, cmd, render_pass: self.render_pass, layout: self.layout, targets, pipelines, camera, framing })
+        Ok(PassRecording {
+            device: &self.memory.device,
+            cmd,
+            render_pass: self.render_pass,
+            layout: self.layout,
+            targets,
+            pipelines,
+            camera,
+            framing,
+            max_draw_indirect_count: self.max_draw_indirect_count,
+        })
     }
 }
 

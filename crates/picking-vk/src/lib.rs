@@ -21,7 +21,8 @@
 //! #         cmd: ash::vk::CommandBuffer, draws: &[PickDraw], view: glam::Mat4, proj: glam::Mat4)
 //! #         -> Result<(), PickError> {
 //! let host = HostDevice { instance, device, physical_device: pd, queue_family_index: 0,
-//!                         allocator: None, detail_features_enabled: false };
+//!                         allocator: None, detail_features_enabled: false,
+//!                         batching_features_enabled: false };
 //! // SAFETY: the handles belong together and outlive the picker.
 //! let mut picker = unsafe { Picker::new(host, PickerConfig::default()) }?;
 //! let frame_slot = 0; // the host's frame-in-flight index
@@ -36,6 +37,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod bounds;
 mod cull;
 mod cursor;
@@ -61,7 +63,7 @@ pub use cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
 pub use detail::{interpolate, normal_matrix, ray_barycentrics, HitDetail, MeshGeometry, SurfaceDetail};
 pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangles};
 pub use error::PickError;
-pub use features::{detail_device_extensions, required_device_extensions, DetailSupport};
+pub use features::{batching_supported, detail_device_extensions, required_device_extensions, DetailSupport};
 pub use id::ObjectId;
 pub use id_image::{IdCopy, IdImage};
 pub use picker::{DetailMode, DetailStatus, HostDevice, PickMemory, PickTicket, Picker, PickerConfig};

@@ -4,13 +4,13 @@ use crate::error::PickError;
 use crate::request::DepthConvention;
 use ash::vk;
 use glam::Mat4;
-use std::collections::HashMap;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
 /// a test checks these stay in step with the GLSL.
 pub mod spirv {
     pub const PICK_VERT: &[u8] = include_bytes!("../spirv/pick.vert.spv");
     pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../spirv/pick_instanced.vert.spv");
+    pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../spirv/pick_detail.frag.spv");
 }
@@ -38,11 +38,13 @@ impl PickPush {
 }
 
 /// What distinguishes one pick pipeline from another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PipelineKey {
     pub position_stride: u32,
     /// Stride of the per-instance transform buffer, for instanced draws.
     pub instance_stride: Option<u32>,
+    /// Per-draw data comes from rows of the batch buffer (see `crate::batch`), not push constants.
+    pub batched: bool,
 }
 
 /// Owns shader modules, the layout and every pipeline built for one render pass.
@@ -53,9 +55,11 @@ pub(crate) struct Pipelines {
     depth: DepthConvention,
     vert: vk::ShaderModule,
     vert_instanced: vk::ShaderModule,
+    vert_batched: vk::ShaderModule,
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
-    cache: HashMap<PipelineKey, vk::Pipeline>,
+    /// Few keys ever exist (one per vertex layout in use): a list beats hashing.
+    cache: Vec<(PipelineKey, vk::Pipeline)>,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -78,13 +82,15 @@ impl Pipelines {
             depth,
             vert: vk::ShaderModule::null(),
             vert_instanced: vk::ShaderModule::null(),
+            vert_batched: vk::ShaderModule::null(),
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
-            cache: HashMap::new(),
+            cache: Vec::new(),
         };
         // Fields are filled one by one so that `Drop` frees whatever was made if a later step fails.
         this.vert = create_module(device, spirv::PICK_VERT)?;
         this.vert_instanced = create_module(device, spirv::PICK_INSTANCED_VERT)?;
+        this.vert_batched = create_module(device, spirv::PICK_BATCHED_VERT)?;
         this.frag = create_module(device, if detail { spirv::PICK_DETAIL_FRAG } else { spirv::PICK_FRAG })?;
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PickPush::SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
@@ -95,29 +101,39 @@ impl Pipelines {
 
     /// The pipeline for `key`, built on first use.
     pub fn get(&mut self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
-        if let Some(&p) = self.cache.get(&key) {
+        if let Some(p) = self.cached(key) {
             return Ok(p);
         }
         let pipeline = self.build(key)?;
-        self.cache.insert(key, pipeline);
+        self.cache.push((key, pipeline));
         Ok(pipeline)
     }
 
     /// The pipeline for `key` if it was already built.
     pub fn cached(&self, key: PipelineKey) -> Option<vk::Pipeline> {
-        self.cache.get(&key).copied()
+        self.cache.iter().find(|(k, _)| *k == key).map(|(_, p)| *p)
     }
 
     fn build(&self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
         let entry = c"main";
-        let vert = if key.instance_stride.is_some() { self.vert_instanced } else { self.vert };
+        let vert = match (key.instance_stride, key.batched) {
+            (Some(_), _) => self.vert_instanced,
+            (None, true) => self.vert_batched,
+            (None, false) => self.vert,
+        };
         let stages = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(self.frag).name(entry),
         ];
         let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
         let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 }];
-        if let Some(stride) = key.instance_stride {
+        // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
+        let per_instance = match (key.instance_stride, key.batched) {
+            (Some(stride), _) => Some(stride),
+            (None, true) => Some(crate::batch::ROW_BYTES),
+            (None, false) => None,
+        };
+        if let Some(stride) = per_instance {
             bindings.push(vk::VertexInputBindingDescription { binding: 1, stride, input_rate: vk::VertexInputRate::INSTANCE });
             for column in 0..4u32 {
                 attributes.push(vk::VertexInputAttributeDescription {
@@ -127,6 +143,10 @@ impl Pipelines {
                     offset: 16 * column,
                 });
             }
+        }
+        if key.batched && key.instance_stride.is_none() {
+            attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
+            attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
         }
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
         let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
@@ -175,11 +195,11 @@ impl Drop for Pipelines {
     fn drop(&mut self) {
         // SAFETY: the owner guarantees the GPU no longer uses these objects; null handles are ignored.
         unsafe {
-            for (_, p) in self.cache.drain() {
+            for (_, p) in self.cache.drain(..) {
                 self.device.destroy_pipeline(p, None);
             }
             self.device.destroy_pipeline_layout(self.layout, None);
-            for m in [self.vert, self.vert_instanced, self.frag] {
+            for m in [self.vert, self.vert_instanced, self.vert_batched, self.frag] {
                 self.device.destroy_shader_module(m, None);
             }
         }
@@ -206,7 +226,7 @@ mod tests {
 
     #[test]
     fn spirv_is_present_and_well_formed() {
-        for code in [spirv::PICK_VERT, spirv::PICK_INSTANCED_VERT, spirv::PICK_FRAG, spirv::PICK_DETAIL_FRAG] {
+        for code in [spirv::PICK_VERT, spirv::PICK_INSTANCED_VERT, spirv::PICK_BATCHED_VERT, spirv::PICK_FRAG, spirv::PICK_DETAIL_FRAG] {
             assert_eq!(code.len() % 4, 0);
             assert_eq!(words(code)[0], 0x0723_0203, "SPIR-V magic");
         }

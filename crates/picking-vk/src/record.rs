@@ -1,6 +1,7 @@
 //! Recording the pick pass: validation first (so an error records nothing), then one render
 //! pass over the admitted draws. Shared by the 1x1 picker and the full-size [`crate::IdImage`].
 
+use crate::batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
 use crate::cull::Plan;
 use crate::draw::{PickDraw, Triangles};
 use crate::error::PickError;
@@ -21,20 +22,24 @@ pub(crate) enum Framing {
     FullView { scissor_to_pixel: bool },
 }
 
-fn pipeline_key(draw: &PickDraw) -> PipelineKey {
-    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride) }
+/// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
+/// non-instanced draws take their data from a row.
+fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32) -> PipelineKey {
+    let batched = draw.instances.is_none() && rows_used < batch_rows;
+    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched }
 }
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
 /// recorded. Draws culled away this frame are neither drawn nor checked.
-pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan) -> Result<(), PickError> {
+pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32) -> Result<(), PickError> {
+    let mut rows_used = 0;
     for entry in &plan.entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         draw.validate(index)?;
-        if pipelines.cached(pipeline_key(draw)).is_none() {
-            pipelines.get(pipeline_key(draw))?;
-        }
+        let key = pipeline_key(draw, rows_used, batch_rows);
+        pipelines.get(key)?;
+        rows_used += u32::from(key.batched);
     }
     Ok(())
 }
@@ -52,6 +57,17 @@ pub struct PassStats {
     pub instances_culled: u32,
 }
 
+/// What the pass has bound so far: engines often draw many objects from one buffer, so only
+/// what changes is bound.
+#[derive(Default)]
+struct BoundState {
+    pipeline: Option<vk::Pipeline>,
+    positions: Option<(vk::Buffer, u64)>,
+    /// Binding 1: instance matrices or batch rows.
+    per_instance: Option<(vk::Buffer, u64)>,
+    indices: Option<(vk::Buffer, u64, vk::IndexType)>,
+}
+
 pub(crate) struct PassRecording<'a> {
     pub device: &'a ash::Device,
     pub cmd: vk::CommandBuffer,
@@ -61,6 +77,8 @@ pub(crate) struct PassRecording<'a> {
     pub pipelines: &'a Pipelines,
     pub camera: &'a CameraSnapshot,
     pub framing: Framing,
+    /// Largest draw count of one indirect draw.
+    pub max_draw_indirect_count: u32,
 }
 
 impl PassRecording<'_> {
@@ -94,12 +112,21 @@ impl PassRecording<'_> {
     }
 
     /// Records the render pass over the planned draws. `prepare` must have succeeded for this
-    /// plan. Appends one snapshot per recorded draw; the fragment shader writes its index.
+    /// plan with `batch`'s capacity (0 without). Appends one snapshot per recorded draw; the
+    /// fragment shader writes its index.
     ///
     /// # Safety
     /// `cmd` is in the recording state outside any render pass; every buffer the draws name is
-    /// a live buffer of this device with the usage the draw types document.
-    pub unsafe fn record(&self, request: &PickRequest<'_>, draws: &[PickDraw], plan: &Plan, snapshots: &mut Vec<DrawSnapshot>) -> PassStats {
+    /// a live buffer of this device with the usage the draw types document; `batch` is not in
+    /// use by the GPU.
+    pub unsafe fn record(
+        &self,
+        request: &PickRequest<'_>,
+        draws: &[PickDraw],
+        plan: &Plan,
+        snapshots: &mut Vec<DrawSnapshot>,
+        mut batch: Option<&mut DrawBatchBuffer>,
+    ) -> PassStats {
         let d = self.device;
         let cmd = self.cmd;
         let clear = self.layout.clear_values();
@@ -123,45 +150,48 @@ impl PassRecording<'_> {
             draws_culled: plan.stats.draws_culled,
             instances_culled: plan.stats.instances_culled,
         };
-        let mut bound: Option<vk::Pipeline> = None;
-        let mut last: Option<(PipelineKey, vk::Pipeline)> = None;
+        let mut bound = BoundState::default();
+        let mut run: Option<Run> = None;
+        let mut rows = 0u32;
         for entry in &plan.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
-            let key = pipeline_key(draw);
-            // Consecutive draws mostly share a layout: skip the hash lookup then.
-            let cached = match last {
-                Some((k, p)) if k == key => Some(p),
-                _ => self.pipelines.cached(key),
-            };
-            let Some(pipeline) = cached else {
+            let key = pipeline_key(draw, rows, batch.as_ref().map_or(0, |b| b.capacity()));
+            let Some(pipeline) = self.pipelines.cached(key) else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                 log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
                 continue;
             };
-            last = Some((key, pipeline));
             let draw_index = snapshots.len() as u32;
             snapshots.push(DrawSnapshot::of(draw));
             stats.draws_recorded += 1;
-            let push = PickPush {
-                model_view_projection: (self.camera.view_projection * draw.model.as_dmat4()).as_mat4(),
-                object_id: draw.id.to_words(),
-                draw_index,
-                first_instance: draw.instances.map_or(0, |i| i.first),
-            };
+            let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
+            let bindings = Bindings::of(draw, pipeline);
+            if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
+                // Extend the open run, or close it and open one for this draw's bindings.
+                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.count >= self.max_draw_indirect_count) {
+                    // SAFETY: as above.
+                    unsafe { self.record_run(run.take(), batch, &mut bound) };
+                }
+                let open = run.get_or_insert(Run { bindings, first: rows, count: 0 });
+                let (count, first, vertex_offset) = match draw.triangles {
+                    Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
+                    Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
+                };
+                let row = DrawRow { model_view_projection, object_id: draw.id.to_words(), draw_index };
+                batch.write(rows, &row, &DrawCommand { count, first, vertex_offset, row: rows });
+                open.count += 1;
+                rows += 1;
+                continue;
+            }
+            if let Some(batch) = batch.as_deref() {
+                // SAFETY: as above.
+                unsafe { self.record_run(run.take(), batch, &mut bound) };
+            }
+            let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: draw.instances.map_or(0, |i| i.first) };
             // SAFETY: as above; offsets and counts were validated against the buffer ranges.
             unsafe {
-                if bound != Some(pipeline) {
-                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
-                    bound = Some(pipeline);
-                }
+                self.bind(&bindings, draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
                 d.cmd_push_constants(cmd, self.pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
-                d.cmd_bind_vertex_buffers(cmd, 0, &[draw.positions.range.buffer], &[draw.positions.range.offset]);
-                if let Some(inst) = draw.instances {
-                    d.cmd_bind_vertex_buffers(cmd, 1, &[inst.range.buffer], &[inst.range.offset]);
-                }
-                if let Triangles::Indexed { range, width, .. } = draw.triangles {
-                    d.cmd_bind_index_buffer(cmd, range.buffer, range.offset, width.vk());
-                }
             }
             let base = draw.instances.map_or(0, |i| i.first);
             let ranges = &plan.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
@@ -179,7 +209,81 @@ impl PassRecording<'_> {
             }
         }
         // SAFETY: as above; the render pass begun here ends here.
-        unsafe { d.cmd_end_render_pass(cmd) };
+        unsafe {
+            if let Some(batch) = batch.as_deref() {
+                self.record_run(run.take(), batch, &mut bound);
+            }
+            d.cmd_end_render_pass(cmd);
+        }
         stats
     }
+
+    /// Binds what differs from what is bound.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record`].
+    unsafe fn bind(&self, b: &Bindings, per_instance: Option<(vk::Buffer, u64)>, bound: &mut BoundState) {
+        let (d, cmd) = (self.device, self.cmd);
+        // SAFETY: the caller's contract.
+        unsafe {
+            if bound.pipeline != Some(b.pipeline) {
+                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, b.pipeline);
+                bound.pipeline = Some(b.pipeline);
+            }
+            if bound.positions != Some(b.positions) {
+                d.cmd_bind_vertex_buffers(cmd, 0, &[b.positions.0], &[b.positions.1]);
+                bound.positions = Some(b.positions);
+            }
+            if let Some(inst) = per_instance.filter(|i| bound.per_instance != Some(*i)) {
+                d.cmd_bind_vertex_buffers(cmd, 1, &[inst.0], &[inst.1]);
+                bound.per_instance = Some(inst);
+            }
+            if let Some(ib) = b.indices.filter(|i| bound.indices != Some(*i)) {
+                d.cmd_bind_index_buffer(cmd, ib.0, ib.1, ib.2);
+                bound.indices = Some(ib);
+            }
+        }
+    }
+
+    /// Records `run` (if any) as one indirect draw over its rows.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record`]; the run's rows and commands are written.
+    unsafe fn record_run(&self, run: Option<Run>, batch: &DrawBatchBuffer, bound: &mut BoundState) {
+        let Some(run) = run else { return };
+        let offset = batch.commands_offset() + u64::from(run.first) * u64::from(COMMAND_BYTES);
+        // SAFETY: the caller's contract; the run's rows and commands lie within the batch buffer.
+        unsafe {
+            self.bind(&run.bindings, Some((batch.buffer(), 0)), bound);
+            match run.bindings.indices {
+                Some(_) => self.device.cmd_draw_indexed_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
+                None => self.device.cmd_draw_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
+            }
+        }
+    }
+}
+
+/// What a draw binds: draws with equal bindings can share one indirect draw.
+#[derive(Clone, Copy, PartialEq)]
+struct Bindings {
+    pipeline: vk::Pipeline,
+    positions: (vk::Buffer, u64),
+    indices: Option<(vk::Buffer, u64, vk::IndexType)>,
+}
+
+impl Bindings {
+    fn of(draw: &PickDraw, pipeline: vk::Pipeline) -> Self {
+        let indices = match draw.triangles {
+            Triangles::Indexed { range, width, .. } => Some((range.buffer, range.offset, width.vk())),
+            Triangles::NonIndexed { .. } => None,
+        };
+        Bindings { pipeline, positions: (draw.positions.range.buffer, draw.positions.range.offset), indices }
+    }
+}
+
+/// Consecutive batched draws with the same bindings: rows `first..first + count`.
+struct Run {
+    bindings: Bindings,
+    first: u32,
+    count: u32,
 }

@@ -1,7 +1,9 @@
 //! GPU time of each approach, measured side by side in the same frames with timestamp
-//! queries (a full barrier between approaches isolates them), and the picker's CPU time,
-//! measured apart: each variant records into a scratch command buffer, in rotating order, so
-//! none pays for the driver growing a fresh command buffer.
+//! queries (a full barrier between approaches isolates them), and the picker's CPU time in
+//! two settings: in the frame, as a host pays it (the pick recorded right after the host's
+//! lit pass, into the same command buffer), and isolated (each variant into a scratch command
+//! buffer right after the previous frame's fence wait, in rotating order, so none pays for
+//! the driver growing a fresh command buffer).
 
 use crate::scenes::BenchScene;
 use ash::vk;
@@ -19,9 +21,11 @@ pub const APPROACHES: [&str; 5] =
 pub struct Timings {
     /// Median GPU milliseconds per approach, in `APPROACHES` order.
     pub gpu_ms: [f64; 5],
-    /// Median CPU microseconds of recording a pick (culling + recording): shared list with a
-    /// hierarchy (`record_shared`), no culling, and per-frame list culling (`record`).
+    /// Median CPU microseconds of recording a pick (culling + recording), isolated: shared
+    /// list with a hierarchy (`record_shared`), no culling, and per-frame list culling (`record`).
     pub cpu_us: [f64; 3],
+    /// Median CPU microseconds of `record_shared` inside the frame, after the host's lit pass.
+    pub in_frame_us: f64,
     /// Median draws recorded per pick: culling (shared list), no culling.
     pub draws_recorded: [f64; 2],
     pub instances_culled: u32,
@@ -80,42 +84,46 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let scratch = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?[0];
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 3]) = Default::default();
+    let mut in_frame = vec![];
     let mut recorded_counts: [Vec<f64>; 2] = Default::default();
     let mut instances_culled = 0;
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(pixel, vp, cam.view, cam.projection);
-        let recorded = ctx.run_once(|cmd| -> Result<(), String> {
+        let recorded = ctx.run_once(|cmd| -> Result<f64, String> {
             // SAFETY: (whole block) `cmd` is recording outside a render pass; all scene
             // buffers and targets outlive the wait in `run_once`.
             unsafe {
                 d.cmd_reset_query_pool(cmd, pool, 0, 6);
                 full_barrier(d, cmd);
+                // The host's frame first, then the pick, as an engine records them.
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
-                culled.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
-                full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
-                unculled.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
-                full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2);
-                blog.record(cmd, &request, draws, true, IdCopy::Pixel).map_err(|x| e(&x))?;
-                full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 3);
-                full.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
-                full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 4);
                 lit.begin(cmd, target.framebuffer, target.extent);
                 lit.draw_scene(cmd, &scene.gpu, &style, &cam, viewport, None);
                 lit.end(cmd);
                 full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
+                let t = Instant::now();
+                culled.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                let pick_us = t.elapsed().as_secs_f64() * 1e6;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2);
+                unculled.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 3);
+                blog.record(cmd, &request, draws, true, IdCopy::Pixel).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 4);
+                full.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 5);
                 // Per-frame list culling: checked for the same answer, timed below.
                 listed.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                Ok(pick_us)
             }
-            Ok(())
         });
-        recorded.map_err(|x| e(&x))??;
+        let pick_us = recorded.map_err(|x| e(&x))??;
         // SAFETY: `run_once` waited: the slots' copies completed.
         let (a, b) = unsafe { (culled.take_result(0), unculled.take_result(0)) };
         // SAFETY: as above.
@@ -128,9 +136,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         // SAFETY: the frame completed; all six queries were written.
         unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
         if frame >= warmup {
-            for k in 0..5 {
-                gpu[k].push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
+            // Recorded as lit, culled, unculled, scissored, full; stored in `APPROACHES` order.
+            let span = |k: usize| t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6;
+            for (k, at) in [1, 2, 3, 4, 0].into_iter().enumerate() {
+                gpu[k].push(span(at));
             }
+            in_frame.push(pick_us);
             let cpu_frame = cpu_times(d, scratch, frame, [&mut culled, &mut unculled, &mut listed], &request, &scene.gpu.pick_draws)?;
             for k in 0..3 {
                 cpu[k].push(cpu_frame[k]);
@@ -148,7 +159,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let gpu_ms = [0, 1, 2, 3, 4].map(|k| median(&mut gpu[k]));
     let cpu_us = [0, 1, 2].map(|k| median(&mut cpu[k]));
     let draws_recorded = [0, 1].map(|k| median(&mut recorded_counts[k]));
-    Ok(Timings { gpu_ms, cpu_us, draws_recorded, instances_culled })
+    Ok(Timings { gpu_ms, cpu_us, in_frame_us: median(&mut in_frame), draws_recorded, instances_culled })
 }
 
 /// CPU microseconds of one pick recording for each picker (shared list, no culling, per-frame

@@ -119,8 +119,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let mut chart_cpu = vec![];
     let mut latency_scene = None;
     println!();
-    println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling µs | picker CPU no culling µs | picker CPU per-frame list culling µs | median draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling, in frame µs | picker CPU culling, isolated µs | picker CPU no culling µs | picker CPU per-frame list culling µs | median draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut cpu_lines = vec![];
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
@@ -152,7 +152,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         }
         let ratio = t.gpu_ms[0] / t.gpu_ms[4];
         println!(
-            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2}% | {:.1} | {:.1} | {:.1} | {}/{} | {}/{} | {}/{} | {}/{} |",
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.2}% | {:.1} | {:.1} | {:.1} | {:.1} | {}/{} | {}/{} | {}/{} | {}/{} |",
             spec.name,
             scene.triangles_per_object,
             t.gpu_ms[0],
@@ -161,6 +161,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             t.gpu_ms[3],
             t.gpu_ms[4],
             ratio * 100.0,
+            t.in_frame_us,
             t.cpu_us[0],
             t.cpu_us[1],
             t.cpu_us[2],
@@ -175,12 +176,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         );
         chart_gpu.push((spec.name.to_string(), t.gpu_ms.to_vec()));
         let cpu_ray = |i: usize| cpu_rows[i]["ray_us"].as_f64().unwrap_or(f64::NAN);
-        chart_cpu.push((spec.name.to_string(), vec![t.cpu_us[0], t.cpu_us[2], t.cpu_us[1], cpu_ray(0), cpu_ray(1)]));
+        chart_cpu.push((spec.name.to_string(), vec![t.in_frame_us, t.cpu_us[0], t.cpu_us[2], t.cpu_us[1], cpu_ray(0), cpu_ray(1)]));
         scene_rows.push(json!({
             "scene": spec.name, "objects": spec.objects, "triangles_per_object": scene.triangles_per_object, "instanced": spec.instanced,
             "gpu_ms": gpu_timing::APPROACHES.iter().zip(t.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "culled_pick_over_lit": ratio,
-            "picker_cpu_us": {"culling_shared_list": t.cpu_us[0], "no_culling": t.cpu_us[1], "culling_per_frame_list": t.cpu_us[2]},
+            "picker_cpu_us": {"culling_shared_list_in_frame": t.in_frame_us, "culling_shared_list": t.cpu_us[0], "no_culling": t.cpu_us[1], "culling_per_frame_list": t.cpu_us[2]},
             "draws_recorded": {"culling": t.draws_recorded[0], "no_culling": t.draws_recorded[1]},
             "instances_culled": t.instances_culled,
             "parity": {"picker_culling": [pc.0, pc.1], "picker_no_culling": [pu.0, pu.1], "full_size_scissored": [ps.0, ps.1]},
@@ -200,7 +201,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     // Memory: the picker holds the same bytes whatever the view size.
     // SAFETY: the context outlives the picker.
     let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 2, ..Default::default() }) }.map_err(|e| e.to_string())?;
-    let pm = picker.memory().total();
+    let memory = picker.memory();
+    let pm = memory.total();
     drop(picker);
     println!();
     println!("| approach (2 frames in flight) | 1x1 | 1920x1080 | 3840x2160 |");
@@ -214,7 +216,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         full_size.push(att);
     }
     let rows: [(&str, Vec<u64>); 3] = [
-        ("picker (1x1 attachments + staging ring)", vec![pm; 3]),
+        ("picker (1x1 attachments + staging ring + batch rows)", vec![pm; 3]),
         ("full-size target, scissored (+ 1 texel staging)", full_size.iter().map(|a| a + 20).collect()),
         ("full-resolution ID pass (+ full readback)", full_size.iter().zip(sizes).map(|(a, (sw, sh))| a + u64::from(sw) * u64::from(sh) * 20).collect()),
     ];
@@ -222,6 +224,10 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         println!("| {name} | {} | {} | {} |", fmt_bytes(bytes[0]), fmt_bytes(bytes[1]), fmt_bytes(bytes[2]));
         memory_rows.push(json!({"approach": name, "bytes_1x1": bytes[0], "bytes_1920x1080": bytes[1], "bytes_3840x2160": bytes[2]}));
     }
+    println!(
+        "picker: attachments {} B, staging {} B, batch rows {} B (none without multiDrawIndirect)",
+        memory.attachments, memory.staging, memory.draw_batches
+    );
 
     println!();
     println!("| frames in flight | pick-to-result latency (frames) | pick-to-result latency (µs) |");
@@ -245,7 +251,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             title: "CPU time per pick",
             unit: "µs".replace('µ', "u").leak(),
             series: &[
-                "picker, culling, shared list",
+                "picker, culling, shared list, in frame",
+                "picker, culling, shared list, isolated",
                 "picker, culling, per-frame list",
                 "picker, no culling",
                 "CPU BVH flat (per ray)",

@@ -1,0 +1,228 @@
+//! A four-wide bounding-volume hierarchy over boxes, built once and queried with the pick ray.
+//!
+//! Picking runs once a frame, after the host's own rendering has pushed the hierarchy out of
+//! the CPU caches, so the query is shaped around memory latency rather than arithmetic: a node
+//! is two cache lines holding four children's bounds (tested together), the walk goes level
+//! by level so the loads of one level are independent of each other, and leaves are tested
+//! last, as one batch, against each item's exact box (one cache line each).
+
+use super::affine_box::AffineBox;
+use super::prefetch::prefetch;
+use super::ray::{Padding, SlabRay};
+use crate::bounds::Aabb;
+use glam::{Vec3, Vec4};
+
+/// Items per leaf.
+const LEAF_SIZE: usize = 4;
+/// Marks a child slot that holds nothing.
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Node {
+    /// Lane `k` of each is child `k`'s bounds on the x, y and z axes.
+    min: [Vec4; 3],
+    max: [Vec4; 3],
+    /// Inner child: its node index; leaf child: its first item; or `EMPTY`.
+    child: [u32; 4],
+    /// Leaf child: its item count; inner child: 0.
+    count: [u32; 4],
+}
+
+/// Reused between queries, so a query allocates nothing once warm.
+#[derive(Default)]
+pub(crate) struct BvhScratch {
+    level: Vec<u32>,
+    next_level: Vec<u32>,
+    /// Leaves the ray meets: first item, item count, and the padding that held for the leaf.
+    leaves: Vec<(u32, u32, f32)>,
+}
+
+pub(crate) struct BoxBvh {
+    nodes: Vec<Node>,
+    /// Exact boxes in leaf order, so a leaf's items are adjacent in memory.
+    items: Vec<AffineBox>,
+}
+
+impl BoxBvh {
+    /// Each item is its bounds in the hierarchy's space and its exact box. `None` when there
+    /// are no items or a bound is not finite.
+    pub fn new(mut items: Vec<(Aabb, AffineBox)>) -> Option<Self> {
+        if items.is_empty() || items.iter().any(|(b, _)| !b.is_finite()) {
+            return None;
+        }
+        let mut nodes = Vec::with_capacity(items.len() / LEAF_SIZE + 1);
+        Self::build_node(&mut items, 0, &mut nodes);
+        Some(BoxBvh { nodes, items: items.into_iter().map(|(_, e)| e).collect() })
+    }
+
+    /// Builds the node over `items` (whose first item is item `offset`), returning its index.
+    fn build_node(items: &mut [(Aabb, AffineBox)], offset: usize, nodes: &mut Vec<Node>) -> u32 {
+        let me = nodes.len();
+        nodes.push(Node { min: [Vec4::ZERO; 3], max: [Vec4::ZERO; 3], child: [EMPTY; 4], count: [0; 4] });
+        // Two median splits make up to four groups; small inputs stay whole.
+        let mut groups = [(0usize, 0usize); 4];
+        let mut group_count = 0;
+        let halves = if items.len() > LEAF_SIZE { split_at_median(items) } else { items.len() };
+        for (start, len) in [(0, halves), (halves, items.len() - halves)] {
+            if len == 0 {
+                continue;
+            }
+            let quarter = if len > LEAF_SIZE { split_at_median(&mut items[start..start + len]) } else { len };
+            for (s, l) in [(start, quarter), (start + quarter, len - quarter)] {
+                if l > 0 {
+                    groups[group_count] = (s, l);
+                    group_count += 1;
+                }
+            }
+        }
+        for (k, &(start, len)) in groups[..group_count].iter().enumerate() {
+            let group = &mut items[start..start + len];
+            let bounds = group.iter().skip(1).fold(group[0].0, |b, (i, _)| b.union(i));
+            let (child, count) = if len <= LEAF_SIZE { ((offset + start) as u32, len as u32) } else { (Self::build_node(group, offset + start, nodes), 0) };
+            let node = &mut nodes[me];
+            for axis in 0..3 {
+                node.min[axis][k] = bounds.min[axis];
+                node.max[axis][k] = bounds.max[axis];
+            }
+            node.child[k] = child;
+            node.count[k] = count;
+        }
+        me as u32
+    }
+
+    /// Appends the index of every item whose exact box, grown by `pad`, the ray meets, in no
+    /// particular order. Nodes are padded for the farthest any point in them can be from the
+    /// ray origin, so the padding never falls short for what is inside; items are then
+    /// padded for where the ray leaves them.
+    pub fn query(&self, ray: &SlabRay, pad: Padding, scratch: &mut BvhScratch, out: &mut Vec<u32>) {
+        let BvhScratch { level, next_level, leaves } = scratch;
+        level.clear();
+        leaves.clear();
+        level.push(0);
+        let o = [Vec4::splat(ray.origin.x), Vec4::splat(ray.origin.y), Vec4::splat(ray.origin.z)];
+        let inv = [Vec4::splat(ray.inv_dir.x), Vec4::splat(ray.inv_dir.y), Vec4::splat(ray.inv_dir.z)];
+        while !level.is_empty() {
+            next_level.clear();
+            for &index in level.iter() {
+                let Some(node) = self.nodes.get(index as usize) else { continue };
+                // Farthest distance (an L1 bound: no square root) from the origin to each child.
+                let mut reach = Vec4::ZERO;
+                for ((min, max), o) in node.min.iter().zip(&node.max).zip(&o) {
+                    reach += (*min - *o).abs().max((*max - *o).abs());
+                }
+                let pads = Vec4::splat(pad.by_reach.base) + Vec4::splat(pad.by_reach.slope) * reach;
+                let (mut near, mut far) = (Vec4::splat(f32::NEG_INFINITY), Vec4::splat(f32::INFINITY));
+                for (((min, max), o), inv) in node.min.iter().zip(&node.max).zip(&o).zip(&inv) {
+                    let t1 = (*min - pads - *o) * *inv;
+                    let t2 = (*max + pads - *o) * *inv;
+                    near = near.max(t1.min(t2));
+                    far = far.min(t1.max(t2));
+                }
+                let hits = (near.cmple(far) & far.cmpge(Vec4::ZERO)).bitmask();
+                for k in 0..4 {
+                    if hits & (1 << k) == 0 || node.child[k] == EMPTY {
+                        continue;
+                    }
+                    match node.count[k] {
+                        0 => {
+                            prefetch(self.nodes.get(node.child[k] as usize));
+                            next_level.push(node.child[k]);
+                        }
+                        count => {
+                            for item in self.items.get(node.child[k] as usize..(node.child[k] + count) as usize).into_iter().flatten() {
+                                prefetch(Some(item));
+                            }
+                            leaves.push((node.child[k], count, pads[k]));
+                        }
+                    }
+                }
+            }
+            std::mem::swap(level, next_level);
+        }
+        for &(first, count, leaf_pad) in leaves.iter() {
+            let Some(items) = self.items.get(first as usize..(first + count) as usize) else { continue };
+            out.extend(items.iter().filter(|item| item.meets_tight(ray, leaf_pad, pad.along_ray)).map(|item| item.index));
+        }
+    }
+}
+
+/// Splits `items` at the median of their centres along the axis where the centres spread
+/// most; returns the split point.
+fn split_at_median(items: &mut [(Aabb, AffineBox)]) -> usize {
+    let (lo, hi) = items.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (b, _)| (lo.min(b.center()), hi.max(b.center())));
+    let spread = hi - lo;
+    let axis = if spread.x >= spread.y && spread.x >= spread.z {
+        0
+    } else if spread.y >= spread.z {
+        1
+    } else {
+        2
+    };
+    let mid = items.len() / 2;
+    items.select_nth_unstable_by(mid, |a, b| a.0.center()[axis].total_cmp(&b.0.center()[axis]));
+    mid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cull::ray::PadLine;
+    use glam::Mat4;
+
+    fn grid_bvh() -> BoxBvh {
+        let local = Aabb { min: Vec3::splat(-0.4), max: Vec3::splat(0.4) };
+        let items = (0..1000)
+            .map(|i| {
+                let m = Mat4::from_translation(Vec3::new((i % 10) as f32, ((i / 10) % 10) as f32, (i / 100) as f32));
+                (local.transformed(&m), AffineBox::new(&local, &m, i).unwrap())
+            })
+            .collect();
+        BoxBvh::new(items).unwrap()
+    }
+
+    fn query(bvh: &BoxBvh, origin: Vec3, dir: Vec3, pad: f32) -> Vec<u32> {
+        let mut out = vec![];
+        let line = PadLine { base: pad, slope: 0.0 };
+        bvh.query(&SlabRay::new(origin, dir), Padding { by_reach: line, along_ray: line }, &mut BvhScratch::default(), &mut out);
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn finds_exactly_the_boxes_a_ray_crosses() {
+        let bvh = grid_bvh();
+        // A ray along +z through the column x = 3, y = 7.
+        let want: Vec<u32> = (0..10).map(|z| 3 + 7 * 10 + z * 100).collect();
+        assert_eq!(query(&bvh, Vec3::new(3.0, 7.0, -5.0), Vec3::Z, 0.0), want);
+        assert!(query(&bvh, Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.0).is_empty(), "between columns");
+        assert_eq!(query(&bvh, Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.11).len(), 20, "the pad reaches both neighbouring columns");
+        assert!(query(&bvh, Vec3::new(3.0, 7.0, 9.5), Vec3::Z, 0.0).is_empty(), "all behind the origin");
+    }
+
+    #[test]
+    fn agrees_with_testing_every_box() {
+        let bvh = grid_bvh();
+        let mut rng = 12345u32;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 17;
+            rng ^= rng << 5;
+            rng as f32 / u32::MAX as f32
+        };
+        for _ in 0..200 {
+            let origin = Vec3::new(next() * 30.0 - 10.0, next() * 30.0 - 10.0, next() * 30.0 - 10.0);
+            let dir = (Vec3::new(4.5, 4.5, 4.5) + Vec3::new(next(), next(), next()) * 8.0 - 4.0 - origin).normalize();
+            let ray = SlabRay::new(origin, dir);
+            let mut want: Vec<u32> = bvh.items.iter().filter(|item| item.meets(&ray, 0.05).is_some()).map(|item| item.index).collect();
+            want.sort_unstable();
+            assert_eq!(query(&bvh, origin, dir, 0.05), want);
+            // Growing padding: everything within its own padding is found.
+            let line = PadLine { base: 0.01, slope: 0.01 };
+            let mut found = vec![];
+            bvh.query(&ray, Padding { by_reach: line, along_ray: line }, &mut BvhScratch::default(), &mut found);
+            let near_pad: Vec<u32> = bvh.items.iter().filter(|item| item.meets(&ray, line.base).is_some()).map(|item| item.index).collect();
+            assert!(near_pad.iter().all(|i| found.contains(i)), "padding at distance 0 is the least any item gets");
+        }
+    }
+}

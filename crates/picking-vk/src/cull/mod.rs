@@ -1,0 +1,275 @@
+//! Pick-ray culling: before recording, keep only the draws and instances whose bounds the
+//! ray through the pixel centre meets. Bounds are padded by two pixel footprints, so a draw
+//! the rasterizer could still cover (vertex snapping moves edges by 1/256 px) is never culled:
+//! results are identical with and without culling.
+
+mod affine_box;
+mod bvh;
+mod prefetch;
+mod ray;
+
+use crate::bounds::Aabb;
+use crate::draw::PickDraw;
+use crate::request::{visible_instance_ranges, Ignore, PickRequest};
+use affine_box::AffineBox;
+use bvh::{BoxBvh, BvhScratch};
+use glam::Mat4;
+use ray::stretch_bound;
+pub(crate) use ray::PixelRay;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+/// Largest gap between hit instances that is drawn rather than split into two draw calls.
+const MERGE_GAP: u32 = 32;
+
+/// A hierarchy over the instances of a draw, in its model space.
+fn instance_bvh(local: &Aabb, transforms: &[Mat4]) -> Option<BoxBvh> {
+    let items = transforms.iter().enumerate().map(|(i, m)| {
+        let bounds = local.transformed(m);
+        Some((bounds, AffineBox::new(local, m, i as u32).or_else(|| AffineBox::axis_aligned(&bounds, i as u32))?))
+    });
+    BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
+}
+
+struct CachedBvh {
+    transforms: Weak<[Mat4]>,
+    local: Aabb,
+    bvh: Option<BoxBvh>,
+    last_used: u64,
+}
+
+/// A hierarchy over the world bounds of a shared draw list, valid while that list lives.
+struct DrawCache {
+    draws: Weak<[PickDraw]>,
+    bvh: Option<BoxBvh>,
+    /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms), sorted.
+    unbounded: Vec<u32>,
+}
+
+/// A bounded draw's world box (around all its instances when instanced with CPU transforms)
+/// and the exact box to test: its local box under its model matrix when it is not instanced.
+fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
+    let local = match (draw.bounds, draw.instances, draw.instance_transforms.as_ref()) {
+        (Some(b), None, _) => b,
+        (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c))?,
+        _ => return None,
+    };
+    let world = Some(local.transformed(&draw.model)).filter(Aabb::is_finite)?;
+    let exact = match draw.instances {
+        None => AffineBox::new(&local, &draw.model, index),
+        Some(_) => None,
+    };
+    Some((world, exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
+}
+
+/// What to record this frame: the admitted draws and, for instanced ones, which instances.
+/// Reused every frame, so planning allocates nothing once warm.
+#[derive(Default)]
+pub(crate) struct Plan {
+    pub entries: Vec<PlanEntry>,
+    pub ranges: Vec<(u32, u32)>,
+    scratch: Vec<u32>,
+    candidates: Vec<u32>,
+    bvh_scratch: BvhScratch,
+    bvhs: HashMap<usize, CachedBvh>,
+    draw_cache: Option<DrawCache>,
+    frame: u64,
+    pub stats: CullStats,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlanEntry {
+    pub draw: u32,
+    /// Instance ranges (start, count) of the draw, as `ranges[first..first + count]`.
+    pub first_range: u32,
+    pub range_count: u32,
+}
+
+/// What culling did in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CullStats {
+    /// Draws left out by `pickable`, the filter or a whole-object ignore.
+    pub draws_skipped: u32,
+    /// Draws whose bounds the pick ray missed.
+    pub draws_culled: u32,
+    /// Instances of recorded draws whose bounds the pick ray missed.
+    pub instances_culled: u32,
+}
+
+impl Plan {
+    fn begin(&mut self) {
+        self.entries.clear();
+        self.ranges.clear();
+        self.stats = CullStats::default();
+        self.frame += 1;
+    }
+
+    fn end(&mut self) {
+        if self.bvhs.len() > 64 {
+            let frame = self.frame;
+            self.bvhs.retain(|_, c| c.transforms.strong_count() > 0 && frame - c.last_used < 600);
+        }
+    }
+
+    /// Plans the frame. With `ray`, bounded draws and instances the ray misses are dropped.
+    /// O(draws): every draw's bounds are tested.
+    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
+        self.begin();
+        for (index, draw) in draws.iter().enumerate() {
+            self.plan_draw(index as u32, draw, request, ray);
+        }
+        self.end();
+    }
+
+    /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
+    /// once per list, finds the draws the ray can meet in O(log n + hits).
+    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>) {
+        let Some(ray) = ray else { return self.build(request, draws, None) };
+        let fresh = self.draw_cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
+        if !fresh {
+            self.draw_cache = Some(Self::index_draws(draws));
+        }
+        self.begin();
+        self.candidates.clear();
+        if let Some(cache) = &self.draw_cache {
+            if let Some(bvh) = &cache.bvh {
+                bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates);
+            }
+            self.candidates.extend_from_slice(&cache.unbounded);
+        }
+        // Draw order decides depth ties: keep the host's order.
+        self.candidates.sort_unstable();
+        for &index in &self.candidates {
+            prefetch::prefetch(draws.get(index as usize));
+        }
+        let candidates = std::mem::take(&mut self.candidates);
+        let cache = self.draw_cache.take();
+        for &index in &candidates {
+            let Some(draw) = draws.get(index as usize) else { continue };
+            // A non-instanced draw the hierarchy returned already passed its exact box test;
+            // instanced ones and unbounded ones still go through the per-draw culling.
+            let unbounded = cache.as_ref().is_none_or(|c| c.unbounded.binary_search(&index).is_ok());
+            let tested = !unbounded && draw.instances.is_none();
+            self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
+        }
+        self.draw_cache = cache;
+        self.stats.draws_culled += (draws.len() - candidates.len()) as u32;
+        self.candidates = candidates;
+        self.end();
+    }
+
+    /// World boxes of every boundable draw, once per shared list.
+    fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
+        let mut items = Vec::with_capacity(draws.len());
+        let mut unbounded = vec![];
+        for (i, draw) in draws.iter().enumerate() {
+            match draw_bounds(draw, i as u32) {
+                Some(item) => items.push(item),
+                None => unbounded.push(i as u32),
+            }
+        }
+        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::new(items), unbounded }
+    }
+
+    /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
+    fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
+        if !draw.pickable || !request.admits(draw.id) {
+            self.stats.draws_skipped += 1;
+            return;
+        }
+        let first_range = self.ranges.len() as u32;
+        let culled = match (ray, draw.bounds) {
+            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
+            _ => {
+                self.push_all_instances(draw, request.ignore);
+                false
+            }
+        };
+        if culled {
+            self.stats.draws_culled += 1;
+            self.ranges.truncate(first_range as usize);
+            return;
+        }
+        let range_count = self.ranges.len() as u32 - first_range;
+        self.entries.push(PlanEntry { draw: index, first_range, range_count });
+    }
+
+    fn push_all_instances(&mut self, draw: &PickDraw, ignore: &[Ignore]) {
+        match draw.instances {
+            Some(inst) => visible_instance_ranges(draw.id, inst.count, ignore, |s, c| self.ranges.push((s, c))),
+            None => self.ranges.push((0, 1)),
+        }
+    }
+
+    /// Returns true when the whole draw is culled; otherwise leaves its ranges pushed.
+    fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore]) -> bool {
+        let (Some(inst), Some(transforms)) = (draw.instances, draw.instance_transforms.as_ref()) else {
+            // Without CPU instance transforms, the instances cannot be bounded; only
+            // non-instanced draws are tested.
+            if draw.instances.is_some() {
+                self.push_all_instances(draw, ignore);
+                return false;
+            }
+            // The world box first (no inverse needed), then the exact local box. A box that is
+            // not finite cannot be tested: the draw stays (and validation refuses its matrix).
+            let (slab, margin, world) = (ray.slab(), ray.margin(), local.transformed(&draw.model));
+            if world.is_finite() {
+                let Some(pad) = slab.meets_padded(&world, margin) else { return true };
+                if AffineBox::new(local, &draw.model, 0).is_some_and(|exact| !exact.meets_tight(&slab, pad, margin)) {
+                    return true;
+                }
+            }
+            self.ranges.push((0, 1));
+            return false;
+        };
+        let count = (inst.count as usize).min(transforms.len());
+        let key = Arc::as_ptr(transforms) as *const Mat4 as usize;
+        let frame = self.frame;
+        let stale = self.bvhs.get(&key).is_none_or(|c| c.local != *local || c.transforms.upgrade().is_none_or(|t| !Arc::ptr_eq(&t, transforms)));
+        if stale {
+            self.bvhs.insert(key, CachedBvh { transforms: Arc::downgrade(transforms), local: *local, bvh: instance_bvh(local, transforms), last_used: frame });
+        }
+        let Some(cached) = self.bvhs.get_mut(&key) else { return false };
+        cached.last_used = frame;
+        let Some(bvh) = cached.bvh.as_ref() else {
+            self.push_all_instances(draw, ignore);
+            return false;
+        };
+        // The ray in model space, padded by the world margin mapped there (conservative under
+        // non-uniform scale: distances are bounded by the stretch of each direction's matrix).
+        let inv = draw.model.inverse();
+        if !inv.is_finite() {
+            self.push_all_instances(draw, ignore);
+            return false;
+        }
+        let pad = ray.padding_in_space(stretch_bound(&draw.model), stretch_bound(&inv));
+        self.scratch.clear();
+        bvh.query(&ray.transformed(&inv), pad, &mut self.bvh_scratch, &mut self.scratch);
+        self.scratch.retain(|&i| (i as usize) < count && !ignored(draw, i, ignore));
+        self.scratch.sort_unstable();
+        self.stats.instances_culled += count as u32 - self.scratch.len() as u32;
+        if self.scratch.is_empty() {
+            return true;
+        }
+        // Runs separated by a few instances become one draw call: drawing extra real
+        // instances cannot change the result, but an ignored one must never be drawn.
+        let mut run: Option<(u32, u32)> = None;
+        for &i in &self.scratch {
+            run = match run {
+                Some((s, c)) if s + c == i => Some((s, c + 1)),
+                Some((s, c)) if i - (s + c) <= MERGE_GAP && !(s + c..i).any(|g| ignored(draw, g, ignore)) => Some((s, i + 1 - s)),
+                Some(r) => {
+                    self.ranges.push(r);
+                    Some((i, 1))
+                }
+                None => Some((i, 1)),
+            };
+        }
+        self.ranges.extend(run);
+        false
+    }
+}
+
+fn ignored(draw: &PickDraw, instance: u32, ignore: &[Ignore]) -> bool {
+    ignore.iter().any(|rule| matches!(*rule, Ignore::Instances { id, start, count } if id == draw.id && instance >= start && instance - start < count))
+}

@@ -1,0 +1,159 @@
+//! The pick ray as culling sees it: an f32 ray with how wide a pixel is along it, and the
+//! padding that keeps culling conservative.
+
+use crate::bounds::Aabb;
+use crate::view_math::{CameraSnapshot, Ray};
+use glam::{Mat3, Mat4, UVec2, Vec3};
+
+/// Padding that grows linearly with distance: `pad(d) = base + slope * d`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PadLine {
+    pub base: f32,
+    pub slope: f32,
+}
+
+impl PadLine {
+    pub fn at(self, distance: f32) -> f32 {
+        self.base + self.slope * distance.max(0.0)
+    }
+
+    /// The same padding for geometry in another space: distances there are at most
+    /// `to_world` times longer in world space, and world lengths at most `to_space` times
+    /// longer there.
+    pub fn in_space(self, to_world: f32, to_space: f32) -> PadLine {
+        PadLine { base: self.base * to_space, slope: self.slope * to_world * to_space }
+    }
+}
+
+/// Padding for one query: by the farthest a node's points can be from the ray origin (in the
+/// query's space), and by ray parameter (a world distance, as the world ray is unit length).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Padding {
+    pub by_reach: PadLine,
+    pub along_ray: PadLine,
+}
+
+/// The pick ray in f32 with how wide a pixel is along it: `footprint(t) = a + b * t`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PixelRay {
+    pub origin: Vec3,
+    pub dir: Vec3,
+    a: f32,
+    b: f32,
+}
+
+impl PixelRay {
+    pub fn new(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
+        let ray = camera.pixel_ray(pixel)?;
+        let (mut a, mut b) = (0.0f64, 0.0f64);
+        // Neighbouring pixel rays (inwards, so they exist at every border) give the footprint.
+        for n in [UVec2::new(pixel.x ^ 1, pixel.y), UVec2::new(pixel.x, pixel.y ^ 1)] {
+            let other: Ray = camera.pixel_ray(n)?;
+            a = a.max((other.origin - ray.origin).length());
+            b = b.max((other.direction - ray.direction).length());
+        }
+        Some(PixelRay { origin: ray.origin.as_vec3(), dir: ray.direction.as_vec3(), a: a as f32, b: b as f32 })
+    }
+
+    #[cfg(test)]
+    pub fn from_parts(origin: Vec3, dir: Vec3, a: f32, b: f32) -> Self {
+        PixelRay { origin, dir, a, b }
+    }
+
+    /// Padding for geometry up to world distance `t` from the origin: two pixel footprints
+    /// (vertex snapping moves edges by 1/256 px) plus slack for f32 rounding.
+    pub fn margin(&self) -> PadLine {
+        PadLine { base: 2.0 * self.a + 1e-5, slope: 2.0 * self.b + 1e-5 }
+    }
+
+    /// The margin for a query in world space.
+    pub fn world_padding(&self) -> Padding {
+        Padding { by_reach: self.margin(), along_ray: self.margin() }
+    }
+
+    /// The margin for a query in a space whose distances are at most `to_world` times longer
+    /// in world space, where world lengths are at most `to_space` times longer.
+    pub fn padding_in_space(&self, to_world: f32, to_space: f32) -> Padding {
+        Padding { by_reach: self.margin().in_space(to_world, to_space), along_ray: self.margin().in_space(1.0, to_space) }
+    }
+
+    /// The ray in the space `to_space` maps world space to.
+    pub fn transformed(&self, to_space: &Mat4) -> SlabRay {
+        SlabRay::new(to_space.transform_point3(self.origin), to_space.transform_vector3(self.dir))
+    }
+
+    pub fn slab(&self) -> SlabRay {
+        SlabRay::new(self.origin, self.dir)
+    }
+}
+
+/// A ray ready for slab tests. Direction components are kept away from zero (by far less than
+/// any padding), so no test ever computes 0 * inf: every comparison is on numbers, never NaN.
+/// A ray running exactly along a face plane may then just miss; culling always pads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SlabRay {
+    pub origin: Vec3,
+    pub dir: Vec3,
+    pub inv_dir: Vec3,
+}
+
+pub(crate) const TINY_DIRECTION: f32 = 1e-20;
+
+pub(crate) fn away_from_zero(v: Vec3) -> Vec3 {
+    Vec3::select(v.abs().cmplt(Vec3::splat(TINY_DIRECTION)), Vec3::splat(TINY_DIRECTION), v)
+}
+
+impl SlabRay {
+    pub fn new(origin: Vec3, dir: Vec3) -> Self {
+        let dir = away_from_zero(dir);
+        SlabRay { origin, dir, inv_dir: dir.recip() }
+    }
+
+    /// Whether the ray (from its origin on) meets `b` grown by the padding for the farthest
+    /// any point of `b` can be from the origin (an L1 bound); returns that padding.
+    pub fn meets_padded(&self, b: &Aabb, pad: PadLine) -> Option<f32> {
+        let reach = (b.min - self.origin).abs().max((b.max - self.origin).abs()).element_sum();
+        let p = pad.at(reach);
+        let t1 = (b.min - p - self.origin) * self.inv_dir;
+        let t2 = (b.max + p - self.origin) * self.inv_dir;
+        let (near, far) = (t1.min(t2).max_element(), t1.max(t2).min_element());
+        (near <= far && far >= 0.0).then_some(p)
+    }
+}
+
+/// An upper bound on how much `m`'s linear part stretches any vector: its Frobenius norm,
+/// which is at least its largest singular value and at most sqrt(3) times it. (The longest
+/// column is not a bound: under rotated non-uniform scale it falls short.)
+pub(crate) fn stretch_bound(m: &Mat4) -> f32 {
+    let l = Mat3::from_mat4(*m);
+    (l.x_axis.length_squared() + l.y_axis.length_squared() + l.z_axis.length_squared()).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_box_test_includes_the_near_side_and_grows_with_distance() {
+        let ray = PixelRay::from_parts(Vec3::ZERO, Vec3::NEG_Z, 0.0, 0.001);
+        let (slab, margin) = (ray.slab(), ray.margin());
+        let unit_at = |c: Vec3| Aabb { min: c - 0.5, max: c + 0.5 };
+        assert!(slab.meets_padded(&unit_at(Vec3::new(0.0, 0.0, -10.0)), margin).is_some());
+        assert!(slab.meets_padded(&unit_at(Vec3::new(1.0, 0.0, -10.0)), margin).is_none());
+        // Two footprints at distance ~11 are ~0.022: a box 0.515 off-axis is still in reach.
+        assert!(slab.meets_padded(&unit_at(Vec3::new(0.515, 0.0, -10.0)), margin).is_some(), "within two footprints");
+        assert!(slab.meets_padded(&unit_at(Vec3::new(0.0, 0.0, 0.3)), margin).is_some(), "contains the origin");
+        assert!(slab.meets_padded(&unit_at(Vec3::new(0.0, 0.0, 3.0)), margin).is_none(), "behind the ray");
+    }
+
+    #[test]
+    fn stretch_bound_covers_rotated_non_uniform_scale() {
+        // Shear-free but rotated: the largest column of the inverse understates its stretch.
+        let m = Mat4::from_scale_rotation_translation(Vec3::new(1.0, 0.01, 1.0), glam::Quat::from_rotation_z(0.8), Vec3::ONE);
+        let inv = m.inverse();
+        let worst = (0..360).map(|deg| inv.transform_vector3(Vec3::new((deg as f32).to_radians().cos(), (deg as f32).to_radians().sin(), 0.0)).length());
+        let worst = worst.fold(0.0f32, f32::max);
+        assert!(stretch_bound(&inv) >= worst, "{} < {worst}", stretch_bound(&inv));
+        assert!((stretch_bound(&Mat4::from_scale(Vec3::splat(3.0))) - 3.0 * 3f32.sqrt()).abs() < 1e-5);
+    }
+}
