@@ -100,8 +100,8 @@ pub struct PickTicket {
 pub struct PickMemory {
     pub attachments: u64,
     pub staging: u64,
-    /// The batch buffers' rows and indirect commands: sized by the most draws a pick has
-    /// recorded, never by the window.
+    /// The batch buffers' rows and indirect commands: sized once by
+    /// [`PickerConfig::batch_rows`], never by the window.
     pub draw_batches: u64,
 }
 
