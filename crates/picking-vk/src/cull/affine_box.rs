@@ -2,7 +2,7 @@
 //! map that takes it onto the cube [-1, 1]^3: testing a ray against it needs no matrix inverse
 //! per frame, and the whole thing fits one cache line.
 
-use super::ray::{away_from_zero, PadLine, SlabRay};
+use super::ray::{away_from_zero, slab_exit, PadLine, SlabRay};
 use crate::bounds::Aabb;
 use glam::{Mat4, Vec3, Vec4};
 
@@ -54,10 +54,7 @@ impl AffineBox {
         let origin = Vec3::new(r0.dot(o), r1.dot(o), r2.dot(o));
         let dir = away_from_zero(Vec3::new(r0.truncate().dot(ray.dir), r1.truncate().dot(ray.dir), r2.truncate().dot(ray.dir)));
         let reach = Vec3::ONE + self.row_norms * pad;
-        let inv = dir.recip();
-        let (t1, t2) = ((-reach - origin) * inv, (reach - origin) * inv);
-        let (near, far) = (t1.min(t2).max_element(), t1.max(t2).min_element());
-        (near <= far && far >= 0.0).then_some(far)
+        slab_exit(origin, dir.recip(), -reach, reach)
     }
 }
 

@@ -55,10 +55,7 @@ fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
         _ => return None,
     };
     let world = Some(local.transformed(&draw.model)).filter(Aabb::is_finite)?;
-    let exact = match draw.instances {
-        None => AffineBox::new(&local, &draw.model, index),
-        Some(_) => None,
-    };
+    let exact = draw.instances.is_none().then(|| AffineBox::new(&local, &draw.model, index)).flatten();
     Some((world, exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
 }
 

@@ -99,6 +99,14 @@ pub(crate) struct SlabRay {
 
 pub(crate) const TINY_DIRECTION: f32 = 1e-20;
 
+/// Where a ray (`origin`, inverse direction `inv_dir`) leaves the box `lo..hi`, as a ray
+/// parameter, if it meets the box from its origin on: the slab test every box test shares.
+pub(crate) fn slab_exit(origin: Vec3, inv_dir: Vec3, lo: Vec3, hi: Vec3) -> Option<f32> {
+    let (t1, t2) = ((lo - origin) * inv_dir, (hi - origin) * inv_dir);
+    let (near, far) = (t1.min(t2).max_element(), t1.max(t2).min_element());
+    (near <= far && far >= 0.0).then_some(far)
+}
+
 pub(crate) fn away_from_zero(v: Vec3) -> Vec3 {
     Vec3::select(v.abs().cmplt(Vec3::splat(TINY_DIRECTION)), Vec3::splat(TINY_DIRECTION), v)
 }
@@ -114,10 +122,7 @@ impl SlabRay {
     pub fn meets_padded(&self, b: &Aabb, pad: PadLine) -> Option<f32> {
         let reach = (b.min - self.origin).abs().max((b.max - self.origin).abs()).element_sum();
         let p = pad.at(reach);
-        let t1 = (b.min - p - self.origin) * self.inv_dir;
-        let t2 = (b.max + p - self.origin) * self.inv_dir;
-        let (near, far) = (t1.min(t2).max_element(), t1.max(t2).min_element());
-        (near <= far && far >= 0.0).then_some(p)
+        slab_exit(self.origin, self.inv_dir, b.min - p, b.max + p).map(|_| p)
     }
 }
 
