@@ -1,27 +1,28 @@
 //! Host-visible buffers for tests and tools: geometry uploaded once, no staging copy.
 
+use crate::owner::DeviceOwner;
 use crate::ContextError;
 use ash::vk;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator};
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// A buffer in host-visible memory, freed on drop.
+/// A buffer in host-visible memory, freed on drop. It keeps the device alive.
 pub struct HostBuffer {
-    device: ash::Device,
-    allocator: Arc<Mutex<Allocator>>,
+    owner: Arc<DeviceOwner>,
     pub buffer: vk::Buffer,
     pub size: u64,
     allocation: Option<Allocation>,
 }
 
 impl HostBuffer {
-    pub(crate) fn new<T: Copy>(device: &ash::Device, allocator: &Arc<Mutex<Allocator>>, data: &[T], usage: vk::BufferUsageFlags) -> Result<Self, ContextError> {
+    pub(crate) fn new<T: Copy>(owner: &Arc<DeviceOwner>, data: &[T], usage: vk::BufferUsageFlags) -> Result<Self, ContextError> {
+        let device = &owner.device;
         let size = (std::mem::size_of_val(data) as u64).max(4);
         let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid create info on a live device.
         let buffer = unsafe { device.create_buffer(&info, None) }?;
-        let mut out = HostBuffer { device: device.clone(), allocator: allocator.clone(), buffer, size, allocation: None };
+        let mut out = HostBuffer { owner: owner.clone(), buffer, size, allocation: None };
         // SAFETY: `buffer` is live.
         let requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
         let desc = AllocationCreateDesc {
@@ -31,7 +32,7 @@ impl HostBuffer {
             linear: true,
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         };
-        let mut allocation = allocator.lock().map_err(|_| ContextError::NoDevice("allocator mutex poisoned".into()))?.allocate(&desc)?;
+        let mut allocation = owner.lock_allocator()?.allocate(&desc)?;
         let bytes = std::mem::size_of_val(data);
         let mapped = allocation.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         // SAFETY: `data` is `bytes` long and `T: Copy` (plain data); `mapped` holds at least `size` >= `bytes`.
@@ -42,48 +43,54 @@ impl HostBuffer {
         out.allocation = Some(allocation);
         bound?;
         // CpuToGpu memory may not be coherent: flush what was written.
-        let alloc = out.allocation.as_ref().expect("just stored");
+        out.flush()?;
+        Ok(out)
+    }
+
+    /// Makes host writes visible to the device where the memory is not coherent.
+    fn flush(&self) -> Result<(), ContextError> {
+        let alloc = self.allocation.as_ref().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
             // SAFETY: the memory is mapped; WHOLE_SIZE from the memory's start covers this block.
             let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
             // SAFETY: as above.
-            unsafe { device.flush_mapped_memory_ranges(&[range]) }?;
-        }
-        Ok(out)
-    }
-}
-
-impl HostBuffer {
-    /// Writes `data` at byte `offset`. The GPU must not be reading that range right now
-    /// (per-frame buffers are rewritten only after their frame's fence).
-    pub fn write<T: Copy>(&mut self, offset: u64, data: &[T]) -> Result<(), ContextError> {
-        let bytes = std::mem::size_of_val(data);
-        let alloc = self.allocation.as_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        let mapped = alloc.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        let start = offset as usize;
-        let end = start.checked_add(bytes).filter(|&e| e <= self.size as usize).ok_or(ContextError::Vulkan(vk::Result::ERROR_OUT_OF_HOST_MEMORY))?;
-        // SAFETY: `data` is `bytes` long and plain `Copy` data.
-        let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
-        mapped[start..end].copy_from_slice(src);
-        if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            // SAFETY: the memory is mapped; WHOLE_SIZE from 0 covers the block.
-            let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
-            // SAFETY: as above.
-            unsafe { self.device.flush_mapped_memory_ranges(&[range]) }?;
+            unsafe { self.owner.device.flush_mapped_memory_ranges(&[range]) }?;
         }
         Ok(())
     }
-}
 
-impl HostBuffer {
-    /// The buffer's bytes as the GPU last wrote them. The writing work must have completed.
-    pub fn read_bytes(&self) -> Result<Vec<u8>, ContextError> {
+    /// Writes `data` at byte `offset` (and flushes it where the memory is not coherent).
+    ///
+    /// # Safety
+    /// The GPU does not access this buffer while the write runs: every submission that uses
+    /// it has completed (its fence signalled, or its queue idled), or none was made. A
+    /// per-frame buffer is rewritten only after its frame's fence.
+    pub unsafe fn write<T: Copy>(&mut self, offset: u64, data: &[T]) -> Result<(), ContextError> {
+        let bytes = std::mem::size_of_val(data);
+        let size = self.size as usize;
+        let alloc = self.allocation.as_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let mapped = alloc.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let start = offset as usize;
+        let end = start.checked_add(bytes).filter(|&e| e <= size).ok_or(ContextError::Vulkan(vk::Result::ERROR_OUT_OF_HOST_MEMORY))?;
+        // SAFETY: `data` is `bytes` long and plain `Copy` data.
+        let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
+        mapped[start..end].copy_from_slice(src);
+        self.flush()
+    }
+
+    /// The buffer's bytes as the GPU last wrote them.
+    ///
+    /// # Safety
+    /// The GPU work that wrote them has completed (its fence signalled, or its queue idled)
+    /// and made its writes available to the host (a barrier to `HOST_READ` after the copy),
+    /// and no GPU work writes this buffer while the read runs.
+    pub unsafe fn read_bytes(&self) -> Result<Vec<u8>, ContextError> {
         let alloc = self.allocation.as_ref().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
             // SAFETY: the memory is mapped; WHOLE_SIZE from 0 covers the block.
             let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
             // SAFETY: as above.
-            unsafe { self.device.invalidate_mapped_memory_ranges(&[range]) }?;
+            unsafe { self.owner.device.invalidate_mapped_memory_ranges(&[range]) }?;
         }
         let mapped = alloc.mapped_slice().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         Ok(mapped[..self.size as usize].to_vec())
@@ -92,9 +99,10 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
-        // SAFETY: users drop buffers only after the GPU is done with them.
-        unsafe { self.device.destroy_buffer(self.buffer, None) };
-        if let (Some(a), Ok(mut alloc)) = (self.allocation.take(), self.allocator.lock()) {
+        // SAFETY: users drop buffers only after the GPU is done with them; the owner keeps the
+        // device alive until then.
+        unsafe { self.owner.device.destroy_buffer(self.buffer, None) };
+        if let (Some(a), Ok(mut alloc)) = (self.allocation.take(), self.owner.lock_allocator()) {
             let _ = alloc.free(a);
         }
     }

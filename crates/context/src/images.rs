@@ -1,15 +1,15 @@
 //! Device-local images with a view, for the viewer's render targets and tools.
 
+use crate::owner::DeviceOwner;
 use crate::ContextError;
 use ash::vk;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator};
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// A 2D image, its memory and a view, freed on drop.
+/// A 2D image, its memory and a view, freed on drop. It keeps the device alive.
 pub struct DeviceImage {
-    device: ash::Device,
-    allocator: Arc<Mutex<Allocator>>,
+    owner: Arc<DeviceOwner>,
     pub image: vk::Image,
     pub view: vk::ImageView,
     pub format: vk::Format,
@@ -19,13 +19,13 @@ pub struct DeviceImage {
 
 impl DeviceImage {
     pub(crate) fn new(
-        device: &ash::Device,
-        allocator: &Arc<Mutex<Allocator>>,
+        owner: &Arc<DeviceOwner>,
         format: vk::Format,
         extent: vk::Extent2D,
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
     ) -> Result<Self, ContextError> {
+        let device = &owner.device;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -38,8 +38,7 @@ impl DeviceImage {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY: valid create info on a live device.
         let image = unsafe { device.create_image(&info, None) }?;
-        let mut out =
-            DeviceImage { device: device.clone(), allocator: allocator.clone(), image, view: vk::ImageView::null(), format, extent, allocation: None };
+        let mut out = DeviceImage { owner: owner.clone(), image, view: vk::ImageView::null(), format, extent, allocation: None };
         // SAFETY: `image` is live.
         let requirements = unsafe { device.get_image_memory_requirements(image) };
         let desc = AllocationCreateDesc {
@@ -49,7 +48,7 @@ impl DeviceImage {
             linear: false,
             allocation_scheme: AllocationScheme::DedicatedImage(image),
         };
-        let allocation = allocator.lock().map_err(|_| ContextError::NoDevice("allocator mutex poisoned".into()))?.allocate(&desc)?;
+        let allocation = owner.lock_allocator()?.allocate(&desc)?;
         // SAFETY: fresh dedicated allocation for this unbound image.
         let bound = unsafe { device.bind_image_memory(image, allocation.memory(), allocation.offset()) };
         out.allocation = Some(allocation);
@@ -67,12 +66,13 @@ impl DeviceImage {
 
 impl Drop for DeviceImage {
     fn drop(&mut self) {
-        // SAFETY: users drop images only after the GPU is done with them; null is ignored.
+        // SAFETY: users drop images only after the GPU is done with them; null is ignored; the
+        // owner keeps the device alive until then.
         unsafe {
-            self.device.destroy_image_view(self.view, None);
-            self.device.destroy_image(self.image, None);
+            self.owner.device.destroy_image_view(self.view, None);
+            self.owner.device.destroy_image(self.image, None);
         }
-        if let (Some(a), Ok(mut alloc)) = (self.allocation.take(), self.allocator.lock()) {
+        if let (Some(a), Ok(mut alloc)) = (self.allocation.take(), self.owner.lock_allocator()) {
             let _ = alloc.free(a);
         }
     }

@@ -2,20 +2,28 @@
 //! the Khronos validation layer (and synchronization validation) when asked, a messenger that
 //! records every warning and error, a device with what the picker can use, and helpers to
 //! upload buffers and run one-off command buffers. Engines bring their own device instead.
+//!
+//! The device, its allocator and the instance belong to a shared owner that the context and
+//! every buffer, image and command-buffer set it made hold: whatever is dropped first, the
+//! device goes last.
 
 mod buffers;
+mod commands;
 mod images;
 mod messages;
+mod owner;
 
 pub use buffers::HostBuffer;
+pub use commands::CommandBuffers;
 pub use images::DeviceImage;
 pub use messages::ValidationLog;
 
 use ash::vk;
+use commands::Pool;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use owner::DeviceOwner;
 use picking_vk::{DetailSupport, HostDevice};
 use std::ffi::{CStr, CString};
-use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
@@ -32,6 +40,8 @@ pub enum ContextError {
     NoDevice(String),
     #[error("validation was requested but {0} is not installed")]
     NoValidationLayer(String),
+    #[error("the {0} lock was poisoned by a panic while it was held")]
+    LockPoisoned(&'static str),
 }
 
 /// What the context should set up.
@@ -55,20 +65,26 @@ impl Default for ContextOptions {
     }
 }
 
-/// Instance, device, queue, allocator and a command pool.
+/// Instance, device, queue and allocator, with helpers for buffers, images and command buffers.
 pub struct VulkanContext {
-    /// A copy of the function table; `base` owns the instance's lifetime.
+    /// A copy of the function table; the owner keeps the instance alive.
     pub instance: ash::Instance,
     pub physical_device: vk::PhysicalDevice,
+    /// A copy of the function table; the owner keeps the device alive (while this context or
+    /// anything it made lives).
     pub device: ash::Device,
     pub queue_family_index: u32,
+    /// Vulkan requires external synchronization of submissions: `run_once` submits under its
+    /// lock, so do not submit from another thread while a `run_once` may run.
     pub queue: vk::Queue,
-    /// Released in `Drop` before the device.
-    allocator: ManuallyDrop<Arc<Mutex<Allocator>>>,
-    /// Host-synchronized by Vulkan's rules: use it only while holding `pool_lock` (as
-    /// `run_once` does) or from a single thread.
+    /// `run_once`'s pool; the lock serializes its use and `run_once`'s submissions.
+    pool: Mutex<Pool>,
+    /// A pool for callers that still allocate from the context directly (the workspace's GPU
+    /// tests), apart from `run_once`'s. Vulkan requires external synchronization: use it from
+    /// one thread at a time.
+    #[deprecated(note = "allocate per-frame command buffers with `VulkanContext::command_buffers` (a pool of their own)")]
     pub command_pool: vk::CommandPool,
-    pool_lock: Mutex<()>,
+    _legacy_pool: Pool,
     /// What the physical device offers toward detail picking.
     pub detail_support: DetailSupport,
     /// Whether the detail extension and features were enabled on `device`.
@@ -77,12 +93,12 @@ pub struct VulkanContext {
     pub batching_enabled: bool,
     pub device_name: String,
     pub properties: vk::PhysicalDeviceProperties,
-    /// Dropped after the device (fields drop after `Drop::drop`, in order).
-    base: InstanceBase,
+    /// Owns the device, the allocator and the instance (dropped after the pools).
+    owner: Arc<DeviceOwner>,
 }
 
-/// The instance and its debug messenger: destroyed last.
-struct InstanceBase {
+/// The instance and its debug messenger: destroyed last (by the owner, after the device).
+pub(crate) struct InstanceBase {
     entry: ash::Entry,
     instance: ash::Instance,
     messenger: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
@@ -91,7 +107,7 @@ struct InstanceBase {
 
 impl Drop for InstanceBase {
     fn drop(&mut self) {
-        // SAFETY: the device and everything made from the instance are gone (see VulkanContext's Drop).
+        // SAFETY: the device and everything made from the instance are gone (see DeviceOwner's Drop).
         unsafe {
             if let Some((utils, messenger)) = self.messenger.take() {
                 utils.destroy_debug_utils_messenger(messenger, None);
@@ -164,26 +180,36 @@ impl VulkanContext {
 
     /// Validation messages recorded so far (warnings and errors), taken out of the log.
     pub fn take_validation_messages(&self) -> Vec<String> {
-        self.base.log.as_ref().map(ValidationLog::take).unwrap_or_default()
+        self.owner.base().log.as_ref().map(ValidationLog::take).unwrap_or_default()
+    }
+
+    /// The validation log itself (with validation on): it stays readable after the context
+    /// is dropped, so teardown can be checked too.
+    pub fn validation_log(&self) -> Option<ValidationLog> {
+        self.owner.base().log.clone()
     }
 
     /// Whether the validation layer is on.
     pub fn validation_enabled(&self) -> bool {
-        self.base.log.is_some()
+        self.owner.base().log.is_some()
     }
 
     /// Records `f` into a fresh command buffer, submits it and waits: for tests and tools, not
     /// for a per-frame path.
     pub fn run_once<R>(&self, f: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R, ContextError> {
-        let info = vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1);
         // The pool and the queue need external synchronization: one `run_once` at a time.
-        let _guard = self.pool_lock.lock().map_err(|_| ContextError::NoDevice("command pool lock poisoned".into()))?;
-        // SAFETY: the pool belongs to this device and the lock serializes its use.
-        let cmd = unsafe { self.device.allocate_command_buffers(&info) }?[0];
+        let pool = self.pool.lock().map_err(|_| ContextError::LockPoisoned("command pool"))?;
+        let cmd = pool.allocate(1)?[0];
         let out = self.submit_and_wait(cmd, f);
         // SAFETY: the submission finished (or never happened); the lock is still held.
-        unsafe { self.device.free_command_buffers(self.command_pool, &[cmd]) };
+        unsafe { self.device.free_command_buffers(pool.pool, &[cmd]) };
         out
+    }
+
+    /// `count` primary command buffers in a command pool of their own, for a frame loop
+    /// (one per frame in flight); see [`CommandBuffers`].
+    pub fn command_buffers(&self, count: u32) -> Result<CommandBuffers, ContextError> {
+        CommandBuffers::new(&self.owner, self.queue_family_index, count)
     }
 
     fn submit_and_wait<R>(&self, cmd: vk::CommandBuffer, f: impl FnOnce(vk::CommandBuffer) -> R) -> Result<R, ContextError> {
@@ -207,12 +233,12 @@ impl VulkanContext {
 
     /// A host-visible buffer holding `data`, for tests and tools.
     pub fn upload<T: Copy>(&self, data: &[T], usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
-        HostBuffer::new(&self.device, &self.allocator, data, usage)
+        HostBuffer::new(&self.owner, data, usage)
     }
 
     /// The Vulkan loader entry points (for surface creation).
     pub fn entry(&self) -> &ash::Entry {
-        &self.base.entry
+        &self.owner.base().entry
     }
 
     /// A device-local 2D image with a view.
@@ -223,17 +249,19 @@ impl VulkanContext {
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
     ) -> Result<DeviceImage, ContextError> {
-        DeviceImage::new(&self.device, &self.allocator, format, extent, usage, aspect)
+        DeviceImage::new(&self.owner, format, extent, usage, aspect)
     }
 
     /// A zeroed host-visible buffer of `size` bytes (readback targets, per-frame data).
     pub fn host_buffer(&self, size: u64, usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
-        HostBuffer::new(&self.device, &self.allocator, &vec![0u8; size as usize], usage)
+        HostBuffer::new(&self.owner, &vec![0u8; size as usize], usage)
     }
 
-    /// The shared allocator.
+    /// The shared allocator. Drop every clone (pickers hold one) before the context: a clone
+    /// still alive when the context and everything it made are gone keeps the device from
+    /// being destroyed (it is leaked, and an error is logged) rather than freed under it.
     pub fn allocator(&self) -> Arc<Mutex<Allocator>> {
-        Arc::clone(&self.allocator)
+        Arc::clone(self.owner.allocator())
     }
 
     /// Waits for the device to go idle (shutdown and tests only).
@@ -245,20 +273,17 @@ impl VulkanContext {
 
 impl Drop for VulkanContext {
     fn drop(&mut self) {
-        // SAFETY: teardown in reverse creation order once the device is idle. Our handle to the
-        // allocator goes before the device; users must have dropped theirs (pickers included).
-        unsafe {
-            let _ = self.device.device_wait_idle();
-            self.device.destroy_command_pool(self.command_pool, None);
-            ManuallyDrop::drop(&mut self.allocator);
-            self.device.destroy_device(None);
-        }
+        // SAFETY: a live device (the owner, a field, drops after this). Waiting lets the pools,
+        // dropped next, go with none of their command buffers pending. The device itself is
+        // destroyed by the owner once nothing made from it remains.
+        let _ = unsafe { self.device.device_wait_idle() };
     }
 }
 
 impl VulkanContext {
     /// Picks a device (discrete first; `PICKING_VK_DEVICE` narrows by name), enables what the
-    /// picker can use, and creates the queue, allocator and command pool.
+    /// picker can use, and creates the queue, allocator and command pools.
+    #[allow(deprecated)] // sets the transitional `command_pool` field
     fn with_device(base: InstanceBase, options: &ContextOptions) -> Result<Self, ContextError> {
         let instance = base.instance.clone();
         // SAFETY: plain enumeration on a live instance.
@@ -334,17 +359,10 @@ impl VulkanContext {
                 return Err(e.into());
             }
         };
-        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(queue_family_index).flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-        // SAFETY: valid create info on a live device.
-        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
-            Ok(p) => p,
-            Err(e) => {
-                drop(allocator);
-                // SAFETY: the allocator (the only user of the device) is gone.
-                unsafe { device.destroy_device(None) };
-                return Err(e.into());
-            }
-        };
+        // From here the owner destroys the device, the allocator and the instance.
+        let owner = Arc::new(DeviceOwner::new(base, device.clone(), allocator));
+        let pool = Pool::new(&owner, queue_family_index)?;
+        let legacy_pool = Pool::new(&owner, queue_family_index)?;
         log::info!("picking-vk context on {device_name}; detail {}", if detail_enabled { "enabled" } else { "unavailable" });
         Ok(VulkanContext {
             instance,
@@ -352,15 +370,15 @@ impl VulkanContext {
             device,
             queue_family_index,
             queue,
-            allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
-            command_pool,
-            pool_lock: Mutex::new(()),
+            pool: Mutex::new(pool),
+            command_pool: legacy_pool.pool,
+            _legacy_pool: legacy_pool,
             detail_support,
             detail_enabled,
             batching_enabled,
             device_name,
             properties,
-            base,
+            owner,
         })
     }
 }

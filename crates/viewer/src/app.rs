@@ -14,7 +14,7 @@ use crate::ViewerError;
 use ash::vk;
 use glam::{DVec2, UVec2};
 use picking_vk::{cursor_to_pixel, DetailMode, DetailStatus, IdImage, PickRequest, Picker, PickerConfig, ViewPlacement, Viewport};
-use picking_vk_context::{ContextOptions, VulkanContext};
+use picking_vk_context::{CommandBuffers, ContextOptions, VulkanContext};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use std::ffi::CString;
 use std::sync::Arc;
@@ -93,6 +93,8 @@ struct Gfx {
     picker: Picker,
     id_image: Option<IdImage>,
     frames: Vec<Frame>,
+    /// The frames' command buffers, in a pool of their own (also egui's texture uploads').
+    commands: CommandBuffers,
     swapchain: Option<Swapchain>,
     gpu: GpuScene,
     lit: LitPass,
@@ -284,11 +286,9 @@ impl Running {
         // SAFETY: the context's handles belong together and outlive the picker (Gfx drops first).
         let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: FRAMES_IN_FLIGHT, detail, ..Default::default() }) }?;
         self.detail = picker.detail_status().clone();
-        let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(FRAMES_IN_FLIGHT as u32);
-        // SAFETY: the pool belongs to this device.
-        let cmds = unsafe { ctx.device.allocate_command_buffers(&alloc) }?;
+        let commands = ctx.command_buffers(FRAMES_IN_FLIGHT as u32)?;
         let mut frames = vec![];
-        for cmd in cmds {
+        for &cmd in commands.buffers() {
             // SAFETY: plain object creation; fences start signalled so the first wait returns.
             let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) }?;
             // SAFETY: plain object creation.
@@ -312,7 +312,7 @@ impl Running {
             egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
         )
         .map_err(|e| ViewerError::Window(format!("egui renderer: {e}")))?;
-        Ok(Gfx { egui_renderer, picker, id_image: None, frames, swapchain, gpu, lit })
+        Ok(Gfx { egui_renderer, picker, id_image: None, frames, commands, swapchain, gpu, lit })
     }
 
     /// The 3D view of the current swapchain, physical pixels.
@@ -439,7 +439,7 @@ impl Running {
         for (id, deltas) in &full.textures_delta.set {
             for delta in deltas {
                 gfx.egui_renderer
-                    .set_texture(self.ctx.queue, self.ctx.command_pool, *id, delta)
+                    .set_texture(self.ctx.queue, gfx.commands.pool(), *id, delta)
                     .map_err(|e| ViewerError::Window(format!("egui texture: {e}")))?;
             }
         }
@@ -455,7 +455,9 @@ impl Running {
         let shown = self.selected.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()));
         let markers = shown.map(|h| Markers::at_hit(h, 0.008));
         let slot_of = |r: Option<&PickReport>| r.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node).and_then(|n| gfx.gpu.node_slot[n]);
-        gfx.frames[slot].style.update(slot_of(self.hovered.as_ref()), slot_of(self.selected.as_ref()), markers.as_ref())?;
+        // SAFETY: `finish_slot` waited on the slot's fence: the frame that last drew with this
+        // style has completed.
+        unsafe { gfx.frames[slot].style.update(slot_of(self.hovered.as_ref()), slot_of(self.selected.as_ref()), markers.as_ref()) }?;
 
         let frame = &gfx.frames[slot];
         let cmd = frame.cmd;

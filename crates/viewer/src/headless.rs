@@ -160,7 +160,8 @@ pub fn screenshot(
     let pass = LitPass::new(&ctx.device, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
     let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
     let mut style = FrameStyle::new(ctx, gpu)?;
-    style.update(None, selected_slot, markers)?;
+    // SAFETY: a fresh style, never drawn with.
+    unsafe { style.update(None, selected_slot, markers) }?;
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
     // SAFETY: recording outside a render pass; everything drawn outlives the wait.
     ctx.run_once(|cmd| unsafe {
@@ -169,7 +170,8 @@ pub fn screenshot(
         pass.end(cmd);
         target.record_copy(cmd);
     })?;
-    Ok(target.read()?)
+    // SAFETY: `run_once` waited for the copy.
+    Ok(unsafe { target.read() }?)
 }
 
 fn ensure_parent(path: &Path) -> Result<(), ViewerError> {

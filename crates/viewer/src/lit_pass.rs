@@ -35,8 +35,12 @@ impl FrameStyle {
         Ok(FrameStyle { flags, markers, slots })
     }
 
-    /// Writes this frame's flags (the GPU must be done with this frame's previous use).
-    pub fn update(&mut self, hovered_slot: Option<u32>, selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<(), ContextError> {
+    /// Writes this frame's highlights and markers.
+    ///
+    /// # Safety
+    /// No submitted work that reads this style is still running: the frame that last drew
+    /// with it has completed (its fence signalled), or it was never drawn with.
+    pub unsafe fn update(&mut self, hovered_slot: Option<u32>, selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<(), ContextError> {
         let mut words = vec![[0u32; 4]; self.slots as usize + 2];
         if let Some(s) = hovered_slot.filter(|&s| s < self.slots) {
             words[s as usize][0] |= flags::HOVERED;
@@ -46,9 +50,11 @@ impl FrameStyle {
         }
         words[self.slots as usize][0] = flags::UNLIT;
         words[self.slots as usize + 1][0] = flags::UNLIT;
-        self.flags.write(0, &words)?;
+        // SAFETY: per the contract, the GPU is not reading these buffers.
+        unsafe { self.flags.write(0, &words) }?;
         if let Some(m) = markers {
-            self.markers.write(0, &m.matrices().map(|m| m.to_cols_array()))?;
+            // SAFETY: as above.
+            unsafe { self.markers.write(0, &m.matrices().map(|m| m.to_cols_array())) }?;
         }
         Ok(())
     }

@@ -61,9 +61,14 @@ impl Offscreen {
         }
     }
 
-    /// The last copied image. The copying work must have completed.
-    pub fn read(&self) -> Result<image::RgbaImage, ContextError> {
-        let bytes = self.readback.read_bytes()?;
+    /// The last copied image.
+    ///
+    /// # Safety
+    /// The work that recorded [`Offscreen::record_copy`] has completed (its fence signalled or
+    /// its queue idled), and no later copy into this target is running.
+    pub unsafe fn read(&self) -> Result<image::RgbaImage, ContextError> {
+        // SAFETY: per the contract, the copy and its host-read barrier completed.
+        let bytes = unsafe { self.readback.read_bytes() }?;
         image::RgbaImage::from_raw(self.extent.width, self.extent.height, bytes).ok_or(ContextError::Vulkan(vk::Result::ERROR_FORMAT_NOT_SUPPORTED))
     }
 }

@@ -74,14 +74,15 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut style = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
-    style.update(None, None, None).map_err(|x| e(&x))?;
+    // SAFETY: a fresh style, never drawn with.
+    unsafe { style.update(None, None, None) }.map_err(|x| e(&x))?;
     // SAFETY: plain query pool creation.
     let pool =
         unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
-    let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(1);
-    // SAFETY: the pool allows resetting single command buffers; freed below.
-    let scratch = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?[0];
+    // Its own pool, resettable per buffer; destroyed when `scratch_set` drops at the end.
+    let scratch_set = ctx.command_buffers(1).map_err(|x| e(&x))?;
+    let scratch = scratch_set[0];
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 5], [Vec<f64>; 3]) = Default::default();
     let mut in_frame = vec![];
@@ -151,11 +152,10 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             instances_culled = instances_culled.max(a.stats.pass.instances_culled);
         }
     }
-    // SAFETY: all work finished (`run_once` waits); the scratch buffer was never submitted.
-    unsafe {
-        d.destroy_query_pool(pool, None);
-        d.free_command_buffers(ctx.command_pool, &[scratch]);
-    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    // The scratch buffer was never submitted.
+    drop(scratch_set);
     let gpu_ms = [0, 1, 2, 3, 4].map(|k| median(&mut gpu[k]));
     let cpu_us = [0, 1, 2].map(|k| median(&mut cpu[k]));
     let draws_recorded = [0, 1].map(|k| median(&mut recorded_counts[k]));

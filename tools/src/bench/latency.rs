@@ -28,12 +28,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
     let mut styles = Vec::new();
     for _ in 0..frames_in_flight {
         let mut s = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
-        s.update(None, None, None).map_err(|x| e(&x))?;
+        // SAFETY: a fresh style, never drawn with.
+        unsafe { s.update(None, None, None) }.map_err(|x| e(&x))?;
         styles.push(s);
     }
-    let alloc = vk::CommandBufferAllocateInfo::default().command_pool(ctx.command_pool).command_buffer_count(frames_in_flight as u32);
-    // SAFETY: test-tool Vulkan objects, destroyed below after the device idles.
-    let cmds = unsafe { d.allocate_command_buffers(&alloc) }.map_err(|x| e(&x))?;
+    // One per frame in flight, in a pool of their own; dropped below after the device idles.
+    let cmds = ctx.command_buffers(frames_in_flight as u32).map_err(|x| e(&x))?;
     let fences: Vec<vk::Fence> = (0..frames_in_flight)
         // SAFETY: plain fence creation, destroyed below.
         .map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) })
@@ -79,8 +79,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
         for f in fences {
             d.destroy_fence(f, None);
         }
-        d.free_command_buffers(ctx.command_pool, &cmds);
     }
+    drop(cmds);
     result?;
     Ok(Latency { frames_in_flight, frames: median(&mut lat_frames), micros: median(&mut lat_us) })
 }
