@@ -1,5 +1,5 @@
-//! `cargo run -p picking-vk-tools --bin compile-shaders`: regenerates the SPIR-V the picker
-//! embeds from `shaders/`. `--check` only verifies the checked-in files are up to date.
+//! `cargo run -p picking-vk-tools --bin compile-shaders`: regenerates the SPIR-V the picker and
+//! the host crate embed from `shaders/`. `--check` only verifies the checked-in files are up to date.
 
 #[path = "shader_build.rs"]
 mod shader_build;

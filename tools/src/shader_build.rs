@@ -3,15 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-/// (GLSL source in `shaders/`, shader kind, crate that embeds it) for every shader.
+/// (GLSL source in `shaders/`, shader kind, folder under `crates/` of the crate that embeds it)
+/// for every shader.
 pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_batched.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
-    ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "viewer"),
-    ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "viewer"),
+    ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
+    ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),
 ];
 
 pub fn workspace_root() -> PathBuf {

@@ -1,4 +1,4 @@
-//! The SPIR-V embedded in picking-vk must be what `shaders/` compiles to today.
+//! The SPIR-V embedded in picking-vk and picking-vk-host must be what `shaders/` compiles to today.
 
 #[path = "../src/shader_build.rs"]
 mod shader_build;

@@ -3,18 +3,18 @@
 //! when the slot comes round again, after the fence the loop waits on anyway. No stall.
 
 use crate::camera::OrbitCamera;
-use crate::gpu_scene::{GpuScene, Markers};
 use crate::id_view;
-use crate::lit_pass::{FrameStyle, LitPass};
 use crate::objects::ObjectTable;
 use crate::pick_report::PickReport;
 use crate::scene::Scene;
+use crate::scene_upload::UploadedScene;
 use crate::swapchain::{choose_format, Swapchain};
 use crate::ViewerError;
 use ash::vk;
 use glam::{DVec2, UVec2};
 use picking_vk::{cursor_to_pixel, DetailMode, DetailStatus, IdImage, PickRequest, Picker, PickerConfig, ViewPlacement, Viewport};
 use picking_vk_context::{CommandBuffers, ContextOptions, VulkanContext};
+use picking_vk_host::{FrameStyle, LitPass};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use std::ffi::CString;
 use std::sync::Arc;
@@ -96,7 +96,7 @@ struct Gfx {
     /// The frames' command buffers, in a pool of their own (also egui's texture uploads').
     commands: CommandBuffers,
     swapchain: Option<Swapchain>,
-    gpu: GpuScene,
+    gpu: UploadedScene,
     lit: LitPass,
 }
 
@@ -270,8 +270,8 @@ impl Running {
 
     fn create_gfx(&mut self, options: &AppOptions) -> Result<Gfx, ViewerError> {
         let ctx = &self.ctx;
-        let lit = LitPass::new(&ctx.device, self.format.format, vk::ImageLayout::PRESENT_SRC_KHR)?;
-        let gpu = GpuScene::new(ctx, &self.scene, &self.objects)?;
+        let lit = LitPass::new(ctx, self.format.format, vk::ImageLayout::PRESENT_SRC_KHR)?;
+        let gpu = UploadedScene::new(ctx, &self.scene, &self.objects)?;
         let size = self.window.inner_size();
         let swapchain = Swapchain::new(
             ctx,
@@ -298,7 +298,7 @@ impl Running {
                 cmd,
                 fence,
                 image_available,
-                style: FrameStyle::new(ctx, &gpu)?,
+                style: FrameStyle::new(ctx, &gpu.gpu)?,
                 pick: None,
                 id_view_recorded: false,
                 egui_free: vec![],
@@ -453,7 +453,7 @@ impl Running {
         let pick_pixel = self.cursor_in_view();
         let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
         let shown = self.selected.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()));
-        let markers = shown.map(|h| Markers::at_hit(h, 0.008));
+        let markers = shown.map(|h| h.markers(0.008));
         let slot_of = |r: Option<&PickReport>| r.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node).and_then(|n| gfx.gpu.node_slot[n]);
         // SAFETY: `finish_slot` waited on the slot's fence: the frame that last drew with this
         // style has completed.
@@ -472,7 +472,7 @@ impl Running {
             let request = PickRequest::new(pixel, viewport, cam.view, cam.projection);
             // SAFETY: `cmd` is recording outside a render pass; the scene buffers live as long
             // as `gfx`, which outlives every frame's work (the device idles before it drops).
-            unsafe { gfx.picker.record_shared(cmd, slot, &request, &gfx.gpu.pick_draws) }?;
+            unsafe { gfx.picker.record_shared(cmd, slot, &request, &gfx.gpu.gpu.pick_draws) }?;
             pick = Some(PendingPick { click: std::mem::take(&mut self.click_requested), frame: self.frame_index, at: Instant::now() });
         } else {
             self.click_requested = false;
@@ -489,7 +489,7 @@ impl Running {
             let request = PickRequest::new(UVec2::ZERO, viewport, cam.view, cam.projection);
             if let Some(ids) = gfx.id_image.as_mut() {
                 // SAFETY: as for the pick; only one ID-view copy is in flight at a time.
-                unsafe { ids.record(cmd, &request, &gfx.gpu.pick_draws, false, picking_vk::IdCopy::Whole) }?;
+                unsafe { ids.record(cmd, &request, &gfx.gpu.gpu.pick_draws, false, picking_vk::IdCopy::Whole) }?;
                 gfx.frames[slot].id_view_recorded = true;
                 self.id_view_busy = true;
             }
@@ -500,7 +500,7 @@ impl Running {
             gfx.lit.begin(cmd, sc.framebuffers[image], extent);
             if let (Some((vx, vy, vw, vh)), Some(cam)) = (view, camera.as_ref()) {
                 let viewport = vk::Viewport { x: vx as f32, y: vy as f32, width: vw as f32, height: vh as f32, min_depth: 0.0, max_depth: 1.0 };
-                gfx.lit.draw_scene(cmd, &gfx.gpu, &gfx.frames[slot].style, cam, viewport, markers.as_ref());
+                gfx.lit.draw_scene(cmd, &gfx.gpu.gpu, &gfx.frames[slot].style, cam, viewport, markers.as_ref());
             }
         }
         gfx.egui_renderer.cmd_draw(cmd, extent, pixels_per_point, &primitives).map_err(|e| ViewerError::Window(format!("egui draw: {e}")))?;

@@ -2,15 +2,9 @@
 //! drives (drag to rotate, right-drag or shift-drag to pan, wheel to zoom).
 
 use crate::scene::{CameraDesc, Scene};
-use glam::{Mat4, Vec3};
-
-/// View and projection for one frame (Vulkan clip space: y down, depth 0..1).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CameraMatrices {
-    pub view: Mat4,
-    pub projection: Mat4,
-    pub eye: Vec3,
-}
+use glam::Vec3;
+use picking_vk_host::camera::perspective;
+use picking_vk_host::CameraMatrices;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrbitCamera {
@@ -60,11 +54,7 @@ impl OrbitCamera {
     pub fn matrices(&self, aspect: f32) -> CameraMatrices {
         let eye = self.eye();
         let view = glam::camera::rh::view::look_at_mat4(eye, self.target, Vec3::Y);
-        let projection = match self.zfar {
-            Some(far) => glam::camera::rh::proj::vulkan::perspective(self.yfov, aspect, self.znear, far),
-            None => glam::camera::rh::proj::vulkan::perspective_infinite(self.yfov, aspect, self.znear),
-        };
-        CameraMatrices { view, projection, eye }
+        CameraMatrices { view, projection: perspective(self.yfov, aspect, self.znear, self.zfar), eye }
     }
 
     pub fn rotate(&mut self, dx: f32, dy: f32) {
@@ -87,12 +77,11 @@ impl OrbitCamera {
 
 /// The matrices of the scene's own camera (exactly as authored), for headless runs.
 pub fn scene_camera(desc: &CameraDesc, aspect: f32) -> CameraMatrices {
-    let view = desc.world.inverse();
-    let projection = match desc.zfar {
-        Some(far) => glam::camera::rh::proj::vulkan::perspective(desc.yfov, aspect, desc.znear, far),
-        None => glam::camera::rh::proj::vulkan::perspective_infinite(desc.yfov, aspect, desc.znear),
-    };
-    CameraMatrices { view, projection, eye: desc.world.transform_point3(Vec3::ZERO) }
+    CameraMatrices {
+        view: desc.world.inverse(),
+        projection: perspective(desc.yfov, aspect, desc.znear, desc.zfar),
+        eye: desc.world.transform_point3(Vec3::ZERO),
+    }
 }
 
 #[cfg(test)]

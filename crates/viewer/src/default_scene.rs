@@ -4,8 +4,8 @@
 //! `viewer --write-default-scene PATH` regenerates it; a test keeps the asset in step.
 
 use crate::gltf_write::{GltfBuilder, IndexStorage};
-use crate::shapes;
 use glam::{Mat4, Quat, Vec3};
+use picking_vk_host::shapes;
 
 /// The checked-in asset.
 pub const DEFAULT_SCENE_GLB: &[u8] = include_bytes!("../../../assets/default_scene.glb");

@@ -2,8 +2,9 @@
 //! hierarchy flattened to world transforms, every triangle primitive, and the first camera.
 //! Anything malformed is a [`SceneError`] naming the problem, never a panic.
 
-use crate::scene::{CameraDesc, MeshAsset, Node, Primitive, Scene};
+use crate::scene::{CameraDesc, MeshAsset, Node, Scene};
 use glam::{Mat4, Vec2, Vec3};
+use picking_vk_host::Primitive;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]

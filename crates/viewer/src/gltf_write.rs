@@ -1,8 +1,8 @@
 //! A small glTF 2.0 writer (meshes, a node hierarchy, materials, a camera), used to build the
 //! built-in scene in `assets/` and by tests that write their own files.
 
-use crate::scene::Primitive;
 use glam::Mat4;
+use picking_vk_host::Primitive;
 use serde_json::{json, Value};
 
 #[derive(Default)]

@@ -1,19 +1,18 @@
 //! Headless mode: render the scene offscreen with its camera, pick every listed pixel, write
 //! the results as JSON, and optionally a screenshot (first pick highlighted) and the ID view.
 
-use crate::camera::{scene_camera, CameraMatrices, OrbitCamera};
-use crate::gpu_scene::{GpuScene, Markers};
+use crate::camera::{scene_camera, OrbitCamera};
 use crate::id_view;
-use crate::lit_pass::{FrameStyle, LitPass};
 use crate::objects::ObjectTable;
-use crate::offscreen::{Offscreen, COLOR_FORMAT};
 use crate::pick_report::PickReport;
 use crate::scene::Scene;
+use crate::scene_upload::UploadedScene;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::{DetailMode, DetailStatus, IdImage, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
+use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -77,7 +76,8 @@ pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, 
 fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions) -> Result<(Vec<PickReport>, DetailStatus), ViewerError> {
     let (w, h) = options.size;
     let objects = ObjectTable::new(scene);
-    let gpu = GpuScene::new(ctx, scene, &objects)?;
+    let uploaded = UploadedScene::new(ctx, scene, &objects)?;
+    let gpu = &uploaded.gpu;
     let camera = headless_camera(scene, w as f32 / h as f32);
     let viewport = Viewport::full(w, h);
     let detail = if options.detail { DetailMode::IfEnabled } else { DetailMode::Off };
@@ -126,9 +126,9 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     }
     if let Some(path) = &options.screenshot {
         let first = reports.first().and_then(|r| r.hit.as_ref());
-        let selected = first.and_then(|h| h.scene_node).and_then(|n| gpu.node_slot[n]);
-        let markers = first.map(|h| Markers::at_hit(h, 0.012));
-        let shot = screenshot(ctx, &gpu, &camera, (w, h), selected, markers.as_ref())?;
+        let selected = uploaded.slot_of(reports.first());
+        let markers = first.map(|h| h.markers(0.012));
+        let shot = screenshot(ctx, gpu, &camera, (w, h), selected, markers.as_ref())?;
         ensure_parent(path)?;
         shot.save(path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
     }
@@ -157,12 +157,12 @@ pub fn screenshot(
     selected_slot: Option<u32>,
     markers: Option<&Markers>,
 ) -> Result<image::RgbaImage, ViewerError> {
-    let pass = LitPass::new(&ctx.device, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+    let pass = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
     let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
     let mut style = FrameStyle::new(ctx, gpu)?;
     // SAFETY: a fresh style, never drawn with.
     unsafe { style.update(None, selected_slot, markers) }?;
-    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    let viewport = vk_util::viewport(0, 0, w, h);
     // SAFETY: recording outside a render pass; everything drawn outlives the wait.
     ctx.run_once(|cmd| unsafe {
         pass.begin(cmd, target.framebuffer, target.extent);

@@ -1,21 +1,19 @@
 //! The picking-vk viewer: a desktop app that drives the picker from the mouse, and a
 //! headless mode for scripts, tests and screenshots. Also the reference integration of
-//! `picking-vk` into a frame loop (see `app.rs`).
+//! `picking-vk` into a frame loop (see `app/picking.rs`). The host-side rendering it shares
+//! with the benchmark (lit pass, offscreen target, mesh upload, shapes) is `picking-vk-host`.
 
 pub mod app;
 pub mod camera;
 pub mod default_scene;
 pub mod gltf_load;
 pub mod gltf_write;
-pub mod gpu_scene;
 pub mod headless;
 pub mod id_view;
-pub mod lit_pass;
 pub mod objects;
-pub mod offscreen;
 pub mod pick_report;
 pub mod scene;
-pub mod shapes;
+pub mod scene_upload;
 pub mod swapchain;
 
 use picking_vk_context::ContextError;

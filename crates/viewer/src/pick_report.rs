@@ -5,6 +5,7 @@ use crate::objects::ObjectTable;
 use crate::scene::Scene;
 use glam::DVec3;
 use picking_vk::{HitDetail, PickResult};
+use picking_vk_host::Markers;
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +37,11 @@ impl HitReport {
     pub fn normal(&self) -> Option<DVec3> {
         let s = self.detail?.surface?;
         s.normal_world.or(Some(s.face_normal_world))
+    }
+
+    /// Markers at the hit, sized as `relative_size` of its distance so they read at any zoom.
+    pub fn markers(&self, relative_size: f32) -> Markers {
+        Markers { point: self.world.as_vec3(), normal: self.normal().map(|n| n.as_vec3()), size: (self.distance as f32 * relative_size).max(1e-4) }
     }
 }
 

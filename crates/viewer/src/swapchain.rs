@@ -1,9 +1,9 @@
 //! The window's swapchain with its depth buffer and framebuffers; rebuilt on resize,
 //! out-of-date or suboptimal presentation, and absent while the window has zero size.
 
-use crate::lit_pass::{LitPass, DEPTH_FORMAT};
 use ash::vk;
 use picking_vk_context::{ContextError, DeviceImage, VulkanContext};
+use picking_vk_host::{vk_util, LitPass, DEPTH_FORMAT};
 
 pub struct Swapchain {
     device: ash::Device,
@@ -79,23 +79,10 @@ impl Swapchain {
         // SAFETY: the swapchain is live.
         let images = unsafe { sc.loader.get_swapchain_images(handle) }?;
         for image in images {
-            let view_info = vk::ImageViewCreateInfo::default().image(image).view_type(vk::ImageViewType::TYPE_2D).format(format.format).subresource_range(
-                vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::COLOR, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 },
-            );
-            // SAFETY: the image belongs to the swapchain.
-            let view = unsafe { ctx.device.create_image_view(&view_info, None) }?;
+            let view = vk_util::image_view_2d(&ctx.device, image, format.format, vk::ImageAspectFlags::COLOR)?;
             sc.views.push(view);
-            let attachments = [view, sc._depth.view];
-            let fb_info = vk::FramebufferCreateInfo::default()
-                .render_pass(pass.render_pass)
-                .attachments(&attachments)
-                .width(extent.width)
-                .height(extent.height)
-                .layers(1);
-            // SAFETY: views and render pass are compatible.
-            sc.framebuffers.push(unsafe { ctx.device.create_framebuffer(&fb_info, None) }?);
-            // SAFETY: plain semaphore creation.
-            sc.render_finished.push(unsafe { ctx.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }?);
+            sc.framebuffers.push(vk_util::framebuffer(&ctx.device, pass.render_pass, &[view, sc._depth.view], extent)?);
+            sc.render_finished.push(vk_util::semaphore(&ctx.device)?);
         }
         Ok(Some(sc))
     }

@@ -2,6 +2,7 @@
 //! on glTF files written here, checked against the CPU ray oracle; bad files and arguments.
 
 use glam::{Mat4, UVec2, Vec3};
+use picking_vk_host::shapes;
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene as oracle_scene;
 use serde_json::Value;
@@ -9,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use viewer::gltf_write::{GltfBuilder, IndexStorage};
 use viewer::scene::Scene;
-use viewer::shapes;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picking-vk-viewer-tests-{}", std::process::id()));

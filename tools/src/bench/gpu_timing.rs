@@ -10,10 +10,8 @@ use ash::vk;
 use glam::{Mat4, UVec2};
 use picking_vk::{IdCopy, IdImage, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
+use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
-use viewer::camera::CameraMatrices;
-use viewer::lit_pass::{FrameStyle, LitPass};
-use viewer::offscreen::{Offscreen, COLOR_FORMAT};
 
 pub const APPROACHES: [&str; 5] =
     ["picker (culling, shared list)", "picker (no culling)", "full-size target, scissored", "full-resolution ID pass", "lit main pass"];
@@ -71,7 +69,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     };
     let (mut culled, mut unculled, mut listed) = (picker(true)?, picker(false)?, picker(true)?);
     let (mut blog, mut full) = (id_image()?, id_image()?);
-    let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut style = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
     // SAFETY: a fresh style, never drawn with.
@@ -88,7 +86,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let mut in_frame = vec![];
     let mut recorded_counts: [Vec<f64>; 2] = Default::default();
     let mut instances_culled = 0;
-    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    let viewport = vk_util::viewport(0, 0, w, h);
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(pixel, vp, cam.view, cam.projection);

@@ -7,9 +7,8 @@ use ash::vk;
 use glam::UVec2;
 use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
+use picking_vk_host::{vk_util, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
-use viewer::lit_pass::{FrameStyle, LitPass};
-use viewer::offscreen::{Offscreen, COLOR_FORMAT};
 
 pub struct Latency {
     pub frames_in_flight: usize,
@@ -23,7 +22,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
     let cam = camera(w, h);
     // SAFETY: the context outlives the picker.
     let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight, ..Default::default() }) }.map_err(|x| e(&x))?;
-    let lit = LitPass::new(d, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut styles = Vec::new();
     for _ in 0..frames_in_flight {
@@ -34,14 +33,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
     }
     // One per frame in flight, in a pool of their own; dropped below after the device idles.
     let cmds = ctx.command_buffers(frames_in_flight as u32).map_err(|x| e(&x))?;
-    let fences: Vec<vk::Fence> = (0..frames_in_flight)
-        // SAFETY: plain fence creation, destroyed below.
-        .map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None) })
-        .collect::<Result<_, _>>()
-        .map_err(|x| e(&x))?;
+    // Signalled, so the first wait returns; destroyed below.
+    let fences: Vec<vk::Fence> = (0..frames_in_flight).map(|_| vk_util::fence(d, true)).collect::<Result<_, _>>().map_err(|x| e(&x))?;
     let mut pending: Vec<Option<(u64, Instant)>> = vec![None; frames_in_flight];
     let (mut lat_frames, mut lat_us) = (vec![], vec![]);
-    let viewport = vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 };
+    let viewport = vk_util::viewport(0, 0, w, h);
     let mut rng = fastrand::Rng::with_seed(7);
     let result = (|| -> Result<(), String> {
         for frame in 0..frames as u64 {

@@ -4,7 +4,7 @@ use crate::scenes::BenchScene;
 use glam::UVec2;
 use picking_vk::{IdCopy, IdImage, ObjectId, PickRequest, Picker, PickerConfig, Texels, Viewport};
 use picking_vk_context::VulkanContext;
-use viewer::camera::CameraMatrices;
+use picking_vk_host::CameraMatrices;
 
 const BATCH: usize = 64;
 

@@ -1,14 +1,11 @@
 //! Benchmark scenes: N objects of one mesh, each its own draw with its own transform (as
 //! engines without instancing submit them), or one instanced field.
 
-use ash::vk;
 use glam::{Mat4, Quat, Vec3};
-use picking_vk::{Aabb, BufferRange, Instances, ObjectId, PickDraw};
+use picking_vk::{Aabb, ObjectId, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
+use picking_vk_host::{shapes, GpuPrimitive, GpuScene, Primitive, RenderDraw};
 use std::sync::Arc;
-use viewer::gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
-use viewer::scene::Primitive;
-use viewer::shapes;
 
 #[derive(Clone, Copy, Debug)]
 pub struct SceneSpec {
@@ -68,43 +65,29 @@ impl BenchScene {
                 })
                 .collect()
         };
-        let prim = GpuPrimitive::upload(ctx, &mesh)?;
-        let worlds = ctx.upload(&transforms.iter().map(|m| m.to_cols_array()).collect::<Vec<_>>(), vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        let mut gpu = GpuScene::new(ctx, vec![GpuPrimitive::upload(ctx, &mesh)?], &transforms)?;
         let bounds = Aabb::from_points(&mesh.positions);
         let mut pick_draws = vec![];
-        let mut render_draws = vec![];
+        let prim = &gpu.primitives[0];
         let base = PickDraw::new(ObjectId::new(1).unwrap_or_else(|_| unreachable!()), prim.positions(), prim.triangles());
         let with_bounds = |d: PickDraw| match bounds {
             Some(b) => d.with_bounds(b),
             None => d,
         };
         if spec.instanced {
-            let range = BufferRange { buffer: worlds.buffer, offset: 0, size: worlds.size };
             let arc: Arc<[Mat4]> = transforms.clone().into();
-            pick_draws.push(
-                with_bounds(base.clone())
-                    .with_instances(Instances { range, stride: 64, first: 0, count: transforms.len() as u32 })
-                    .with_instance_transforms(arc),
-            );
-            render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: transforms.len() as u32 });
+            let count = transforms.len() as u32;
+            pick_draws.push(with_bounds(base.clone()).with_instances(gpu.instances(0, count)).with_instance_transforms(arc));
+            gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: count });
         } else {
             for (i, m) in transforms.iter().enumerate() {
                 let mut d = with_bounds(base.clone()).with_model(*m);
                 d.id = ObjectId::new(i as u64 + 1).unwrap_or_else(|_| unreachable!());
                 pick_draws.push(d);
-                render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1 });
+                gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1 });
             }
         }
-        let gpu = GpuScene {
-            primitives: vec![prim],
-            worlds,
-            slot_count: transforms.len() as u32,
-            render_draws,
-            pick_draws: pick_draws.into(),
-            node_slot: vec![],
-            marker_ball: GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 4, 4, [1.0; 4]))?,
-            marker_rod: GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 4, [1.0; 4]))?,
-        };
+        gpu.pick_draws = pick_draws.into();
         Ok(BenchScene { spec, gpu, triangles_per_object: mesh.triangle_count(), mesh, transforms })
     }
 

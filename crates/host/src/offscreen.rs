@@ -1,6 +1,8 @@
-//! A render target without a window: colour + depth images and a readback for screenshots.
+//! A render target without a window: colour + depth images for the lit pass and a readback
+//! buffer for screenshots.
 
 use crate::lit_pass::{LitPass, DEPTH_FORMAT};
+use crate::vk_util;
 use ash::vk;
 use picking_vk_context::{ContextError, DeviceImage, HostBuffer, VulkanContext};
 
@@ -17,14 +19,12 @@ pub struct Offscreen {
 }
 
 impl Offscreen {
+    /// A target for `pass` (made with [`COLOR_FORMAT`] and a TRANSFER_SRC_OPTIMAL final layout).
     pub fn new(ctx: &VulkanContext, pass: &LitPass, extent: vk::Extent2D) -> Result<Self, ContextError> {
         let color =
             ctx.create_image(COLOR_FORMAT, extent, vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC, vk::ImageAspectFlags::COLOR)?;
         let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
-        let views = [color.view, depth.view];
-        let info = vk::FramebufferCreateInfo::default().render_pass(pass.render_pass).attachments(&views).width(extent.width).height(extent.height).layers(1);
-        // SAFETY: views and render pass are live and compatible.
-        let framebuffer = unsafe { ctx.device.create_framebuffer(&info, None) }?;
+        let framebuffer = vk_util::framebuffer(&ctx.device, pass.render_pass, &[color.view, depth.view], extent)?;
         let readback = ctx.host_buffer(u64::from(extent.width) * u64::from(extent.height) * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
         Ok(Offscreen { device: ctx.device.clone(), color, _depth: depth, framebuffer, readback, extent })
     }
@@ -39,25 +39,10 @@ impl Offscreen {
             image_extent: vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 },
             ..Default::default()
         };
-        let to_host = vk::BufferMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .buffer(self.readback.buffer)
-            .size(vk::WHOLE_SIZE);
         // SAFETY: per the contract; the region fits image and buffer.
         unsafe {
             self.device.cmd_copy_image_to_buffer(cmd, self.color.image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.readback.buffer, &[region]);
-            self.device.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[to_host],
-                &[],
-            );
+            vk_util::host_read_barrier(&self.device, cmd, self.readback.buffer);
         }
     }
 

@@ -1,7 +1,7 @@
-//! Procedural meshes for the built-in scene: flat-shaded boxes, smooth spheres, cylinders,
-//! tori and planes, all with normals and UVs.
+//! Procedural meshes (the viewer's built-in scene, the benchmark's objects, the lit pass's
+//! markers): flat-shaded boxes, smooth spheres, cylinders, tori and planes, with normals and UVs.
 
-use crate::scene::Primitive;
+use crate::mesh::Primitive;
 use glam::{Vec2, Vec3};
 use std::f32::consts::{PI, TAU};
 

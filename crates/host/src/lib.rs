@@ -1,0 +1,22 @@
+//! The host side of picking-vk's viewer and benchmark, written once: what an engine already
+//! has and the picker leaves to it. A lit main pass with hover/selection highlights and
+//! picked-point markers, an offscreen colour + depth target with readback, meshes uploaded to
+//! buffers that the lit pass and the picker both read, procedural shapes, camera matrices,
+//! and the few Vulkan helpers these share ([`vk_util`]).
+//!
+//! The device, the allocator, buffers, images and one-shot submissions come from
+//! `picking-vk-context`; an engine brings its own instead.
+
+pub mod camera;
+pub mod gpu_scene;
+pub mod lit_pass;
+pub mod mesh;
+pub mod offscreen;
+pub mod shapes;
+pub mod vk_util;
+
+pub use camera::CameraMatrices;
+pub use gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
+pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};
+pub use mesh::Primitive;
+pub use offscreen::{Offscreen, COLOR_FORMAT};

@@ -1,0 +1,237 @@
+//! The main pass: simple lit shading of a [`GpuScene`], hover and selection highlights from
+//! per-slot flags, and the picked point and its normal drawn as markers. A host's UI (the
+//! viewer's egui panel) can draw into the same render pass before it ends.
+
+use crate::camera::CameraMatrices;
+use crate::gpu_scene::{GpuPrimitive, GpuScene};
+use crate::shapes;
+use crate::vk_util::{self, PipelineDesc};
+use ash::vk;
+use glam::{Mat4, Quat, Vec3};
+use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
+
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+const PUSH_BYTES: usize = 112;
+const PUSH_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(vk::ShaderStageFlags::VERTEX.as_raw() | vk::ShaderStageFlags::FRAGMENT.as_raw());
+
+const LIT_VERT: &[u8] = include_bytes!("../spirv/viewer_lit.vert.spv");
+const LIT_FRAG: &[u8] = include_bytes!("../spirv/viewer_lit.frag.spv");
+
+/// Per-slot flags read by the lit shader.
+pub mod flags {
+    pub const HOVERED: u32 = 1;
+    pub const SELECTED: u32 = 2;
+    pub const UNLIT: u32 = 4;
+}
+
+/// The picked point and normal drawn in the scene.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Markers {
+    pub point: Vec3,
+    pub normal: Option<Vec3>,
+    /// World-space size of the ball (the rod is 6x as long).
+    pub size: f32,
+}
+
+impl Markers {
+    /// World matrices of the ball and the rod.
+    pub fn matrices(&self) -> [Mat4; 2] {
+        let ball = Mat4::from_scale_rotation_translation(Vec3::splat(self.size), Quat::IDENTITY, self.point);
+        let n = self.normal.unwrap_or(Vec3::Y);
+        let rod = Mat4::from_scale_rotation_translation(
+            Vec3::new(self.size * 0.25, self.size * 6.0, self.size * 0.25),
+            Quat::from_rotation_arc(Vec3::Y, n),
+            self.point,
+        );
+        [ball, rod]
+    }
+}
+
+pub struct LitPass {
+    device: ash::Device,
+    pub render_pass: vk::RenderPass,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    /// Marker meshes: a ball for the picked point, a thin rod for its normal.
+    marker_ball: GpuPrimitive,
+    marker_rod: GpuPrimitive,
+}
+
+/// Per-frame-in-flight data the pass reads: slot flags and the marker matrices.
+pub struct FrameStyle {
+    flags: HostBuffer,
+    markers: HostBuffer,
+    slots: u32,
+}
+
+impl FrameStyle {
+    pub fn new(ctx: &VulkanContext, scene: &GpuScene) -> Result<Self, ContextError> {
+        let slots = scene.slot_count;
+        let flags = ctx.host_buffer(u64::from(slots + 2) * 16, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        let markers = ctx.host_buffer(2 * 64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        Ok(FrameStyle { flags, markers, slots })
+    }
+
+    /// Writes this frame's highlights and markers.
+    ///
+    /// # Safety
+    /// No submitted work that reads this style is still running: the frame that last drew
+    /// with it has completed (its fence signalled), or it was never drawn with.
+    pub unsafe fn update(&mut self, hovered_slot: Option<u32>, selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<(), ContextError> {
+        let mut words = vec![[0u32; 4]; self.slots as usize + 2];
+        if let Some(s) = hovered_slot.filter(|&s| s < self.slots) {
+            words[s as usize][0] |= flags::HOVERED;
+        }
+        if let Some(s) = selected_slot.filter(|&s| s < self.slots) {
+            words[s as usize][0] |= flags::SELECTED;
+        }
+        words[self.slots as usize][0] = flags::UNLIT;
+        words[self.slots as usize + 1][0] = flags::UNLIT;
+        // SAFETY: per the contract, the GPU is not reading these buffers.
+        unsafe { self.flags.write(0, &words) }?;
+        if let Some(m) = markers {
+            // SAFETY: as above.
+            unsafe { self.markers.write(0, &m.matrices().map(|m| m.to_cols_array())) }?;
+        }
+        Ok(())
+    }
+}
+
+impl LitPass {
+    /// `final_layout`: PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for a screenshot.
+    pub fn new(ctx: &VulkanContext, color_format: vk::Format, final_layout: vk::ImageLayout) -> Result<Self, ContextError> {
+        let device = &ctx.device;
+        let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, [1.0, 0.15, 0.1, 1.0]))?;
+        let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, [0.1, 0.9, 1.0, 1.0]))?;
+        let render_pass = vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout)?;
+        let mut pass =
+            LitPass { device: device.clone(), render_pass, layout: vk::PipelineLayout::null(), pipeline: vk::Pipeline::null(), marker_ball, marker_rod };
+        let ranges = [vk::PushConstantRange::default().stage_flags(PUSH_STAGES).size(PUSH_BYTES as u32)];
+        // SAFETY: the create info points at `ranges`, alive for the call.
+        pass.layout = unsafe { device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges), None) }?;
+        // Positions and normals per vertex; the slot's world matrix and flags per instance.
+        let bindings = [
+            vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
+            vk::VertexInputBindingDescription { binding: 1, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
+            vk::VertexInputBindingDescription { binding: 2, stride: 64, input_rate: vk::VertexInputRate::INSTANCE },
+            vk::VertexInputBindingDescription { binding: 3, stride: 16, input_rate: vk::VertexInputRate::INSTANCE },
+        ];
+        let mut attributes = vec![
+            vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 },
+            vk::VertexInputAttributeDescription { location: 1, binding: 1, format: vk::Format::R32G32B32_SFLOAT, offset: 0 },
+        ];
+        for c in 0..4 {
+            attributes.push(vk::VertexInputAttributeDescription { location: 2 + c, binding: 2, format: vk::Format::R32G32B32A32_SFLOAT, offset: 16 * c });
+        }
+        attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 3, format: vk::Format::R32G32B32A32_UINT, offset: 0 });
+        pass.pipeline = vk_util::graphics_pipeline(
+            device,
+            &PipelineDesc {
+                vertex: LIT_VERT,
+                fragment: LIT_FRAG,
+                bindings: &bindings,
+                attributes: &attributes,
+                depth_compare: Some(vk::CompareOp::LESS),
+                layout: pass.layout,
+                render_pass,
+            },
+        )?;
+        Ok(pass)
+    }
+
+    /// Begins the pass on `framebuffer`, cleared.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass; `framebuffer` matches this pass.
+    pub unsafe fn begin(&self, cmd: vk::CommandBuffer, framebuffer: vk::Framebuffer, extent: vk::Extent2D) {
+        let clear = [
+            vk::ClearValue { color: vk::ClearColorValue { float32: [0.09, 0.1, 0.12, 1.0] } },
+            vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } },
+        ];
+        let begin = vk::RenderPassBeginInfo::default()
+            .render_pass(self.render_pass)
+            .framebuffer(framebuffer)
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent })
+            .clear_values(&clear);
+        // SAFETY: per the contract.
+        unsafe { self.device.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE) };
+    }
+
+    /// Draws the scene (and markers) into `viewport`, scissored to it.
+    ///
+    /// # Safety
+    /// Inside this pass, begun with [`LitPass::begin`]; the scene and style buffers stay alive
+    /// until the command buffer completes.
+    pub unsafe fn draw_scene(
+        &self,
+        cmd: vk::CommandBuffer,
+        scene: &GpuScene,
+        style: &FrameStyle,
+        camera: &CameraMatrices,
+        viewport: vk::Viewport,
+        markers: Option<&Markers>,
+    ) {
+        let d = &self.device;
+        let view_projection = camera.projection * camera.view;
+        let light = Vec3::new(0.4, 1.0, 0.6).normalize();
+        let push = |color: [f32; 4]| {
+            let mut bytes = [0u8; PUSH_BYTES];
+            let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.extend(0.0).to_array()).chain(color);
+            for (chunk, w) in bytes.chunks_exact_mut(4).zip(words) {
+                chunk.copy_from_slice(&w.to_ne_bytes());
+            }
+            bytes
+        };
+        // `count` instances from `first`, with the per-instance bindings at these byte offsets.
+        let draw = |prim: &GpuPrimitive, instances: [(vk::Buffer, u64); 2], first: u32, count: u32| {
+            // SAFETY: per the contract; the buffers are live and sized for these ranges.
+            unsafe {
+                d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push(prim.color));
+                let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0];
+                d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1]);
+                match &prim.indices {
+                    Some(ib) => {
+                        d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);
+                        d.cmd_draw_indexed(cmd, prim.count, count, 0, 0, first);
+                    }
+                    None => d.cmd_draw(cmd, prim.count, count, 0, first),
+                }
+            }
+        };
+        // SAFETY: per the contract.
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            d.cmd_set_viewport(cmd, 0, &[viewport]);
+            d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
+        }
+        for rd in &scene.render_draws {
+            draw(&scene.primitives[rd.primitive], [(scene.worlds.buffer, 0), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count);
+        }
+        if let Some(m) = markers {
+            // Marker k reads matrix k of the marker buffer and flag `slots + k` (unlit).
+            let flags_at = |k: u64| (u64::from(style.slots) + k) * 16;
+            let shown: &[(&GpuPrimitive, u64)] = if m.normal.is_some() { &[(&self.marker_ball, 0), (&self.marker_rod, 1)] } else { &[(&self.marker_ball, 0)] };
+            for &(prim, k) in shown {
+                draw(prim, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1);
+            }
+        }
+    }
+
+    /// # Safety
+    /// Inside this pass.
+    pub unsafe fn end(&self, cmd: vk::CommandBuffer) {
+        // SAFETY: per the contract.
+        unsafe { self.device.cmd_end_render_pass(cmd) };
+    }
+}
+
+impl Drop for LitPass {
+    fn drop(&mut self) {
+        // SAFETY: owners drop the pass after the GPU is done with it; null is ignored.
+        unsafe {
+            self.device.destroy_pipeline(self.pipeline, None);
+            self.device.destroy_pipeline_layout(self.layout, None);
+            self.device.destroy_render_pass(self.render_pass, None);
+        }
+    }
+}
