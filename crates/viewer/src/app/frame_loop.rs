@@ -1,0 +1,270 @@
+//! The frame loop: wait for the slot's previous frame and take what it produced, acquire a
+//! swapchain image, run the panel, record (pick, ID view, lit pass, panel), submit, present.
+//! The swapchain is rebuilt when the window changes.
+
+use super::input::ViewRect;
+use super::panel::{Panel, PanelData, PanelFrame};
+use super::{Gfx, Running, SceneView, FRAMES_IN_FLIGHT};
+use crate::swapchain::Swapchain;
+use crate::ViewerError;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::PickRequest;
+use picking_vk_context::{CommandBuffers, VulkanContext};
+use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene};
+
+/// One frame in flight: the fence of its submission, the semaphore its swapchain image
+/// signals, what the lit pass reads, and egui textures to free once it completed.
+struct Frame {
+    device: ash::Device,
+    fence: vk::Fence,
+    image_available: vk::Semaphore,
+    style: FrameStyle,
+    egui_free: Vec<egui::TextureId>,
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        // SAFETY: the device is idle when frames are dropped (see Running::drop).
+        unsafe {
+            self.device.destroy_fence(self.fence, None);
+            self.device.destroy_semaphore(self.image_available, None);
+        }
+    }
+}
+
+/// The frames in flight and their command buffers (in a pool of their own, which egui's
+/// texture uploads use too).
+pub(super) struct Frames {
+    frames: Vec<Frame>,
+    commands: CommandBuffers,
+}
+
+impl Frames {
+    pub fn new(ctx: &VulkanContext, scene: &GpuScene) -> Result<Self, ViewerError> {
+        let commands = ctx.command_buffers(FRAMES_IN_FLIGHT as u32)?;
+        let mut frames = vec![];
+        for _ in 0..FRAMES_IN_FLIGHT {
+            frames.push(Frame {
+                device: ctx.device.clone(),
+                // Signalled, so the first wait returns.
+                fence: vk_util::fence(&ctx.device, true)?,
+                image_available: vk_util::semaphore(&ctx.device)?,
+                style: FrameStyle::new(ctx, scene)?,
+                egui_free: vec![],
+            });
+        }
+        Ok(Frames { frames, commands })
+    }
+}
+
+impl Running {
+    /// The 3D view of the current swapchain.
+    pub(super) fn view_rect(&self) -> Option<ViewRect> {
+        ViewRect::in_framebuffer(self.gfx.as_ref()?.swapchain.as_ref()?.extent, self.window.scale_factor())
+    }
+
+    /// One frame: finish the slot's previous frame, acquire, run the panel, record, submit,
+    /// present.
+    pub(super) fn draw_frame(&mut self) -> Result<(), ViewerError> {
+        let size = self.window.inner_size();
+        if size.width == 0 || size.height == 0 {
+            return Ok(()); // minimized: nothing to draw, nothing lost
+        }
+        if self.needs_rebuild || self.gfx.as_ref().is_some_and(|g| g.swapchain.is_none()) {
+            self.rebuild_swapchain()?;
+        }
+        let slot = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
+        let view = self.view_rect();
+        let pixel = self.input.pixel(view, self.window.scale_factor());
+        let Running { gfx, panel, input, view: scene_view, frame_index, needs_rebuild, window, ctx, .. } = self;
+        let Some(gfx) = gfx.as_mut() else { return Ok(()) };
+        gfx.finish_slot(ctx, slot, *frame_index, scene_view, panel, pixel.is_some())?;
+        let Some((image, extent)) = gfx.acquire(slot, needs_rebuild)? else { return Ok(()) };
+        // The panel first: it decides what is shown this frame.
+        let mut ui = panel.run(window, &PanelData::new(&ctx.device_name, &gfx.picking), &mut input.show_ids);
+        gfx.upload_ui_textures(ctx, slot, &mut ui)?;
+        let plan = FramePlan {
+            slot,
+            frame: *frame_index,
+            image,
+            extent,
+            view,
+            camera: view.map(|v| scene_view.camera.matrices(v.aspect())),
+            pixel,
+            click: input.take_click(),
+            show_ids: input.show_ids,
+        };
+        gfx.record(ctx, &plan, &ui)?;
+        gfx.submit_and_present(ctx, slot, image, needs_rebuild)?;
+        if *frame_index == 0 {
+            println!("ready: {}x{} on {}", extent.width, extent.height, ctx.device_name);
+        }
+        *frame_index += 1;
+        Ok(())
+    }
+
+    fn rebuild_swapchain(&mut self) -> Result<(), ViewerError> {
+        self.ctx.wait_idle()?;
+        let size = self.window.inner_size();
+        let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
+        let old = gfx.swapchain.take();
+        let old_handle = old.as_ref().map_or(vk::SwapchainKHR::null(), |s| s.handle);
+        let s = &self.surface;
+        let extent = vk::Extent2D { width: size.width, height: size.height };
+        gfx.swapchain = Swapchain::new(&self.ctx, &s.loader, s.handle, s.format, &gfx.lit, extent, old_handle)?;
+        drop(old);
+        self.needs_rebuild = false;
+        Ok(())
+    }
+}
+
+/// What one frame records, decided before recording starts.
+struct FramePlan {
+    slot: usize,
+    frame: u64,
+    /// The acquired swapchain image and the swapchain's extent.
+    image: usize,
+    extent: vk::Extent2D,
+    /// The 3D view and its camera (absent while the panel fills the window).
+    view: Option<ViewRect>,
+    camera: Option<CameraMatrices>,
+    /// The framebuffer pixel under the cursor, when it is over the view.
+    pixel: Option<UVec2>,
+    /// A click came in since the last pick: this pick's result selects.
+    click: bool,
+    show_ids: bool,
+}
+
+impl Gfx {
+    /// Waits for the slot's previous frame (as every frame loop does before reusing its
+    /// command buffer), then takes what it produced: the pick result, the ID view, and egui
+    /// textures to free. No extra stall.
+    fn finish_slot(
+        &mut self,
+        ctx: &VulkanContext,
+        slot: usize,
+        frame: u64,
+        shown: &SceneView,
+        panel: &mut Panel,
+        cursor_in_view: bool,
+    ) -> Result<(), ViewerError> {
+        let fence = self.frames.frames[slot].fence;
+        // SAFETY: the fence is live.
+        unsafe { ctx.device.wait_for_fences(&[fence], true, u64::MAX) }?;
+        // SAFETY: the fence of the frame that last recorded into this slot has signalled.
+        unsafe { self.picking.take_result(slot, frame, &shown.scene, &shown.objects, cursor_in_view) }?;
+        // SAFETY: as above.
+        if let Some(image) = unsafe { self.id_buffer.take(slot) }? {
+            panel.set_id_image(image);
+        }
+        for id in std::mem::take(&mut self.frames.frames[slot].egui_free) {
+            self.egui_renderer.free_texture(id).map_err(|e| ViewerError::Window(format!("egui: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Records the frame into the slot's command buffer: the pick at the cursor, the ID view
+    /// when shown, then the lit pass with the highlights and markers, and the panel on top.
+    fn record(&mut self, ctx: &VulkanContext, plan: &FramePlan, ui: &PanelFrame) -> Result<(), ViewerError> {
+        let slot = plan.slot;
+        let markers = self.picking.shown_hit().map(|h| h.markers(0.008));
+        let hovered = self.scene.slot_of(self.picking.hovered.as_ref());
+        let selected = self.scene.slot_of(self.picking.selected.as_ref());
+        // SAFETY: `finish_slot` waited on the slot's fence: the frame that last drew with this
+        // style has completed.
+        unsafe { self.frames.frames[slot].style.update(hovered, selected, markers.as_ref()) }?;
+        let cmd = self.frames.commands[slot];
+        // SAFETY: `finish_slot` waited on the slot's fence, so its command buffer is idle.
+        unsafe {
+            ctx.device.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())?;
+            ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))?;
+        }
+        let draws = &self.scene.gpu.pick_draws;
+        if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), plan.pixel) {
+            let request = PickRequest::new(pixel, view.pick_viewport(), camera.view, camera.projection);
+            // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
+            // as `self`, which outlives every frame's work (the device idles before it drops).
+            unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, plan.click) }?;
+        }
+        if let (true, Some(view), Some(camera)) = (plan.show_ids, plan.view, plan.camera.as_ref()) {
+            // SAFETY: as for the pick; the context outlives `self`.
+            unsafe { self.id_buffer.record(ctx, cmd, slot, view, camera, draws) }?;
+        }
+        let Some(sc) = self.swapchain.as_ref() else { return Ok(()) };
+        // SAFETY: `cmd` is recording; framebuffer and buffers are live.
+        unsafe {
+            self.lit.begin(cmd, sc.framebuffers[plan.image], plan.extent);
+            if let (Some(view), Some(camera)) = (plan.view, plan.camera.as_ref()) {
+                self.lit.draw_scene(cmd, &self.scene.gpu, &self.frames.frames[slot].style, camera, view.viewport(), markers.as_ref());
+            }
+        }
+        self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(|e| ViewerError::Window(format!("egui draw: {e}")))?;
+        // SAFETY: as above.
+        unsafe {
+            self.lit.end(cmd);
+            ctx.device.end_command_buffer(cmd)?;
+        }
+        Ok(())
+    }
+
+    /// The next swapchain image and the swapchain's extent; `None` when the swapchain is out
+    /// of date (rebuilt next frame).
+    fn acquire(&self, slot: usize, needs_rebuild: &mut bool) -> Result<Option<(usize, vk::Extent2D)>, ViewerError> {
+        let Some(sc) = self.swapchain.as_ref() else { return Ok(None) };
+        // SAFETY: swapchain and semaphore are live; the semaphore is unsignalled (its last
+        // wait completed with this slot's fence).
+        let acquired = unsafe { sc.loader.acquire_next_image(sc.handle, u64::MAX, self.frames.frames[slot].image_available, vk::Fence::null()) };
+        match acquired {
+            Ok((i, suboptimal)) => {
+                *needs_rebuild |= suboptimal;
+                Ok(Some((i as usize, sc.extent)))
+            }
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                *needs_rebuild = true;
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Uploads the panel's new textures now, and queues the ones it freed until this frame
+    /// completed; the deltas are then handled (egui checks that none is dropped unapplied).
+    fn upload_ui_textures(&mut self, ctx: &VulkanContext, slot: usize, ui: &mut PanelFrame) -> Result<(), ViewerError> {
+        for (id, deltas) in &ui.textures.set {
+            for delta in deltas {
+                self.egui_renderer
+                    .set_texture(ctx.queue, self.frames.commands.pool(), *id, delta)
+                    .map_err(|e| ViewerError::Window(format!("egui texture: {e}")))?;
+            }
+        }
+        self.frames.frames[slot].egui_free = ui.textures.free.iter().copied().collect();
+        ui.textures.clear();
+        Ok(())
+    }
+
+    fn submit_and_present(&self, ctx: &VulkanContext, slot: usize, image: usize, needs_rebuild: &mut bool) -> Result<(), ViewerError> {
+        let Some(sc) = self.swapchain.as_ref() else { return Ok(()) };
+        let frame = &self.frames.frames[slot];
+        let waits = [frame.image_available];
+        let stages = [vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT];
+        let signals = [sc.render_finished[image]];
+        let cmds = [self.frames.commands[slot]];
+        let submit = vk::SubmitInfo::default().wait_semaphores(&waits).wait_dst_stage_mask(&stages).command_buffers(&cmds).signal_semaphores(&signals);
+        // SAFETY: the fence was waited; everything submitted is live.
+        unsafe {
+            ctx.device.reset_fences(&[frame.fence])?;
+            ctx.device.queue_submit(ctx.queue, &[submit], frame.fence)?;
+        }
+        let swapchains = [sc.handle];
+        let indices = [image as u32];
+        let present = vk::PresentInfoKHR::default().wait_semaphores(&signals).swapchains(&swapchains).image_indices(&indices);
+        // SAFETY: the image was acquired and rendered this frame.
+        match unsafe { sc.loader.queue_present(ctx.queue, &present) } {
+            Ok(suboptimal) => *needs_rebuild |= suboptimal,
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => *needs_rebuild = true,
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+}

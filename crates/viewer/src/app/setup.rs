@@ -1,0 +1,99 @@
+//! Opening the window: the Vulkan context with the surface's extensions, the surface, the
+//! scene and camera, and the GPU objects (lit pass, scene buffers, swapchain, picker, frames,
+//! egui renderer).
+
+use super::frame_loop::Frames;
+use super::id_buffer::IdBufferView;
+use super::input::Input;
+use super::panel::Panel;
+use super::picking::Picking;
+use super::{AppOptions, Gfx, Running, SceneView, WindowSurface, FRAMES_IN_FLIGHT};
+use crate::camera::OrbitCamera;
+use crate::objects::ObjectTable;
+use crate::scene::Scene;
+use crate::scene_upload::UploadedScene;
+use crate::swapchain::{choose_format, Swapchain};
+use crate::ViewerError;
+use ash::vk;
+use picking_vk_context::{ContextOptions, VulkanContext};
+use picking_vk_host::LitPass;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use std::ffi::CString;
+use std::sync::Arc;
+use winit::event_loop::ActiveEventLoop;
+use winit::window::Window;
+
+impl Running {
+    pub(super) fn new(event_loop: &ActiveEventLoop, scene: Scene, options: &AppOptions) -> Result<Self, ViewerError> {
+        let attrs = Window::default_attributes().with_title("picking-vk viewer").with_inner_size(winit::dpi::LogicalSize::new(1280.0, 760.0));
+        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| ViewerError::Window(e.to_string()))?);
+        let display = window.display_handle().map_err(|e| ViewerError::Window(e.to_string()))?.as_raw();
+        let window_handle = window.window_handle().map_err(|e| ViewerError::Window(e.to_string()))?.as_raw();
+        let instance_extensions = ash_window::enumerate_required_extensions(display)?
+            .iter()
+            // SAFETY: ash-window returns pointers to static NUL-terminated extension names.
+            .map(|&p| unsafe { std::ffi::CStr::from_ptr(p) }.to_owned())
+            .collect();
+        let ctx = VulkanContext::new(&ContextOptions {
+            validation: options.validation,
+            want_detail: options.detail,
+            instance_extensions,
+            device_extensions: vec![CString::from(ash::khr::swapchain::NAME)],
+            ..Default::default()
+        })?;
+        // SAFETY: the handles come from a live window that outlives the surface (dropped in Running::drop).
+        let surface = unsafe { ash_window::create_surface(ctx.entry(), &ctx.instance, display, window_handle, None) }?;
+        let loader = ash::khr::surface::Instance::new(ctx.entry(), &ctx.instance);
+        // SAFETY: the surface and device belong to this instance.
+        let supported = unsafe { loader.get_physical_device_surface_support(ctx.physical_device, ctx.queue_family_index, surface) }?;
+        // SAFETY: as above.
+        let formats = unsafe { loader.get_physical_device_surface_formats(ctx.physical_device, surface) }?;
+        if !supported {
+            // SAFETY: nothing uses the surface yet.
+            unsafe { loader.destroy_surface(surface, None) };
+            return Err(ViewerError::Window(format!("{} cannot present to this window", ctx.device_name)));
+        }
+        let surface = WindowSurface { loader, handle: surface, format: choose_format(&formats) };
+        let objects = ObjectTable::new(&scene);
+        let camera = match &scene.camera {
+            Some(desc) => OrbitCamera::from_desc(desc, &scene),
+            None => OrbitCamera::framing(&scene),
+        };
+        let mut running = Running {
+            gfx: None,
+            surface,
+            panel: Panel::new(&window),
+            input: Input::default(),
+            view: SceneView { scene, objects, camera },
+            frame_index: 0,
+            needs_rebuild: false,
+            window,
+            ctx,
+        };
+        running.gfx = Some(Gfx::new(&running, options)?);
+        Ok(running)
+    }
+}
+
+impl Gfx {
+    fn new(r: &Running, options: &AppOptions) -> Result<Self, ViewerError> {
+        let ctx = &r.ctx;
+        let format = r.surface.format.format;
+        let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR)?;
+        let scene = UploadedScene::new(ctx, &r.view.scene, &r.view.objects)?;
+        let size = r.window.inner_size();
+        let extent = vk::Extent2D { width: size.width, height: size.height };
+        let swapchain = Swapchain::new(ctx, &r.surface.loader, r.surface.handle, r.surface.format, &lit, extent, vk::SwapchainKHR::null())?;
+        let picking = Picking::new(ctx, options.detail)?;
+        let frames = Frames::new(ctx, &scene.gpu)?;
+        let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
+        let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
+            ctx.allocator(),
+            ctx.device.clone(),
+            egui_ash_renderer::RenderMode::RenderPass(lit.render_pass),
+            egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
+        )
+        .map_err(|e| ViewerError::Window(format!("egui renderer: {e}")))?;
+        Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::default(), frames, swapchain, scene, lit })
+    }
+}
