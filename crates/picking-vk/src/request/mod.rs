@@ -35,7 +35,7 @@ impl Ignore {
 }
 
 /// A predicate over object IDs: draws for which it returns `false` neither hit nor occlude.
-pub type PickFilter = dyn Fn(ObjectId) -> bool + Sync;
+pub type PickFilter<'a> = dyn Fn(ObjectId) -> bool + Sync + 'a;
 
 /// One frame's pick: the framebuffer pixel, the camera and viewport the host renders with,
 /// and which draws take part. `Send`, so it can be built on another thread.
@@ -53,7 +53,7 @@ pub struct PickRequest<'a> {
     /// viewport. A statement they contradict is refused.
     pub depth: Option<DepthConvention>,
     /// Draws for which this returns `false` neither hit nor occlude.
-    pub filter: Option<&'a PickFilter>,
+    pub filter: Option<&'a PickFilter<'a>>,
     /// Objects and instances left out of this request.
     pub ignore: &'a [Ignore],
 }
@@ -65,7 +65,7 @@ impl<'a> PickRequest<'a> {
     }
 
     /// Sets [`PickRequest::filter`].
-    pub fn with_filter(mut self, filter: &'a PickFilter) -> Self {
+    pub fn with_filter(mut self, filter: &'a PickFilter<'a>) -> Self {
         self.filter = Some(filter);
         self
     }
