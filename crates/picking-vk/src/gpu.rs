@@ -4,7 +4,6 @@
 //! exactly what its resources require.
 
 use crate::error::{PickError, Requirement};
-use crate::host::HostDevice;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 use gpu_allocator::MemoryLocation;
@@ -20,15 +19,23 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
+    /// The host's allocator, or one of the picker's own.
+    ///
     /// # Safety
-    /// As [`crate::Picker::new`].
-    pub unsafe fn new(host: &HostDevice<'_>) -> Result<Self, PickError> {
-        let allocator = match &host.allocator {
+    /// `device` was created from `physical_device` of `instance`; a shared allocator was made
+    /// for this device; all of them outlive every object made from this `Memory`.
+    pub unsafe fn new(
+        instance: &ash::Instance,
+        device: &ash::Device,
+        physical_device: vk::PhysicalDevice,
+        shared: Option<&Arc<Mutex<Allocator>>>,
+    ) -> Result<Self, PickError> {
+        let allocator = match shared {
             Some(shared) => shared.clone(),
             None => Arc::new(Mutex::new(Allocator::new(&AllocatorCreateDesc {
-                instance: host.instance.clone(),
-                device: host.device.clone(),
-                physical_device: host.physical_device,
+                instance: instance.clone(),
+                device: device.clone(),
+                physical_device,
                 debug_settings: Default::default(),
                 buffer_device_address: false,
                 allocation_sizes: Default::default(),
@@ -38,9 +45,9 @@ impl Memory {
         // entry point otherwise.
         // SAFETY: the device belongs to the instance (the caller's contract); the name is a
         // NUL-terminated string.
-        let set_name = unsafe { host.instance.get_device_proc_addr(host.device.handle(), c"vkSetDebugUtilsObjectNameEXT".as_ptr()) };
-        let debug_utils = set_name.map(|_| ash::ext::debug_utils::Device::new(host.instance, host.device));
-        Ok(Memory { device: host.device.clone(), allocator, debug_utils })
+        let set_name = unsafe { instance.get_device_proc_addr(device.handle(), c"vkSetDebugUtilsObjectNameEXT".as_ptr()) };
+        let debug_utils = set_name.map(|_| ash::ext::debug_utils::Device::new(instance, device));
+        Ok(Memory { device: device.clone(), allocator, debug_utils })
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Allocator>, PickError> {

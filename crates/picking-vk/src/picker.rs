@@ -161,7 +161,7 @@ impl Picker {
         let layout = PassLayout { detail: detail_status == DetailStatus::Active };
         let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
         // SAFETY: the caller's contract is `Memory::new`'s.
-        let memory = unsafe { Memory::new(&host) }?;
+        let memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
         let mut kit = PassKit::new(&memory, &limits, layout, batching)?;
         let one = vk::Extent2D { width: 1, height: 1 };
         let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, one)?;
