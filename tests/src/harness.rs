@@ -17,7 +17,11 @@ impl Gpu {
         let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), ..ContextOptions::default() };
         match VulkanContext::new(&options) {
             Ok(ctx) => {
-                eprintln!("GPU tests on {} (detail {})", ctx.device_name, if ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL) { "enabled" } else { "unavailable" });
+                eprintln!(
+                    "GPU tests on {} (detail {})",
+                    ctx.device_name,
+                    if ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL) { "enabled" } else { "unavailable" }
+                );
                 Gpu { ctx }
             }
             Err(e) => {

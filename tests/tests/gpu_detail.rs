@@ -19,8 +19,7 @@ fn camera() -> (Mat4, Mat4) {
 #[test]
 fn detail_gate_and_results() {
     let gpu = Gpu::new();
-    let mut picker =
-        gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_detail(DetailMode::IfEnabled));
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_detail(DetailMode::IfEnabled));
     let (view, proj) = camera();
     let vp = picking_vk::Viewport::full(W, H);
     match picker.detail_status().clone() {

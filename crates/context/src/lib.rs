@@ -295,7 +295,8 @@ impl VulkanContext {
         let priorities = [1.0];
         let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
         let picking_features = picking.features();
-        let device_info = picking.add_to_device_create(vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions));
+        let device_info =
+            picking.add_to_device_create(vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions));
         // SAFETY: pointers in `device_info` refer to locals alive for the call; the extensions
         // and features enabled were reported by the device.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }?;

@@ -221,7 +221,9 @@ fn create_instance(entry: &ash::Entry) -> Result<ash::Instance, vk::Result> {
 fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
     vk::DebugUtilsMessengerCreateInfoEXT::default()
         .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
-        .message_type(vk::DebugUtilsMessageTypeFlagsEXT::GENERAL | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE)
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
         .pfn_user_callback(Some(on_message))
 }
 
@@ -251,7 +253,13 @@ fn upload<T: Copy>(
     let buffer = unsafe { device.create_buffer(&info, None) }?;
     // SAFETY: `buffer` is live.
     let requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
-    let desc = AllocationCreateDesc { name: "mesh", requirements, location: MemoryLocation::CpuToGpu, linear: true, allocation_scheme: AllocationScheme::GpuAllocatorManaged };
+    let desc = AllocationCreateDesc {
+        name: "mesh",
+        requirements,
+        location: MemoryLocation::CpuToGpu,
+        linear: true,
+        allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+    };
     let mut memory = allocator.lock().map_err(|_| "allocator poisoned")?.allocate(&desc)?;
     let mapped = memory.mapped_slice_mut().ok_or("mesh memory is not mapped")?;
     // SAFETY: `data` is `bytes` long and plain `Copy` data.

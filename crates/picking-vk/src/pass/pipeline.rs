@@ -100,7 +100,8 @@ impl Pipelines {
         this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
         this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
-        this.frag = if detail { create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag") } else { create_module(memory, spirv::PICK_FRAG, "pick.frag") }?;
+        this.frag =
+            if detail { create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag") } else { create_module(memory, spirv::PICK_FRAG, "pick.frag") }?;
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PickPush::SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
         // SAFETY: valid create info on a live device.

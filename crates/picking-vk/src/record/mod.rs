@@ -104,10 +104,7 @@ impl<'a> PassRecording<'a> {
         let pixel_rect = |x: i32, y: i32| vk::Rect2D { offset: vk::Offset2D { x, y }, extent: vk::Extent2D { width: 1, height: 1 } };
         match self.framing {
             // Shift by whole pixels so the requested pixel lands on texel (0, 0).
-            Framing::PixelOnly => (
-                vk::Viewport { x: vp.x - request.pixel.x as f32, y: vp.y - request.pixel.y as f32, ..vp.into() },
-                pixel_rect(0, 0),
-            ),
+            Framing::PixelOnly => (vk::Viewport { x: vp.x - request.pixel.x as f32, y: vp.y - request.pixel.y as f32, ..vp.into() }, pixel_rect(0, 0)),
             Framing::FullView { scissor_to_pixel } => {
                 let viewport = vp.into();
                 let scissor = if scissor_to_pixel {

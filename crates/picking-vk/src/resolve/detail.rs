@@ -163,8 +163,8 @@ fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -
 mod tests {
     use super::*;
     use crate::draw::{BufferRange, IndexWidth};
-    use glam::Vec3;
     use ash::vk;
+    use glam::Vec3;
 
     fn range() -> BufferRange {
         BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 20 }

@@ -49,8 +49,8 @@ mod tests {
     use super::*;
     use crate::draw::Triangles;
     use crate::request::viewport::Viewport;
-    use glam::Mat4;
     use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
+    use glam::Mat4;
     use glam::Vec3;
 
     fn snapshot(id: ObjectId, instanced: bool) -> DrawSnapshot {

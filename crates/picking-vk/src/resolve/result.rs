@@ -57,4 +57,3 @@ impl PickResult {
         self.hit.as_ref().map(|h| h.id)
     }
 }
-
