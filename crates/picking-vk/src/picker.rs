@@ -6,7 +6,7 @@ use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::host::config::{DetailMode, DetailStatus, PickerConfig};
-use crate::host::features::{PickFeatures, PickSupport};
+use crate::host::features::{detail_requirements, PickFeatures, PickSupport};
 use crate::host::HostDevice;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -111,12 +111,7 @@ fn detail_status(mode: DetailMode, support: &PickSupport, enabled: PickFeatures)
     }
     if !enabled.contains(PickFeatures::DETAIL) {
         // Offered but not enabled: name what the host's device creation must add.
-        let missing = vec![
-            Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME),
-            Requirement::Feature("fragmentShaderBarycentric"),
-            Requirement::Feature("geometryShader (for gl_PrimitiveID)"),
-        ];
-        return DetailStatus::Unavailable { missing };
+        return DetailStatus::Unavailable { missing: detail_requirements() };
     }
     DetailStatus::Active
 }

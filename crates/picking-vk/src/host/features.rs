@@ -44,6 +44,13 @@ impl std::ops::BitOr for PickFeatures {
 }
 
 const DETAIL_EXTENSIONS: &[&CStr] = &[ash::khr::fragment_shader_barycentric::NAME];
+const BARYCENTRIC_FEATURE: Requirement = Requirement::Feature("fragmentShaderBarycentric");
+const GEOMETRY_SHADER_FEATURE: Requirement = Requirement::Feature("geometryShader (for gl_PrimitiveID)");
+
+/// What the host's device creation must enable for the detail attachment.
+pub(crate) fn detail_requirements() -> Vec<Requirement> {
+    vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), BARYCENTRIC_FEATURE, GEOMETRY_SHADER_FEATURE]
+}
 const NO_EXTENSIONS: &[&CStr] = &[];
 
 /// What one physical device offers toward picking, with every unmet requirement named.
@@ -88,10 +95,10 @@ impl PickSupport {
             detail_missing.push(Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME));
         }
         if barycentric.fragment_shader_barycentric != vk::TRUE {
-            detail_missing.push(Requirement::Feature("fragmentShaderBarycentric"));
+            detail_missing.push(BARYCENTRIC_FEATURE);
         }
         if core.geometry_shader != vk::TRUE {
-            detail_missing.push(Requirement::Feature("geometryShader (for gl_PrimitiveID)"));
+            detail_missing.push(GEOMETRY_SHADER_FEATURE);
         }
         // SAFETY: as above.
         let formats_basic = unsafe { formats_missing(instance, physical_device, false) };
