@@ -104,7 +104,7 @@ impl GpuBuffer {
         // SAFETY: the allocation is fresh, large enough and unbound; the buffer is unbound.
         unsafe { memory.device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }?;
         if location != MemoryLocation::GpuOnly && allocation.mapped_ptr().is_none() {
-            return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-visible, mappable memory for the picker's buffers")] });
+            return Err(not_mapped());
         }
         memory.name(buffer, name);
         Ok(out)
@@ -141,7 +141,7 @@ impl GpuBuffer {
     /// # Safety
     /// The GPU work that last wrote the buffer has completed and the copy made it host-visible.
     pub unsafe fn host_bytes(&self) -> Result<&[u8], PickError> {
-        let allocation = self.allocation.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
+        let allocation = self.allocation.as_ref().ok_or_else(not_mapped)?;
         if !self.is_coherent() {
             // SAFETY: the allocation is mapped and dedicated, so the whole memory object (from
             // offset 0, WHOLE_SIZE: always atom-aligned) is this buffer's.
@@ -149,7 +149,7 @@ impl GpuBuffer {
             // SAFETY: as above; the caller guarantees the GPU is done writing.
             unsafe { self.memory.device.invalidate_mapped_memory_ranges(&[range]) }?;
         }
-        allocation.mapped_slice().ok_or(PickError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))
+        allocation.mapped_slice().ok_or_else(not_mapped)
     }
 }
 
@@ -161,6 +161,12 @@ impl Drop for GpuBuffer {
             self.memory.free(allocation);
         }
     }
+}
+
+/// Host-visible buffers are checked to be mapped when created; reading one that is not (a
+/// device-local buffer) is this error.
+fn not_mapped() -> PickError {
+    PickError::Unsupported { missing: vec![Requirement::Memory("host-visible, persistently mapped memory for the picker's buffers")] }
 }
 
 /// The native-endian `u32` at byte `at`.
