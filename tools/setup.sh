@@ -29,7 +29,11 @@ fi
 if [ ${#missing[@]} -gt 0 ] || [ $lvp_ok = 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+    # The backports suite of the mirror this machine is already configured with.
+    mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+      | grep -E '^(URIs:|deb) ' | sed -E 's/^URIs:[[:space:]]*//; s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?//' \
+      | awk '$1 ~ /debian\/?$/ && $1 !~ /security/ {print $1; exit}')
+    echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
   fi
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q -t bookworm-backports mesa-vulkan-drivers
@@ -45,4 +49,11 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: no Rust toolchain found; installing one with rustup" >&2
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+# The lint gate in tools/test.sh needs clippy and rustfmt.
+if command -v rustup >/dev/null 2>&1; then
+  for component in clippy rustfmt; do
+    rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+  done
 fi

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: setup, then every unit, GPU (lavapipe + validation), parity and
-# viewer test in the workspace. GPU tests fail, never skip, when no Vulkan device is found.
+# The whole test suite: setup, the lint gate (rustfmt, clippy, rustdoc), every unit, GPU
+# (lavapipe + validation), parity and viewer test in the workspace, and the library's hover
+# example under validation. GPU tests fail, never skip, when no Vulkan device is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 source tools/env.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
 cargo test --workspace --locked "$@"
+cargo run -p picking-vk --example hover --locked

@@ -17,7 +17,11 @@ impl Gpu {
         let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), ..ContextOptions::default() };
         match VulkanContext::new(&options) {
             Ok(ctx) => {
-                eprintln!("GPU tests on {} (detail {})", ctx.device_name, if ctx.detail_enabled { "enabled" } else { "unavailable" });
+                eprintln!(
+                    "GPU tests on {} (detail {})",
+                    ctx.device_name,
+                    if ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL) { "enabled" } else { "unavailable" }
+                );
                 Gpu { ctx }
             }
             Err(e) => {
@@ -82,12 +86,12 @@ pub fn look(eye: Vec3, target: Vec3, width: u32, height: u32) -> (Mat4, Mat4, Vi
 
 impl Gpu {
     /// Pixels of the view some draw covers, from a full-resolution ID render, in random order.
-    pub fn covered_pixels(&self, request: &PickRequest<'_>, depth: picking_vk::DepthConvention, draws: &[PickDraw], seed: u64) -> Vec<UVec2> {
+    pub fn covered_pixels(&self, request: &PickRequest<'_>, draws: &[PickDraw], seed: u64) -> Vec<UVec2> {
         let (w, h) = (request.viewport.width as u32, request.viewport.height as u32);
         // SAFETY: the context's handles outlive the image.
-        let mut image = unsafe { picking_vk::IdImage::new(self.ctx.host_device(), depth, w, h) }.expect("id image");
+        let mut image = unsafe { picking_vk::debug::IdImage::new(self.ctx.host_device(), w, h) }.expect("id image");
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, picking_vk::IdCopy::Whole) }.map(|_| ()).expect("record"));
+        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited.
         let texels = unsafe { image.read() }.expect("read");
         let mut pixels: Vec<UVec2> = (0..w * h).filter(|&i| texels[i as usize].id != [0, 0]).map(|i| UVec2::new(i % w, i / w)).collect();

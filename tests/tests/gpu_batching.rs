@@ -41,9 +41,9 @@ fn batched_recording_never_changes_a_result() {
         let gs = Scene::random(seed).upload(&gpu.ctx);
         let draws = shared_buffer_draws(&gs.draws, seed);
         let (view, proj) = random_scene_camera(depth, W, H);
-        let config = PickerConfig { frames_in_flight: SLOTS, depth, culling, batch_rows: BATCH_ROWS, ..Default::default() };
+        let config = PickerConfig::default().with_frames_in_flight(SLOTS).with_culling(culling).with_batch_rows(BATCH_ROWS);
         let mut batched = gpu.picker(config);
-        let mut direct = gpu.picker(PickerConfig { batch_rows: 0, ..config });
+        let mut direct = gpu.picker(config.with_batch_rows(0));
         assert!(batched.batching_active(), "lavapipe offers multiDrawIndirect and drawIndirectFirstInstance; the context enables them");
         assert!(!direct.batching_active());
         let memory = batched.memory();
@@ -76,8 +76,9 @@ fn batched_recording_never_changes_a_result() {
 #[test]
 fn batching_stays_off_unless_the_host_enabled_its_features() {
     let gpu = Gpu::new();
-    let mut host = gpu.ctx.host_device();
-    host.batching_features_enabled = false;
+    let features = gpu.ctx.picking_features.intersection(picking_vk::PickFeatures::DETAIL);
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::BATCHING), "the context enables batching where offered");
+    let host = gpu.ctx.host_device().with_features(features);
     // SAFETY: the context's handles belong together and outlive the picker.
     let picker = unsafe { picking_vk::Picker::new(host, PickerConfig::default()) }.unwrap();
     assert!(!picker.batching_active());

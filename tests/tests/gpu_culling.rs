@@ -61,8 +61,8 @@ fn culling_never_changes_a_result() {
         assert!(gs.draws.iter().all(|d| d.bounds.is_some()), "bounds derive from registered geometry");
         let (view, proj) = camera(depth);
         let vp = Viewport::full(W, H);
-        let mut culled = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: true, ..Default::default() });
-        let mut full = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: false, ..Default::default() });
+        let mut culled = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(true));
+        let mut full = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(false));
         let field = ObjectId::new(0xF1E1D).unwrap();
         let ignore = [Ignore::Instances { id: field, start: 30, count: 50 }];
         for (k, chunk) in border_and_random(seed).chunks(BATCH).enumerate() {
@@ -72,7 +72,7 @@ fn culling_never_changes_a_result() {
             let a = gpu.pick_batch(&mut culled, &requests, &gs.draws);
             let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
-                let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits()));
+                let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}: culled vs full");
                 assert_eq!(rb.stats.pass.draws_culled, 0);
                 culled_draws += u64::from(ra.stats.pass.draws_culled);
@@ -102,7 +102,7 @@ fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
         d.bounds = None;
     }
     let (view, proj) = camera(DepthConvention::Standard);
-    let mut picker = gpu.picker(PickerConfig { frames_in_flight: 1, timestamps: true, ..Default::default() });
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(1).with_timestamps(true));
     let r = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(2, 2), Viewport::full(W, H), view, proj), &gs.draws);
     assert_eq!(r.stats.pass.draws_recorded, 3, "the three unbounded draws");
     assert_eq!(r.stats.pass.draws_culled, 3, "the three bounded ones the ray misses");
@@ -139,14 +139,14 @@ fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
         let shared: std::sync::Arc<[picking_vk::PickDraw]> = gs.draws.clone().into();
         let (view, proj) = camera(depth);
         let vp = Viewport::full(W, H);
-        let mut culled = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: true, ..Default::default() });
-        let mut full = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, culling: false, ..Default::default() });
+        let mut culled = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(true));
+        let mut full = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(false));
         for chunk in border_and_random(seed).chunks(BATCH) {
             let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
             let a = pick_shared(&gpu, &mut culled, &requests, &shared);
             let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
-                let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits()));
+                let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}");
                 visited += u64::from(ra.stats.pass.draws_recorded);
                 compared += 1;
@@ -171,7 +171,7 @@ fn a_new_shared_list_rebuilds_the_hierarchy() {
     let gs = s.upload(&gpu.ctx);
     let (view, proj) = camera(DepthConvention::Standard);
     let vp = Viewport::full(W, H);
-    let mut picker = gpu.picker(PickerConfig { frames_in_flight: 1, ..Default::default() });
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(1));
     let to_pixel = |p: Vec3| {
         let c = proj * view * p.extend(1.0);
         UVec2::new(((c.x / c.w + 1.0) * 0.5 * W as f32) as u32, ((c.y / c.w + 1.0) * 0.5 * H as f32) as u32)

@@ -19,17 +19,16 @@ fn camera() -> (Mat4, Mat4) {
 #[test]
 fn detail_gate_and_results() {
     let gpu = Gpu::new();
-    let mut picker =
-        gpu.picker(PickerConfig { frames_in_flight: BATCH, depth: DepthConvention::Standard, detail: DetailMode::IfEnabled, ..Default::default() });
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_detail(DetailMode::IfEnabled));
     let (view, proj) = camera();
     let vp = picking_vk::Viewport::full(W, H);
     match picker.detail_status().clone() {
         DetailStatus::Active => check_against_oracle(&gpu, &mut picker, view, proj, vp),
         DetailStatus::Unavailable { missing } => {
             // Gate negative: nothing requested, no detail attachment, basic results intact.
-            assert!(!gpu.ctx.detail_enabled, "the context must not enable what the device lacks");
-            assert!(missing.iter().any(|m| m.contains("VK_KHR_fragment_shader_barycentric")), "{missing:?}");
-            let basic = gpu.picker(PickerConfig { frames_in_flight: BATCH, ..Default::default() });
+            assert!(!gpu.ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL), "the context must not enable what the device lacks");
+            assert!(missing.contains(&picking_vk::Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)), "{missing:?}");
+            let basic = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
             assert_eq!(picker.memory(), basic.memory(), "no detail attachment was created");
             let scene = Scene::random(21);
             let gs = scene.upload(&gpu.ctx);
@@ -48,7 +47,7 @@ fn detail_gate_and_results() {
                 }
             }
             assert!(hits > 0);
-            eprintln!("detail picking inactive on {}: {}", gpu.ctx.device_name, missing.join("; "));
+            eprintln!("detail picking inactive on {}: {}", gpu.ctx.device_name, missing.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "));
             drop((basic, gs));
         }
         DetailStatus::NotRequested => panic!("detail was requested"),
@@ -68,7 +67,7 @@ fn check_against_oracle(gpu: &Gpu, picker: &mut picking_vk::Picker, view: Mat4, 
         let (lo, hi) = scene_bounds(&scene);
         let scene_size = (hi - lo).length();
         let whole = PickRequest::new(glam::UVec2::ZERO, vp, view, proj);
-        let mut pixels = gpu.covered_pixels(&whole, DepthConvention::Standard, &gs.draws, seed);
+        let mut pixels = gpu.covered_pixels(&whole, &gs.draws, seed);
         pixels.truncate(448);
         for chunk in pixels.chunks(BATCH) {
             let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
@@ -149,7 +148,7 @@ fn face_and_barycentrics_need_no_geometry_for_non_indexed_draws() {
     let mut gs = scene.upload(&gpu.ctx);
     let (view, proj) = camera();
     let vp = picking_vk::Viewport::full(W, H);
-    let mut picker = gpu.picker(PickerConfig { frames_in_flight: 8, detail: DetailMode::IfEnabled, ..Default::default() });
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(8).with_detail(DetailMode::IfEnabled));
     let pixels = random_pixels(9, 8, W, H);
     let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
     let with = gpu.pick_batch(&mut picker, &requests, &gs.draws);

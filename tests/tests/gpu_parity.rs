@@ -2,7 +2,8 @@
 //! (b) the CPU ray oracle, at random pixels of random scenes.
 
 use glam::{Mat4, UVec2};
-use picking_vk::{DepthConvention, IdImage, ObjectId, PickRequest, PickerConfig};
+use picking_vk::debug::IdImage;
+use picking_vk::{DepthConvention, ObjectId, PickRequest, PickerConfig};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::Scene;
@@ -26,12 +27,12 @@ fn pick_pass_matches_full_resolution_id_render() {
         let gs = Scene::random(seed).upload(&gpu.ctx);
         let (view, proj) = camera(depth);
         let vp = picking_vk::Viewport::full(W, H);
-        let mut picker = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, ..Default::default() });
+        let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
         // SAFETY: the context's handles outlive the image.
-        let mut full = unsafe { IdImage::new(gpu.ctx.host_device(), depth, W, H) }.unwrap();
+        let mut full = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
         let whole = PickRequest::new(UVec2::ZERO, vp, view, proj);
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, picking_vk::IdCopy::Whole) }.map(|_| ()).unwrap());
+        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).unwrap());
         // SAFETY: `run` waited for completion.
         let texels = unsafe { full.read() }.unwrap();
         for chunk in random_pixels(seed * 77, 320, W, H).chunks(BATCH) {
@@ -76,7 +77,7 @@ fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
         let (view, proj) = camera(depth);
         let vp = picking_vk::Viewport::full(W, H);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
-        let mut picker = gpu.picker(PickerConfig { frames_in_flight: BATCH, depth, ..Default::default() });
+        let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
         for chunk in random_pixels(seed * 31, 448, W, H).chunks(BATCH) {
             let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
             for (r, &p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {

@@ -2,7 +2,7 @@
 //! validation layer and synchronization validation on: any message fails the test.
 
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{DepthConvention, Ignore, ObjectId, PickError, PickRequest, PickerConfig, Viewport};
+use picking_vk::{DepthConvention, Ignore, ObjectId, PickError, PickFeatures, PickRequest, PickerConfig, Viewport};
 use picking_vk_tests::harness::{look, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene, VertexLayout};
 
@@ -14,7 +14,7 @@ fn id(raw: u64) -> ObjectId {
 }
 
 fn config(frames: usize) -> PickerConfig {
-    PickerConfig { frames_in_flight: frames, ..PickerConfig::default() }
+    PickerConfig::default().with_frames_in_flight(frames)
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn nearer_of_two_overlapping_meshes_wins_in_either_draw_order() {
         if depth == DepthConvention::Reverse {
             proj = glam::camera::rh::proj::vulkan::perspective_infinite_reverse(0.9, W as f32 / H as f32, 0.1);
         }
-        let mut picker = gpu.picker(PickerConfig { depth, ..config(1) });
+        let mut picker = gpu.picker(config(1));
         let r = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(W / 2, H / 2), vp, view, proj), &gs.draws);
         let hit = r.hit.unwrap();
         assert_eq!(hit.id, id(10), "{depth:?}");
@@ -253,10 +253,8 @@ fn several_frames_in_flight_each_return_their_own_result() {
     let frames = 3;
     let mut picker = gpu.picker(config(frames));
     let d = &gpu.ctx.device;
-    let alloc = vk::CommandBufferAllocateInfo::default().command_pool(gpu.ctx.command_pool).command_buffer_count(frames as u32);
-    // SAFETY: test-local Vulkan objects, destroyed below after the device idles.
-    let cmds = unsafe { d.allocate_command_buffers(&alloc) }.unwrap();
-    // SAFETY: as above.
+    let cmds = gpu.ctx.command_buffers(frames as u32).unwrap();
+    // SAFETY: test-local fences, destroyed below after the device idles.
     let fences: Vec<vk::Fence> = (0..frames).map(|_| unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }.unwrap()).collect();
     // Two rounds over the slots, as a host's frame loop would: each frame's result is taken
     // when that slot comes round again, after waiting on its fence.
@@ -300,9 +298,8 @@ fn several_frames_in_flight_each_return_their_own_result() {
         for f in fences {
             d.destroy_fence(f, None);
         }
-        d.free_command_buffers(gpu.ctx.command_pool, &cmds);
     }
-    drop((picker, gs));
+    drop((picker, gs, cmds));
     gpu.assert_no_validation_messages();
 }
 
@@ -398,7 +395,7 @@ fn pick_memory_does_not_grow_with_the_view() {
     }
     assert_eq!(hits, vec![Some(id(9)); 3]);
     // SAFETY: the context outlives the image.
-    let full = unsafe { picking_vk::IdImage::new(gpu.ctx.host_device(), DepthConvention::Standard, 3840, 2160) }.unwrap();
+    let full = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), 3840, 2160) }.unwrap();
     eprintln!(
         "pick memory: attachments {} B + staging {} B = {} B at 1x1, 1920x1080 and 3840x2160 (3 frames in flight); a full-size 3840x2160 ID target needs {} B",
         before.attachments,
@@ -414,17 +411,19 @@ fn pick_memory_does_not_grow_with_the_view() {
 #[test]
 fn detail_gate_matches_the_device() {
     let gpu = Gpu::new();
-    let picker = gpu.picker(PickerConfig { detail: picking_vk::DetailMode::IfEnabled, ..config(1) });
-    let support = gpu.ctx.detail_support;
+    let picker = gpu.picker(config(1).with_detail(picking_vk::DetailMode::IfEnabled));
+    let support = &gpu.ctx.picking_support;
+    let enabled = gpu.ctx.picking_features.contains(PickFeatures::DETAIL);
     match picker.detail_status() {
         picking_vk::DetailStatus::Active => {
-            assert!(support.available() && gpu.ctx.detail_enabled);
+            assert!(support.offered().contains(PickFeatures::DETAIL) && enabled);
         }
         picking_vk::DetailStatus::Unavailable { missing } => {
-            assert!(!gpu.ctx.detail_enabled, "the context enabled nothing it lacked");
-            assert_eq!(missing, &support.missing(), "the picker names every gap");
+            assert!(!enabled, "the context enabled nothing it lacked");
+            assert_eq!(missing, &support.missing(PickFeatures::DETAIL), "the picker names every gap");
             assert!(!missing.is_empty());
-            eprintln!("detail picking inactive on {}: {}", gpu.ctx.device_name, missing.join("; "));
+            let words: Vec<String> = missing.iter().map(ToString::to_string).collect();
+            eprintln!("detail picking inactive on {}: {}", gpu.ctx.device_name, words.join("; "));
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -432,5 +431,33 @@ fn detail_gate_matches_the_device() {
     assert_eq!(basic.detail_status(), &picking_vk::DetailStatus::NotRequested);
     assert!(basic.memory().attachments <= picker.memory().attachments);
     drop((picker, basic));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn a_host_claim_the_device_cannot_meet_is_a_typed_error() {
+    let gpu = Gpu::new();
+    let support = &gpu.ctx.picking_support;
+    let detail_offered = support.offered().contains(PickFeatures::DETAIL);
+    // Claiming every feature: fine where the device offers them all, else refused by name.
+    let all = gpu.ctx.host_device().with_features(PickFeatures::ALL);
+    // SAFETY: the context's handles belong together; a refused picker creates nothing.
+    let claimed = unsafe { picking_vk::Picker::new(all, config(1)) };
+    // Requiring detail from a host that did not enable it is refused as well.
+    let plain = gpu.ctx.host_device().with_features(PickFeatures::NONE);
+    // SAFETY: as above.
+    let required = unsafe { picking_vk::Picker::new(plain, config(1).with_detail(picking_vk::DetailMode::Required)) };
+    match (detail_offered, claimed) {
+        (true, Ok(picker)) => drop(picker),
+        (false, Err(PickError::Unsupported { missing })) => {
+            assert_eq!(missing, support.missing(PickFeatures::ALL), "every unmet requirement is named");
+            assert!(missing.contains(&picking_vk::Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)), "{missing:?}");
+        }
+        (offered, other) => panic!("detail offered {offered}: unexpected {:?}", other.map(|_| ())),
+    }
+    match required {
+        Err(PickError::Unsupported { missing }) => assert!(missing.contains(&picking_vk::Requirement::Feature("fragmentShaderBarycentric")), "{missing:?}"),
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
     gpu.assert_no_validation_messages();
 }

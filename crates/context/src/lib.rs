@@ -22,7 +22,7 @@ use ash::vk;
 use commands::Pool;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use owner::DeviceOwner;
-use picking_vk::{DetailSupport, HostDevice};
+use picking_vk::{HostDevice, PickFeatures, PickSupport};
 use std::ffi::{CStr, CString};
 use std::sync::{Arc, Mutex};
 
@@ -79,18 +79,11 @@ pub struct VulkanContext {
     pub queue: vk::Queue,
     /// `run_once`'s pool; the lock serializes its use and `run_once`'s submissions.
     pool: Mutex<Pool>,
-    /// A pool for callers that still allocate from the context directly (the workspace's GPU
-    /// tests), apart from `run_once`'s. Vulkan requires external synchronization: use it from
-    /// one thread at a time.
-    #[deprecated(note = "allocate per-frame command buffers with `VulkanContext::command_buffers` (a pool of their own)")]
-    pub command_pool: vk::CommandPool,
-    _legacy_pool: Pool,
-    /// What the physical device offers toward detail picking.
-    pub detail_support: DetailSupport,
-    /// Whether the detail extension and features were enabled on `device`.
-    pub detail_enabled: bool,
-    /// Whether the features for batched pick recording were enabled (whenever offered).
-    pub batching_enabled: bool,
+    /// What the physical device offers toward picking.
+    pub picking_support: PickSupport,
+    /// What was enabled for picking on `device`: batching whenever offered, detail when
+    /// offered and wanted.
+    pub picking_features: PickFeatures,
     pub device_name: String,
     pub properties: vk::PhysicalDeviceProperties,
     /// Owns the device, the allocator and the instance (dropped after the pools).
@@ -167,15 +160,9 @@ impl VulkanContext {
 
     /// The picker's view of this context's device.
     pub fn host_device(&self) -> HostDevice<'_> {
-        HostDevice {
-            instance: &self.instance,
-            device: &self.device,
-            physical_device: self.physical_device,
-            queue_family_index: self.queue_family_index,
-            allocator: Some(self.allocator()),
-            detail_features_enabled: self.detail_enabled,
-            batching_features_enabled: self.batching_enabled,
-        }
+        HostDevice::new(&self.instance, &self.device, self.physical_device, self.queue_family_index)
+            .with_allocator(self.allocator())
+            .with_features(self.picking_features)
     }
 
     /// Validation messages recorded so far (warnings and errors), taken out of the log.
@@ -283,7 +270,6 @@ impl Drop for VulkanContext {
 impl VulkanContext {
     /// Picks a device (discrete first; `PICKING_VK_DEVICE` narrows by name), enables what the
     /// picker can use, and creates the queue, allocator and command pools.
-    #[allow(deprecated)] // sets the transitional `command_pool` field
     fn with_device(base: InstanceBase, options: &ContextOptions) -> Result<Self, ContextError> {
         let instance = base.instance.clone();
         // SAFETY: plain enumeration on a live instance.
@@ -316,28 +302,19 @@ impl VulkanContext {
             }));
         };
         // SAFETY: `physical_device` was enumerated from `instance`.
-        let detail_support = unsafe { DetailSupport::query(&instance, physical_device) };
-        let detail_enabled = options.want_detail && detail_support.available();
+        let picking_support = unsafe { PickSupport::query(&instance, physical_device) };
+        let mut wanted = picking_support.offered();
+        if !options.want_detail {
+            wanted = wanted.intersection(PickFeatures::BATCHING);
+        }
+        let mut picking = picking_support.device_features(wanted).map_err(|e| ContextError::NoDevice(e.to_string()))?;
         let mut device_extensions: Vec<*const i8> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
-        let mut features = vk::PhysicalDeviceFeatures::default();
-        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default().fragment_shader_barycentric(true);
-        if detail_enabled {
-            device_extensions.extend(picking_vk::detail_device_extensions().iter().map(|e| e.as_ptr()));
-            features.geometry_shader = vk::TRUE;
-        }
-        // SAFETY: as above.
-        let batching_enabled = unsafe { picking_vk::batching_supported(&instance, physical_device) };
-        if batching_enabled {
-            features.multi_draw_indirect = vk::TRUE;
-            features.draw_indirect_first_instance = vk::TRUE;
-        }
+        device_extensions.extend(picking.extension_names().iter().map(|e| e.as_ptr()));
         let priorities = [1.0];
         let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
-        let mut device_info =
-            vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&features);
-        if detail_enabled {
-            device_info = device_info.push_next(&mut barycentric);
-        }
+        let picking_features = picking.features();
+        let device_info =
+            picking.add_to_device_create(vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions));
         // SAFETY: pointers in `device_info` refer to locals alive for the call; the extensions
         // and features enabled were reported by the device.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }?;
@@ -362,8 +339,7 @@ impl VulkanContext {
         // From here the owner destroys the device, the allocator and the instance.
         let owner = Arc::new(DeviceOwner::new(base, device.clone(), allocator));
         let pool = Pool::new(&owner, queue_family_index)?;
-        let legacy_pool = Pool::new(&owner, queue_family_index)?;
-        log::info!("picking-vk context on {device_name}; detail {}", if detail_enabled { "enabled" } else { "unavailable" });
+        log::info!("picking-vk context on {device_name}; picking features {picking_features:?}");
         Ok(VulkanContext {
             instance,
             physical_device,
@@ -371,11 +347,8 @@ impl VulkanContext {
             queue_family_index,
             queue,
             pool: Mutex::new(pool),
-            command_pool: legacy_pool.pool,
-            _legacy_pool: legacy_pool,
-            detail_support,
-            detail_enabled,
-            batching_enabled,
+            picking_support,
+            picking_features,
             device_name,
             properties,
             owner,

@@ -1,10 +1,12 @@
-//! The crate's one error type.
+//! The crate's one error type, and the requirements a device can fail to meet.
 
 use ash::vk;
+use std::ffi::CStr;
 
 /// Everything that can go wrong in `picking-vk`. The library never panics on bad input or a
 /// Vulkan failure; it returns one of these and leaves its state as it was.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PickError {
     /// A Vulkan call failed (other than device loss).
     #[error("Vulkan call failed: {0}")]
@@ -15,27 +17,54 @@ pub enum PickError {
     /// gpu-allocator could not provide memory.
     #[error("GPU memory allocation failed: {0}")]
     Alloc(#[from] gpu_allocator::AllocationError),
-    /// The device or its enabled features cannot run what was asked; lists every unmet requirement.
-    #[error("unsupported: {}", missing.join("; "))]
-    Unsupported { missing: Vec<String> },
+    /// The device, or what the host enabled on it, cannot run what was asked. Lists every
+    /// unmet requirement.
+    #[error("unsupported: {}", list(missing))]
+    Unsupported {
+        /// Every unmet requirement, each naming an extension, feature, limit or format.
+        missing: Vec<Requirement>,
+    },
     /// Object ID 0 is reserved for "nothing under the cursor".
     #[error("object ID 0 is reserved for 'nothing picked'")]
     ZeroId,
     /// A draw description is inconsistent (counts out of range, bad stride, non-finite matrix...).
     #[error("draw #{index}: {reason}")]
-    InvalidDraw { index: usize, reason: String },
-    /// The request itself is unusable (non-finite or singular matrices, empty viewport...).
+    InvalidDraw {
+        /// Position of the draw in the list handed to the picker.
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The request itself is unusable (non-finite or singular matrices, empty viewport, a
+    /// depth convention that contradicts the projection...).
     #[error("invalid pick request: {0}")]
     InvalidRequest(String),
+    /// Registered CPU geometry is inconsistent (see [`crate::MeshGeometry::validate`]).
+    #[error("mesh geometry: {0}")]
+    InvalidGeometry(String),
     /// The requested pixel does not lie inside the view.
     #[error("pixel ({x}, {y}) lies outside the view")]
-    OutsideView { x: i64, y: i64 },
+    OutsideView {
+        /// Column of the pixel.
+        x: i64,
+        /// Row of the pixel.
+        y: i64,
+    },
     /// A frame slot index past the number of frames in flight the picker was made for.
     #[error("frame slot {slot} does not exist: the picker has {frames_in_flight} slots")]
-    InvalidSlot { slot: usize, frames_in_flight: usize },
+    InvalidSlot {
+        /// The slot asked for.
+        slot: usize,
+        /// How many slots the picker has.
+        frames_in_flight: usize,
+    },
     /// The shared allocator's mutex was poisoned by a panic elsewhere in the host.
     #[error("the shared gpu-allocator mutex is poisoned")]
     AllocatorPoisoned,
+}
+
+fn list(missing: &[Requirement]) -> String {
+    missing.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 impl From<vk::Result> for PickError {
@@ -44,6 +73,56 @@ impl From<vk::Result> for PickError {
             PickError::DeviceLost
         } else {
             PickError::Vulkan(result)
+        }
+    }
+}
+
+/// One thing a device (or the host's device creation) must provide, named as the Vulkan
+/// specification names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Requirement {
+    /// A device extension that is not offered, or was not enabled.
+    Extension(&'static CStr),
+    /// A feature (`VkPhysicalDevice*Features` member) that is not offered, or was not enabled.
+    Feature(&'static str),
+    /// A core Vulkan version the device must report, e.g. `(1, 1)`.
+    ApiVersion(u32, u32),
+    /// A device limit too small for what was asked.
+    Limit {
+        /// The `VkPhysicalDeviceLimits` member.
+        name: &'static str,
+        /// What the request needs, in words.
+        needed: String,
+    },
+    /// A format without the tiling features the pick pass needs.
+    Format {
+        /// The format.
+        format: vk::Format,
+        /// The optimal-tiling features it lacks.
+        features: vk::FormatFeatureFlags,
+    },
+    /// A queue family with a capability (graphics, timestamps).
+    QueueFamily {
+        /// The family index the host gave.
+        index: u32,
+        /// What it lacks.
+        capability: &'static str,
+    },
+    /// Memory of a kind the picker needs (host-visible staging, for example).
+    Memory(&'static str),
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Requirement::Extension(name) => write!(f, "device extension {}", name.to_string_lossy()),
+            Requirement::Feature(name) => write!(f, "feature {name}"),
+            Requirement::ApiVersion(major, minor) => write!(f, "Vulkan {major}.{minor}"),
+            Requirement::Limit { name, needed } => write!(f, "limit {name}: {needed}"),
+            Requirement::Format { format, features } => write!(f, "format {format:?} with optimal tiling features {features:?}"),
+            Requirement::QueueFamily { index, capability } => write!(f, "queue family {index} with {capability}"),
+            Requirement::Memory(what) => write!(f, "{what}"),
         }
     }
 }

@@ -15,60 +15,99 @@
 //! | 0.1        | 0.38 | 0.28          | 0.34 |
 //!
 //! ## Integration
+//! Four steps; `examples/hover.rs` is a complete program (its own instance and device, two
+//! frames in flight, hover picking under validation).
 //! ```no_run
 //! use picking_vk::*;
-//! # fn demo(instance: &ash::Instance, device: &ash::Device, pd: ash::vk::PhysicalDevice,
-//! #         cmd: ash::vk::CommandBuffer, draws: &[PickDraw], view: glam::Mat4, proj: glam::Mat4)
+//! # fn demo(instance: &ash::Instance, physical_device: ash::vk::PhysicalDevice,
+//! #         create_device: impl FnOnce(ash::vk::DeviceCreateInfo) -> ash::Device,
+//! #         cmd: ash::vk::CommandBuffer, draws: &[PickDraw], view: glam::Mat4, proj: glam::Mat4,
+//! #         viewport: ash::vk::Viewport, cursor: glam::DVec2, scale: f64, frame: usize)
 //! #         -> Result<(), PickError> {
-//! let host = HostDevice { instance, device, physical_device: pd, queue_family_index: 0,
-//!                         allocator: None, detail_features_enabled: false,
-//!                         batching_features_enabled: false };
-//! // SAFETY: the handles belong together and outlive the picker.
-//! let mut picker = unsafe { Picker::new(host, PickerConfig::default()) }?;
-//! let frame_slot = 0; // the host's frame-in-flight index
-//! // Each frame, after waiting on this slot's fence as the host does anyway:
+//! // 1. At device creation: ask what the device offers, add what picking needs.
+//! // SAFETY: the physical device was enumerated from this live instance.
+//! let support = unsafe { PickSupport::query(instance, physical_device) };
+//! let mut picking = support.device_features(support.offered())?;
+//! let extensions: Vec<_> = picking.extension_names().iter().map(|e| e.as_ptr()).collect();
+//! let device = create_device(picking.add_to_device_create(
+//!     ash::vk::DeviceCreateInfo::default().enabled_extension_names(&extensions)));
+//!
+//! // 2. The picker, on the host's device.
+//! let host = HostDevice::new(instance, &device, physical_device, 0).with_features(picking.features());
+//! let config = PickerConfig::default().with_frames_in_flight(2).with_detail(DetailMode::IfEnabled);
+//! // SAFETY: the handles belong together, the features were enabled, and the picker is
+//! // dropped before the device, once the GPU is idle.
+//! let mut picker = unsafe { Picker::new(host, config) }?;
+//!
+//! // 3. Each frame, in slot `frame % 2`, after waiting on that slot's fence:
+//! let slot = frame % 2;
 //! // SAFETY: the slot's previous frame completed (its fence signalled).
-//! if let Some(result) = unsafe { picker.take_result(frame_slot) }? {
-//!     println!("under the cursor: {:?}", result.id());
+//! if let Some(hit) = unsafe { picker.take_result(slot) }?.and_then(|r| r.hit) {
+//!     println!("object {} (draw {}) at {:?}", hit.id, hit.draw_index, hit.world);
 //! }
-//! let request = PickRequest::new(glam::UVec2::new(400, 300), Viewport::full(800, 600), view, proj);
-//! // SAFETY: `cmd` is recording outside a render pass; the draws' buffers outlive it.
-//! unsafe { picker.record(cmd, frame_slot, &request, draws) }?;
+//!
+//! // 4. Record this frame's pick into the host's command buffer (outside a render pass).
+//! let placement = ViewPlacement::whole_window(glam::UVec2::new(800, 600));
+//! if let Some(pixel) = cursor_to_pixel(cursor, scale, placement)?.inside() {
+//!     let request = PickRequest::new(pixel, viewport, view, proj);
+//!     // SAFETY: `cmd` is recording outside a render pass; the draws' buffers outlive it.
+//!     unsafe { picker.record(cmd, slot, &request, draws) }?;
+//! }
 //! # Ok(()) }
 //! ```
+//!
+//! ## Architecture
+//! The data flows through one folder per stage:
+//!
+//! ```text
+//! cursor ─► request ─► plan ─► record ─► staging ─► resolve ─► result
+//! (request/cursor) (request/) (plan/) (record/, pass/) (readback) (resolve/, handoff)
+//! ```
+//!
+//! | stage | where | a change there |
+//! |---|---|---|
+//! | host contract | `host/`: [`HostDevice`], [`PickSupport`] and [`DeviceFeatures`], [`PickerConfig`] | a new optional feature, a new setting |
+//! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
+//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`] | a new geometry layout |
+//! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
+//! | pass | `pass/`: render pass, targets, pipelines | attachments, pipeline state |
+//! | record | `record/`: the render pass over the plan, batched indirect draws | how draws are recorded |
+//! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
+//! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
+//! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |
+//!
+//! [`Picker`] (`picker.rs`) ties the stages together per frame slot; `gpu.rs` owns every GPU
+//! object the picker creates (each frees itself on drop). [`debug`] holds the full-size ID
+//! image used for debug views, parity tests and benchmarks.
 
-mod batch;
-mod bounds;
-mod cull;
-mod cursor;
-mod detail;
+#![warn(missing_docs)]
+
+pub mod debug;
 mod draw;
 mod error;
-mod features;
+mod gpu;
+mod handoff;
+mod host;
 mod id;
-mod id_image;
-mod kit;
-mod memory;
 mod pass;
 mod picker;
-mod pipeline;
+mod plan;
 mod readback;
 mod record;
 mod request;
 mod resolve;
-mod view_math;
 
-pub use bounds::Aabb;
-pub use cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
-pub use detail::{interpolate, normal_matrix, ray_barycentrics, HitDetail, MeshGeometry, SurfaceDetail};
-pub use draw::{BufferRange, IndexWidth, Instances, PickDraw, Positions, Triangles};
-pub use error::PickError;
-pub use features::{batching_supported, detail_device_extensions, required_device_extensions, DetailSupport};
+pub use draw::{Aabb, BufferRange, IndexWidth, IndexedMesh, Instances, MeshGeometry, PickDraw, Positions, Triangles};
+pub use error::{PickError, Requirement};
+pub use handoff::PassStats;
+pub use host::config::{DetailMode, DetailStatus, PickerConfig};
+pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
+pub use host::HostDevice;
 pub use id::ObjectId;
-pub use id_image::{IdCopy, IdImage};
-pub use picker::{DetailMode, DetailStatus, HostDevice, PickMemory, PickTicket, Picker, PickerConfig};
-pub use pipeline::spirv;
-pub use record::PassStats;
-pub use request::{DepthConvention, Ignore, PickRequest, Viewport};
-pub use resolve::{PickHit, PickResult, PickStats, Texels};
-pub use view_math::{CameraSnapshot, Ray};
+pub use picker::{PickMemory, PickTicket, Picker};
+pub use request::camera::{DepthConvention, Ray};
+pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
+pub use request::viewport::Viewport;
+pub use request::{Ignore, PickFilter, PickRequest};
+pub use resolve::detail::{HitDetail, SurfaceDetail};
+pub use resolve::result::{PickHit, PickResult, PickStats};

@@ -1,104 +1,58 @@
 //! [`Picker`]: records the 1x1 pick pass into the host's command buffers and resolves each
 //! frame's result once the host says that frame's GPU work is done.
 
-use crate::batch::DrawBatchBuffer;
-use crate::cull::{PixelRay, Plan};
 use crate::draw::PickDraw;
-use crate::error::PickError;
-use crate::features::DetailSupport;
-use crate::kit::PassKit;
-use crate::pass::{PassLayout, PassTargets};
+use crate::error::{PickError, Requirement};
+use crate::gpu::{Memory, Owned};
+use crate::handoff::{DrawSnapshot, PassStats};
+use crate::host::config::{DetailMode, DetailStatus, PickerConfig};
+use crate::host::features::{detail_requirements, PickFeatures, PickSupport};
+use crate::host::HostDevice;
+use crate::pass::targets::PassTargets;
+use crate::pass::{PassKit, PassLayout};
+use crate::plan::{PixelRay, Plan};
 use crate::readback::StagingRing;
-use crate::record::{Framing, PassStats};
-use crate::request::{DepthConvention, PickRequest};
-use crate::resolve::{self, DrawSnapshot, PickResult, PickStats};
-use crate::view_math::CameraSnapshot;
+use crate::record::batch::DrawBatchBuffer;
+use crate::record::{Framing, PassRecording};
+use crate::request::camera::CameraSnapshot;
+use crate::request::PickRequest;
+use crate::resolve;
+use crate::resolve::result::{PickResult, PickStats};
 use ash::vk;
 use glam::UVec2;
-use gpu_allocator::vulkan::Allocator;
-use std::sync::{Arc, Mutex};
-
-/// Whether the picker should add the detail attachment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DetailMode {
-    /// Basic picking only.
-    #[default]
-    Off,
-    /// Add the detail attachment when the host enabled what it needs (see [`DetailSupport`]).
-    IfEnabled,
-}
-
-/// Whether detail picking runs, and if not, why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DetailStatus {
-    Active,
-    NotRequested,
-    Unavailable { missing: Vec<String> },
-}
-
-/// How the picker is set up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PickerConfig {
-    /// Frames the host records ahead of the GPU: one readback slot each.
-    pub frames_in_flight: usize,
-    pub depth: DepthConvention,
-    pub detail: DetailMode,
-    /// Skip draws and instances whose bounds the pick ray misses (on by default; results are
-    /// identical either way, only the cost differs).
-    pub culling: bool,
-    /// Measure the pick pass with timestamp queries (`PickResult::stats.gpu_time_ns`).
-    pub timestamps: bool,
-    /// Rows of per-draw data each slot holds for batched recording: runs of non-instanced
-    /// draws that share their buffers become one indirect draw, when the host enabled the
-    /// features for it (see [`HostDevice`]). Draws past this many in a pick are recorded one
-    /// by one; 0 turns batching off. Results are identical either way, only the CPU cost
-    /// differs. Each row takes 100 bytes per slot.
-    pub batch_rows: u32,
-}
-
-impl Default for PickerConfig {
-    fn default() -> Self {
-        PickerConfig { frames_in_flight: 2, depth: DepthConvention::Standard, detail: DetailMode::Off, culling: true, timestamps: false, batch_rows: 32 }
-    }
-}
+use std::sync::Arc;
 
 /// Timestamp queries around each slot's pass and copy.
 struct Timestamps {
-    pool: vk::QueryPool,
+    pool: Owned<vk::QueryPool>,
     period_ns: f64,
     mask: u64,
 }
 
-/// The host's Vulkan objects the picker works with.
-#[derive(Clone)]
-pub struct HostDevice<'a> {
-    pub instance: &'a ash::Instance,
-    pub device: &'a ash::Device,
-    pub physical_device: vk::PhysicalDevice,
-    /// Family of the queue the host submits pick command buffers to; it must support graphics.
-    pub queue_family_index: u32,
-    /// The host's allocator to share; `None` makes the picker create its own.
-    pub allocator: Option<Arc<Mutex<Allocator>>>,
-    /// The host enabled [`crate::detail_device_extensions`], `fragmentShaderBarycentric` and
-    /// `geometryShader` at device creation.
-    pub detail_features_enabled: bool,
-    /// The host enabled `multiDrawIndirect` and `drawIndirectFirstInstance` at device creation
-    /// (see [`crate::batching_supported`]): the picker may then batch draws.
-    pub batching_features_enabled: bool,
+/// # Safety
+/// `pool` is a query pool of `device` that the GPU no longer uses.
+unsafe fn destroy_query_pool(device: &ash::Device, pool: vk::QueryPool) {
+    // SAFETY: the caller's contract.
+    unsafe { device.destroy_query_pool(pool, None) };
 }
 
 /// Returned by [`Picker::record`]: which slot and frame the result will belong to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PickTicket {
+    /// The frame slot recorded into.
     pub slot: usize,
+    /// The frame number its result will carry.
     pub frame: u64,
+    /// What the pass recorded, skipped and culled.
     pub stats: PassStats,
 }
 
 /// Pick memory, in bytes as the driver sized it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PickMemory {
+    /// The 1x1 attachments.
     pub attachments: u64,
+    /// The staging ring, a slot per frame in flight.
     pub staging: u64,
     /// The batch buffers' rows and indirect commands: sized once by
     /// [`PickerConfig::batch_rows`], never by the window.
@@ -106,6 +60,7 @@ pub struct PickMemory {
 }
 
 impl PickMemory {
+    /// Everything picking holds.
     pub fn total(&self) -> u64 {
         self.attachments + self.staging + self.draw_batches
     }
@@ -129,17 +84,36 @@ struct Slot {
 
 /// Pixel-exact GPU picking in the host's own command buffers. See the crate docs.
 pub struct Picker {
+    // Fields drop in order: the per-slot buffers, staging and targets before the pass kit
+    // (pipelines, render pass) and the allocator it shares.
+    slots: Vec<Slot>,
+    staging: StagingRing,
+    targets: PassTargets,
+    timestamps: Option<Timestamps>,
     kit: PassKit,
     detail_status: DetailStatus,
     culling: bool,
     plan: Plan,
-    timestamps: Option<Timestamps>,
-    targets: Option<PassTargets>,
-    staging: Option<StagingRing>,
-    slots: Vec<Slot>,
     next_frame: u64,
+    negative_viewport_height: bool,
     viewport_bounds: [f32; 2],
     max_viewport: [u32; 2],
+}
+
+/// Whether detail picking runs, from the configuration and what the host enabled.
+fn detail_status(mode: DetailMode, support: &PickSupport, enabled: PickFeatures) -> DetailStatus {
+    if mode == DetailMode::Off {
+        return DetailStatus::NotRequested;
+    }
+    let offered = support.missing(PickFeatures::DETAIL);
+    if !offered.is_empty() {
+        return DetailStatus::Unavailable { missing: offered };
+    }
+    if !enabled.contains(PickFeatures::DETAIL) {
+        // Offered but not enabled: name what the host's device creation must add.
+        return DetailStatus::Unavailable { missing: detail_requirements() };
+    }
+    DetailStatus::Active
 }
 
 impl Picker {
@@ -148,9 +122,8 @@ impl Picker {
     /// # Safety
     /// - `host.device` was created from `host.physical_device` of `host.instance`, with at
     ///   least one queue of `host.queue_family_index`, and all three outlive the picker.
-    /// - If `host.detail_features_enabled`, the device was really created with the detail
-    ///   extension and features enabled; if `host.batching_features_enabled`, with
-    ///   `multiDrawIndirect` and `drawIndirectFirstInstance` enabled.
+    /// - `host.features` were enabled at device creation, through
+    ///   [`crate::DeviceFeatures`] (or the same extensions and features by hand).
     /// - A shared allocator was created for this same device.
     /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
     pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
@@ -158,72 +131,69 @@ impl Picker {
             return Err(PickError::InvalidRequest("frames_in_flight must be at least 1".into()));
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
+        let support = unsafe { PickSupport::query(host.instance, host.physical_device) };
+        // The host's claim is checked against the device: a feature it cannot have enabled is an error.
+        let mut missing = support.missing(host.features);
+        // SAFETY: as above.
         let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
         let family = families.get(host.queue_family_index as usize);
-        let graphics = family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS));
-        let mut missing = vec![];
-        if !graphics {
-            missing.push(format!("queue family {} with graphics support", host.queue_family_index));
+        if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) {
+            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "graphics" });
         }
         let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
         if config.timestamps && timestamp_bits == 0 {
-            missing.push(format!("timestamp queries on queue family {}", host.queue_family_index));
+            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
         }
-        let detail_status = match config.detail {
-            DetailMode::Off => DetailStatus::NotRequested,
-            DetailMode::IfEnabled => {
-                // SAFETY: as above.
-                let support = unsafe { DetailSupport::query(host.instance, host.physical_device) };
-                let mut gaps = support.missing();
-                if gaps.is_empty() && !host.detail_features_enabled {
-                    gaps.push("the host did not enable the detail extension and features".into());
-                }
-                if gaps.is_empty() {
-                    DetailStatus::Active
-                } else {
-                    DetailStatus::Unavailable { missing: gaps }
-                }
-            }
-        };
-        let layout = PassLayout { detail: detail_status == DetailStatus::Active, depth: config.depth };
+        let detail_status = detail_status(config.detail, &support, host.features);
+        if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
+            missing.extend(gaps.iter().cloned());
+        }
         if !missing.is_empty() {
             return Err(PickError::Unsupported { missing });
         }
         // SAFETY: as above.
-        let props = unsafe { host.instance.get_physical_device_properties(host.physical_device) };
-        // SAFETY: the caller's contract is `PassKit::new`'s.
-        let kit = unsafe { PassKit::new(&host, layout) }?;
-        let mut picker = Picker {
+        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        let layout = PassLayout { detail: detail_status == DetailStatus::Active };
+        let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
+        // SAFETY: the caller's contract is `Memory::new`'s.
+        let memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        let mut kit = PassKit::new(&memory, &limits, layout, batching)?;
+        let one = vk::Extent2D { width: 1, height: 1 };
+        let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, one)?;
+        let staging = StagingRing::new(&memory, config.frames_in_flight, limits.non_coherent_atom_size)?;
+        let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
+        if batching {
+            for slot in &mut slots {
+                slot.batch = Some(DrawBatchBuffer::new(&memory, config.batch_rows)?);
+            }
+            kit.batch_rows = config.batch_rows;
+        }
+        let timestamps = if config.timestamps {
+            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
+            // SAFETY: valid create info on the host's live device.
+            let pool = unsafe { host.device.create_query_pool(&info, None) }?;
+            memory.name(pool, "timestamps");
+            // SAFETY: just created on this device, owned by nothing else.
+            let pool = unsafe { Owned::new(host.device, pool, destroy_query_pool) };
+            let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
+            Some(Timestamps { pool, period_ns: f64::from(limits.timestamp_period), mask })
+        } else {
+            None
+        };
+        Ok(Picker {
+            slots,
+            staging,
+            targets,
+            timestamps,
             kit,
             detail_status,
             culling: config.culling,
             plan: Plan::default(),
-            timestamps: None,
-            targets: None,
-            staging: None,
-            slots: (0..config.frames_in_flight).map(|_| Slot::default()).collect(),
             next_frame: 0,
-            viewport_bounds: props.limits.viewport_bounds_range,
-            max_viewport: props.limits.max_viewport_dimensions,
-        };
-        // Filled step by step: on error, `Drop` releases what was made.
-        let one = vk::Extent2D { width: 1, height: 1 };
-        picker.targets = Some(PassTargets::new(&picker.kit.memory, picker.kit.render_pass, layout, one)?);
-        picker.staging = Some(StagingRing::new(&picker.kit.memory, config.frames_in_flight, props.limits.non_coherent_atom_size)?);
-        if host.batching_features_enabled && config.batch_rows > 0 {
-            for slot in &mut picker.slots {
-                slot.batch = Some(DrawBatchBuffer::new(&picker.kit.memory, config.batch_rows)?);
-            }
-            picker.kit.batch_rows = config.batch_rows;
-        }
-        if config.timestamps {
-            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
-            // SAFETY: valid create info on the host's live device.
-            let pool = unsafe { host.device.create_query_pool(&info, None) }?;
-            let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
-            picker.timestamps = Some(Timestamps { pool, period_ns: f64::from(props.limits.timestamp_period), mask });
-        }
-        Ok(picker)
+            negative_viewport_height: support.negative_viewport_height(),
+            viewport_bounds: limits.viewport_bounds_range,
+            max_viewport: limits.max_viewport_dimensions,
+        })
     }
 
     /// Whether detail picking runs, and if not, why.
@@ -231,6 +201,7 @@ impl Picker {
         &self.detail_status
     }
 
+    /// How many frame slots the picker has.
     pub fn frames_in_flight(&self) -> usize {
         self.slots.len()
     }
@@ -243,28 +214,38 @@ impl Picker {
     /// Memory held for picking; independent of the window size.
     pub fn memory(&self) -> PickMemory {
         PickMemory {
-            attachments: self.targets.as_ref().map_or(0, PassTargets::bytes),
-            staging: self.staging.as_ref().map_or(0, StagingRing::bytes),
+            attachments: self.targets.bytes(),
+            staging: self.staging.bytes(),
             draw_batches: self.slots.iter().filter_map(|s| s.batch.as_ref()).map(DrawBatchBuffer::bytes).sum(),
         }
     }
 
     /// Checks a request against the device's viewport limits.
     fn check_request(&self, request: &PickRequest<'_>) -> Result<CameraSnapshot, PickError> {
-        let camera = CameraSnapshot::new(request.view, request.projection, request.viewport, self.kit.layout.depth)?;
+        let camera = request.camera()?;
         if !request.viewport.contains_pixel(request.pixel) {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
         let vp = request.viewport;
-        let x = vp.x - request.pixel.x as f32;
-        let y = vp.y - request.pixel.y as f32;
-        let [lo, hi] = self.viewport_bounds;
-        if vp.width > self.max_viewport[0] as f32 || vp.height > self.max_viewport[1] as f32 || x < lo || y < lo || x + vp.width > hi || y + vp.height > hi {
+        if vp.height < 0.0 && !self.negative_viewport_height {
+            return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
+        }
+        // The viewport as the 1x1 pass shifts it: the pixel lands on texel (0, 0).
+        let x = f64::from(vp.x) - f64::from(request.pixel.x);
+        let (top, bottom) = vp.rows();
+        let (top, bottom) = (top - f64::from(request.pixel.y), bottom - f64::from(request.pixel.y));
+        let [lo, hi] = self.viewport_bounds.map(f64::from);
+        let [max_w, max_h] = self.max_viewport.map(f64::from);
+        let too_large = f64::from(vp.width) > max_w || (bottom - top) > max_h;
+        if too_large || x < lo || top < lo || x + f64::from(vp.width) > hi || bottom > hi {
             return Err(PickError::Unsupported {
-                missing: vec![format!(
-                    "a viewport of {}x{} shifted to ({x}, {y}) exceeds the device's viewport limits (max {:?}, bounds {:?})",
-                    vp.width, vp.height, self.max_viewport, self.viewport_bounds
-                )],
+                missing: vec![Requirement::Limit {
+                    name: "viewportBoundsRange / maxViewportDimensions",
+                    needed: format!(
+                        "a viewport of {}x{} shifted to ({x}, {top}); the device allows {:?} within {:?}",
+                        vp.width, vp.height, self.max_viewport, self.viewport_bounds
+                    ),
+                }],
             });
         }
         Ok(camera)
@@ -320,12 +301,9 @@ impl Picker {
             return Err(PickError::InvalidSlot { slot, frames_in_flight });
         }
         let camera = self.check_request(request)?;
-        let (Some(targets), Some(staging)) = (self.targets.as_ref(), self.staging.as_ref()) else {
-            return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
-        };
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
         plan_frame(&mut self.plan, ray.as_ref());
-        let recording = self.kit.recording(cmd, targets, &camera, Framing::PixelOnly, draws, &self.plan)?;
+        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::PixelOnly, draws, &self.plan)?;
         let s = &mut self.slots[slot];
         s.pending = None;
         s.draws.clear();
@@ -333,17 +311,17 @@ impl Picker {
         if let Some(ts) = &self.timestamps {
             // SAFETY: `cmd` is recording outside a render pass; the queries belong to this slot.
             unsafe {
-                device.cmd_reset_query_pool(cmd, ts.pool, 2 * slot as u32, 2);
-                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, ts.pool, 2 * slot as u32);
+                device.cmd_reset_query_pool(cmd, ts.pool.handle, 2 * slot as u32, 2);
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, ts.pool.handle, 2 * slot as u32);
             }
         }
         // SAFETY: the caller's contract covers `cmd` and the draws' buffers; the plan was prepared.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut s.draws, s.batch.as_mut()) };
         // SAFETY: as above; the pass just recorded rendered `targets`.
-        unsafe { staging.record_copy(device, cmd, targets, recording.layout.detail, slot, vk::Offset2D::default()) };
+        unsafe { self.staging.record_copy(device, cmd, &self.targets, recording.layout.detail, slot, vk::Offset2D::default()) };
         if let Some(ts) = &self.timestamps {
             // SAFETY: as above.
-            unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool, 2 * slot as u32 + 1) };
+            unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool.handle, 2 * slot as u32 + 1) };
         }
         s.stats = stats;
         let frame = self.next_frame;
@@ -361,15 +339,14 @@ impl Picker {
         let frames_in_flight = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
         let Some(pending) = s.pending.take() else { return Ok(None) };
-        let staging = self.staging.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         // SAFETY: the caller guarantees the copy into this slot has completed.
-        let texels = unsafe { staging.read(&self.kit.memory.device, slot, self.kit.layout.detail) }?;
+        let texels = unsafe { self.staging.read(slot, self.kit.layout.detail) }?;
         let mut result = resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &texels);
         result.stats = PickStats { pass: s.stats, gpu_time_ns: None };
         if let Some(ts) = &self.timestamps {
             let mut t = [0u64; 2];
             // SAFETY: the slot's work completed, so both queries are available; no wait is asked.
-            let got = unsafe { self.kit.memory.device.get_query_pool_results(ts.pool, 2 * slot as u32, &mut t, vk::QueryResultFlags::TYPE_64) };
+            let got = unsafe { self.kit.memory.device.get_query_pool_results(ts.pool.handle, 2 * slot as u32, &mut t, vk::QueryResultFlags::TYPE_64) };
             if got.is_ok() {
                 result.stats.gpu_time_ns = Some((t[1].wrapping_sub(t[0]) & ts.mask) as f64 * ts.period_ns);
             }
@@ -396,27 +373,5 @@ impl Picker {
     /// Whether a result is waiting in `slot`.
     pub fn is_pending(&self, slot: usize) -> bool {
         self.slots.get(slot).is_some_and(|s| s.pending.is_some())
-    }
-}
-
-impl Drop for Picker {
-    fn drop(&mut self) {
-        // Reverse creation order; the `new` contract says the GPU is done with all of it.
-        if let Some(mut staging) = self.staging.take() {
-            self.kit.memory.destroy_buffer(&mut staging.buffer);
-        }
-        for slot in &mut self.slots {
-            if let Some(mut batch) = slot.batch.take() {
-                batch.destroy(&self.kit.memory);
-            }
-        }
-        if let Some(mut targets) = self.targets.take() {
-            targets.destroy(&self.kit.memory);
-        }
-        if let Some(ts) = self.timestamps.take() {
-            // SAFETY: the GPU is done with the queries (see `new`).
-            unsafe { self.kit.memory.device.destroy_query_pool(ts.pool, None) };
-        }
-        // `kit` drops next: pipelines, then the render pass.
     }
 }

@@ -2,9 +2,9 @@
 //! picked pixel's texels, read on the CPU only once that frame's GPU work is done.
 
 use crate::error::PickError;
-use crate::memory::{word_at, GpuBuffer, Memory};
-use crate::pass::PassTargets;
-use crate::resolve::Texels;
+use crate::gpu::{word_at, GpuBuffer, Memory};
+use crate::handoff::Texels;
+use crate::pass::targets::PassTargets;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -15,7 +15,7 @@ const DETAIL_OFFSET: u64 = 32;
 const SLOT_BYTES: u64 = 48;
 
 pub(crate) struct StagingRing {
-    pub buffer: GpuBuffer,
+    buffer: GpuBuffer,
     slot_stride: u64,
     slots: usize,
 }
@@ -28,14 +28,8 @@ impl StagingRing {
     pub fn new(memory: &Memory, slots: usize, non_coherent_atom_size: u64) -> Result<Self, PickError> {
         // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
         let slot_stride = round_up(SLOT_BYTES, non_coherent_atom_size.max(64));
-        let buffer = memory.create_buffer("picking-vk staging", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        let mapped = buffer.allocation.as_ref().is_some_and(|a| a.mapped_ptr().is_some());
-        let mut ring = StagingRing { buffer, slot_stride, slots };
-        if !mapped {
-            memory.destroy_buffer(&mut ring.buffer);
-            return Err(PickError::Unsupported { missing: vec!["host-visible memory for the staging buffer".into()] });
-        }
-        Ok(ring)
+        let buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        Ok(StagingRing { buffer, slot_stride, slots })
     }
 
     fn slot_offset(&self, slot: usize) -> u64 {
@@ -59,7 +53,7 @@ impl StagingRing {
             image_extent: vk::Extent3D { width: 1, height: 1, depth: 1 },
         };
         let color = vk::ImageAspectFlags::COLOR;
-        let depth_image = targets.images.len() - 1;
+        let depth_image = targets.images.len().saturating_sub(1);
         // A fixed array: nothing is allocated per frame.
         let copies = [
             (0, region(ID_OFFSET, color)),
@@ -104,10 +98,10 @@ impl StagingRing {
     /// # Safety
     /// The GPU work that last copied into `slot` has completed (its fence signalled or the
     /// device idled), and no copy into it is pending.
-    pub unsafe fn read(&self, device: &ash::Device, slot: usize, detail: bool) -> Result<Texels, PickError> {
+    pub unsafe fn read(&self, slot: usize, detail: bool) -> Result<Texels, PickError> {
         debug_assert!(slot < self.slots);
         // SAFETY: the caller's contract.
-        let bytes = unsafe { self.buffer.host_bytes(device) }?;
+        let bytes = unsafe { self.buffer.host_bytes() }?;
         let base = self.slot_offset(slot) as usize;
         let word = |offset: u64| word_at(bytes, base + offset as usize);
         Ok(Texels {

@@ -10,7 +10,8 @@ use crate::scene_upload::UploadedScene;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
-use picking_vk::{DetailMode, DetailStatus, IdImage, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::debug::IdImage;
+use picking_vk::{DetailMode, DetailStatus, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
 use serde_json::Value;
@@ -82,7 +83,7 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     let viewport = Viewport::full(w, h);
     let detail = if options.detail { DetailMode::IfEnabled } else { DetailMode::Off };
     // SAFETY: the context's handles belong together and outlive the picker.
-    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, detail, ..Default::default() }) }?;
+    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(BATCH).with_detail(detail)) }?;
     let detail_status = picker.detail_status().clone();
 
     let mut reports = Vec::with_capacity(options.picks.len());
@@ -134,10 +135,10 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     }
     if let Some(path) = &options.id_view {
         // SAFETY: the context's handles outlive the image.
-        let mut ids = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }?;
+        let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }?;
         let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection);
         // SAFETY: as for the picks.
-        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::IdCopy::Whole) })??;
+        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::debug::IdCopy::Whole) })??;
         // SAFETY: `run_once` waited.
         let texels = unsafe { ids.read() }?;
         let img = id_view::image(&texels, w, h).ok_or_else(|| ViewerError::Output("ID view size mismatch".into()))?;

@@ -1,7 +1,7 @@
 //! The debug view: the ID buffer of the whole view in false colour, to see what the picker
 //! sees. Each (object, instance) gets a stable colour; nothing is black.
 
-use picking_vk::Texels;
+use picking_vk::debug::Texels;
 
 /// A stable, well-spread colour for an ID texel (black for "nothing").
 pub fn false_colour(t: &Texels) -> [u8; 4] {

@@ -8,7 +8,8 @@
 use crate::scenes::BenchScene;
 use ash::vk;
 use glam::{Mat4, UVec2};
-use picking_vk::{IdCopy, IdImage, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
@@ -61,11 +62,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let draws = &scene.gpu.pick_draws;
     let picker = |culling: bool| {
         // SAFETY: the context's handles belong together and outlive the picker.
-        unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 1, culling, ..Default::default() }) }.map_err(|x| e(&x))
+        unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(1).with_culling(culling)) }.map_err(|x| e(&x))
     };
     let id_image = || {
         // SAFETY: as above.
-        unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|x| e(&x))
+        unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))
     };
     let (mut culled, mut unculled, mut listed) = (picker(true)?, picker(false)?, picker(true)?);
     let (mut blog, mut full) = (id_image()?, id_image()?);

@@ -14,7 +14,8 @@ mod parity;
 mod scenes;
 
 use glam::UVec2;
-use picking_vk::{CameraSnapshot, DepthConvention, IdImage, Picker, PickerConfig, Viewport};
+use picking_vk::debug::IdImage;
+use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use scenes::{BenchScene, MeshSpec, SceneSpec};
 use serde_json::json;
@@ -112,7 +113,6 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         cfg.warmup
     );
     let cam = gpu_timing::camera(w, h);
-    let snapshot = CameraSnapshot::new(cam.view, cam.projection, Viewport::full(w, h), DepthConvention::Standard).map_err(|e| e.to_string())?;
     let mut all_parity_ok = true;
     let mut scene_rows = vec![];
     let mut chart_gpu = vec![];
@@ -134,7 +134,11 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         let pu = parity::picker(&ctx, &scene, &cam, cfg.size, false, &pixels[..cfg.parity_unculled.min(pixels.len())], &full)?;
         let ps = parity::scissored(&ctx, &scene, &cam, cfg.size, &pixels[..cfg.parity_scissored.min(pixels.len())], &full)?;
         all_parity_ok &= pc.0 == pc.1 && pu.0 == pu.1 && ps.0 == ps.1;
-        let rays: Vec<_> = pixels.iter().filter_map(|&p| snapshot.pixel_ray(p)).map(|r| (r.origin, r.direction)).collect();
+        let rays: Vec<_> = pixels
+            .iter()
+            .filter_map(|&p| PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection).ray().ok().flatten())
+            .map(|r| (r.origin, r.direction))
+            .collect();
         let expected: Vec<Option<usize>> = pixels.iter().map(|p| parity::object_of_texel(&scene, &full[(p.y * w + p.x) as usize])).collect();
         let mut cpu_rows = vec![];
         for result in [cpu_bvh::flat(&scene, &rays)?, cpu_bvh::two_level(&scene, &rays)?] {
@@ -200,7 +204,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
 
     // Memory: the picker holds the same bytes whatever the view size.
     // SAFETY: the context outlives the picker.
-    let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: 2, ..Default::default() }) }.map_err(|e| e.to_string())?;
+    let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(2)) }.map_err(|e| e.to_string())?;
     let memory = picker.memory();
     let pm = memory.total();
     drop(picker);

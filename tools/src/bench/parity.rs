@@ -2,7 +2,8 @@
 
 use crate::scenes::BenchScene;
 use glam::UVec2;
-use picking_vk::{IdCopy, IdImage, ObjectId, PickRequest, Picker, PickerConfig, Texels, Viewport};
+use picking_vk::debug::{IdCopy, IdImage, Texels};
+use picking_vk::{ObjectId, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
 
@@ -11,7 +12,7 @@ const BATCH: usize = 64;
 /// The full-resolution ID image of the view.
 pub fn full_image(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32)) -> Result<Vec<Texels>, String> {
     // SAFETY: the context outlives the image.
-    let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
+    let mut img = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|e| e.to_string())?;
     let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), cam.view, cam.projection);
     // SAFETY: recording outside a render pass; buffers outlive the wait.
     ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, false, IdCopy::Whole) })
@@ -38,7 +39,7 @@ pub fn picker(
 ) -> Result<(usize, usize), String> {
     // SAFETY: the context outlives the picker.
     let mut picker =
-        unsafe { Picker::new(ctx.host_device(), PickerConfig { frames_in_flight: BATCH, culling, ..Default::default() }) }.map_err(|e| e.to_string())?;
+        unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(BATCH).with_culling(culling)) }.map_err(|e| e.to_string())?;
     let vp = Viewport::full(w, h);
     let mut matches = 0;
     for chunk in pixels.chunks(BATCH) {
@@ -80,7 +81,7 @@ pub fn scissored(
     full: &[Texels],
 ) -> Result<(usize, usize), String> {
     // SAFETY: the context outlives the image.
-    let mut img = unsafe { IdImage::new(ctx.host_device(), picking_vk::DepthConvention::Standard, w, h) }.map_err(|e| e.to_string())?;
+    let mut img = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|e| e.to_string())?;
     let mut matches = 0;
     for &p in pixels {
         let request = PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection);

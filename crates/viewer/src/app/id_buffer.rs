@@ -7,7 +7,8 @@ use crate::id_view;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
-use picking_vk::{DepthConvention, IdCopy, IdImage, PickDraw, PickRequest, Viewport};
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{PickDraw, PickRequest, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
 
@@ -41,7 +42,7 @@ impl IdBufferView {
         if self.image.as_ref().is_none_or(|i| i.extent() != (w, h)) {
             self.image = None;
             // SAFETY: per the contract, the context outlives the image.
-            self.image = Some(unsafe { IdImage::new(ctx.host_device(), DepthConvention::Standard, w, h) }?);
+            self.image = Some(unsafe { IdImage::new(ctx.host_device(), w, h) }?);
         }
         // The ID view shows the 3D view alone, so its viewport starts at the image origin.
         let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection);

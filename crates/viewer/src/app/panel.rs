@@ -80,7 +80,9 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, id_texture: Option<&egui::Text
         match p.detail {
             DetailStatus::Active => ui.label("Detail picking: active (face, barycentrics, normal, UV)"),
             DetailStatus::NotRequested => ui.label("Detail picking: off"),
-            DetailStatus::Unavailable { missing } => ui.label(format!("Detail picking: unavailable ({})", missing.join("; "))),
+            DetailStatus::Unavailable { missing } => {
+                ui.label(format!("Detail picking: unavailable ({})", missing.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")))
+            }
         };
         if let Some((frames, ms)) = p.latency {
             ui.label(format!("Pick latency: {frames} frames ({ms:.1} ms), no CPU stall"));

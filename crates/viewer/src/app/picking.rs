@@ -43,7 +43,7 @@ impl Picking {
     /// `detail`: use the detail attachment (face, barycentrics, normal, UV) where the device has it.
     pub fn new(ctx: &VulkanContext, detail: bool) -> Result<Self, ViewerError> {
         let detail = if detail { DetailMode::IfEnabled } else { DetailMode::Off };
-        let config = PickerConfig { frames_in_flight: FRAMES_IN_FLIGHT, detail, ..Default::default() };
+        let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let picker = unsafe { Picker::new(ctx.host_device(), config) }?;
         Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selected: None, latency: None })

@@ -1,7 +1,12 @@
-//! What the host tells the picker about each draw: its own buffers, never a copy.
+//! What the host tells the picker about each draw: its own buffers, never a copy, and
+//! optionally CPU geometry and bounds.
 
-use crate::bounds::Aabb;
-use crate::detail::MeshGeometry;
+pub(crate) mod bounds;
+pub(crate) mod geometry;
+
+pub use bounds::Aabb;
+pub use geometry::MeshGeometry;
+
 use crate::error::PickError;
 use crate::id::ObjectId;
 use ash::vk;
@@ -11,8 +16,11 @@ use std::sync::Arc;
 /// A byte range of a host-owned buffer. `size` lets the picker check counts against it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferRange {
+    /// The host's buffer.
     pub buffer: vk::Buffer,
+    /// Where the range starts, in bytes.
     pub offset: vk::DeviceSize,
+    /// How many bytes from `offset` the picker may read.
     pub size: vk::DeviceSize,
 }
 
@@ -21,7 +29,9 @@ pub struct BufferRange {
 /// so an interleaved layout gives its attribute offset in `range.offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Positions {
+    /// Starts at the first vertex's position.
     pub range: BufferRange,
+    /// Bytes from one vertex to the next.
     pub stride: u32,
     /// How many vertices the range holds; draws may not reach past it.
     pub vertex_count: u32,
@@ -30,11 +40,14 @@ pub struct Positions {
 /// Index width of an index buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
+    /// `VK_INDEX_TYPE_UINT16`.
     U16,
+    /// `VK_INDEX_TYPE_UINT32`.
     U32,
 }
 
 impl IndexWidth {
+    /// Bytes per index.
     pub fn bytes(self) -> u64 {
         match self {
             IndexWidth::U16 => 2,
@@ -53,10 +66,26 @@ impl IndexWidth {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Triangles {
     /// `vkCmdDraw(vertex_count, .., first_vertex, ..)`.
-    NonIndexed { first_vertex: u32, vertex_count: u32 },
+    NonIndexed {
+        /// First vertex read.
+        first_vertex: u32,
+        /// Vertices read (three per triangle).
+        vertex_count: u32,
+    },
     /// `vkCmdDrawIndexed(index_count, .., first_index, vertex_offset, ..)`. The index buffer
     /// needs `INDEX_BUFFER` usage; `range.offset` must be a multiple of the index width.
-    Indexed { range: BufferRange, width: IndexWidth, first_index: u32, index_count: u32, vertex_offset: i32 },
+    Indexed {
+        /// The index buffer range bound (offset as in `vkCmdBindIndexBuffer`).
+        range: BufferRange,
+        /// Index type.
+        width: IndexWidth,
+        /// First index read, counted from `range.offset`.
+        first_index: u32,
+        /// Indices read (three per triangle).
+        index_count: u32,
+        /// Added to every index before reading the vertex.
+        vertex_offset: i32,
+    },
 }
 
 impl Triangles {
@@ -74,9 +103,13 @@ impl Triangles {
 /// `first + i` and is reported as instance `i`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instances {
+    /// The buffer of per-instance matrices.
     pub range: BufferRange,
+    /// Bytes from one matrix to the next (at least 64).
     pub stride: u32,
+    /// First element read (`firstInstance`).
     pub first: u32,
+    /// Instances drawn.
     pub count: u32,
 }
 
@@ -86,10 +119,16 @@ pub struct PickDraw {
     /// The object this draw belongs to. Several draws may share an ID (a mesh with several
     /// primitives is one object); instances are told apart by their index, not by the ID.
     pub id: ObjectId,
+    /// The host's own value for this draw (its index in the host's list, a submesh key...),
+    /// reported back in [`crate::PickHit::tag`] whatever was culled. 0 unless set.
+    pub tag: u64,
+    /// Where the vertex positions are.
     pub positions: Positions,
+    /// Which triangles the draw covers.
     pub triangles: Triangles,
     /// Object to world.
     pub model: Mat4,
+    /// Per-instance transforms, for instanced draws.
     pub instances: Option<Instances>,
     /// `false` keeps the draw out of the pick pass (it neither hits nor occludes).
     pub pickable: bool,
@@ -106,24 +145,45 @@ pub struct PickDraw {
 impl PickDraw {
     /// A pickable, non-instanced draw with an identity model matrix.
     pub fn new(id: ObjectId, positions: Positions, triangles: Triangles) -> Self {
-        PickDraw { id, positions, triangles, model: Mat4::IDENTITY, instances: None, pickable: true, geometry: None, instance_transforms: None, bounds: None }
+        PickDraw {
+            id,
+            tag: 0,
+            positions,
+            triangles,
+            model: Mat4::IDENTITY,
+            instances: None,
+            pickable: true,
+            geometry: None,
+            instance_transforms: None,
+            bounds: None,
+        }
     }
 
+    /// Sets [`PickDraw::tag`].
+    pub fn with_tag(mut self, tag: u64) -> Self {
+        self.tag = tag;
+        self
+    }
+
+    /// Sets the model (object-to-world) matrix.
     pub fn with_model(mut self, model: Mat4) -> Self {
         self.model = model;
         self
     }
 
+    /// Makes the draw instanced.
     pub fn with_instances(mut self, instances: Instances) -> Self {
         self.instances = Some(instances);
         self
     }
 
     /// Registers the CPU geometry (checked once with [`MeshGeometry::validate`] by the host).
-    /// Unless bounds were given, they are derived from it here, once, not per frame.
+    /// Unless bounds were given, they are derived here, once, not per frame, from the
+    /// vertices this draw's `triangles` read: a draw in a buffer shared with other meshes is
+    /// bounded by its own range only.
     pub fn with_geometry(mut self, geometry: Arc<MeshGeometry>) -> Self {
         if self.bounds.is_none() {
-            self.bounds = Aabb::from_points(&geometry.positions);
+            self.bounds = geometry.bounds_of(&self.triangles);
         }
         self.geometry = Some(geometry);
         self
@@ -135,11 +195,13 @@ impl PickDraw {
         self
     }
 
+    /// Registers the CPU copy of the per-instance transforms.
     pub fn with_instance_transforms(mut self, transforms: Arc<[Mat4]>) -> Self {
         self.instance_transforms = Some(transforms);
         self
     }
 
+    /// Sets [`PickDraw::pickable`].
     pub fn with_pickable(mut self, pickable: bool) -> Self {
         self.pickable = pickable;
         self
@@ -152,7 +214,7 @@ impl PickDraw {
 
     /// Checks everything that can be checked without reading GPU memory. Index values
     /// themselves cannot be checked: the host guarantees they stay below `vertex_count`.
-    pub fn validate(&self, index: usize) -> Result<(), PickError> {
+    pub(crate) fn validate(&self, index: usize) -> Result<(), PickError> {
         let bad = |reason: String| PickError::InvalidDraw { index, reason };
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
@@ -196,6 +258,40 @@ impl PickDraw {
             check_elements(inst.range, inst.stride, 64, inst.first, inst.count, "instance").map_err(bad)?;
         }
         Ok(())
+    }
+}
+
+/// A mesh as engines commonly store it: one interleaved vertex buffer with the position at
+/// `position_offset` in each vertex, and one index buffer. [`IndexedMesh::draw`] describes one
+/// submesh's indexed draw in a single call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexedMesh {
+    /// The whole vertex buffer (or the range the host binds).
+    pub vertices: BufferRange,
+    /// Bytes per vertex.
+    pub stride: u32,
+    /// Byte offset of the three `f32` position components within a vertex.
+    pub position_offset: u32,
+    /// The whole index buffer (or the range the host binds).
+    pub indices: BufferRange,
+    /// Index type.
+    pub index_width: IndexWidth,
+}
+
+impl IndexedMesh {
+    /// The pickable draw `vkCmdDrawIndexed(index_count, 1, first_index, vertex_offset, 0)`
+    /// of this mesh, for object `id`.
+    pub fn draw(&self, id: ObjectId, first_index: u32, index_count: u32, vertex_offset: i32) -> PickDraw {
+        let offset = u64::from(self.position_offset);
+        let size = self.vertices.size.saturating_sub(offset);
+        let vertex_count = if size < 12 || self.stride == 0 { 0 } else { (size - 12) / u64::from(self.stride) + 1 };
+        let positions = Positions {
+            range: BufferRange { buffer: self.vertices.buffer, offset: self.vertices.offset + offset, size },
+            stride: self.stride,
+            vertex_count: u32::try_from(vertex_count).unwrap_or(u32::MAX),
+        };
+        let triangles = Triangles::Indexed { range: self.indices, width: self.index_width, first_index, index_count, vertex_offset };
+        PickDraw::new(id, positions, triangles)
     }
 }
 
@@ -256,5 +352,16 @@ mod tests {
         assert!(d.validate(0).is_err());
         let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
         assert!(d.validate(0).is_err(), "instances 1..3 need 192 bytes");
+    }
+
+    #[test]
+    fn an_indexed_mesh_draw_covers_its_interleaved_vertices() {
+        // 10 vertices of 32 bytes, the position 12 bytes in.
+        let mesh = IndexedMesh { vertices: buffer(320), stride: 32, position_offset: 12, indices: buffer(60), index_width: IndexWidth::U16 };
+        let d = mesh.draw(ObjectId::new(3).unwrap(), 6, 9, 2).with_tag(77);
+        assert_eq!((d.positions.range.offset, d.positions.range.size, d.positions.vertex_count), (12, 308, 10));
+        assert_eq!(d.tag, 77);
+        d.validate(0).unwrap();
+        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0).is_err(), "indices 27..33 need 66 bytes");
     }
 }

@@ -25,8 +25,13 @@ impl ViewPlacement {
 /// The framebuffer pixel under the cursor, or the nearest one when the cursor is off the view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CursorPixel {
+    /// The cursor is over this pixel of the view.
     Inside(UVec2),
-    Outside { nearest: UVec2 },
+    /// The cursor is off the view.
+    Outside {
+        /// The pixel of the view nearest the cursor.
+        nearest: UVec2,
+    },
 }
 
 impl CursorPixel {

@@ -1,18 +1,23 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
 use crate::error::PickError;
-use crate::request::DepthConvention;
+use crate::gpu::Memory;
+use crate::request::camera::DepthConvention;
+
+/// Bytes of one batch row, laid out as the per-instance attributes of
+/// `shaders/pick_batched.vert`: the model-view-projection matrix, the ID, the draw index.
+pub(crate) const ROW_BYTES: u32 = 80;
 use ash::vk;
 use glam::Mat4;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
-/// a test checks these stay in step with the GLSL.
-pub mod spirv {
-    pub const PICK_VERT: &[u8] = include_bytes!("../spirv/pick.vert.spv");
-    pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../spirv/pick_instanced.vert.spv");
-    pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../spirv/pick_batched.vert.spv");
-    pub const PICK_FRAG: &[u8] = include_bytes!("../spirv/pick.frag.spv");
-    pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../spirv/pick_detail.frag.spv");
+/// a test in tools/ checks these stay in step with the GLSL.
+mod spirv {
+    pub const PICK_VERT: &[u8] = include_bytes!("../../spirv/pick.vert.spv");
+    pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
+    pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
+    pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
+    pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
 }
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
@@ -43,16 +48,18 @@ pub(crate) struct PipelineKey {
     pub position_stride: u32,
     /// Stride of the per-instance transform buffer, for instanced draws.
     pub instance_stride: Option<u32>,
-    /// Per-draw data comes from rows of the batch buffer (see `crate::batch`), not push constants.
+    /// Per-draw data comes from rows of the batch buffer (see `crate::record::batch`), not
+    /// push constants.
     pub batched: bool,
+    /// Decides the depth compare op.
+    pub depth: DepthConvention,
 }
 
 /// Owns shader modules, the layout and every pipeline built for one render pass.
 pub(crate) struct Pipelines {
-    device: ash::Device,
+    memory: Memory,
     render_pass: vk::RenderPass,
     color_attachments: u32,
-    depth: DepthConvention,
     vert: vk::ShaderModule,
     vert_instanced: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
@@ -66,20 +73,22 @@ fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn create_module(device: &ash::Device, bytes: &[u8]) -> Result<vk::ShaderModule, PickError> {
+fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result<vk::ShaderModule, PickError> {
     let code = words(bytes);
     let info = vk::ShaderModuleCreateInfo::default().code(&code);
     // SAFETY: `info` points at valid SPIR-V words that outlive the call.
-    Ok(unsafe { device.create_shader_module(&info, None) }?)
+    let module = unsafe { memory.device.create_shader_module(&info, None) }?;
+    memory.name(module, name);
+    Ok(module)
 }
 
 impl Pipelines {
-    pub fn new(device: &ash::Device, render_pass: vk::RenderPass, detail: bool, depth: DepthConvention) -> Result<Self, PickError> {
+    /// Creates the shader modules and layout for pipelines of `render_pass`.
+    pub fn new(memory: &Memory, render_pass: vk::RenderPass, detail: bool) -> Result<Self, PickError> {
         let mut this = Pipelines {
-            device: device.clone(),
+            memory: memory.clone(),
             render_pass,
             color_attachments: if detail { 3 } else { 2 },
-            depth,
             vert: vk::ShaderModule::null(),
             vert_instanced: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
@@ -87,15 +96,17 @@ impl Pipelines {
             layout: vk::PipelineLayout::null(),
             cache: Vec::new(),
         };
-        // Fields are filled one by one so that `Drop` frees whatever was made if a later step fails.
-        this.vert = create_module(device, spirv::PICK_VERT)?;
-        this.vert_instanced = create_module(device, spirv::PICK_INSTANCED_VERT)?;
-        this.vert_batched = create_module(device, spirv::PICK_BATCHED_VERT)?;
-        this.frag = create_module(device, if detail { spirv::PICK_DETAIL_FRAG } else { spirv::PICK_FRAG })?;
+        // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
+        this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
+        this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
+        this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
+        this.frag =
+            if detail { create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag") } else { create_module(memory, spirv::PICK_FRAG, "pick.frag") }?;
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PickPush::SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
         // SAFETY: valid create info on a live device.
-        this.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
+        this.layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+        memory.name(this.layout, "pipeline layout");
         Ok(this)
     }
 
@@ -130,7 +141,7 @@ impl Pipelines {
         // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
         let per_instance = match (key.instance_stride, key.batched) {
             (Some(stride), _) => Some(stride),
-            (None, true) => Some(crate::batch::ROW_BYTES),
+            (None, true) => Some(ROW_BYTES),
             (None, false) => None,
         };
         if let Some(stride) = per_instance {
@@ -158,7 +169,7 @@ impl Pipelines {
             .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
             .line_width(1.0);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let compare = match self.depth {
+        let compare = match key.depth {
             DepthConvention::Standard => vk::CompareOp::LESS,
             DepthConvention::Reverse => vk::CompareOp::GREATER,
         };
@@ -183,9 +194,13 @@ impl Pipelines {
             .subpass(0);
         // SAFETY: every pointer in `info` refers to locals alive for the call; modules, layout
         // and render pass are live objects of this device.
-        let result = unsafe { self.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        let result = unsafe { self.memory.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
         match result {
-            Ok(pipelines) => Ok(pipelines[0]),
+            Ok(pipelines) => {
+                let pipeline = pipelines.first().copied().unwrap_or_default();
+                self.memory.name(pipeline, &format!("pipeline {key:?}"));
+                Ok(pipeline)
+            }
             Err((_, err)) => Err(err.into()),
         }
     }
@@ -196,11 +211,11 @@ impl Drop for Pipelines {
         // SAFETY: the owner guarantees the GPU no longer uses these objects; null handles are ignored.
         unsafe {
             for (_, p) in self.cache.drain(..) {
-                self.device.destroy_pipeline(p, None);
+                self.memory.device.destroy_pipeline(p, None);
             }
-            self.device.destroy_pipeline_layout(self.layout, None);
+            self.memory.device.destroy_pipeline_layout(self.layout, None);
             for m in [self.vert, self.vert_instanced, self.vert_batched, self.frag] {
-                self.device.destroy_shader_module(m, None);
+                self.memory.device.destroy_shader_module(m, None);
             }
         }
     }

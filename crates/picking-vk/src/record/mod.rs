@@ -1,16 +1,19 @@
 //! Recording the pick pass: validation first (so an error records nothing), then one render
-//! pass over the admitted draws. Shared by the 1x1 picker and the full-size [`crate::IdImage`].
+//! pass over the planned draws. Shared by the 1x1 picker and the full-size debug ID image.
 
-use crate::batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
-use crate::cull::Plan;
+pub(crate) mod batch;
+
 use crate::draw::{PickDraw, Triangles};
 use crate::error::PickError;
-use crate::pass::{PassLayout, PassTargets};
-use crate::pipeline::{PickPush, PipelineKey, Pipelines};
+use crate::handoff::{DrawSnapshot, PassStats};
+use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
+use crate::pass::targets::PassTargets;
+use crate::pass::{PassKit, PassLayout};
+use crate::plan::Plan;
+use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
-use crate::resolve::DrawSnapshot;
-use crate::view_math::CameraSnapshot;
 use ash::vk;
+use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
 
 /// How the host's viewport maps onto the pass's render target.
 #[derive(Clone, Copy, Debug)]
@@ -24,37 +27,24 @@ pub(crate) enum Framing {
 
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
 /// non-instanced draws take their data from a row.
-fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32) -> PipelineKey {
+fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
     let batched = draw.instances.is_none() && rows_used < batch_rows;
-    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched }
+    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched, depth }
 }
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
 /// recorded. Draws culled away this frame are neither drawn nor checked.
-pub(crate) fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32) -> Result<(), PickError> {
+fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32, depth: DepthConvention) -> Result<(), PickError> {
     let mut rows_used = 0;
     for entry in &plan.entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         draw.validate(index)?;
-        let key = pipeline_key(draw, rows_used, batch_rows);
+        let key = pipeline_key(draw, rows_used, batch_rows, depth);
         pipelines.get(key)?;
         rows_used += u32::from(key.batched);
     }
     Ok(())
-}
-
-/// What a recorded pass drew.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PassStats {
-    /// Draws recorded into the pass.
-    pub draws_recorded: u32,
-    /// Draws left out by `pickable`, the filter or a whole-object ignore.
-    pub draws_skipped: u32,
-    /// Draws whose bounds the pick ray missed (culling on).
-    pub draws_culled: u32,
-    /// Instances of recorded draws whose bounds the pick ray missed.
-    pub instances_culled: u32,
 }
 
 /// What the pass has bound so far: engines often draw many objects from one buffer, so only
@@ -81,26 +71,42 @@ pub(crate) struct PassRecording<'a> {
     pub max_draw_indirect_count: u32,
 }
 
-impl PassRecording<'_> {
+impl<'a> PassRecording<'a> {
+    /// Validates the planned draws, builds any pipeline they need (with up to the kit's
+    /// batch rows batched), and returns the recorder: after this nothing can fail, so an
+    /// error leaves the command buffer untouched.
+    pub fn prepare(
+        kit: &'a mut PassKit,
+        cmd: vk::CommandBuffer,
+        targets: &'a PassTargets,
+        camera: &'a CameraSnapshot,
+        framing: Framing,
+        draws: &[PickDraw],
+        plan: &Plan,
+    ) -> Result<Self, PickError> {
+        prepare(&mut kit.pipelines, draws, plan, kit.batch_rows, camera.depth)?;
+        Ok(PassRecording {
+            device: &kit.memory.device,
+            cmd,
+            render_pass: kit.render_pass.handle,
+            layout: kit.layout,
+            targets,
+            pipelines: &kit.pipelines,
+            camera,
+            framing,
+            max_draw_indirect_count: kit.max_draw_indirect_count,
+        })
+    }
+
     /// The host's viewport placed on this pass's target, and the scissor.
     fn viewport_and_scissor(&self, request: &PickRequest<'_>) -> (vk::Viewport, vk::Rect2D) {
         let vp = request.viewport;
         let pixel_rect = |x: i32, y: i32| vk::Rect2D { offset: vk::Offset2D { x, y }, extent: vk::Extent2D { width: 1, height: 1 } };
         match self.framing {
             // Shift by whole pixels so the requested pixel lands on texel (0, 0).
-            Framing::PixelOnly => (
-                vk::Viewport {
-                    x: vp.x - request.pixel.x as f32,
-                    y: vp.y - request.pixel.y as f32,
-                    width: vp.width,
-                    height: vp.height,
-                    min_depth: vp.min_depth,
-                    max_depth: vp.max_depth,
-                },
-                pixel_rect(0, 0),
-            ),
+            Framing::PixelOnly => (vk::Viewport { x: vp.x - request.pixel.x as f32, y: vp.y - request.pixel.y as f32, ..vp.into() }, pixel_rect(0, 0)),
             Framing::FullView { scissor_to_pixel } => {
-                let viewport = vk::Viewport { x: vp.x, y: vp.y, width: vp.width, height: vp.height, min_depth: vp.min_depth, max_depth: vp.max_depth };
+                let viewport = vp.into();
                 let scissor = if scissor_to_pixel {
                     pixel_rect(request.pixel.x as i32, request.pixel.y as i32)
                 } else {
@@ -129,10 +135,10 @@ impl PassRecording<'_> {
     ) -> PassStats {
         let d = self.device;
         let cmd = self.cmd;
-        let clear = self.layout.clear_values();
+        let clear = self.layout.clear_values(self.camera.clear_depth());
         let begin = vk::RenderPassBeginInfo::default()
             .render_pass(self.render_pass)
-            .framebuffer(self.targets.framebuffer)
+            .framebuffer(self.targets.framebuffer.handle)
             .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
             .clear_values(&clear[..self.layout.attachment_count()]);
         let (viewport, scissor) = self.viewport_and_scissor(request);
@@ -144,25 +150,20 @@ impl PassRecording<'_> {
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[scissor]);
         }
-        let mut stats = PassStats {
-            draws_recorded: 0,
-            draws_skipped: plan.stats.draws_skipped,
-            draws_culled: plan.stats.draws_culled,
-            instances_culled: plan.stats.instances_culled,
-        };
+        let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
         let mut bound = BoundState::default();
         let mut run: Option<Run> = None;
         let mut rows = 0u32;
         for entry in &plan.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
-            let key = pipeline_key(draw, rows, batch.as_ref().map_or(0, |b| b.capacity()));
+            let key = pipeline_key(draw, rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
             let Some(pipeline) = self.pipelines.cached(key) else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                 log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
                 continue;
             };
             let draw_index = snapshots.len() as u32;
-            snapshots.push(DrawSnapshot::of(draw));
+            snapshots.push(DrawSnapshot::of(draw, entry.draw));
             stats.draws_recorded += 1;
             let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
             let bindings = Bindings::of(draw, pipeline);

@@ -9,7 +9,7 @@
 use super::affine_box::AffineBox;
 use super::prefetch::prefetch;
 use super::ray::{Padding, SlabRay};
-use crate::bounds::Aabb;
+use crate::draw::Aabb;
 use glam::{Vec3, Vec4};
 
 /// Items per leaf.
@@ -167,7 +167,7 @@ fn split_at_median(items: &mut [(Aabb, AffineBox)]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cull::ray::PadLine;
+    use crate::plan::ray::PadLine;
     use glam::Mat4;
 
     fn grid_bvh() -> BoxBvh {

@@ -5,7 +5,9 @@ use glam::{Mat4, Vec3};
 /// A local-space axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {
+    /// Smallest corner.
     pub min: Vec3,
+    /// Largest corner.
     pub max: Vec3,
 }
 
@@ -18,14 +20,17 @@ impl Aabb {
         b.is_finite().then_some(b)
     }
 
+    /// Whether both corners are finite and ordered.
     pub fn is_finite(&self) -> bool {
         self.min.is_finite() && self.max.is_finite() && self.min.cmple(self.max).all()
     }
 
+    /// The centre point.
     pub fn center(&self) -> Vec3 {
         (self.min + self.max) * 0.5
     }
 
+    /// Half the size along each axis.
     pub fn half_extent(&self) -> Vec3 {
         (self.max - self.min) * 0.5
     }
@@ -41,6 +46,7 @@ impl Aabb {
         Aabb { min: c - r, max: c + r }
     }
 
+    /// The box around both boxes.
     pub fn union(&self, o: &Aabb) -> Aabb {
         Aabb { min: self.min.min(o.min), max: self.max.max(o.max) }
     }

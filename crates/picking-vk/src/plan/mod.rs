@@ -1,16 +1,19 @@
-//! Pick-ray culling: before recording, keep only the draws and instances whose bounds the
-//! ray through the pixel centre meets. Bounds are padded by two pixel footprints, so a draw
-//! the rasterizer could still cover (vertex snapping moves edges by 1/256 px) is never culled:
-//! results are identical with and without culling.
+//! Planning a frame: which draws and instances to record. Admission ([`admission`]) applies
+//! `pickable`, the filter and the ignore rules; pick-ray culling then keeps only the draws
+//! and instances whose bounds the ray through the pixel centre meets. Bounds are padded by
+//! two pixel footprints, so a draw the rasterizer could still cover (vertex snapping moves
+//! edges by 1/256 px) is never culled: results are identical with and without culling.
 
+mod admission;
 mod affine_box;
 mod bvh;
 mod prefetch;
 mod ray;
 
-use crate::bounds::Aabb;
-use crate::draw::PickDraw;
-use crate::request::{visible_instance_ranges, Ignore, PickRequest};
+use crate::draw::{Aabb, PickDraw};
+use crate::handoff::PassStats;
+use crate::request::{Ignore, PickRequest};
+use admission::{admits, instance_ignored, visible_instance_ranges};
 use affine_box::AffineBox;
 use bvh::{BoxBvh, BvhScratch};
 use glam::Mat4;
@@ -71,7 +74,8 @@ pub(crate) struct Plan {
     bvhs: HashMap<usize, CachedBvh>,
     draw_cache: Option<DrawCache>,
     frame: u64,
-    pub stats: CullStats,
+    /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
+    pub stats: PassStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -82,22 +86,11 @@ pub(crate) struct PlanEntry {
     pub range_count: u32,
 }
 
-/// What culling did in one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CullStats {
-    /// Draws left out by `pickable`, the filter or a whole-object ignore.
-    pub draws_skipped: u32,
-    /// Draws whose bounds the pick ray missed.
-    pub draws_culled: u32,
-    /// Instances of recorded draws whose bounds the pick ray missed.
-    pub instances_culled: u32,
-}
-
 impl Plan {
     fn begin(&mut self) {
         self.entries.clear();
         self.ranges.clear();
-        self.stats = CullStats::default();
+        self.stats = PassStats::default();
         self.frame += 1;
     }
 
@@ -170,7 +163,7 @@ impl Plan {
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
     fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
-        if !draw.pickable || !request.admits(draw.id) {
+        if !admits(request, draw) {
             self.stats.draws_skipped += 1;
             return;
         }
@@ -193,7 +186,7 @@ impl Plan {
 
     fn push_all_instances(&mut self, draw: &PickDraw, ignore: &[Ignore]) {
         match draw.instances {
-            Some(inst) => visible_instance_ranges(draw.id, inst.count, ignore, |s, c| self.ranges.push((s, c))),
+            Some(inst) => visible_instance_ranges(draw, inst.count, ignore, |s, c| self.ranges.push((s, c))),
             None => self.ranges.push((0, 1)),
         }
     }
@@ -242,7 +235,7 @@ impl Plan {
         let pad = ray.padding_in_space(stretch_bound(&draw.model), stretch_bound(&inv));
         self.scratch.clear();
         bvh.query(&ray.transformed(&inv), pad, &mut self.bvh_scratch, &mut self.scratch);
-        self.scratch.retain(|&i| (i as usize) < count && !ignored(draw, i, ignore));
+        self.scratch.retain(|&i| (i as usize) < count && !instance_ignored(draw, i, ignore));
         self.scratch.sort_unstable();
         self.stats.instances_culled += count as u32 - self.scratch.len() as u32;
         if self.scratch.is_empty() {
@@ -254,7 +247,7 @@ impl Plan {
         for &i in &self.scratch {
             run = match run {
                 Some((s, c)) if s + c == i => Some((s, c + 1)),
-                Some((s, c)) if i - (s + c) <= MERGE_GAP && !(s + c..i).any(|g| ignored(draw, g, ignore)) => Some((s, i + 1 - s)),
+                Some((s, c)) if i - (s + c) <= MERGE_GAP && !(s + c..i).any(|g| instance_ignored(draw, g, ignore)) => Some((s, i + 1 - s)),
                 Some(r) => {
                     self.ranges.push(r);
                     Some((i, 1))
@@ -265,8 +258,4 @@ impl Plan {
         self.ranges.extend(run);
         false
     }
-}
-
-fn ignored(draw: &PickDraw, instance: u32, ignore: &[Ignore]) -> bool {
-    ignore.iter().any(|rule| matches!(*rule, Ignore::Instances { id, start, count } if id == draw.id && instance >= start && instance - start < count))
 }

@@ -1,8 +1,8 @@
 //! The pick ray as culling sees it: an f32 ray with how wide a pixel is along it, and the
 //! padding that keeps culling conservative.
 
-use crate::bounds::Aabb;
-use crate::view_math::{CameraSnapshot, Ray};
+use crate::draw::Aabb;
+use crate::request::camera::{CameraSnapshot, Ray};
 use glam::{Mat3, Mat4, UVec2, Vec3};
 
 /// Padding that grows linearly with distance: `pad(d) = base + slope * d`.

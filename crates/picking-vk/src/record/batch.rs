@@ -3,14 +3,12 @@
 //! read as per-instance attributes: its indirect command's `firstInstance` names the row.
 //! The CPU cost of a pick then barely grows with the number of draws under the cursor.
 
-use crate::error::PickError;
-use crate::memory::{GpuBuffer, Memory};
+use crate::error::{PickError, Requirement};
+use crate::gpu::{GpuBuffer, Memory};
+use crate::pass::pipeline::ROW_BYTES;
 use ash::vk;
 use glam::Mat4;
 use gpu_allocator::MemoryLocation;
-
-/// Bytes of one row, laid out as the per-instance attributes of `shaders/pick_batched.vert`.
-pub(crate) const ROW_BYTES: u32 = 80;
 /// Bytes of one indirect command: `VkDrawIndexedIndirectCommand` (a non-indexed
 /// `VkDrawIndirectCommand` uses the first 16).
 pub(crate) const COMMAND_BYTES: u32 = 20;
@@ -44,14 +42,11 @@ impl DrawBatchBuffer {
     pub fn new(memory: &Memory, capacity: u32) -> Result<Self, PickError> {
         let size = u64::from(capacity.max(1)) * u64::from(ROW_BYTES + COMMAND_BYTES);
         let usage = vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
-        let mut buffer = memory.create_buffer("picking-vk draw batch", size, usage, MemoryLocation::CpuToGpu)?;
+        let buffer = GpuBuffer::new(memory, "draw batch", size, usage, MemoryLocation::CpuToGpu)?;
         // Host writes to coherent memory before the submission are visible to the device
         // without a flush (gpu-allocator's CpuToGpu memory is always coherent).
-        let usable =
-            buffer.allocation.as_ref().is_some_and(|a| a.mapped_ptr().is_some() && a.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT));
-        if !usable {
-            memory.destroy_buffer(&mut buffer);
-            return Err(PickError::Unsupported { missing: vec!["host-visible, coherent memory for the draw batch buffer".into()] });
+        if !buffer.is_coherent() {
+            return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the draw batch buffer")] });
         }
         Ok(DrawBatchBuffer { buffer, capacity })
     }
@@ -76,7 +71,7 @@ impl DrawBatchBuffer {
             return;
         }
         let commands_offset = self.commands_offset() as usize;
-        let Some(bytes) = self.buffer.allocation.as_mut().and_then(|a| a.mapped_slice_mut()) else { return };
+        let Some(bytes) = self.buffer.mapped_mut() else { return };
         let mvp = row.model_view_projection.to_cols_array().map(f32::to_bits);
         let tail = [row.object_id[0], row.object_id[1], row.draw_index, 0];
         let row_words = mvp.iter().chain(&tail);
@@ -94,10 +89,6 @@ impl DrawBatchBuffer {
 
     pub fn bytes(&self) -> u64 {
         self.buffer.bytes()
-    }
-
-    pub fn destroy(&mut self, memory: &Memory) {
-        memory.destroy_buffer(&mut self.buffer);
     }
 }
 

@@ -1,26 +1,27 @@
 //! [`IdImage`]: the same pick pass at the full size of the view, read back whole. For debug
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
-use crate::cull::Plan;
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::kit::PassKit;
-use crate::memory::{word_at, GpuBuffer};
-use crate::pass::{PassLayout, PassTargets};
-use crate::picker::HostDevice;
-use crate::record::{Framing, PassStats};
-use crate::request::{DepthConvention, PickRequest};
-use crate::resolve::Texels;
-use crate::view_math::CameraSnapshot;
+use crate::gpu::{image_info, word_at, GpuBuffer, Memory};
+use crate::handoff::{PassStats, Texels};
+use crate::host::HostDevice;
+use crate::pass::render_pass::DEPTH_FORMAT;
+use crate::pass::targets::PassTargets;
+use crate::pass::{PassKit, PassLayout};
+use crate::plan::Plan;
+use crate::record::{Framing, PassRecording};
+use crate::request::PickRequest;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 /// Full-size ID, (draw, instance) and depth images of a view, with a host-readable copy.
 pub struct IdImage {
+    // Fields drop in order: buffers and images before the pass kit.
+    readback: GpuBuffer,
+    targets: PassTargets,
     kit: PassKit,
     plan: Plan,
-    targets: Option<PassTargets>,
-    readback: Option<GpuBuffer>,
     extent: vk::Extent2D,
 }
 
@@ -30,6 +31,7 @@ const TEXEL_BYTES: u64 = 20;
 /// What [`IdImage::record`] copies to the readback buffer after the pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdCopy {
+    /// No copy: the images stay on the GPU.
     Nothing,
     /// Only the request's pixel: read it with [`IdImage::read_pixel`].
     Pixel,
@@ -42,20 +44,21 @@ impl IdImage {
     ///
     /// # Safety
     /// As [`crate::Picker::new`].
-    pub unsafe fn new(host: HostDevice<'_>, depth: DepthConvention, width: u32, height: u32) -> Result<Self, PickError> {
+    pub unsafe fn new(host: HostDevice<'_>, width: u32, height: u32) -> Result<Self, PickError> {
         if width == 0 || height == 0 {
             return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
         }
-        let layout = PassLayout { detail: false, depth };
-        // SAFETY: the caller's contract is `PassKit::new`'s.
-        let kit = unsafe { PassKit::new(&host, layout) }?;
+        let layout = PassLayout { detail: false };
+        // SAFETY: the caller's contract is `Memory::new`'s.
+        let memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        // SAFETY: the caller guarantees the physical device belongs to the instance.
+        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        let kit = PassKit::new(&memory, &limits, layout, false)?;
         let extent = vk::Extent2D { width, height };
-        let mut image = IdImage { kit, plan: Plan::default(), targets: None, readback: None, extent };
-        image.targets = Some(PassTargets::new(&image.kit.memory, image.kit.render_pass, layout, extent)?);
+        let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
-        image.readback =
-            Some(image.kit.memory.create_buffer("picking-vk id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?);
-        Ok(image)
+        let readback = GpuBuffer::new(&memory, "id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent })
     }
 
     /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of
@@ -64,21 +67,13 @@ impl IdImage {
     /// # Safety
     /// `device` is a live device.
     pub unsafe fn attachment_bytes_for(device: &ash::Device, width: u32, height: u32) -> Result<u64, PickError> {
-        let layout = PassLayout { detail: false, depth: DepthConvention::Standard };
+        let layout = PassLayout { detail: false };
         let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let depth = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
-        let formats = layout.color_formats().iter().map(|&f| (f, color)).chain([(crate::pass::DEPTH_FORMAT, depth)]);
+        let formats = layout.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);
         let mut total = 0;
         for (format, usage) in formats {
-            let info = vk::ImageCreateInfo::default()
-                .image_type(vk::ImageType::TYPE_2D)
-                .format(format)
-                .extent(vk::Extent3D { width, height, depth: 1 })
-                .mip_levels(1)
-                .array_layers(1)
-                .samples(vk::SampleCountFlags::TYPE_1)
-                .tiling(vk::ImageTiling::OPTIMAL)
-                .usage(usage);
+            let info = image_info(format, vk::Extent2D { width, height }, usage);
             // SAFETY: valid create info; the image is destroyed right after the query.
             unsafe {
                 let image = device.create_image(&info, None)?;
@@ -89,13 +84,14 @@ impl IdImage {
         Ok(total)
     }
 
+    /// Width and height in pixels.
     pub fn extent(&self) -> (u32, u32) {
         (self.extent.width, self.extent.height)
     }
 
     /// Bytes of the images (not the readback buffer).
     pub fn attachment_bytes(&self) -> u64 {
-        self.targets.as_ref().map_or(0, PassTargets::bytes)
+        self.targets.bytes()
     }
 
     /// Records the pass over the whole view (or, with `scissor_to_pixel`, only the request's
@@ -112,27 +108,27 @@ impl IdImage {
         scissor_to_pixel: bool,
         copy: IdCopy,
     ) -> Result<PassStats, PickError> {
-        let camera = CameraSnapshot::new(request.view, request.projection, request.viewport, self.kit.layout.depth)?;
-        let (Some(targets), Some(readback)) = (self.targets.as_ref(), self.readback.as_ref()) else {
-            return Err(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED));
-        };
+        let camera = request.camera()?;
+        if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
+            return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
+        }
         self.plan.build(request, draws, None);
-        let recording = self.kit.recording(cmd, targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
+        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots, None) };
         if copy != IdCopy::Nothing {
             let pixel = (copy == IdCopy::Pixel).then_some(request.pixel);
             // SAFETY: as above.
-            unsafe { self.record_copy_out(cmd, targets, readback, pixel) };
+            unsafe { self.record_copy_out(cmd, pixel) };
         }
         Ok(stats)
     }
 
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
-    unsafe fn record_copy_out(&self, cmd: vk::CommandBuffer, targets: &PassTargets, readback: &GpuBuffer, pixel: Option<glam::UVec2>) {
-        let d = &self.kit.memory.device;
+    unsafe fn record_copy_out(&self, cmd: vk::CommandBuffer, pixel: Option<glam::UVec2>) {
+        let (d, targets, readback) = (&self.kit.memory.device, &self.targets, &self.readback);
         let pixels = u64::from(self.extent.width) * u64::from(self.extent.height);
         // The whole image, or one texel placed first in each attachment's region.
         let (image_offset, image_extent) = match pixel {
@@ -163,10 +159,9 @@ impl IdImage {
             );
             d.cmd_copy_image_to_buffer(cmd, targets.images[0].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(0, color)]);
             d.cmd_copy_image_to_buffer(cmd, targets.images[1].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 8, color)]);
-            let depth = targets.images.len() - 1;
             d.cmd_copy_image_to_buffer(
                 cmd,
-                targets.images[depth].image,
+                targets.depth_image(),
                 vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 readback.buffer,
                 &[region(pixels * 16, vk::ImageAspectFlags::DEPTH)],
@@ -199,9 +194,8 @@ impl IdImage {
     /// # Safety
     /// As [`IdImage::read`].
     unsafe fn readback_bytes(&self) -> Result<&[u8], PickError> {
-        let readback = self.readback.as_ref().ok_or(PickError::Vulkan(vk::Result::ERROR_INITIALIZATION_FAILED))?;
         // SAFETY: the caller's contract.
-        unsafe { readback.host_bytes(&self.kit.memory.device) }
+        unsafe { self.readback.host_bytes() }
     }
 
     fn pixel_count(&self) -> usize {
@@ -217,17 +211,6 @@ impl IdImage {
             draw_instance: [word(pixels * 8 + i * 8), word(pixels * 8 + i * 8 + 4)],
             depth: f32::from_bits(word(pixels * 16 + i * 4)),
             detail: None,
-        }
-    }
-}
-
-impl Drop for IdImage {
-    fn drop(&mut self) {
-        if let Some(mut readback) = self.readback.take() {
-            self.kit.memory.destroy_buffer(&mut readback);
-        }
-        if let Some(mut targets) = self.targets.take() {
-            targets.destroy(&self.kit.memory);
         }
     }
 }

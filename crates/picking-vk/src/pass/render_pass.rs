@@ -1,9 +1,8 @@
-//! The dedicated pick render pass and its attachments: R32G32_UINT object ID, R32G32_UINT
-//! (draw, instance), optionally R32G32B32A32_UINT detail, and D32_SFLOAT depth. One sample.
+//! The dedicated pick render pass: R32G32_UINT object ID, R32G32_UINT (draw, instance),
+//! optionally R32G32B32A32_UINT detail, and D32_SFLOAT depth. One sample.
 
-use crate::error::PickError;
-use crate::memory::{GpuImage, Memory};
-use crate::request::DepthConvention;
+use crate::error::{PickError, Requirement};
+use crate::gpu::{Memory, Owned};
 use ash::vk;
 
 pub(crate) const ID_FORMAT: vk::Format = vk::Format::R32G32_UINT;
@@ -15,7 +14,6 @@ pub(crate) const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PassLayout {
     pub detail: bool,
-    pub depth: DepthConvention,
 }
 
 impl PassLayout {
@@ -27,13 +25,10 @@ impl PassLayout {
         }
     }
 
-    pub fn clear_values(&self) -> [vk::ClearValue; 4] {
+    /// Clear values: colours to 0 (nothing), depth to `clear_depth` (the far end).
+    pub fn clear_values(&self, clear_depth: f32) -> [vk::ClearValue; 4] {
         let zero = vk::ClearValue { color: vk::ClearColorValue { uint32: [0; 4] } };
-        let depth = match self.depth {
-            DepthConvention::Standard => 1.0,
-            DepthConvention::Reverse => 0.0,
-        };
-        let depth = vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth, stencil: 0 } };
+        let depth = vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: clear_depth, stencil: 0 } };
         if self.detail {
             [zero, zero, zero, depth]
         } else {
@@ -46,24 +41,35 @@ impl PassLayout {
     }
 }
 
-/// Reports formats the device cannot use as the pass needs them.
-pub(crate) fn check_formats(instance: &ash::Instance, physical_device: vk::PhysicalDevice, layout: PassLayout) -> Vec<String> {
-    let mut missing = vec![];
+/// Formats the device cannot use as the pass needs them, for a pass with or without detail.
+///
+/// # Safety
+/// `physical_device` was enumerated from `instance`, which is live.
+pub(crate) unsafe fn formats_missing(instance: &ash::Instance, physical_device: vk::PhysicalDevice, detail: bool) -> Vec<Requirement> {
     let color = vk::FormatFeatureFlags::COLOR_ATTACHMENT | vk::FormatFeatureFlags::TRANSFER_SRC;
     let depth = vk::FormatFeatureFlags::DEPTH_STENCIL_ATTACHMENT | vk::FormatFeatureFlags::TRANSFER_SRC;
-    let wanted = layout.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);
+    let wanted = PassLayout { detail }.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);
+    let mut missing: Vec<Requirement> = vec![];
     for (format, features) in wanted {
-        // SAFETY: the host guarantees `physical_device` belongs to `instance`.
+        // SAFETY: the caller guarantees `physical_device` belongs to `instance`.
         let props = unsafe { instance.get_physical_device_format_properties(physical_device, format) };
-        if !props.optimal_tiling_features.contains(features) {
-            missing.push(format!("{format:?} with optimal tiling features {features:?}"));
+        let requirement = Requirement::Format { format, features };
+        if !props.optimal_tiling_features.contains(features) && !missing.contains(&requirement) {
+            missing.push(requirement);
         }
     }
     missing
 }
 
+/// # Safety
+/// `pass` is a render pass of `device` that the GPU no longer uses.
+unsafe fn destroy_render_pass(device: &ash::Device, pass: vk::RenderPass) {
+    // SAFETY: the caller's contract.
+    unsafe { device.destroy_render_pass(pass, None) };
+}
+
 /// Creates the render pass. Attachments end in TRANSFER_SRC_OPTIMAL, ready for the readback copy.
-pub(crate) fn create_render_pass(device: &ash::Device, layout: PassLayout) -> Result<vk::RenderPass, PickError> {
+pub(crate) fn create_render_pass(memory: &Memory, layout: PassLayout) -> Result<Owned<vk::RenderPass>, PickError> {
     let mut attachments: Vec<vk::AttachmentDescription> = layout
         .color_formats()
         .iter()
@@ -119,54 +125,8 @@ pub(crate) fn create_render_pass(device: &ash::Device, layout: PassLayout) -> Re
     ];
     let info = vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(std::slice::from_ref(&subpass)).dependencies(&dependencies);
     // SAFETY: all pointers in `info` refer to locals alive for the call.
-    Ok(unsafe { device.create_render_pass(&info, None) }?)
-}
-
-/// The attachments and framebuffer of one pass at one extent.
-pub(crate) struct PassTargets {
-    pub extent: vk::Extent2D,
-    /// Colour attachments in `PassLayout::color_formats` order, then depth.
-    pub images: Vec<GpuImage>,
-    pub framebuffer: vk::Framebuffer,
-}
-
-impl PassTargets {
-    pub fn new(memory: &Memory, render_pass: vk::RenderPass, layout: PassLayout, extent: vk::Extent2D) -> Result<Self, PickError> {
-        let mut targets = PassTargets { extent, images: vec![], framebuffer: vk::Framebuffer::null() };
-        if let Err(e) = targets.create(memory, render_pass, layout) {
-            targets.destroy(memory);
-            return Err(e);
-        }
-        Ok(targets)
-    }
-
-    fn create(&mut self, memory: &Memory, render_pass: vk::RenderPass, layout: PassLayout) -> Result<(), PickError> {
-        let color_usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
-        for &format in layout.color_formats() {
-            self.images.push(memory.create_image("picking-vk colour attachment", format, self.extent, color_usage, vk::ImageAspectFlags::COLOR)?);
-        }
-        let depth_usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
-        self.images.push(memory.create_image("picking-vk depth", DEPTH_FORMAT, self.extent, depth_usage, vk::ImageAspectFlags::DEPTH)?);
-        let views: Vec<vk::ImageView> = self.images.iter().map(|i| i.view).collect();
-        let info =
-            vk::FramebufferCreateInfo::default().render_pass(render_pass).attachments(&views).width(self.extent.width).height(self.extent.height).layers(1);
-        // SAFETY: views and render pass are live and compatible.
-        self.framebuffer = unsafe { memory.device.create_framebuffer(&info, None) }?;
-        Ok(())
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.images.iter().map(GpuImage::bytes).sum()
-    }
-
-    /// Releases everything. The GPU must be done with the targets.
-    pub fn destroy(&mut self, memory: &Memory) {
-        // SAFETY: the caller guarantees the GPU no longer uses the framebuffer; null is ignored.
-        unsafe { memory.device.destroy_framebuffer(self.framebuffer, None) };
-        self.framebuffer = vk::Framebuffer::null();
-        for image in &mut self.images {
-            memory.destroy_image(image);
-        }
-        self.images.clear();
-    }
+    let pass = unsafe { memory.device.create_render_pass(&info, None) }?;
+    memory.name(pass, "render pass");
+    // SAFETY: the pass was just created on this device and is owned by nothing else.
+    Ok(unsafe { Owned::new(&memory.device, pass, destroy_render_pass) })
 }

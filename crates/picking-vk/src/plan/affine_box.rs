@@ -3,7 +3,7 @@
 //! per frame, and the whole thing fits one cache line.
 
 use super::ray::{away_from_zero, slab_exit, PadLine, SlabRay};
-use crate::bounds::Aabb;
+use crate::draw::Aabb;
 use glam::{Mat4, Vec3, Vec4};
 
 #[derive(Clone, Copy, Debug)]

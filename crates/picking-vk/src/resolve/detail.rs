@@ -2,40 +2,10 @@
 //! vertices, the interpolated point, normals and UV, in local and world space. No triangle
 //! search: the GPU already said which triangle won.
 
-use crate::draw::Triangles;
-use crate::error::PickError;
-use crate::view_math::Ray;
-use glam::{DMat3, DMat4, DVec3, Mat4, Vec2, Vec3};
+use crate::draw::{MeshGeometry, Triangles};
+use crate::request::camera::Ray;
+use glam::{DMat3, DMat4, DVec3, Mat4, Vec2};
 use std::sync::Arc;
-
-/// A CPU copy of the geometry a draw reads, registered once and shared (never copied per
-/// pick). Arrays cover the whole buffers the draw binds: `indices` the whole index buffer
-/// range (as u32), `positions` every vertex of the position range.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MeshGeometry {
-    pub positions: Vec<Vec3>,
-    pub normals: Option<Vec<Vec3>>,
-    pub uvs: Option<Vec<Vec2>>,
-    pub indices: Option<Vec<u32>>,
-}
-
-impl MeshGeometry {
-    /// Checks the arrays agree with each other (normals/UVs per vertex, indices in range).
-    pub fn validate(&self) -> Result<(), PickError> {
-        let n = self.positions.len();
-        let bad = |what: String| Err(PickError::InvalidRequest(format!("mesh geometry: {what}")));
-        if self.normals.as_ref().is_some_and(|v| v.len() != n) {
-            return bad("normal count differs from position count".into());
-        }
-        if self.uvs.as_ref().is_some_and(|v| v.len() != n) {
-            return bad("UV count differs from position count".into());
-        }
-        if let Some(&i) = self.indices.as_ref().and_then(|ix| ix.iter().find(|&&i| i as usize >= n)) {
-            return bad(format!("index {i} is past the {n} vertices"));
-        }
-        Ok(())
-    }
-}
 
 /// Where the winning fragment lies on its triangle.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,14 +29,19 @@ pub struct HitDetail {
 /// Surface data interpolated from registered geometry.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceDetail {
+    /// The hit point in the mesh's own space.
     pub local_point: DVec3,
+    /// The hit point in world space.
     pub world_point: DVec3,
     /// Geometric normal of the triangle (unit length).
     pub face_normal_local: DVec3,
+    /// The geometric normal in world space (inverse-transpose of the world matrix).
     pub face_normal_world: DVec3,
     /// Interpolated vertex normal (unit length), when the geometry has normals.
     pub normal_local: Option<DVec3>,
+    /// The interpolated vertex normal in world space.
     pub normal_world: Option<DVec3>,
+    /// The interpolated texture coordinate, when the geometry has them.
     pub uv: Option<Vec2>,
 }
 
@@ -82,7 +57,7 @@ pub(crate) struct DetailSource {
 }
 
 /// Barycentric interpolation of three values.
-pub fn interpolate<T>(values: [T; 3], weights: [f64; 3]) -> T
+pub(crate) fn interpolate<T>(values: [T; 3], weights: [f64; 3]) -> T
 where
     T: std::ops::Mul<f64, Output = T> + std::ops::Add<Output = T> + Copy,
 {
@@ -90,7 +65,7 @@ where
 }
 
 /// The matrix that maps local normals to world normals under `world` (inverse transpose).
-pub fn normal_matrix(world: DMat4) -> Option<DMat3> {
+pub(crate) fn normal_matrix(world: DMat4) -> Option<DMat3> {
     let m = DMat3::from_mat4(world);
     let det = m.determinant();
     (det.is_finite() && det.abs() > 1e-300).then(|| m.inverse().transpose())
@@ -134,7 +109,7 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
 
 /// Barycentrics of where `ray` meets the plane of one known triangle (world space, f64).
 /// `None` when the ray runs parallel to it or the triangle is degenerate.
-pub fn ray_barycentrics(g: &MeshGeometry, v: [u32; 3], world: Mat4, ray: Ray) -> Option<[f32; 3]> {
+pub(crate) fn ray_barycentrics(g: &MeshGeometry, v: [u32; 3], world: Mat4, ray: Ray) -> Option<[f32; 3]> {
     let world = world.as_dmat4();
     let p = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).map(|p| world.transform_point3(p.as_dvec3())));
     let [a, b, c] = [p[0]?, p[1]?, p[2]?];
@@ -189,6 +164,7 @@ mod tests {
     use super::*;
     use crate::draw::{BufferRange, IndexWidth};
     use ash::vk;
+    use glam::Vec3;
 
     fn range() -> BufferRange {
         BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 20 }
@@ -270,16 +246,5 @@ mod tests {
             assert!((got - want).abs() < 1e-6, "{:?}", d.barycentrics);
         }
         assert!((d.surface.unwrap().world_point - target).length() < 1e-6);
-    }
-
-    #[test]
-    fn geometry_validation() {
-        triangle().validate().unwrap();
-        let mut g = triangle();
-        g.indices = Some(vec![0, 1, 4]);
-        assert!(g.validate().is_err());
-        let mut g = triangle();
-        g.uvs = Some(vec![Vec2::ZERO]);
-        assert!(g.validate().is_err());
     }
 }

@@ -1,0 +1,74 @@
+//! The record-to-resolve hand-off: what recording a pass leaves behind for resolving its
+//! texels once the frame completes (a snapshot per recorded draw, the pass's statistics), and
+//! the raw texels read back.
+
+use crate::draw::{MeshGeometry, PickDraw, Triangles};
+use crate::id::ObjectId;
+use glam::Mat4;
+use std::sync::Arc;
+
+/// What the picker remembers of a recorded draw until its frame resolves. Geometry is held by
+/// `Arc`, so a result refers to the geometry as registered when it was recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DrawSnapshot {
+    pub id: ObjectId,
+    /// The draw's position in the host's list, whatever was culled.
+    pub draw_index: u32,
+    /// The host's own value for the draw ([`PickDraw::tag`]).
+    pub tag: u64,
+    pub instanced: bool,
+    pub model: Mat4,
+    pub triangles: Triangles,
+    pub geometry: Option<Arc<MeshGeometry>>,
+    pub instance_transforms: Option<Arc<[Mat4]>>,
+}
+
+impl DrawSnapshot {
+    pub fn of(draw: &PickDraw, draw_index: u32) -> Self {
+        DrawSnapshot {
+            id: draw.id,
+            draw_index,
+            tag: draw.tag,
+            instanced: draw.instances.is_some(),
+            model: draw.model,
+            triangles: draw.triangles,
+            geometry: draw.geometry.clone(),
+            instance_transforms: draw.instance_transforms.clone(),
+        }
+    }
+
+    /// Object-to-world of one instance; `None` for an instanced draw without CPU transforms.
+    pub fn world(&self, instance: u32) -> Option<Mat4> {
+        if !self.instanced {
+            return Some(self.model);
+        }
+        let t = self.instance_transforms.as_ref()?.get(instance as usize)?;
+        Some(self.model * *t)
+    }
+}
+
+/// What a recorded pass drew.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Draws recorded into the pass.
+    pub draws_recorded: u32,
+    /// Draws left out by `pickable`, the filter or a whole-object ignore.
+    pub draws_skipped: u32,
+    /// Draws whose bounds the pick ray missed (culling on).
+    pub draws_culled: u32,
+    /// Instances of recorded draws whose bounds the pick ray missed.
+    pub instances_culled: u32,
+}
+
+/// The raw values read back for one pixel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Texels {
+    /// The object ID's (low, high) words; 0 for nothing.
+    pub id: [u32; 2],
+    /// (index of the draw among those recorded, instance index).
+    pub draw_instance: [u32; 2],
+    /// Framebuffer depth.
+    pub depth: f32,
+    /// (primitive index, barycentric bits x3) when the detail attachment exists.
+    pub detail: Option<[u32; 4]>,
+}

@@ -1,0 +1,288 @@
+//! Feature negotiation, in the style of wgpu-hal: ask the physical device what it offers
+//! ([`PickSupport::query`]), take the [`DeviceFeatures`] for what you want into your own
+//! device creation, and hand the resulting [`PickFeatures`] to the picker. The host keeps a
+//! value it got from the library, never booleans it typed.
+
+use crate::error::{PickError, Requirement};
+use crate::pass::formats_missing;
+use ash::vk;
+use std::ffi::CStr;
+
+/// Optional picking capabilities, as a small set. Basic picking needs nothing beyond
+/// Vulkan 1.0, so the empty set is always usable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PickFeatures(u8);
+
+impl PickFeatures {
+    /// Nothing optional.
+    pub const NONE: PickFeatures = PickFeatures(0);
+    /// Batched recording: runs of draws sharing buffers become one indirect draw. Needs
+    /// `multiDrawIndirect` and `drawIndirectFirstInstance`.
+    pub const BATCHING: PickFeatures = PickFeatures(1);
+    /// The detail attachment (face, barycentrics). Needs `VK_KHR_fragment_shader_barycentric`
+    /// with `fragmentShaderBarycentric`, and `geometryShader` (for `gl_PrimitiveID`).
+    pub const DETAIL: PickFeatures = PickFeatures(2);
+    /// Every optional capability.
+    pub const ALL: PickFeatures = PickFeatures(3);
+
+    /// Whether every capability of `other` is in `self`.
+    pub fn contains(self, other: PickFeatures) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The capabilities in both sets.
+    pub fn intersection(self, other: PickFeatures) -> PickFeatures {
+        PickFeatures(self.0 & other.0)
+    }
+}
+
+impl std::ops::BitOr for PickFeatures {
+    type Output = PickFeatures;
+    fn bitor(self, other: PickFeatures) -> PickFeatures {
+        PickFeatures(self.0 | other.0)
+    }
+}
+
+const DETAIL_EXTENSIONS: &[&CStr] = &[ash::khr::fragment_shader_barycentric::NAME];
+const BARYCENTRIC_FEATURE: Requirement = Requirement::Feature("fragmentShaderBarycentric");
+const GEOMETRY_SHADER_FEATURE: Requirement = Requirement::Feature("geometryShader (for gl_PrimitiveID)");
+
+/// What the host's device creation must enable for the detail attachment.
+pub(crate) fn detail_requirements() -> Vec<Requirement> {
+    vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), BARYCENTRIC_FEATURE, GEOMETRY_SHADER_FEATURE]
+}
+const NO_EXTENSIONS: &[&CStr] = &[];
+
+/// What one physical device offers toward picking, with every unmet requirement named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PickSupport {
+    basic_missing: Vec<Requirement>,
+    batching_missing: Vec<Requirement>,
+    detail_missing: Vec<Requirement>,
+    api_version: u32,
+}
+
+impl PickSupport {
+    /// Asks the physical device. The instance must be Vulkan 1.1 or newer (for
+    /// `vkGetPhysicalDeviceFeatures2`).
+    ///
+    /// # Safety
+    /// `physical_device` was enumerated from `instance`, which is live.
+    pub unsafe fn query(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> Self {
+        // SAFETY: the caller guarantees the handles are valid.
+        let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }.unwrap_or_default();
+        let has_extension = |name: &CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
+        let barycentric_extension = has_extension(ash::khr::fragment_shader_barycentric::NAME);
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+        let mut features = vk::PhysicalDeviceFeatures2::default();
+        if barycentric_extension {
+            features = features.push_next(&mut barycentric);
+        }
+        // SAFETY: valid handles; the chain holds only structures of extensions the device has.
+        unsafe { instance.get_physical_device_features2(physical_device, &mut features) };
+        let core = features.features;
+        // SAFETY: as above.
+        let properties = unsafe { instance.get_physical_device_properties(physical_device) };
+        let mut batching_missing = vec![];
+        if core.multi_draw_indirect != vk::TRUE {
+            batching_missing.push(Requirement::Feature("multiDrawIndirect"));
+        }
+        if core.draw_indirect_first_instance != vk::TRUE {
+            batching_missing.push(Requirement::Feature("drawIndirectFirstInstance"));
+        }
+        let mut detail_missing = vec![];
+        if !barycentric_extension {
+            detail_missing.push(Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME));
+        }
+        if barycentric.fragment_shader_barycentric != vk::TRUE {
+            detail_missing.push(BARYCENTRIC_FEATURE);
+        }
+        if core.geometry_shader != vk::TRUE {
+            detail_missing.push(GEOMETRY_SHADER_FEATURE);
+        }
+        // SAFETY: as above.
+        let formats_basic = unsafe { formats_missing(instance, physical_device, false) };
+        // SAFETY: as above.
+        let formats_detail = unsafe { formats_missing(instance, physical_device, true) };
+        detail_missing.extend(formats_detail.into_iter().filter(|f| !formats_basic.contains(f)));
+        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, api_version: properties.api_version }
+    }
+
+    /// Every optional capability the device offers.
+    pub fn offered(&self) -> PickFeatures {
+        let mut offered = PickFeatures::NONE;
+        if self.batching_missing.is_empty() {
+            offered = offered | PickFeatures::BATCHING;
+        }
+        if self.detail_missing.is_empty() {
+            offered = offered | PickFeatures::DETAIL;
+        }
+        if self.basic_missing.is_empty() {
+            offered
+        } else {
+            PickFeatures::NONE
+        }
+    }
+
+    /// Every requirement the device fails for picking with `wanted` (basic picking included).
+    pub fn missing(&self, wanted: PickFeatures) -> Vec<Requirement> {
+        let mut missing = self.basic_missing.clone();
+        if wanted.contains(PickFeatures::BATCHING) {
+            missing.extend_from_slice(&self.batching_missing);
+        }
+        if wanted.contains(PickFeatures::DETAIL) {
+            missing.extend_from_slice(&self.detail_missing);
+        }
+        missing
+    }
+
+    /// What to enable at device creation for `wanted`, or [`PickError::Unsupported`] naming
+    /// every requirement the device fails. Pass `support.offered()` to take all it has.
+    pub fn device_features(&self, wanted: PickFeatures) -> Result<DeviceFeatures, PickError> {
+        let missing = self.missing(wanted);
+        if !missing.is_empty() {
+            return Err(PickError::Unsupported { missing });
+        }
+        Ok(DeviceFeatures::new(wanted))
+    }
+
+    /// Whether the device accepts a negative viewport height (Vulkan 1.1).
+    pub(crate) fn negative_viewport_height(&self) -> bool {
+        self.api_version >= vk::API_VERSION_1_1
+    }
+}
+
+/// The extensions and feature structures to add to the host's `vkCreateDevice` for a set of
+/// [`PickFeatures`]. Nothing is added for basic picking.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceFeatures {
+    features: PickFeatures,
+    core: vk::PhysicalDeviceFeatures,
+    barycentric: vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
+}
+
+impl DeviceFeatures {
+    fn new(features: PickFeatures) -> Self {
+        let mut core = vk::PhysicalDeviceFeatures::default();
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+        if features.contains(PickFeatures::BATCHING) {
+            core.multi_draw_indirect = vk::TRUE;
+            core.draw_indirect_first_instance = vk::TRUE;
+        }
+        if features.contains(PickFeatures::DETAIL) {
+            core.geometry_shader = vk::TRUE;
+            barycentric.fragment_shader_barycentric = vk::TRUE;
+        }
+        DeviceFeatures { features, core, barycentric }
+    }
+
+    /// What the host passes on in [`crate::HostDevice::with_features`] once the device exists.
+    pub fn features(&self) -> PickFeatures {
+        self.features
+    }
+
+    /// Device extensions to add to the host's list.
+    pub fn extension_names(&self) -> &'static [&'static CStr] {
+        if self.features.contains(PickFeatures::DETAIL) {
+            DETAIL_EXTENSIONS
+        } else {
+            NO_EXTENSIONS
+        }
+    }
+
+    /// Sets the core features picking needs in the host's own feature structure (for hosts
+    /// that chain `VkPhysicalDeviceFeatures2` rather than setting `pEnabledFeatures`).
+    pub fn enable_core(&self, features: &mut vk::PhysicalDeviceFeatures) {
+        let ours = self.core;
+        features.multi_draw_indirect |= ours.multi_draw_indirect;
+        features.draw_indirect_first_instance |= ours.draw_indirect_first_instance;
+        features.geometry_shader |= ours.geometry_shader;
+    }
+
+    /// Chains what picking needs into the host's device create info: the extension feature
+    /// structure, and the core features merged into `pEnabledFeatures` (the host's own core
+    /// features, if it set any, are kept). Extension names are the host's to add, from
+    /// [`DeviceFeatures::extension_names`]. A host that chains `VkPhysicalDeviceFeatures2`
+    /// uses [`DeviceFeatures::enable_core`] on it instead, and chains only
+    /// [`DeviceFeatures::extension_structs`].
+    pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        if !info.p_enabled_features.is_null() {
+            // SAFETY: a non-null `pEnabledFeatures` of a `DeviceCreateInfo<'a>` was set from a
+            // `&'a vk::PhysicalDeviceFeatures`, so it points at a live structure.
+            let host = unsafe { *info.p_enabled_features };
+            let mut merged = host;
+            self.enable_core(&mut merged);
+            self.core = merged;
+        }
+        let DeviceFeatures { features, core, barycentric } = self;
+        let info = info.enabled_features(core);
+        if features.contains(PickFeatures::DETAIL) {
+            info.push_next(barycentric)
+        } else {
+            info
+        }
+    }
+
+    /// Chains only the extension feature structures (none for basic picking or batching).
+    pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        if self.features.contains(PickFeatures::DETAIL) {
+            info.push_next(&mut self.barycentric)
+        } else {
+            info
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn support(batching: bool, detail: bool) -> PickSupport {
+        PickSupport {
+            basic_missing: vec![],
+            batching_missing: if batching { vec![] } else { vec![Requirement::Feature("multiDrawIndirect")] },
+            detail_missing: if detail { vec![] } else { vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)] },
+            api_version: vk::API_VERSION_1_1,
+        }
+    }
+
+    #[test]
+    fn missing_names_every_gap_of_what_is_wanted() {
+        let s = support(true, false);
+        assert_eq!(s.offered(), PickFeatures::BATCHING);
+        assert!(s.missing(PickFeatures::BATCHING).is_empty());
+        assert_eq!(s.missing(PickFeatures::ALL), vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)]);
+        let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported: device extension VK_KHR_fragment_shader_barycentric");
+    }
+
+    #[test]
+    fn device_features_chain_exactly_what_is_wanted() {
+        let s = support(true, true);
+        let mut none = s.device_features(PickFeatures::NONE).unwrap();
+        assert!(none.extension_names().is_empty());
+        let info = none.add_to_device_create(vk::DeviceCreateInfo::default());
+        assert!(info.p_next.is_null());
+        // SAFETY: the builder pointed it at `none.core`, alive here.
+        assert_eq!(unsafe { *info.p_enabled_features }.geometry_shader, vk::FALSE);
+
+        let mut all = s.device_features(PickFeatures::ALL).unwrap();
+        assert_eq!(all.extension_names(), &[ash::khr::fragment_shader_barycentric::NAME]);
+        let host = vk::PhysicalDeviceFeatures { sampler_anisotropy: vk::TRUE, ..Default::default() };
+        let info = all.add_to_device_create(vk::DeviceCreateInfo::default().enabled_features(&host));
+        assert!(!info.p_next.is_null(), "the barycentric structure is chained");
+        // SAFETY: as above, now `all.core`.
+        let merged = unsafe { *info.p_enabled_features };
+        assert_eq!((merged.sampler_anisotropy, merged.geometry_shader, merged.multi_draw_indirect), (vk::TRUE, vk::TRUE, vk::TRUE));
+        assert_eq!(all.features(), PickFeatures::ALL);
+    }
+
+    #[test]
+    fn feature_sets() {
+        assert!(PickFeatures::ALL.contains(PickFeatures::DETAIL));
+        assert!(!PickFeatures::BATCHING.contains(PickFeatures::DETAIL));
+        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL, PickFeatures::ALL);
+        assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);
+        assert!(PickFeatures::default().contains(PickFeatures::NONE));
+    }
+}

@@ -1,0 +1,48 @@
+//! The host contract: the device the host hands in ([`HostDevice`]), what it enabled for
+//! picking ([`features`]), and how the picker is set up ([`config`]).
+
+pub(crate) mod config;
+pub(crate) mod features;
+
+use ash::vk;
+use features::PickFeatures;
+use gpu_allocator::vulkan::Allocator;
+use std::sync::{Arc, Mutex};
+
+/// The host's Vulkan objects the picker works with.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HostDevice<'a> {
+    /// The host's instance.
+    pub instance: &'a ash::Instance,
+    /// The host's device, created from `physical_device`.
+    pub device: &'a ash::Device,
+    /// The physical device `device` was created from.
+    pub physical_device: vk::PhysicalDevice,
+    /// Family of the queue the host submits pick command buffers to; it must support graphics.
+    pub queue_family_index: u32,
+    /// The host's allocator to share; `None` makes the picker create its own.
+    pub allocator: Option<Arc<Mutex<Allocator>>>,
+    /// What the host enabled for picking at device creation: the
+    /// [`crate::DeviceFeatures::features`] it added to `vkCreateDevice`.
+    pub features: PickFeatures,
+}
+
+impl<'a> HostDevice<'a> {
+    /// The host's device, with no optional picking features and the picker's own allocator.
+    pub fn new(instance: &'a ash::Instance, device: &'a ash::Device, physical_device: vk::PhysicalDevice, queue_family_index: u32) -> Self {
+        HostDevice { instance, device, physical_device, queue_family_index, allocator: None, features: PickFeatures::NONE }
+    }
+
+    /// Shares the host's allocator (created for this same device).
+    pub fn with_allocator(mut self, allocator: Arc<Mutex<Allocator>>) -> Self {
+        self.allocator = Some(allocator);
+        self
+    }
+
+    /// The features the host enabled through [`crate::DeviceFeatures`].
+    pub fn with_features(mut self, features: PickFeatures) -> Self {
+        self.features = features;
+        self
+    }
+}

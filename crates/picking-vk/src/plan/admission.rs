@@ -1,0 +1,105 @@
+//! Admission: which draws and instances take part in a request, before any culling. The
+//! request's filter and ignore rules are read here and nowhere else.
+
+use crate::draw::PickDraw;
+use crate::request::{Ignore, PickRequest};
+
+/// Whether a draw takes part at all: pickable, passes the filter, not ignored as a whole.
+pub(crate) fn admits(request: &PickRequest<'_>, draw: &PickDraw) -> bool {
+    draw.pickable && !request.ignore.contains(&Ignore::Object(draw.id)) && request.filter.is_none_or(|f| f(draw.id))
+}
+
+/// Whether instance `instance` of `draw` is ignored by the request.
+pub(crate) fn instance_ignored(draw: &PickDraw, instance: u32, ignore: &[Ignore]) -> bool {
+    ignore.iter().any(|rule| matches!(*rule, Ignore::Instances { id, start, count } if id == draw.id && instance >= start && instance - start < count))
+}
+
+/// Splits `0..count` into the instance ranges of `draw` that survive the request's instance
+/// ignores, calling `emit(start, count)` for each, in order, without allocating.
+pub(crate) fn visible_instance_ranges(draw: &PickDraw, count: u32, ignore: &[Ignore], mut emit: impl FnMut(u32, u32)) {
+    let mut start = 0u32;
+    while start < count {
+        // The earliest ignored range that covers or follows `start`.
+        let mut next_cut: Option<(u32, u32)> = None;
+        for rule in ignore {
+            if let Ignore::Instances { id, start: s, count: c } = *rule {
+                let end = s.saturating_add(c);
+                if id != draw.id || c == 0 || end <= start {
+                    continue;
+                }
+                let s = s.max(start);
+                if next_cut.is_none_or(|(ns, _)| s < ns) {
+                    next_cut = Some((s, end));
+                } else if let Some((ns, ne)) = next_cut {
+                    if s == ns && end > ne {
+                        next_cut = Some((ns, end));
+                    }
+                }
+            }
+        }
+        match next_cut {
+            Some((s, e)) if s < count => {
+                if s > start {
+                    emit(start, s - start);
+                }
+                start = e;
+            }
+            _ => {
+                emit(start, count - start);
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::{BufferRange, Positions, Triangles};
+    use crate::id::ObjectId;
+    use ash::vk::{self, Handle};
+
+    fn draw(id: u64) -> PickDraw {
+        let range = BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size: 36 };
+        PickDraw::new(ObjectId::new(id).unwrap(), Positions { range, stride: 12, vertex_count: 3 }, Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 })
+    }
+
+    fn ranges(count: u32, ignore: &[Ignore]) -> Vec<(u32, u32)> {
+        let mut out = vec![];
+        visible_instance_ranges(&draw(5), count, ignore, |s, c| out.push((s, c)));
+        // The per-instance rule agrees with the ranges.
+        let kept: Vec<u32> = out.iter().flat_map(|&(s, c)| s..s + c).collect();
+        let expected: Vec<u32> = (0..count).filter(|&i| !instance_ignored(&draw(5), i, ignore)).collect();
+        assert_eq!(kept, expected);
+        out
+    }
+
+    #[test]
+    fn instance_ignores_cut_ranges() {
+        let id = ObjectId::new(5).unwrap();
+        let other = ObjectId::new(6).unwrap();
+        assert_eq!(ranges(10, &[]), vec![(0, 10)]);
+        assert_eq!(ranges(10, &[Ignore::instance(id, 0)]), vec![(1, 9)]);
+        assert_eq!(ranges(10, &[Ignore::instance(id, 9)]), vec![(0, 9)]);
+        assert_eq!(ranges(10, &[Ignore::instance(other, 3)]), vec![(0, 10)]);
+        assert_eq!(ranges(10, &[Ignore::Instances { id, start: 6, count: 2 }, Ignore::Instances { id, start: 2, count: 3 }]), vec![(0, 2), (5, 1), (8, 2)]);
+        // Overlapping and out-of-range ignores.
+        assert_eq!(ranges(10, &[Ignore::Instances { id, start: 2, count: 3 }, Ignore::Instances { id, start: 3, count: 4 }]), vec![(0, 2), (7, 3)]);
+        assert_eq!(ranges(4, &[Ignore::Instances { id, start: 2, count: u32::MAX }]), vec![(0, 2)]);
+        assert_eq!(ranges(4, &[Ignore::Instances { id, start: 0, count: 4 }]), vec![]);
+    }
+
+    #[test]
+    fn admission_reads_pickable_filter_and_object_ignores() {
+        use crate::request::viewport::Viewport;
+        use glam::{Mat4, UVec2};
+        let base = PickRequest::new(UVec2::ZERO, Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY);
+        assert!(admits(&base, &draw(5)));
+        assert!(!admits(&base, &draw(5).with_pickable(false)));
+        let ignore = [Ignore::Object(ObjectId::new(5).unwrap())];
+        assert!(!admits(&base.with_ignore(&ignore), &draw(5)));
+        assert!(admits(&base.with_ignore(&ignore), &draw(6)));
+        let odd = |id: ObjectId| id.get() % 2 == 1;
+        assert!(!admits(&base.with_filter(&odd), &draw(6)));
+    }
+}

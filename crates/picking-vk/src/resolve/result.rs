@@ -1,0 +1,59 @@
+//! What a resolved pick reports.
+
+use crate::handoff::PassStats;
+use crate::id::ObjectId;
+use crate::request::camera::Ray;
+use crate::resolve::detail::HitDetail;
+use glam::{DVec3, UVec2};
+
+/// What lies under the picked pixel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickHit {
+    /// The object hit.
+    pub id: ObjectId,
+    /// Instance index within its draw, for instanced draws.
+    pub instance: Option<u32>,
+    /// The draw's position in the list the host handed to `record`, whatever was culled.
+    pub draw_index: u32,
+    /// The draw's [`crate::PickDraw::tag`].
+    pub tag: u64,
+    /// Framebuffer depth of the nearest fragment.
+    pub depth: f32,
+    /// World-space point: the pixel centre unprojected at `depth`.
+    pub world: DVec3,
+    /// Distance from the camera's eye to `world`.
+    pub distance: f64,
+    /// Present when the picker runs with the detail attachment.
+    pub detail: Option<HitDetail>,
+}
+
+/// Statistics of the frame that produced a result.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PickStats {
+    /// What the pass recorded, skipped and culled.
+    pub pass: PassStats,
+    /// GPU time of the pick pass and its copy, with `PickerConfig::timestamps`.
+    pub gpu_time_ns: Option<f64>,
+}
+
+/// The answer for one frame's pick.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickResult {
+    /// What the pick pass did (draws recorded and culled, GPU time when measured).
+    pub stats: PickStats,
+    /// The frame number `Picker::record` returned in its ticket.
+    pub frame: u64,
+    /// The framebuffer pixel that was picked.
+    pub pixel: UVec2,
+    /// The ray through the pixel centre; `None` only for degenerate cameras.
+    pub ray: Option<Ray>,
+    /// `None` for a miss.
+    pub hit: Option<PickHit>,
+}
+
+impl PickResult {
+    /// The object hit, if any.
+    pub fn id(&self) -> Option<ObjectId> {
+        self.hit.as_ref().map(|h| h.id)
+    }
+}
