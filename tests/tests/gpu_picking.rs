@@ -461,3 +461,55 @@ fn a_host_claim_the_device_cannot_meet_is_a_typed_error() {
     }
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn one_pick_per_slot_an_aborted_frame_is_caught_by_its_stamp_and_cancel_frees_a_slot() {
+    let gpu = Gpu::new();
+    let scene = Scene { meshes: vec![Mesh::quad(2.0)], objects: vec![Object::new(5, 0, Mat4::IDENTITY)] };
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, W, H);
+    let centre = PickRequest::new(UVec2::new(W / 2, H / 2), vp, view, proj);
+    let mut picker = gpu.picker(config(1));
+    // Frame 0 completes normally.
+    assert_eq!(gpu.pick(&mut picker, &centre, &gs.draws).id(), Some(id(5)));
+
+    // Frame 1 is recorded, then a second record into the same slot (hover and click in one
+    // command buffer) is refused: it would rewrite what frame 1's GPU work reads.
+    let cmds = gpu.ctx.command_buffers(1).unwrap();
+    let d = &gpu.ctx.device;
+    // SAFETY: a fresh command buffer of this device, never submitted: the frame is aborted.
+    unsafe { d.begin_command_buffer(cmds[0], &ash::vk::CommandBufferBeginInfo::default()) }.unwrap();
+    // SAFETY: `cmds[0]` is recording outside a render pass; the draws outlive it.
+    let ticket = unsafe { picker.record(cmds[0], 0, &centre, &gs.draws) }.unwrap();
+    assert_eq!(ticket.frame, 1);
+    // SAFETY: as above.
+    let again = unsafe { picker.record(cmds[0], 0, &centre, &gs.draws) };
+    assert!(matches!(again, Err(PickError::SlotPending { slot: 0, frame: 1 })), "{again:?}");
+    // SAFETY: as above.
+    unsafe { d.end_command_buffer(cmds[0]) }.unwrap();
+
+    // The host drops the command buffer and takes the slot's result anyway: the texels carry
+    // frame 0's stamp, so nothing is reported from them and the slot is free again.
+    // SAFETY: the command buffer will never be submitted.
+    let stale = unsafe { picker.take_result(0) };
+    assert!(matches!(stale, Err(PickError::StaleResult { slot: 0, expected: 1, found: Some(0) })), "{stale:?}");
+    assert!(!picker.is_pending(0));
+
+    // An aborted frame can also be cancelled explicitly.
+    // SAFETY: as above.
+    unsafe {
+        d.reset_command_buffer(cmds[0], ash::vk::CommandBufferResetFlags::empty()).unwrap();
+        d.begin_command_buffer(cmds[0], &ash::vk::CommandBufferBeginInfo::default()).unwrap();
+        picker.record(cmds[0], 0, &centre, &gs.draws).unwrap();
+        d.end_command_buffer(cmds[0]).unwrap();
+    }
+    assert!(picker.cancel(0).unwrap());
+    assert!(!picker.cancel(0).unwrap(), "nothing left to cancel");
+    assert!(matches!(picker.cancel(3), Err(PickError::InvalidSlot { slot: 3, .. })));
+
+    // The next frame completes and resolves with its own stamp.
+    let r = gpu.pick(&mut picker, &centre, &gs.draws);
+    assert_eq!((r.id(), r.frame), (Some(id(5)), 3));
+    drop((picker, gs, cmds));
+    gpu.assert_no_validation_messages();
+}

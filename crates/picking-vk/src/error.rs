@@ -58,6 +58,27 @@ pub enum PickError {
         /// How many slots the picker has.
         frames_in_flight: usize,
     },
+    /// A frame slot still holds a pick that was neither taken nor cancelled: recording over
+    /// it would rewrite what that frame's GPU work may still read.
+    #[error("frame slot {slot} still holds frame {frame}'s pick: take its result (after its fence) or cancel it first")]
+    SlotPending {
+        /// The slot.
+        slot: usize,
+        /// The frame recorded there.
+        frame: u64,
+    },
+    /// The texels read for a slot carry another frame's stamp: the frame recorded there did
+    /// not complete (its command buffer was dropped or not yet finished). Nothing is reported
+    /// from them, and the slot is free again.
+    #[error("frame slot {slot}: expected frame {expected}'s texels, but the GPU last wrote {}", found.map_or("none".to_string(), |f| format!("frame {f}'s")))]
+    StaleResult {
+        /// The slot.
+        slot: usize,
+        /// The frame recorded into it.
+        expected: u64,
+        /// The frame whose texels it holds, if any.
+        found: Option<u64>,
+    },
     /// The shared allocator's mutex was poisoned by a panic elsewhere in the host.
     #[error("the shared gpu-allocator mutex is poisoned")]
     AllocatorPoisoned,

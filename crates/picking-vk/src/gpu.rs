@@ -136,6 +136,17 @@ impl GpuBuffer {
         self.allocation.as_mut()?.mapped_slice_mut()
     }
 
+    /// Makes host writes through [`GpuBuffer::mapped_mut`] visible to the device (a no-op on
+    /// coherent memory).
+    pub fn flush(&self) -> Result<(), PickError> {
+        let Some(allocation) = self.allocation.as_ref().filter(|_| !self.is_coherent()) else { return Ok(()) };
+        // SAFETY: the allocation is mapped and dedicated, so the whole memory object (from
+        // offset 0, WHOLE_SIZE: always atom-aligned) is this buffer's.
+        let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(0).size(vk::WHOLE_SIZE);
+        // SAFETY: as above.
+        Ok(unsafe { self.memory.device.flush_mapped_memory_ranges(&[range]) }?)
+    }
+
     /// The mapped bytes as the GPU last wrote them (non-coherent memory is invalidated first).
     ///
     /// # Safety

@@ -11,7 +11,7 @@ use crate::host::HostDevice;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{PixelRay, Plan};
-use crate::readback::StagingRing;
+use crate::readback::{stamp_of, StagingRing};
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::{Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
@@ -251,10 +251,12 @@ impl Picker {
         Ok(camera)
     }
 
-    /// Records this frame's pick into `cmd`: the 1x1 pass and the copy of its texels into
-    /// `slot`. Records nothing and returns an error if the request or a draw is invalid. A
-    /// result still pending in `slot` is dropped. With culling, every bounded draw is tested
-    /// (O(draws)); see [`Picker::record_shared`] for a hierarchy over draws that persist.
+    /// Records this frame's pick into `cmd`: the 1x1 pass, the copy of its texels into
+    /// `slot` and the frame's stamp. Records nothing and returns an error if the request or a
+    /// draw is invalid, or if `slot` still holds a pick that was neither taken
+    /// ([`Picker::take_result`]) nor cancelled ([`Picker::cancel`]): one pick per slot and
+    /// frame. With culling, every bounded draw is tested (O(draws)); see
+    /// [`Picker::record_shared`] for a hierarchy over draws that persist.
     ///
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
@@ -297,15 +299,15 @@ impl Picker {
         plan_frame: impl FnOnce(&mut Plan, Option<&PixelRay>),
     ) -> Result<PickTicket, PickError> {
         let frames_in_flight = self.slots.len();
-        if slot >= frames_in_flight {
-            return Err(PickError::InvalidSlot { slot, frames_in_flight });
+        let pending = self.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?.pending.as_ref();
+        if let Some(p) = pending {
+            return Err(PickError::SlotPending { slot, frame: p.frame });
         }
         let camera = self.check_request(request)?;
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
         plan_frame(&mut self.plan, ray.as_ref());
         let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::PixelOnly, draws, &self.plan)?;
         let s = &mut self.slots[slot];
-        s.pending = None;
         s.draws.clear();
         let device = recording.device;
         if let Some(ts) = &self.timestamps {
@@ -317,30 +319,38 @@ impl Picker {
         }
         // SAFETY: the caller's contract covers `cmd` and the draws' buffers; the plan was prepared.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut s.draws, s.batch.as_mut()) };
+        let frame = self.next_frame;
         // SAFETY: as above; the pass just recorded rendered `targets`.
-        unsafe { self.staging.record_copy(device, cmd, &self.targets, recording.layout.detail, slot, vk::Offset2D::default()) };
+        unsafe { self.staging.record_copy(device, cmd, &self.targets, recording.layout.detail, slot, vk::Offset2D::default(), frame) };
         if let Some(ts) = &self.timestamps {
             // SAFETY: as above.
             unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool.handle, 2 * slot as u32 + 1) };
         }
         s.stats = stats;
-        let frame = self.next_frame;
         self.next_frame += 1;
         s.pending = Some(Pending { frame, pixel: request.pixel, camera });
         Ok(PickTicket { slot, frame, stats })
     }
 
     /// Resolves the pick recorded into `slot`, or `None` if none is pending there. Never waits.
+    /// It fits the usual frame loop in any order: wait on the slot's fence, reset it, take the
+    /// result, record the next pick (it never looks at the fence). The texels must carry the
+    /// stamp of the frame recorded into the slot; otherwise (a command buffer that was dropped
+    /// instead of submitted) the result is [`PickError::StaleResult`] and the slot is free.
     ///
     /// # Safety
     /// The GPU work of the command buffer that [`Picker::record`] last recorded into `slot`
-    /// has completed.
+    /// has completed, or that command buffer will never be submitted.
     pub unsafe fn take_result(&mut self, slot: usize) -> Result<Option<PickResult>, PickError> {
         let frames_in_flight = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
         let Some(pending) = s.pending.take() else { return Ok(None) };
         // SAFETY: the caller guarantees the copy into this slot has completed.
-        let texels = unsafe { self.staging.read(slot, self.kit.layout.detail) }?;
+        let (texels, stamp) = unsafe { self.staging.read(slot, self.kit.layout.detail) }?;
+        if stamp != stamp_of(pending.frame) {
+            // Another frame's texels (or none): the frame recorded here never completed.
+            return Err(PickError::StaleResult { slot, expected: pending.frame, found: stamp.checked_sub(1) });
+        }
         let mut result = resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &texels);
         result.stats = PickStats { pass: s.stats, gpu_time_ns: None };
         if let Some(ts) = &self.timestamps {
@@ -355,7 +365,8 @@ impl Picker {
     }
 
     /// Resolves `slot` if `fence` (the one the host's submission of that frame signals) has
-    /// signalled; returns `Ok(None)` without waiting if it has not.
+    /// signalled; returns `Ok(None)` without waiting if it has not. Call it before resetting
+    /// the fence; after a wait-and-reset, use [`Picker::take_result`].
     ///
     /// # Safety
     /// `fence` is a live fence of this device that the submission containing the command
@@ -368,6 +379,14 @@ impl Picker {
         }
         // SAFETY: the fence signalled, so that frame's work has completed.
         unsafe { self.take_result(slot) }
+    }
+
+    /// Forgets the pick recorded into `slot` (an aborted frame whose command buffer was never
+    /// submitted): the slot can be recorded into again. Returns whether one was pending.
+    pub fn cancel(&mut self, slot: usize) -> Result<bool, PickError> {
+        let frames_in_flight = self.slots.len();
+        let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
+        Ok(s.pending.take().is_some())
     }
 
     /// Whether a result is waiting in `slot`.

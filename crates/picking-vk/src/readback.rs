@@ -1,5 +1,7 @@
 //! The persistent, mapped staging buffer: one slot per frame in flight, each receiving the
-//! picked pixel's texels, read on the CPU only once that frame's GPU work is done.
+//! picked pixel's texels and the frame's stamp, read on the CPU only once that frame's GPU
+//! work is done. The stamp is written by the GPU after the texels, so texels whose stamp is
+//! not the frame the picker recorded (an aborted frame, a read before completion) are refused.
 
 use crate::error::PickError;
 use crate::gpu::{word_at, GpuBuffer, Memory};
@@ -12,7 +14,13 @@ const ID_OFFSET: u64 = 0;
 const DRAW_INSTANCE_OFFSET: u64 = 8;
 const DEPTH_OFFSET: u64 = 16;
 const DETAIL_OFFSET: u64 = 32;
-const SLOT_BYTES: u64 = 48;
+const STAMP_OFFSET: u64 = 48;
+const SLOT_BYTES: u64 = 56;
+
+/// The stamp written for a frame: never 0, which is what a slot holds before its first copy.
+pub(crate) fn stamp_of(frame: u64) -> u64 {
+    frame.wrapping_add(1).max(1)
+}
 
 pub(crate) struct StagingRing {
     buffer: GpuBuffer,
@@ -28,7 +36,12 @@ impl StagingRing {
     pub fn new(memory: &Memory, slots: usize, non_coherent_atom_size: u64) -> Result<Self, PickError> {
         // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
         let slot_stride = round_up(SLOT_BYTES, non_coherent_atom_size.max(64));
-        let buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        // No stamp before the first copy: zero the slots (flushed where memory is not coherent).
+        if let Some(bytes) = buffer.mapped_mut() {
+            bytes.fill(0);
+        }
+        buffer.flush()?;
         Ok(StagingRing { buffer, slot_stride, slots })
     }
 
@@ -36,12 +49,22 @@ impl StagingRing {
         self.slot_stride * slot as u64
     }
 
-    /// Records the copy of texel `at` of every attachment into `slot`, and the barrier that
-    /// makes it visible to the host.
+    /// Records the copy of texel `at` of every attachment into `slot`, then `frame`'s stamp,
+    /// and the barrier that makes them visible to the host.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
-    pub unsafe fn record_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, targets: &PassTargets, detail: bool, slot: usize, at: vk::Offset2D) {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn record_copy(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        targets: &PassTargets,
+        detail: bool,
+        slot: usize,
+        at: vk::Offset2D,
+        frame: u64,
+    ) {
         let base = self.slot_offset(slot);
         let slot_range = |src, dst| self.buffer.barrier(src, dst, base, self.slot_stride);
         let region = |offset: u64, aspect: vk::ImageAspectFlags| vk::BufferImageCopy {
@@ -80,6 +103,8 @@ impl StagingRing {
             for &(image, region) in copies {
                 device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
             }
+            // The stamp goes last, into bytes no copy touches.
+            device.cmd_update_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET, &stamp_of(frame).to_ne_bytes());
             let to_host = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
             device.cmd_pipeline_barrier(
                 cmd,
@@ -93,23 +118,25 @@ impl StagingRing {
         }
     }
 
-    /// Reads a slot's texels.
+    /// Reads a slot's texels and stamp.
     ///
     /// # Safety
     /// The GPU work that last copied into `slot` has completed (its fence signalled or the
     /// device idled), and no copy into it is pending.
-    pub unsafe fn read(&self, slot: usize, detail: bool) -> Result<Texels, PickError> {
+    pub unsafe fn read(&self, slot: usize, detail: bool) -> Result<(Texels, u64), PickError> {
         debug_assert!(slot < self.slots);
         // SAFETY: the caller's contract.
         let bytes = unsafe { self.buffer.host_bytes() }?;
         let base = self.slot_offset(slot) as usize;
         let word = |offset: u64| word_at(bytes, base + offset as usize);
-        Ok(Texels {
+        let texels = Texels {
             id: [word(ID_OFFSET), word(ID_OFFSET + 4)],
             draw_instance: [word(DRAW_INSTANCE_OFFSET), word(DRAW_INSTANCE_OFFSET + 4)],
             depth: f32::from_bits(word(DEPTH_OFFSET)),
             detail: detail.then(|| [0, 4, 8, 12].map(|o| word(DETAIL_OFFSET + o))),
-        })
+        };
+        let stamp = u64::from(word(STAMP_OFFSET)) | (u64::from(word(STAMP_OFFSET + 4)) << 32);
+        Ok((texels, stamp))
     }
 
     pub fn bytes(&self) -> u64 {

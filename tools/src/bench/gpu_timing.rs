@@ -196,6 +196,8 @@ fn cpu_times(
         };
         out[k] = t.elapsed().as_secs_f64() * 1e6;
         recorded.map_err(|x| e(&x))?;
+        // The scratch frame is never submitted: forget it, so the slot takes the next pick.
+        picker.cancel(0).map_err(|x| e(&x))?;
     }
     // SAFETY: as above.
     unsafe { d.end_command_buffer(scratch) }.map_err(|x| e(&x))?;
