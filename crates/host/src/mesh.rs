@@ -39,6 +39,27 @@ impl Primitive {
         self.normals = normals.into_iter().map(|n| n.normalize_or(Vec3::Y)).collect();
     }
 
+    /// The same triangles, each with its own three vertices and its face normal: the flat
+    /// normals glTF 2.0 requires for a primitive without NORMAL. Triangle order (and so every
+    /// face index) is kept; UVs follow their vertices.
+    pub fn flat_shaded(&self) -> Primitive {
+        let count = self.triangle_count();
+        let mut out = Primitive { color: self.color, ..Default::default() };
+        let mut uvs = self.uvs.as_ref().map(|_| Vec::with_capacity(3 * count));
+        for t in 0..count {
+            let [a, b, c] = self.triangle(t).map(|i| i as usize);
+            let [pa, pb, pc] = [a, b, c].map(|i| self.positions[i]);
+            let normal = (pb - pa).cross(pc - pa).normalize_or(Vec3::Y);
+            out.positions.extend([pa, pb, pc]);
+            out.normals.extend([normal; 3]);
+            if let (Some(out_uvs), Some(src)) = (uvs.as_mut(), self.uvs.as_ref()) {
+                out_uvs.extend([a, b, c].map(|i| src[i]));
+            }
+        }
+        out.uvs = uvs;
+        out
+    }
+
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let mut it = self.positions.iter();
         let first = *it.next()?;

@@ -37,8 +37,13 @@ pub enum ViewerError {
 
 /// Loads a scene file, or the built-in scene when `path` is `None`.
 pub fn load_scene(path: Option<&std::path::Path>) -> Result<scene::Scene, ViewerError> {
+    load_scene_with(path, &gltf_load::LoadOptions::default())
+}
+
+/// As [`load_scene`], with what loading may read and hold.
+pub fn load_scene_with(path: Option<&std::path::Path>, options: &gltf_load::LoadOptions) -> Result<scene::Scene, ViewerError> {
     Ok(match path {
-        Some(p) => gltf_load::load_path(p)?,
+        Some(p) => gltf_load::load_path_with(p, options)?,
         None => gltf_load::load_bytes(default_scene::DEFAULT_SCENE_GLB, None)?,
     })
 }

@@ -44,6 +44,12 @@ struct Args {
     /// Write the built-in scene to this .glb file and exit (regenerates assets/default_scene.glb).
     #[arg(long)]
     write_default_scene: Option<PathBuf>,
+    /// Read buffer files outside the scene's folder (absolute paths, `..`, `file://`).
+    #[arg(long)]
+    allow_external_uris: bool,
+    /// Largest scene file, total buffer size and decoded geometry, in bytes.
+    #[arg(long, default_value_t = viewer::gltf_load::LoadOptions::default().max_bytes)]
+    max_scene_bytes: u64,
     /// Window mode: quit after this many frames (for tests and screenshots).
     #[arg(long)]
     exit_after_frames: Option<u64>,
@@ -77,7 +83,8 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         println!("wrote {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let scene = viewer::load_scene(args.scene.as_deref())?;
+    let load = viewer::gltf_load::LoadOptions { allow_external_uris: args.allow_external_uris, max_bytes: args.max_scene_bytes };
+    let scene = viewer::load_scene_with(args.scene.as_deref(), &load)?;
     if !args.headless && !args.demo {
         return viewer_window(&args, scene);
     }
@@ -130,7 +137,7 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
                     "{:>5} {:>5}  {:<14} {:>4} {:>8.5} {:>9.3}  ({:.3}, {:.3}, {:.3})",
                     r.x,
                     r.y,
-                    h.node_name.as_deref().unwrap_or("?"),
+                    viewer::gltf_load::printable(h.node_name.as_deref().unwrap_or("?")),
                     h.instance.map_or("-".into(), |i| i.to_string()),
                     h.depth,
                     h.distance,

@@ -72,7 +72,14 @@ impl Picking {
         self.latency = Some((frame - pending.frame, pending.at.elapsed().as_secs_f64() * 1e3));
         if pending.click {
             match &report.hit {
-                Some(h) => println!("selected: node={:?} name={:?} instance={:?} pixel=({}, {})", h.node, h.node_name, h.instance, report.x, report.y),
+                Some(h) => println!(
+                    "selected: node={:?} name={:?} instance={:?} pixel=({}, {})",
+                    h.node,
+                    h.node_name.as_deref().map(crate::gltf_load::printable),
+                    h.instance,
+                    report.x,
+                    report.y
+                ),
                 None => println!("selected: nothing at ({}, {})", report.x, report.y),
             }
             self.selected = report.hit.is_some().then(|| report.clone());

@@ -1,0 +1,134 @@
+//! The file's buffers, treated as untrusted references: a buffer URI resolves inside the
+//! scene's folder only (unless allowed), names a regular file, and no more than the buffer's
+//! `byteLength` is read from it. Data URIs are decoded in memory; the GLB binary chunk is
+//! checked against the header before anything is parsed.
+
+use super::{printable, LoadOptions, SceneError};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Checks a GLB container's header and chunk lengths against the bytes present, so a
+/// truncated or inconsistent file is named as such (the parser's own word is "could not
+/// completely read the object").
+pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
+    if !bytes.starts_with(b"glTF") {
+        return Ok(());
+    }
+    let word = |at: usize| bytes.get(at..at + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize);
+    let bad = |reason: String| Err(SceneError::Glb(reason));
+    let (Some(version), Some(length)) = (word(4), word(8)) else { return bad(format!("the file is {} bytes, shorter than a GLB header", bytes.len())) };
+    if version != 2 {
+        return bad(format!("GLB version {version}; only version 2 exists"));
+    }
+    if length > bytes.len() {
+        return bad(format!("truncated: the header says {length} bytes, the file has {}", bytes.len()));
+    }
+    let mut at = 12;
+    while at < length {
+        let (Some(chunk), Some(_kind)) = (word(at), word(at + 4)) else { return bad(format!("truncated chunk header at byte {at}")) };
+        let end = at.checked_add(8).and_then(|a| a.checked_add(chunk));
+        match end {
+            Some(end) if end <= length => at = end,
+            _ => return bad(format!("the chunk at byte {at} claims {chunk} bytes, past the end of the {length}-byte file")),
+        }
+    }
+    Ok(())
+}
+
+/// Every buffer's bytes, in the document's order.
+pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path>, options: &LoadOptions) -> Result<Vec<Vec<u8>>, SceneError> {
+    let mut blob = blob;
+    let total: u64 = document.buffers().map(|b| b.length() as u64).sum();
+    if total > options.max_bytes {
+        return Err(SceneError::Budget(format!("its buffers declare {total} bytes, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
+    }
+    let mut out = Vec::with_capacity(document.buffers().len());
+    for buffer in document.buffers() {
+        let index = buffer.index();
+        let length = buffer.length();
+        let bad = |reason: String| SceneError::Buffer { index, reason };
+        let data = match buffer.source() {
+            gltf::buffer::Source::Bin => blob.take().ok_or_else(|| bad("it names the GLB binary chunk, which the file does not have".into()))?,
+            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(bad)?,
+            gltf::buffer::Source::Uri(uri) => read_file(uri, base, length as u64, options).map_err(bad)?,
+        };
+        if data.len() < length {
+            return Err(bad(format!("it declares {length} bytes but holds {}", data.len())));
+        }
+        out.push(data);
+    }
+    Ok(out)
+}
+
+fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
+    let (header, payload) = uri.split_once(',').ok_or("a data URI without a comma")?;
+    if !header.ends_with(";base64") {
+        return Err(format!("data URI {:?} is not base64", printable(header)));
+    }
+    base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
+}
+
+/// Reads at most `length` bytes of a regular file named by a relative URI inside `base`.
+fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<Vec<u8>, String> {
+    let shown = printable(uri);
+    let decoded = urlencoding::decode_binary(uri.as_bytes());
+    let decoded = String::from_utf8(decoded.into_owned()).map_err(|_| format!("URI {shown:?} decodes to bytes that are not UTF-8"))?;
+    let absolute = decoded.contains(':') || decoded.starts_with('/') || decoded.starts_with('\\');
+    if absolute && !options.allow_external_uris {
+        return Err(format!("URI {shown:?} is absolute or has a scheme; only files beside the scene are read (--allow-external-uris)"));
+    }
+    let base = base.ok_or_else(|| format!("URI {shown:?} names a file, but the scene was not loaded from a folder"))?;
+    let relative = Path::new(decoded.strip_prefix("file://").unwrap_or(&decoded));
+    if !options.allow_external_uris && relative.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+        return Err(format!("URI {shown:?} leaves the scene's folder; only files beside the scene are read (--allow-external-uris)"));
+    }
+    let path: PathBuf = base.join(relative);
+    // A link inside the folder may still point out of it: compare real paths.
+    let real = path.canonicalize().map_err(|_| format!("URI {shown:?}: the file cannot be opened"))?;
+    if !options.allow_external_uris {
+        let folder = base.canonicalize().map_err(|_| format!("URI {shown:?}: the scene's folder cannot be resolved"))?;
+        if !real.starts_with(&folder) {
+            return Err(format!("URI {shown:?} resolves outside the scene's folder (--allow-external-uris)"));
+        }
+    }
+    // Regular files only: no devices, FIFOs or folders (a FIFO would block forever).
+    let meta = std::fs::metadata(&real).map_err(|_| format!("URI {shown:?}: the file cannot be opened"))?;
+    if !meta.is_file() {
+        return Err(format!("URI {shown:?} is not a regular file"));
+    }
+    let file = std::fs::File::open(&real).map_err(|_| format!("URI {shown:?}: the file cannot be opened"))?;
+    let mut data = Vec::with_capacity(length.min(meta.len()) as usize);
+    file.take(length).read_to_end(&mut data).map_err(|e| format!("URI {shown:?}: reading failed: {e}"))?;
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glb_headers_are_checked_against_the_bytes() {
+        let mut glb = b"glTF".to_vec();
+        glb.extend(2u32.to_le_bytes());
+        glb.extend(40u32.to_le_bytes());
+        assert!(check_glb(&glb).unwrap_err().to_string().contains("truncated"));
+        glb.truncate(8);
+        assert!(check_glb(&glb).is_err());
+        assert!(check_glb(b"{\"asset\":{}}").is_ok(), "JSON is not a GLB");
+    }
+
+    #[test]
+    fn uris_stay_inside_the_scene_folder() {
+        let dir = std::env::temp_dir().join(format!("viewer-uri-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("mesh.bin"), [7u8; 16]).unwrap();
+        let options = LoadOptions::default();
+        assert_eq!(read_file("mesh.bin", Some(&dir), 8, &options).unwrap(), vec![7u8; 8], "at most byteLength bytes");
+        for hostile in ["../../etc/passwd", "/etc/passwd", "file:///etc/passwd", "%2e%2e/%2e%2e/etc/passwd", "sub/../../x.bin", "%FF%FE.bin"] {
+            let err = read_file(hostile, Some(&dir), 8, &options).unwrap_err();
+            assert!(!err.contains("root:"), "{err}");
+        }
+        assert!(read_file("/dev/zero", Some(&dir), 8, &LoadOptions { allow_external_uris: true, ..options }).unwrap_err().contains("not a regular file"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

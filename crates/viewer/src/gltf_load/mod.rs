@@ -1,0 +1,178 @@
+//! Loading glTF 2.0 (.gltf with its buffers, or .glb) into the viewer's [`Scene`]: the node
+//! hierarchy flattened to world transforms, every triangle primitive, and the first camera.
+//! Files are untrusted: everything is validated before it is read ([`validate`]), buffer URIs
+//! stay inside the scene's folder ([`buffers`]), decoded geometry is held to a budget, and a
+//! panic that still escapes the glTF crate becomes an error. Anything malformed is a
+//! [`SceneError`] naming the accessor, buffer view, buffer, camera or node at fault.
+
+mod buffers;
+mod primitives;
+mod validate;
+
+use crate::scene::{CameraDesc, Node, Scene};
+use glam::Mat4;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    #[error("could not read {path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("not a valid glTF 2.0 file: {0}")]
+    Gltf(#[from] gltf::Error),
+    #[error("not a valid GLB file: {0}")]
+    Glb(String),
+    #[error("buffer {index}: {reason}")]
+    Buffer { index: usize, reason: String },
+    #[error("the scene is too large: {0}")]
+    Budget(String),
+    #[error("mesh {mesh} primitive {primitive}: {reason}")]
+    BadPrimitive { mesh: usize, primitive: usize, reason: String },
+    #[error("node {node}: {reason}")]
+    BadNode { node: usize, reason: String },
+    #[error("camera {camera}: {reason}")]
+    BadCamera { camera: usize, reason: String },
+    #[error("the file has no triangle meshes to show")]
+    Empty,
+    #[error("the glTF reader failed on this file ({0}); it is malformed")]
+    ReaderPanic(String),
+}
+
+/// What loading may read and hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Read buffer URIs outside the scene's folder (absolute paths, `..`, `file://`).
+    pub allow_external_uris: bool,
+    /// Largest file, total buffer size and decoded geometry, in bytes.
+    pub max_bytes: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { allow_external_uris: false, max_bytes: 1 << 30 }
+    }
+}
+
+/// `s` with control characters escaped, for messages that reach a terminal.
+pub fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// Loads a .gltf or .glb file from disk (a regular file within the size budget).
+pub fn load_path(path: &Path) -> Result<Scene, SceneError> {
+    load_path_with(path, &LoadOptions::default())
+}
+
+/// As [`load_path`], with explicit options.
+pub fn load_path_with(path: &Path, options: &LoadOptions) -> Result<Scene, SceneError> {
+    let shown = printable(&path.display().to_string());
+    let io = |reason: String| SceneError::Io { path: shown.clone(), reason };
+    let meta = std::fs::metadata(path).map_err(|e| io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(io("not a regular file".into()));
+    }
+    if meta.len() > options.max_bytes {
+        return Err(SceneError::Budget(format!("the file has {} bytes, over the limit of {} (--max-scene-bytes)", meta.len(), options.max_bytes)));
+    }
+    let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
+    load_bytes_with(&bytes, path.parent(), options)
+}
+
+/// Loads glTF from memory; `base` resolves relative buffer URIs (.gltf with a .bin).
+pub fn load_bytes(bytes: &[u8], base: Option<&Path>) -> Result<Scene, SceneError> {
+    load_bytes_with(bytes, base, &LoadOptions::default())
+}
+
+/// As [`load_bytes`], with explicit options. A panic inside the glTF crate that validation
+/// did not foresee is caught and reported as [`SceneError::ReaderPanic`].
+pub fn load_bytes_with(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(|| load_unchecked(bytes, base, options));
+    std::panic::set_hook(previous);
+    result.unwrap_or_else(|panic| {
+        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+        Err(SceneError::ReaderPanic(printable(&what.unwrap_or_else(|| "a panic".into()))))
+    })
+}
+
+fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
+    buffers::check_glb(bytes)?;
+    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
+    let buffers = buffers::load(&document, blob, base, options)?;
+    let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
+    validate::primitives(&document, &lengths, options)?;
+    for camera in document.cameras() {
+        if let gltf::camera::Projection::Perspective(p) = camera.projection() {
+            validate::perspective(camera.index(), &p)?;
+        }
+    }
+    let mut scene = Scene::default();
+    for mesh in document.meshes() {
+        scene.meshes.push(primitives::load_mesh(&mesh, &buffers)?);
+    }
+    walk_nodes(&document, &mut scene)?;
+    let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
+    if !drawable {
+        return Err(SceneError::Empty);
+    }
+    Ok(scene)
+}
+
+/// Flattens the default scene's node trees into world transforms. glTF nodes have at most
+/// one parent and no cycles; a file that breaks this is refused with the node named.
+fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneError> {
+    let count = document.nodes().len();
+    let mut parent: Vec<Option<usize>> = vec![None; count];
+    for node in document.nodes() {
+        for child in node.children() {
+            if let Some(first) = parent[child.index()].replace(node.index()) {
+                let reason = format!("it is a child of both node {first} and node {}; a glTF node has at most one parent", node.index());
+                return Err(SceneError::BadNode { node: child.index(), reason });
+            }
+        }
+    }
+    let root_scene = document.default_scene().or_else(|| document.scenes().next());
+    let roots: Vec<gltf::Node> = match &root_scene {
+        Some(s) => s.nodes().collect(),
+        None => document.nodes().filter(|n| parent[n.index()].is_none()).collect(),
+    };
+    // Iterative walk with a depth bound: a malicious file cannot overflow the stack.
+    let mut stack: Vec<(gltf::Node, Mat4, usize)> = roots.into_iter().rev().map(|n| (n, Mat4::IDENTITY, 0)).collect();
+    let mut visited = vec![false; count];
+    while let Some((node, parent_world, depth)) = stack.pop() {
+        let bad = |reason: String| Err(SceneError::BadNode { node: node.index(), reason });
+        if std::mem::replace(&mut visited[node.index()], true) {
+            return match (depth, parent[node.index()]) {
+                (0, Some(p)) => bad(format!("it is a scene root and also a child of node {p}")),
+                (0, None) => bad("the scene lists it twice".into()),
+                _ => bad("the node hierarchy has a cycle through it".into()),
+            };
+        }
+        if depth > 256 {
+            return bad("it is nested deeper than 256 levels".into());
+        }
+        let local = Mat4::from_cols_array_2d(&node.transform().matrix());
+        let world = parent_world * local;
+        if !world.is_finite() {
+            return bad("its transform is not finite".into());
+        }
+        if let Some(cam) = node.camera() {
+            if scene.camera.is_none() {
+                match cam.projection() {
+                    gltf::camera::Projection::Perspective(p) => {
+                        scene.camera = Some(CameraDesc { world, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
+                    }
+                    gltf::camera::Projection::Orthographic(_) => {
+                        log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index())
+                    }
+                }
+            }
+        }
+        let mesh = node.mesh().map(|m| m.index());
+        scene.nodes.push(Node { gltf_index: node.index(), name: node.name().map(str::to_owned), world, mesh });
+        for child in node.children().collect::<Vec<_>>().into_iter().rev() {
+            stack.push((child, world, depth + 1));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! Reading a mesh's triangle primitives once [`super::validate`] has passed them: positions,
+//! indices (checked against the vertex count), normals (flat per triangle when the file has
+//! none, as glTF 2.0 requires) and the first texture coordinates.
+
+use super::SceneError;
+use crate::scene::MeshAsset;
+use glam::{Vec2, Vec3};
+use picking_vk_host::Primitive;
+
+pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>]) -> Result<MeshAsset, SceneError> {
+    let mut asset = MeshAsset { name: mesh.name().map(str::to_owned), primitives: vec![] };
+    for prim in mesh.primitives() {
+        let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
+        if prim.mode() != gltf::mesh::Mode::Triangles {
+            log::warn!("mesh {} primitive {}: mode {:?} is not drawn (triangles only)", mesh.index(), prim.index(), prim.mode());
+            continue;
+        }
+        let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
+        let positions: Vec<Vec3> = reader.read_positions().ok_or_else(|| bad("it has no POSITION attribute".into()))?.map(Vec3::from).collect();
+        if positions.iter().any(|p| !p.is_finite()) {
+            return Err(bad("a position is not finite".into()));
+        }
+        let indices: Option<Vec<u32>> = match (prim.indices(), reader.read_indices()) {
+            (Some(a), None) => return Err(bad(format!("its index accessor {} cannot be read", a.index()))),
+            (_, Some(i)) => Some(i.into_u32().collect()),
+            (None, None) => None,
+        };
+        if let Some(ix) = &indices {
+            if let Some(&i) = ix.iter().find(|&&i| i as usize >= positions.len()) {
+                return Err(bad(format!("index {i} is past its {} vertices", positions.len())));
+            }
+        }
+        let count = indices.as_ref().map_or(positions.len(), Vec::len);
+        if !count.is_multiple_of(3) {
+            return Err(bad(format!("{count} vertices is not a whole number of triangles")));
+        }
+        let mut p = Primitive { positions, normals: vec![], uvs: None, indices, color: prim.material().pbr_metallic_roughness().base_color_factor() };
+        if let Some(uv) = reader.read_tex_coords(0) {
+            let uvs: Vec<Vec2> = uv.into_f32().map(Vec2::from).collect();
+            if uvs.len() != p.positions.len() {
+                return Err(bad("TEXCOORD_0 and POSITION counts differ".into()));
+            }
+            p.uvs = Some(uvs);
+        }
+        match reader.read_normals() {
+            Some(n) => {
+                p.normals = n.map(|v| Vec3::from(v).normalize_or(Vec3::Y)).collect();
+                if p.normals.len() != p.positions.len() {
+                    return Err(bad("NORMAL and POSITION counts differ".into()));
+                }
+            }
+            // glTF 2.0: "When normals are not specified, client implementations MUST calculate
+            // flat normals".
+            None => p = p.flat_shaded(),
+        }
+        asset.primitives.push(p);
+    }
+    Ok(asset)
+}

@@ -1,0 +1,124 @@
+//! Checks before reading: every accessor a drawn primitive reads, and the buffer views and
+//! buffers behind it, are in range and of a type the viewer reads, and the geometry fits the
+//! memory budget. The glTF reader indexes without checking (some cases panic inside it), so
+//! nothing reaches it that these checks did not pass.
+
+use super::{LoadOptions, SceneError};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::json::validation::Checked;
+use gltf::mesh::Semantic;
+
+/// What an attribute may be, per the glTF 2.0 specification's attribute table.
+fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bool) -> bool {
+    match semantic {
+        Semantic::Positions | Semantic::Normals => dims == Dimensions::Vec3 && data == DataType::F32,
+        Semantic::TexCoords(_) => dims == Dimensions::Vec2 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
+        // Attributes the viewer does not read are not checked further here.
+        _ => true,
+    }
+}
+
+/// Validates the accessors drawn primitives read; returns the bytes they decode to.
+pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: &LoadOptions) -> Result<u64, SceneError> {
+    let json = document.as_json();
+    let mut decoded = 0u64;
+    for (mesh_index, mesh) in json.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh_index, primitive: p, reason };
+            let mut read = |what: &str, index: usize, check: &dyn Fn(Dimensions, DataType, bool) -> bool| -> Result<(), SceneError> {
+                decoded += accessor(document, index, buffer_lengths, what, check).map_err(bad)?;
+                Ok(())
+            };
+            let mut has_position = false;
+            for (semantic, index) in &prim.attributes {
+                let Checked::Valid(semantic) = semantic else { continue };
+                has_position |= *semantic == Semantic::Positions;
+                if matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_)) {
+                    read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
+                }
+            }
+            if !has_position {
+                continue; // reported when the primitive is read
+            }
+            if let Some(indices) = &prim.indices {
+                read("indices", indices.value(), &|d, t, _| d == Dimensions::Scalar && matches!(t, DataType::U8 | DataType::U16 | DataType::U32))?;
+            }
+        }
+    }
+    if decoded > options.max_bytes {
+        return Err(SceneError::Budget(format!("its geometry decodes to {decoded} bytes, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
+    }
+    Ok(decoded)
+}
+
+/// Checks one accessor: in range, of an allowed type, inside its buffer view (stride
+/// included) and its buffer view inside its buffer. Returns the bytes it decodes to.
+fn accessor(
+    document: &gltf::Document,
+    index: usize,
+    buffer_lengths: &[usize],
+    what: &str,
+    allowed: &dyn Fn(Dimensions, DataType, bool) -> bool,
+) -> Result<u64, String> {
+    let json = document.as_json();
+    let a = json.accessors.get(index).ok_or_else(|| format!("{what} names accessor {index}, but the file has {}", json.accessors.len()))?;
+    let (Checked::Valid(component), Checked::Valid(dims)) = (&a.component_type, &a.type_) else {
+        return Err(format!("accessor {index} ({what}) has an unknown component type or type"));
+    };
+    let (data, dims) = (component.0, *dims);
+    if !allowed(dims, data, a.normalized) {
+        return Err(format!("accessor {index} ({what}) is {dims:?} of {data:?}{}, which {what} may not be", if a.normalized { " normalized" } else { "" }));
+    }
+    let element = (data.size() * dims.multiplicity()) as u64;
+    let count = a.count.0;
+    let decoded = count.checked_mul(element).ok_or_else(|| format!("accessor {index} ({what}): count {count} overflows"))?;
+    if a.sparse.is_some() {
+        return Err(format!("accessor {index} ({what}) is sparse, which the viewer does not read"));
+    }
+    let Some(view_index) = &a.buffer_view else {
+        return Err(format!("accessor {index} ({what}) has no bufferView and no sparse data"));
+    };
+    let view_index = view_index.value();
+    let view = json
+        .buffer_views
+        .get(view_index)
+        .ok_or_else(|| format!("accessor {index} ({what}) names bufferView {view_index}, but the file has {}", json.buffer_views.len()))?;
+    let stride = view.byte_stride.map_or(element, |s| s.0 as u64);
+    if stride < element || stride > 252 || stride % data.size() as u64 != 0 {
+        return Err(format!("bufferView {view_index}: byteStride {stride} does not fit accessor {index}'s {element}-byte elements"));
+    }
+    let offset = a.byte_offset.map_or(0, |o| o.0);
+    if offset % data.size() as u64 != 0 {
+        return Err(format!("accessor {index} ({what}): byteOffset {offset} is not a multiple of its component size"));
+    }
+    let needed = if count == 0 { 0 } else { offset + (count - 1).saturating_mul(stride) + element };
+    if needed > view.byte_length.0 {
+        return Err(format!("accessor {index} ({what}) needs {needed} bytes of bufferView {view_index}, which has {}", view.byte_length.0));
+    }
+    let buffer = view.buffer.value();
+    let view_end = view.byte_offset.map_or(0, |o| o.0).checked_add(view.byte_length.0).ok_or_else(|| format!("bufferView {view_index} overflows"))?;
+    let held = buffer_lengths.get(buffer).ok_or_else(|| format!("bufferView {view_index} names buffer {buffer}, but the file has {}", buffer_lengths.len()))?;
+    if view_end > *held as u64 {
+        return Err(format!("bufferView {view_index} ends at byte {view_end} of buffer {buffer}, which holds {held}"));
+    }
+    Ok(decoded)
+}
+
+/// Checks a perspective camera's parameters.
+pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
+    let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
+    let (yfov, znear) = (p.yfov(), p.znear());
+    if !(yfov.is_finite() && yfov > 0.0 && yfov < std::f32::consts::PI) {
+        return bad(format!("yfov {yfov} must lie strictly between 0 and pi"));
+    }
+    if !(znear.is_finite() && znear > 0.0) {
+        return bad(format!("znear {znear} must be positive"));
+    }
+    if let Some(zfar) = p.zfar().filter(|&f| !(f.is_finite() && f > znear)) {
+        return bad(format!("zfar {zfar} must be greater than znear {znear}"));
+    }
+    if let Some(aspect) = p.aspect_ratio().filter(|&a| !(a.is_finite() && a > 0.0)) {
+        return bad(format!("aspectRatio {aspect} must be positive"));
+    }
+    Ok(())
+}

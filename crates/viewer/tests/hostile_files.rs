@@ -1,0 +1,282 @@
+//! A corpus of hostile and malformed glTF files, generated here from one valid file by class
+//! (stride, component types, indices out of range, sparse bombs, URIs that leave the folder,
+//! devices and FIFOs, cameras, hierarchies, truncated GLBs, control characters) and by random
+//! byte damage. Every case must end in a clear error (or load, where the file is valid): no
+//! panic, no hang, bounded memory, exit code 1 from the viewer.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use viewer::gltf_load::{load_path, load_path_with, LoadOptions};
+
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picking-vk-hostile-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One triangle: 3 positions (36 bytes) then 3 u16 indices (6 bytes, padded to 8).
+fn triangle_bin() -> Vec<u8> {
+    let mut bin = vec![];
+    for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+        for c in p {
+            bin.extend(c.to_le_bytes());
+        }
+    }
+    for i in [0u16, 1, 2, 0] {
+        bin.extend(i.to_le_bytes());
+    }
+    bin
+}
+
+/// A valid glTF: one camera, one triangle mesh without normals, its buffer in `tri.bin`.
+fn valid() -> Value {
+    json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0, 1]}],
+        "nodes": [{"mesh": 0, "name": "Tri"}, {"camera": 0, "translation": [0.3, 0.3, 3.0]}],
+        "cameras": [{"type": "perspective", "perspective": {"yfov": 0.8, "znear": 0.1, "zfar": 100.0}}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]},
+            {"bufferView": 1, "componentType": 5123, "count": 3, "type": "SCALAR"}
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 36},
+            {"buffer": 0, "byteOffset": 36, "byteLength": 6}
+        ],
+        "buffers": [{"byteLength": 44, "uri": "tri.bin"}]
+    })
+}
+
+/// Writes `doc` (and the triangle's buffer) into a fresh folder; returns the .gltf path.
+fn write_case(name: &str, doc: &Value) -> PathBuf {
+    let dir = folder(name);
+    std::fs::write(dir.join("tri.bin"), triangle_bin()).unwrap();
+    let path = dir.join("scene.gltf");
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    path
+}
+
+fn mutated(f: impl FnOnce(&mut Value)) -> Value {
+    let mut doc = valid();
+    f(&mut doc);
+    doc
+}
+
+/// Every class of hostile file, with a word its error message must contain.
+fn corpus() -> Vec<(&'static str, Value, &'static str)> {
+    let sparse = |count: u64| {
+        mutated(|d| {
+            d["accessors"][0] = json!({"componentType": 5126, "count": count, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0],
+                "sparse": {"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}}});
+        })
+    };
+    vec![
+        ("stride below the element", mutated(|d| d["bufferViews"][0]["byteStride"] = json!(8)), "byteStride"),
+        ("float indices", mutated(|d| d["accessors"][1]["componentType"] = json!(5126)), "indices"),
+        ("short indices", mutated(|d| d["accessors"][1]["componentType"] = json!(5122)), "indices"),
+        (
+            "u32 texcoords",
+            mutated(|d| {
+                d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 0, "componentType": 5125, "count": 3, "type": "VEC2"}));
+                d["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = json!(2);
+            }),
+            "TexCoords",
+        ),
+        ("position accessor past the list", mutated(|d| d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(999)), "999"),
+        ("non-UTF-8 percent URI", mutated(|d| d["buffers"][0]["uri"] = json!("%FF%FE.bin")), "UTF-8"),
+        ("sparse 2^31 bomb", sparse(1 << 31), "sparse"),
+        ("sparse 30M", sparse(30_000_000), "sparse"),
+        ("parent directory URI", mutated(|d| d["buffers"][0]["uri"] = json!("../../../../../../etc/passwd")), "scene's folder"),
+        ("absolute URI", mutated(|d| d["buffers"][0]["uri"] = json!("/etc/passwd")), "absolute"),
+        ("file URI", mutated(|d| d["buffers"][0]["uri"] = json!("file:///etc/passwd")), "absolute"),
+        ("device URI", mutated(|d| d["buffers"][0]["uri"] = json!("/dev/zero")), "absolute"),
+        ("index accessor past its view", mutated(|d| d["accessors"][1]["count"] = json!(30)), "bufferView 1"),
+        ("index past the vertices", mutated(|d| d["accessors"][0]["count"] = json!(2)), "past its 2 vertices"),
+        ("yfov zero", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(0.0)), "yfov"),
+        ("znear negative", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(-1.0)), "znear"),
+        ("zfar below znear", mutated(|d| d["cameras"][0]["perspective"]["zfar"] = json!(0.05)), "zfar"),
+        ("aspect zero", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(0.0)), "aspectRatio"),
+        ("accessor names a missing view", mutated(|d| d["accessors"][0]["bufferView"] = json!(99)), "glTF"),
+        ("view past its buffer", mutated(|d| d["bufferViews"][0]["byteLength"] = json!(400)), "buffer 0"),
+        ("buffer longer than its file", mutated(|d| d["buffers"][0]["byteLength"] = json!(4000)), "holds 44"),
+        (
+            "two parents",
+            mutated(|d| {
+                d["nodes"] = json!([{"children": [2]}, {"children": [2]}, {"mesh": 0}]);
+                d["scenes"][0]["nodes"] = json!([0, 1]);
+            }),
+            "at most one parent",
+        ),
+        (
+            "cycle",
+            mutated(|d| {
+                d["nodes"] = json!([{"children": [1], "mesh": 0}, {"children": [0]}]);
+                d["scenes"][0]["nodes"] = json!([0]);
+            }),
+            "cycle",
+        ),
+        (
+            "too deep",
+            mutated(|d| {
+                let mut nodes: Vec<Value> = (0..300).map(|i| json!({"children": [i + 1]})).collect();
+                nodes.push(json!({"mesh": 0}));
+                d["nodes"] = Value::Array(nodes);
+                d["scenes"][0]["nodes"] = json!([0]);
+            }),
+            "deeper than 256",
+        ),
+        ("control characters in a URI", mutated(|d| d["buffers"][0]["uri"] = json!("a\u{1b}[31mred.bin")), "\\u{1b}"),
+        ("empty document", json!({}), "glTF"),
+    ]
+}
+
+#[test]
+fn every_hostile_class_is_a_clear_error() {
+    for (name, doc, expect) in corpus() {
+        let path = write_case(&name.replace(' ', "-"), &doc);
+        let started = Instant::now();
+        let result = load_path(&path);
+        assert!(started.elapsed() < Duration::from_secs(5), "{name}: took {:?}", started.elapsed());
+        let message = match result {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{name}: loaded, but must be refused"),
+        };
+        assert!(message.contains(expect), "{name}: {message:?} should mention {expect:?}");
+        assert!(!message.contains('\u{1b}') && !message.contains("root:"), "{name}: {message:?} leaks raw bytes or another file");
+    }
+}
+
+#[test]
+fn fifos_folders_and_outside_links_are_not_read() {
+    let dir = folder("special");
+    let fifo = dir.join("pipe.bin");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::fs::create_dir_all(dir.join("sub.bin")).unwrap();
+    let link = dir.join("link.bin");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+    for (uri, expect) in [("pipe.bin", "not a regular file"), ("sub.bin", "not a regular file"), ("link.bin", "outside the scene's folder")] {
+        let doc = mutated(|d| d["buffers"][0]["uri"] = json!(uri));
+        let path = dir.join(format!("{uri}.gltf"));
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let started = Instant::now();
+        let err = load_path(&path).err().unwrap_or_else(|| panic!("{uri} must be refused")).to_string();
+        assert!(err.contains(expect), "{uri}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{uri} blocked");
+    }
+    // Allowed explicitly, a file outside the folder is read (at most byteLength bytes).
+    let outside = folder("outside").join("tri.bin");
+    std::fs::write(&outside, triangle_bin()).unwrap();
+    let doc = mutated(|d| d["buffers"][0]["uri"] = json!(outside.to_str().unwrap()));
+    let path = dir.join("outside.gltf");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    assert!(load_path(&path).is_err());
+    assert!(load_path_with(&path, &LoadOptions { allow_external_uris: true, ..LoadOptions::default() }).is_ok());
+}
+
+#[test]
+fn valid_files_that_were_refused_load() {
+    // Extras of any JSON type, and names with control characters (kept, escaped when printed).
+    let doc = mutated(|d| {
+        d["nodes"][0]["extras"] = json!([1, "two", {"three": 3}]);
+        d["nodes"][0]["name"] = json!("Tri\u{7}angle");
+    });
+    let scene = load_path(&write_case("extras", &doc)).unwrap();
+    assert_eq!(scene.nodes[0].name.as_deref(), Some("Tri\u{7}angle"));
+    assert_eq!(viewer::gltf_load::printable("Tri\u{7}angle"), "Tri\\u{7}angle");
+    // Without NORMAL, the normals are the triangle's own (flat), as glTF 2.0 requires.
+    let prim = &scene.meshes[0].primitives[0];
+    assert!(prim.normals.iter().all(|n| (n.z - 1.0).abs() < 1e-6), "{:?}", prim.normals);
+    // A data URI buffer.
+    let doc = mutated(|d| {
+        use base64_engine::encode;
+        d["buffers"][0]["uri"] = json!(format!("data:application/octet-stream;base64,{}", encode(&triangle_bin())));
+    });
+    assert!(load_path(&write_case("data-uri", &doc)).is_ok());
+}
+
+/// Base64 without a dependency: the test encodes what the loader decodes.
+mod base64_engine {
+    pub fn encode(bytes: &[u8]) -> String {
+        const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for k in 0..4 {
+                if k <= chunk.len() {
+                    out.push(TABLE[(n >> (18 - 6 * k) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn truncated_and_damaged_files_never_panic() {
+    // The valid scene as a GLB (the viewer's own writer), then every truncation point of its
+    // header and a random sample of byte flips and cuts of the whole.
+    let glb = viewer::default_scene::build().to_glb();
+    let dir = folder("damaged");
+    let mut rng = fastrand::Rng::with_seed(1234);
+    let mut cases: Vec<Vec<u8>> = (0..64).map(|n| glb[..n.min(glb.len())].to_vec()).collect();
+    for _ in 0..150 {
+        let mut bytes = glb.clone();
+        match rng.u8(..3) {
+            0 => bytes.truncate(rng.usize(..bytes.len())),
+            1 => {
+                for _ in 0..rng.usize(1..8) {
+                    let at = rng.usize(..bytes.len().min(4096));
+                    bytes[at] = rng.u8(..);
+                }
+            }
+            _ => {
+                let at = rng.usize(..bytes.len());
+                bytes[at] ^= 1 << rng.u8(..8);
+            }
+        }
+        cases.push(bytes);
+    }
+    let (mut refused, mut loaded) = (0, 0);
+    for (i, bytes) in cases.iter().enumerate() {
+        let path = dir.join(format!("case{i}.glb"));
+        std::fs::write(&path, bytes).unwrap();
+        match load_path(&path) {
+            Ok(_) => loaded += 1,
+            Err(e) => {
+                refused += 1;
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+    eprintln!("damaged files: {refused} refused, {loaded} still valid");
+    assert!(refused > cases.len() / 2);
+}
+
+/// The viewer itself: exit code 1 with its message, no panic, bounded time and memory.
+#[test]
+fn the_viewer_exits_1_on_hostile_files_within_bounded_time_and_memory() {
+    let out = folder("never");
+    for (name, doc, expect) in corpus().into_iter().filter(|(n, ..)| ["sparse 2^31 bomb", "float indices", "device URI", "two parents"].contains(n)) {
+        let path = write_case(&format!("cli-{}", name.replace(' ', "-")), &doc);
+        let run = Command::new("prlimit")
+            .args(["--as=2000000000", "--cpu=20", "--"])
+            .arg(env!("CARGO_BIN_EXE_viewer"))
+            .args([path.to_str().unwrap(), "--headless", "--demo", "--out", out.to_str().unwrap()])
+            .output()
+            .expect("run the viewer");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("viewer: error:") && stderr.contains(expect), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    assert!(!Path::new(&out).join("picks.json").exists(), "nothing is written for a refused scene");
+}
