@@ -128,7 +128,7 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     if let Some(path) = &options.screenshot {
         let first = reports.first().and_then(|r| r.hit.as_ref());
         let selected = uploaded.slot_of(reports.first());
-        let markers = first.map(|h| h.markers(0.012));
+        let markers = first.map(|h| h.markers(0.012, scene.origin));
         let shot = screenshot(ctx, gpu, &camera, (w, h), selected, markers.as_ref())?;
         ensure_parent(path)?;
         shot.save(path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;

@@ -27,6 +27,7 @@ pub struct HitReport {
     pub node_name: Option<String>,
     pub instance: Option<u32>,
     pub depth: f32,
+    /// In the file's world coordinates (the scene's origin added back, in f64).
     pub world: DVec3,
     pub distance: f64,
     pub detail: Option<HitDetail>,
@@ -39,9 +40,11 @@ impl HitReport {
         s.normal_world.or(Some(s.face_normal_world))
     }
 
-    /// Markers at the hit, sized as `relative_size` of its distance so they read at any zoom.
-    pub fn markers(&self, relative_size: f32) -> Markers {
-        Markers { point: self.world.as_vec3(), normal: self.normal().map(|n| n.as_vec3()), size: (self.distance as f32 * relative_size).max(1e-4) }
+    /// Markers at the hit (in the scene's frame, relative to `origin`), sized as
+    /// `relative_size` of its distance so they read at any zoom.
+    pub fn markers(&self, relative_size: f32, origin: DVec3) -> Markers {
+        let point = (self.world - origin).as_vec3();
+        Markers { point, normal: self.normal().map(|n| n.as_vec3()), size: (self.distance as f32 * relative_size).max(1e-4) }
     }
 }
 
@@ -57,7 +60,7 @@ impl PickReport {
                 node_name: node.and_then(|n| n.name.clone()),
                 instance: h.instance,
                 depth: h.depth,
-                world: h.world,
+                world: h.world + scene.origin,
                 distance: h.distance,
                 detail: h.detail,
             }

@@ -1,7 +1,7 @@
 //! The viewer's CPU scene: meshes of triangle primitives (the host crate's [`Primitive`]), a
 //! flattened node list with world transforms and glTF node indices, and an optional camera.
 
-use glam::{Mat4, Vec3};
+use glam::{DVec3, Mat4, Vec3};
 use picking_vk_host::Primitive;
 
 /// A glTF mesh: the primitives it draws.
@@ -34,8 +34,15 @@ pub struct CameraDesc {
 #[derive(Clone, Debug, Default)]
 pub struct Scene {
     pub meshes: Vec<MeshAsset>,
+    /// World transforms relative to `origin`.
     pub nodes: Vec<Node>,
+    /// Placed relative to `origin`.
     pub camera: Option<CameraDesc>,
+    /// Where the scene's frame sits in the file's world (f64): zero for scenes near the
+    /// origin, the scene's centre for far-off ones (georeferenced data at 1e5 to 1e6), so
+    /// that everything rendered and picked stays in small f32 coordinates. Reported points
+    /// add it back.
+    pub origin: DVec3,
 }
 
 impl Scene {

@@ -94,6 +94,7 @@ impl Running {
             pixel,
             click: input.take_click(),
             show_ids: input.show_ids,
+            origin: scene_view.scene.origin,
         };
         gfx.record(ctx, &plan, &ui)?;
         gfx.submit_and_present(ctx, slot, image, needs_rebuild)?;
@@ -134,6 +135,8 @@ struct FramePlan {
     /// A click came in since the last pick: this pick's result selects.
     click: bool,
     show_ids: bool,
+    /// The scene's origin in the file's world (hits are reported there; markers drawn here).
+    origin: glam::DVec3,
 }
 
 impl Gfx {
@@ -168,7 +171,7 @@ impl Gfx {
     /// when shown, then the lit pass with the highlights and markers, and the panel on top.
     fn record(&mut self, ctx: &VulkanContext, plan: &FramePlan, ui: &PanelFrame) -> Result<(), ViewerError> {
         let slot = plan.slot;
-        let markers = self.picking.shown_hit().map(|h| h.markers(0.008));
+        let markers = self.picking.shown_hit().map(|h| h.markers(0.008, plan.origin));
         let hovered = self.scene.slot_of(self.picking.hovered.as_ref());
         let selected = self.scene.slot_of(self.picking.selected.as_ref());
         // SAFETY: `finish_slot` waited on the slot's fence: the frame that last drew with this

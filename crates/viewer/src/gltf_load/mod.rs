@@ -7,10 +7,11 @@
 
 mod buffers;
 mod primitives;
+mod rebase;
 mod validate;
 
 use crate::scene::{CameraDesc, Node, Scene};
-use glam::Mat4;
+use glam::DMat4;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -110,7 +111,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     for mesh in document.meshes() {
         scene.meshes.push(primitives::load_mesh(&mesh, &buffers)?);
     }
-    walk_nodes(&document, &mut scene)?;
+    let (worlds, camera) = walk_nodes(&document, &mut scene)?;
+    rebase::place(&mut scene, &worlds, camera);
     let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
     if !drawable {
         return Err(SceneError::Empty);
@@ -118,9 +120,10 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     Ok(scene)
 }
 
-/// Flattens the default scene's node trees into world transforms. glTF nodes have at most
+/// Flattens the default scene's node trees into world transforms, composed in f64 (returned
+/// per node, with the first camera's), and pushes the scene's nodes. glTF nodes have at most
 /// one parent and no cycles; a file that breaks this is refused with the node named.
-fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneError> {
+fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
     let count = document.nodes().len();
     let mut parent: Vec<Option<usize>> = vec![None; count];
     for node in document.nodes() {
@@ -137,8 +140,10 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneE
         None => document.nodes().filter(|n| parent[n.index()].is_none()).collect(),
     };
     // Iterative walk with a depth bound: a malicious file cannot overflow the stack.
-    let mut stack: Vec<(gltf::Node, Mat4, usize)> = roots.into_iter().rev().map(|n| (n, Mat4::IDENTITY, 0)).collect();
+    let mut stack: Vec<(gltf::Node, DMat4, usize)> = roots.into_iter().rev().map(|n| (n, DMat4::IDENTITY, 0)).collect();
     let mut visited = vec![false; count];
+    let mut worlds = vec![];
+    let mut camera = None;
     while let Some((node, parent_world, depth)) = stack.pop() {
         let bad = |reason: String| Err(SceneError::BadNode { node: node.index(), reason });
         if std::mem::replace(&mut visited[node.index()], true) {
@@ -151,7 +156,7 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneE
         if depth > 256 {
             return bad("it is nested deeper than 256 levels".into());
         }
-        let local = Mat4::from_cols_array_2d(&node.transform().matrix());
+        let local = glam::Mat4::from_cols_array_2d(&node.transform().matrix()).as_dmat4();
         let world = parent_world * local;
         if !world.is_finite() {
             return bad("its transform is not finite".into());
@@ -160,7 +165,9 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneE
             if scene.camera.is_none() {
                 match cam.projection() {
                     gltf::camera::Projection::Perspective(p) => {
-                        scene.camera = Some(CameraDesc { world, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
+                        // Placed by `rebase::place`.
+                        scene.camera = Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
+                        camera = Some(world);
                     }
                     gltf::camera::Projection::Orthographic(_) => {
                         log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index())
@@ -169,10 +176,11 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(), SceneE
             }
         }
         let mesh = node.mesh().map(|m| m.index());
-        scene.nodes.push(Node { gltf_index: node.index(), name: node.name().map(str::to_owned), world, mesh });
+        scene.nodes.push(Node { gltf_index: node.index(), name: node.name().map(str::to_owned), world: glam::Mat4::IDENTITY, mesh });
+        worlds.push(world);
         for child in node.children().collect::<Vec<_>>().into_iter().rev() {
             stack.push((child, world, depth + 1));
         }
     }
-    Ok(())
+    Ok((worlds, camera))
 }

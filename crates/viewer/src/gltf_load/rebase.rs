@@ -1,0 +1,121 @@
+//! Placing a scene in small f32 coordinates, with the file's float32 values as the truth.
+//! Georeferenced scenes sit at 1e5 to 1e6, where an f32 step is 0.01 to 0.06: composing
+//! transforms or rendering there in f32 moves surfaces by whole units. Node transforms are
+//! composed in f64 (by the loader), a far-off mesh's positions are re-centred on the mesh
+//! (the difference of nearby floats is exact), and a far-off scene is rebased on its centre
+//! ([`Scene::origin`]), so that every f32 matrix and position the GPU sees is small.
+
+use crate::scene::Scene;
+use glam::{DMat4, DVec3};
+
+/// Coordinates beyond this are re-centred; nearer scenes are left exactly as loaded.
+const FAR: f64 = 1.0e3;
+
+/// Sets each node's world (relative to the scene's origin) and the camera's, from the f64
+/// worlds the loader composed; re-centres far-off meshes and picks the origin.
+pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
+    // Re-centre far-off meshes; the shift moves into every node that uses the mesh.
+    let shifts: Vec<DVec3> = scene.meshes.iter_mut().map(recentre).collect();
+    let worlds: Vec<DMat4> = scene
+        .nodes
+        .iter()
+        .zip(worlds)
+        .map(|(node, &world)| match node.mesh.and_then(|m| shifts.get(m)) {
+            Some(&shift) if shift != DVec3::ZERO => world * DMat4::from_translation(shift),
+            _ => world,
+        })
+        .collect();
+    let (lo, hi) = bounds(scene, &worlds);
+    let eye = camera.map(|c| c.transform_point3(DVec3::ZERO));
+    let far = lo.abs().max(hi.abs()).max_element() > FAR || eye.is_some_and(|e| e.abs().max_element() > FAR);
+    // Precision matters most where the view is: at the file's camera when it has one (the
+    // headless and initial view), else at the centre the default framing looks at.
+    let centre = eye.filter(|e| e.is_finite()).unwrap_or((lo + hi) * 0.5);
+    scene.origin = if far { centre.round() } else { DVec3::ZERO };
+    let to_scene = DMat4::from_translation(-scene.origin);
+    for (node, world) in scene.nodes.iter_mut().zip(&worlds) {
+        node.world = (to_scene * *world).as_mat4();
+    }
+    if let (Some(desc), Some(world)) = (scene.camera.as_mut(), camera) {
+        desc.world = (to_scene * world).as_mat4();
+    }
+}
+
+/// Moves a far-off mesh's positions to its own centre; returns the shift (zero for a mesh
+/// near the origin).
+fn recentre(mesh: &mut crate::scene::MeshAsset) -> DVec3 {
+    let points = || mesh.primitives.iter().flat_map(|p| p.positions.iter()).map(|p| p.as_dvec3());
+    let Some((lo, hi)) = points().fold(None, |b: Option<(DVec3, DVec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))) else {
+        return DVec3::ZERO;
+    };
+    if lo.abs().max(hi.abs()).max_element() <= FAR {
+        return DVec3::ZERO;
+    }
+    let centre = ((lo + hi) * 0.5).round();
+    for p in mesh.primitives.iter_mut().flat_map(|p| p.positions.iter_mut()) {
+        *p = (p.as_dvec3() - centre).as_vec3();
+    }
+    centre
+}
+
+/// World bounds of every mesh node, in f64.
+fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for (node, world) in scene.nodes.iter().zip(worlds) {
+        let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
+        for p in mesh.primitives.iter().flat_map(|p| p.positions.iter()) {
+            let w = world.transform_point3(p.as_dvec3());
+            lo = lo.min(w);
+            hi = hi.max(w);
+        }
+    }
+    if lo.x > hi.x {
+        (DVec3::ZERO, DVec3::ZERO)
+    } else {
+        (lo, hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{MeshAsset, Node};
+    use glam::{Mat4, Vec3};
+    use picking_vk_host::Primitive;
+
+    fn scene_at(offset: DVec3) -> (Scene, Vec<DMat4>) {
+        let positions = [Vec3::new(0.25, 0.0, 0.0), Vec3::new(1.5, 0.0, 0.0), Vec3::new(0.0, 1.75, 0.0)];
+        let far_positions = positions.iter().map(|p| (p.as_dvec3() + offset).as_vec3()).collect();
+        let prim = Primitive { positions: far_positions, ..Default::default() };
+        let scene = Scene {
+            meshes: vec![MeshAsset { name: None, primitives: vec![prim] }],
+            nodes: vec![Node { gltf_index: 0, name: None, world: Mat4::IDENTITY, mesh: Some(0) }],
+            camera: None,
+            origin: DVec3::ZERO,
+        };
+        (scene, vec![DMat4::from_translation(DVec3::new(3.0, -2.0, 0.5))])
+    }
+
+    #[test]
+    fn far_scenes_keep_the_files_values_and_near_ones_are_untouched() {
+        let (mut near, worlds) = scene_at(DVec3::ZERO);
+        place(&mut near, &worlds, None);
+        assert_eq!(near.origin, DVec3::ZERO);
+        assert_eq!(near.nodes[0].world, worlds[0].as_mat4());
+
+        let offset = DVec3::new(1.0e6, -2.5e5, 7.5e5);
+        let (mut far, worlds) = scene_at(offset);
+        let truth: Vec<DVec3> = far.meshes[0].primitives[0].positions.iter().map(|p| worlds[0].transform_point3(p.as_dvec3())).collect();
+        place(&mut far, &worlds, Some(DMat4::from_translation(offset)));
+        assert!(far.origin.length() > 1.0e5);
+        // Every vertex, placed back in the file's world, is exactly where the file put it.
+        let prim = &far.meshes[0].primitives[0];
+        for (p, t) in prim.positions.iter().zip(&truth) {
+            let back = far.nodes[0].world.as_dmat4().transform_point3(p.as_dvec3()) + far.origin;
+            assert!((back - *t).length() < 1e-6, "{back} vs {t}");
+            assert!(p.abs().max_element() < 10.0, "rendered coordinates stay small: {p}");
+        }
+        assert!(far.nodes[0].world.w_axis.truncate().length() < 10.0);
+    }
+}

@@ -1,0 +1,175 @@
+//! Georeferenced scenes: a random scene moved about 1e6 away (camera included), either by a
+//! root node's translation or baked into the vertex positions, picked by the headless viewer
+//! and checked against an f64 ray caster that takes the file's float32 values as the truth.
+
+use glam::{DMat4, DVec3, Mat4, UVec2, Vec3};
+use picking_vk_host::{shapes, Primitive};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use viewer::gltf_write::{GltfBuilder, IndexStorage};
+
+const W: u32 = 240;
+const H: u32 = 160;
+const YFOV: f32 = 0.9;
+const ZNEAR: f32 = 0.1;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picking-vk-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A triangle of the oracle's scene in f64 world coordinates, with its glTF node.
+struct Tri {
+    node: usize,
+    p: [DVec3; 3],
+}
+
+/// The nearest triangle along a ray (Möller-Trumbore in f64): (node, distance).
+fn cast(tris: &[Tri], origin: DVec3, dir: DVec3) -> Option<(usize, f64)> {
+    let mut best: Option<(usize, f64)> = None;
+    for t in tris {
+        let (e1, e2) = (t.p[1] - t.p[0], t.p[2] - t.p[0]);
+        let h = dir.cross(e2);
+        let a = e1.dot(h);
+        if a.abs() < 1e-18 {
+            continue;
+        }
+        let s = origin - t.p[0];
+        let u = s.dot(h) / a;
+        let q = s.cross(e1);
+        let v = dir.dot(q) / a;
+        let d = e2.dot(q) / a;
+        if (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0 && d > 0.0 && best.is_none_or(|(_, bd)| d < bd) {
+            best = Some((t.node, d));
+        }
+    }
+    best
+}
+
+/// The ray of pixel `(x, y)` (fractional) from a camera at `camera` (f64 world).
+fn pixel_ray(camera: &DMat4, x: f64, y: f64) -> (DVec3, DVec3) {
+    let t = (f64::from(YFOV) * 0.5).tan();
+    let aspect = f64::from(W) / f64::from(H);
+    let ndc = (x / f64::from(W) * 2.0 - 1.0, y / f64::from(H) * 2.0 - 1.0);
+    let local = DVec3::new(ndc.0 * t * aspect, -ndc.1 * t, -1.0);
+    (camera.transform_point3(DVec3::ZERO), camera.transform_vector3(local).normalize())
+}
+
+/// A random scene of boxes and spheres over a ground plane, moved by `offset` either in a
+/// root node (`baked == false`) or in the vertex positions. Returns the file and the oracle's
+/// triangles and camera, composed in f64 from the same float32 values the file holds.
+fn scene(seed: u64, offset: DVec3, baked: bool) -> (Vec<u8>, Vec<Tri>, DMat4) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let offset32 = offset.as_vec3();
+    let shift = |p: &Primitive| {
+        let mut p = p.clone();
+        if baked {
+            p.positions.iter_mut().for_each(|v| *v += offset32);
+        }
+        p
+    };
+    let mut b = GltfBuilder::new();
+    let mut tris = vec![];
+    let mut nodes = vec![];
+    // The root that carries the offset (identity when the offset is baked into positions).
+    let root_local = if baked { Mat4::IDENTITY } else { Mat4::from_translation(offset32) };
+    let root_world = root_local.as_dmat4();
+    for i in 0..9 {
+        let prim = if i == 0 {
+            shapes::plane(6.0, [0.5; 4])
+        } else if rng.bool() {
+            shapes::cuboid(Vec3::new(rng.f32() * 0.5 + 0.2, rng.f32() * 0.5 + 0.2, rng.f32() * 0.5 + 0.2), [0.8; 4])
+        } else {
+            shapes::sphere(rng.f32() * 0.4 + 0.3, 10, 14, [0.6; 4])
+        };
+        let prim = shift(&prim);
+        let local = if i == 0 {
+            Mat4::IDENTITY
+        } else {
+            Mat4::from_translation(Vec3::new(rng.f32() * 6.0 - 3.0, rng.f32() * 1.2 + 0.3, rng.f32() * 6.0 - 4.0)) * Mat4::from_rotation_y(rng.f32() * 3.0)
+        };
+        let mesh = b.add_mesh(&format!("M{i}"), &[(&prim, IndexStorage::U32)]);
+        let node = b.add_node(&format!("N{i}"), Some(mesh), local, &[]);
+        nodes.push(node);
+        let world = root_world * local.as_dmat4();
+        for t in 0..prim.triangle_count() {
+            let p = prim.triangle(t).map(|k| world.transform_point3(prim.positions[k as usize].as_dvec3()));
+            tris.push(Tri { node, p });
+        }
+    }
+    let eye = Vec3::new(0.4, 3.5, 6.0);
+    let cam_local = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.0, 0.5, -0.5), Vec3::Y).inverse();
+    // The camera moves with the scene: under the root, or by its own translation when baked.
+    let cam_local = if baked { Mat4::from_translation(offset32) * cam_local } else { cam_local };
+    let camera = b.add_camera_node("Cam", YFOV, ZNEAR, Some(60.0), cam_local);
+    nodes.push(camera);
+    let root = b.add_node("Root", None, root_local, &nodes);
+    b.add_root(root);
+    let camera_world = root_world * cam_local.as_dmat4();
+    (b.to_glb(), tris, camera_world)
+}
+
+/// Picks random pixels through the viewer and compares them with the f64 oracle: returns
+/// (unambiguous pixels, agreeing, worst relative distance error).
+fn agreement(name: &str, glb: &[u8], tris: &[Tri], camera: &DMat4, seed: u64) -> (usize, usize, f64) {
+    let path = tmp(&format!("{name}.glb"));
+    std::fs::write(&path, glb).unwrap();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let pixels: Vec<UVec2> = (0..300).map(|_| UVec2::new(rng.u32(..W), rng.u32(..H))).collect();
+    let picks = tmp(&format!("{name}-picks.json"));
+    std::fs::write(&picks, serde_json::to_string(&pixels.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>()).unwrap()).unwrap();
+    let out = tmp(&format!("{name}-out.json"));
+    let size = format!("{W}x{H}");
+    let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
+        .args([path.to_str().unwrap(), "--headless", "--validation", "--size", &size, "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (mut unambiguous, mut agree, mut worst) = (0, 0, 0.0f64);
+    for (r, p) in records.iter().zip(&pixels) {
+        let (cx, cy) = (f64::from(p.x) + 0.5, f64::from(p.y) + 0.5);
+        // Rays a twentieth of a pixel around the centre: edges and depth ties are ambiguous.
+        let around: Vec<Option<usize>> = [(0.0, 0.0), (0.05, 0.0), (-0.05, 0.0), (0.0, 0.05), (0.0, -0.05)]
+            .iter()
+            .map(|(dx, dy)| cast(tris, pixel_ray(camera, cx + dx, cy + dy).0, pixel_ray(camera, cx + dx, cy + dy).1).map(|h| h.0))
+            .collect();
+        if around.iter().any(|a| *a != around[0]) {
+            continue;
+        }
+        unambiguous += 1;
+        let (origin, dir) = pixel_ray(camera, cx, cy);
+        let want = cast(tris, origin, dir);
+        let got = r["node"].as_u64().map(|n| n as usize);
+        if got == want.map(|w| w.0) {
+            agree += 1;
+            if let Some((_, d)) = want {
+                let distance = r["distance"].as_f64().unwrap();
+                worst = worst.max((distance - d).abs() / d);
+                let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+                let truth = origin + dir * d;
+                assert!((DVec3::new(world[0], world[1], world[2]) - truth).length() < 1e-3 * d, "{name} pixel {p}: {world:?} vs {truth}");
+            }
+        } else {
+            eprintln!("{name} pixel {p}: viewer {got:?}, oracle {want:?}");
+        }
+    }
+    (unambiguous, agree, worst)
+}
+
+#[test]
+fn scenes_a_million_units_away_pick_like_an_f64_ray_caster() {
+    for (seed, offset) in [(7, DVec3::new(1.0e6 + 0.37, -2.5e5, 8.0e5 + 0.11)), (8, DVec3::new(-3.2e5, 1.0e5, -1.0e6))] {
+        for baked in [false, true] {
+            let name = format!("seed{seed}-{}", if baked { "baked" } else { "root" });
+            let (glb, tris, camera) = scene(seed, offset, baked);
+            let (unambiguous, agree, worst) = agreement(&name, &glb, &tris, &camera, seed);
+            eprintln!("{name}: {agree}/{unambiguous} unambiguous pixels agree with the f64 oracle; worst distance error {worst:.2e}");
+            assert!(unambiguous > 200, "{name}: {unambiguous}");
+            assert!(agree * 1000 >= unambiguous * 999, "{name}: {agree}/{unambiguous}");
+            assert!(worst <= 1e-4, "{name}: distance relative error {worst}");
+        }
+    }
+}
