@@ -147,6 +147,32 @@ impl GpuBuffer {
         Ok(unsafe { self.memory.device.flush_mapped_memory_ranges(&[range]) }?)
     }
 
+    /// Copies `out.len()` bytes from `offset` out of the mapped memory, invalidating
+    /// `offset..offset + invalidate` first where memory is not coherent. No reference to the
+    /// rest of the mapping is formed, so the GPU may be writing other parts meanwhile.
+    ///
+    /// # Safety
+    /// The GPU work that last wrote those bytes has completed and made them host-visible;
+    /// `offset` and `invalidate` are multiples of the non-coherent atom size (or `invalidate`
+    /// reaches the end of the buffer).
+    pub unsafe fn read_range(&self, offset: u64, invalidate: u64, out: &mut [u8]) -> Result<(), PickError> {
+        let allocation = self.allocation.as_ref().ok_or_else(not_mapped)?;
+        let end = offset.checked_add(out.len() as u64).filter(|&e| e <= allocation.size()).ok_or(PickError::InvalidRequest("read past a buffer".into()))?;
+        let ptr = allocation.mapped_ptr().ok_or_else(not_mapped)?;
+        if !self.is_coherent() {
+            let size = invalidate.max(end - offset).min(allocation.size() - offset);
+            // SAFETY: the allocation is dedicated and mapped; the caller keeps the range
+            // atom-aligned.
+            let range = vk::MappedMemoryRange::default().memory(unsafe { allocation.memory() }).offset(offset).size(size);
+            // SAFETY: as above; the caller guarantees the GPU is done writing these bytes.
+            unsafe { self.memory.device.invalidate_mapped_memory_ranges(&[range]) }?;
+        }
+        // SAFETY: `offset..end` lies inside the mapping (checked above) and the GPU no longer
+        // writes it (the caller's contract); `out` is a distinct, writable Rust buffer.
+        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr().cast::<u8>().add(offset as usize), out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
     /// The mapped bytes as the GPU last wrote them (non-coherent memory is invalidated first).
     ///
     /// # Safety

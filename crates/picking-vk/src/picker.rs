@@ -11,7 +11,7 @@ use crate::host::HostDevice;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{PixelRay, Plan};
-use crate::readback::{stamp_of, StagingRing};
+use crate::readback::{stamp_of, SlotQueries, StagingRing};
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::{Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
@@ -95,6 +95,10 @@ pub struct Picker {
     culling: bool,
     plan: Plan,
     next_frame: u64,
+    /// Set by the first `VK_ERROR_DEVICE_LOST` seen or reported: every later call fails.
+    device_lost: bool,
+    /// The shared draw list last validated whole.
+    validated_shared: Option<std::sync::Weak<[PickDraw]>>,
     negative_viewport_height: bool,
     viewport_bounds: [f32; 2],
     max_viewport: [u32; 2],
@@ -190,6 +194,8 @@ impl Picker {
             culling: config.culling,
             plan: Plan::default(),
             next_frame: 0,
+            device_lost: false,
+            validated_shared: None,
             negative_viewport_height: support.negative_viewport_height(),
             viewport_bounds: limits.viewport_bounds_range,
             max_viewport: limits.max_viewport_dimensions,
@@ -261,11 +267,16 @@ impl Picker {
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
     ///   it will be submitted to a queue of the family given at creation.
+    /// - Every command buffer the picker records into is submitted to the same queue: all
+    ///   slots share the picker's 1x1 attachments, and only submission order on one queue
+    ///   (with the render pass's dependencies) orders one frame's pass after the last one's copy.
     /// - Every buffer the draws name is live, has the usages the draw types document, and
     ///   stays alive until `cmd` completes.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
     pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &[PickDraw]) -> Result<PickTicket, PickError> {
+        // Every draw, culled or not: a bad draw is an error whatever the cursor hits.
+        self.validate_all(draws)?;
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build(request, draws, ray)) }
     }
@@ -284,8 +295,17 @@ impl Picker {
         request: &PickRequest<'_>,
         draws: &Arc<[PickDraw]>,
     ) -> Result<PickTicket, PickError> {
+        // Every draw once per list (the list cannot change while its `Arc` lives).
+        if !self.validated_shared.as_ref().is_some_and(|v| v.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws))) {
+            self.validate_all(draws)?;
+            self.validated_shared = Some(Arc::downgrade(draws));
+        }
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build_shared(request, draws, ray)) }
+    }
+
+    fn validate_all(&self, draws: &[PickDraw]) -> Result<(), PickError> {
+        draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, self.kit.max_stride))
     }
 
     /// # Safety
@@ -298,6 +318,9 @@ impl Picker {
         draws: &[PickDraw],
         plan_frame: impl FnOnce(&mut Plan, Option<&PixelRay>),
     ) -> Result<PickTicket, PickError> {
+        if self.device_lost {
+            return Err(PickError::DeviceLost);
+        }
         let frames_in_flight = self.slots.len();
         let pending = self.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?.pending.as_ref();
         if let Some(p) = pending {
@@ -306,26 +329,27 @@ impl Picker {
         let camera = self.check_request(request)?;
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
         plan_frame(&mut self.plan, ray.as_ref());
-        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::PixelOnly, draws, &self.plan)?;
+        let prepared = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::PixelOnly, draws, &self.plan);
+        if matches!(prepared, Err(PickError::DeviceLost)) {
+            self.device_lost = true;
+        }
+        let recording = prepared?;
         let s = &mut self.slots[slot];
         s.draws.clear();
         let device = recording.device;
-        if let Some(ts) = &self.timestamps {
+        let queries = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
+        if let Some(q) = queries {
             // SAFETY: `cmd` is recording outside a render pass; the queries belong to this slot.
             unsafe {
-                device.cmd_reset_query_pool(cmd, ts.pool.handle, 2 * slot as u32, 2);
-                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, ts.pool.handle, 2 * slot as u32);
+                device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
         }
         // SAFETY: the caller's contract covers `cmd` and the draws' buffers; the plan was prepared.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut s.draws, s.batch.as_mut()) };
         let frame = self.next_frame;
         // SAFETY: as above; the pass just recorded rendered `targets`.
-        unsafe { self.staging.record_copy(device, cmd, &self.targets, recording.layout.detail, slot, vk::Offset2D::default(), frame) };
-        if let Some(ts) = &self.timestamps {
-            // SAFETY: as above.
-            unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, ts.pool.handle, 2 * slot as u32 + 1) };
-        }
+        unsafe { self.staging.record_copy(device, cmd, &self.targets, recording.layout.detail, slot, vk::Offset2D::default(), frame, queries) };
         s.stats = stats;
         self.next_frame += 1;
         s.pending = Some(Pending { frame, pixel: request.pixel, camera });
@@ -344,22 +368,24 @@ impl Picker {
     pub unsafe fn take_result(&mut self, slot: usize) -> Result<Option<PickResult>, PickError> {
         let frames_in_flight = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
-        let Some(pending) = s.pending.take() else { return Ok(None) };
-        // SAFETY: the caller guarantees the copy into this slot has completed.
-        let (texels, stamp) = unsafe { self.staging.read(slot, self.kit.layout.detail) }?;
-        if stamp != stamp_of(pending.frame) {
-            // Another frame's texels (or none): the frame recorded here never completed.
-            return Err(PickError::StaleResult { slot, expected: pending.frame, found: stamp.checked_sub(1) });
+        let pending = s.pending.take();
+        if self.device_lost {
+            // Nothing a lost device wrote is read.
+            return Err(PickError::DeviceLost);
         }
-        let mut result = resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &texels);
+        let Some(pending) = pending else { return Ok(None) };
+        // SAFETY: the caller guarantees the copy into this slot has completed.
+        let read = unsafe { self.staging.read(slot, self.kit.layout.detail, self.timestamps.is_some()) };
+        let contents = self.note_loss(read)?;
+        if contents.stamp != stamp_of(pending.frame) {
+            // Another frame's texels (or none): the frame recorded here never completed.
+            return Err(PickError::StaleResult { slot, expected: pending.frame, found: contents.stamp.checked_sub(1) });
+        }
+        let s = &self.slots[slot];
+        let mut result = resolve::resolve(pending.frame, pending.pixel, &pending.camera, &s.draws, &contents.texels);
         result.stats = PickStats { pass: s.stats, gpu_time_ns: None };
-        if let Some(ts) = &self.timestamps {
-            let mut t = [0u64; 2];
-            // SAFETY: the slot's work completed, so both queries are available; no wait is asked.
-            let got = unsafe { self.kit.memory.device.get_query_pool_results(ts.pool.handle, 2 * slot as u32, &mut t, vk::QueryResultFlags::TYPE_64) };
-            if got.is_ok() {
-                result.stats.gpu_time_ns = Some((t[1].wrapping_sub(t[0]) & ts.mask) as f64 * ts.period_ns);
-            }
+        if let (Some(ts), Some([start, end])) = (&self.timestamps, contents.timestamps) {
+            result.stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
         }
         Ok(Some(result))
     }
@@ -372,13 +398,37 @@ impl Picker {
     /// `fence` is a live fence of this device that the submission containing the command
     /// buffer last recorded into `slot` signals, and it was not reset since.
     pub unsafe fn poll_result(&mut self, slot: usize, fence: vk::Fence) -> Result<Option<PickResult>, PickError> {
+        if self.device_lost {
+            return Err(PickError::DeviceLost);
+        }
         // SAFETY: the caller guarantees the fence is valid.
-        let signalled = unsafe { self.kit.memory.device.get_fence_status(fence) }?;
+        let status = unsafe { self.kit.memory.device.get_fence_status(fence) };
+        let signalled = self.note_loss(status.map_err(PickError::from))?;
         if !signalled {
             return Ok(None);
         }
         // SAFETY: the fence signalled, so that frame's work has completed.
         unsafe { self.take_result(slot) }
+    }
+
+    /// Tells the picker the device was lost (the host saw `VK_ERROR_DEVICE_LOST` from its own
+    /// submit or wait). From then on every call returns [`PickError::DeviceLost`] and nothing
+    /// the device wrote is read; the picker can only be dropped.
+    pub fn mark_device_lost(&mut self) {
+        self.device_lost = true;
+    }
+
+    /// Whether the picker has seen (or been told of) a device loss.
+    pub fn is_device_lost(&self) -> bool {
+        self.device_lost
+    }
+
+    /// Remembers a device loss seen in `result`: the loss is sticky.
+    fn note_loss<T>(&mut self, result: Result<T, PickError>) -> Result<T, PickError> {
+        if matches!(result, Err(PickError::DeviceLost)) {
+            self.device_lost = true;
+        }
+        result
     }
 
     /// Forgets the pick recorded into `slot` (an aborted frame whose command buffer was never

@@ -15,7 +15,26 @@ const DRAW_INSTANCE_OFFSET: u64 = 8;
 const DEPTH_OFFSET: u64 = 16;
 const DETAIL_OFFSET: u64 = 32;
 const STAMP_OFFSET: u64 = 48;
-const SLOT_BYTES: u64 = 56;
+/// Two 64-bit timestamps (pass start, copy end), copied by the GPU when timestamps are on.
+const TIMESTAMPS_OFFSET: u64 = 56;
+const SLOT_BYTES: u64 = 72;
+
+/// The timestamp queries of one slot: written around the pass, copied into the slot by the
+/// GPU, so reading them never calls `vkGetQueryPoolResults` (which waits on some drivers).
+#[derive(Clone, Copy)]
+pub(crate) struct SlotQueries {
+    pub pool: vk::QueryPool,
+    /// The first of the slot's two queries.
+    pub first: u32,
+}
+
+/// What a slot holds once its frame completed.
+pub(crate) struct SlotContents {
+    pub texels: Texels,
+    pub stamp: u64,
+    /// (start, end) ticks, when timestamps are on.
+    pub timestamps: Option<[u64; 2]>,
+}
 
 /// The stamp written for a frame: never 0, which is what a slot holds before its first copy.
 pub(crate) fn stamp_of(frame: u64) -> u64 {
@@ -50,7 +69,8 @@ impl StagingRing {
     }
 
     /// Records the copy of texel `at` of every attachment into `slot`, then `frame`'s stamp,
-    /// and the barrier that makes them visible to the host.
+    /// then (with `queries`, whose first was written before the pass) the end timestamp and
+    /// the copy of both, and the barrier that makes all of it visible to the host.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
@@ -64,6 +84,7 @@ impl StagingRing {
         slot: usize,
         at: vk::Offset2D,
         frame: u64,
+        queries: Option<SlotQueries>,
     ) {
         let base = self.slot_offset(slot);
         let slot_range = |src, dst| self.buffer.barrier(src, dst, base, self.slot_stride);
@@ -103,8 +124,14 @@ impl StagingRing {
             for &(image, region) in copies {
                 device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
             }
-            // The stamp goes last, into bytes no copy touches.
+            // The stamp goes after the texels, into bytes no copy touches.
             device.cmd_update_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET, &stamp_of(frame).to_ne_bytes());
+            if let Some(q) = queries {
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TRANSFER, q.pool, q.first + 1);
+                // WAIT: the device waits for both results, so the host never does.
+                let flags = vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT;
+                device.cmd_copy_query_pool_results(cmd, q.pool, q.first, 2, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
+            }
             let to_host = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
             device.cmd_pipeline_barrier(
                 cmd,
@@ -118,25 +145,30 @@ impl StagingRing {
         }
     }
 
-    /// Reads a slot's texels and stamp.
+    /// Reads a slot's texels, stamp and timestamps. Only this slot's bytes are read (the GPU
+    /// may be writing the others).
     ///
     /// # Safety
     /// The GPU work that last copied into `slot` has completed (its fence signalled or the
     /// device idled), and no copy into it is pending.
-    pub unsafe fn read(&self, slot: usize, detail: bool) -> Result<(Texels, u64), PickError> {
-        debug_assert!(slot < self.slots);
-        // SAFETY: the caller's contract.
-        let bytes = unsafe { self.buffer.host_bytes() }?;
-        let base = self.slot_offset(slot) as usize;
-        let word = |offset: u64| word_at(bytes, base + offset as usize);
+    pub unsafe fn read(&self, slot: usize, detail: bool, timestamps: bool) -> Result<SlotContents, PickError> {
+        if slot >= self.slots {
+            return Err(PickError::InvalidSlot { slot, frames_in_flight: self.slots });
+        }
+        let mut bytes = [0u8; SLOT_BYTES as usize];
+        // SAFETY: the caller's contract; the slot lies inside the buffer and starts on a
+        // non-coherent-atom boundary (its stride is a multiple of the atom size).
+        unsafe { self.buffer.read_range(self.slot_offset(slot), self.slot_stride, &mut bytes) }?;
+        let word = |offset: u64| word_at(&bytes, offset as usize);
         let texels = Texels {
             id: [word(ID_OFFSET), word(ID_OFFSET + 4)],
             draw_instance: [word(DRAW_INSTANCE_OFFSET), word(DRAW_INSTANCE_OFFSET + 4)],
             depth: f32::from_bits(word(DEPTH_OFFSET)),
             detail: detail.then(|| [0, 4, 8, 12].map(|o| word(DETAIL_OFFSET + o))),
         };
-        let stamp = u64::from(word(STAMP_OFFSET)) | (u64::from(word(STAMP_OFFSET + 4)) << 32);
-        Ok((texels, stamp))
+        let double = |offset: u64| u64::from(word(offset)) | (u64::from(word(offset + 4)) << 32);
+        let timestamps = timestamps.then(|| [double(TIMESTAMPS_OFFSET), double(TIMESTAMPS_OFFSET + 8)]);
+        Ok(SlotContents { texels, stamp: double(STAMP_OFFSET), timestamps })
     }
 
     pub fn bytes(&self) -> u64 {

@@ -212,16 +212,17 @@ impl PickDraw {
         self.instances.map_or(1, |i| i.count)
     }
 
-    /// Checks everything that can be checked without reading GPU memory. Index values
-    /// themselves cannot be checked: the host guarantees they stay below `vertex_count`.
-    pub(crate) fn validate(&self, index: usize) -> Result<(), PickError> {
+    /// Checks everything that can be checked without reading GPU memory, against the
+    /// device's largest vertex binding stride. Index values themselves cannot be checked: the
+    /// host guarantees that every index plus `vertex_offset` names one of the positions.
+    pub(crate) fn validate(&self, index: usize, max_stride: u32) -> Result<(), PickError> {
         let bad = |reason: String| PickError::InvalidDraw { index, reason };
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
         }
         let p = &self.positions;
-        if p.stride < 12 {
-            return Err(bad(format!("position stride {} is below 12 bytes", p.stride)));
+        if p.stride < 12 || p.stride > max_stride {
+            return Err(bad(format!("position stride {} lies outside 12..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
         }
         check_elements(p.range, p.stride, 12, 0, p.vertex_count, "position").map_err(bad)?;
         match self.triangles {
@@ -246,16 +247,27 @@ impl PickDraw {
                 }
                 let w = width.bytes() as u32;
                 check_elements(range, w, u64::from(w), first_index, index_count, "index").map_err(bad)?;
-                if vertex_offset < 0 || vertex_offset as u64 >= u64::from(p.vertex_count.max(1)) {
-                    return Err(bad(format!("vertex offset {vertex_offset} lies outside the {} vertices", p.vertex_count)));
+                // A negative offset is legal (indices may be stored above it); one at or past
+                // the vertex count leaves no index that names a vertex.
+                if i64::from(vertex_offset) >= i64::from(p.vertex_count) {
+                    return Err(bad(format!("vertex offset {vertex_offset} lies past the {} vertices", p.vertex_count)));
                 }
             }
         }
         if let Some(inst) = self.instances {
-            if inst.stride < 64 {
-                return Err(bad(format!("instance stride {} is below 64 bytes (one mat4)", inst.stride)));
+            if inst.stride < 64 || inst.stride > max_stride {
+                return Err(bad(format!("instance stride {} lies outside 64..={max_stride} bytes (one mat4; maxVertexInputBindingStride)", inst.stride)));
+            }
+            if inst.first.checked_add(inst.count).is_none() {
+                return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
             }
             check_elements(inst.range, inst.stride, 64, inst.first, inst.count, "instance").map_err(bad)?;
+            if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() < inst.count as usize) {
+                return Err(bad(format!("{} CPU instance transforms for {} instances", t.len(), inst.count)));
+            }
+            if self.instance_transforms.as_ref().is_some_and(|t| t.iter().any(|m| !m.is_finite())) {
+                return Err(bad("an instance transform has a non-finite element".into()));
+            }
         }
         Ok(())
     }
@@ -327,31 +339,31 @@ mod tests {
 
     #[test]
     fn a_consistent_draw_passes() {
-        tri_draw().validate(0).unwrap();
+        tri_draw().validate(0, 2048).unwrap();
     }
 
     #[test]
     fn counts_past_the_buffer_are_refused() {
         let mut d = tri_draw();
         d.positions.vertex_count = 4; // 48 bytes wanted, 36 held
-        assert!(matches!(d.validate(3), Err(PickError::InvalidDraw { index: 3, .. })));
+        assert!(matches!(d.validate(3, 2048), Err(PickError::InvalidDraw { index: 3, .. })));
         let mut d = tri_draw();
         d.triangles = Triangles::NonIndexed { first_vertex: 1, vertex_count: 3 };
-        assert!(d.validate(0).is_err());
+        assert!(d.validate(0, 2048).is_err());
         let mut d = tri_draw();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 1, index_count: 3, vertex_offset: 0 };
-        assert!(d.validate(0).is_err(), "indices 1..4 need 16 bytes");
+        assert!(d.validate(0, 2048).is_err(), "indices 1..4 need 16 bytes");
     }
 
     #[test]
     fn non_finite_model_and_bad_strides_are_refused() {
         let d = tri_draw().with_model(Mat4::from_translation(glam::Vec3::new(f32::NAN, 0.0, 0.0)));
-        assert!(d.validate(0).is_err());
+        assert!(d.validate(0, 2048).is_err());
         let mut d = tri_draw();
         d.positions.stride = 8;
-        assert!(d.validate(0).is_err());
+        assert!(d.validate(0, 2048).is_err());
         let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
-        assert!(d.validate(0).is_err(), "instances 1..3 need 192 bytes");
+        assert!(d.validate(0, 2048).is_err(), "instances 1..3 need 192 bytes");
     }
 
     #[test]
@@ -361,7 +373,25 @@ mod tests {
         let d = mesh.draw(ObjectId::new(3).unwrap(), 6, 9, 2).with_tag(77);
         assert_eq!((d.positions.range.offset, d.positions.range.size, d.positions.vertex_count), (12, 308, 10));
         assert_eq!(d.tag, 77);
-        d.validate(0).unwrap();
-        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0).is_err(), "indices 27..33 need 66 bytes");
+        d.validate(0, 2048).unwrap();
+        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0, 2048).is_err(), "indices 27..33 need 66 bytes");
+    }
+
+    #[test]
+    fn instance_counts_offsets_and_strides_are_checked() {
+        let inst = Instances { range: buffer(64 * 4), stride: 64, first: 0, count: 4 };
+        let d = tri_draw().with_instances(inst);
+        d.validate(0, 2048).unwrap();
+        let short: Arc<[Mat4]> = vec![Mat4::IDENTITY; 3].into();
+        assert!(d.clone().with_instance_transforms(short).validate(0, 2048).is_err(), "fewer CPU transforms than instances");
+        let overflow = tri_draw().with_instances(Instances { first: u32::MAX, count: 2, ..inst });
+        assert!(overflow.validate(0, 2048).is_err());
+        assert!(d.validate(0, 63).is_err(), "stride past the device limit");
+        // A negative vertex offset is legal; one past the vertices is not.
+        let mut d = tri_draw();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: -2 };
+        d.validate(0, 2048).unwrap();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: 3 };
+        assert!(d.validate(0, 2048).is_err());
     }
 }

@@ -21,6 +21,8 @@ pub(crate) struct PassKit {
     pub max_draw_indirect_count: u32,
     /// Batch rows per slot of the owner's batch buffers (0: no batching).
     pub batch_rows: u32,
+    /// `maxVertexInputBindingStride`: draws' strides are checked against it.
+    pub max_stride: u32,
 }
 
 impl PassKit {
@@ -36,6 +38,7 @@ impl PassKit {
             layout,
             max_draw_indirect_count: if batching { limits.max_draw_indirect_count.max(1) } else { 1 },
             batch_rows: 0,
+            max_stride: limits.max_vertex_input_binding_stride,
         })
     }
 }

@@ -25,8 +25,18 @@ use std::sync::{Arc, Weak};
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
 const MERGE_GAP: u32 = 32;
 
-/// A hierarchy over the instances of a draw, in its model space.
+/// Whether `m` maps points affinely (last row 0, 0, 0, 1): culling bounds a draw by its box
+/// under the matrix, which holds only then.
+fn is_affine(m: &Mat4) -> bool {
+    m.row(3) == glam::Vec4::W
+}
+
+/// A hierarchy over the instances of a draw, in its model space; `None` when an instance
+/// transform is projective (its instances are then all drawn).
 fn instance_bvh(local: &Aabb, transforms: &[Mat4]) -> Option<BoxBvh> {
+    if !transforms.iter().all(is_affine) {
+        return None;
+    }
     let items = transforms.iter().enumerate().map(|(i, m)| {
         let bounds = local.transformed(m);
         Some((bounds, AffineBox::new(local, m, i as u32).or_else(|| AffineBox::axis_aligned(&bounds, i as u32))?))
@@ -47,11 +57,16 @@ struct DrawCache {
     bvh: Option<BoxBvh>,
     /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms), sorted.
     unbounded: Vec<u32>,
+    /// Draws with `pickable == false`, sorted.
+    unpickable: Vec<u32>,
 }
 
 /// A bounded draw's world box (around all its instances when instanced with CPU transforms)
 /// and the exact box to test: its local box under its model matrix when it is not instanced.
 fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
+    if !is_affine(&draw.model) || draw.instance_transforms.as_ref().is_some_and(|t| !t.iter().all(is_affine)) {
+        return None;
+    }
     let local = match (draw.bounds, draw.instances, draw.instance_transforms.as_ref()) {
         (Some(b), None, _) => b,
         (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c))?,
@@ -142,8 +157,12 @@ impl Plan {
             let tested = !unbounded && draw.instances.is_none();
             self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
         }
+        // Unpickable draws count as skipped whether or not the hierarchy left them out, as
+        // they do in `build`.
+        let unpickable_left_out = cache.as_ref().map_or(0, |c| c.unpickable.iter().filter(|i| candidates.binary_search(i).is_err()).count());
         self.draw_cache = cache;
-        self.stats.draws_culled += (draws.len() - candidates.len()) as u32;
+        self.stats.draws_skipped += unpickable_left_out as u32;
+        self.stats.draws_culled += (draws.len() - candidates.len() - unpickable_left_out) as u32;
         self.candidates = candidates;
         self.end();
     }
@@ -158,7 +177,8 @@ impl Plan {
                 None => unbounded.push(i as u32),
             }
         }
-        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::new(items), unbounded }
+        let unpickable = (0..draws.len() as u32).filter(|&i| !draws[i as usize].pickable).collect();
+        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::new(items), unbounded, unpickable }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
@@ -169,7 +189,8 @@ impl Plan {
         }
         let first_range = self.ranges.len() as u32;
         let culled = match (ray, draw.bounds) {
-            (Some(ray), Some(local)) => self.cull_draw(ray, draw, &local, request.ignore),
+            (Some(ray), Some(local)) if is_affine(&draw.model) => self.cull_draw(ray, draw, &local, request.ignore),
+            // A projective model matrix is not bounded by a transformed box: never culled.
             _ => {
                 self.push_all_instances(draw, request.ignore);
                 false

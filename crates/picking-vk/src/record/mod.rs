@@ -34,12 +34,12 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthCo
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
 /// recorded. Draws culled away this frame are neither drawn nor checked.
-fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32, depth: DepthConvention) -> Result<(), PickError> {
+fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32, depth: DepthConvention, max_stride: u32) -> Result<(), PickError> {
     let mut rows_used = 0;
     for entry in &plan.entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
-        draw.validate(index)?;
+        draw.validate(index, max_stride)?;
         let key = pipeline_key(draw, rows_used, batch_rows, depth);
         pipelines.get(key)?;
         rows_used += u32::from(key.batched);
@@ -84,7 +84,7 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
     ) -> Result<Self, PickError> {
-        prepare(&mut kit.pipelines, draws, plan, kit.batch_rows, camera.depth)?;
+        prepare(&mut kit.pipelines, draws, plan, kit.batch_rows, camera.depth, kit.max_stride)?;
         Ok(PassRecording {
             device: &kit.memory.device,
             cmd,
