@@ -32,16 +32,15 @@ impl HostBuffer {
             linear: true,
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         };
-        let mut allocation = owner.lock_allocator()?.allocate(&desc)?;
+        // Owned by `out` from here: an error below frees it with the buffer (no leak).
+        let allocation = out.allocation.insert(owner.lock_allocator()?.allocate(&desc)?);
         let bytes = std::mem::size_of_val(data);
         let mapped = allocation.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         // SAFETY: `data` is `bytes` long and `T: Copy` (plain data); `mapped` holds at least `size` >= `bytes`.
         let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
         mapped[..bytes].copy_from_slice(src);
         // SAFETY: fresh allocation sized for this buffer; the buffer is unbound.
-        let bound = unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) };
-        out.allocation = Some(allocation);
-        bound?;
+        unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }?;
         // CpuToGpu memory may not be coherent: flush what was written.
         out.flush()?;
         Ok(out)

@@ -117,6 +117,8 @@ impl VulkanContext {
         let mut layers: Vec<*const i8> = vec![];
         let mut extensions: Vec<*const i8> = options.instance_extensions.iter().map(|e| e.as_ptr()).collect();
         let mut log = None;
+        // VkValidationFeaturesEXT may be chained only when its extension is enabled.
+        let mut has_validation_features = false;
         if options.validation {
             // SAFETY: plain enumeration on a loaded entry.
             let available = unsafe { entry.enumerate_instance_layer_properties() }?;
@@ -129,6 +131,7 @@ impl VulkanContext {
             let layer_exts = unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }?;
             if layer_exts.iter().any(|e| e.extension_name_as_c_str() == Ok(ash::ext::validation_features::NAME)) {
                 extensions.push(ash::ext::validation_features::NAME.as_ptr());
+                has_validation_features = true;
             }
             log = Some(ValidationLog::default());
         }
@@ -141,8 +144,10 @@ impl VulkanContext {
             messenger_info = messenger_info.user_data(log.user_data());
             // Chained so that messages during instance creation are recorded too.
             instance_info = instance_info.push_next(&mut messenger_info);
-            if options.sync_validation {
+            if options.sync_validation && has_validation_features {
                 instance_info = instance_info.push_next(&mut validation_features);
+            } else if options.sync_validation {
+                log::warn!("synchronization validation needs VK_EXT_validation_features, which the layer lacks");
             }
         }
         // SAFETY: every pointer in `instance_info` refers to locals alive for the call.

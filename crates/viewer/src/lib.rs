@@ -11,6 +11,7 @@ pub mod gltf_write;
 pub mod headless;
 pub mod id_view;
 pub mod objects;
+pub mod outputs;
 pub mod pick_report;
 pub mod scene;
 pub mod scene_upload;

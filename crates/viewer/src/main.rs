@@ -50,6 +50,9 @@ struct Args {
     /// Largest scene file, total buffer size and decoded geometry, in bytes.
     #[arg(long, default_value_t = viewer::gltf_load::LoadOptions::default().max_bytes)]
     max_scene_bytes: u64,
+    /// Print the peak resident memory at exit (for memory-bound tests).
+    #[arg(long, hide = true)]
+    report_memory: bool,
     /// Window mode: quit after this many frames (for tests and screenshots).
     #[arg(long)]
     exit_after_frames: Option<u64>,
@@ -107,8 +110,18 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         let path = args.pick_file.as_ref().ok_or_else(|| ViewerError::Input("--headless needs --pick-file PICKS.json (or use --demo)".into()))?;
         options.picks = headless::read_pick_file(path)?;
     }
+    let outputs: Vec<(&str, &std::path::Path)> = [("json", &options.json), ("screenshot", &options.screenshot), ("id-view", &options.id_view)]
+        .into_iter()
+        .filter_map(|(w, p)| Some((w, p.as_deref()?)))
+        .collect();
+    let inputs: Vec<(&str, &std::path::Path)> =
+        [("scene", args.scene.as_deref()), ("pick file", args.pick_file.as_deref())].into_iter().filter_map(|(w, p)| Some((w, p?))).collect();
+    viewer::outputs::check_paths(&outputs, &inputs)?;
     let outcome = headless::run(&scene, &options)?;
     print_summary(&outcome, &options, args.demo);
+    if args.report_memory {
+        println!("peak memory: {} KiB", headless::peak_rss_kib().unwrap_or(0));
+    }
     if args.validation && !outcome.validation_messages.is_empty() {
         eprintln!("viewer: {} validation message(s)", outcome.validation_messages.len());
         return Ok(ExitCode::from(3));
@@ -131,7 +144,7 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
     println!("device: {}; detail picking: {:?}", outcome.device, outcome.detail);
     if table {
         println!("{:>5} {:>5}  {:<14} {:>4} {:>8} {:>9}  world", "x", "y", "node", "inst", "depth", "distance");
-        for r in &outcome.reports {
+        for r in &outcome.shown {
             match &r.hit {
                 Some(h) => println!(
                     "{:>5} {:>5}  {:<14} {:>4} {:>8.5} {:>9.3}  ({:.3}, {:.3}, {:.3})",
@@ -149,8 +162,10 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
             }
         }
     }
-    let hits = outcome.reports.iter().filter(|r| r.hit.is_some()).count();
-    println!("{} picks, {} hits", outcome.reports.len(), hits);
+    if outcome.picks > outcome.shown.len() && table {
+        println!("... and {} more (all in the JSON file)", outcome.picks - outcome.shown.len());
+    }
+    println!("{} picks, {} hits", outcome.picks, outcome.hits);
     for (what, path) in [("pick records", &options.json), ("screenshot", &options.screenshot), ("ID view", &options.id_view)] {
         if let Some(p) = path {
             println!("{what}: {}", p.display());

@@ -73,16 +73,23 @@ impl PickSupport {
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }.unwrap_or_default();
         let has_extension = |name: &CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
         let barycentric_extension = has_extension(ash::khr::fragment_shader_barycentric::NAME);
-        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
-        let mut features = vk::PhysicalDeviceFeatures2::default();
-        if barycentric_extension {
-            features = features.push_next(&mut barycentric);
-        }
-        // SAFETY: valid handles; the chain holds only structures of extensions the device has.
-        unsafe { instance.get_physical_device_features2(physical_device, &mut features) };
-        let core = features.features;
         // SAFETY: as above.
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+        // The extension feature query needs a Vulkan 1.1 device; a 1.0 device offers only
+        // basic picking and batching.
+        let core = if properties.api_version >= vk::API_VERSION_1_1 {
+            let mut features = vk::PhysicalDeviceFeatures2::default();
+            if barycentric_extension {
+                features = features.push_next(&mut barycentric);
+            }
+            // SAFETY: valid handles; the chain holds only structures of extensions the device has.
+            unsafe { instance.get_physical_device_features2(physical_device, &mut features) };
+            features.features
+        } else {
+            // SAFETY: as above.
+            unsafe { instance.get_physical_device_features(physical_device) }
+        };
         let mut batching_missing = vec![];
         if core.multi_draw_indirect != vk::TRUE {
             batching_missing.push(Requirement::Feature("multiDrawIndirect"));
