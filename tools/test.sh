@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: setup, the lint gate (rustfmt, clippy, rustdoc), every unit, GPU
-# (lavapipe + validation), parity and viewer test in the workspace, and the library's hover
-# example under validation. GPU tests fail, never skip, when no Vulkan device is found.
+# (lavapipe + validation), parity and viewer test in the workspace, the library's hover
+# example under validation, and the library's package build. GPU tests fail, never skip,
+# when no Vulkan device is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -11,3 +12,5 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
 cargo test --workspace --locked "$@"
 cargo run -p picking-vk --example hover --locked
+# The library crate packages and builds on its own, with only its declared dependencies.
+cargo package -p picking-vk --locked --allow-dirty
