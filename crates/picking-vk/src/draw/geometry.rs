@@ -58,12 +58,14 @@ impl MeshGeometry {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::draw::{BufferRange, IndexWidth};
     use ash::vk;
 
-    fn triangle() -> MeshGeometry {
+    /// A triangle (vertices 0, 1, 2) behind an unrelated degenerate one (vertex 3), with
+    /// normals and UVs: shared by the detail tests.
+    pub(crate) fn triangle() -> MeshGeometry {
         MeshGeometry {
             positions: vec![Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 4.0, 0.0), Vec3::new(9.0, 9.0, 9.0)],
             normals: Some(vec![Vec3::Z, Vec3::X, Vec3::Y, Vec3::Z]),

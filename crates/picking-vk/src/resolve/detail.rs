@@ -166,17 +166,10 @@ mod tests {
     use ash::vk;
     use glam::Vec3;
 
+    use crate::draw::geometry::tests::triangle;
+
     fn range() -> BufferRange {
         BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 20 }
-    }
-
-    fn triangle() -> MeshGeometry {
-        MeshGeometry {
-            positions: vec![Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 4.0, 0.0), Vec3::new(9.0, 9.0, 9.0)],
-            normals: Some(vec![Vec3::Z, Vec3::X, Vec3::Y, Vec3::Z]),
-            uvs: Some(vec![Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE]),
-            indices: Some(vec![3, 3, 3, 0, 1, 2]),
-        }
     }
 
     #[test]
