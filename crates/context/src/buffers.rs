@@ -34,6 +34,11 @@ impl HostBuffer {
         };
         // Owned by `out` from here: an error below frees it with the buffer (no leak).
         let allocation = out.allocation.insert(owner.lock_allocator()?.allocate(&desc)?);
+        // Sub-allocations share memory objects, so a flush or invalidate would reach other
+        // buffers' bytes: only coherent memory (all that gpu-allocator's CpuToGpu gives) is used.
+        if !allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            return Err(ContextError::NoDevice("host-visible buffers need host-coherent memory".into()));
+        }
         let bytes = std::mem::size_of_val(data);
         let mapped = allocation.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         // SAFETY: `data` is `bytes` long and `T: Copy` (plain data); `mapped` holds at least `size` >= `bytes`.
@@ -41,24 +46,10 @@ impl HostBuffer {
         mapped[..bytes].copy_from_slice(src);
         // SAFETY: fresh allocation sized for this buffer; the buffer is unbound.
         unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }?;
-        // CpuToGpu memory may not be coherent: flush what was written.
-        out.flush()?;
         Ok(out)
     }
 
-    /// Makes host writes visible to the device where the memory is not coherent.
-    fn flush(&self) -> Result<(), ContextError> {
-        let alloc = self.allocation.as_ref().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            // SAFETY: the memory is mapped; WHOLE_SIZE from the memory's start covers this block.
-            let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
-            // SAFETY: as above.
-            unsafe { self.owner.device.flush_mapped_memory_ranges(&[range]) }?;
-        }
-        Ok(())
-    }
-
-    /// Writes `data` at byte `offset` (and flushes it where the memory is not coherent).
+    /// Writes `data` at byte `offset` (coherent memory: visible to the next submission).
     ///
     /// # Safety
     /// The GPU does not access this buffer while the write runs: every submission that uses
@@ -74,7 +65,7 @@ impl HostBuffer {
         // SAFETY: `data` is `bytes` long and plain `Copy` data.
         let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
         mapped[start..end].copy_from_slice(src);
-        self.flush()
+        Ok(())
     }
 
     /// The buffer's bytes as the GPU last wrote them.
@@ -85,12 +76,6 @@ impl HostBuffer {
     /// and no GPU work writes this buffer while the read runs.
     pub unsafe fn read_bytes(&self) -> Result<Vec<u8>, ContextError> {
         let alloc = self.allocation.as_ref().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        if !alloc.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            // SAFETY: the memory is mapped; WHOLE_SIZE from 0 covers the block.
-            let range = vk::MappedMemoryRange::default().memory(unsafe { alloc.memory() }).offset(0).size(vk::WHOLE_SIZE);
-            // SAFETY: as above.
-            unsafe { self.owner.device.invalidate_mapped_memory_ranges(&[range]) }?;
-        }
         let mapped = alloc.mapped_slice().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         Ok(mapped[..self.size as usize].to_vec())
     }

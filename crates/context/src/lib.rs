@@ -27,6 +27,8 @@ use std::ffi::{CStr, CString};
 use std::sync::{Arc, Mutex};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+/// The Vulkan version the context's instance asks for.
+const API_VERSION: u32 = vk::API_VERSION_1_2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
@@ -135,7 +137,7 @@ impl VulkanContext {
             }
             log = Some(ValidationLog::default());
         }
-        let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(vk::API_VERSION_1_2);
+        let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(API_VERSION);
         let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
         let mut messenger_info = messages::messenger_info();
@@ -165,7 +167,7 @@ impl VulkanContext {
 
     /// The picker's view of this context's device.
     pub fn host_device(&self) -> HostDevice<'_> {
-        HostDevice::new(&self.instance, &self.device, self.physical_device, self.queue_family_index)
+        HostDevice::new(&self.instance, API_VERSION, &self.device, self.physical_device, self.queue_family_index)
             .with_allocator(self.allocator())
             .with_features(self.picking_features)
     }
@@ -307,7 +309,7 @@ impl VulkanContext {
             }));
         };
         // SAFETY: `physical_device` was enumerated from `instance`.
-        let picking_support = unsafe { PickSupport::query(&instance, physical_device) };
+        let picking_support = unsafe { PickSupport::query(&instance, API_VERSION, physical_device) };
         let mut wanted = picking_support.offered();
         if !options.want_detail {
             wanted = wanted.intersection(PickFeatures::BATCHING);

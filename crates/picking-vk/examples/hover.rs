@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 const SIZE: UVec2 = UVec2::new(320, 240);
 const FRAMES_IN_FLIGHT: usize = 2;
 const FRAMES: usize = 48;
+/// The Vulkan version the instance asks for.
+const API_VERSION: u32 = vk::API_VERSION_1_1;
 static VALIDATION_MESSAGES: AtomicUsize = AtomicUsize::new(0);
 
 fn main() {
@@ -59,7 +61,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 
     // 1. Device creation: ask what the device offers for picking and add it.
     // SAFETY: the physical device was enumerated from this live instance.
-    let support = unsafe { PickSupport::query(&instance, physical_device) };
+    let support = unsafe { PickSupport::query(&instance, API_VERSION, physical_device) };
     let mut picking = support.device_features(support.offered())?;
     let picking_features = picking.features();
     let extensions: Vec<_> = picking.extension_names().iter().map(|e| e.as_ptr()).collect();
@@ -94,7 +96,8 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let draws = [mesh.draw(ObjectId::new(42)?, 0, 6, 0).with_model(model)];
 
     // 2. The picker on the engine's device, sharing its allocator.
-    let host = HostDevice::new(&instance, &device, physical_device, queue_family).with_allocator(allocator.clone()).with_features(picking_features);
+    let host =
+        HostDevice::new(&instance, API_VERSION, &device, physical_device, queue_family).with_allocator(allocator.clone()).with_features(picking_features);
     let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT);
     // SAFETY: the handles belong together, the features were enabled above, and the picker
     // is dropped below after the device is idle and before it is destroyed.
@@ -204,7 +207,7 @@ fn ray_cast(request: &PickRequest<'_>, model: Mat4) -> Result<Option<bool>, Pick
 fn create_instance(entry: &ash::Entry) -> Result<ash::Instance, vk::Result> {
     let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
     let extensions = [ash::ext::debug_utils::NAME.as_ptr(), ash::ext::validation_features::NAME.as_ptr()];
-    let app = vk::ApplicationInfo::default().application_name(c"picking-vk hover example").api_version(vk::API_VERSION_1_1);
+    let app = vk::ApplicationInfo::default().application_name(c"picking-vk hover example").api_version(API_VERSION);
     let sync_validation = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
     let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&sync_validation);
     let mut messenger = messenger_info();

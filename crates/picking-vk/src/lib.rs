@@ -19,21 +19,22 @@
 //! frames in flight, hover picking under validation).
 //! ```no_run
 //! use picking_vk::*;
-//! # fn demo(instance: &ash::Instance, physical_device: ash::vk::PhysicalDevice,
+//! # fn demo(instance: &ash::Instance, api_version: u32, physical_device: ash::vk::PhysicalDevice,
 //! #         create_device: impl FnOnce(ash::vk::DeviceCreateInfo) -> ash::Device,
 //! #         cmd: ash::vk::CommandBuffer, draws: &[PickDraw], view: glam::Mat4, proj: glam::Mat4,
 //! #         viewport: ash::vk::Viewport, cursor: glam::DVec2, scale: f64, frame: usize)
 //! #         -> Result<(), PickError> {
-//! // 1. At device creation: ask what the device offers, add what picking needs.
+//! // 1. At device creation: ask what the device offers, add what picking needs
+//! // (`api_version`: the one the instance was created with).
 //! // SAFETY: the physical device was enumerated from this live instance.
-//! let support = unsafe { PickSupport::query(instance, physical_device) };
+//! let support = unsafe { PickSupport::query(instance, api_version, physical_device) };
 //! let mut picking = support.device_features(support.offered())?;
 //! let extensions: Vec<_> = picking.extension_names().iter().map(|e| e.as_ptr()).collect();
 //! let device = create_device(picking.add_to_device_create(
 //!     ash::vk::DeviceCreateInfo::default().enabled_extension_names(&extensions)));
 //!
 //! // 2. The picker, on the host's device.
-//! let host = HostDevice::new(instance, &device, physical_device, 0).with_features(picking.features());
+//! let host = HostDevice::new(instance, api_version, &device, physical_device, 0).with_features(picking.features());
 //! let config = PickerConfig::default().with_frames_in_flight(2).with_detail(DetailMode::IfEnabled);
 //! // SAFETY: the handles belong together, the features were enabled, and the picker is
 //! // dropped before the device, once the GPU is idle.

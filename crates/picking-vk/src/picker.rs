@@ -125,7 +125,8 @@ impl Picker {
     ///
     /// # Safety
     /// - `host.device` was created from `host.physical_device` of `host.instance`, with at
-    ///   least one queue of `host.queue_family_index`, and all three outlive the picker.
+    ///   least one queue of `host.queue_family_index`, and all three outlive the picker; the
+    ///   instance was created with `host.instance_api_version`.
     /// - `host.features` were enabled at device creation, through
     ///   [`crate::DeviceFeatures`] (or the same extensions and features by hand).
     /// - A shared allocator was created for this same device.
@@ -135,7 +136,7 @@ impl Picker {
             return Err(PickError::InvalidRequest("frames_in_flight must be at least 1".into()));
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
-        let support = unsafe { PickSupport::query(host.instance, host.physical_device) };
+        let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
         // The host's claim is checked against the device: a feature it cannot have enabled is an error.
         let mut missing = support.missing(host.features);
         // SAFETY: as above.

@@ -22,6 +22,9 @@ pub fn check_paths(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Resul
         }
     };
     for (i, (what, path)) in outputs.iter().enumerate() {
+        if path.is_dir() {
+            return Err(ViewerError::Input(format!("--{what} {} is a folder, not a file", path.display())));
+        }
         for (other, other_path) in &outputs[..i] {
             if key(path) == key(other_path) {
                 return Err(ViewerError::Input(format!("--{what} and --{other} name the same file {}", path.display())));
@@ -63,10 +66,15 @@ impl Staged {
         Ok(())
     }
 
-    /// Moves every output into place.
+    /// Moves every output into place. A destination that is a folder fails before anything
+    /// moves; a rename that fails still leaves the outputs not yet moved removed.
     pub fn commit(mut self) -> Result<(), ViewerError> {
-        for (tmp, path) in std::mem::take(&mut self.files) {
+        if let Some((_, dir)) = self.files.iter().find(|(_, path)| path.is_dir()) {
+            return Err(ViewerError::Output(format!("{} is a folder, not a file", dir.display())));
+        }
+        while let Some((tmp, path)) = self.files.first().cloned() {
             std::fs::rename(&tmp, &path).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
+            self.files.remove(0);
         }
         Ok(())
     }

@@ -62,7 +62,13 @@ impl PickReport {
                 depth: h.depth,
                 world: h.world + scene.origin,
                 distance: h.distance,
-                detail: h.detail,
+                // The surface point, like the hit point, in the file's coordinates.
+                detail: h.detail.map(|mut d| {
+                    if let Some(surface) = d.surface.as_mut() {
+                        surface.world_point += scene.origin;
+                    }
+                    d
+                }),
             }
         });
         PickReport { x: result.pixel.x, y: result.pixel.y, hit, error: None }

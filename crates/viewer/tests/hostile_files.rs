@@ -180,6 +180,27 @@ fn fifos_folders_and_outside_links_are_not_read() {
 }
 
 #[test]
+fn the_budget_counts_what_loading_allocates() {
+    // 3,000 one-byte indices over the triangle's 3 vertices: about 3 KB in the file, but
+    // 12 KB of u32 indices and 72 KB of flat-shaded vertices once read.
+    let dir = folder("budget");
+    let mut bin = triangle_bin()[..36].to_vec();
+    bin.extend((0..3000).map(|i| (i % 3) as u8));
+    std::fs::write(dir.join("tri.bin"), &bin).unwrap();
+    let doc = mutated(|d| {
+        d["accessors"][1] = json!({"bufferView": 1, "componentType": 5121, "count": 3000, "type": "SCALAR"});
+        d["bufferViews"][1] = json!({"buffer": 0, "byteOffset": 36, "byteLength": 3000});
+        d["buffers"][0]["byteLength"] = json!(bin.len());
+    });
+    let path = dir.join("scene.gltf");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let budget = |max_bytes| load_path_with(&path, &LoadOptions { max_bytes, ..LoadOptions::default() });
+    let err = budget(20_000).err().expect("over the budget").to_string();
+    assert!(err.contains("too large") && err.contains("once read"), "{err}");
+    assert!(budget(200_000).is_ok());
+}
+
+#[test]
 fn valid_files_that_were_refused_load() {
     // Extras of any JSON type, and names with control characters (kept, escaped when printed).
     let doc = mutated(|d| {

@@ -224,6 +224,10 @@ impl PickDraw {
         if p.stride < 12 || p.stride > max_stride {
             return Err(bad(format!("position stride {} lies outside 12..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
         }
+        // Vertex attribute addresses must be multiples of their 4-byte components.
+        if !p.range.offset.is_multiple_of(4) || !p.stride.is_multiple_of(4) {
+            return Err(bad(format!("position offset {} and stride {} must be multiples of 4 bytes", p.range.offset, p.stride)));
+        }
         check_elements(p.range, p.stride, 12, 0, p.vertex_count, "position").map_err(bad)?;
         match self.triangles {
             Triangles::NonIndexed { first_vertex, vertex_count } => {
@@ -257,6 +261,9 @@ impl PickDraw {
         if let Some(inst) = self.instances {
             if inst.stride < 64 || inst.stride > max_stride {
                 return Err(bad(format!("instance stride {} lies outside 64..={max_stride} bytes (one mat4; maxVertexInputBindingStride)", inst.stride)));
+            }
+            if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
+                return Err(bad(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride)));
             }
             if inst.first.checked_add(inst.count).is_none() {
                 return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
@@ -387,6 +394,9 @@ mod tests {
         let overflow = tri_draw().with_instances(Instances { first: u32::MAX, count: 2, ..inst });
         assert!(overflow.validate(0, 2048).is_err());
         assert!(d.validate(0, 63).is_err(), "stride past the device limit");
+        let mut misaligned = tri_draw();
+        misaligned.positions.range.offset = 2;
+        assert!(misaligned.validate(0, 2048).is_err(), "positions must be 4-byte aligned");
         // A negative vertex offset is legal; one past the vertices is not.
         let mut d = tri_draw();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: -2 };

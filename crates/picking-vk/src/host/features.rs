@@ -53,6 +53,16 @@ pub(crate) fn detail_requirements() -> Vec<Requirement> {
 }
 const NO_EXTENSIONS: &[&CStr] = &[];
 
+/// The major and minor version of a `VK_MAKE_API_VERSION` value (0 counts as 1.0), without
+/// the patch, so versions compare by what they enable.
+fn version_of(v: u32) -> u32 {
+    if v == 0 {
+        vk::API_VERSION_1_0
+    } else {
+        vk::make_api_version(0, vk::api_version_major(v), vk::api_version_minor(v), 0)
+    }
+}
+
 /// What one physical device offers toward picking, with every unmet requirement named.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PickSupport {
@@ -63,12 +73,14 @@ pub struct PickSupport {
 }
 
 impl PickSupport {
-    /// Asks the physical device. The instance must be Vulkan 1.1 or newer (for
-    /// `vkGetPhysicalDeviceFeatures2`).
+    /// Asks the physical device. `instance_api_version` is the `apiVersion` the host's
+    /// instance was created with: Vulkan 1.1 functionality (the extension feature query,
+    /// negative viewport heights) is used only when both it and the device are 1.1 or newer.
     ///
     /// # Safety
-    /// `physical_device` was enumerated from `instance`, which is live.
-    pub unsafe fn query(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> Self {
+    /// `physical_device` was enumerated from `instance`, which is live and was created with
+    /// `instance_api_version`.
+    pub unsafe fn query(instance: &ash::Instance, instance_api_version: u32, physical_device: vk::PhysicalDevice) -> Self {
         // SAFETY: the caller guarantees the handles are valid.
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }.unwrap_or_default();
         let has_extension = |name: &CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
@@ -76,9 +88,11 @@ impl PickSupport {
         // SAFETY: as above.
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
-        // The extension feature query needs a Vulkan 1.1 device; a 1.0 device offers only
-        // basic picking and batching.
-        let core = if properties.api_version >= vk::API_VERSION_1_1 {
+        // Vulkan 1.1 holds only when the instance and the device both ask for it; the
+        // extension feature query needs it, and without it only basic picking and batching
+        // are offered.
+        let api_version = version_of(instance_api_version).min(version_of(properties.api_version));
+        let core = if api_version >= vk::API_VERSION_1_1 {
             let mut features = vk::PhysicalDeviceFeatures2::default();
             if barycentric_extension {
                 features = features.push_next(&mut barycentric);
@@ -112,7 +126,7 @@ impl PickSupport {
         // SAFETY: as above.
         let formats_detail = unsafe { formats_missing(instance, physical_device, true) };
         detail_missing.extend(formats_detail.into_iter().filter(|f| !formats_basic.contains(f)));
-        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, api_version: properties.api_version }
+        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, api_version }
     }
 
     /// Every optional capability the device offers.
@@ -161,7 +175,7 @@ impl PickSupport {
 
 /// The extensions and feature structures to add to the host's `vkCreateDevice` for a set of
 /// [`PickFeatures`]. Nothing is added for basic picking.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct DeviceFeatures {
     features: PickFeatures,
     core: vk::PhysicalDeviceFeatures,
@@ -207,37 +221,39 @@ impl DeviceFeatures {
     }
 
     /// Chains what picking needs into the host's device create info: the extension feature
-    /// structure, and the core features merged into `pEnabledFeatures` (the host's own core
-    /// features, if it set any, are kept). Extension names are the host's to add, from
-    /// [`DeviceFeatures::extension_names`]. A host that chains `VkPhysicalDeviceFeatures2`
-    /// uses [`DeviceFeatures::enable_core`] on it instead, and chains only
-    /// [`DeviceFeatures::extension_structs`].
+    /// structure and, when the host set no `pEnabledFeatures`, the core features picking needs
+    /// (none for basic picking). A host with core features of its own calls
+    /// [`DeviceFeatures::enable_core`] on its `VkPhysicalDeviceFeatures` first (this call
+    /// leaves a host's `pEnabledFeatures` as it is); a host that chains
+    /// `VkPhysicalDeviceFeatures2` calls `enable_core` on its `features` member and chains
+    /// only [`DeviceFeatures::extension_structs`]. Extension names are the host's to add,
+    /// from [`DeviceFeatures::extension_names`].
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        if !info.p_enabled_features.is_null() {
-            // SAFETY: a non-null `pEnabledFeatures` of a `DeviceCreateInfo<'a>` was set from a
-            // `&'a vk::PhysicalDeviceFeatures`, so it points at a live structure.
-            let host = unsafe { *info.p_enabled_features };
-            let mut merged = host;
-            self.enable_core(&mut merged);
-            self.core = merged;
-        }
+        let needs_core = [self.core.multi_draw_indirect, self.core.draw_indirect_first_instance, self.core.geometry_shader].contains(&vk::TRUE);
         let DeviceFeatures { features, core, barycentric } = self;
-        let info = info.enabled_features(core);
-        if features.contains(PickFeatures::DETAIL) {
-            info.push_next(barycentric)
-        } else {
-            info
-        }
+        let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
+        chain_extensions(*features, barycentric, info)
     }
 
     /// Chains only the extension feature structures (none for basic picking or batching).
     pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        if self.features.contains(PickFeatures::DETAIL) {
-            info.push_next(&mut self.barycentric)
-        } else {
-            info
-        }
+        chain_extensions(self.features, &mut self.barycentric, info)
     }
+}
+
+/// Pushes the barycentric feature structure when detail is wanted. Its own `pNext` is cleared
+/// first: `push_next` follows it, and after an earlier call it would still point into that
+/// call's chain.
+fn chain_extensions<'a>(
+    features: PickFeatures,
+    barycentric: &'a mut vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
+    info: vk::DeviceCreateInfo<'a>,
+) -> vk::DeviceCreateInfo<'a> {
+    if !features.contains(PickFeatures::DETAIL) {
+        return info;
+    }
+    barycentric.p_next = std::ptr::null_mut();
+    info.push_next(barycentric)
 }
 
 #[cfg(test)]
@@ -269,19 +285,28 @@ mod tests {
         let mut none = s.device_features(PickFeatures::NONE).unwrap();
         assert!(none.extension_names().is_empty());
         let info = none.add_to_device_create(vk::DeviceCreateInfo::default());
-        assert!(info.p_next.is_null());
-        // SAFETY: the builder pointed it at `none.core`, alive here.
-        assert_eq!(unsafe { *info.p_enabled_features }.geometry_shader, vk::FALSE);
+        assert!(info.p_next.is_null() && info.p_enabled_features.is_null(), "nothing is added for basic picking");
 
         let mut all = s.device_features(PickFeatures::ALL).unwrap();
         assert_eq!(all.extension_names(), &[ash::khr::fragment_shader_barycentric::NAME]);
-        let host = vk::PhysicalDeviceFeatures { sampler_anisotropy: vk::TRUE, ..Default::default() };
-        let info = all.add_to_device_create(vk::DeviceCreateInfo::default().enabled_features(&host));
+        let info = all.add_to_device_create(vk::DeviceCreateInfo::default());
         assert!(!info.p_next.is_null(), "the barycentric structure is chained");
-        // SAFETY: as above, now `all.core`.
-        let merged = unsafe { *info.p_enabled_features };
-        assert_eq!((merged.sampler_anisotropy, merged.geometry_shader, merged.multi_draw_indirect), (vk::TRUE, vk::TRUE, vk::TRUE));
+        // SAFETY: the builder pointed it at `all.core`, alive here.
+        let core = unsafe { *info.p_enabled_features };
+        assert_eq!((core.geometry_shader, core.multi_draw_indirect), (vk::TRUE, vk::TRUE));
         assert_eq!(all.features(), PickFeatures::ALL);
+        // A host's own core features: it enables ours in them, and they are left in place.
+        let mut host = vk::PhysicalDeviceFeatures { sampler_anisotropy: vk::TRUE, ..Default::default() };
+        all.enable_core(&mut host);
+        assert_eq!((host.sampler_anisotropy, host.geometry_shader), (vk::TRUE, vk::TRUE));
+        let info = all.add_to_device_create(vk::DeviceCreateInfo::default().enabled_features(&host));
+        assert!(std::ptr::eq(info.p_enabled_features, &host));
+        // Chaining again (a retried device creation) starts a fresh chain.
+        let mut other = vk::PhysicalDeviceVulkan11Features::default();
+        let info = all.extension_structs(vk::DeviceCreateInfo::default().push_next(&mut other));
+        // SAFETY: the head of the chain is `all.barycentric`, alive here.
+        let head = unsafe { &*(info.p_next as *const vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR) };
+        assert!(std::ptr::eq(head.p_next as *const vk::PhysicalDeviceVulkan11Features, &other), "no stale link from the earlier chain");
     }
 
     #[test]

@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 pub struct HostDevice<'a> {
     /// The host's instance.
     pub instance: &'a ash::Instance,
+    /// The `apiVersion` the instance was created with (`VkApplicationInfo::apiVersion`).
+    pub instance_api_version: u32,
     /// The host's device, created from `physical_device`.
     pub device: &'a ash::Device,
     /// The physical device `device` was created from.
@@ -30,8 +32,15 @@ pub struct HostDevice<'a> {
 
 impl<'a> HostDevice<'a> {
     /// The host's device, with no optional picking features and the picker's own allocator.
-    pub fn new(instance: &'a ash::Instance, device: &'a ash::Device, physical_device: vk::PhysicalDevice, queue_family_index: u32) -> Self {
-        HostDevice { instance, device, physical_device, queue_family_index, allocator: None, features: PickFeatures::NONE }
+    /// `instance_api_version` is the `apiVersion` the instance was created with.
+    pub fn new(
+        instance: &'a ash::Instance,
+        instance_api_version: u32,
+        device: &'a ash::Device,
+        physical_device: vk::PhysicalDevice,
+        queue_family_index: u32,
+    ) -> Self {
+        HostDevice { instance, instance_api_version, device, physical_device, queue_family_index, allocator: None, features: PickFeatures::NONE }
     }
 
     /// Shares the host's allocator (created for this same device).

@@ -86,7 +86,9 @@ pub(crate) struct Plan {
     scratch: Vec<u32>,
     candidates: Vec<u32>,
     bvh_scratch: BvhScratch,
-    bvhs: HashMap<usize, CachedBvh>,
+    /// Per (instance transforms, local box): draws that share transforms but not bounds (the
+    /// primitives of one instanced mesh) each keep their own hierarchy.
+    bvhs: HashMap<(usize, [u32; 6]), CachedBvh>,
     draw_cache: Option<DrawCache>,
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
@@ -234,7 +236,8 @@ impl Plan {
             return false;
         };
         let count = (inst.count as usize).min(transforms.len());
-        let key = Arc::as_ptr(transforms) as *const Mat4 as usize;
+        let bounds_bits = [local.min.x, local.min.y, local.min.z, local.max.x, local.max.y, local.max.z].map(f32::to_bits);
+        let key = (Arc::as_ptr(transforms) as *const Mat4 as usize, bounds_bits);
         let frame = self.frame;
         let stale = self.bvhs.get(&key).is_none_or(|c| c.local != *local || c.transforms.upgrade().is_none_or(|t| !Arc::ptr_eq(&t, transforms)));
         if stale {

@@ -127,20 +127,24 @@ impl CameraSnapshot {
 }
 
 /// NDC z (0 or 1) of the near plane, read off the inverse projection: the end of the view
-/// axis nearer the eye. `None` when both ends lie equally far (an orthographic projection
-/// centred on the eye): the request must then state its convention.
+/// axis nearer the eye. `None` when that cannot be told: an orthographic projection whose
+/// depth range reaches behind the eye, or one centred on it; the request's statement (or
+/// standard depth) decides then.
 fn near_plane_ndc_z(inverse_projection: &DMat4) -> Option<f64> {
+    let at = |z: f64| *inverse_projection * DVec4::new(0.0, 0.0, z, 1.0);
+    let (p0, p1) = (at(0.0), at(1.0));
+    // Orthographic (w constant): the eye has no place on the axis, so both planes must lie on
+    // one side of the view-space origin for "nearer" to mean anything.
+    if (p0.w - p1.w).abs() <= 1e-12 * p0.w.abs().max(p1.w.abs()) {
+        let (z0, z1) = (p0.z / p0.w, p1.z / p1.w);
+        if z0 * z1 <= 0.0 {
+            return None;
+        }
+    }
     // Distance from the eye (the view-space origin) of the view axis at NDC depth z; a point
     // at infinity (w = 0, an infinite far plane) is infinitely far.
-    let distance = |z: f64| {
-        let p = *inverse_projection * DVec4::new(0.0, 0.0, z, 1.0);
-        if p.w.abs() < 1e-300 {
-            f64::INFINITY
-        } else {
-            (p.truncate() / p.w).length()
-        }
-    };
-    let (d0, d1) = (distance(0.0), distance(1.0));
+    let distance = |p: DVec4| if p.w.abs() < 1e-300 { f64::INFINITY } else { (p.truncate() / p.w).length() };
+    let (d0, d1) = (distance(p0), distance(p1));
     if d0.is_nan() || d1.is_nan() || d0 == d1 {
         None
     } else if d0 < d1 {
@@ -278,5 +282,15 @@ mod tests {
         let a = up.pixel_ray(UVec2::new(10, 60)).unwrap();
         let b = down.pixel_ray(UVec2::new(10, 3)).unwrap();
         assert!((a.direction - b.direction).length() < 1e-12, "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn an_orthographic_view_reaching_behind_the_eye_takes_the_stated_convention() {
+        let view = look_at_mat4(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, Vec3::Y);
+        let proj = glam::camera::rh::proj::vulkan::orthographic(-2.0, 2.0, -2.0, 2.0, -20.0, 10.0);
+        let vp = Viewport::full(64, 48);
+        assert_eq!(CameraSnapshot::new(view, proj, vp, None).unwrap().depth, DepthConvention::Standard);
+        let stated = CameraSnapshot::new(view, proj, vp, Some(DepthConvention::Standard)).unwrap();
+        assert_eq!(stated.depth, DepthConvention::Standard, "a CAD-style near plane behind the eye is not taken for reverse-Z");
     }
 }

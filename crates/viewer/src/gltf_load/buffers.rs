@@ -38,7 +38,7 @@ pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
 /// Every buffer's bytes, in the document's order.
 pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path>, options: &LoadOptions) -> Result<Vec<Vec<u8>>, SceneError> {
     let mut blob = blob;
-    let total: u64 = document.buffers().map(|b| b.length() as u64).sum();
+    let total = document.buffers().try_fold(0u64, |sum, b| sum.checked_add(b.length() as u64)).unwrap_or(u64::MAX);
     if total > options.max_bytes {
         return Err(SceneError::Budget(format!("its buffers declare {total} bytes, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
     }

@@ -75,7 +75,9 @@ pub fn load_path_with(path: &Path, options: &LoadOptions) -> Result<Scene, Scene
         return Err(SceneError::Budget(format!("the file has {} bytes, over the limit of {} (--max-scene-bytes)", meta.len(), options.max_bytes)));
     }
     let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
-    load_bytes_with(&bytes, path.parent(), options)
+    // A bare file name's folder is the current one.
+    let folder = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    load_bytes_with(&bytes, folder, options)
 }
 
 /// Loads glTF from memory; `base` resolves relative buffer URIs (.gltf with a .bin).
@@ -86,14 +88,33 @@ pub fn load_bytes(bytes: &[u8], base: Option<&Path>) -> Result<Scene, SceneError
 /// As [`load_bytes`], with explicit options. A panic inside the glTF crate that validation
 /// did not foresee is caught and reported as [`SceneError::ReaderPanic`].
 pub fn load_bytes_with(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    quiet_panics_while_loading();
+    LOADING.with(|l| l.set(true));
     let result = std::panic::catch_unwind(|| load_unchecked(bytes, base, options));
-    std::panic::set_hook(previous);
+    LOADING.with(|l| l.set(false));
     result.unwrap_or_else(|panic| {
         let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         Err(SceneError::ReaderPanic(printable(&what.unwrap_or_else(|| "a panic".into()))))
     })
+}
+
+thread_local! {
+    /// Set while this thread loads a file: a panic then becomes a [`SceneError`], unprinted.
+    static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that stays silent for a thread inside a load and defers to
+/// the previous hook everywhere else (other threads' panics print as before).
+fn quiet_panics_while_loading() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !LOADING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
@@ -139,6 +160,7 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
         Some(s) => s.nodes().collect(),
         None => document.nodes().filter(|n| parent[n.index()].is_none()).collect(),
     };
+    let roots_listed: Vec<usize> = roots.iter().map(gltf::Node::index).collect();
     // Iterative walk with a depth bound: a malicious file cannot overflow the stack.
     let mut stack: Vec<(gltf::Node, DMat4, usize)> = roots.into_iter().rev().map(|n| (n, DMat4::IDENTITY, 0)).collect();
     let mut visited = vec![false; count];
@@ -147,10 +169,12 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
     while let Some((node, parent_world, depth)) = stack.pop() {
         let bad = |reason: String| Err(SceneError::BadNode { node: node.index(), reason });
         if std::mem::replace(&mut visited[node.index()], true) {
-            return match (depth, parent[node.index()]) {
-                (0, Some(p)) => bad(format!("it is a scene root and also a child of node {p}")),
+            let root_and_child = parent[node.index()].filter(|_| roots_listed.contains(&node.index()));
+            return match (depth, root_and_child) {
                 (0, None) => bad("the scene lists it twice".into()),
-                _ => bad("the node hierarchy has a cycle through it".into()),
+                (0, Some(p)) => bad(format!("it is a scene root and also a child of node {p}")),
+                (_, Some(p)) => bad(format!("the node hierarchy has a cycle through it (a scene root and also a child of node {p})")),
+                (_, None) => bad("the node hierarchy has a cycle through it".into()),
             };
         }
         if depth > 256 {

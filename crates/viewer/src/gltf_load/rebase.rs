@@ -58,14 +58,27 @@ fn recentre(mesh: &mut crate::scene::MeshAsset) -> DVec3 {
     centre
 }
 
-/// World bounds of every mesh node, in f64.
+/// World bounds of every mesh node, in f64: each mesh's box once, then its 8 corners per node
+/// (O(vertices + nodes), however many nodes share a mesh).
 fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
+    let boxes: Vec<Option<(DVec3, DVec3)>> = scene
+        .meshes
+        .iter()
+        .map(|m| {
+            m.primitives
+                .iter()
+                .flat_map(|p| p.positions.iter())
+                .map(|p| p.as_dvec3())
+                .fold(None, |b, p| Some(b.map_or((p, p), |(lo, hi): (DVec3, DVec3)| (lo.min(p), hi.max(p)))))
+        })
+        .collect();
     let mut lo = DVec3::splat(f64::INFINITY);
     let mut hi = DVec3::splat(f64::NEG_INFINITY);
     for (node, world) in scene.nodes.iter().zip(worlds) {
-        let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
-        for p in mesh.primitives.iter().flat_map(|p| p.positions.iter()) {
-            let w = world.transform_point3(p.as_dvec3());
+        let Some((a, b)) = node.mesh.and_then(|m| boxes.get(m).copied().flatten()) else { continue };
+        for corner in 0..8 {
+            let c = DVec3::new(if corner & 1 == 0 { a.x } else { b.x }, if corner & 2 == 0 { a.y } else { b.y }, if corner & 4 == 0 { a.z } else { b.z });
+            let w = world.transform_point3(c);
             lo = lo.min(w);
             hi = hi.max(w);
         }

@@ -18,41 +18,53 @@ fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bo
     }
 }
 
-/// Validates the accessors drawn primitives read; returns the bytes they decode to.
+/// Validates the accessors drawn primitives read; returns the bytes the loader will allocate
+/// for them (as it stores them: f32 vectors, u32 indices, and the three vertices a triangle
+/// gets when flat normals are made for a primitive without NORMAL).
 pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: &LoadOptions) -> Result<u64, SceneError> {
     let json = document.as_json();
-    let mut decoded = 0u64;
+    let mut allocated = 0u64;
     for (mesh_index, mesh) in json.meshes.iter().enumerate() {
         for (p, prim) in mesh.primitives.iter().enumerate() {
             let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh_index, primitive: p, reason };
-            let mut read = |what: &str, index: usize, check: &dyn Fn(Dimensions, DataType, bool) -> bool| -> Result<(), SceneError> {
-                decoded += accessor(document, index, buffer_lengths, what, check).map_err(bad)?;
-                Ok(())
+            let read = |what: &str, index: usize, check: &dyn Fn(Dimensions, DataType, bool) -> bool| {
+                accessor(document, index, buffer_lengths, what, check).map_err(bad)
             };
-            let mut has_position = false;
+            let (mut positions, mut normals, mut uvs) = (None, false, false);
             for (semantic, index) in &prim.attributes {
                 let Checked::Valid(semantic) = semantic else { continue };
-                has_position |= *semantic == Semantic::Positions;
-                if matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_)) {
-                    read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
+                if !matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_)) {
+                    continue;
                 }
+                let count = read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
+                match semantic {
+                    Semantic::Positions => positions = Some(count),
+                    Semantic::Normals => normals = true,
+                    _ => uvs |= *semantic == Semantic::TexCoords(0),
+                }
+                allocated = allocated.saturating_add(count.saturating_mul(if matches!(semantic, Semantic::TexCoords(_)) { 8 } else { 12 }));
             }
-            if !has_position {
+            let Some(vertices) = positions else {
                 continue; // reported when the primitive is read
-            }
+            };
+            let mut corners = vertices;
             if let Some(indices) = &prim.indices {
-                read("indices", indices.value(), &|d, t, _| d == Dimensions::Scalar && matches!(t, DataType::U8 | DataType::U16 | DataType::U32))?;
+                corners = read("indices", indices.value(), &|d, t, _| d == Dimensions::Scalar && matches!(t, DataType::U8 | DataType::U16 | DataType::U32))?;
+                allocated = allocated.saturating_add(corners.saturating_mul(4));
+            }
+            if !normals {
+                allocated = allocated.saturating_add(corners.saturating_mul(if uvs { 32 } else { 24 }));
             }
         }
     }
-    if decoded > options.max_bytes {
-        return Err(SceneError::Budget(format!("its geometry decodes to {decoded} bytes, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
+    if allocated > options.max_bytes {
+        return Err(SceneError::Budget(format!("its geometry takes {allocated} bytes once read, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
     }
-    Ok(decoded)
+    Ok(allocated)
 }
 
 /// Checks one accessor: in range, of an allowed type, inside its buffer view (stride
-/// included) and its buffer view inside its buffer. Returns the bytes it decodes to.
+/// included) and its buffer view inside its buffer. Returns its element count.
 fn accessor(
     document: &gltf::Document,
     index: usize,
@@ -71,7 +83,7 @@ fn accessor(
     }
     let element = (data.size() * dims.multiplicity()) as u64;
     let count = a.count.0;
-    let decoded = count.checked_mul(element).ok_or_else(|| format!("accessor {index} ({what}): count {count} overflows"))?;
+    count.checked_mul(element).ok_or_else(|| format!("accessor {index} ({what}): count {count} overflows"))?;
     if a.sparse.is_some() {
         return Err(format!("accessor {index} ({what}) is sparse, which the viewer does not read"));
     }
@@ -91,7 +103,7 @@ fn accessor(
     if offset % data.size() as u64 != 0 {
         return Err(format!("accessor {index} ({what}): byteOffset {offset} is not a multiple of its component size"));
     }
-    let needed = if count == 0 { 0 } else { offset + (count - 1).saturating_mul(stride) + element };
+    let needed = if count == 0 { 0 } else { (count - 1).saturating_mul(stride).saturating_add(offset).saturating_add(element) };
     if needed > view.byte_length.0 {
         return Err(format!("accessor {index} ({what}) needs {needed} bytes of bufferView {view_index}, which has {}", view.byte_length.0));
     }
@@ -101,7 +113,7 @@ fn accessor(
     if view_end > *held as u64 {
         return Err(format!("bufferView {view_index} ends at byte {view_end} of buffer {buffer}, which holds {held}"));
     }
-    Ok(decoded)
+    Ok(count)
 }
 
 /// Checks a perspective camera's parameters.
