@@ -1,10 +1,41 @@
 //! Cameras: the scene's glTF camera, or an orbit camera framing the scene that the mouse
 //! drives (drag to rotate, right-drag or shift-drag to pan, wheel to zoom).
+//!
+//! The orbit camera stays usable whatever the input: the distance is clamped to a range set
+//! by the scene's size, the target cannot be panned further than that range from the scene,
+//! pans are guarded against tiny views, and the far plane always reaches past the scene, so
+//! the scene never vanishes and the matrices never become singular or non-finite.
 
 use crate::scene::{CameraDesc, Scene};
 use glam::Vec3;
 use picking_vk_host::camera::perspective;
 use picking_vk_host::CameraMatrices;
+
+/// How far out the wheel zooms, in scene radii (the scene then spans about 2% of the view).
+pub const MAX_ZOOM_OUT_RADII: f32 = 100.0;
+/// Pans treat a view shorter than this (physical pixels) as this tall: in a 1-pixel view a
+/// 1-pixel cursor move would otherwise pan by the whole view.
+pub const MIN_PAN_VIEW_HEIGHT: f32 = 100.0;
+
+/// The scene's bounding sphere, which the camera's limits and far plane follow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sphere {
+    pub center: Vec3,
+    pub radius: f32,
+}
+
+impl Sphere {
+    pub fn of(scene: &Scene) -> Self {
+        let (lo, hi) = scene.bounds();
+        let radius = ((hi - lo).length() * 0.5).max(0.01);
+        let center = (lo + hi) * 0.5;
+        if center.is_finite() && radius.is_finite() {
+            Sphere { center, radius }
+        } else {
+            Sphere { center: Vec3::ZERO, radius: 1.0 }
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrbitCamera {
@@ -14,36 +45,67 @@ pub struct OrbitCamera {
     pub pitch: f32,
     pub yfov: f32,
     pub znear: f32,
+    /// The far plane asked for (`None`: infinite); [`OrbitCamera::matrices`] pushes a finite
+    /// one out when the scene would cross it.
     pub zfar: Option<f32>,
+    /// The scene the camera looks at.
+    pub scene: Sphere,
+    /// The distances the wheel may reach.
+    pub min_distance: f32,
+    pub max_distance: f32,
 }
 
 impl OrbitCamera {
     /// Frames the scene's bounds from above and in front.
     pub fn framing(scene: &Scene) -> Self {
-        let (lo, hi) = scene.bounds();
-        let radius = ((hi - lo).length() * 0.5).max(0.01);
+        let bounds = Sphere::of(scene);
         let yfov = 0.8f32;
-        OrbitCamera {
-            target: (lo + hi) * 0.5,
+        let radius = bounds.radius;
+        let camera = OrbitCamera {
+            target: bounds.center,
             distance: radius / (yfov * 0.5).sin() * 1.05,
             yaw: 0.35,
             pitch: 0.45,
             yfov,
             znear: radius * 0.01,
             zfar: Some(radius * 20.0),
-        }
+            scene: bounds,
+            min_distance: 0.0,
+            max_distance: 0.0,
+        };
+        camera.with_limits()
     }
 
     /// An orbit camera placed where a glTF camera is, looking at the same point.
     pub fn from_desc(desc: &CameraDesc, scene: &Scene) -> Self {
+        let bounds = Sphere::of(scene);
         let eye = desc.world.transform_point3(Vec3::ZERO);
         let forward = desc.world.transform_vector3(-Vec3::Z).normalize_or(-Vec3::Z);
-        let (lo, hi) = scene.bounds();
         // Orbit around the point on the view axis closest to the scene's centre.
-        let distance = (((lo + hi) * 0.5 - eye).dot(forward)).max(desc.znear * 10.0);
+        let distance = ((bounds.center - eye).dot(forward)).max(desc.znear * 10.0);
         let target = eye + forward * distance;
         let dir = (eye - target).normalize_or(Vec3::Z);
-        OrbitCamera { target, distance, yaw: dir.x.atan2(dir.z), pitch: dir.y.clamp(-1.0, 1.0).asin(), yfov: desc.yfov, znear: desc.znear, zfar: desc.zfar }
+        let camera = OrbitCamera {
+            target,
+            distance,
+            yaw: dir.x.atan2(dir.z),
+            pitch: dir.y.clamp(-1.0, 1.0).asin(),
+            yfov: desc.yfov,
+            znear: desc.znear,
+            zfar: desc.zfar,
+            scene: bounds,
+            min_distance: 0.0,
+            max_distance: 0.0,
+        };
+        camera.with_limits()
+    }
+
+    /// Sets the zoom range from the scene's size and the near plane; the starting distance is
+    /// always inside it.
+    fn with_limits(mut self) -> Self {
+        self.min_distance = (self.znear * 2.0).min(self.distance);
+        self.max_distance = (self.scene.radius * MAX_ZOOM_OUT_RADII).max(self.distance);
+        self
     }
 
     pub fn eye(&self) -> Vec3 {
@@ -51,27 +113,56 @@ impl OrbitCamera {
         self.target + dir * self.distance
     }
 
+    /// Near and far planes for the current eye: the far plane (when finite) reaches past the
+    /// whole scene, and the near plane moves out with the eye once the scene is far away, so
+    /// depth keeps its precision when zoomed out.
+    pub fn clip_planes(&self) -> (f32, Option<f32>) {
+        let from_centre = self.eye().distance(self.scene.center);
+        let gap = from_centre - self.scene.radius;
+        let near = if gap > 0.0 { self.znear.max(gap * 1e-3) } else { self.znear };
+        let far = self.zfar.map(|f| f.max(from_centre + 2.0 * self.scene.radius).max(near * 2.0));
+        (near, far)
+    }
+
     pub fn matrices(&self, aspect: f32) -> CameraMatrices {
         let eye = self.eye();
         let view = glam::camera::rh::view::look_at_mat4(eye, self.target, Vec3::Y);
-        CameraMatrices { view, projection: perspective(self.yfov, aspect, self.znear, self.zfar), eye }
+        let (near, far) = self.clip_planes();
+        CameraMatrices { view, projection: perspective(self.yfov, aspect, near, far), eye }
     }
 
     pub fn rotate(&mut self, dx: f32, dy: f32) {
-        self.yaw -= dx * 0.008;
+        if !(dx.is_finite() && dy.is_finite()) {
+            return;
+        }
+        self.yaw = (self.yaw - dx * 0.008).rem_euclid(std::f32::consts::TAU);
         self.pitch = (self.pitch + dy * 0.008).clamp(-1.5, 1.5);
     }
 
+    /// Moves the target with the cursor; `viewport_height` in the same pixels as `dx`, `dy`.
     pub fn pan(&mut self, dx: f32, dy: f32, viewport_height: f32) {
+        if !(dx.is_finite() && dy.is_finite()) {
+            return;
+        }
         let m = self.matrices(1.0);
         let right = Vec3::new(m.view.x_axis.x, m.view.y_axis.x, m.view.z_axis.x);
         let up = Vec3::new(m.view.x_axis.y, m.view.y_axis.y, m.view.z_axis.y);
-        let scale = 2.0 * self.distance * (self.yfov * 0.5).tan() / viewport_height.max(1.0);
-        self.target += (-right * dx + up * dy) * scale;
+        let height = if viewport_height.is_finite() { viewport_height.max(MIN_PAN_VIEW_HEIGHT) } else { MIN_PAN_VIEW_HEIGHT };
+        let scale = 2.0 * self.distance * (self.yfov * 0.5).tan() / height;
+        let target = self.target + (-right * dx + up * dy) * scale;
+        // The target stays within the zoom range of the scene: the scene can be panned out of
+        // view, but not so far that the camera cannot come back.
+        let offset = target - self.scene.center;
+        let reach = self.max_distance;
+        self.target = if offset.length() > reach { self.scene.center + offset.normalize_or_zero() * reach } else { target };
     }
 
+    /// Zooms in by `steps` wheel steps (out when negative), within the scene's zoom range.
     pub fn zoom(&mut self, steps: f32) {
-        self.distance = (self.distance * 0.9f32.powf(steps)).max(self.znear * 2.0);
+        if !steps.is_finite() {
+            return;
+        }
+        self.distance = (self.distance * 0.9f32.powf(steps)).clamp(self.min_distance, self.max_distance);
     }
 }
 
@@ -87,10 +178,29 @@ pub fn scene_camera(desc: &CameraDesc, aspect: f32) -> CameraMatrices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec4;
+
+    fn scene() -> Scene {
+        crate::load_scene(None).unwrap()
+    }
+
+    fn finite_and_invertible(m: &CameraMatrices) -> bool {
+        let vp = m.projection * m.view;
+        vp.is_finite() && vp.determinant().abs() > 0.0 && vp.inverse().is_finite()
+    }
+
+    /// Whether the scene's centre lies between the near and far planes.
+    fn centre_in_depth_range(m: &CameraMatrices, centre: Vec3) -> bool {
+        let clip = m.projection * m.view * Vec4::from((centre, 1.0));
+        let z = clip.z / clip.w;
+        clip.w > 0.0 && (0.0..=1.0).contains(&z)
+    }
 
     #[test]
     fn orbit_eye_sits_at_distance_and_looks_at_target() {
-        let cam = OrbitCamera { target: Vec3::new(1.0, 2.0, 3.0), distance: 5.0, yaw: 0.3, pitch: 0.2, yfov: 0.8, znear: 0.1, zfar: Some(100.0) };
+        let mut cam = OrbitCamera::framing(&scene());
+        cam.target = Vec3::new(1.0, 2.0, 3.0);
+        cam.distance = 5.0;
         assert!((cam.eye().distance(cam.target) - 5.0).abs() < 1e-5);
         let m = cam.matrices(1.5);
         let t = m.view.transform_point3(cam.target);
@@ -104,5 +214,65 @@ mod tests {
         let scene = Scene::default();
         let cam = OrbitCamera::from_desc(&desc, &scene);
         assert!((cam.eye() - Vec3::new(0.0, 3.0, 6.0)).length() < 1e-3, "{}", cam.eye());
+    }
+
+    #[test]
+    fn framing_projection_is_unchanged_at_the_start() {
+        // Headless runs use the framing camera as it starts: its planes are the authored ones.
+        let cam = OrbitCamera::framing(&scene());
+        assert_eq!(cam.clip_planes(), (cam.znear, cam.zfar));
+    }
+
+    #[test]
+    fn zooming_out_a_thousand_steps_stays_finite_and_keeps_the_scene_in_depth_range() {
+        let s = scene();
+        for start in [OrbitCamera::framing(&s), OrbitCamera::from_desc(s.camera.as_ref().unwrap(), &s)] {
+            let mut cam = start;
+            for i in 0..1000 {
+                cam.zoom(-1.0);
+                let m = cam.matrices(1.6);
+                assert!(finite_and_invertible(&m), "step {i}: {m:?}");
+                assert!(centre_in_depth_range(&m, cam.scene.center), "step {i}: the scene left the depth range");
+            }
+            assert!((cam.distance - cam.max_distance).abs() <= cam.max_distance * 1e-6);
+            for _ in 0..2000 {
+                cam.zoom(1.0);
+            }
+            assert!((cam.distance - cam.min_distance).abs() <= cam.min_distance * 1e-6);
+            assert!(finite_and_invertible(&cam.matrices(1.6)));
+        }
+    }
+
+    #[test]
+    fn pans_in_tiny_views_are_bounded_and_the_target_stays_in_reach() {
+        let mut cam = OrbitCamera::framing(&scene());
+        let before = cam.target;
+        cam.pan(1.0, 0.0, 1.0);
+        let one_pixel = cam.target.distance(before);
+        assert!(one_pixel < cam.distance * 0.02, "a 1-pixel pan in a 1-pixel view moved {one_pixel}");
+        for _ in 0..100_000 {
+            cam.pan(5000.0, -3000.0, 1.0);
+        }
+        assert!(cam.target.distance(cam.scene.center) <= cam.max_distance * 1.0001);
+        assert!(finite_and_invertible(&cam.matrices(1.0)));
+        cam.pan(f32::NAN, 1.0, 0.0);
+        cam.rotate(f32::INFINITY, 0.0);
+        cam.zoom(f32::NAN);
+        assert!(cam.matrices(1.0).projection.is_finite() && cam.eye().is_finite());
+    }
+
+    #[test]
+    fn rotating_back_and_forth_returns_to_the_same_view() {
+        let start = OrbitCamera::framing(&scene());
+        let mut cam = start;
+        let path = [(30.0, 4.0), (-7.0, 12.0), (100.0, -50.0), (3.0, 3.0)];
+        for (dx, dy) in path {
+            cam.rotate(dx, dy);
+        }
+        for (dx, dy) in path.iter().rev() {
+            cam.rotate(-dx, -dy);
+        }
+        let (a, b) = (cam.matrices(1.0).view, start.matrices(1.0).view);
+        assert!(a.abs_diff_eq(b, 1e-4), "{a} vs {b}");
     }
 }

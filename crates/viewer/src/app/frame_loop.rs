@@ -3,8 +3,8 @@
 //! The swapchain is rebuilt when the window changes.
 
 use super::input::ViewRect;
-use super::panel::{Panel, PanelData, PanelFrame};
-use super::{Gfx, Running, SceneView, FRAMES_IN_FLIGHT};
+use super::panel::{PanelData, PanelFrame};
+use super::{recovery, Gfx, Gpu, Running, SceneView, FRAMES_IN_FLIGHT};
 use crate::swapchain::Swapchain;
 use crate::ViewerError;
 use ash::vk;
@@ -61,28 +61,34 @@ impl Frames {
 impl Running {
     /// The 3D view of the current swapchain.
     pub(super) fn view_rect(&self) -> Option<ViewRect> {
-        ViewRect::in_framebuffer(self.gfx.as_ref()?.swapchain.as_ref()?.extent, self.window.scale_factor())
+        let extent = self.gpu.as_ref()?.gfx.as_ref()?.swapchain.as_ref()?.extent;
+        ViewRect::in_framebuffer(extent, self.window.scale_factor())
     }
 
     /// One frame: finish the slot's previous frame, acquire, run the panel, record, submit,
-    /// present.
+    /// present. Nothing while the window cannot be seen.
     pub(super) fn draw_frame(&mut self) -> Result<(), ViewerError> {
-        let size = self.window.inner_size();
-        if size.width == 0 || size.height == 0 {
-            return Ok(()); // minimized: nothing to draw, nothing lost
+        if self.visibility.hidden_because(&self.window).is_some() {
+            return Ok(());
         }
-        if self.needs_rebuild || self.gfx.as_ref().is_some_and(|g| g.swapchain.is_none()) {
-            self.rebuild_swapchain()?;
+        let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
+        if gpu.needs_rebuild || gpu.gfx.as_ref().is_some_and(|g| g.swapchain.is_none()) {
+            gpu.rebuild_swapchain(self.window.inner_size())?;
         }
         let slot = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         let view = self.view_rect();
         let pixel = self.input.pixel(view, self.window.scale_factor());
-        let Running { gfx, panel, input, view: scene_view, frame_index, needs_rebuild, window, ctx, .. } = self;
-        let Some(gfx) = gfx.as_mut() else { return Ok(()) };
-        gfx.finish_slot(ctx, slot, *frame_index, scene_view, panel, pixel.is_some())?;
+        let inject_loss = self.recovery.inject_now(self.frame_index);
+        let Running { gpu, panel, input, view: scene_view, frame_index, window, .. } = self;
+        let Some(Gpu { gfx: Some(gfx), needs_rebuild, ctx, .. }) = gpu.as_mut() else { return Ok(()) };
+        if inject_loss {
+            // As if the fence wait below had returned ERROR_DEVICE_LOST.
+            return Err(recovery::device_lost());
+        }
+        gfx.finish_slot(ctx, slot, *frame_index, scene_view, pixel.is_some())?;
         let Some((image, extent)) = gfx.acquire(slot, needs_rebuild)? else { return Ok(()) };
         // The panel first: it decides what is shown this frame.
-        let mut ui = panel.run(window, &PanelData::new(&ctx.device_name, &gfx.picking), &mut input.show_ids);
+        let mut ui = panel.run(window, &PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer), &mut input.show_ids);
         gfx.upload_ui_textures(ctx, slot, &mut ui)?;
         let plan = FramePlan {
             slot,
@@ -104,17 +110,21 @@ impl Running {
         *frame_index += 1;
         Ok(())
     }
+}
 
-    fn rebuild_swapchain(&mut self) -> Result<(), ViewerError> {
+impl Gpu {
+    fn rebuild_swapchain(&mut self, size: winit::dpi::PhysicalSize<u32>) -> Result<(), ViewerError> {
         self.ctx.wait_idle()?;
-        let size = self.window.inner_size();
         let Some(gfx) = self.gfx.as_mut() else { return Ok(()) };
+        // The old swapchain is retired by the new one's creation, then destroyed with its
+        // views, framebuffers, semaphores and depth buffer.
         let old = gfx.swapchain.take();
         let old_handle = old.as_ref().map_or(vk::SwapchainKHR::null(), |s| s.handle);
         let s = &self.surface;
         let extent = vk::Extent2D { width: size.width, height: size.height };
-        gfx.swapchain = Swapchain::new(&self.ctx, &s.loader, s.handle, s.format, &gfx.lit, extent, old_handle)?;
+        let made = Swapchain::new(&self.ctx, &s.loader, s.handle, s.format, &gfx.lit, extent, old_handle);
         drop(old);
+        gfx.swapchain = made?;
         self.needs_rebuild = false;
         Ok(())
     }
@@ -143,26 +153,16 @@ impl Gfx {
     /// Waits for the slot's previous frame (as every frame loop does before reusing its
     /// command buffer), then takes what it produced: the pick result, the ID view, and egui
     /// textures to free. No extra stall.
-    fn finish_slot(
-        &mut self,
-        ctx: &VulkanContext,
-        slot: usize,
-        frame: u64,
-        shown: &SceneView,
-        panel: &mut Panel,
-        cursor_in_view: bool,
-    ) -> Result<(), ViewerError> {
+    fn finish_slot(&mut self, ctx: &VulkanContext, slot: usize, frame: u64, shown: &SceneView, cursor_in_view: bool) -> Result<(), ViewerError> {
         let fence = self.frames.frames[slot].fence;
         // SAFETY: the fence is live.
         unsafe { ctx.device.wait_for_fences(&[fence], true, u64::MAX) }?;
         // SAFETY: the fence of the frame that last recorded into this slot has signalled.
         unsafe { self.picking.take_result(slot, frame, &shown.scene, &shown.objects, cursor_in_view) }?;
         // SAFETY: as above.
-        if let Some(image) = unsafe { self.id_buffer.take(slot) }? {
-            panel.set_id_image(image);
-        }
+        unsafe { self.id_buffer.take(slot) }?;
         for id in std::mem::take(&mut self.frames.frames[slot].egui_free) {
-            self.egui_renderer.free_texture(id).map_err(|e| ViewerError::Window(format!("egui: {e}")))?;
+            self.egui_renderer.free_texture(id).map_err(recovery::egui_error)?;
         }
         Ok(())
     }
@@ -190,6 +190,9 @@ impl Gfx {
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, plan.click) }?;
         }
+        // SAFETY: `finish_slot` waited on the slot's fence; `cmd` is the slot's, recording
+        // outside a render pass, and is submitted below.
+        unsafe { self.id_buffer.texture.record_upload(ctx, &mut self.egui_renderer, cmd, slot) }?;
         if let (true, Some(view), Some(camera)) = (plan.show_ids, plan.view, plan.camera.as_ref()) {
             // SAFETY: as for the pick; the context outlives `self`.
             unsafe { self.id_buffer.record(ctx, cmd, slot, view, camera, draws) }?;
@@ -202,7 +205,7 @@ impl Gfx {
                 self.lit.draw_scene(cmd, &self.scene.gpu, &self.frames.frames[slot].style, camera, view.viewport(), markers.as_ref());
             }
         }
-        self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(|e| ViewerError::Window(format!("egui draw: {e}")))?;
+        self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(recovery::egui_error)?;
         // SAFETY: as above.
         unsafe {
             self.lit.end(cmd);
@@ -236,9 +239,7 @@ impl Gfx {
     fn upload_ui_textures(&mut self, ctx: &VulkanContext, slot: usize, ui: &mut PanelFrame) -> Result<(), ViewerError> {
         for (id, deltas) in &ui.textures.set {
             for delta in deltas {
-                self.egui_renderer
-                    .set_texture(ctx.queue, self.frames.commands.pool(), *id, delta)
-                    .map_err(|e| ViewerError::Window(format!("egui texture: {e}")))?;
+                self.egui_renderer.set_texture(ctx.queue, self.frames.commands.pool(), *id, delta).map_err(recovery::egui_error)?;
             }
         }
         self.frames.frames[slot].egui_free = ui.textures.free.iter().copied().collect();

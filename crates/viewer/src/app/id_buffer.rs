@@ -1,25 +1,34 @@
 //! The ID buffer debug view (`D`): the picker's pass over the whole 3D view, rendered by an
 //! `IdImage` into the frame's command buffer, read once that frame completed, and shown in
-//! false colour in the panel. One copy is in flight at a time.
+//! false colour in the panel through the viewer's own texture (`id_texture`). One copy is in
+//! flight at a time; nothing is allocated per frame.
 
+use super::id_texture::IdTexture;
 use super::input::ViewRect;
 use crate::id_view;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{PickDraw, PickRequest, Viewport};
+use picking_vk::{PickDraw, PickError, PickRequest, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
 
-#[derive(Default)]
 pub(super) struct IdBufferView {
     image: Option<IdImage>,
+    /// What the panel shows.
+    pub texture: IdTexture,
     /// The frame slot whose command buffer holds the copy in flight.
     in_flight: Option<usize>,
+    /// The latest error, until a view is shown again: shown in the panel, never fatal.
+    pub error: Option<String>,
 }
 
 impl IdBufferView {
+    pub fn new(ctx: &VulkanContext) -> Result<Self, ViewerError> {
+        Ok(IdBufferView { image: None, texture: IdTexture::new(ctx)?, in_flight: None, error: None })
+    }
+
     /// Records the view's IDs into frame slot `slot`'s `cmd`, unless a copy is in flight;
     /// the image follows the view's size.
     ///
@@ -40,34 +49,52 @@ impl IdBufferView {
         }
         let (w, h) = (view.width, view.height);
         if self.image.as_ref().is_none_or(|i| i.extent() != (w, h)) {
+            // The old image goes first: no copy into it is in flight.
             self.image = None;
             // SAFETY: per the contract, the context outlives the image.
-            self.image = Some(unsafe { IdImage::new(ctx.host_device(), w, h) }?);
+            self.image = self.check(unsafe { IdImage::new(ctx.host_device(), w, h) })?;
         }
         // The ID view shows the 3D view alone, so its viewport starts at the image origin.
         let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection);
         if let Some(ids) = self.image.as_mut() {
             // SAFETY: per the contract; no other copy into the image is in flight.
-            unsafe { ids.record(cmd, &request, draws, false, IdCopy::Whole) }?;
-            self.in_flight = Some(slot);
+            let recorded = unsafe { ids.record(cmd, &request, draws, false, IdCopy::Whole) };
+            if self.check(recorded)?.is_some() {
+                self.in_flight = Some(slot);
+            }
         }
         Ok(())
     }
 
-    /// The view recorded in `slot`, if that is where the copy in flight was, in false colour.
+    /// Device loss is the caller's; other errors are kept for the panel.
+    fn check<T>(&mut self, outcome: Result<T, PickError>) -> Result<Option<T>, ViewerError> {
+        match outcome {
+            Ok(v) => Ok(Some(v)),
+            Err(PickError::DeviceLost) => Err(PickError::DeviceLost.into()),
+            Err(e) => {
+                self.error = Some(e.to_string());
+                Ok(None)
+            }
+        }
+    }
+
+    /// Takes the view recorded in `slot`, if that is where the copy in flight was: its false
+    /// colours go to the texture, to be uploaded by the next frame recorded.
     ///
     /// # Safety
     /// The fence of the frame that last recorded into `slot` has signalled.
-    pub unsafe fn take(&mut self, slot: usize) -> Result<Option<egui::ColorImage>, ViewerError> {
+    pub unsafe fn take(&mut self, slot: usize) -> Result<(), ViewerError> {
         if self.in_flight != Some(slot) {
-            return Ok(None);
+            return Ok(());
         }
         self.in_flight = None;
-        let Some(ids) = &self.image else { return Ok(None) };
+        let Some(ids) = &self.image else { return Ok(()) };
         // SAFETY: per the contract, the frame that recorded the copy has completed.
-        let texels = unsafe { ids.read() }?;
+        let read = unsafe { ids.read() };
         let (w, h) = ids.extent();
-        let rgba: Vec<u8> = texels.iter().flat_map(id_view::false_colour).collect();
-        Ok(Some(egui::ColorImage::from_rgba_unmultiplied([w as usize, h as usize], &rgba)))
+        let Some(texels) = self.check(read)? else { return Ok(()) };
+        self.error = None;
+        self.texture.stage(w, h, |rgba| rgba.extend(texels.iter().flat_map(id_view::false_colour)));
+        Ok(())
     }
 }

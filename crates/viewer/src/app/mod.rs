@@ -7,13 +7,21 @@
 //! - `panel`: the egui side panel.
 //! - `id_buffer`: the ID buffer debug view (`D`).
 //! - `setup`: the window, the Vulkan context and surface, and the GPU objects.
+//! - `recovery`: device loss: everything made from the device is made again.
+//! - `visibility`: nothing is drawn while the window cannot be seen.
 
 mod frame_loop;
 mod id_buffer;
+mod id_texture;
 mod input;
 mod panel;
 pub mod picking;
+mod recovery;
 mod setup;
+mod visibility;
+
+pub use recovery::INJECT_DEVICE_LOSS_ENV;
+pub use visibility::AppEvent;
 
 use crate::camera::OrbitCamera;
 use crate::objects::ObjectTable;
@@ -29,13 +37,34 @@ use panel::Panel;
 use picking::Picking;
 use picking_vk_context::VulkanContext;
 use picking_vk_host::LitPass;
+use recovery::Recovery;
 use std::sync::Arc;
+use visibility::Visibility;
 use winit::application::ApplicationHandler;
-use winit::event::WindowEvent;
-use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::event::{DeviceEvent, DeviceId, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, DeviceEvents, EventLoop, EventLoopProxy};
 use winit::window::{Window, WindowId};
 
 const FRAMES_IN_FLIGHT: usize = 2;
+
+/// Set (to anything) to have the viewer print what input did: zoom steps, the camera after
+/// each drag and reset, drags ended without a release, the ID view toggle (for tests).
+pub const TRACE_ENV: &str = "PICKING_VK_VIEWER_TRACE";
+
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os(TRACE_ENV).is_some())
+}
+
+/// `println!` when [`TRACE_ENV`] is set.
+macro_rules! trace {
+    ($($arg:tt)*) => {
+        if $crate::app::tracing() {
+            println!($($arg)*);
+        }
+    };
+}
+use trace;
 
 pub struct AppOptions {
     pub validation: bool,
@@ -45,8 +74,12 @@ pub struct AppOptions {
 
 /// Runs the window until it closes; returns the process exit code.
 pub fn run(scene: Scene, options: AppOptions) -> Result<u8, ViewerError> {
-    let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(format!("no display to open a window on ({e}); use --headless or --demo")))?;
-    let mut app = App { scene: Some(scene), options, running: None, error: None, exit_code: 0 };
+    let recovery = Recovery::from_env()?;
+    let event_loop = EventLoop::<AppEvent>::with_user_event()
+        .build()
+        .map_err(|e| ViewerError::Window(format!("no display to open a window on ({e}); use --headless or --demo")))?;
+    let proxy = event_loop.create_proxy();
+    let mut app = App { scene: Some(scene), options, proxy, recovery: Some(recovery), running: None, error: None, exit_code: 0 };
     event_loop.run_app(&mut app).map_err(|e| ViewerError::Window(e.to_string()))?;
     if let Some(e) = app.error {
         return Err(e);
@@ -57,6 +90,8 @@ pub fn run(scene: Scene, options: AppOptions) -> Result<u8, ViewerError> {
 struct App {
     scene: Option<Scene>,
     options: AppOptions,
+    proxy: EventLoopProxy<AppEvent>,
+    recovery: Option<Recovery>,
     running: Option<Running>,
     error: Option<ViewerError>,
     exit_code: u8,
@@ -67,6 +102,8 @@ struct SceneView {
     scene: Scene,
     objects: ObjectTable,
     camera: OrbitCamera,
+    /// The camera the window opened with (`R` / `Home` go back to it).
+    home: OrbitCamera,
 }
 
 /// The window's Vulkan surface and the format its swapchains use.
@@ -87,28 +124,42 @@ struct Gfx {
     lit: LitPass,
 }
 
-/// The open window and everything drawn in it.
-struct Running {
+/// Everything made from one Vulkan device, made again whole when the device is lost.
+struct Gpu {
     gfx: Option<Gfx>,
     surface: WindowSurface,
+    /// The swapchain no longer matches the window (resized, out of date or suboptimal).
+    needs_rebuild: bool,
+    ctx: VulkanContext,
+}
+
+/// The open window and everything drawn in it.
+struct Running {
+    gpu: Option<Gpu>,
     panel: Panel,
     input: Input,
     view: SceneView,
     frame_index: u64,
-    /// The swapchain no longer matches the window (resized, out of date or suboptimal).
-    needs_rebuild: bool,
+    visibility: Visibility,
+    /// Why rendering is paused, while it is.
+    paused: Option<&'static str>,
+    recovery: Recovery,
     window: Arc<Window>,
-    ctx: VulkanContext,
 }
 
-impl ApplicationHandler for App {
+impl ApplicationHandler<AppEvent> for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.running.is_some() {
             return;
         }
-        let Some(scene) = self.scene.take() else { return };
-        match Running::new(event_loop, scene, &self.options) {
-            Ok(r) => self.running = Some(r),
+        let (Some(scene), Some(recovery)) = (self.scene.take(), self.recovery.take()) else { return };
+        // Raw button events tell drags and wheel clicks apart on X11 (see `input`).
+        event_loop.listen_device_events(DeviceEvents::Always);
+        match Running::new(event_loop, scene, &self.options, recovery) {
+            Ok(r) => {
+                visibility::watch_map_state(&r.window, self.proxy.clone());
+                self.running = Some(r);
+            }
             Err(e) => {
                 self.error = Some(e);
                 event_loop.exit();
@@ -121,40 +172,89 @@ impl ApplicationHandler for App {
         let consumed_by_ui = r.panel.on_window_event(&r.window, &event);
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => r.needs_rebuild = true,
-            WindowEvent::RedrawRequested => match r.draw_frame() {
-                Ok(()) => {
-                    if self.options.exit_after_frames.is_some_and(|n| r.frame_index >= n) {
-                        event_loop.exit();
-                    }
+            WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
+                if let Some(gpu) = r.gpu.as_mut() {
+                    gpu.needs_rebuild = true;
                 }
-                Err(e) => {
+            }
+            WindowEvent::Occluded(occluded) => {
+                r.visibility.occluded = occluded;
+                if occluded {
+                    r.input.release_drags(&r.view.camera);
+                }
+            }
+            WindowEvent::RedrawRequested => {
+                let drawn = match r.draw_frame() {
+                    Err(e) if recovery::is_device_lost(&e) => r.recover(&e, &self.options),
+                    other => other,
+                };
+                if let Err(e) = drawn {
                     self.error = Some(e);
                     event_loop.exit();
+                } else if self.options.exit_after_frames.is_some_and(|n| r.frame_index >= n) {
+                    event_loop.exit();
                 }
-            },
+            }
             event => {
                 let view = r.view_rect();
-                if r.input.handle(&event, consumed_by_ui, view, r.window.scale_factor(), &mut r.view.camera) == input::Handled::Quit {
-                    event_loop.exit();
+                match r.input.handle(&event, consumed_by_ui, view, r.window.scale_factor(), &mut r.view.camera) {
+                    input::Handled::Quit => event_loop.exit(),
+                    input::Handled::ResetView => {
+                        r.view.camera = r.view.home;
+                        trace!("view reset: {}", input::describe(&r.view.camera));
+                    }
+                    input::Handled::Continue => {}
                 }
             }
         }
     }
 
-    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
-        if let Some(r) = &self.running {
+    fn device_event(&mut self, _event_loop: &ActiveEventLoop, _id: DeviceId, event: DeviceEvent) {
+        if let (Some(r), DeviceEvent::Button { button, state }) = (self.running.as_mut(), event) {
+            if r.x11() {
+                r.input.raw_button(button, state);
+            }
+        }
+    }
+
+    fn user_event(&mut self, _event_loop: &ActiveEventLoop, event: AppEvent) {
+        let Some(r) = self.running.as_mut() else { return };
+        match event {
+            AppEvent::Mapped(mapped) => {
+                r.visibility.mapped = mapped;
+                if !mapped {
+                    r.input.release_drags(&r.view.camera);
+                }
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        let Some(r) = self.running.as_mut() else { return };
+        // Draw continuously while the window can be seen; otherwise sleep until an event.
+        let hidden = r.visibility.hidden_because(&r.window);
+        if hidden != r.paused {
+            match hidden {
+                Some(why) => println!("paused: {why} frame={}", r.frame_index),
+                None => println!("resumed: frame={}", r.frame_index),
+            }
+            r.paused = hidden;
+        }
+        event_loop.set_control_flow(ControlFlow::Wait);
+        if hidden.is_none() {
             r.window.request_redraw();
         }
     }
 
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
-        if let Some(r) = self.running.take() {
+        if let Some(mut r) = self.running.take() {
             let frames = r.frame_index;
-            let messages = r.ctx.validation_enabled().then(|| r.ctx.take_validation_messages());
+            let losses = r.recovery.losses;
+            // Dropping the device first: teardown's messages count too.
+            r.gpu = None;
+            let count = r.recovery.validation_messages().len();
             drop(r);
-            let count = messages.map_or(0, |m| m.len());
-            println!("exit: frames={frames} validation_messages={count}");
+            println!("exit: frames={frames} validation_messages={count} device_losses={losses}");
             if self.options.validation && count > 0 {
                 self.exit_code = 3;
             }
@@ -162,8 +262,16 @@ impl ApplicationHandler for App {
     }
 }
 
-impl Drop for Running {
+impl Running {
+    fn x11(&self) -> bool {
+        use raw_window_handle::{HasWindowHandle, RawWindowHandle};
+        matches!(self.window.window_handle().map(|h| h.as_raw()), Ok(RawWindowHandle::Xlib(_) | RawWindowHandle::Xcb(_)))
+    }
+}
+
+impl Drop for Gpu {
     fn drop(&mut self) {
+        // A lost device answers at once; destroying its objects is still valid then.
         let _ = self.ctx.wait_idle();
         self.gfx = None;
         // SAFETY: the swapchain (the surface's only user) is gone.

@@ -1,6 +1,7 @@
 //! The side panel (egui): the device, whether detail picking is on, the pick latency, the
 //! hovered object, every field of the selected one, and the ID buffer view.
 
+use super::id_buffer::IdBufferView;
 use super::input::PANEL_WIDTH;
 use super::picking::Picking;
 use crate::pick_report::PickReport;
@@ -8,13 +9,10 @@ use picking_vk::DetailStatus;
 use winit::event::WindowEvent;
 use winit::window::Window;
 
-/// egui's context and window state, and the ID view's texture.
+/// egui's context and window state.
 pub(super) struct Panel {
     ctx: egui::Context,
     state: egui_winit::State,
-    id_texture: Option<egui::TextureHandle>,
-    /// A new ID view, shown from the next frame on.
-    pending_id_image: Option<egui::ColorImage>,
 }
 
 /// What the panel shows this frame.
@@ -25,11 +23,25 @@ pub(super) struct PanelData<'a> {
     pub selected: Option<&'a PickReport>,
     /// Frames and milliseconds from a pick's recording to its result.
     pub latency: Option<(u64, f64)>,
+    /// The latest pick error and ID view error, while they last.
+    pub pick_error: Option<&'a str>,
+    pub id_error: Option<&'a str>,
+    /// The ID view's texture (the viewer's own, see `id_texture`) and its size.
+    pub id_texture: Option<(egui::TextureId, [usize; 2])>,
 }
 
 impl<'a> PanelData<'a> {
-    pub fn new(device: &'a str, picking: &'a Picking) -> Self {
-        PanelData { device, detail: picking.detail_status(), hovered: picking.hovered.as_ref(), selected: picking.selected.as_ref(), latency: picking.latency }
+    pub fn new(device: &'a str, picking: &'a Picking, ids: &'a IdBufferView) -> Self {
+        PanelData {
+            device,
+            detail: picking.detail_status(),
+            hovered: picking.hovered.as_ref(),
+            selected: picking.selected.as_ref(),
+            latency: picking.latency,
+            pick_error: picking.error.as_deref(),
+            id_error: ids.error.as_deref(),
+            id_texture: ids.texture.shown(),
+        }
     }
 }
 
@@ -44,7 +56,7 @@ impl Panel {
     pub fn new(window: &Window) -> Self {
         let ctx = egui::Context::default();
         let state = egui_winit::State::new(ctx.clone(), egui::ViewportId::ROOT, window, Some(window.scale_factor() as f32), None, None);
-        Panel { ctx, state, id_texture: None, pending_id_image: None }
+        Panel { ctx, state }
     }
 
     /// Feeds a window event to egui; true when the panel used it (the 3D view must not).
@@ -52,28 +64,17 @@ impl Panel {
         self.state.on_window_event(window, event).consumed
     }
 
-    pub fn set_id_image(&mut self, image: egui::ColorImage) {
-        self.pending_id_image = Some(image);
-    }
-
     /// Runs the UI for this frame; `show_ids` is the ID view toggle (its checkbox).
     pub fn run(&mut self, window: &Window, data: &PanelData<'_>, show_ids: &mut bool) -> PanelFrame {
         let raw_input = self.state.take_egui_input(window);
-        if let Some(img) = self.pending_id_image.take() {
-            match &mut self.id_texture {
-                Some(t) => t.set(img, egui::TextureOptions::NEAREST),
-                None => self.id_texture = Some(self.ctx.load_texture("id-view", img, egui::TextureOptions::NEAREST)),
-            }
-        }
-        let id_texture = self.id_texture.as_ref();
-        let full = self.ctx.run_ui(raw_input, |ui| panel_ui(ui, data, id_texture, show_ids));
+        let full = self.ctx.run_ui(raw_input, |ui| panel_ui(ui, data, show_ids));
         self.state.handle_platform_output(window, full.platform_output);
         let primitives = self.ctx.tessellate(full.shapes, full.pixels_per_point);
         PanelFrame { primitives, pixels_per_point: full.pixels_per_point, textures: full.textures_delta }
     }
 }
 
-fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, id_texture: Option<&egui::TextureHandle>, show_ids: &mut bool) {
+fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, show_ids: &mut bool) {
     egui::Panel::left("picking").exact_size(PANEL_WIDTH as f32).resizable(false).show(ui, |ui| {
         ui.heading("picking-vk");
         ui.label(format!("Device: {}", p.device));
@@ -86,6 +87,9 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, id_texture: Option<&egui::Text
         };
         if let Some((frames, ms)) = p.latency {
             ui.label(format!("Pick latency: {frames} frames ({ms:.1} ms), no CPU stall"));
+        }
+        if let Some(e) = p.pick_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, format!("Pick error: {e}"));
         }
         ui.separator();
         ui.label(egui::RichText::new("Hovered").strong());
@@ -103,15 +107,17 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, id_texture: Option<&egui::Text
         }
         ui.separator();
         ui.checkbox(show_ids, "ID buffer view (D)");
+        if let (true, Some(e)) = (*show_ids, p.id_error) {
+            ui.colored_label(egui::Color32::LIGHT_RED, format!("ID view error: {e}"));
+        }
         if *show_ids {
-            if let Some(t) = id_texture {
-                let size = t.size_vec2();
+            if let Some((id, [tw, th])) = p.id_texture {
                 let w = ui.available_width();
-                ui.image((t.id(), egui::vec2(w, w * size.y / size.x.max(1.0))));
+                ui.image((id, egui::vec2(w, w * th as f32 / (tw as f32).max(1.0))));
             }
         }
         ui.separator();
-        ui.small("Drag: orbit · right-drag: pan · wheel: zoom · click: select · D: ID view · Esc: quit");
+        ui.small("Drag: orbit · right-drag: pan · wheel: zoom · click: select · D: ID view · R/Home: reset view · Esc: quit");
     });
 }
 

@@ -15,7 +15,7 @@ use crate::pick_report::{HitReport, PickReport};
 use crate::scene::Scene;
 use crate::ViewerError;
 use ash::vk;
-use picking_vk::{DetailMode, DetailStatus, PickDraw, PickRequest, Picker, PickerConfig};
+use picking_vk::{DetailMode, DetailStatus, PickDraw, PickError, PickRequest, Picker, PickerConfig};
 use picking_vk_context::VulkanContext;
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,6 +30,9 @@ pub struct Picking {
     pub selected: Option<PickReport>,
     /// Frames and milliseconds from recording the latest result's pick to taking it.
     pub latency: Option<(u64, f64)>,
+    /// The latest pick error, until a pick succeeds again. Pick errors are shown, never
+    /// fatal: the next frame picks again. Device loss alone is returned (see `recovery`).
+    pub error: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -46,7 +49,7 @@ impl Picking {
         let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let picker = unsafe { Picker::new(ctx.host_device(), config) }?;
-        Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selected: None, latency: None })
+        Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selected: None, latency: None, error: None })
     }
 
     pub fn detail_status(&self) -> &DetailStatus {
@@ -67,7 +70,10 @@ impl Picking {
             return Ok(());
         };
         // SAFETY: per the contract, the frame that recorded this slot has completed.
-        let Some(result) = unsafe { self.picker.take_result(slot) }? else { return Ok(()) };
+        let taken = unsafe { self.picker.take_result(slot) };
+        // A failed take leaves the slot free (the picker took the pending pick out first).
+        let Some(Some(result)) = self.check(taken)? else { return Ok(()) };
+        self.error = None;
         let report = PickReport::new(&result, scene, objects);
         self.latency = Some((frame - pending.frame, pending.at.elapsed().as_secs_f64() * 1e3));
         if pending.click {
@@ -103,9 +109,29 @@ impl Picking {
         click: bool,
     ) -> Result<(), ViewerError> {
         // SAFETY: per the contract.
-        unsafe { self.picker.record_shared(cmd, slot, request, draws) }?;
-        self.pending[slot] = Some(PendingPick { click, frame, at: Instant::now() });
+        let recorded = unsafe { self.picker.record_shared(cmd, slot, request, draws) };
+        // A refused request records nothing: the frame goes on without a pick.
+        if self.check(recorded)?.is_some() {
+            self.pending[slot] = Some(PendingPick { click, frame, at: Instant::now() });
+        }
         Ok(())
+    }
+
+    /// Device loss is the caller's to handle; any other error is kept for the panel (and
+    /// printed when it changes), and the frame goes on.
+    fn check<T>(&mut self, outcome: Result<T, PickError>) -> Result<Option<T>, ViewerError> {
+        match outcome {
+            Ok(v) => Ok(Some(v)),
+            Err(PickError::DeviceLost) => Err(PickError::DeviceLost.into()),
+            Err(e) => {
+                let message = e.to_string();
+                if self.error.as_deref() != Some(message.as_str()) {
+                    println!("pick error: {message}");
+                }
+                self.error = Some(message);
+                Ok(None)
+            }
+        }
     }
 
     /// The hit the markers show: the selection, else the hovered object.

@@ -1,13 +1,14 @@
-//! Opening the window: the Vulkan context with the surface's extensions, the surface, the
-//! scene and camera, and the GPU objects (lit pass, scene buffers, swapchain, picker, frames,
-//! egui renderer).
+//! Opening the window: the scene and camera, then the GPU side ([`Gpu::new`], also what device
+//! loss recovery calls): the Vulkan context with the surface's extensions, the surface, and the
+//! GPU objects (lit pass, scene buffers, swapchain, picker, frames, egui renderer).
 
 use super::frame_loop::Frames;
 use super::id_buffer::IdBufferView;
 use super::input::Input;
 use super::panel::Panel;
 use super::picking::Picking;
-use super::{AppOptions, Gfx, Running, SceneView, WindowSurface, FRAMES_IN_FLIGHT};
+use super::recovery::Recovery;
+use super::{AppOptions, Gfx, Gpu, Running, SceneView, WindowSurface, FRAMES_IN_FLIGHT};
 use crate::camera::OrbitCamera;
 use crate::objects::ObjectTable;
 use crate::scene::Scene;
@@ -24,9 +25,34 @@ use winit::event_loop::ActiveEventLoop;
 use winit::window::Window;
 
 impl Running {
-    pub(super) fn new(event_loop: &ActiveEventLoop, scene: Scene, options: &AppOptions) -> Result<Self, ViewerError> {
+    pub(super) fn new(event_loop: &ActiveEventLoop, scene: Scene, options: &AppOptions, mut recovery: Recovery) -> Result<Self, ViewerError> {
         let attrs = Window::default_attributes().with_title("picking-vk viewer").with_inner_size(winit::dpi::LogicalSize::new(1280.0, 760.0));
         let window = Arc::new(event_loop.create_window(attrs).map_err(|e| ViewerError::Window(e.to_string()))?);
+        let objects = ObjectTable::new(&scene);
+        let camera = match &scene.camera {
+            Some(desc) => OrbitCamera::from_desc(desc, &scene),
+            None => OrbitCamera::framing(&scene),
+        };
+        let view = SceneView { scene, objects, camera, home: camera };
+        let gpu = Gpu::new(&window, &view, options)?;
+        recovery.track(&gpu.ctx);
+        Ok(Running {
+            gpu: Some(gpu),
+            panel: Panel::new(&window),
+            input: Input::default(),
+            view,
+            frame_index: 0,
+            visibility: Default::default(),
+            paused: None,
+            recovery,
+            window,
+        })
+    }
+}
+
+impl Gpu {
+    /// A Vulkan context for `window`, its surface, and the GPU objects that show `view`.
+    pub(super) fn new(window: &Window, view: &SceneView, options: &AppOptions) -> Result<Self, ViewerError> {
         let display = window.display_handle().map_err(|e| ViewerError::Window(e.to_string()))?.as_raw();
         let window_handle = window.window_handle().map_err(|e| ViewerError::Window(e.to_string()))?.as_raw();
         let instance_extensions = ash_window::enumerate_required_extensions(display)?
@@ -41,49 +67,45 @@ impl Running {
             device_extensions: vec![CString::from(ash::khr::swapchain::NAME)],
             ..Default::default()
         })?;
-        // SAFETY: the handles come from a live window that outlives the surface (dropped in Running::drop).
+        // SAFETY: the handles come from a live window that outlives the surface (the window is
+        // dropped after `Running::gpu`, whose Drop destroys the surface).
         let surface = unsafe { ash_window::create_surface(ctx.entry(), &ctx.instance, display, window_handle, None) }?;
         let loader = ash::khr::surface::Instance::new(ctx.entry(), &ctx.instance);
-        // SAFETY: the surface and device belong to this instance.
-        let supported = unsafe { loader.get_physical_device_surface_support(ctx.physical_device, ctx.queue_family_index, surface) }?;
-        // SAFETY: as above.
-        let formats = unsafe { loader.get_physical_device_surface_formats(ctx.physical_device, surface) }?;
-        if !supported {
-            // SAFETY: nothing uses the surface yet.
-            unsafe { loader.destroy_surface(surface, None) };
-            return Err(ViewerError::Window(format!("{} cannot present to this window", ctx.device_name)));
-        }
+        let checked = (|| {
+            // SAFETY: the surface and device belong to this instance.
+            let supported = unsafe { loader.get_physical_device_surface_support(ctx.physical_device, ctx.queue_family_index, surface) }?;
+            // SAFETY: as above.
+            let formats = unsafe { loader.get_physical_device_surface_formats(ctx.physical_device, surface) }?;
+            Ok::<_, vk::Result>((supported, formats))
+        })();
+        let formats = match checked {
+            Ok((true, formats)) => formats,
+            refused => {
+                // SAFETY: nothing uses the surface yet.
+                unsafe { loader.destroy_surface(surface, None) };
+                return Err(match refused {
+                    Err(e) => e.into(),
+                    Ok(_) => ViewerError::Window(format!("{} cannot present to this window", ctx.device_name)),
+                });
+            }
+        };
         let surface = WindowSurface { loader, handle: surface, format: choose_format(&formats) };
-        let objects = ObjectTable::new(&scene);
-        let camera = match &scene.camera {
-            Some(desc) => OrbitCamera::from_desc(desc, &scene),
-            None => OrbitCamera::framing(&scene),
-        };
-        let mut running = Running {
-            gfx: None,
-            surface,
-            panel: Panel::new(&window),
-            input: Input::default(),
-            view: SceneView { scene, objects, camera },
-            frame_index: 0,
-            needs_rebuild: false,
-            window,
-            ctx,
-        };
-        running.gfx = Some(Gfx::new(&running, options)?);
-        Ok(running)
+        // From here Gpu's Drop destroys the surface, whatever fails next.
+        let mut gpu = Gpu { gfx: None, surface, needs_rebuild: false, ctx };
+        let size = window.inner_size();
+        gpu.gfx = Some(Gfx::new(&gpu, vk::Extent2D { width: size.width, height: size.height }, view, options)?);
+        Ok(gpu)
     }
 }
 
 impl Gfx {
-    fn new(r: &Running, options: &AppOptions) -> Result<Self, ViewerError> {
-        let ctx = &r.ctx;
-        let format = r.surface.format.format;
+    fn new(gpu: &Gpu, extent: vk::Extent2D, view: &SceneView, options: &AppOptions) -> Result<Self, ViewerError> {
+        let ctx = &gpu.ctx;
+        let surface = &gpu.surface;
+        let format = surface.format.format;
         let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR)?;
-        let scene = UploadedScene::new(ctx, &r.view.scene, &r.view.objects)?;
-        let size = r.window.inner_size();
-        let extent = vk::Extent2D { width: size.width, height: size.height };
-        let swapchain = Swapchain::new(ctx, &r.surface.loader, r.surface.handle, r.surface.format, &lit, extent, vk::SwapchainKHR::null())?;
+        let scene = UploadedScene::new(ctx, &view.scene, &view.objects)?;
+        let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
         let picking = Picking::new(ctx, options.detail)?;
         let frames = Frames::new(ctx, &scene.gpu)?;
         let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
@@ -93,7 +115,7 @@ impl Gfx {
             egui_ash_renderer::RenderMode::RenderPass(lit.render_pass),
             egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
         )
-        .map_err(|e| ViewerError::Window(format!("egui renderer: {e}")))?;
-        Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::default(), frames, swapchain, scene, lit })
+        .map_err(super::recovery::egui_error)?;
+        Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::new(ctx)?, frames, swapchain, scene, lit })
     }
 }
