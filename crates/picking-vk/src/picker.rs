@@ -276,10 +276,10 @@ impl Picker {
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
     pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &[PickDraw]) -> Result<PickTicket, PickError> {
-        // Every draw, culled or not: a bad draw is an error whatever the cursor hits.
-        self.validate_all(draws)?;
+        let max_stride = self.kit.max_stride;
+        // Planning validates every draw, culled or not, in its one pass over the list.
         // SAFETY: the caller's contract is `record_planned`'s.
-        unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build(request, draws, ray)) }
+        unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build(request, draws, ray, Some(max_stride))) }
     }
 
     /// As [`Picker::record`], for a draw list the host keeps from frame to frame: the picker
@@ -302,7 +302,12 @@ impl Picker {
             self.validated_shared = Some(Arc::downgrade(draws));
         }
         // SAFETY: the caller's contract is `record_planned`'s.
-        unsafe { self.record_planned(cmd, slot, request, draws, |plan, ray| plan.build_shared(request, draws, ray)) }
+        unsafe {
+            self.record_planned(cmd, slot, request, draws, |plan, ray| {
+                plan.build_shared(request, draws, ray);
+                Ok(())
+            })
+        }
     }
 
     fn validate_all(&self, draws: &[PickDraw]) -> Result<(), PickError> {
@@ -317,7 +322,7 @@ impl Picker {
         slot: usize,
         request: &PickRequest<'_>,
         draws: &[PickDraw],
-        plan_frame: impl FnOnce(&mut Plan, Option<&PixelRay>),
+        plan_frame: impl FnOnce(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
     ) -> Result<PickTicket, PickError> {
         if self.device_lost {
             return Err(PickError::DeviceLost);
@@ -329,7 +334,7 @@ impl Picker {
         }
         let camera = self.check_request(request)?;
         let ray = if self.culling { PixelRay::new(&camera, request.pixel) } else { None };
-        plan_frame(&mut self.plan, ray.as_ref());
+        plan_frame(&mut self.plan, ray.as_ref())?;
         let prepared = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::PixelOnly, draws, &self.plan);
         if matches!(prepared, Err(PickError::DeviceLost)) {
             self.device_lost = true;

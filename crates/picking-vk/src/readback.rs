@@ -124,8 +124,10 @@ impl StagingRing {
             for &(image, region) in copies {
                 device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
             }
-            // The stamp goes after the texels, into bytes no copy touches.
-            device.cmd_update_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET, &stamp_of(frame).to_ne_bytes());
+            // The stamp goes after the texels, into bytes no copy touches. Two fills rather
+            // than one vkCmdUpdateBuffer: on NVIDIA the update cost the pick 3.5 µs of GPU time.
+            device.cmd_fill_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET, 4, stamp_of(frame) as u32);
+            device.cmd_fill_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET + 4, 4, (stamp_of(frame) >> 32) as u32);
             if let Some(q) = queries {
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TRANSFER, q.pool, q.first + 1);
                 // WAIT: the device waits for both results, so the host never does.

@@ -112,7 +112,7 @@ impl IdImage {
         if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
-        self.plan.build(request, draws, None);
+        self.plan.build(request, draws, None, Some(self.kit.max_stride))?;
         let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.

@@ -11,6 +11,7 @@ mod prefetch;
 mod ray;
 
 use crate::draw::{Aabb, PickDraw};
+use crate::error::PickError;
 use crate::handoff::PassStats;
 use crate::request::{Ignore, PickRequest};
 use admission::{admits, instance_ignored, visible_instance_ranges};
@@ -119,19 +120,29 @@ impl Plan {
     }
 
     /// Plans the frame. With `ray`, bounded draws and instances the ray misses are dropped.
-    /// O(draws): every draw's bounds are tested.
-    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>) {
+    /// O(draws): every draw's bounds are tested. With `validate_stride` (the device's largest
+    /// vertex binding stride), every draw is also validated in the same pass over the list,
+    /// culled or not: a bad draw is an error whatever the cursor hits.
+    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>, validate_stride: Option<u32>) -> Result<(), PickError> {
         self.begin();
         for (index, draw) in draws.iter().enumerate() {
+            if let Some(max_stride) = validate_stride {
+                draw.validate(index, max_stride)?;
+            }
             self.plan_draw(index as u32, draw, request, ray);
         }
         self.end();
+        Ok(())
     }
 
     /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
     /// once per list, finds the draws the ray can meet in O(log n + hits).
     pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>) {
-        let Some(ray) = ray else { return self.build(request, draws, None) };
+        let Some(ray) = ray else {
+            // Shared lists are validated once, by the owner.
+            let _ = self.build(request, draws, None, None);
+            return;
+        };
         let fresh = self.draw_cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if !fresh {
             self.draw_cache = Some(Self::index_draws(draws));
