@@ -195,7 +195,7 @@ fn the_budget_counts_what_loading_allocates() {
     let path = dir.join("scene.gltf");
     std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
     let budget = |max_bytes| load_path_with(&path, &LoadOptions { max_bytes, ..LoadOptions::default() });
-    let err = budget(20_000).err().expect("over the budget").to_string();
+    let err = budget(20_000).expect_err("over the budget").to_string();
     assert!(err.contains("too large") && err.contains("once read"), "{err}");
     assert!(budget(200_000).is_ok());
 }
