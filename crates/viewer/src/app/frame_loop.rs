@@ -190,9 +190,12 @@ impl Gfx {
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, plan.click) }?;
         }
-        // SAFETY: `finish_slot` waited on the slot's fence; `cmd` is the slot's, recording
-        // outside a render pass, and is submitted below.
-        unsafe { self.id_buffer.texture.record_upload(ctx, &mut self.egui_renderer, cmd, slot) }?;
+        self.id_buffer.note_frame(plan.frame, plan.show_ids);
+        if plan.show_ids {
+            // SAFETY: `finish_slot` waited on the slot's fence; `cmd` is the slot's, recording
+            // outside a render pass, and is submitted below.
+            unsafe { self.id_buffer.texture.record_upload(ctx, &mut self.egui_renderer, cmd, slot) }?;
+        }
         if let (true, Some(view), Some(camera)) = (plan.show_ids, plan.view, plan.camera.as_ref()) {
             // SAFETY: as for the pick; the context outlives `self`.
             unsafe { self.id_buffer.record(ctx, cmd, slot, view, camera, draws) }?;

@@ -5,6 +5,7 @@
 
 use super::id_texture::IdTexture;
 use super::input::ViewRect;
+use super::FRAMES_IN_FLIGHT;
 use crate::id_view;
 use crate::ViewerError;
 use ash::vk;
@@ -20,13 +21,29 @@ pub(super) struct IdBufferView {
     pub texture: IdTexture,
     /// The frame slot whose command buffer holds the copy in flight.
     in_flight: Option<usize>,
+    /// The last frame whose panel may have drawn the view.
+    last_shown: Option<u64>,
     /// The latest error, until a view is shown again: shown in the panel, never fatal.
     pub error: Option<String>,
 }
 
 impl IdBufferView {
     pub fn new(ctx: &VulkanContext) -> Result<Self, ViewerError> {
-        Ok(IdBufferView { image: None, texture: IdTexture::new(ctx)?, in_flight: None, error: None })
+        Ok(IdBufferView { image: None, texture: IdTexture::new(ctx)?, in_flight: None, last_shown: None, error: None })
+    }
+
+    /// Called once a frame, after the slot's fence and the panel: notes whether the view is
+    /// shown in `frame`. Once it has not been for as many frames as are in flight, and no copy
+    /// is pending, its images and buffers go: hiding the view gives its memory back.
+    pub fn note_frame(&mut self, frame: u64, shown: bool) {
+        if shown {
+            self.last_shown = Some(frame);
+        } else if self.last_shown.is_some_and(|f| frame >= f + FRAMES_IN_FLIGHT as u64) && self.in_flight.is_none() {
+            // No frame that drew the texture or rendered into the image is still running.
+            self.image = None;
+            self.texture.release();
+            self.last_shown = None;
+        }
     }
 
     /// Records the view's IDs into frame slot `slot`'s `cmd`, unless a copy is in flight;

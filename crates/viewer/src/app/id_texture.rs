@@ -157,6 +157,16 @@ impl IdTexture {
         Ok(())
     }
 
+    /// Frees the image and staging buffers, and any picture waiting; the next picture makes
+    /// them again.
+    ///
+    /// No frame in flight may sample the image (the caller's `note_frame` waits for that).
+    pub fn release(&mut self) {
+        self.target = None;
+        self.pending = None;
+        self.rgba = Vec::new();
+    }
+
     /// A new image and staging buffers of `extent`, and the descriptor set pointed at it.
     fn remake(&mut self, ctx: &VulkanContext, extent: vk::Extent2D) -> Result<(), ViewerError> {
         // No frame in flight may sample the old image or use the set while it changes.

@@ -144,6 +144,8 @@ struct Running {
     /// Why rendering is paused, while it is.
     paused: Option<&'static str>,
     recovery: Recovery,
+    /// When free heap pages last went back to the system.
+    last_trim: std::time::Instant,
     window: Arc<Window>,
 }
 
@@ -244,6 +246,10 @@ impl ApplicationHandler<AppEvent> for App {
         if hidden.is_none() {
             r.window.request_redraw();
         }
+        if r.last_trim.elapsed() >= HEAP_TRIM_EVERY {
+            trim_heap();
+            r.last_trim = std::time::Instant::now();
+        }
     }
 
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
@@ -259,6 +265,25 @@ impl ApplicationHandler<AppEvent> for App {
                 self.exit_code = 3;
             }
         }
+    }
+}
+
+/// How often free heap pages go back to the system.
+const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Hands free heap pages back to the system (glibc's `malloc_trim`: 2 to 4 ms on lavapipe).
+/// egui's per-frame buffers, the ID view's readbacks and the validation layer's per-command
+/// records free memory all over glibc's heaps, where it stays resident: under the soak test's
+/// input storm, resident memory then crept up by a few hundred KiB a minute while the heap in
+/// use (heaptrack) stayed flat.
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: glibc's malloc_trim only releases free memory; it may be called at any time.
+        unsafe { malloc_trim(0) };
     }
 }
 

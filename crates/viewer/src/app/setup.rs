@@ -45,6 +45,7 @@ impl Running {
             visibility: Default::default(),
             paused: None,
             recovery,
+            last_trim: std::time::Instant::now(),
             window,
         })
     }
