@@ -71,9 +71,10 @@ impl Swapchain {
             .present_mode(vk::PresentModeKHR::FIFO)
             .clipped(true)
             .old_swapchain(old);
+        // The depth image first: if it fails, no swapchain is left behind (it frees itself).
+        let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
         // SAFETY: valid create info; `old` (if any) is retired by this call.
         let handle = unsafe { loader.create_swapchain(&info, None) }?;
-        let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
         let mut sc =
             Swapchain { device: ctx.device.clone(), loader, handle, extent, views: vec![], framebuffers: vec![], render_finished: vec![], _depth: depth };
         // SAFETY: the swapchain is live.
