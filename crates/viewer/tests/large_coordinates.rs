@@ -161,7 +161,9 @@ fn agreement(name: &str, glb: &[u8], tris: &[Tri], camera: &DMat4, seed: u64) ->
 
 #[test]
 fn scenes_a_million_units_away_pick_like_an_f64_ray_caster() {
-    for (seed, offset) in [(6, DVec3::new(1.0e5 + 0.37, -1.0e5, 1.0e5 + 0.11)), (7, DVec3::new(1.0e6 + 0.37, -2.5e5, 8.0e5 + 0.11)), (8, DVec3::new(-3.2e5, 1.0e5, -1.0e6))] {
+    for (seed, offset) in
+        [(6, DVec3::new(1.0e5 + 0.37, -1.0e5, 1.0e5 + 0.11)), (7, DVec3::new(1.0e6 + 0.37, -2.5e5, 8.0e5 + 0.11)), (8, DVec3::new(-3.2e5, 1.0e5, -1.0e6))]
+    {
         for baked in [false, true] {
             let name = format!("seed{seed}-{}", if baked { "baked" } else { "root" });
             let (glb, tris, camera) = scene(seed, offset, baked);
