@@ -6,7 +6,7 @@ use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::host::config::{DetailMode, DetailStatus, PickerConfig};
-use crate::host::features::{detail_requirements, PickFeatures, PickSupport};
+use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -104,22 +104,6 @@ pub struct Picker {
     max_viewport: [u32; 2],
 }
 
-/// Whether detail picking runs, from the configuration and what the host enabled.
-fn detail_status(mode: DetailMode, support: &PickSupport, enabled: PickFeatures) -> DetailStatus {
-    if mode == DetailMode::Off {
-        return DetailStatus::NotRequested;
-    }
-    let offered = support.missing(PickFeatures::DETAIL);
-    if !offered.is_empty() {
-        return DetailStatus::Unavailable { missing: offered };
-    }
-    if !enabled.contains(PickFeatures::DETAIL) {
-        // Offered but not enabled: name what the host's device creation must add.
-        return DetailStatus::Unavailable { missing: detail_requirements() };
-    }
-    DetailStatus::Active
-}
-
 impl Picker {
     /// Creates the picker's render pass, 1x1 attachments, pipelines and staging ring.
     ///
@@ -149,7 +133,7 @@ impl Picker {
         if config.timestamps && timestamp_bits == 0 {
             missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
         }
-        let detail_status = detail_status(config.detail, &support, host.features);
+        let detail_status = DetailStatus::resolve(config.detail, &support, host.features);
         if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
             missing.extend(gaps.iter().cloned());
         }

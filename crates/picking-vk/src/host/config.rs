@@ -1,6 +1,7 @@
 //! How a picker is set up, chosen once at creation.
 
 use crate::error::Requirement;
+use crate::host::features::{detail_requirements, PickFeatures, PickSupport};
 
 /// Whether the picker should add the detail attachment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,6 +29,24 @@ pub enum DetailStatus {
         /// Every unmet requirement.
         missing: Vec<Requirement>,
     },
+}
+
+impl DetailStatus {
+    /// Whether detail picking runs, from the configuration and what the host enabled.
+    pub(crate) fn resolve(mode: DetailMode, support: &PickSupport, enabled: PickFeatures) -> DetailStatus {
+        if mode == DetailMode::Off {
+            return DetailStatus::NotRequested;
+        }
+        let offered = support.missing(PickFeatures::DETAIL);
+        if !offered.is_empty() {
+            return DetailStatus::Unavailable { missing: offered };
+        }
+        if !enabled.contains(PickFeatures::DETAIL) {
+            // Offered but not enabled: name what the host's device creation must add.
+            return DetailStatus::Unavailable { missing: detail_requirements() };
+        }
+        DetailStatus::Active
+    }
 }
 
 /// How the picker is set up. Build it from `Default` with the `with_*` setters.
