@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// An Xvfb server on a display it chose itself (`-displayfd`), killed on drop.
@@ -48,7 +48,9 @@ pub struct Viewer {
     lines: mpsc::Receiver<String>,
     /// Every stdout line read so far.
     pub log: Vec<String>,
-    stderr: Option<std::thread::JoinHandle<Vec<String>>>,
+    stderr: Option<std::thread::JoinHandle<()>>,
+    /// Its stderr lines so far.
+    errors: Arc<Mutex<Vec<String>>>,
     pub window: String,
 }
 
@@ -79,8 +81,14 @@ impl Viewer {
             }
         });
         let stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<_>>());
-        let mut v = Viewer { child, display: display.into(), lines, log: vec![], stderr: Some(stderr), window: String::new() };
+        let errors = Arc::new(Mutex::new(vec![]));
+        let collected = errors.clone();
+        let stderr = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                collected.lock().unwrap().push(line);
+            }
+        });
+        let mut v = Viewer { child, display: display.into(), lines, log: vec![], stderr: Some(stderr), errors, window: String::new() };
         v.wait_for("ready:", Duration::from_secs(120));
         v.window = v.xdo(&["search", "--name", "picking-vk viewer"]).lines().next().unwrap_or_default().to_string();
         assert!(!v.window.is_empty(), "the viewer window exists");
@@ -112,7 +120,10 @@ impl Viewer {
     pub fn wait_for(&mut self, prefix: &str, timeout: Duration) -> String {
         match self.try_wait_for(prefix, timeout) {
             Some(line) => line,
-            None => panic!("no {prefix:?} line within {timeout:?}; output so far:\n{}", self.log.join("\n")),
+            None => {
+                let errors = self.errors.lock().map(|e| e.join("\n")).unwrap_or_default();
+                panic!("no {prefix:?} line within {timeout:?}; output so far:\n{}\nstderr:\n{errors}", self.log.join("\n"))
+            }
         }
     }
 
@@ -154,7 +165,8 @@ impl Viewer {
             assert!(Instant::now() < deadline, "viewer did not exit");
             std::thread::sleep(Duration::from_millis(100));
         };
-        let stderr = self.stderr.take().unwrap().join().unwrap();
+        self.stderr.take().unwrap().join().unwrap();
+        let stderr = self.errors.lock().unwrap().clone();
         assert!(status.success(), "exit status {status:?}\n{}", stderr.join("\n"));
         assert!(exit_line.contains("validation_messages=0"), "{exit_line}\n{}", stderr.join("\n"));
         assert!(!stderr.iter().any(|l| l.contains("validation:") || l.contains("panicked")), "{}", stderr.join("\n"));
