@@ -85,14 +85,7 @@ impl IdBufferView {
 
     /// Device loss is the caller's; other errors are kept for the panel.
     fn check<T>(&mut self, outcome: Result<T, PickError>) -> Result<Option<T>, ViewerError> {
-        match outcome {
-            Ok(v) => Ok(Some(v)),
-            Err(PickError::DeviceLost) => Err(PickError::DeviceLost.into()),
-            Err(e) => {
-                self.error = Some(e.to_string());
-                Ok(None)
-            }
-        }
+        super::picking::keep_for_panel(&mut self.error, outcome, None)
     }
 
     /// Takes the view recorded in `slot`, if that is where the copy in flight was: its false

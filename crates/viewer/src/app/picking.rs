@@ -120,22 +120,28 @@ impl Picking {
     /// Device loss is the caller's to handle; any other error is kept for the panel (and
     /// printed when it changes), and the frame goes on.
     fn check<T>(&mut self, outcome: Result<T, PickError>) -> Result<Option<T>, ViewerError> {
-        match outcome {
-            Ok(v) => Ok(Some(v)),
-            Err(PickError::DeviceLost) => Err(PickError::DeviceLost.into()),
-            Err(e) => {
-                let message = e.to_string();
-                if self.error.as_deref() != Some(message.as_str()) {
-                    println!("pick error: {message}");
-                }
-                self.error = Some(message);
-                Ok(None)
-            }
-        }
+        keep_for_panel(&mut self.error, outcome, Some("pick error"))
     }
 
     /// The hit the markers show: the selection, else the hovered object.
     pub fn shown_hit(&self) -> Option<&HitReport> {
         self.selected.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()))
+    }
+}
+
+/// `outcome`'s value, or `None` with its error kept in `error` for the panel (printed with
+/// `announce` when it changes); device loss is returned, for the caller to recover from.
+pub(super) fn keep_for_panel<T>(error: &mut Option<String>, outcome: Result<T, PickError>, announce: Option<&str>) -> Result<Option<T>, ViewerError> {
+    match outcome {
+        Ok(v) => Ok(Some(v)),
+        Err(PickError::DeviceLost) => Err(PickError::DeviceLost.into()),
+        Err(e) => {
+            let message = e.to_string();
+            if let Some(what) = announce.filter(|_| error.as_deref() != Some(message.as_str())) {
+                println!("{what}: {message}");
+            }
+            *error = Some(message);
+            Ok(None)
+        }
     }
 }
