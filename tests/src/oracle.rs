@@ -5,6 +5,9 @@
 use crate::scene::Scene;
 use glam::{DMat4, DVec2, DVec3, DVec4, Mat4, UVec2};
 
+/// An object and, for instanced objects, the instance.
+pub type ObjectKey = (u64, Option<u32>);
+
 /// The camera and viewport the oracle shoots rays through (Vulkan conventions).
 #[derive(Clone, Copy, Debug)]
 pub struct OracleCamera {
@@ -135,6 +138,35 @@ impl Oracle {
 
     pub fn triangle_count(&self) -> usize {
         self.triangles.len()
+    }
+
+    /// Every object and instance the pixel's ray meets, occluded or not ("select through"):
+    /// `(sure, maybe)`, where `maybe` holds those whose triangles pass within a pixel of the
+    /// centre (hit or missed) or cross the eye plane, so no rasterizer can be held to them.
+    pub fn all_hits(&self, pixel: UVec2) -> (Vec<ObjectKey>, Vec<ObjectKey>) {
+        let (origin, dir) = self.camera.ray(pixel);
+        let centre = DVec2::new(f64::from(pixel.x) + 0.5, f64::from(pixel.y) + 0.5);
+        let (mut sure, mut maybe) = (vec![], vec![]);
+        for tri in &self.triangles {
+            let key = (tri.id, tri.instance);
+            let hit = ray_triangle(origin, dir, &tri.v).is_some();
+            let near_edge = match tri.screen {
+                Some(s) => edge_distance(centre, &s) < 1.0,
+                None => true,
+            };
+            if near_edge {
+                if hit || tri.screen.is_some() {
+                    maybe.push(key);
+                }
+            } else if hit {
+                sure.push(key);
+            }
+        }
+        for list in [&mut sure, &mut maybe] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        (sure, maybe)
     }
 
     /// Casts the pixel's ray against every triangle.

@@ -11,6 +11,9 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_batched.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
+    ("pick_rect.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
+    ("pick_rect_all.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
+    ("rect_reduce.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),
 ];

@@ -47,6 +47,16 @@ impl DrawSnapshot {
     }
 }
 
+/// For rectangles: table entries `first_entry..first_entry + count` hold instances
+/// `first_instance..first_instance + count` of the recorded draw `snapshot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EntrySpan {
+    pub first_entry: u32,
+    pub count: u32,
+    pub snapshot: u32,
+    pub first_instance: u32,
+}
+
 /// What a recorded pass drew.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {

@@ -1,7 +1,8 @@
-//! The persistent, mapped staging buffer: one slot per frame in flight, each receiving the
-//! picked pixel's texels and the frame's stamp, read on the CPU only once that frame's GPU
-//! work is done. The stamp is written by the GPU after the texels, so texels whose stamp is
-//! not the frame the picker recorded (an aborted frame, a read before completion) are refused.
+//! The persistent, mapped staging buffer: one slot per frame in flight. A slot receives, in
+//! order, the texels of each point or radius query's region, the rectangle table's used
+//! entries, and last the frame's stamp (and timestamps), so texels whose stamp is not the
+//! frame the picker recorded (an aborted frame, a read before completion) are refused. Only
+//! the bytes a frame used are read back.
 
 use crate::error::PickError;
 use crate::gpu::{word_at, GpuBuffer, Memory};
@@ -10,14 +11,11 @@ use crate::pass::targets::PassTargets;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-const ID_OFFSET: u64 = 0;
-const DRAW_INSTANCE_OFFSET: u64 = 8;
-const DEPTH_OFFSET: u64 = 16;
-const DETAIL_OFFSET: u64 = 32;
-const STAMP_OFFSET: u64 = 48;
+const STAMP_OFFSET: u64 = 0;
 /// Two 64-bit timestamps (pass start, copy end), copied by the GPU when timestamps are on.
-const TIMESTAMPS_OFFSET: u64 = 56;
-const SLOT_BYTES: u64 = 72;
+const TIMESTAMPS_OFFSET: u64 = 8;
+/// Where the frame's copies start.
+pub(crate) const HEADER_BYTES: u64 = 32;
 
 /// The timestamp queries of one slot: written around the pass, copied into the slot by the
 /// GPU, so reading them never calls `vkGetQueryPoolResults` (which waits on some drivers).
@@ -28,9 +26,8 @@ pub(crate) struct SlotQueries {
     pub first: u32,
 }
 
-/// What a slot holds once its frame completed.
-pub(crate) struct SlotContents {
-    pub texels: Texels,
+/// What a slot's header holds once its frame completed.
+pub(crate) struct SlotHeader {
     pub stamp: u64,
     /// (start, end) ticks, when timestamps are on.
     pub timestamps: Option<[u64; 2]>,
@@ -41,91 +38,158 @@ pub(crate) fn stamp_of(frame: u64) -> u64 {
     frame.wrapping_add(1).max(1)
 }
 
+pub(crate) fn round_up(value: u64, to: u64) -> u64 {
+    value.div_ceil(to) * to
+}
+
+/// Where one region's texels lie in a slot: per attachment a block of `pixels` texels, detail
+/// first (16-byte texels need 16-byte aligned offsets), then ID, (draw, instance) and depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RegionBlock {
+    pub offset: u64,
+    pub pixels: u64,
+    pub detail: bool,
+}
+
+impl RegionBlock {
+    /// Bytes a region of `pixels` takes, rounded up so the next block starts aligned.
+    pub fn bytes(pixels: u64, detail: bool) -> u64 {
+        round_up(pixels * if detail { 36 } else { 20 }, 16)
+    }
+
+    fn detail_at(&self) -> u64 {
+        self.offset
+    }
+    fn id_at(&self) -> u64 {
+        self.offset + if self.detail { 16 * self.pixels } else { 0 }
+    }
+    fn draw_instance_at(&self) -> u64 {
+        self.id_at() + 8 * self.pixels
+    }
+    fn depth_at(&self) -> u64 {
+        self.draw_instance_at() + 8 * self.pixels
+    }
+
+    /// The texels of pixel `i` (row-major in the region), from a slot's bytes.
+    pub fn texels(&self, bytes: &[u8], i: u64) -> Texels {
+        let word = |at: u64| word_at(bytes, at as usize);
+        Texels {
+            id: [word(self.id_at() + 8 * i), word(self.id_at() + 8 * i + 4)],
+            draw_instance: [word(self.draw_instance_at() + 8 * i), word(self.draw_instance_at() + 8 * i + 4)],
+            depth: f32::from_bits(word(self.depth_at() + 4 * i)),
+            detail: self.detail.then(|| [0, 4, 8, 12].map(|o| word(self.detail_at() + 16 * i + o))),
+        }
+    }
+}
+
 pub(crate) struct StagingRing {
     buffer: GpuBuffer,
     slot_stride: u64,
     slots: usize,
-}
-
-fn round_up(value: u64, to: u64) -> u64 {
-    value.div_ceil(to) * to
+    atom: u64,
 }
 
 impl StagingRing {
-    pub fn new(memory: &Memory, slots: usize, non_coherent_atom_size: u64) -> Result<Self, PickError> {
+    /// A ring of `slots` slots of `slot_bytes` each (header included).
+    pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64) -> Result<Self, PickError> {
         // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
-        let slot_stride = round_up(SLOT_BYTES, non_coherent_atom_size.max(64));
+        let atom = non_coherent_atom_size.max(64);
+        let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), atom);
         let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         // No stamp before the first copy: zero the slots (flushed where memory is not coherent).
         if let Some(bytes) = buffer.mapped_mut() {
             bytes.fill(0);
         }
         buffer.flush()?;
-        Ok(StagingRing { buffer, slot_stride, slots })
+        Ok(StagingRing { buffer, slot_stride, slots, atom })
     }
 
     fn slot_offset(&self, slot: usize) -> u64 {
         self.slot_stride * slot as u64
     }
 
-    /// Records the copy of texel `at` of every attachment into `slot`, then `frame`'s stamp,
-    /// then (with `queries`, whose first was written before the pass) the end timestamp and
-    /// the copy of both, and the barrier that makes all of it visible to the host.
+    fn slot_barrier(&self, cmd: vk::CommandBuffer, device: &ash::Device, slot: usize, dst_stage: vk::PipelineStageFlags, dst: vk::AccessFlags) {
+        let barrier = self.buffer.barrier(vk::AccessFlags::TRANSFER_WRITE, dst, self.slot_offset(slot), self.slot_stride);
+        // SAFETY: the callers' contract: `cmd` is recording outside a render pass.
+        unsafe { device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, dst_stage, vk::DependencyFlags::empty(), &[], &[barrier], &[]) };
+    }
+
+    /// Orders this frame's copies into `slot` after an earlier frame's (write-after-write).
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass, after the pass that rendered `targets`.
+    /// `cmd` is recording outside a render pass.
+    pub unsafe fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
+        self.slot_barrier(cmd, device, slot, vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE);
+    }
+
+    /// Records the copy of the `extent` texels at `at` of every attachment into `block`.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after the pass that rendered `targets` (whose
+    /// attachments end in TRANSFER_SRC_OPTIMAL); the block lies inside the slot.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn record_copy(
+    pub unsafe fn record_region(
         &self,
         device: &ash::Device,
         cmd: vk::CommandBuffer,
         targets: &PassTargets,
-        detail: bool,
         slot: usize,
         at: vk::Offset2D,
-        frame: u64,
-        queries: Option<SlotQueries>,
+        extent: vk::Extent2D,
+        block: &RegionBlock,
     ) {
         let base = self.slot_offset(slot);
-        let slot_range = |src, dst| self.buffer.barrier(src, dst, base, self.slot_stride);
         let region = |offset: u64, aspect: vk::ImageAspectFlags| vk::BufferImageCopy {
             buffer_offset: base + offset,
             buffer_row_length: 0,
             buffer_image_height: 0,
             image_subresource: vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: 0, base_array_layer: 0, layer_count: 1 },
             image_offset: vk::Offset3D { x: at.x, y: at.y, z: 0 },
-            image_extent: vk::Extent3D { width: 1, height: 1, depth: 1 },
+            image_extent: vk::Extent3D { width: extent.width, height: extent.height, depth: 1 },
         };
         let color = vk::ImageAspectFlags::COLOR;
         let depth_image = targets.images.len().saturating_sub(1);
         // A fixed array: nothing is allocated per frame.
         let copies = [
-            (0, region(ID_OFFSET, color)),
-            (1, region(DRAW_INSTANCE_OFFSET, color)),
-            (depth_image, region(DEPTH_OFFSET, vk::ImageAspectFlags::DEPTH)),
-            (2, region(DETAIL_OFFSET, color)),
+            (0, region(block.id_at(), color)),
+            (1, region(block.draw_instance_at(), color)),
+            (depth_image, region(block.depth_at(), vk::ImageAspectFlags::DEPTH)),
+            (2, region(block.detail_at(), color)),
         ];
-        let copies = &copies[..if detail { 4 } else { 3 }];
-        // SAFETY: the caller guarantees `cmd` is recording outside a render pass; the images are
-        // in TRANSFER_SRC_OPTIMAL (the pass's final layout) and the regions lie inside them and
-        // inside this slot of the staging buffer.
+        let copies = &copies[..if block.detail { 4 } else { 3 }];
+        for &(image, region) in copies {
+            // SAFETY: the caller's contract; the regions lie inside the images and the slot.
+            unsafe { device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]) };
+        }
+    }
+
+    /// Records copies from `src` into `slot`: `(source offset, offset in the slot, bytes)`.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after a barrier that made `src`'s writes
+    /// visible to transfers; the ranges lie inside `src` and the slot.
+    pub unsafe fn record_buffer_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, src: vk::Buffer, slot: usize, ranges: &[(u64, u64, u64)]) {
+        let base = self.slot_offset(slot);
+        for &(src_offset, dst_offset, size) in ranges.iter().filter(|r| r.2 > 0) {
+            let copy = vk::BufferCopy { src_offset, dst_offset: base + dst_offset, size };
+            // SAFETY: the caller's contract.
+            unsafe { device.cmd_copy_buffer(cmd, src, self.buffer.buffer, &[copy]) };
+        }
+    }
+
+    /// Records `frame`'s stamp after the frame's copies, then (with `queries`, whose first
+    /// was written before the pass) the end timestamp and the copy of both, and the barrier
+    /// that makes all of it visible to the host.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after this frame's copies into `slot`.
+    pub unsafe fn finish(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, frame: u64, queries: Option<SlotQueries>) {
+        let base = self.slot_offset(slot);
+        // SAFETY: the caller's contract; the header lies inside the slot.
         unsafe {
-            // An earlier frame's copy into this slot (write-after-write).
-            let before = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::TRANSFER_WRITE);
-            device.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[before],
-                &[],
-            );
-            for &(image, region) in copies {
-                device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]);
-            }
-            // The stamp goes after the texels, into bytes no copy touches. Two fills rather
-            // than one vkCmdUpdateBuffer: on NVIDIA the update cost the pick 3.5 µs of GPU time.
+            // The stamp goes into bytes no copy touches; it is read only once the whole frame
+            // completed, so the order of the transfers does not matter. Two fills rather than one vkCmdUpdateBuffer: on NVIDIA the update cost the pick
+            // 3.5 µs of GPU time.
             device.cmd_fill_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET, 4, stamp_of(frame) as u32);
             device.cmd_fill_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET + 4, 4, (stamp_of(frame) >> 32) as u32);
             if let Some(q) = queries {
@@ -134,46 +198,50 @@ impl StagingRing {
                 let flags = vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT;
                 device.cmd_copy_query_pool_results(cmd, q.pool, q.first, 2, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
             }
-            let to_host = slot_range(vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ);
-            device.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[to_host],
-                &[],
-            );
         }
+        self.slot_barrier(cmd, device, slot, vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
     }
 
-    /// Reads a slot's texels, stamp and timestamps. Only this slot's bytes are read (the GPU
-    /// may be writing the others).
+    /// Reads the first `used` bytes of a slot (header included) into `out`, and its header.
+    /// Only this slot's bytes are read (the GPU may be writing the others).
     ///
     /// # Safety
     /// The GPU work that last copied into `slot` has completed (its fence signalled or the
     /// device idled), and no copy into it is pending.
-    pub unsafe fn read(&self, slot: usize, detail: bool, timestamps: bool) -> Result<SlotContents, PickError> {
+    pub unsafe fn read(&self, slot: usize, used: u64, timestamps: bool, out: &mut Vec<u8>) -> Result<SlotHeader, PickError> {
         if slot >= self.slots {
             return Err(PickError::InvalidSlot { slot, frames_in_flight: self.slots });
         }
-        let mut bytes = [0u8; SLOT_BYTES as usize];
+        let used = used.clamp(HEADER_BYTES, self.slot_stride);
+        out.clear();
+        out.resize(used as usize, 0);
         // SAFETY: the caller's contract; the slot lies inside the buffer and starts on a
-        // non-coherent-atom boundary (its stride is a multiple of the atom size).
-        unsafe { self.buffer.read_range(self.slot_offset(slot), self.slot_stride, &mut bytes) }?;
-        let word = |offset: u64| word_at(&bytes, offset as usize);
-        let texels = Texels {
-            id: [word(ID_OFFSET), word(ID_OFFSET + 4)],
-            draw_instance: [word(DRAW_INSTANCE_OFFSET), word(DRAW_INSTANCE_OFFSET + 4)],
-            depth: f32::from_bits(word(DEPTH_OFFSET)),
-            detail: detail.then(|| [0, 4, 8, 12].map(|o| word(DETAIL_OFFSET + o))),
-        };
-        let double = |offset: u64| u64::from(word(offset)) | (u64::from(word(offset + 4)) << 32);
+        // non-coherent-atom boundary, and the invalidated range stays inside it.
+        unsafe { self.buffer.read_range(self.slot_offset(slot), round_up(used, self.atom).min(self.slot_stride), out) }?;
+        let double = |offset: u64| u64::from(word_at(out, offset as usize)) | (u64::from(word_at(out, offset as usize + 4)) << 32);
         let timestamps = timestamps.then(|| [double(TIMESTAMPS_OFFSET), double(TIMESTAMPS_OFFSET + 8)]);
-        Ok(SlotContents { texels, stamp: double(STAMP_OFFSET), timestamps })
+        Ok(SlotHeader { stamp: double(STAMP_OFFSET), timestamps })
     }
 
     pub fn bytes(&self) -> u64 {
         self.buffer.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_blocks_keep_copy_offsets_aligned() {
+        for detail in [false, true] {
+            for pixels in [1u64, 3, 17 * 17] {
+                let b = RegionBlock { offset: HEADER_BYTES, pixels, detail };
+                assert_eq!(b.detail_at() % 16, 0);
+                assert_eq!((b.id_at() % 8, b.draw_instance_at() % 8, b.depth_at() % 4), (0, 0, 0));
+                assert!(b.depth_at() + 4 * pixels <= b.offset + RegionBlock::bytes(pixels, detail));
+                assert_eq!(RegionBlock::bytes(pixels, detail) % 16, 0);
+            }
+        }
     }
 }

@@ -67,11 +67,33 @@ pub struct PickerConfig {
     /// become one indirect draw. Draws past this many in a pick are recorded one by one; 0
     /// turns batching off. Results are identical either way. Each row takes 100 bytes per slot.
     pub batch_rows: u32,
+    /// Queries a frame's query set may hold ([`crate::Picker::record_queries`]; default 16).
+    pub max_queries: u32,
+    /// Largest pick radius in pixels (default 8). Every point or radius query has a cell of
+    /// `(2 * max_radius + 1)²` pixels in the pass's targets and the staging slot.
+    pub max_radius: u32,
+    /// The rectangle tile: rectangle queries are rendered in tiles of at most this many
+    /// columns and rows (default 256 x 256), one target of this size shared by every slot.
+    /// Larger rectangles take one pass per tile.
+    pub rect_tile: [u32; 2],
+    /// Objects and instances the rectangle queries of one frame may record (default 4096):
+    /// the size of the GPU table their per-object counts are reduced into, 12 bytes each.
+    pub rect_entries: u32,
 }
 
 impl Default for PickerConfig {
     fn default() -> Self {
-        PickerConfig { frames_in_flight: 2, detail: DetailMode::Off, culling: true, timestamps: false, batch_rows: 32 }
+        PickerConfig {
+            frames_in_flight: 2,
+            detail: DetailMode::Off,
+            culling: true,
+            timestamps: false,
+            batch_rows: 32,
+            max_queries: 16,
+            max_radius: 8,
+            rect_tile: [256, 256],
+            rect_entries: 4096,
+        }
     }
 }
 
@@ -103,6 +125,30 @@ impl PickerConfig {
     /// Sets [`PickerConfig::batch_rows`].
     pub fn with_batch_rows(mut self, rows: u32) -> Self {
         self.batch_rows = rows;
+        self
+    }
+
+    /// Sets [`PickerConfig::max_queries`].
+    pub fn with_max_queries(mut self, queries: u32) -> Self {
+        self.max_queries = queries;
+        self
+    }
+
+    /// Sets [`PickerConfig::max_radius`].
+    pub fn with_max_radius(mut self, radius: u32) -> Self {
+        self.max_radius = radius;
+        self
+    }
+
+    /// Sets [`PickerConfig::rect_tile`].
+    pub fn with_rect_tile(mut self, columns: u32, rows: u32) -> Self {
+        self.rect_tile = [columns, rows];
+        self
+    }
+
+    /// Sets [`PickerConfig::rect_entries`].
+    pub fn with_rect_entries(mut self, entries: u32) -> Self {
+        self.rect_entries = entries;
         self
     }
 }

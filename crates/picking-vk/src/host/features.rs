@@ -22,8 +22,11 @@ impl PickFeatures {
     /// The detail attachment (face, barycentrics). Needs `VK_KHR_fragment_shader_barycentric`
     /// with `fragmentShaderBarycentric`, and `geometryShader` (for `gl_PrimitiveID`).
     pub const DETAIL: PickFeatures = PickFeatures(2);
+    /// Rectangle queries in [`crate::RectMode::All`] ("select through"): fragments add
+    /// themselves to a table with atomics. Needs `fragmentStoresAndAtomics`.
+    pub const SELECT_THROUGH: PickFeatures = PickFeatures(4);
     /// Every optional capability.
-    pub const ALL: PickFeatures = PickFeatures(3);
+    pub const ALL: PickFeatures = PickFeatures(7);
 
     /// Whether every capability of `other` is in `self`.
     pub fn contains(self, other: PickFeatures) -> bool {
@@ -69,6 +72,7 @@ pub struct PickSupport {
     basic_missing: Vec<Requirement>,
     batching_missing: Vec<Requirement>,
     detail_missing: Vec<Requirement>,
+    select_through_missing: Vec<Requirement>,
     api_version: u32,
 }
 
@@ -126,7 +130,11 @@ impl PickSupport {
         // SAFETY: as above.
         let formats_detail = unsafe { formats_missing(instance, physical_device, true) };
         detail_missing.extend(formats_detail.into_iter().filter(|f| !formats_basic.contains(f)));
-        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, api_version }
+        let mut select_through_missing = vec![];
+        if core.fragment_stores_and_atomics != vk::TRUE {
+            select_through_missing.push(Requirement::Feature("fragmentStoresAndAtomics"));
+        }
+        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, select_through_missing, api_version }
     }
 
     /// Every optional capability the device offers.
@@ -137,6 +145,9 @@ impl PickSupport {
         }
         if self.detail_missing.is_empty() {
             offered = offered | PickFeatures::DETAIL;
+        }
+        if self.select_through_missing.is_empty() {
+            offered = offered | PickFeatures::SELECT_THROUGH;
         }
         if self.basic_missing.is_empty() {
             offered
@@ -153,6 +164,9 @@ impl PickSupport {
         }
         if wanted.contains(PickFeatures::DETAIL) {
             missing.extend_from_slice(&self.detail_missing);
+        }
+        if wanted.contains(PickFeatures::SELECT_THROUGH) {
+            missing.extend_from_slice(&self.select_through_missing);
         }
         missing
     }
@@ -194,6 +208,9 @@ impl DeviceFeatures {
             core.geometry_shader = vk::TRUE;
             barycentric.fragment_shader_barycentric = vk::TRUE;
         }
+        if features.contains(PickFeatures::SELECT_THROUGH) {
+            core.fragment_stores_and_atomics = vk::TRUE;
+        }
         DeviceFeatures { features, core, barycentric }
     }
 
@@ -218,6 +235,7 @@ impl DeviceFeatures {
         features.multi_draw_indirect |= ours.multi_draw_indirect;
         features.draw_indirect_first_instance |= ours.draw_indirect_first_instance;
         features.geometry_shader |= ours.geometry_shader;
+        features.fragment_stores_and_atomics |= ours.fragment_stores_and_atomics;
     }
 
     /// Chains what picking needs into the host's device create info: the extension feature
@@ -229,7 +247,8 @@ impl DeviceFeatures {
     /// only [`DeviceFeatures::extension_structs`]. Extension names are the host's to add,
     /// from [`DeviceFeatures::extension_names`].
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        let needs_core = [self.core.multi_draw_indirect, self.core.draw_indirect_first_instance, self.core.geometry_shader].contains(&vk::TRUE);
+        let c = &self.core;
+        let needs_core = [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics].contains(&vk::TRUE);
         let DeviceFeatures { features, core, barycentric } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
         chain_extensions(*features, barycentric, info)
@@ -265,6 +284,7 @@ mod tests {
             basic_missing: vec![],
             batching_missing: if batching { vec![] } else { vec![Requirement::Feature("multiDrawIndirect")] },
             detail_missing: if detail { vec![] } else { vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)] },
+            select_through_missing: vec![],
             api_version: vk::API_VERSION_1_1,
         }
     }
@@ -272,7 +292,7 @@ mod tests {
     #[test]
     fn missing_names_every_gap_of_what_is_wanted() {
         let s = support(true, false);
-        assert_eq!(s.offered(), PickFeatures::BATCHING);
+        assert_eq!(s.offered(), PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH);
         assert!(s.missing(PickFeatures::BATCHING).is_empty());
         assert_eq!(s.missing(PickFeatures::ALL), vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)]);
         let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
@@ -313,7 +333,7 @@ mod tests {
     fn feature_sets() {
         assert!(PickFeatures::ALL.contains(PickFeatures::DETAIL));
         assert!(!PickFeatures::BATCHING.contains(PickFeatures::DETAIL));
-        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL, PickFeatures::ALL);
+        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH, PickFeatures::ALL);
         assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);
         assert!(PickFeatures::default().contains(PickFeatures::NONE));
     }

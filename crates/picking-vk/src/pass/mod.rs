@@ -2,6 +2,7 @@
 //! owner of a pick pass (the picker, the debug ID image) holds.
 
 pub(crate) mod pipeline;
+pub(crate) mod rect;
 pub(crate) mod render_pass;
 pub(crate) mod targets;
 
@@ -30,7 +31,7 @@ impl PassKit {
     /// multiDrawIndirect.
     pub fn new(memory: &Memory, limits: &vk::PhysicalDeviceLimits, layout: PassLayout, batching: bool) -> Result<Self, PickError> {
         let render_pass = render_pass::create_render_pass(memory, layout)?;
-        let pipelines = Pipelines::new(memory, render_pass.handle, layout.detail)?;
+        let pipelines = Pipelines::new(memory, render_pass.handle, pipeline::Flavour::Hit { detail: layout.detail }, None)?;
         Ok(PassKit {
             pipelines,
             render_pass,

@@ -12,13 +12,31 @@ use glam::Mat4;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
 /// a test in tools/ checks these stay in step with the GLSL.
-mod spirv {
+pub(crate) mod spirv {
     pub const PICK_VERT: &[u8] = include_bytes!("../../spirv/pick.vert.spv");
     pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
+    pub const PICK_RECT_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect.frag.spv");
+    pub const PICK_RECT_ALL_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect_all.frag.spv");
+    pub const RECT_REDUCE_COMP: &[u8] = include_bytes!("../../spirv/rect_reduce.comp.spv");
 }
+
+/// Which pass a pipeline set draws into, and what its fragments write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavour {
+    /// The hit pass: ID, (draw, instance), optionally detail; depth-tested.
+    Hit { detail: bool },
+    /// The rectangle pass, `Visible`: (table entry, depth bits), depth-tested.
+    RectVisible,
+    /// The rectangle pass, `All`: no attachment writes, no depth test; table atomics.
+    RectAll,
+}
+
+/// Bytes of the rectangle passes' push constants: `PickPush`, then the tile (see
+/// `shaders/pick_rect_all.frag`).
+pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 16;
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {
@@ -59,6 +77,7 @@ pub(crate) struct PipelineKey {
 pub(crate) struct Pipelines {
     memory: Memory,
     render_pass: vk::RenderPass,
+    flavour: Flavour,
     color_attachments: u32,
     vert: vk::ShaderModule,
     vert_instanced: vk::ShaderModule,
@@ -73,7 +92,7 @@ fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result<vk::ShaderModule, PickError> {
+pub(crate) fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result<vk::ShaderModule, PickError> {
     let code = words(bytes);
     let info = vk::ShaderModuleCreateInfo::default().code(&code);
     // SAFETY: `info` points at valid SPIR-V words that outlive the call.
@@ -83,12 +102,18 @@ fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result<vk::Shader
 }
 
 impl Pipelines {
-    /// Creates the shader modules and layout for pipelines of `render_pass`.
-    pub fn new(memory: &Memory, render_pass: vk::RenderPass, detail: bool) -> Result<Self, PickError> {
+    /// Creates the shader modules and layout for pipelines of `render_pass`; the rectangle
+    /// flavours take the table's descriptor set layout.
+    pub fn new(memory: &Memory, render_pass: vk::RenderPass, flavour: Flavour, set_layout: Option<vk::DescriptorSetLayout>) -> Result<Self, PickError> {
         let mut this = Pipelines {
             memory: memory.clone(),
             render_pass,
-            color_attachments: if detail { 3 } else { 2 },
+            flavour,
+            color_attachments: match flavour {
+                Flavour::Hit { detail: true } => 3,
+                Flavour::Hit { detail: false } => 2,
+                Flavour::RectVisible | Flavour::RectAll => 1,
+            },
             vert: vk::ShaderModule::null(),
             vert_instanced: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
@@ -100,10 +125,16 @@ impl Pipelines {
         this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
         this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
-        this.frag =
-            if detail { create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag") } else { create_module(memory, spirv::PICK_FRAG, "pick.frag") }?;
-        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PickPush::SIZE)];
-        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges);
+        this.frag = match flavour {
+            Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
+            Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
+            Flavour::RectVisible => create_module(memory, spirv::PICK_RECT_FRAG, "pick_rect.frag"),
+            Flavour::RectAll => create_module(memory, spirv::PICK_RECT_ALL_FRAG, "pick_rect_all.frag"),
+        }?;
+        let push_size = if matches!(flavour, Flavour::Hit { .. }) { PickPush::SIZE } else { RECT_PUSH_SIZE };
+        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(push_size)];
+        let set_layouts: Vec<vk::DescriptorSetLayout> = set_layout.into_iter().collect();
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
         // SAFETY: valid create info on a live device.
         this.layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
         memory.name(this.layout, "pipeline layout");
@@ -173,9 +204,11 @@ impl Pipelines {
             DepthConvention::Standard => vk::CompareOp::LESS,
             DepthConvention::Reverse => vk::CompareOp::GREATER,
         };
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(compare);
-        let blend_attachments =
-            vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA); self.color_attachments as usize];
+        // Select-through sees every surface: no depth test, nothing written but the table.
+        let through = self.flavour == Flavour::RectAll;
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(!through).depth_write_enable(!through).depth_compare_op(compare);
+        let mask = if through { vk::ColorComponentFlags::empty() } else { vk::ColorComponentFlags::RGBA };
+        let blend_attachments = vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(mask); self.color_attachments as usize];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
@@ -241,7 +274,16 @@ mod tests {
 
     #[test]
     fn spirv_is_present_and_well_formed() {
-        for code in [spirv::PICK_VERT, spirv::PICK_INSTANCED_VERT, spirv::PICK_BATCHED_VERT, spirv::PICK_FRAG, spirv::PICK_DETAIL_FRAG] {
+        for code in [
+            spirv::PICK_VERT,
+            spirv::PICK_INSTANCED_VERT,
+            spirv::PICK_BATCHED_VERT,
+            spirv::PICK_FRAG,
+            spirv::PICK_DETAIL_FRAG,
+            spirv::PICK_RECT_FRAG,
+            spirv::PICK_RECT_ALL_FRAG,
+            spirv::RECT_REDUCE_COMP,
+        ] {
             assert_eq!(code.len() % 4, 0);
             assert_eq!(words(code)[0], 0x0723_0203, "SPIR-V magic");
         }

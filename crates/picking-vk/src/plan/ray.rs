@@ -3,7 +3,8 @@
 
 use crate::draw::Aabb;
 use crate::request::camera::{CameraSnapshot, Ray};
-use glam::{Mat3, Mat4, UVec2, Vec3};
+use crate::request::query::PixelRect;
+use glam::{DVec2, Mat3, Mat4, UVec2, Vec3};
 
 /// Padding that grows linearly with distance: `pad(d) = base + slope * d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,6 +41,10 @@ pub(crate) struct PixelRay {
     pub dir: Vec3,
     a: f32,
     b: f32,
+    /// For a region of pixels: how far the rays through its corners stray from this one,
+    /// `reach(t) = reach_a + reach_b * t` (0 for a single pixel).
+    reach_a: f32,
+    reach_b: f32,
 }
 
 impl PixelRay {
@@ -52,18 +57,45 @@ impl PixelRay {
             a = a.max((other.origin - ray.origin).length());
             b = b.max((other.direction - ray.direction).length());
         }
-        Some(PixelRay { origin: ray.origin.as_vec3(), dir: ray.direction.as_vec3(), a: a as f32, b: b as f32 })
+        Some(PixelRay { origin: ray.origin.as_vec3(), dir: ray.direction.as_vec3(), a: a as f32, b: b as f32, reach_a: 0.0, reach_b: 0.0 })
+    }
+
+    /// A cone around the ray through the centre of `region` that holds every ray through its
+    /// pixels: it reaches the rays through the corners of the region grown by one pixel (rays
+    /// through a rectangle stray furthest at its corners), plus the usual two footprints.
+    pub fn covering(camera: &CameraSnapshot, region: &PixelRect) -> Option<Self> {
+        if region.area() == 1 {
+            return Self::new(camera, region.min);
+        }
+        let (lo, hi) = (region.min.as_dvec2() - 1.0, region.max.as_dvec2() + 1.0);
+        let centre = camera.ray_at((lo + hi) * 0.5)?;
+        let footprint = Self::new(camera, region.min)?;
+        let (mut ra, mut rb) = (0.0f64, 0.0f64);
+        for corner in [lo, hi, DVec2::new(lo.x, hi.y), DVec2::new(hi.x, lo.y)] {
+            let other = camera.ray_at(corner)?;
+            ra = ra.max((other.origin - centre.origin).length());
+            rb = rb.max((other.direction - centre.direction).length());
+        }
+        // A point at distance d from the centre ray's origin lies at most d + ra along a corner ray.
+        Some(PixelRay {
+            origin: centre.origin.as_vec3(),
+            dir: centre.direction.as_vec3(),
+            a: footprint.a,
+            b: footprint.b,
+            reach_a: (ra * (1.0 + rb)) as f32,
+            reach_b: rb as f32,
+        })
     }
 
     #[cfg(test)]
     pub fn from_parts(origin: Vec3, dir: Vec3, a: f32, b: f32) -> Self {
-        PixelRay { origin, dir, a, b }
+        PixelRay { origin, dir, a, b, reach_a: 0.0, reach_b: 0.0 }
     }
 
     /// Padding for geometry up to world distance `t` from the origin: two pixel footprints
     /// (vertex snapping moves edges by 1/256 px) plus slack for f32 rounding.
     pub fn margin(&self) -> PadLine {
-        PadLine { base: 2.0 * self.a + 1e-5, slope: 2.0 * self.b + 1e-5 }
+        PadLine { base: self.reach_a + 2.0 * self.a + 1e-5, slope: self.reach_b + 2.0 * self.b + 1e-5 }
     }
 
     /// The margin for a query in world space.

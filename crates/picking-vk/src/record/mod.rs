@@ -2,6 +2,7 @@
 //! pass over the planned draws. Shared by the 1x1 picker and the full-size debug ID image.
 
 pub(crate) mod batch;
+pub(crate) mod rect;
 
 use crate::draw::{PickDraw, Triangles};
 use crate::error::PickError;
@@ -9,7 +10,7 @@ use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanEntry};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
 use ash::vk;
@@ -23,6 +24,9 @@ pub(crate) enum Framing {
     PixelOnly,
     /// A target as large as the host's framebuffer, optionally scissored to the request's pixel.
     FullView { scissor_to_pixel: bool },
+    /// A region of pixels placed at `at` in an atlas target: the viewport is shifted by whole
+    /// pixels so the region's first pixel lands there, and the scissor is the region.
+    Region { first: glam::UVec2, size: glam::UVec2, at: glam::UVec2 },
 }
 
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
@@ -34,15 +38,22 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthCo
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
 /// recorded. Draws culled away this frame are neither drawn nor checked.
-fn prepare(pipelines: &mut Pipelines, draws: &[PickDraw], plan: &Plan, batch_rows: u32, depth: DepthConvention, max_stride: u32) -> Result<(), PickError> {
-    let mut rows_used = 0;
-    for entry in &plan.entries {
+pub(crate) fn prepare_entries(
+    pipelines: &mut Pipelines,
+    draws: &[PickDraw],
+    entries: &[PlanEntry],
+    batch_rows: u32,
+    depth: DepthConvention,
+    max_stride: u32,
+    rows_used: &mut u32,
+) -> Result<(), PickError> {
+    for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         draw.validate(index, max_stride)?;
-        let key = pipeline_key(draw, rows_used, batch_rows, depth);
+        let key = pipeline_key(draw, *rows_used, batch_rows, depth);
         pipelines.get(key)?;
-        rows_used += u32::from(key.batched);
+        *rows_used += u32::from(key.batched);
     }
     Ok(())
 }
@@ -58,6 +69,7 @@ struct BoundState {
     indices: Option<(vk::Buffer, u64, vk::IndexType)>,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct PassRecording<'a> {
     pub device: &'a ash::Device,
     pub cmd: vk::CommandBuffer,
@@ -84,8 +96,13 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
     ) -> Result<Self, PickError> {
-        prepare(&mut kit.pipelines, draws, plan, kit.batch_rows, camera.depth, kit.max_stride)?;
-        Ok(PassRecording {
+        prepare_entries(&mut kit.pipelines, draws, &plan.entries, kit.batch_rows, camera.depth, kit.max_stride, &mut 0)?;
+        Ok(Self::prepared(kit, cmd, targets, camera, framing))
+    }
+
+    /// The recorder, for callers that prepared the pipelines themselves.
+    pub fn prepared(kit: &'a PassKit, cmd: vk::CommandBuffer, targets: &'a PassTargets, camera: &'a CameraSnapshot, framing: Framing) -> Self {
+        PassRecording {
             device: &kit.memory.device,
             cmd,
             render_pass: kit.render_pass.handle,
@@ -95,7 +112,7 @@ impl<'a> PassRecording<'a> {
             camera,
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
-        })
+        }
     }
 
     /// The host's viewport placed on this pass's target, and the scissor.
@@ -105,6 +122,12 @@ impl<'a> PassRecording<'a> {
         match self.framing {
             // Shift by whole pixels so the requested pixel lands on texel (0, 0).
             Framing::PixelOnly => (vk::Viewport { x: vp.x - request.pixel.x as f32, y: vp.y - request.pixel.y as f32, ..vp.into() }, pixel_rect(0, 0)),
+            Framing::Region { first, size, at } => {
+                let dx = at.x as f32 - first.x as f32;
+                let dy = at.y as f32 - first.y as f32;
+                let scissor = vk::Rect2D { offset: vk::Offset2D { x: at.x as i32, y: at.y as i32 }, extent: vk::Extent2D { width: size.x, height: size.y } };
+                (vk::Viewport { x: vp.x + dx, y: vp.y + dy, ..vp.into() }, scissor)
+            }
             Framing::FullView { scissor_to_pixel } => {
                 let viewport = vp.into();
                 let scissor = if scissor_to_pixel {
@@ -131,32 +154,89 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
         snapshots: &mut Vec<DrawSnapshot>,
-        mut batch: Option<&mut DrawBatchBuffer>,
+        batch: Option<&mut DrawBatchBuffer>,
     ) -> PassStats {
-        let d = self.device;
-        let cmd = self.cmd;
+        // SAFETY: the caller's contract is `begin`'s, `set_view`'s, `record_draws`'s and `end`'s.
+        unsafe {
+            self.begin();
+            self.set_view(&self.viewport_and_scissor(request));
+            let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
+            stats.draws_recorded = self.record_draws(draws, &plan.entries, &plan.ranges, snapshots, batch, &mut 0);
+            self.end();
+            stats
+        }
+    }
+
+    /// Begins the render pass over the whole target, clearing it.
+    ///
+    /// # Safety
+    /// `cmd` is in the recording state outside any render pass.
+    pub unsafe fn begin(&self) {
         let clear = self.layout.clear_values(self.camera.clear_depth());
         let begin = vk::RenderPassBeginInfo::default()
             .render_pass(self.render_pass)
             .framebuffer(self.targets.framebuffer.handle)
             .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
             .clear_values(&clear[..self.layout.attachment_count()]);
-        let (viewport, scissor) = self.viewport_and_scissor(request);
-        // SAFETY: (whole block) the caller guarantees `cmd` is recording outside a render pass
-        // and that the draws' buffers are live; render pass, framebuffer and pipelines belong
-        // to this device and stay alive until the host's command buffer completes.
+        // SAFETY: the caller's contract; render pass and framebuffer belong to this device.
+        unsafe { self.device.cmd_begin_render_pass(self.cmd, &begin, vk::SubpassContents::INLINE) };
+    }
+
+    /// Sets the viewport and scissor.
+    ///
+    /// # Safety
+    /// Inside the render pass begun by [`PassRecording::begin`].
+    pub unsafe fn set_view(&self, (viewport, scissor): &(vk::Viewport, vk::Rect2D)) {
+        // SAFETY: the caller's contract.
         unsafe {
-            d.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
-            d.cmd_set_viewport(cmd, 0, &[viewport]);
-            d.cmd_set_scissor(cmd, 0, &[scissor]);
+            self.device.cmd_set_viewport(self.cmd, 0, &[*viewport]);
+            self.device.cmd_set_scissor(self.cmd, 0, &[*scissor]);
         }
-        let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
+    }
+
+    /// The viewport and scissor for one region of a query set.
+    pub fn region_view(&self, first: glam::UVec2, size: glam::UVec2, at: glam::UVec2, viewport: crate::Viewport) -> (vk::Viewport, vk::Rect2D) {
+        let this = PassRecording { framing: Framing::Region { first, size, at }, ..*self };
+        let request = PickRequest::new(first, viewport, glam::Mat4::IDENTITY, glam::Mat4::IDENTITY);
+        this.viewport_and_scissor(&request)
+    }
+
+    /// Ends the render pass.
+    ///
+    /// # Safety
+    /// Inside the render pass begun by [`PassRecording::begin`].
+    pub unsafe fn end(&self) {
+        // SAFETY: the caller's contract.
+        unsafe { self.device.cmd_end_render_pass(self.cmd) };
+    }
+
+    /// Records planned draws into the open render pass (batch rows from `*rows` on); returns
+    /// how many were recorded.
+    ///
+    /// # Safety
+    /// Inside the render pass begun by [`PassRecording::begin`]; the draws' buffers are live
+    /// with the usage the draw types document; the entries were prepared with the same
+    /// starting rows; `batch` is not in use by the GPU.
+    pub unsafe fn record_draws(
+        &self,
+        draws: &[PickDraw],
+        entries: &[PlanEntry],
+        plan_ranges: &[(u32, u32)],
+        snapshots: &mut Vec<DrawSnapshot>,
+        mut batch: Option<&mut DrawBatchBuffer>,
+        rows: &mut u32,
+    ) -> u32 {
+        // The unsafe blocks below ("as above") rest on the caller's contract: `cmd` is inside
+        // this render pass, the draws' buffers are live, and render pass, framebuffer and
+        // pipelines belong to this device and outlive the host's command buffer.
+        let d = self.device;
+        let cmd = self.cmd;
+        let mut recorded = 0;
         let mut bound = BoundState::default();
         let mut run: Option<Run> = None;
-        let mut rows = 0u32;
-        for entry in &plan.entries {
+        for entry in entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
-            let key = pipeline_key(draw, rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
+            let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
             let Some(pipeline) = self.pipelines.cached(key) else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                 log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
@@ -164,7 +244,7 @@ impl<'a> PassRecording<'a> {
             };
             let draw_index = snapshots.len() as u32;
             snapshots.push(DrawSnapshot::of(draw, entry.draw));
-            stats.draws_recorded += 1;
+            recorded += 1;
             let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
             let bindings = Bindings::of(draw, pipeline);
             if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
@@ -173,15 +253,15 @@ impl<'a> PassRecording<'a> {
                     // SAFETY: as above.
                     unsafe { self.record_run(run.take(), batch, &mut bound) };
                 }
-                let open = run.get_or_insert(Run { bindings, first: rows, count: 0 });
+                let open = run.get_or_insert(Run { bindings, first: *rows, count: 0 });
                 let (count, first, vertex_offset) = match draw.triangles {
                     Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
                     Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
                 };
                 let row = DrawRow { model_view_projection, object_id: draw.id.to_words(), draw_index };
-                batch.write(rows, &row, &DrawCommand { count, first, vertex_offset, row: rows });
+                batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
                 open.count += 1;
-                rows += 1;
+                *rows += 1;
                 continue;
             }
             if let Some(batch) = batch.as_deref() {
@@ -195,7 +275,7 @@ impl<'a> PassRecording<'a> {
                 d.cmd_push_constants(cmd, self.pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
             }
             let base = draw.instances.map_or(0, |i| i.first);
-            let ranges = &plan.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
+            let ranges = &plan_ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
             // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
             for &(start, count) in ranges {
                 // SAFETY: as above.
@@ -209,14 +289,11 @@ impl<'a> PassRecording<'a> {
                 }
             }
         }
-        // SAFETY: as above; the render pass begun here ends here.
-        unsafe {
-            if let Some(batch) = batch.as_deref() {
-                self.record_run(run.take(), batch, &mut bound);
-            }
-            d.cmd_end_render_pass(cmd);
+        if let Some(batch) = batch.as_deref() {
+            // SAFETY: as above.
+            unsafe { self.record_run(run.take(), batch, &mut bound) };
         }
-        stats
+        recorded
     }
 
     /// Binds what differs from what is bound.

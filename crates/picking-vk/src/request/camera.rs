@@ -77,9 +77,14 @@ impl CameraSnapshot {
 
     /// NDC x/y of a pixel's centre.
     pub fn pixel_center_ndc(&self, pixel: UVec2) -> DVec2 {
+        self.framebuffer_to_ndc(pixel.as_dvec2() + 0.5)
+    }
+
+    /// NDC x/y of a framebuffer position (pixel units, origin top-left).
+    pub fn framebuffer_to_ndc(&self, at: DVec2) -> DVec2 {
         let vp = &self.viewport;
-        let fx = (pixel.x as f64 + 0.5 - f64::from(vp.x)) / f64::from(vp.width);
-        let fy = (pixel.y as f64 + 0.5 - f64::from(vp.y)) / f64::from(vp.height);
+        let fx = (at.x - f64::from(vp.x)) / f64::from(vp.width);
+        let fy = (at.y - f64::from(vp.y)) / f64::from(vp.height);
         DVec2::new(fx * 2.0 - 1.0, fy * 2.0 - 1.0)
     }
 
@@ -118,7 +123,12 @@ impl CameraSnapshot {
     /// The ray through a pixel's centre: from the near plane, through a point half way in NDC
     /// depth (finite even for an infinite far plane).
     pub fn pixel_ray(&self, pixel: UVec2) -> Option<Ray> {
-        let xy = self.pixel_center_ndc(pixel);
+        self.ray_at(pixel.as_dvec2() + 0.5)
+    }
+
+    /// The ray through a framebuffer position (pixel units), as [`CameraSnapshot::pixel_ray`].
+    pub fn ray_at(&self, at: DVec2) -> Option<Ray> {
+        let xy = self.framebuffer_to_ndc(at);
         let origin = self.unproject_ndc(DVec3::new(xy.x, xy.y, self.near_ndc_z))?;
         let inside = self.unproject_ndc(DVec3::new(xy.x, xy.y, 0.5))?;
         let direction = (inside - origin).try_normalize()?;

@@ -3,6 +3,7 @@
 
 pub(crate) mod camera;
 pub(crate) mod cursor;
+pub(crate) mod query;
 pub(crate) mod viewport;
 
 use crate::error::PickError;

@@ -2,6 +2,7 @@
 //! when that frame was recorded (so later scene changes cannot remap it).
 
 pub(crate) mod detail;
+pub(crate) mod query;
 pub(crate) mod result;
 
 use crate::handoff::{DrawSnapshot, Texels};

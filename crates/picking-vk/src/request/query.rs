@@ -1,0 +1,202 @@
+//! The queries of one frame's query set: points, points with a pick radius, and rectangles.
+//! Each is checked against the view and the picker's limits before anything is recorded.
+
+use crate::error::PickError;
+use crate::request::viewport::Viewport;
+use glam::UVec2;
+
+/// A half-open rectangle of framebuffer pixels: columns `min.x..max.x`, rows `min.y..max.y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PixelRect {
+    /// The first column and row inside.
+    pub min: UVec2,
+    /// One past the last column and row inside.
+    pub max: UVec2,
+}
+
+impl PixelRect {
+    /// The rectangle from `min` (inside) to `max` (outside).
+    pub fn new(min: UVec2, max: UVec2) -> Self {
+        PixelRect { min, max }
+    }
+
+    /// The rectangle spanned by two corner pixels in any order, both inside (a rubber band).
+    pub fn spanning(a: UVec2, b: UVec2) -> Self {
+        PixelRect { min: a.min(b), max: a.max(b) + UVec2::ONE }
+    }
+
+    /// Columns and rows covered (0 when empty).
+    pub fn size(&self) -> UVec2 {
+        self.max.saturating_sub(self.min)
+    }
+
+    /// Pixels covered.
+    pub fn area(&self) -> u64 {
+        let s = self.size();
+        u64::from(s.x) * u64::from(s.y)
+    }
+
+    /// Whether no pixel is covered.
+    pub fn is_empty(&self) -> bool {
+        self.area() == 0
+    }
+
+    /// Whether `pixel` is inside.
+    pub fn contains(&self, pixel: UVec2) -> bool {
+        pixel.cmpge(self.min).all() && pixel.cmplt(self.max).all()
+    }
+
+    /// The pixels both rectangles cover.
+    pub fn intersection(&self, other: &PixelRect) -> PixelRect {
+        let min = self.min.max(other.min);
+        PixelRect { min, max: self.max.min(other.max).max(min) }
+    }
+}
+
+/// What a rectangle query reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RectMode {
+    /// Every object and instance that is the nearest surface at some pixel of the rectangle.
+    #[default]
+    Visible,
+    /// Every object and instance whose geometry covers some pixel centre of the rectangle,
+    /// occluded or not ("select through"). Needs [`crate::PickFeatures::SELECT_THROUGH`].
+    All,
+}
+
+/// One query of a frame's query set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickQuery {
+    /// What lies under one pixel, as [`crate::Picker::record`] reports it.
+    Point(UVec2),
+    /// The nearest hit within `radius` pixels of `pixel` (Euclidean distance between pixel
+    /// centres; ties go to the nearer surface, then to the first pixel in row-major order).
+    Radius {
+        /// The cursor's pixel.
+        pixel: UVec2,
+        /// At most [`crate::PickerConfig::max_radius`].
+        radius: u32,
+    },
+    /// The objects in a rectangle of pixels (clipped to the view).
+    Rect {
+        /// The rectangle.
+        rect: PixelRect,
+        /// Visible surfaces only, or everything.
+        mode: RectMode,
+    },
+}
+
+/// A query's place in its frame's results: [`crate::FrameResults::get`] takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QueryTicket {
+    /// The frame the query was recorded in.
+    pub frame: u64,
+    /// Its position in the query list handed to [`crate::Picker::record_queries`].
+    pub index: u32,
+}
+
+/// The pixels a viewport covers (pixel centres inside it).
+pub(crate) fn view_pixels(viewport: &Viewport) -> PixelRect {
+    let (top, bottom) = viewport.rows();
+    let x0 = f64::from(viewport.x);
+    let x1 = x0 + f64::from(viewport.width);
+    // Pixel c is inside when c + 0.5 lies in [lo, hi).
+    let first = |lo: f64| (lo - 0.5).ceil().max(0.0).min(f64::from(u32::MAX)) as u32;
+    let end = |hi: f64| (hi - 0.5).ceil().max(0.0).min(f64::from(u32::MAX)) as u32;
+    PixelRect { min: UVec2::new(first(x0), first(top)), max: UVec2::new(end(x1), end(bottom)) }
+}
+
+/// A query as the picker records it: pixels clipped to the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CheckedQuery {
+    /// A point, or a radius query: `region` holds the pixels within `radius` (clipped).
+    Hit {
+        pixel: UVec2,
+        radius: Option<u32>,
+        region: PixelRect,
+    },
+    Rect {
+        rect: PixelRect,
+        mode: RectMode,
+    },
+}
+
+impl PickQuery {
+    /// Checks the query against the view and the picker's limits.
+    pub(crate) fn check(&self, view: &PixelRect, max_radius: u32, select_through: bool) -> Result<CheckedQuery, PickError> {
+        let outside = |p: UVec2| PickError::OutsideView { x: p.x.into(), y: p.y.into() };
+        match *self {
+            PickQuery::Point(pixel) => {
+                if !view.contains(pixel) {
+                    return Err(outside(pixel));
+                }
+                Ok(CheckedQuery::Hit { pixel, radius: None, region: PixelRect { min: pixel, max: pixel + UVec2::ONE } })
+            }
+            PickQuery::Radius { pixel, radius } => {
+                if !view.contains(pixel) {
+                    return Err(outside(pixel));
+                }
+                if radius > max_radius {
+                    return Err(PickError::InvalidRequest(format!("pick radius {radius} exceeds the configured maximum {max_radius}")));
+                }
+                let r = UVec2::splat(radius);
+                let around = PixelRect { min: pixel.saturating_sub(r), max: pixel.saturating_add(r).saturating_add(UVec2::ONE) };
+                Ok(CheckedQuery::Hit { pixel, radius: Some(radius), region: around.intersection(view) })
+            }
+            PickQuery::Rect { rect, mode } => {
+                if rect.is_empty() {
+                    return Err(PickError::InvalidRequest(format!("empty rectangle {rect:?}")));
+                }
+                let clipped = rect.intersection(view);
+                if clipped.is_empty() {
+                    return Err(outside(rect.min));
+                }
+                if mode == RectMode::All && !select_through {
+                    return Err(PickError::Unsupported {
+                        missing: vec![crate::error::Requirement::Feature("fragmentStoresAndAtomics (PickFeatures::SELECT_THROUGH)")],
+                    });
+                }
+                Ok(CheckedQuery::Rect { rect: clipped, mode })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_pixels_follow_pixel_centres() {
+        let vp = Viewport { x: 10.0, y: 20.0, width: 100.0, height: 50.0, min_depth: 0.0, max_depth: 1.0 };
+        let r = view_pixels(&vp);
+        assert_eq!((r.min, r.max), (UVec2::new(10, 20), UVec2::new(110, 70)));
+        for p in [r.min, r.max - UVec2::ONE] {
+            assert!(vp.contains_pixel(p));
+        }
+        assert!(!vp.contains_pixel(r.max));
+        let flipped = Viewport { y: 70.0, height: -50.0, ..vp };
+        assert_eq!(view_pixels(&flipped), r);
+        let odd = Viewport { x: 0.6, width: 2.0, ..vp };
+        assert_eq!((view_pixels(&odd).min.x, view_pixels(&odd).max.x), (1, 3), "centres 1.5 and 2.5 lie in [0.6, 2.6)");
+    }
+
+    #[test]
+    fn queries_are_clipped_and_checked() {
+        let view = PixelRect::new(UVec2::ZERO, UVec2::new(64, 32));
+        let q = PickQuery::Radius { pixel: UVec2::new(1, 30), radius: 4 }.check(&view, 8, false).unwrap();
+        assert_eq!(q, CheckedQuery::Hit { pixel: UVec2::new(1, 30), radius: Some(4), region: PixelRect::new(UVec2::new(0, 26), UVec2::new(6, 32)) });
+        assert!(PickQuery::Radius { pixel: UVec2::new(1, 1), radius: 9 }.check(&view, 8, false).is_err());
+        assert!(matches!(PickQuery::Point(UVec2::new(64, 0)).check(&view, 8, false), Err(PickError::OutsideView { .. })));
+        let rect = PickQuery::Rect { rect: PixelRect::new(UVec2::new(60, 10), UVec2::new(90, 12)), mode: RectMode::Visible };
+        assert_eq!(
+            rect.check(&view, 8, false).unwrap(),
+            CheckedQuery::Rect { rect: PixelRect::new(UVec2::new(60, 10), UVec2::new(64, 12)), mode: RectMode::Visible }
+        );
+        let off = PickQuery::Rect { rect: PixelRect::new(UVec2::new(70, 10), UVec2::new(90, 12)), mode: RectMode::Visible };
+        assert!(matches!(off.check(&view, 8, false), Err(PickError::OutsideView { .. })));
+        let all = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::ONE), mode: RectMode::All };
+        assert!(matches!(all.check(&view, 8, false), Err(PickError::Unsupported { .. })));
+        assert_eq!(PixelRect::spanning(UVec2::new(5, 2), UVec2::new(3, 4)), PixelRect::new(UVec2::new(3, 2), UVec2::new(6, 5)));
+    }
+}

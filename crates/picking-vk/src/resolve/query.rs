@@ -1,0 +1,207 @@
+//! Resolving a query set: points as single picks, radius queries by the nearest hit pixel,
+//! rectangles from the GPU table (merged across tiles and across the draws of one object).
+
+use super::resolve;
+use crate::gpu::word_at;
+use crate::handoff::{DrawSnapshot, EntrySpan};
+use crate::id::ObjectId;
+use crate::readback::RegionBlock;
+use crate::request::camera::{CameraSnapshot, DepthConvention};
+use crate::request::query::{PixelRect, QueryTicket, RectMode};
+use crate::resolve::result::{PickResult, PickStats};
+use glam::UVec2;
+
+/// One object (and instance) a rectangle query found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RectObject {
+    /// The object.
+    pub id: ObjectId,
+    /// Instance index within its draw, for instanced draws.
+    pub instance: Option<u32>,
+    /// The first of the object's draws (the host's index) that was found.
+    pub draw_index: u32,
+    /// That draw's [`crate::PickDraw::tag`].
+    pub tag: u64,
+    /// `Visible`: pixels where the object is the nearest surface. `All`: fragments its
+    /// triangles produced in the rectangle (a closed mesh covers a pixel twice, front and back).
+    pub pixels: u64,
+    /// Framebuffer depth of its nearest fragment in the rectangle.
+    pub depth: f32,
+    /// A representative pixel: its first in row-major order.
+    pub pixel: UVec2,
+}
+
+/// What a rectangle query found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RectResult {
+    /// The rectangle, clipped to the view.
+    pub rect: PixelRect,
+    /// The query's mode.
+    pub mode: RectMode,
+    /// Every object and instance found, in order of [`ObjectId`] then instance.
+    pub objects: Vec<RectObject>,
+}
+
+/// The answer to one query.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryResult {
+    /// A point query: as [`crate::Picker::take_result`] reports it.
+    Point(PickResult),
+    /// A radius query: the hit at `hit_pixel` (the result's `pixel`), or a miss.
+    Radius {
+        /// The pick at the chosen pixel (`pixel` is that pixel; on a miss, the cursor's).
+        result: PickResult,
+        /// The radius asked for.
+        radius: u32,
+        /// The pixel that was hit, `None` for a miss.
+        hit_pixel: Option<UVec2>,
+    },
+    /// A rectangle query.
+    Rect(RectResult),
+}
+
+/// The results of one frame's query set, in the order the queries were given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameResults {
+    /// The frame the set was recorded in.
+    pub frame: u64,
+    /// What the frame's passes did; `gpu_time_ns` covers all of them.
+    pub stats: PickStats,
+    /// One result per query.
+    pub results: Vec<QueryResult>,
+}
+
+impl FrameResults {
+    /// The result of the query `ticket` names, if it belongs to this frame.
+    pub fn get(&self, ticket: QueryTicket) -> Option<&QueryResult> {
+        (ticket.frame == self.frame).then(|| self.results.get(ticket.index as usize)).flatten()
+    }
+}
+
+/// Whether depth `a` is nearer than `b` under `depth`.
+fn nearer(a: f32, b: f32, depth: DepthConvention) -> bool {
+    match depth {
+        DepthConvention::Standard => a < b,
+        DepthConvention::Reverse => a > b,
+    }
+}
+
+/// The nearest hit pixel of a radius query's region: by distance between pixel centres,
+/// then depth, then row-major order. O(region).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_radius(
+    frame: u64,
+    pixel: UVec2,
+    radius: u32,
+    region: &PixelRect,
+    block: &RegionBlock,
+    bytes: &[u8],
+    camera: &CameraSnapshot,
+    draws: &[DrawSnapshot],
+) -> (PickResult, Option<UVec2>) {
+    let size = region.size();
+    let r2 = u64::from(radius) * u64::from(radius);
+    let mut best: Option<(u64, f32, u64)> = None;
+    for i in 0..u64::from(size.x) * u64::from(size.y) {
+        let p = region.min + UVec2::new((i % u64::from(size.x)) as u32, (i / u64::from(size.x)) as u32);
+        let d = p.as_i64vec2() - pixel.as_i64vec2();
+        let d2 = (d.x * d.x + d.y * d.y) as u64;
+        if d2 > r2 {
+            continue;
+        }
+        let t = block.texels(bytes, i);
+        if ObjectId::from_words(t.id).is_none() {
+            continue;
+        }
+        let better = best.is_none_or(|(bd2, bdepth, _)| d2 < bd2 || (d2 == bd2 && nearer(t.depth, bdepth, camera.depth)));
+        if better {
+            best = Some((d2, t.depth, i));
+        }
+    }
+    match best {
+        Some((_, _, i)) => {
+            let hit_pixel = region.min + UVec2::new((i % u64::from(size.x)) as u32, (i / u64::from(size.x)) as u32);
+            (resolve(frame, hit_pixel, camera, draws, &block.texels(bytes, i)), Some(hit_pixel))
+        }
+        None => {
+            let miss = crate::handoff::Texels { depth: camera.clear_depth(), ..Default::default() };
+            (resolve(frame, pixel, camera, draws, &miss), None)
+        }
+    }
+}
+
+/// Where one tile's part of the table lies in the slot: `used` entries copied as three
+/// arrays (counts, depth keys, first pixels) from `offset`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TableCopy {
+    pub offset: u64,
+    pub used: u64,
+}
+
+/// One tile of a rectangle query, as recorded.
+#[derive(Clone, Debug)]
+pub(crate) struct TileRecord {
+    pub first: UVec2,
+    pub width: u32,
+    /// Its spans in the slot's list.
+    pub spans: std::ops::Range<usize>,
+}
+
+/// Reads a rectangle's objects from the table: per entry with a count, the object, its
+/// count, nearest depth and first pixel; entries of one object (tiles, several draws) merged.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_rect(
+    rect: PixelRect,
+    mode: RectMode,
+    tiles: &[TileRecord],
+    spans: &[EntrySpan],
+    table: TableCopy,
+    bytes: &[u8],
+    depth: DepthConvention,
+    draws: &[DrawSnapshot],
+) -> RectResult {
+    let word = |array: u64, entry: u32| word_at(bytes, (table.offset + 4 * (array * table.used + u64::from(entry))) as usize);
+    let mut objects: Vec<RectObject> = vec![];
+    for tile in tiles {
+        for span in &spans[tile.spans.clone()] {
+            let Some(draw) = draws.get(span.snapshot as usize) else { continue };
+            for k in 0..span.count {
+                let entry = span.first_entry + k;
+                let count = word(0, entry);
+                if count == 0 {
+                    continue;
+                }
+                let key = word(1, entry);
+                let bits = if depth == DepthConvention::Reverse { !key } else { key };
+                let code = word(2, entry);
+                let pixel = tile.first + UVec2::new(code % tile.width.max(1), code / tile.width.max(1));
+                objects.push(RectObject {
+                    id: draw.id,
+                    instance: draw.instanced.then_some(span.first_instance + k),
+                    draw_index: draw.draw_index,
+                    tag: draw.tag,
+                    pixels: u64::from(count),
+                    depth: f32::from_bits(bits),
+                    pixel,
+                });
+            }
+        }
+    }
+    objects.sort_by_key(|o| (o.id.get(), o.instance, o.draw_index));
+    let mut merged: Vec<RectObject> = Vec::with_capacity(objects.len());
+    for o in objects {
+        match merged.last_mut() {
+            Some(m) if m.id == o.id && m.instance == o.instance => {
+                m.pixels += o.pixels;
+                if nearer(o.depth, m.depth, depth) {
+                    m.depth = o.depth;
+                }
+                if (o.pixel.y, o.pixel.x) < (m.pixel.y, m.pixel.x) {
+                    m.pixel = o.pixel;
+                }
+            }
+            _ => merged.push(o),
+        }
+    }
+    RectResult { rect, mode, objects: merged }
+}

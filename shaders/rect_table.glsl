@@ -1,0 +1,15 @@
+// The rectangle table, three arrays of `capacity` words: fragment or pixel counts, nearest
+// depth keys (depth bits, inverted for reverse-Z so that atomicMin finds the nearest) and
+// first pixels (row-major index in the tile). Mirrors crates/picking-vk/src/pass/rect.rs.
+layout(std430, set = 0, binding = 0) buffer RectTable {
+    uint words[];
+} table;
+
+void table_add(uint entry, uint capacity, uint depth_key, uint pixel) {
+    if (entry >= capacity) {
+        return;
+    }
+    atomicAdd(table.words[entry], 1u);
+    atomicMin(table.words[capacity + entry], depth_key);
+    atomicMin(table.words[2u * capacity + entry], pixel);
+}
