@@ -1,5 +1,5 @@
 //! Soak: the viewer window under Xvfb with validation on, driven by xdotool for
-//! `SOAK_SECONDS` (default 100; 1800 by hand) with random pointer storms, orbit and pan drags
+//! `SOAK_SECONDS` (default 120; 1800 by hand) with random pointer storms, orbit and pan drags
 //! (also out of the window and back), wheel bursts, pick storms, `D` and reset-key toggles,
 //! resizes (1x1, very wide, very tall, random), unmapping and mapping (also in the middle of a
 //! drag), and pans while 1x1. The viewer has no scene reload, so none is driven.
@@ -177,7 +177,7 @@ fn settle(v: &mut Viewer) {
 
 #[test]
 fn soak_window_input_storm_keeps_memory_descriptors_and_threads_flat() {
-    let seconds: u64 = env_or("SOAK_SECONDS", 100);
+    let seconds: u64 = env_or("SOAK_SECONDS", 120);
     let seed: u64 = env_or("SOAK_SEED", 20261130);
     let objects: usize = env_or("SOAK_OBJECTS", 0);
     let scene = (objects > 0).then(|| many_objects(objects));
