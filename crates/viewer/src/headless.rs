@@ -1,31 +1,37 @@
-//! Headless mode: render the scene offscreen with its camera, pick every listed pixel, write
-//! the results as JSON, and optionally a screenshot (first pick highlighted) and the ID view.
+//! Headless mode: render the scene offscreen with its camera, run every entry of the pick file
+//! (points, radius queries, rectangles; see `pick_file`) as query sets of up to 64 a frame,
+//! write one record per entry as JSON, and optionally a screenshot (first point highlighted)
+//! and the ID view.
 
 use crate::camera::{scene_camera, OrbitCamera};
 use crate::id_view;
 use crate::objects::ObjectTable;
 use crate::outputs::{png, Staged};
+use crate::pick_file::PickEntry;
 use crate::pick_report::PickReport;
+use crate::rect_report::{mode_name, RectReport};
 use crate::scene::Scene;
 use crate::scene_upload::UploadedScene;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::IdImage;
-use picking_vk::{DetailMode, DetailStatus, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{DetailMode, DetailStatus, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Picks recorded per command buffer: one picker slot each.
-const BATCH: usize = 64;
+/// Queries one frame's set holds: the pick file is worked through in frames of this many.
+const QUERIES_PER_FRAME: u32 = 64;
+/// The largest pick radius a headless entry may ask for.
+pub const MAX_RADIUS: u32 = 16;
 /// Reports kept in memory for the terminal table.
 pub const SHOWN_REPORTS: usize = 64;
 
 pub struct HeadlessOptions {
     pub size: (u32, u32),
-    pub picks: Vec<(i64, i64)>,
+    pub picks: Vec<PickEntry>,
     pub json: Option<PathBuf>,
     pub screenshot: Option<PathBuf>,
     pub id_view: Option<PathBuf>,
@@ -42,28 +48,6 @@ pub struct HeadlessOutcome {
     pub detail: DetailStatus,
     pub device: String,
     pub validation_messages: Vec<String>,
-}
-
-/// Reads a JSON array of [x, y] pixel pairs. Parsed straight into pairs (16 bytes a pick),
-/// so a million picks take megabytes, not a JSON tree; a file that is not such an array is
-/// parsed again generically only to say which entry is wrong.
-pub fn read_pick_file(path: &Path) -> Result<Vec<(i64, i64)>, ViewerError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display())))?;
-    if let Ok(pairs) = serde_json::from_str::<Vec<(i64, i64)>>(&text) {
-        return Ok(pairs);
-    }
-    let value: Value = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("pick file {} is not JSON: {e}", path.display())))?;
-    let list = value.as_array().ok_or_else(|| ViewerError::Input(format!("pick file {}: expected a JSON array of [x, y] pairs", path.display())))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, p)| match p.as_array().map(|a| a.as_slice()) {
-            Some([x, y]) => match (x.as_i64(), y.as_i64()) {
-                (Some(x), Some(y)) => Ok((x, y)),
-                _ => Err(ViewerError::Input(format!("pick file {}: entry {i} must hold two integers, got {p}", path.display()))),
-            },
-            _ => Err(ViewerError::Input(format!("pick file {}: entry {i} must be an [x, y] pair, got {p}", path.display()))),
-        })
-        .collect()
 }
 
 /// The process's peak resident memory in KiB (Linux), for the memory-bound checks.
@@ -105,26 +89,35 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     let camera = headless_camera(scene, w as f32 / h as f32);
     let viewport = Viewport::full(w, h);
     let detail = if options.detail { DetailMode::IfEnabled } else { DetailMode::Off };
+    let config = PickerConfig::default()
+        .with_frames_in_flight(1)
+        .with_detail(detail)
+        .with_max_queries(QUERIES_PER_FRAME)
+        .with_max_radius(MAX_RADIUS)
+        .with_rect_entries(1 << 16);
     // SAFETY: the context's handles belong together and outlive the picker.
-    let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(BATCH).with_detail(detail)) }?;
+    let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
     let detail_status = picker.detail_status().clone();
     let detail_active = detail_status == DetailStatus::Active;
     let mut outcome = HeadlessOutcome { shown: vec![], picks: 0, hits: 0, detail: detail_status, device: String::new(), validation_messages: vec![] };
     let mut first: Option<PickReport> = None;
+    let frame = FrameInputs { ctx, size: (w, h), camera: &camera, viewport, gpu, scene, objects: &objects, detail_active };
 
-    // The JSON records are streamed chunk by chunk into the staged file.
+    // The JSON records are streamed frame by frame into the staged file.
     let mut write_picks = |out: &mut dyn std::io::Write| -> Result<(), ViewerError> {
         let io = |e: std::io::Error| ViewerError::Output(e.to_string());
         out.write_all(b"[").map_err(io)?;
-        for chunk in options.picks.chunks(BATCH) {
-            for (i, report) in pick_chunk(ctx, &mut picker, chunk, (w, h), &camera, viewport, gpu, scene, &objects)?.into_iter().enumerate() {
+        for chunk in options.picks.chunks(QUERIES_PER_FRAME as usize) {
+            for (i, record) in pick_frame(&frame, &mut picker, chunk)?.into_iter().enumerate() {
                 let sep: &[u8] = if outcome.picks == 0 && i == 0 { b"\n  " } else { b",\n  " };
                 out.write_all(sep).map_err(io)?;
-                serde_json::to_writer(&mut *out, &report.to_json(detail_active)).map_err(|e| ViewerError::Output(e.to_string()))?;
-                outcome.hits += usize::from(report.hit.is_some());
-                first.get_or_insert_with(|| report.clone());
-                if outcome.shown.len() < SHOWN_REPORTS {
-                    outcome.shown.push(report);
+                serde_json::to_writer(&mut *out, &record.json).map_err(|e| ViewerError::Output(e.to_string()))?;
+                if let Some(report) = record.point {
+                    outcome.hits += usize::from(report.hit.is_some());
+                    first.get_or_insert_with(|| report.clone());
+                    if outcome.shown.len() < SHOWN_REPORTS {
+                        outcome.shown.push(report);
+                    }
                 }
             }
             outcome.picks += chunk.len();
@@ -167,51 +160,138 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     Ok(outcome)
 }
 
-/// Picks one chunk of pixels (at most a slot each) in one command buffer.
-#[allow(clippy::too_many_arguments)]
-fn pick_chunk(
-    ctx: &VulkanContext,
-    picker: &mut Picker,
-    chunk: &[(i64, i64)],
-    (w, h): (u32, u32),
-    camera: &CameraMatrices,
+/// What every frame of picks shares.
+struct FrameInputs<'a> {
+    ctx: &'a VulkanContext,
+    size: (u32, u32),
+    camera: &'a CameraMatrices,
     viewport: Viewport,
-    gpu: &GpuScene,
-    scene: &Scene,
-    objects: &ObjectTable,
-) -> Result<Vec<PickReport>, ViewerError> {
-    let mut recorded = vec![];
-    ctx.run_once(|cmd| -> Result<(), ViewerError> {
-        for &(x, y) in chunk {
-            let inside = x >= 0 && y >= 0 && x < i64::from(w) && y < i64::from(h);
-            if !inside {
-                recorded.push(None);
-                continue;
+    gpu: &'a GpuScene,
+    scene: &'a Scene,
+    objects: &'a ObjectTable,
+    detail_active: bool,
+}
+
+/// One entry's record; `point` for point and radius entries (the terminal table, the
+/// screenshot's highlight).
+struct Record {
+    json: Value,
+    point: Option<PickReport>,
+}
+
+fn outside(x: i64, y: i64, (w, h): (u32, u32)) -> String {
+    format!("pixel ({x}, {y}) lies outside the {w}x{h} view")
+}
+
+/// The query an entry asks for, or why it cannot run.
+fn query_of(entry: &PickEntry, (w, h): (u32, u32)) -> Result<PickQuery, String> {
+    let inside = |x: i64, y: i64| x >= 0 && y >= 0 && x < i64::from(w) && y < i64::from(h);
+    match *entry {
+        PickEntry::Point { x, y } if inside(x, y) => Ok(PickQuery::Point(UVec2::new(x as u32, y as u32))),
+        PickEntry::Point { x, y } => Err(outside(x, y, (w, h))),
+        PickEntry::Radius { radius, .. } if !(0..=i64::from(MAX_RADIUS)).contains(&radius) => Err(format!("radius {radius} must lie in 0..={MAX_RADIUS}")),
+        PickEntry::Radius { x, y, radius } if inside(x, y) => Ok(PickQuery::Radius { pixel: UVec2::new(x as u32, y as u32), radius: radius as u32 }),
+        PickEntry::Radius { x, y, .. } => Err(outside(x, y, (w, h))),
+        PickEntry::Rect { rect: [x0, y0, x1, y1], mode } => {
+            if x1 <= x0 || y1 <= y0 {
+                return Err(format!("rectangle [{x0}, {y0}, {x1}, {y1}] is empty (it is half-open: x0 < x1, y0 < y1)"));
             }
-            let request = PickRequest::new(UVec2::new(x as u32, y as u32), viewport, camera.view, camera.projection);
-            // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive
-            // the wait in `run_once`.
-            let ticket = unsafe { picker.record_shared(cmd, recorded.len(), &request, &gpu.pick_draws) }?;
-            recorded.push(Some(ticket.slot));
+            let clip = |v: i64, max: u32| v.clamp(0, i64::from(max)) as u32;
+            let (min, max) = (UVec2::new(clip(x0, w), clip(y0, h)), UVec2::new(clip(x1, w), clip(y1, h)));
+            if min.x >= max.x || min.y >= max.y {
+                return Err(format!("rectangle [{x0}, {y0}, {x1}, {y1}] lies outside the {w}x{h} view"));
+            }
+            Ok(PickQuery::Rect { rect: PixelRect::new(min, max), mode })
         }
-        Ok(())
-    })??;
-    let mut reports = Vec::with_capacity(chunk.len());
-    for (&(x, y), slot) in chunk.iter().zip(recorded) {
-        reports.push(match slot {
-            // SAFETY: `run_once` waited for the command buffer.
-            Some(slot) => match unsafe { picker.take_result(slot) }? {
-                Some(result) => PickReport::new(&result, scene, objects),
-                None => PickReport::refused(x as u32, y as u32, "no result".into()),
-            },
-            None => PickReport::refused(
-                x.clamp(0, u32::MAX as i64) as u32,
-                y.clamp(0, u32::MAX as i64) as u32,
-                format!("pixel ({x}, {y}) lies outside the {w}x{h} view"),
-            ),
-        });
+        PickEntry::Malformed(ref why) => Err(why.clone()),
     }
-    Ok(reports)
+}
+
+/// The record of an entry that did not run.
+fn refused(entry: &PickEntry, why: String, detail_active: bool) -> Record {
+    let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
+    let json = match *entry {
+        PickEntry::Point { x, y } => PickReport::refused(clamp(x), clamp(y), why).to_json(detail_active),
+        PickEntry::Radius { x, y, radius } => {
+            let mut json = PickReport::refused(clamp(x), clamp(y), why).to_json(detail_active);
+            json["radius"] = radius.into();
+            json["hit_pixel"] = Value::Null;
+            json
+        }
+        PickEntry::Rect { rect, mode } => serde_json::json!({ "rect": rect, "mode": mode_name(mode), "objects": [], "error": why }),
+        PickEntry::Malformed(_) => serde_json::json!({ "error": why }),
+    };
+    Record { json, point: None }
+}
+
+/// The record of a query's result.
+fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
+    match result {
+        QueryResult::Point(r) => {
+            let report = PickReport::new(r, frame.scene, frame.objects);
+            Record { json: report.to_json(frame.detail_active), point: Some(report) }
+        }
+        QueryResult::Radius { result, radius, hit_pixel } => {
+            let report = PickReport::new(result, frame.scene, frame.objects);
+            let mut json = report.to_json(frame.detail_active);
+            json["radius"] = (*radius).into();
+            json["hit_pixel"] = hit_pixel.map_or(Value::Null, |p| serde_json::json!([p.x, p.y]));
+            Record { json, point: Some(report) }
+        }
+        QueryResult::Rect(r) => Record { json: RectReport::new(r, frame.scene, frame.objects).to_json(), point: None },
+    }
+}
+
+/// Records `queries` as one set in one command buffer and takes their results; the
+/// picker's refusal is returned inside (device loss apart).
+fn run_set(frame: &FrameInputs<'_>, picker: &mut Picker, queries: &[PickQuery]) -> Result<Result<Vec<QueryResult>, PickError>, ViewerError> {
+    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection);
+    let mut recorded = Ok(());
+    frame.ctx.run_once(|cmd| {
+        // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the
+        // wait in `run_once`. A refused set records nothing.
+        recorded = unsafe { picker.record_queries_shared(cmd, 0, &request, queries, &frame.gpu.pick_draws) }.map(|_| ());
+    })?;
+    match recorded {
+        Err(PickError::DeviceLost) => return Err(PickError::DeviceLost.into()),
+        Err(e) => return Ok(Err(e)),
+        Ok(()) => {}
+    }
+    // SAFETY: `run_once` waited for the command buffer.
+    let results = unsafe { picker.take_results(0) }?.ok_or_else(|| ViewerError::Output("no results for a recorded query set".into()))?;
+    Ok(Ok(results.results))
+}
+
+/// Runs one frame of entries (at most [`QUERIES_PER_FRAME`]): the valid ones as one query
+/// set; if the picker refuses the set, each query alone, so only the faulty entries fail.
+fn pick_frame(frame: &FrameInputs<'_>, picker: &mut Picker, entries: &[PickEntry]) -> Result<Vec<Record>, ViewerError> {
+    let checked: Vec<Result<PickQuery, String>> = entries.iter().map(|e| query_of(e, frame.size)).collect();
+    let queries: Vec<PickQuery> = checked.iter().filter_map(|q| q.as_ref().ok().copied()).collect();
+    let mut results: Vec<Result<QueryResult, String>> = vec![];
+    if !queries.is_empty() {
+        match run_set(frame, picker, &queries)? {
+            Ok(all) => results.extend(all.into_iter().map(Ok)),
+            Err(_) => {
+                for q in &queries {
+                    results.push(match run_set(frame, picker, std::slice::from_ref(q))? {
+                        Ok(mut one) if !one.is_empty() => Ok(one.remove(0)),
+                        Ok(_) => Err("no result".into()),
+                        Err(e) => Err(e.to_string()),
+                    });
+                }
+            }
+        }
+    }
+    let mut results = results.into_iter();
+    Ok(entries
+        .iter()
+        .zip(checked)
+        .map(|(entry, check)| match check.map(|_| results.next()) {
+            Err(why) | Ok(Some(Err(why))) => refused(entry, why, frame.detail_active),
+            Ok(Some(Ok(result))) => record_of(frame, &result),
+            Ok(None) => refused(entry, "no result".into(), frame.detail_active),
+        })
+        .collect())
 }
 
 /// Renders one lit frame offscreen and reads it back.

@@ -23,7 +23,8 @@ struct Args {
     /// Render size, WIDTHxHEIGHT.
     #[arg(long, value_parser = parse_size)]
     size: Option<(u32, u32)>,
-    /// JSON array of [x, y] pixels to pick (origin top-left).
+    /// JSON array of entries, in any mix: `[x, y]`, `{"point": [x, y], "radius": r}`,
+    /// `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (origin top-left).
     #[arg(long)]
     pick_file: Option<PathBuf>,
     /// Where to write the pick records (JSON).
@@ -108,7 +109,7 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         options.id_view.get_or_insert(args.out.join("id_view.png"));
     } else {
         let path = args.pick_file.as_ref().ok_or_else(|| ViewerError::Input("--headless needs --pick-file PICKS.json (or use --demo)".into()))?;
-        options.picks = headless::read_pick_file(path)?;
+        options.picks = viewer::pick_file::read_pick_file(path)?;
     }
     let outputs: Vec<(&str, &std::path::Path)> = [("json", &options.json), ("screenshot", &options.screenshot), ("id-view", &options.id_view)]
         .into_iter()
@@ -130,13 +131,18 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
 }
 
 /// The centre, then a grid over the view.
-fn demo_pixels(w: u32, h: u32) -> Vec<(i64, i64)> {
-    let mut picks = vec![(i64::from(w / 2), i64::from(h / 2))];
+fn demo_pixels(w: u32, h: u32) -> Vec<viewer::pick_file::PickEntry> {
+    use viewer::pick_file::PickEntry;
+    let (w, h) = (i64::from(w), i64::from(h));
+    let mut picks = vec![PickEntry::Point { x: w / 2, y: h / 2 }];
     for j in 0..5 {
         for i in 0..8 {
-            picks.push((i64::from(w) * (2 * i + 1) / 16, i64::from(h) * (2 * j + 1) / 10));
+            picks.push(PickEntry::Point { x: w * (2 * i + 1) / 16, y: h * (2 * j + 1) / 10 });
         }
     }
+    // A radius query beside the centre and a rectangle over the middle of the view.
+    picks.push(PickEntry::Radius { x: w / 2 + 3, y: h / 2, radius: 8 });
+    picks.push(PickEntry::Rect { rect: [w / 4, h / 4, w * 3 / 4, h * 3 / 4], mode: picking_vk::RectMode::Visible });
     picks
 }
 

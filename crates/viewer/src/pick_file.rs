@@ -1,0 +1,107 @@
+//! The headless pick file: a JSON array whose entries are, in any mix, `[x, y]` (a point),
+//! `{"point": [x, y], "radius": r}` (the nearest hit within r pixels) and
+//! `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (a half-open rectangle). A file
+//! that is not a JSON array is refused; a malformed entry becomes an entry with an error, so
+//! its record says what is wrong and the others still run.
+
+use crate::ViewerError;
+use picking_vk::RectMode;
+use serde_json::Value;
+use std::path::Path;
+
+/// One entry of the pick file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PickEntry {
+    Point {
+        x: i64,
+        y: i64,
+    },
+    Radius {
+        x: i64,
+        y: i64,
+        radius: i64,
+    },
+    Rect {
+        rect: [i64; 4],
+        mode: RectMode,
+    },
+    /// Why the entry could not be read.
+    Malformed(String),
+}
+
+fn integers<const N: usize>(v: &Value) -> Option<[i64; N]> {
+    let list = v.as_array().filter(|a| a.len() == N)?;
+    let mut out = [0; N];
+    for (o, x) in out.iter_mut().zip(list) {
+        *o = x.as_i64()?;
+    }
+    Some(out)
+}
+
+/// Reads one entry; anything else is `Malformed` with the reason.
+pub fn parse_entry(v: &Value) -> PickEntry {
+    if let Some([x, y]) = integers::<2>(v) {
+        return PickEntry::Point { x, y };
+    }
+    let Some(object) = v.as_object() else {
+        return PickEntry::Malformed(format!(
+            "expected [x, y], {{\"point\": [x, y], \"radius\": r}} or {{\"rect\": [x0, y0, x1, y1], \"mode\": ...}}, got {v}"
+        ));
+    };
+    if let Some(point) = object.get("point") {
+        let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] integers, got {point}")) };
+        return match object.get("radius").map(Value::as_i64) {
+            None => PickEntry::Point { x, y },
+            Some(Some(radius)) => PickEntry::Radius { x, y, radius },
+            Some(None) => PickEntry::Malformed(format!("\"radius\" must be an integer, got {}", object["radius"])),
+        };
+    }
+    if let Some(rect) = object.get("rect") {
+        let Some(rect) = integers::<4>(rect) else { return PickEntry::Malformed(format!("\"rect\" must be [x0, y0, x1, y1] integers, got {rect}")) };
+        let mode = match object.get("mode").map(|m| m.as_str()) {
+            None | Some(Some("visible")) => RectMode::Visible,
+            Some(Some("all")) => RectMode::All,
+            Some(_) => return PickEntry::Malformed(format!("\"mode\" must be \"visible\" or \"all\", got {}", object["mode"])),
+        };
+        return PickEntry::Rect { rect, mode };
+    }
+    PickEntry::Malformed(format!("an entry object needs \"point\" or \"rect\", got {v}"))
+}
+
+/// Reads the pick file. An array of `[x, y]` pairs (the common case, possibly a million
+/// long) is parsed straight into pairs; other files once as a JSON tree.
+pub fn read_pick_file(path: &Path) -> Result<Vec<PickEntry>, ViewerError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display())))?;
+    if let Ok(pairs) = serde_json::from_str::<Vec<(i64, i64)>>(&text) {
+        return Ok(pairs.into_iter().map(|(x, y)| PickEntry::Point { x, y }).collect());
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("pick file {} is not JSON: {e}", path.display())))?;
+    let list = value.as_array().ok_or_else(|| ViewerError::Input(format!("pick file {}: expected a JSON array of entries", path.display())))?;
+    Ok(list.iter().map(parse_entry).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn entries_of_every_kind_and_their_faults() {
+        assert_eq!(parse_entry(&json!([3, 4])), PickEntry::Point { x: 3, y: 4 });
+        assert_eq!(parse_entry(&json!({"point": [3, 4], "radius": 5})), PickEntry::Radius { x: 3, y: 4, radius: 5 });
+        assert_eq!(parse_entry(&json!({"point": [3, 4]})), PickEntry::Point { x: 3, y: 4 });
+        assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4], "mode": "all"})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::All });
+        assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4]})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::Visible });
+        for bad in [
+            json!([3]),
+            json!("x"),
+            json!({"point": [1.5, 2]}),
+            json!({"point": [1, 2], "radius": "4"}),
+            json!({"rect": [1, 2, 3]}),
+            json!({"rect": [0, 0, 1, 1], "mode": "some"}),
+            json!({}),
+        ] {
+            assert!(matches!(parse_entry(&bad), PickEntry::Malformed(_)), "{bad}");
+        }
+    }
+}
