@@ -38,7 +38,7 @@ pub fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
+pub fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
     let b = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
         .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);

@@ -11,6 +11,7 @@ mod gpu_timing;
 mod heap;
 mod latency;
 mod parity;
+mod queries;
 mod scenes;
 
 use glam::UVec2;
@@ -122,6 +123,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("| scene | tris/object | picker (culling) ms | picker (no culling) ms | full-size scissored ms | full-res ID ms | lit main ms | culled pick / lit | picker CPU culling, in frame µs | picker CPU culling, isolated µs | picker CPU no culling µs | picker CPU per-frame list culling µs | median draws recorded (cull/all) | parity picker cull | parity picker no cull | parity scissored |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut cpu_lines = vec![];
+    let (mut query_lines, mut query_rows) = (vec![], vec![]);
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
         let t = gpu_timing::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, k as u64)?;
@@ -191,9 +193,45 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             "parity": {"picker_culling": [pc.0, pc.1], "picker_no_culling": [pu.0, pu.1], "full_size_scissored": [ps.0, ps.1]},
             "cpu_bvh": cpu_rows,
         }));
+        let q = queries::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 500 + k as u64)?;
+        query_lines.push(format!(
+            "| {} | {} | {:.2}x | {:.2}x | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1} / {:.1} ({:.2}x) | {:.1} / {:.1} | {:.0} |",
+            spec.name,
+            q.gpu_ms.iter().map(|v| format!("{v:.4}")).collect::<Vec<_>>().join(" | "),
+            q.gpu_ms[1] / q.gpu_ms[0],
+            q.gpu_ms[2] / q.gpu_ms[0],
+            format_args!("{:.2}x", q.gpu_ms[3] / q.gpu_ms[0]),
+            format_args!("{:.2}x", q.gpu_ms[4] / q.gpu_ms[0]),
+            format_args!("{:.1}%", 100.0 * q.gpu_ms[3] / q.gpu_ms[7]),
+            format_args!("{:.1}%", 100.0 * q.gpu_ms[5] / q.gpu_ms[7]),
+            100.0 * q.gpu_ms[4] / q.gpu_ms[7],
+            100.0 * q.gpu_ms[4] / q.gpu_ms[8],
+            q.cpu_us[0],
+            q.cpu_us[1],
+            q.cpu_us[1] / q.cpu_us[0],
+            q.cpu_us[2],
+            q.cpu_us[3],
+            q.cpu_reduce_us
+        ));
+        query_rows.push(json!({
+            "scene": spec.name,
+            "gpu_ms": queries::APPROACHES.iter().zip(q.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "cpu_us": {"record_one_point": q.cpu_us[0], "record_16_points": q.cpu_us[1], "take_one_point": q.cpu_us[2], "take_16_points": q.cpu_us[3]},
+            "cpu_reduce_256_readback_us": q.cpu_reduce_us,
+        }));
         if k == 0 {
             latency_scene = Some(scene);
         }
+    }
+    println!();
+    println!(
+        "Query sets, GPU ms ({}), then ratios: 16 points / one pick, radius 8 / one pick, rect 64 / one pick, rect 256 / one pick, rect 64 / full-res ID, whole-view rect / full-res ID, rect 256 / full-res ID, rect 256 / full-res ID + readback; CPU µs record one / 16 points (ratio), take one / 16, CPU reduction of a read-back 256x256 region:",
+        queries::APPROACHES.join(", ")
+    );
+    println!("| scene | {} | 16 pts / pick | r8 / pick | r64 / pick | r256 / pick | r64 / ID | view / ID | r256 / ID | r256 / ID+read | CPU record 1 / 16 µs | CPU take 1 / 16 µs | CPU reduce 256² readback µs |", queries::APPROACHES.join(" | "));
+    println!("|---|{}", "---|".repeat(queries::APPROACHES.len() + 11));
+    for l in &query_lines {
+        println!("{l}");
     }
     println!();
     println!("| scene | CPU ray cast | build ms | per ray µs | memory (heap) | agrees with GPU ID image |");
@@ -208,6 +246,10 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let memory = picker.memory();
     let pm = memory.total();
     drop(picker);
+    // SAFETY: as above.
+    let sets = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(2).with_max_queries(17)) }.map_err(|e| e.to_string())?;
+    let set_memory = sets.memory();
+    drop(sets);
     println!();
     println!("| approach (2 frames in flight) | 1x1 | 1920x1080 | 3840x2160 |");
     println!("|---|---|---|---|");
@@ -219,8 +261,9 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         let att = unsafe { IdImage::attachment_bytes_for(&ctx.device, sw, sh) }.map_err(|e| e.to_string())?;
         full_size.push(att);
     }
-    let rows: [(&str, Vec<u64>); 3] = [
-        ("picker (1x1 attachments + staging ring + batch rows)", vec![pm; 3]),
+    let rows: [(&str, Vec<u64>); 4] = [
+        ("picker, default config (16 query cells, 256x256 rectangle tile and table, staging ring, batch rows)", vec![pm; 3]),
+        ("picker for 16 points + one 256x256 rectangle a frame (max_queries 17)", vec![set_memory.total(); 3]),
         ("full-size target, scissored (+ 1 texel staging)", full_size.iter().map(|a| a + 20).collect()),
         ("full-resolution ID pass (+ full readback)", full_size.iter().zip(sizes).map(|(a, (sw, sh))| a + u64::from(sw) * u64::from(sh) * 20).collect()),
     ];
@@ -229,8 +272,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         memory_rows.push(json!({"approach": name, "bytes_1x1": bytes[0], "bytes_1920x1080": bytes[1], "bytes_3840x2160": bytes[2]}));
     }
     println!(
-        "picker: attachments {} B, staging {} B, batch rows {} B (none without multiDrawIndirect)",
-        memory.attachments, memory.staging, memory.draw_batches
+        "picker: query cells {} B, rectangle tile and table {} B, staging {} B, batch rows {} B (none without multiDrawIndirect)",
+        memory.attachments, memory.rectangles, memory.staging, memory.draw_batches
     );
 
     println!();
@@ -246,7 +289,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[

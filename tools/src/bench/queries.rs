@@ -1,0 +1,163 @@
+//! Query sets, side by side in the same frames (timestamp queries, a full barrier between
+//! approaches): one pick, 16 points in one set, a radius-8 query, rectangles of 64x64,
+//! 256x256 and the whole view (`Visible`, reduced on the GPU), 256x256 `All`, and the
+//! full-resolution ID pass without and with the readback of every pixel (the alternative to
+//! reducing on the GPU; its CPU reduction of a 256x256 region is timed too). CPU: recording
+//! one point vs 16 points, and taking their results.
+
+use crate::gpu_timing::{camera, full_barrier, median};
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, PixelRect, RectMode, Viewport};
+use picking_vk_context::VulkanContext;
+use std::collections::HashMap;
+use std::time::Instant;
+
+pub const APPROACHES: [&str; 9] = [
+    "one pick",
+    "16 points",
+    "radius 8",
+    "rect 64x64",
+    "rect 256x256",
+    "rect whole view",
+    "rect 256x256 All",
+    "full-res ID pass",
+    "full-res ID pass + readback",
+];
+
+pub struct QueryTimings {
+    /// Median GPU milliseconds, in `APPROACHES` order.
+    pub gpu_ms: [f64; 9],
+    /// Median CPU microseconds: record one point, record 16 points, take one, take 16.
+    pub cpu_us: [f64; 4],
+    /// Median CPU microseconds to reduce a 256x256 region of a read-back ID image.
+    pub cpu_reduce_us: f64,
+}
+
+/// A rectangle of `size` around `centre`, kept inside the view.
+fn rect_at(centre: UVec2, size: UVec2, (w, h): (u32, u32)) -> PixelRect {
+    let size = size.min(UVec2::new(w, h));
+    let min = centre.saturating_sub(size / 2).min(UVec2::new(w, h) - size);
+    PixelRect::new(min, min + size)
+}
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<QueryTimings, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    let draws = &scene.gpu.pick_draws;
+    let picker = |entries: u32| {
+        let config = PickerConfig::default().with_frames_in_flight(1).with_rect_entries(entries);
+        // SAFETY: the context's handles belong together and outlive the picker.
+        unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
+    };
+    let mut pickers = Vec::new();
+    for entries in [4096, 4096, 4096, 1 << 16, 1 << 16, 1 << 18, 1 << 16] {
+        pickers.push(picker(entries)?);
+    }
+    // SAFETY: as above.
+    let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
+    // SAFETY: as above.
+    let mut ids_read = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
+    // SAFETY: plain query pool creation.
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(10), None) }.map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut gpu: [Vec<f64>; 9] = Default::default();
+    let mut cpu: [Vec<f64>; 4] = Default::default();
+    let mut reduce = vec![];
+    for frame in 0..warmup + frames {
+        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+        let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
+        let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
+        let rect = |size: u32, mode| PickQuery::Rect { rect: rect_at(pixel, UVec2::splat(size), (w, h)), mode };
+        let sets: [Vec<PickQuery>; 7] = [
+            vec![PickQuery::Point(pixel)],
+            points,
+            vec![PickQuery::Radius { pixel, radius: 8 }],
+            vec![rect(64, RectMode::Visible)],
+            vec![rect(256, RectMode::Visible)],
+            vec![PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(w, h)), mode: RectMode::Visible }],
+            vec![rect(256, RectMode::All)],
+        ];
+        let mut record_us = [0.0; 2];
+        ctx.run_once(|cmd| -> Result<(), String> {
+            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
+            // buffers and the targets outlive the wait in `run_once`.
+            unsafe {
+                d.cmd_reset_query_pool(cmd, pool, 0, 10);
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+                for (k, (picker, queries)) in pickers.iter_mut().zip(&sets).enumerate() {
+                    let t = Instant::now();
+                    picker.record_queries_shared(cmd, 0, &request, queries, draws).map_err(|x| e(&x))?;
+                    if k < 2 {
+                        record_us[k] = t.elapsed().as_secs_f64() * 1e6;
+                    }
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, k as u32 + 1);
+                }
+                ids.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 8);
+                ids_read.record(cmd, &request, draws, false, IdCopy::Whole).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 9);
+            }
+            Ok(())
+        })
+        .map_err(|x| e(&x))??;
+        let mut take_us = [0.0; 2];
+        for (k, picker) in pickers.iter_mut().enumerate() {
+            let t = Instant::now();
+            // SAFETY: `run_once` waited for the frame.
+            let results = unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?;
+            if k < 2 {
+                take_us[k] = t.elapsed().as_secs_f64() * 1e6;
+            }
+            if results.results.len() != sets[k].len() {
+                return Err(format!("{}: {} results for {} queries", APPROACHES[k], results.results.len(), sets[k].len()));
+            }
+        }
+        // The readback alternative: reduce the 256x256 rectangle's texels on the CPU.
+        // SAFETY: `run_once` waited for the copy.
+        let texels = unsafe { ids_read.read() }.map_err(|x| e(&x))?;
+        let r = rect_at(pixel, UVec2::splat(256), (w, h));
+        let t = Instant::now();
+        let mut objects: HashMap<([u32; 2], u32), (u32, f32)> = HashMap::new();
+        for y in r.min.y..r.max.y {
+            for x in r.min.x..r.max.x {
+                let texel = &texels[(y * w + x) as usize];
+                if texel.id != [0, 0] {
+                    let entry = objects.entry((texel.id, texel.draw_instance[1])).or_insert((0, texel.depth));
+                    entry.0 += 1;
+                    entry.1 = entry.1.min(texel.depth);
+                }
+            }
+        }
+        let reduce_us = t.elapsed().as_secs_f64() * 1e6;
+        std::hint::black_box(&objects);
+        let mut t = [0u64; 10];
+        // SAFETY: the frame completed; every query was written.
+        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        if frame >= warmup {
+            for (k, samples) in gpu.iter_mut().enumerate() {
+                samples.push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
+            }
+            for (k, v) in [record_us[0], record_us[1], take_us[0], take_us[1]].into_iter().enumerate() {
+                cpu[k].push(v);
+            }
+            reduce.push(reduce_us);
+        }
+    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    Ok(QueryTimings {
+        gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
+        cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
+        cpu_reduce_us: median(&mut reduce),
+    })
+}
