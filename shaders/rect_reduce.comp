@@ -6,9 +6,11 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 layout(set = 0, binding = 1, rg32ui) uniform readonly uimage2D entries;
-// (tile width, tile height, reverse depth, table capacity).
+// (tile width, tile height, reverse depth, table capacity), then the tile's place in its
+// rectangle and the rectangle's width (x, y, width, unused).
 layout(push_constant) uniform ReducePush {
     uvec4 tile;
+    uvec4 origin;
 } pc;
 
 void main() {
@@ -21,5 +23,6 @@ void main() {
         return;
     }
     uint key = pc.tile.z != 0u ? ~texel.y : texel.y;
-    table_add(texel.x - 1u, pc.tile.w, key, p.y * pc.tile.x + p.x);
+    uvec2 q = p + pc.origin.xy;
+    table_add(texel.x - 1u, pc.tile.w, key, q.y * pc.origin.z + q.x);
 }

@@ -15,13 +15,13 @@ use crate::plan::PlanEntry;
 use crate::plan::{PixelRay, Plan};
 use crate::readback::{stamp_of, RegionBlock, SlotQueries, StagingRing, HEADER_BYTES};
 use crate::record::batch::DrawBatchBuffer;
-use crate::record::rect::{entries_needed, Tile};
+use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
 use crate::record::{prepare_entries, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::{view_pixels, CheckedQuery, PickQuery, PixelRect, QueryTicket, RectMode};
 use crate::request::PickRequest;
 use crate::resolve;
-use crate::resolve::query::{resolve_radius, resolve_rect, FrameResults, QueryResult, TableCopy, TileRecord};
+use crate::resolve::query::{resolve_radius, resolve_rect, FrameResults, QueryResult, TableCopy};
 use crate::resolve::result::{PickResult, PickStats};
 use ash::vk;
 use glam::UVec2;
@@ -93,8 +93,18 @@ struct Pending {
 /// One query as recorded, for resolving.
 #[derive(Clone, Debug)]
 enum QueryRecord {
-    Hit { pixel: UVec2, radius: Option<u32>, region: PixelRect, block: RegionBlock },
-    Rect { rect: PixelRect, mode: RectMode, tiles: Range<usize> },
+    Hit {
+        pixel: UVec2,
+        radius: Option<u32>,
+        region: PixelRect,
+        block: RegionBlock,
+    },
+    /// Its table entries are described by `spans` of the slot's list.
+    Rect {
+        rect: PixelRect,
+        mode: RectMode,
+        spans: Range<usize>,
+    },
 }
 
 /// One slot per frame in flight: what was recorded there and is not yet resolved.
@@ -106,15 +116,28 @@ struct Slot {
     draws: Vec<DrawSnapshot>,
     batch: Option<DrawBatchBuffer>,
     queries: Vec<QueryRecord>,
-    tiles: Vec<TileRecord>,
     spans: Vec<EntrySpan>,
 }
 
 /// Where a planned query (or rectangle tile) lies: its entries in the frame's plan list.
 #[derive(Clone, Debug)]
 enum PlannedPart {
-    Hit { first: UVec2, size: UVec2, at: UVec2, entries: Range<usize> },
-    Tile { mode: RectMode, first: UVec2, size: UVec2, entries: Range<usize> },
+    Hit {
+        first: UVec2,
+        size: UVec2,
+        at: UVec2,
+        entries: Range<usize>,
+    },
+    /// A rectangle's plan over its whole area: its table entries. Its tiles follow it.
+    Rect {
+        entries: Range<usize>,
+    },
+    Tile {
+        mode: RectMode,
+        first: UVec2,
+        size: UVec2,
+        entries: Range<usize>,
+    },
 }
 
 /// The frame's plans, one part per query or tile; reused every frame.
@@ -175,6 +198,8 @@ pub struct Picker {
     select_through: bool,
     frame_plans: FramePlans,
     checked: Vec<CheckedQuery>,
+    /// The rectangle being recorded: its instances' table entries.
+    entry_map: Vec<EntryRange>,
     /// The bytes of the slot being resolved; reused.
     read_buffer: Vec<u8>,
 }
@@ -292,6 +317,7 @@ impl Picker {
             select_through: host.features.contains(PickFeatures::SELECT_THROUGH),
             frame_plans: FramePlans::default(),
             checked: vec![],
+            entry_map: vec![],
             read_buffer: vec![],
         })
     }
@@ -488,6 +514,10 @@ impl Picker {
                             return Err(PickError::InvalidRequest("rectangle queries are off (PickerConfig::rect_entries is 0)".into()));
                         };
                         let tile = UVec2::new(kit.tile.width, kit.tile.height);
+                        let ray = if self.culling { PixelRay::covering(camera, &rect) } else { None };
+                        plan_frame(&mut self.plan, ray.as_ref())?;
+                        let entries = self.frame_plans.take(&self.plan);
+                        self.frame_plans.parts.push(PlannedPart::Rect { entries });
                         for y in (rect.min.y..rect.max.y).step_by(tile.y as usize) {
                             for x in (rect.min.x..rect.max.x).step_by(tile.x as usize) {
                                 let first = UVec2::new(x, y);
@@ -520,6 +550,7 @@ impl Picker {
                     let kit = &mut self.kit;
                     prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, kit.max_stride, &mut rows)?;
                 }
+                PlannedPart::Rect { entries } => table_entries += entries_needed(&fp.entries[entries.clone()], &fp.ranges),
                 PlannedPart::Tile { mode, entries, .. } => {
                     let Some(rect) = self.rect.as_mut() else { continue };
                     let pipelines = match mode {
@@ -527,7 +558,6 @@ impl Picker {
                         RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
                     };
                     prepare_entries(pipelines, draws, &fp.entries[entries.clone()], 0, camera.depth, self.kit.max_stride, &mut 0)?;
-                    table_entries += entries_needed(&fp.entries[entries.clone()], &fp.ranges);
                 }
             }
         }
@@ -576,7 +606,6 @@ impl Picker {
         let s = &mut self.slots[slot];
         s.draws.clear();
         s.queries.clear();
-        s.tiles.clear();
         s.spans.clear();
         let fp = &self.frame_plans;
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
@@ -603,7 +632,7 @@ impl Picker {
             // Copies of each hit region into the slot, in query order.
             let mut offset = HEADER_BYTES;
             let mut hit_parts = hits;
-            let mut tile_parts = fp.parts.iter().filter(|p| matches!(p, PlannedPart::Tile { .. }));
+            let mut rect_parts = fp.parts.iter().filter(|p| !matches!(p, PlannedPart::Hit { .. }));
             let mut next_entry = 0u32;
             let mut table_cleared = false;
             for query in &self.checked {
@@ -622,10 +651,13 @@ impl Picker {
                             table_cleared = true;
                             clear_table(device, cmd, kit, table_needed);
                         }
-                        let first_tile = s.tiles.len();
-                        let tiles_of_rect = rect_tile_count(&rect, kit.tile);
-                        for _ in 0..tiles_of_rect {
-                            let Some(PlannedPart::Tile { mode, first, size, entries }) = tile_parts.next() else { continue };
+                        let Some(PlannedPart::Rect { entries }) = rect_parts.next() else { continue };
+                        let spans_start = s.spans.len();
+                        let map = &mut self.entry_map;
+                        map.clear();
+                        assign_entries(draws, &fp.entries[entries.clone()], &fp.ranges, map, &mut s.draws, &mut s.spans, &mut next_entry);
+                        for _ in 0..rect_tile_count(&rect, kit.tile) {
+                            let Some(PlannedPart::Tile { mode, first, size, entries }) = rect_parts.next() else { continue };
                             let pipelines = match mode {
                                 RectMode::Visible => &kit.visible,
                                 RectMode::All => match kit.all.as_ref() {
@@ -633,12 +665,19 @@ impl Picker {
                                     None => continue,
                                 },
                             };
-                            let tile = Tile { mode: *mode, first: *first, size: *size, entries: &fp.entries[entries.clone()], ranges: &fp.ranges };
-                            let spans_start = s.spans.len();
-                            recorded += recording.record_tile(kit, pipelines, &tile, draws, &mut s.draws, &mut s.spans, &mut next_entry);
-                            s.tiles.push(TileRecord { first: *first, width: size.x, spans: spans_start..s.spans.len() });
+                            let tile = Tile {
+                                mode: *mode,
+                                first: *first,
+                                size: *size,
+                                origin: *first - rect.min,
+                                rect_width: rect.size().x,
+                                entries: &fp.entries[entries.clone()],
+                                ranges: &fp.ranges,
+                                map,
+                            };
+                            recorded += recording.record_tile(kit, pipelines, &tile, draws);
                         }
-                        s.queries.push(QueryRecord::Rect { rect, mode, tiles: first_tile..s.tiles.len() });
+                        s.queries.push(QueryRecord::Rect { rect, mode, spans: spans_start..s.spans.len() });
                     }
                 }
             }
@@ -667,8 +706,8 @@ impl Picker {
         fp.parts
             .iter()
             .map(|p| match p {
-                PlannedPart::Tile { entries, .. } => entries_needed(&fp.entries[entries.clone()], &fp.ranges),
-                PlannedPart::Hit { .. } => 0,
+                PlannedPart::Rect { entries } => entries_needed(&fp.entries[entries.clone()], &fp.ranges),
+                PlannedPart::Hit { .. } | PlannedPart::Tile { .. } => 0,
             })
             .sum()
     }
@@ -728,8 +767,8 @@ impl Picker {
                     result.stats = stats;
                     QueryResult::Radius { result, radius: *radius, hit_pixel }
                 }
-                QueryRecord::Rect { rect, mode, tiles } => {
-                    QueryResult::Rect(resolve_rect(*rect, *mode, &s.tiles[tiles.clone()], &s.spans, pending.table, &bytes, camera.depth, &s.draws))
+                QueryRecord::Rect { rect, mode, spans } => {
+                    QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, &bytes, camera.depth, &s.draws))
                 }
             })
             .collect();

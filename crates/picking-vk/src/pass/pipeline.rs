@@ -36,7 +36,7 @@ pub(crate) enum Flavour {
 
 /// Bytes of the rectangle passes' push constants: `PickPush`, then the tile (see
 /// `shaders/pick_rect_all.frag`).
-pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 16;
+pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 32;
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {

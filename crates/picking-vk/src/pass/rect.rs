@@ -142,7 +142,7 @@ impl RectKit {
         unsafe { device.update_descriptor_sets(&writes, &[]) };
         let visible = Pipelines::new(memory, render_pass.handle, Flavour::RectVisible, Some(set_layout.handle))?;
         let all = if select_through { Some(Pipelines::new(memory, render_pass.handle, Flavour::RectAll, Some(set_layout.handle))?) } else { None };
-        let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(16)];
+        let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
         // SAFETY: as above.
         let reduce_layout = unsafe {
             let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;

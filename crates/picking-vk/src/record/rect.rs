@@ -1,10 +1,13 @@
-//! Recording one rectangle tile: its planned draws into the rectangle pass, each instance
-//! range with its own table entries, then (for `Visible`) the reduce dispatch over the tile.
+//! Recording a rectangle query. Its table entries come from one plan over the whole
+//! rectangle (an entry per drawn instance, [`assign_entries`]); each tile is culled on its own
+//! and draws only the instances the rectangle's plan gave entries to, so every tile adds to
+//! the same entries and an object seen in several tiles has one entry. A `Visible` tile is
+//! then reduced into the table by the compute pass.
 
 use super::{pipeline_key, Bindings, BoundState, PassRecording};
 use crate::draw::{PickDraw, Triangles};
 use crate::handoff::{DrawSnapshot, EntrySpan};
-use crate::pass::pipeline::{PickPush, Pipelines};
+use crate::pass::pipeline::{PickPush, Pipelines, RECT_PUSH_SIZE};
 use crate::pass::rect::RectKit;
 use crate::plan::PlanEntry;
 use crate::request::camera::DepthConvention;
@@ -12,42 +15,74 @@ use crate::request::query::RectMode;
 use ash::vk;
 use glam::UVec2;
 
+/// Instances `start..start + count` of draw `draw` have entries `base..base + count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EntryRange {
+    pub draw: u32,
+    pub start: u32,
+    pub count: u32,
+    pub base: u32,
+}
+
 /// Table entries the planned draws need: one per drawn instance.
 pub(crate) fn entries_needed(entries: &[PlanEntry], ranges: &[(u32, u32)]) -> u64 {
     entries.iter().flat_map(|e| &ranges[e.first_range as usize..(e.first_range + e.range_count) as usize]).map(|&(_, count)| u64::from(count)).sum()
 }
 
-/// What one tile covers and where its entries go.
+/// Gives the rectangle's planned instances consecutive entries from `*next_entry`: appends
+/// the map (sorted by draw, then instance), a snapshot per draw and the spans resolve reads.
+pub(crate) fn assign_entries(
+    draws: &[PickDraw],
+    entries: &[PlanEntry],
+    ranges: &[(u32, u32)],
+    map: &mut Vec<EntryRange>,
+    snapshots: &mut Vec<DrawSnapshot>,
+    spans: &mut Vec<EntrySpan>,
+    next_entry: &mut u32,
+) {
+    for entry in entries {
+        let Some(draw) = draws.get(entry.draw as usize) else { continue };
+        let snapshot = snapshots.len() as u32;
+        snapshots.push(DrawSnapshot::of(draw, entry.draw));
+        for &(start, count) in &ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
+            map.push(EntryRange { draw: entry.draw, start, count, base: *next_entry });
+            spans.push(EntrySpan { first_entry: *next_entry, count, snapshot, first_instance: start });
+            *next_entry += count;
+        }
+    }
+}
+
+/// What one tile covers.
 pub(crate) struct Tile<'p> {
     pub mode: RectMode,
     /// The tile's first framebuffer pixel and its size.
     pub first: UVec2,
     pub size: UVec2,
+    /// The tile's place in its rectangle, and the rectangle's width (for pixel keys).
+    pub origin: UVec2,
+    pub rect_width: u32,
+    /// The tile's own plan.
     pub entries: &'p [PlanEntry],
     pub ranges: &'p [(u32, u32)],
+    /// Its rectangle's entries.
+    pub map: &'p [EntryRange],
+}
+
+fn words_to_bytes<const N: usize>(words: [u32; N], out: &mut [u8]) {
+    for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
 }
 
 impl PassRecording<'_> {
-    /// Records `tile` into the rectangle pass of `kit` and, for `Visible`, its reduction.
-    /// Returns the draws recorded; appends their snapshots and entry spans, and advances
-    /// `next_entry` past the entries used. `pipelines` is the mode's set, with every key of
-    /// the tile's draws built.
+    /// Records `tile` into the rectangle pass of `kit` and, for `Visible`, its reduction;
+    /// returns the draws recorded. `pipelines` is the mode's set, with every key built.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass; the draws' buffers are live; the table's
-    /// entries up to `next_entry` plus [`entries_needed`] lie within its capacity and were
-    /// cleared by transfers recorded earlier.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn record_tile(
-        &self,
-        kit: &RectKit,
-        pipelines: &Pipelines,
-        tile: &Tile<'_>,
-        draws: &[PickDraw],
-        snapshots: &mut Vec<DrawSnapshot>,
-        spans: &mut Vec<EntrySpan>,
-        next_entry: &mut u32,
-    ) -> u32 {
+    /// `cmd` is recording outside a render pass; the draws' buffers are live; the entries of
+    /// `tile.map` lie within the table's capacity and were cleared by transfers recorded
+    /// earlier.
+    pub unsafe fn record_tile(&self, kit: &RectKit, pipelines: &Pipelines, tile: &Tile<'_>, draws: &[PickDraw]) -> u32 {
         let (d, cmd) = (self.device, self.cmd);
         let reverse = u32::from(self.camera.depth == DepthConvention::Reverse);
         let clear = [
@@ -60,7 +95,8 @@ impl PassRecording<'_> {
             .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: kit.tile })
             .clear_values(&clear);
         let view = self.region_view(tile.first, tile.size, UVec2::ZERO, self.camera.viewport);
-        let tile_push = [tile.size.x, reverse, kit.capacity, 0];
+        let mut push = [0u8; RECT_PUSH_SIZE as usize];
+        words_to_bytes([tile.rect_width, reverse, kit.capacity, 0, tile.origin.x, tile.origin.y, 0, 0], &mut push[PickPush::SIZE as usize..]);
         let mut recorded = 0;
         // SAFETY: (whole block) the caller's contract; the rectangle pass, framebuffer,
         // descriptor set and pipelines belong to this device and outlive the command buffer.
@@ -71,46 +107,49 @@ impl PassRecording<'_> {
             let mut bound = BoundState::default();
             for entry in tile.entries {
                 let Some(draw) = draws.get(entry.draw as usize) else { continue };
+                // The rectangle's entries for this draw: a tile draws nothing else (what the
+                // rectangle's plan culled covers none of its pixels).
+                let first = tile.map.partition_point(|r| r.draw < entry.draw);
+                let owned = &tile.map[first..first + tile.map[first..].partition_point(|r| r.draw == entry.draw)];
+                if owned.is_empty() {
+                    continue;
+                }
                 let key = pipeline_key(draw, 0, 0, self.camera.depth);
                 let Some(pipeline) = pipelines.cached(key) else {
                     log::error!("picking-vk: rectangle pipeline missing for {key:?}");
                     continue;
                 };
-                let snapshot = snapshots.len() as u32;
-                snapshots.push(DrawSnapshot::of(draw, entry.draw));
                 recorded += 1;
                 self.bind(&Bindings::of(draw, pipeline), draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
                 let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
                 let base = draw.instances.map_or(0, |i| i.first);
                 for &(start, count) in &tile.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
-                    // The shaders add the instance to `draw_index`: entry = first + (instance - start).
-                    let push =
-                        PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index: next_entry.wrapping_sub(start), first_instance: base };
-                    let mut bytes = [0u8; crate::pass::pipeline::RECT_PUSH_SIZE as usize];
-                    bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
-                    for (chunk, word) in bytes[PickPush::SIZE as usize..].chunks_exact_mut(4).zip(tile_push) {
-                        chunk.copy_from_slice(&word.to_ne_bytes());
-                    }
-                    d.cmd_push_constants(cmd, pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &bytes);
-                    match draw.triangles {
-                        Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
-                        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                            d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
+                    for r in owned {
+                        let (lo, hi) = (start.max(r.start), (start + count).min(r.start + r.count));
+                        if lo >= hi {
+                            continue;
+                        }
+                        // The shaders add the instance to `draw_index`: entry = base + (instance - start).
+                        let p =
+                            PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index: r.base.wrapping_sub(r.start), first_instance: base };
+                        push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
+                        d.cmd_push_constants(cmd, pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push);
+                        match draw.triangles {
+                            Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, hi - lo, first_vertex, base + lo),
+                            Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+                                d.cmd_draw_indexed(cmd, index_count, hi - lo, first_index, vertex_offset, base + lo)
+                            }
                         }
                     }
-                    spans.push(EntrySpan { first_entry: *next_entry, count, snapshot, first_instance: start });
-                    *next_entry += count;
                 }
             }
             d.cmd_end_render_pass(cmd);
             if tile.mode == RectMode::Visible {
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce.handle);
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce_layout.handle, 0, &[kit.set], &[]);
-                let mut push = [0u8; 16];
-                for (chunk, word) in push.chunks_exact_mut(4).zip([tile.size.x, tile.size.y, reverse, kit.capacity]) {
-                    chunk.copy_from_slice(&word.to_ne_bytes());
-                }
-                d.cmd_push_constants(cmd, kit.reduce_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                let mut reduce = [0u8; 32];
+                words_to_bytes([tile.size.x, tile.size.y, reverse, kit.capacity, tile.origin.x, tile.origin.y, tile.rect_width, 0], &mut reduce);
+                d.cmd_push_constants(cmd, kit.reduce_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &reduce);
                 d.cmd_dispatch(cmd, tile.size.x.div_ceil(8), tile.size.y.div_ceil(8), 1);
             }
         }

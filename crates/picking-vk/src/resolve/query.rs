@@ -138,22 +138,11 @@ pub(crate) struct TableCopy {
     pub used: u64,
 }
 
-/// One tile of a rectangle query, as recorded.
-#[derive(Clone, Debug)]
-pub(crate) struct TileRecord {
-    pub first: UVec2,
-    pub width: u32,
-    /// Its spans in the slot's list.
-    pub spans: std::ops::Range<usize>,
-}
-
 /// Reads a rectangle's objects from the table: per entry with a count, the object, its
-/// count, nearest depth and first pixel; entries of one object (tiles, several draws) merged.
-#[allow(clippy::too_many_arguments)]
+/// count, nearest depth and first pixel; the entries of one object's draws merged.
 pub(crate) fn resolve_rect(
     rect: PixelRect,
     mode: RectMode,
-    tiles: &[TileRecord],
     spans: &[EntrySpan],
     table: TableCopy,
     bytes: &[u8],
@@ -162,29 +151,27 @@ pub(crate) fn resolve_rect(
 ) -> RectResult {
     let word = |array: u64, entry: u32| word_at(bytes, (table.offset + 4 * (array * table.used + u64::from(entry))) as usize);
     let mut objects: Vec<RectObject> = vec![];
-    for tile in tiles {
-        for span in &spans[tile.spans.clone()] {
-            let Some(draw) = draws.get(span.snapshot as usize) else { continue };
-            for k in 0..span.count {
-                let entry = span.first_entry + k;
-                let count = word(0, entry);
-                if count == 0 {
-                    continue;
-                }
-                let key = word(1, entry);
-                let bits = if depth == DepthConvention::Reverse { !key } else { key };
-                let code = word(2, entry);
-                let pixel = tile.first + UVec2::new(code % tile.width.max(1), code / tile.width.max(1));
-                objects.push(RectObject {
-                    id: draw.id,
-                    instance: draw.instanced.then_some(span.first_instance + k),
-                    draw_index: draw.draw_index,
-                    tag: draw.tag,
-                    pixels: u64::from(count),
-                    depth: f32::from_bits(bits),
-                    pixel,
-                });
+    let width = rect.size().x.max(1);
+    for span in spans {
+        let Some(draw) = draws.get(span.snapshot as usize) else { continue };
+        for k in 0..span.count {
+            let entry = span.first_entry + k;
+            let count = word(0, entry);
+            if count == 0 {
+                continue;
             }
+            let key = word(1, entry);
+            let bits = if depth == DepthConvention::Reverse { !key } else { key };
+            let code = word(2, entry);
+            objects.push(RectObject {
+                id: draw.id,
+                instance: draw.instanced.then_some(span.first_instance + k),
+                draw_index: draw.draw_index,
+                tag: draw.tag,
+                pixels: u64::from(count),
+                depth: f32::from_bits(bits),
+                pixel: rect.min + UVec2::new(code % width, code / width),
+            });
         }
     }
     objects.sort_by_key(|o| (o.id.get(), o.instance, o.draw_index));
