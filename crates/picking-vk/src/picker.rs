@@ -93,18 +93,10 @@ struct Pending {
 /// One query as recorded, for resolving.
 #[derive(Clone, Debug)]
 enum QueryRecord {
-    Hit {
-        pixel: UVec2,
-        radius: Option<u32>,
-        region: PixelRect,
-        block: RegionBlock,
-    },
+    /// A point's texels are `texel` of `block`; a radius query's are all of its own block.
+    Hit { pixel: UVec2, radius: Option<u32>, region: PixelRect, block: RegionBlock, texel: u64 },
     /// Its table entries are described by `spans` of the slot's list.
-    Rect {
-        rect: PixelRect,
-        mode: RectMode,
-        spans: Range<usize>,
-    },
+    Rect { rect: PixelRect, mode: RectMode, spans: Range<usize> },
 }
 
 /// One slot per frame in flight: what was recorded there and is not yet resolved.
@@ -252,7 +244,7 @@ impl Picker {
             .max_radius
             .checked_mul(2)
             .and_then(|c| c.checked_add(1))
-            .filter(|&c| u64::from(c) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
+            .filter(|&c| u64::from(c + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
         let Some(cell) = cell else {
             return Err(PickError::InvalidRequest(format!(
                 "{} query cells of {}x{} pixels exceed the device's framebuffer limits",
@@ -261,7 +253,8 @@ impl Picker {
                 u64::from(config.max_radius) * 2 + 1
             )));
         };
-        let atlas = vk::Extent2D { width: cell * max_queries, height: cell };
+        // Points side by side in row 0 (one copy takes them all), then a cell per radius query.
+        let atlas = vk::Extent2D { width: (cell + 1) * max_queries, height: cell };
         let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, atlas)?;
         let [tile_w, tile_h] = config.rect_tile;
         let rect = if config.rect_entries > 0 && tile_w > 0 && tile_h > 0 {
@@ -495,14 +488,19 @@ impl Picker {
             self.checked.push(query.check(&view, self.max_radius, self.select_through)?);
         }
         self.frame_plans.clear();
-        let mut cells = 0u32;
+        let (mut points, mut cells) = (0u32, 0u32);
         let checked = std::mem::take(&mut self.checked);
         let planned = (|| {
             for query in &checked {
                 match *query {
                     CheckedQuery::Hit { region, .. } => {
-                        let at = UVec2::new(cells * self.cell, 0);
-                        cells += 1;
+                        let at = if region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. }) {
+                            points += 1;
+                            UVec2::new(points - 1, 0)
+                        } else {
+                            cells += 1;
+                            UVec2::new(self.max_queries + (cells - 1) * self.cell, 0)
+                        };
                         self.check_shift(request, region.min, at)?;
                         let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
                         plan_frame(&mut self.plan, ray.as_ref())?;
@@ -629,21 +627,36 @@ impl Picker {
                 }
                 recording.end();
             }
-            // Copies of each hit region into the slot, in query order.
+            // The points' texels in one copy per attachment, then each radius query's region.
             let mut offset = HEADER_BYTES;
+            let point_count = self.checked.iter().filter(|q| matches!(q, CheckedQuery::Hit { radius: None, .. })).count() as u32;
+            let points_block = RegionBlock { offset, pixels: u64::from(point_count), detail };
+            if point_count > 0 {
+                let extent = vk::Extent2D { width: point_count, height: 1 };
+                self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D::default(), extent, &points_block);
+                offset += RegionBlock::bytes(points_block.pixels, detail);
+            }
+            let mut point_index = 0;
             let mut hit_parts = hits;
             let mut rect_parts = fp.parts.iter().filter(|p| !matches!(p, PlannedPart::Hit { .. }));
             let mut next_entry = 0u32;
             let mut table_cleared = false;
             for query in &self.checked {
                 match *query {
-                    CheckedQuery::Hit { pixel, radius, region } => {
-                        let Some(PlannedPart::Hit { at, size, .. }) = hit_parts.next() else { continue };
+                    CheckedQuery::Hit { pixel, radius: None, region } => {
+                        s.queries.push(QueryRecord::Hit { pixel, radius: None, region, block: points_block, texel: point_index });
+                        point_index += 1;
+                    }
+                    CheckedQuery::Hit { pixel, radius: Some(radius), region } => {
+                        let Some(PlannedPart::Hit { at, size, .. }) = hit_parts.find(|p| matches!(p, PlannedPart::Hit { at, .. } if at.x >= self.max_queries))
+                        else {
+                            continue;
+                        };
                         let block = RegionBlock { offset, pixels: u64::from(size.x) * u64::from(size.y), detail };
                         let extent = vk::Extent2D { width: size.x, height: size.y };
                         self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D { x: at.x as i32, y: at.y as i32 }, extent, &block);
                         offset += RegionBlock::bytes(block.pixels, detail);
-                        s.queries.push(QueryRecord::Hit { pixel, radius, region, block });
+                        s.queries.push(QueryRecord::Hit { pixel, radius: Some(radius), region, block, texel: 0 });
                     }
                     CheckedQuery::Rect { rect, mode } => {
                         let Some(kit) = self.rect.as_ref() else { continue };
@@ -757,12 +770,12 @@ impl Picker {
             .queries
             .iter()
             .map(|q| match q {
-                QueryRecord::Hit { pixel, radius: None, block, .. } => {
-                    let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(&bytes, 0));
+                QueryRecord::Hit { pixel, radius: None, block, texel, .. } => {
+                    let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(&bytes, *texel));
                     result.stats = stats;
                     QueryResult::Point(result)
                 }
-                QueryRecord::Hit { pixel, radius: Some(radius), region, block } => {
+                QueryRecord::Hit { pixel, radius: Some(radius), region, block, .. } => {
                     let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, &bytes, camera, &s.draws);
                     result.stats = stats;
                     QueryResult::Radius { result, radius: *radius, hit_pixel }
