@@ -250,6 +250,11 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let sets = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(2).with_max_queries(17)) }.map_err(|e| e.to_string())?;
     let set_memory = sets.memory();
     drop(sets);
+    let hover_only = PickerConfig::default().with_frames_in_flight(2).with_max_queries(1).with_max_radius(0).with_rect_entries(0).with_batch_rows(32);
+    // SAFETY: as above.
+    let hover = unsafe { Picker::new(ctx.host_device(), hover_only) }.map_err(|e| e.to_string())?;
+    let hover_memory = hover.memory();
+    drop(hover);
     println!();
     println!("| approach (2 frames in flight) | 1x1 | 1920x1080 | 3840x2160 |");
     println!("|---|---|---|---|");
@@ -261,7 +266,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         let att = unsafe { IdImage::attachment_bytes_for(&ctx.device, sw, sh) }.map_err(|e| e.to_string())?;
         full_size.push(att);
     }
-    let rows: [(&str, Vec<u64>); 4] = [
+    let rows: [(&str, Vec<u64>); 5] = [
+        ("picker, hover only (max_queries 1, max_radius 0, rect_entries 0, 32 batch rows)", vec![hover_memory.total(); 3]),
         ("picker, default config (16 query cells, 256x256 rectangle tile and table, staging ring, batch rows)", vec![pm; 3]),
         ("picker for 16 points + one 256x256 rectangle a frame (max_queries 17)", vec![set_memory.total(); 3]),
         ("full-size target, scissored (+ 1 texel staging)", full_size.iter().map(|a| a + 20).collect()),
