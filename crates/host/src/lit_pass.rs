@@ -72,17 +72,27 @@ impl FrameStyle {
         Ok(FrameStyle { flags, markers, slots })
     }
 
-    /// Writes this frame's highlights and markers.
+    /// Writes this frame's highlights and markers: one hovered and at most one selected slot.
+    ///
+    /// # Safety
+    /// As [`FrameStyle::update_selection`].
+    pub unsafe fn update(&mut self, hovered_slot: Option<u32>, selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<(), ContextError> {
+        // SAFETY: the caller's contract is `update_selection`'s.
+        unsafe { self.update_selection(hovered_slot, selected_slot.as_slice(), markers) }
+    }
+
+    /// Writes this frame's highlights and markers: one hovered slot and any number of
+    /// selected ones (slots out of range are ignored).
     ///
     /// # Safety
     /// No submitted work that reads this style is still running: the frame that last drew
     /// with it has completed (its fence signalled), or it was never drawn with.
-    pub unsafe fn update(&mut self, hovered_slot: Option<u32>, selected_slot: Option<u32>, markers: Option<&Markers>) -> Result<(), ContextError> {
+    pub unsafe fn update_selection(&mut self, hovered_slot: Option<u32>, selected_slots: &[u32], markers: Option<&Markers>) -> Result<(), ContextError> {
         let mut words = vec![[0u32; 4]; self.slots as usize + 2];
         if let Some(s) = hovered_slot.filter(|&s| s < self.slots) {
             words[s as usize][0] |= flags::HOVERED;
         }
-        if let Some(s) = selected_slot.filter(|&s| s < self.slots) {
+        for &s in selected_slots.iter().filter(|&&s| s < self.slots) {
             words[s as usize][0] |= flags::SELECTED;
         }
         words[self.slots as usize][0] = flags::UNLIT;

@@ -65,6 +65,11 @@ impl UploadedScene {
 
     /// The world-matrix slot of a reported hit's node (what the lit pass highlights).
     pub fn slot_of(&self, report: Option<&PickReport>) -> Option<u32> {
-        report.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node).and_then(|n| self.node_slot[n])
+        self.slot_of_node(report.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node))
+    }
+
+    /// The world-matrix slot of a scene node (an index into `Scene::nodes`), if it draws.
+    pub fn slot_of_node(&self, scene_node: Option<usize>) -> Option<u32> {
+        scene_node.and_then(|n| self.node_slot.get(n).copied().flatten())
     }
 }

@@ -1,14 +1,14 @@
 //! The frame loop: wait for the slot's previous frame and take what it produced, acquire a
-//! swapchain image, run the panel, record (pick, ID view, lit pass, panel), submit, present.
+//! swapchain image, run the panel, record (picks, ID view, lit pass, panel), submit, present.
 //! The swapchain is rebuilt when the window changes.
 
-use super::input::ViewRect;
 use super::panel::{PanelData, PanelFrame};
+use super::picking::FrameQueries;
+use super::view_rect::ViewRect;
 use super::{recovery, Gfx, Gpu, Running, SceneView, FRAMES_IN_FLIGHT};
 use crate::swapchain::Swapchain;
 use crate::ViewerError;
 use ash::vk;
-use glam::UVec2;
 use picking_vk::PickRequest;
 use picking_vk_context::{CommandBuffers, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene};
@@ -38,6 +38,8 @@ impl Drop for Frame {
 pub(super) struct Frames {
     frames: Vec<Frame>,
     commands: CommandBuffers,
+    /// The selection's lit-pass slots, gathered each frame (kept to reuse its memory).
+    selected_slots: Vec<u32>,
 }
 
 impl Frames {
@@ -54,7 +56,7 @@ impl Frames {
                 egui_free: vec![],
             });
         }
-        Ok(Frames { frames, commands })
+        Ok(Frames { frames, commands, selected_slots: vec![] })
     }
 }
 
@@ -77,7 +79,11 @@ impl Running {
         }
         let slot = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         let view = self.view_rect();
-        let pixel = self.input.pixel(view, self.window.scale_factor());
+        let scale = self.window.scale_factor();
+        let pixel = self.input.pixel(view, scale);
+        // The band being dragged (drawn) and the one released (selects), in the view's pixels.
+        let dragged_band = view.zip(self.input.band()).and_then(|(v, b)| b.query(v, scale));
+        let released_band = self.input.take_band().zip(view).and_then(|(b, v)| b.query(v, scale));
         let inject_loss = self.recovery.inject_now(self.frame_index);
         let Running { gpu, panel, input, view: scene_view, frame_index, window, .. } = self;
         let Some(Gpu { gfx: Some(gfx), needs_rebuild, ctx, .. }) = gpu.as_mut() else { return Ok(()) };
@@ -88,7 +94,8 @@ impl Running {
         gfx.finish_slot(ctx, slot, *frame_index, scene_view, pixel.is_some())?;
         let Some((image, extent)) = gfx.acquire(slot, needs_rebuild)? else { return Ok(()) };
         // The panel first: it decides what is shown this frame.
-        let mut ui = panel.run(window, &PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer), &mut input.show_ids);
+        let data = PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer, dragged_band);
+        let mut ui = panel.run(window, &data, &mut input.settings);
         gfx.upload_ui_textures(ctx, slot, &mut ui)?;
         let plan = FramePlan {
             slot,
@@ -97,9 +104,8 @@ impl Running {
             extent,
             view,
             camera: view.map(|v| scene_view.camera.matrices(v.aspect())),
-            pixel,
-            click: input.take_click(),
-            show_ids: input.show_ids,
+            queries: FrameQueries { hover: pixel, hover_radius: input.settings.hover_radius, click: input.take_click(), band: released_band },
+            show_ids: input.settings.show_ids,
             origin: scene_view.scene.origin,
         };
         gfx.record(ctx, &plan, &ui)?;
@@ -140,10 +146,8 @@ struct FramePlan {
     /// The 3D view and its camera (absent while the panel fills the window).
     view: Option<ViewRect>,
     camera: Option<CameraMatrices>,
-    /// The framebuffer pixel under the cursor, when it is over the view.
-    pixel: Option<UVec2>,
-    /// A click came in since the last pick: this pick's result selects.
-    click: bool,
+    /// The hover query at the cursor, and a click or a released rubber band to select with.
+    queries: FrameQueries,
     show_ids: bool,
     /// The scene's origin in the file's world (hits are reported there; markers drawn here).
     origin: glam::DVec3,
@@ -167,16 +171,18 @@ impl Gfx {
         Ok(())
     }
 
-    /// Records the frame into the slot's command buffer: the pick at the cursor, the ID view
-    /// when shown, then the lit pass with the highlights and markers, and the panel on top.
+    /// Records the frame into the slot's command buffer: the query set (hover, band), the ID
+    /// view when shown, then the lit pass with the highlights and markers, and the panel on top.
     fn record(&mut self, ctx: &VulkanContext, plan: &FramePlan, ui: &PanelFrame) -> Result<(), ViewerError> {
         let slot = plan.slot;
         let markers = self.picking.shown_hit().map(|h| h.markers(0.008, plan.origin));
         let hovered = self.scene.slot_of(self.picking.hovered.as_ref());
-        let selected = self.scene.slot_of(self.picking.selected.as_ref());
+        let selected = &mut self.frames.selected_slots;
+        selected.clear();
+        selected.extend(self.picking.selection.entries().iter().filter_map(|s| self.scene.slot_of_node(s.scene_node)));
         // SAFETY: `finish_slot` waited on the slot's fence: the frame that last drew with this
         // style has completed.
-        unsafe { self.frames.frames[slot].style.update(hovered, selected, markers.as_ref()) }?;
+        unsafe { self.frames.frames[slot].style.update_selection(hovered, selected, markers.as_ref()) }?;
         let cmd = self.frames.commands[slot];
         // SAFETY: `finish_slot` waited on the slot's fence, so its command buffer is idle.
         unsafe {
@@ -184,11 +190,14 @@ impl Gfx {
             ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))?;
         }
         let draws = &self.scene.gpu.pick_draws;
-        if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), plan.pixel) {
+        let q = &plan.queries;
+        // The request's pixel is not used by a query set (each query names its own pixels).
+        let pixel = q.hover.or(q.band.map(|b| b.rect.min));
+        if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), pixel) {
             let request = PickRequest::new(pixel, view.pick_viewport(), camera.view, camera.projection);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
             // as `self`, which outlives every frame's work (the device idles before it drops).
-            unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, plan.click) }?;
+            unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, q) }?;
         }
         self.id_buffer.note_frame(plan.frame, plan.show_ids);
         if plan.show_ids {

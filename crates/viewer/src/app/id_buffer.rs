@@ -4,7 +4,7 @@
 //! flight at a time; nothing is allocated per frame.
 
 use super::id_texture::IdTexture;
-use super::input::ViewRect;
+use super::view_rect::ViewRect;
 use super::FRAMES_IN_FLIGHT;
 use crate::id_view;
 use crate::ViewerError;

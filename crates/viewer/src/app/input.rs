@@ -1,7 +1,8 @@
 //! Mouse and keyboard: drag to orbit, right- or middle-drag to pan, wheel to zoom, a click
-//! (press and release without a drag) over the 3D view asks for a selection, `D` toggles the
-//! ID buffer view, `R` or `Home` resets the view, `Esc` quits. Also where the 3D view sits in
-//! the window.
+//! (press and release without a drag) over the 3D view asks for a selection (Ctrl: toggles
+//! the clicked object in it), Shift + drag draws a rubber band that selects what it covers
+//! (Alt: through, hidden objects too; Ctrl: added to the selection), `D` toggles the ID
+//! buffer view, `R` or `Home` resets the view, `Esc` quits.
 //!
 //! Drags follow the pointer's absolute position, inside the window or out of it, so a drag
 //! that leaves the window and comes back along the same path brings the camera back. A drag
@@ -9,64 +10,17 @@
 //! when the release happened where the window did not see it (X11's raw button events tell):
 //! a drag never outlives its button.
 
+use super::band::Band;
+use super::selection::ClickMode;
 use super::trace;
+use super::view_rect::ViewRect;
 use crate::camera::OrbitCamera;
-use ash::vk;
 use glam::{DVec2, UVec2};
-use picking_vk::{cursor_to_pixel, ViewPlacement, Viewport};
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
-use winit::keyboard::{Key, NamedKey};
-
-/// Width of the side panel, logical pixels. The panel is on the left, so the 3D view starts
-/// at an offset: cursor mapping must account for it.
-pub(super) const PANEL_WIDTH: f64 = 330.0;
+use winit::keyboard::{Key, ModifiersState, NamedKey};
 
 /// Wheel steps per pixel of a pixel-precise (touchpad) scroll.
 const STEPS_PER_PIXEL: f32 = 1.0 / 50.0;
-
-/// The 3D view in the framebuffer, physical pixels.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ViewRect {
-    pub x: u32,
-    pub y: u32,
-    pub width: u32,
-    pub height: u32,
-}
-
-impl ViewRect {
-    /// The 3D view in a framebuffer of `extent`: all but the panel on the left.
-    pub fn in_framebuffer(extent: vk::Extent2D, scale_factor: f64) -> Option<Self> {
-        let panel = ((PANEL_WIDTH * scale_factor).round() as u32).min(extent.width);
-        let width = extent.width - panel;
-        (width > 0 && extent.height > 0).then_some(ViewRect { x: panel, y: 0, width, height: extent.height })
-    }
-
-    pub fn aspect(&self) -> f32 {
-        self.width as f32 / self.height as f32
-    }
-
-    /// The view's viewport, for the lit pass and the pick request alike.
-    pub fn viewport(&self) -> vk::Viewport {
-        picking_vk_host::vk_util::viewport(self.x, self.y, self.width, self.height)
-    }
-
-    /// The same viewport as the picker takes it.
-    pub fn pick_viewport(&self) -> Viewport {
-        let v = self.viewport();
-        Viewport { x: v.x, y: v.y, width: v.width, height: v.height, min_depth: v.min_depth, max_depth: v.max_depth }
-    }
-
-    /// The framebuffer pixel under `cursor` (physical pixels), when it is over the view.
-    pub fn pixel_under(&self, cursor: DVec2, scale_factor: f64) -> Option<UVec2> {
-        let placement = ViewPlacement {
-            origin: DVec2::new(f64::from(self.x), f64::from(self.y)),
-            size: DVec2::new(f64::from(self.width), f64::from(self.height)),
-            render_extent: UVec2::new(self.width, self.height),
-        };
-        let in_view = cursor_to_pixel(cursor / scale_factor, scale_factor, placement).ok()?.inside()?;
-        Some(in_view + UVec2::new(self.x, self.y))
-    }
-}
 
 /// What the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +31,25 @@ pub(super) enum Handled {
     ResetView,
 }
 
+/// The hover radius the window opens with, pixels: thin objects are easy to point at.
+pub(super) const DEFAULT_HOVER_RADIUS: u32 = 4;
+
+/// What the panel's controls set. Kept here, with the input, rather than in the panel: a
+/// device loss makes the panel again, and the settings stay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Settings {
+    /// Show the ID buffer view in the panel.
+    pub show_ids: bool,
+    /// The hover query's pick radius, pixels (0: a plain point query).
+    pub hover_radius: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { show_ids: false, hover_radius: DEFAULT_HOVER_RADIUS }
+    }
+}
+
 /// One held button's drag.
 #[derive(Clone, Copy, Debug, Default)]
 struct Drag {
@@ -84,6 +57,8 @@ struct Drag {
     start: Option<DVec2>,
     /// The left button has moved far enough to be a drag, not a click.
     dragging: bool,
+    /// Left button pressed with Shift: the drag draws a rubber band instead of orbiting.
+    band: bool,
     /// X11 saw the button released (a raw event) and the window's own release has not come:
     /// it happened out of the window's sight, and the drag ends at the next move.
     released_unseen: bool,
@@ -100,9 +75,12 @@ pub(super) struct Input {
     /// Right or middle button held: pan.
     pan: Drag,
     /// A click to resolve with the next pick.
-    click_requested: bool,
-    /// Show the ID buffer view in the panel.
-    pub show_ids: bool,
+    click_requested: Option<ClickMode>,
+    /// A rubber band released since the last frame: the next frame selects with it.
+    band_released: Option<Band>,
+    /// Shift, Ctrl and Alt as they are now (`WindowEvent::ModifiersChanged`).
+    modifiers: ModifiersState,
+    pub settings: Settings,
     /// winit 0.30 on X11 reports a wheel button (4 to 7) as a wheel step on its press and
     /// again on its release (fixed in later winit). X11's raw events come just before each;
     /// a raw release marks the next wheel event as that echo, to be dropped.
@@ -115,9 +93,21 @@ impl Input {
         view?.pixel_under(self.hover?, scale_factor)
     }
 
-    /// Whether a click is waiting; it is cleared, so one click selects once.
-    pub fn take_click(&mut self) -> bool {
-        std::mem::take(&mut self.click_requested)
+    /// The click waiting, if any; it is cleared, so one click selects once.
+    pub fn take_click(&mut self) -> Option<ClickMode> {
+        self.click_requested.take()
+    }
+
+    /// The rubber band released since the last call, if any; it selects once.
+    pub fn take_band(&mut self) -> Option<Band> {
+        self.band_released.take()
+    }
+
+    /// The rubber band being dragged, to draw: with the modifiers held now, which are the
+    /// ones its release will use.
+    pub fn band(&self) -> Option<Band> {
+        let (Some(from), Some(to), true) = (self.left.start, self.last, self.left.band && self.left.dragging) else { return None };
+        Some(Band { from, to, through: self.modifiers.alt_key(), add: self.modifiers.control_key() })
     }
 
     /// Whether a drag is under way.
@@ -130,6 +120,7 @@ impl Input {
     /// never reach it.
     pub fn release_drags(&mut self, camera: &OrbitCamera) {
         if self.left.start.is_some() || self.pan.start.is_some() {
+            // A rubber band cut this way selects nothing.
             trace!("drag: released without its button; {}", describe(camera));
         }
         self.left = Drag::default();
@@ -162,8 +153,8 @@ impl Input {
                     Key::Named(NamedKey::Home) => return Handled::ResetView,
                     Key::Character(c) if c.eq_ignore_ascii_case("r") => return Handled::ResetView,
                     Key::Character(c) if c.eq_ignore_ascii_case("d") => {
-                        self.show_ids = !self.show_ids;
-                        trace!("id view: {}", if self.show_ids { "on" } else { "off" });
+                        self.settings.show_ids = !self.settings.show_ids;
+                        trace!("id view: {}", if self.settings.show_ids { "on" } else { "off" });
                     }
                     _ => {}
                 }
@@ -180,8 +171,11 @@ impl Input {
                 trace!("drag: entered the window; {}", describe(camera));
             }
             WindowEvent::Focused(false) => self.release_drags(camera),
+            // Whatever has focus: the modifiers decide what the next press and release do.
+            WindowEvent::ModifiersChanged(m) => self.modifiers = m.state(),
             WindowEvent::MouseInput { state, button, .. } => {
-                let dragged = self.left.dragging || self.pan.start.is_some();
+                // A rubber band leaves the camera as it was: no camera line for it.
+                let dragged = (self.left.dragging && !self.left.band) || self.pan.start.is_some();
                 self.mouse_button(*state, *button, over_view && !consumed_by_ui);
                 if dragged && *state == ElementState::Released {
                     trace!("{}", describe(camera));
@@ -218,7 +212,10 @@ impl Input {
             if let Some(start) = self.left.start {
                 if self.left.dragging || (p - start).length() > 4.0 {
                     self.left.dragging = true;
-                    camera.rotate(d.x as f32, d.y as f32);
+                    // A rubber band follows the pointer (see `band`); only a plain drag orbits.
+                    if !self.left.band {
+                        camera.rotate(d.x as f32, d.y as f32);
+                    }
                 }
             }
             // No view (the panel fills the window): nothing to pan against.
@@ -236,11 +233,19 @@ impl Input {
                 self.left = Drag::default();
                 if over_view {
                     self.left.start = self.hover;
+                    self.left.band = self.modifiers.shift_key();
                 }
             }
             (MouseButton::Left, ElementState::Released) => {
+                // A band selects wherever it is released (off the view it stops at the edge);
+                // a click only over the view. Shift + click without a drag is a click.
+                let band = self.band();
                 let drag = std::mem::take(&mut self.left);
-                self.click_requested |= drag.start.is_some() && !drag.dragging && over_view;
+                if band.is_some() {
+                    self.band_released = band;
+                } else if drag.start.is_some() && !drag.dragging && over_view {
+                    self.click_requested = Some(if self.modifiers.control_key() { ClickMode::Toggle } else { ClickMode::Replace });
+                }
             }
             (MouseButton::Right | MouseButton::Middle, ElementState::Pressed) => {
                 self.pan = Drag::default();
@@ -262,6 +267,7 @@ pub(super) fn describe(c: &OrbitCamera) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ash::vk;
     use winit::dpi::PhysicalPosition;
     use winit::event::DeviceId;
 
@@ -350,7 +356,7 @@ mod tests {
         send(&mut input, &mut cam, moved(810.0, 400.0));
         assert!(cam.matrices(1.0).view.abs_diff_eq(start.matrices(1.0).view, 1e-4), "back where it started");
         send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
-        assert!(!input.take_click(), "a drag is not a click");
+        assert!(input.take_click().is_none(), "a drag is not a click");
     }
 
     #[test]
@@ -359,7 +365,59 @@ mod tests {
         send(&mut input, &mut cam, moved(800.0, 400.0));
         send(&mut input, &mut cam, button(ElementState::Pressed, MouseButton::Left));
         send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
-        assert!(input.take_click());
-        assert!(!input.take_click());
+        assert_eq!(input.take_click(), Some(ClickMode::Replace));
+        assert_eq!(input.take_click(), None);
+        // With Ctrl held at the release: a toggle.
+        send(&mut input, &mut cam, modifiers(ModifiersState::CONTROL));
+        send(&mut input, &mut cam, button(ElementState::Pressed, MouseButton::Left));
+        send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
+        assert_eq!(input.take_click(), Some(ClickMode::Toggle));
+    }
+
+    fn modifiers(m: ModifiersState) -> WindowEvent {
+        WindowEvent::ModifiersChanged(m.into())
+    }
+
+    #[test]
+    fn shift_drag_draws_a_band_and_leaves_the_camera() {
+        let (mut input, mut cam) = (Input::default(), camera());
+        let start = cam;
+        send(&mut input, &mut cam, modifiers(ModifiersState::SHIFT));
+        send(&mut input, &mut cam, moved(500.0, 300.0));
+        send(&mut input, &mut cam, button(ElementState::Pressed, MouseButton::Left));
+        send(&mut input, &mut cam, moved(502.0, 301.0));
+        assert_eq!(input.band(), None, "not a band until it moved 4 pixels");
+        send(&mut input, &mut cam, moved(700.0, 450.0));
+        let drawn = input.band().expect("a band while dragging");
+        assert_eq!((drawn.from, drawn.to, drawn.through, drawn.add), (DVec2::new(500.0, 300.0), DVec2::new(700.0, 450.0), false, false));
+        // Alt and Ctrl pressed during the drag count at the release; the band ends off the window.
+        send(&mut input, &mut cam, modifiers(ModifiersState::SHIFT | ModifiersState::ALT | ModifiersState::CONTROL));
+        send(&mut input, &mut cam, moved(1500.0, 900.0));
+        send(&mut input, &mut cam, left());
+        send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
+        assert_eq!(cam, start, "a band does not orbit");
+        let band = input.take_band().expect("released band");
+        assert_eq!((band.to, band.through, band.add), (DVec2::new(1500.0, 900.0), true, true));
+        assert_eq!((input.take_band(), input.take_click()), (None, None), "it selects once, and is no click");
+        // Without Shift at the press, the same drag orbits.
+        send(&mut input, &mut cam, modifiers(ModifiersState::empty()));
+        send(&mut input, &mut cam, moved(500.0, 300.0));
+        send(&mut input, &mut cam, button(ElementState::Pressed, MouseButton::Left));
+        send(&mut input, &mut cam, moved(700.0, 450.0));
+        send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
+        assert!(input.take_band().is_none() && cam != start);
+    }
+
+    #[test]
+    fn a_band_cut_by_losing_focus_selects_nothing() {
+        let (mut input, mut cam) = (Input::default(), camera());
+        send(&mut input, &mut cam, modifiers(ModifiersState::SHIFT));
+        send(&mut input, &mut cam, moved(500.0, 300.0));
+        send(&mut input, &mut cam, button(ElementState::Pressed, MouseButton::Left));
+        send(&mut input, &mut cam, moved(700.0, 450.0));
+        send(&mut input, &mut cam, WindowEvent::Focused(false));
+        assert!(input.band().is_none());
+        send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
+        assert!(input.take_band().is_none() && input.take_click().is_none());
     }
 }

@@ -3,13 +3,17 @@
 //! - [`picking`]: the whole picker integration, the part an engine copies: create the picker,
 //!   and every frame take the slot's result after its fence, then record a pick at the cursor.
 //! - `frame_loop`: acquire, record (pick, ID view, lit pass, panel), submit, present.
-//! - `input`: mouse and keyboard to camera moves and pick intents; the 3D view's rectangle.
+//! - `input`: mouse and keyboard to camera moves and pick intents (clicks, rubber bands).
+//! - `view_rect`: where the 3D view sits in the window; window positions to its pixels.
+//! - `band`: the rubber band's rectangle and its outline over the view.
+//! - `selection`: the selected objects, and what clicks and bands do to them.
 //! - `panel`: the egui side panel.
 //! - `id_buffer`: the ID buffer debug view (`D`).
 //! - `setup`: the window, the Vulkan context and surface, and the GPU objects.
 //! - `recovery`: device loss: everything made from the device is made again.
 //! - `visibility`: nothing is drawn while the window cannot be seen.
 
+mod band;
 mod frame_loop;
 mod id_buffer;
 mod id_texture;
@@ -17,7 +21,9 @@ mod input;
 mod panel;
 pub mod picking;
 mod recovery;
+mod selection;
 mod setup;
+mod view_rect;
 mod visibility;
 
 pub use recovery::INJECT_DEVICE_LOSS_ENV;
@@ -48,7 +54,8 @@ use winit::window::{Window, WindowId};
 const FRAMES_IN_FLIGHT: usize = 2;
 
 /// Set (to anything) to have the viewer print what input did: zoom steps, the camera after
-/// each drag and reset, drags ended without a release, the ID view toggle (for tests).
+/// each drag and reset, drags ended without a release, the ID view toggle, and the hovered
+/// object when it changes (for tests).
 pub const TRACE_ENV: &str = "PICKING_VK_VIEWER_TRACE";
 
 fn tracing() -> bool {

@@ -1,9 +1,13 @@
 //! The side panel (egui): the device, whether detail picking is on, the pick latency, the
-//! hovered object, every field of the selected one, and the ID buffer view.
+//! hover radius, the hovered object, every field of the last clicked one, the selection's
+//! list, and the ID buffer view. Also the rubber band drawn over the 3D view while dragged.
 
+use super::band::{self, BandQuery};
 use super::id_buffer::IdBufferView;
-use super::input::PANEL_WIDTH;
-use super::picking::Picking;
+use super::input::Settings;
+use super::picking::{Picking, MAX_HOVER_RADIUS};
+use super::selection::Selection;
+use super::view_rect::PANEL_WIDTH;
 use crate::pick_report::PickReport;
 use picking_vk::DetailStatus;
 use winit::event::WindowEvent;
@@ -20,25 +24,34 @@ pub(super) struct PanelData<'a> {
     pub device: &'a str,
     pub detail: &'a DetailStatus,
     pub hovered: Option<&'a PickReport>,
+    /// The last clicked hit, while its object is selected.
     pub selected: Option<&'a PickReport>,
+    pub selection: &'a Selection,
+    /// The rubber band being dragged, to draw over the view.
+    pub band: Option<BandQuery>,
     /// Frames and milliseconds from a pick's recording to its result.
     pub latency: Option<(u64, f64)>,
     /// The latest pick error and ID view error, while they last.
     pub pick_error: Option<&'a str>,
+    /// Why the last rubber band selected nothing, until one succeeds.
+    pub band_error: Option<&'a str>,
     pub id_error: Option<&'a str>,
     /// The ID view's texture (the viewer's own, see `id_texture`) and its size.
     pub id_texture: Option<(egui::TextureId, [usize; 2])>,
 }
 
 impl<'a> PanelData<'a> {
-    pub fn new(device: &'a str, picking: &'a Picking, ids: &'a IdBufferView) -> Self {
+    pub fn new(device: &'a str, picking: &'a Picking, ids: &'a IdBufferView, band: Option<BandQuery>) -> Self {
         PanelData {
             device,
             detail: picking.detail_status(),
             hovered: picking.hovered.as_ref(),
-            selected: picking.selected.as_ref(),
+            selected: picking.selection.clicked.as_ref(),
+            selection: &picking.selection,
+            band,
             latency: picking.latency,
             pick_error: picking.error.as_deref(),
+            band_error: picking.band_error.as_deref(),
             id_error: ids.error.as_deref(),
             id_texture: ids.texture.shown(),
         }
@@ -64,17 +77,22 @@ impl Panel {
         self.state.on_window_event(window, event).consumed
     }
 
-    /// Runs the UI for this frame; `show_ids` is the ID view toggle (its checkbox).
-    pub fn run(&mut self, window: &Window, data: &PanelData<'_>, show_ids: &mut bool) -> PanelFrame {
+    /// Runs the UI for this frame; `settings` are what its controls change.
+    pub fn run(&mut self, window: &Window, data: &PanelData<'_>, settings: &mut Settings) -> PanelFrame {
         let raw_input = self.state.take_egui_input(window);
-        let full = self.ctx.run_ui(raw_input, |ui| panel_ui(ui, data, show_ids));
+        let full = self.ctx.run_ui(raw_input, |ui| {
+            panel_ui(ui, data, settings);
+            if let Some(b) = &data.band {
+                band::paint(ui.ctx(), b);
+            }
+        });
         self.state.handle_platform_output(window, full.platform_output);
         let primitives = self.ctx.tessellate(full.shapes, full.pixels_per_point);
         PanelFrame { primitives, pixels_per_point: full.pixels_per_point, textures: full.textures_delta }
     }
 }
 
-fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, show_ids: &mut bool) {
+fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, settings: &mut Settings) {
     egui::Panel::left("picking").exact_size(PANEL_WIDTH as f32).resizable(false).show(ui, |ui| {
         ui.heading("picking-vk");
         ui.label(format!("Device: {}", p.device));
@@ -91,7 +109,13 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, show_ids: &mut bool) {
         if let Some(e) = p.pick_error {
             ui.colored_label(egui::Color32::LIGHT_RED, format!("Pick error: {e}"));
         }
+        if let Some(e) = p.band_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, format!("Box select error: {e}"));
+        }
         ui.separator();
+        // Thin objects (a pole a few pixels wide) are hovered from this far away, where
+        // nothing else is nearer; 0 hovers exactly the pixel under the cursor.
+        ui.add(egui::Slider::new(&mut settings.hover_radius, 0..=MAX_HOVER_RADIUS).text("Hover radius (px)"));
         ui.label(egui::RichText::new("Hovered").strong());
         match p.hovered.and_then(|r| r.hit.as_ref()) {
             Some(h) => ui.label(format!("{} (id {})", h.node_name.as_deref().unwrap_or("unnamed"), h.id)),
@@ -106,18 +130,45 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, show_ids: &mut bool) {
             }
         }
         ui.separator();
-        ui.checkbox(show_ids, "ID buffer view (D)");
-        if let (true, Some(e)) = (*show_ids, p.id_error) {
+        selection_list(ui, p.selection);
+        ui.separator();
+        ui.checkbox(&mut settings.show_ids, "ID buffer view (D)");
+        if let (true, Some(e)) = (settings.show_ids, p.id_error) {
             ui.colored_label(egui::Color32::LIGHT_RED, format!("ID view error: {e}"));
         }
-        if *show_ids {
+        if settings.show_ids {
             if let Some((id, [tw, th])) = p.id_texture {
                 let w = ui.available_width();
                 ui.image((id, egui::vec2(w, w * th as f32 / (tw as f32).max(1.0))));
             }
         }
         ui.separator();
-        ui.small("Drag: orbit · right-drag: pan · wheel: zoom · click: select · D: ID view · R/Home: reset view · Esc: quit");
+        ui.small(
+            "Drag: orbit · right-drag: pan · wheel: zoom · click: select · Ctrl+click: add/remove · Shift+drag: box select (Alt: through, Ctrl: add) · D: ID view · R/Home: reset view · Esc: quit",
+        );
+    });
+}
+
+/// The selection: its count, then per object its ID, glTF node (index and name) and
+/// instance. Scrolls, so a band over thousands of objects keeps the panel in the window.
+fn selection_list(ui: &mut egui::Ui, selection: &Selection) {
+    ui.label(egui::RichText::new(format!("Selection: {} objects", selection.len())).strong());
+    if selection.is_empty() {
+        return;
+    }
+    egui::ScrollArea::vertical().max_height(140.0).auto_shrink([false, true]).show(ui, |ui| {
+        egui::Grid::new("selection").num_columns(3).striped(true).show(ui, |ui| {
+            for s in selection.entries() {
+                ui.label(format!("id {}", s.id));
+                // The label falls back to "node N" for an unnamed node: say it once.
+                ui.label(match (s.node, &s.name) {
+                    (Some(n), Some(_)) => format!("node {n} {}", s.label()),
+                    _ => s.label(),
+                });
+                ui.label(s.instance.map_or(String::new(), |i| format!("instance {i}")));
+                ui.end_row();
+            }
+        });
     });
 }
 

@@ -2,42 +2,72 @@
 //!
 //! Once, create a [`Picker`] with a slot per frame in flight. Every frame, in slot
 //! `frame % FRAMES_IN_FLIGHT`, right after waiting on that slot's fence (as the loop does
-//! anyway before reusing its command buffer): [`Picking::take_result`] takes the result of the
-//! pick recorded there a round ago; then [`Picking::record`] records this frame's pick at the
-//! cursor, `PickRequest::new(pixel, viewport, view, projection)`, into the frame's command
-//! buffer, which the loop submits. The latest result is the hovered object; the result of a
-//! frame with a click is the selection. Nothing waits on the GPU for picking, and nothing is
-//! allocated per pick. (`frame_loop.rs` shows where the two calls sit in the frame.)
+//! anyway before reusing its command buffer): [`Picking::take_result`] takes the results of
+//! the query set recorded there a round ago; then [`Picking::record`] records this frame's
+//! query set into the frame's command buffer, which the loop submits. The set holds the hover
+//! query at the cursor (a radius query, so thin objects are easy to point at) and, in the
+//! frame a rubber band is released, a rectangle query. The hover result is the hovered
+//! object, and the selection's input in a frame with a click; the rectangle's result is the
+//! band's selection. Nothing waits on the GPU for picking, and nothing is allocated per pick.
+//! (`frame_loop.rs` shows where the two calls sit in the frame.)
 
-use super::FRAMES_IN_FLIGHT;
+use super::band::BandQuery;
+use super::selection::{describe_hit, ClickMode, Selection};
+use super::{trace, FRAMES_IN_FLIGHT};
 use crate::objects::ObjectTable;
 use crate::pick_report::{HitReport, PickReport};
+use crate::rect_report::RectReport;
 use crate::scene::Scene;
 use crate::ViewerError;
 use ash::vk;
-use picking_vk::{DetailMode, DetailStatus, PickDraw, PickError, PickRequest, Picker, PickerConfig};
+use glam::UVec2;
+use picking_vk::{DetailMode, DetailStatus, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult};
 use picking_vk_context::VulkanContext;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The largest hover radius the panel offers; the picker is made for it.
+pub const MAX_HOVER_RADIUS: u32 = 8;
+
 pub struct Picking {
     picker: Picker,
-    /// Per slot: the pick recorded there and not taken yet.
-    pending: [Option<PendingPick>; FRAMES_IN_FLIGHT],
-    /// The object under the cursor: the latest result.
+    /// Per slot: the query set recorded there and not taken yet.
+    pending: [Option<PendingSet>; FRAMES_IN_FLIGHT],
+    /// The object under the cursor (within the hover radius): the latest hover result.
     pub hovered: Option<PickReport>,
-    /// The object last clicked.
-    pub selected: Option<PickReport>,
+    /// What clicks and rubber bands selected.
+    pub selection: Selection,
     /// Frames and milliseconds from recording the latest result's pick to taking it.
     pub latency: Option<(u64, f64)>,
     /// The latest pick error, until a pick succeeds again. Pick errors are shown, never
     /// fatal: the next frame picks again. Device loss alone is returned (see `recovery`).
     pub error: Option<String>,
+    /// Why the last rubber band selected nothing (select-through unsupported, too many
+    /// objects), until the next band succeeds.
+    pub band_error: Option<String>,
 }
 
+/// What one frame asks of the picker.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameQueries {
+    /// The framebuffer pixel under the cursor, when it is over the view.
+    pub hover: Option<UVec2>,
+    /// The hover query's radius, pixels; 0: a point query.
+    pub hover_radius: u32,
+    /// A click came in since the last pick: the hover result selects.
+    pub click: Option<ClickMode>,
+    /// A rubber band released since the last pick.
+    pub band: Option<BandQuery>,
+}
+
+/// A query set in flight: where its results are, and what they are for.
 #[derive(Clone, Copy)]
-struct PendingPick {
-    click: bool,
+struct PendingSet {
+    /// The hover query's index in the set.
+    hover: Option<usize>,
+    click: Option<ClickMode>,
+    /// The band's index in the set, and whether it adds to the selection.
+    band: Option<(usize, bool)>,
     frame: u64,
     at: Instant,
 }
@@ -46,56 +76,70 @@ impl Picking {
     /// `detail`: use the detail attachment (face, barycentrics, normal, UV) where the device has it.
     pub fn new(ctx: &VulkanContext, detail: bool) -> Result<Self, ViewerError> {
         let detail = if detail { DetailMode::IfEnabled } else { DetailMode::Off };
-        let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail);
+        let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail).with_max_radius(MAX_HOVER_RADIUS);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let picker = unsafe { Picker::new(ctx.host_device(), config) }?;
-        Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selected: None, latency: None, error: None })
+        Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selection: Selection::default(), latency: None, error: None, band_error: None })
     }
 
     pub fn detail_status(&self) -> &DetailStatus {
         self.picker.detail_status()
     }
 
-    /// Takes the result of the pick recorded in `slot`, if one was: it becomes the hovered
-    /// object, and the selection if that frame had a click. With no pick pending and the
-    /// cursor off the view, nothing is hovered.
+    /// Takes the results of the query set recorded in `slot`, if one was: the hover result
+    /// becomes the hovered object (and selects, if that frame had a click); a band's result
+    /// selects. With no hover pending and the cursor off the view, nothing is hovered.
     ///
     /// # Safety
     /// The fence of the frame that last recorded into `slot` has signalled.
     pub unsafe fn take_result(&mut self, slot: usize, frame: u64, scene: &Scene, objects: &ObjectTable, cursor_in_view: bool) -> Result<(), ViewerError> {
         let Some(pending) = self.pending[slot].take() else {
             if !cursor_in_view {
-                self.hovered = None;
+                self.set_hovered(None);
             }
             return Ok(());
         };
         // SAFETY: per the contract, the frame that recorded this slot has completed.
-        let taken = unsafe { self.picker.take_result(slot) };
-        // A failed take leaves the slot free (the picker took the pending pick out first).
-        let Some(Some(result)) = self.check(taken)? else { return Ok(()) };
+        let taken = unsafe { self.picker.take_results(slot) };
+        // A failed take leaves the slot free (the picker took the pending set out first).
+        let Some(Some(set)) = self.check(taken)? else { return Ok(()) };
         self.error = None;
-        let report = PickReport::new(&result, scene, objects);
         self.latency = Some((frame - pending.frame, pending.at.elapsed().as_secs_f64() * 1e3));
-        if pending.click {
-            match &report.hit {
-                Some(h) => println!(
-                    "selected: node={:?} name={:?} instance={:?} pixel=({}, {})",
-                    h.node,
-                    h.node_name.as_deref().map(crate::gltf_load::printable),
-                    h.instance,
-                    report.x,
-                    report.y
-                ),
-                None => println!("selected: nothing at ({}, {})", report.x, report.y),
-            }
-            self.selected = report.hit.is_some().then(|| report.clone());
+        let hover = pending.hover.and_then(|i| match set.results.get(i) {
+            Some(QueryResult::Point(result) | QueryResult::Radius { result, .. }) => Some(PickReport::new(result, scene, objects)),
+            _ => None,
+        });
+        if let (Some(mode), Some(report)) = (pending.click, hover.as_ref()) {
+            println!("{}", self.selection.click(report, mode));
         }
-        self.hovered = Some(report);
+        if hover.is_some() || !cursor_in_view {
+            self.set_hovered(hover);
+        }
+        if let Some((i, add)) = pending.band {
+            if let Some(QueryResult::Rect(rect)) = set.results.get(i) {
+                self.band_error = None;
+                for line in self.selection.band(&RectReport::new(rect, scene, objects), add) {
+                    println!("{line}");
+                }
+            }
+        }
         Ok(())
     }
 
-    /// Records `request` (this frame's pick, at the cursor) into `cmd` for frame `frame` in
-    /// `slot`; `click`: its result becomes the selection.
+    /// The new hovered object; with tracing on, a line when the hovered object changes.
+    fn set_hovered(&mut self, report: Option<PickReport>) {
+        let key = |r: Option<&PickReport>| r.and_then(|r| r.hit.as_ref()).map(|h| (h.id, h.instance));
+        if key(self.hovered.as_ref()) != key(report.as_ref()) {
+            match report.as_ref().and_then(|r| r.hit.as_ref().map(|h| (r, h))) {
+                Some((r, h)) => trace!("hovered: {} hit=({}, {})", describe_hit(h), r.x, r.y),
+                None => trace!("hovered: nothing"),
+            }
+        }
+        self.hovered = report;
+    }
+
+    /// Records this frame's query set (`queries`; `request` gives the camera and viewport)
+    /// into `cmd` for frame `frame` in `slot`.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass; the draws' buffers outlive its execution.
@@ -106,13 +150,51 @@ impl Picking {
         frame: u64,
         request: &PickRequest<'_>,
         draws: &Arc<[PickDraw]>,
-        click: bool,
+        queries: &FrameQueries,
     ) -> Result<(), ViewerError> {
+        let hover = queries.hover.map(|pixel| match queries.hover_radius {
+            0 => PickQuery::Point(pixel),
+            radius => PickQuery::Radius { pixel, radius },
+        });
+        let band = queries.band.map(|b| PickQuery::Rect { rect: b.rect, mode: b.mode });
+        // The hover first, then the band: at most two queries, in an array (no allocation).
+        let mut set = [PickQuery::Point(UVec2::ZERO); 2];
+        let mut len = 0;
+        for query in [hover, band].into_iter().flatten() {
+            set[len] = query;
+            len += 1;
+        }
+        if len == 0 {
+            return Ok(());
+        }
         // SAFETY: per the contract.
-        let recorded = unsafe { self.picker.record_shared(cmd, slot, request, draws) };
-        // A refused request records nothing: the frame goes on without a pick.
+        let recorded = unsafe { self.picker.record_queries_shared(cmd, slot, request, &set[..len], draws) };
+        let mut band_index = band.map(|_| len - 1);
+        let recorded = match (recorded, band) {
+            // The set was refused, which records nothing. Most likely the band's fault
+            // (select-through unsupported, more objects than the table holds): its error goes
+            // to the panel, and the hover goes ahead alone (if that fails too, its error is
+            // shown as a pick error).
+            (Err(e), Some(_)) if !matches!(e, PickError::DeviceLost) => {
+                keep_for_panel(&mut self.band_error, Err::<(), _>(e), Some("box select error"))?;
+                band_index = None;
+                if hover.is_none() {
+                    return Ok(());
+                }
+                // SAFETY: per the contract; the refused set recorded nothing.
+                unsafe { self.picker.record_queries_shared(cmd, slot, request, &set[..1], draws) }
+            }
+            (recorded, _) => recorded,
+        };
+        // A refused set records nothing: the frame goes on without a pick.
         if self.check(recorded)?.is_some() {
-            self.pending[slot] = Some(PendingPick { click, frame, at: Instant::now() });
+            self.pending[slot] = Some(PendingSet {
+                hover: hover.map(|_| 0),
+                click: queries.click.filter(|_| hover.is_some()),
+                band: band_index.zip(queries.band.map(|b| b.add)),
+                frame,
+                at: Instant::now(),
+            });
         }
         Ok(())
     }
@@ -123,9 +205,9 @@ impl Picking {
         keep_for_panel(&mut self.error, outcome, Some("pick error"))
     }
 
-    /// The hit the markers show: the selection, else the hovered object.
+    /// The hit the markers show: the last clicked one while it is selected, else the hovered.
     pub fn shown_hit(&self) -> Option<&HitReport> {
-        self.selected.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()))
+        self.selection.clicked.as_ref().and_then(|r| r.hit.as_ref()).or(self.hovered.as_ref().and_then(|r| r.hit.as_ref()))
     }
 }
 

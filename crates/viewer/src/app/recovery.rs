@@ -83,7 +83,7 @@ impl Running {
     pub(super) fn recover(&mut self, cause: &ViewerError, options: &AppOptions) -> Result<(), ViewerError> {
         self.recovery.losses += 1;
         println!("device lost: frame={} ({cause}); making the Vulkan context again", self.frame_index);
-        let selected = self.gpu.as_ref().and_then(|g| g.gfx.as_ref()).and_then(|g| g.picking.selected.clone());
+        let selection = self.gpu.as_mut().and_then(|g| g.gfx.as_mut()).map(|g| std::mem::take(&mut g.picking.selection));
         // Everything made from the lost device goes, the surface and context last.
         self.gpu = None;
         let mut attempt = 0;
@@ -102,8 +102,8 @@ impl Running {
         // The new egui renderer has no textures: a new egui context sends them all again.
         self.panel = Panel::new(&self.window);
         self.gpu = Some(gpu);
-        if let Some(gfx) = self.gpu.as_mut().and_then(|g| g.gfx.as_mut()) {
-            gfx.picking.selected = selected;
+        if let (Some(gfx), Some(selection)) = (self.gpu.as_mut().and_then(|g| g.gfx.as_mut()), selection) {
+            gfx.picking.selection = selection;
         }
         println!("recovered: frame={} device_losses={}", self.frame_index, self.recovery.losses);
         Ok(())
