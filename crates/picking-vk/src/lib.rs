@@ -1,12 +1,16 @@
 //! # picking-vk
 //!
 //! Pixel-exact object picking for Vulkan engines built on [`ash`]. A dedicated render pass
-//! draws the host's own geometry into a 1x1 target placed at the cursor pixel, writing a
-//! 64-bit object ID (R32G32_UINT, 0 = nothing), the draw and instance, depth and, on devices
-//! with `VK_KHR_fragment_shader_barycentric`, the primitive index and barycentrics. That texel
-//! is copied into a persistent, mapped staging slot of the frame, and read once the host says
-//! the frame's GPU work is done: no stall, no per-pick allocation, and memory that does not
-//! grow with the window.
+//! draws the host's own geometry into a small target whose pixels stand for the queried
+//! pixels of the view (a pixel per point, a cell per pick radius, a tile at a time for
+//! rectangles), writing a 64-bit object ID (R32G32_UINT, 0 = nothing), the draw and instance,
+//! depth and, on devices with `VK_KHR_fragment_shader_barycentric`, the primitive index and
+//! barycentrics. Those texels (for rectangles, per-object counts reduced on the GPU) are
+//! copied into a persistent, mapped staging slot of the frame, and read once the host says
+//! the frame's GPU work is done: no stall, no per-pick allocation, and memory set by
+//! [`PickerConfig`], never by the window. [`Picker::record`] picks one pixel;
+//! [`Picker::record_queries`] records a frame's query set ([`PickQuery`]: points, pick radius,
+//! rectangles).
 //!
 //! The picker records into the host's command buffers and never submits or waits.
 //!

@@ -1,5 +1,6 @@
-//! [`Picker`]: records the 1x1 pick pass into the host's command buffers and resolves each
-//! frame's result once the host says that frame's GPU work is done.
+//! [`Picker`]: records a frame's query set (the pick pass over a cell per point or radius
+//! query, the rectangle pass tile by tile) into the host's command buffers and resolves the
+//! results once the host says that frame's GPU work is done.
 
 use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
@@ -197,7 +198,8 @@ pub struct Picker {
 }
 
 impl Picker {
-    /// Creates the picker's render pass, 1x1 attachments, pipelines and staging ring.
+    /// Creates the picker's render passes, targets (sized by `config`), pipelines and staging
+    /// ring.
     ///
     /// # Safety
     /// - `host.device` was created from `host.physical_device` of `host.instance`, with at
@@ -599,7 +601,9 @@ impl Picker {
         let frame = self.next_frame;
         let detail = self.kit.layout.detail;
         let table_needed = self.frame_plans_entries_needed();
-        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, Framing::PixelOnly);
+        // Each query places its own region (`region_view`); this framing is only the default.
+        let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel);
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();

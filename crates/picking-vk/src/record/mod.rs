@@ -1,5 +1,6 @@
 //! Recording the pick pass: validation first (so an error records nothing), then one render
-//! pass over the planned draws. Shared by the 1x1 picker and the full-size debug ID image.
+//! pass over the planned draws. Shared by the picker's query cells and the full-size debug ID
+//! image; `rect` records the rectangle tiles.
 
 pub(crate) mod batch;
 pub(crate) mod rect;
@@ -19,13 +20,11 @@ use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
 /// How the host's viewport maps onto the pass's render target.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Framing {
-    /// A 1x1 target holding only the request's pixel: the host's viewport is shifted so that
-    /// pixel lands on texel (0, 0). Rasterization is the host's, translated by whole pixels.
-    PixelOnly,
     /// A target as large as the host's framebuffer, optionally scissored to the request's pixel.
     FullView { scissor_to_pixel: bool },
-    /// A region of pixels placed at `at` in an atlas target: the viewport is shifted by whole
-    /// pixels so the region's first pixel lands there, and the scissor is the region.
+    /// A region of pixels placed at `at` in a small target (a query's cell or tile): the
+    /// host's viewport is shifted by whole pixels so the region's first pixel lands there, and
+    /// the scissor is the region. Rasterization is the host's, translated by whole pixels.
     Region { first: glam::UVec2, size: glam::UVec2, at: glam::UVec2 },
 }
 
@@ -121,7 +120,6 @@ impl<'a> PassRecording<'a> {
         let pixel_rect = |x: i32, y: i32| vk::Rect2D { offset: vk::Offset2D { x, y }, extent: vk::Extent2D { width: 1, height: 1 } };
         match self.framing {
             // Shift by whole pixels so the requested pixel lands on texel (0, 0).
-            Framing::PixelOnly => (vk::Viewport { x: vp.x - request.pixel.x as f32, y: vp.y - request.pixel.y as f32, ..vp.into() }, pixel_rect(0, 0)),
             Framing::Region { first, size, at } => {
                 let dx = at.x as f32 - first.x as f32;
                 let dy = at.y as f32 - first.y as f32;
