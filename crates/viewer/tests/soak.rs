@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{fds, fit_line, rss_kib, threads, Viewer, Xvfb};
+use common::{fds, rss_kib, threads, Viewer, Xvfb};
 use glam::{Mat4, Vec3};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -257,9 +257,15 @@ fn soak_window_input_storm_keeps_memory_descriptors_and_threads_flat() {
     let after: Vec<_> = samples.iter().filter(|s| s.0 >= warmup.as_secs_f64()).copied().collect();
     assert!(after.len() >= 5, "too few samples after the warm-up ({} of {}): raise SOAK_SECONDS", after.len(), samples.len());
     let points: Vec<(f64, f64)> = after.iter().map(|s| (s.0, s.1 as f64)).collect();
-    let (slope, _) = fit_line(&points);
+    // Theil-Sen (the median of pairwise slopes): resident memory dips by megabytes for a sample
+    // now and then (the driver trims), which would tilt a least-squares line.
+    let slope = theil_sen_slope(&points);
     let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
     let percent_per_10_min = slope * 600.0 / mean * 100.0;
+    let span = points[points.len() - 1].0 - points[0].0;
+    // Over a short run a slope extrapolated to 10 minutes is mostly noise: short runs are held
+    // to growing less than 1% over the span measured, runs of 10 minutes or more to the slope.
+    let percent_over_span = slope * span / mean * 100.0;
     let (first, last) = (after[0], after[after.len() - 1]);
     let fd_range = (after.iter().map(|s| s.2).min().unwrap(), after.iter().map(|s| s.2).max().unwrap());
     let thread_range = (after.iter().map(|s| s.3).min().unwrap(), after.iter().map(|s| s.3).max().unwrap());
@@ -269,14 +275,37 @@ fn soak_window_input_storm_keeps_memory_descriptors_and_threads_flat() {
         after.len(),
         warmup.as_secs()
     );
-    eprintln!("soak: RSS start {} KiB, end {} KiB, slope {:.2} KiB/min = {percent_per_10_min:.3}% per 10 min", first.1, last.1, slope * 60.0);
+    eprintln!(
+        "soak: RSS start {} KiB, end {} KiB, slope {:.2} KiB/min = {percent_per_10_min:.3}% per 10 min ({percent_over_span:.3}% over the {span:.0} s measured)",
+        first.1,
+        last.1,
+        slope * 60.0
+    );
     eprintln!(
         "soak: fds {}..{} (at warm-up end {}), threads {}..{} (at warm-up end {})",
         fd_range.0, fd_range.1, first.2, thread_range.0, thread_range.1, first.3
     );
     eprintln!("soak: {exit}");
     assert!(errors.is_empty(), "pick errors during the soak: {errors:?}");
-    assert!(percent_per_10_min < 1.0, "resident memory grows {percent_per_10_min:.3}% per 10 minutes");
+    if span >= 600.0 {
+        assert!(percent_per_10_min < 1.0, "resident memory grows {percent_per_10_min:.3}% per 10 minutes");
+    } else {
+        assert!(percent_over_span < 1.0, "resident memory grew {percent_over_span:.3}% over {span:.0} s");
+    }
     assert!(fd_range.1 <= first.2, "open descriptors grew: {fd_range:?} from {}", first.2);
     assert!(thread_range.1 <= first.3, "threads grew: {thread_range:?} from {}", first.3);
+}
+
+/// The median of the slopes between every pair of samples.
+fn theil_sen_slope(points: &[(f64, f64)]) -> f64 {
+    let mut slopes = vec![];
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if b.0 > a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
+    }
+    slopes.sort_by(f64::total_cmp);
+    slopes.get(slopes.len() / 2).copied().unwrap_or(0.0)
 }

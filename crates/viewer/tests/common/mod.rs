@@ -229,14 +229,3 @@ pub fn field<T: std::str::FromStr>(line: &str, key: &str) -> Option<T> {
     let end = rest.find(|c: char| c.is_whitespace() || c == ',' || c == ')').unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
-
-/// Least-squares slope and intercept of `y` over `x`.
-pub fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len() as f64;
-    let (sx, sy) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
-    let (mx, my) = (sx / n, sy / n);
-    let sxx: f64 = points.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
-    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    (slope, my - slope * mx)
-}

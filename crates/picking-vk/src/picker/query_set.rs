@@ -1,0 +1,397 @@
+//! Recording a frame's query set: checking the queries, planning each (a point or radius
+//! query in its cell, a rectangle over its whole area for its table entries, then tile by
+//! tile), building every pipeline before anything is recorded, and recording the passes, the
+//! copies into the slot and the stamp.
+
+use super::{Pending, PickTicket, Picker, QueryRecord};
+use crate::draw::PickDraw;
+use crate::error::{PickError, Requirement};
+use crate::handoff::PassStats;
+use crate::pass::rect::RectKit;
+use crate::plan::{PixelRay, Plan, PlanEntry};
+use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
+use crate::record::rect::{assign_entries, entries_needed, Tile};
+use crate::record::{prepare_entries, Framing, PassRecording};
+use crate::request::camera::CameraSnapshot;
+use crate::request::query::{view_pixels, CheckedQuery, PickQuery, PixelRect, RectMode};
+use crate::request::PickRequest;
+use crate::resolve::query::TableCopy;
+use ash::vk;
+use glam::UVec2;
+use std::ops::Range;
+
+/// Where a planned query (or rectangle tile) lies: its entries in the frame's plan list.
+#[derive(Clone, Debug)]
+pub(super) enum PlannedPart {
+    Hit {
+        first: UVec2,
+        size: UVec2,
+        at: UVec2,
+        entries: Range<usize>,
+    },
+    /// A rectangle's plan over its whole area: its table entries. Its tiles follow it.
+    Rect {
+        entries: Range<usize>,
+    },
+    Tile {
+        mode: RectMode,
+        first: UVec2,
+        size: UVec2,
+        entries: Range<usize>,
+    },
+}
+
+/// The frame's plans, one part per query or tile; reused every frame.
+#[derive(Default)]
+pub(super) struct FramePlans {
+    parts: Vec<PlannedPart>,
+    entries: Vec<PlanEntry>,
+    ranges: Vec<(u32, u32)>,
+    stats: PassStats,
+}
+
+impl FramePlans {
+    fn clear(&mut self) {
+        self.parts.clear();
+        self.entries.clear();
+        self.ranges.clear();
+        self.stats = PassStats::default();
+    }
+
+    /// Appends `plan`'s entries (their ranges re-based) and statistics; returns their span.
+    fn take(&mut self, plan: &Plan) -> Range<usize> {
+        let start = self.entries.len();
+        let base = self.ranges.len() as u32;
+        self.ranges.extend_from_slice(&plan.ranges);
+        self.entries.extend(plan.entries.iter().map(|e| PlanEntry { first_range: e.first_range + base, ..*e }));
+        self.stats.draws_skipped += plan.stats.draws_skipped;
+        self.stats.draws_culled += plan.stats.draws_culled;
+        self.stats.instances_culled += plan.stats.instances_culled;
+        start..self.entries.len()
+    }
+}
+
+impl Picker {
+    /// Checks the viewport as a pass shifts it so that framebuffer pixel `first` lands on
+    /// texel `at` of its target, against the device's viewport limits.
+    fn check_shift(&self, request: &PickRequest<'_>, first: UVec2, at: UVec2) -> Result<(), PickError> {
+        let vp = request.viewport;
+        let dx = f64::from(at.x) - f64::from(first.x);
+        let dy = f64::from(at.y) - f64::from(first.y);
+        let x = f64::from(vp.x) + dx;
+        let (top, bottom) = vp.rows();
+        let (top, bottom) = (top + dy, bottom + dy);
+        let [lo, hi] = self.viewport_bounds.map(f64::from);
+        let [max_w, max_h] = self.max_viewport.map(f64::from);
+        let too_large = f64::from(vp.width) > max_w || (bottom - top) > max_h;
+        if too_large || x < lo || top < lo || x + f64::from(vp.width) > hi || bottom > hi {
+            return Err(PickError::Unsupported {
+                missing: vec![Requirement::Limit {
+                    name: "viewportBoundsRange / maxViewportDimensions",
+                    needed: format!(
+                        "a viewport of {}x{} shifted to ({x}, {top}); the device allows {:?} within {:?}",
+                        vp.width, vp.height, self.max_viewport, self.viewport_bounds
+                    ),
+                }],
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the queries and plans each (a rectangle per tile) into `frame_plans`.
+    fn plan_queries(
+        &mut self,
+        request: &PickRequest<'_>,
+        camera: &CameraSnapshot,
+        queries: &[PickQuery],
+        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
+    ) -> Result<(), PickError> {
+        if queries.is_empty() || queries.len() > self.max_queries as usize {
+            return Err(PickError::InvalidRequest(format!("a query set holds 1 to {} queries, not {}", self.max_queries, queries.len())));
+        }
+        let view = view_pixels(&request.viewport);
+        self.checked.clear();
+        for query in queries {
+            self.checked.push(query.check(&view, self.max_radius, self.select_through)?);
+        }
+        self.frame_plans.clear();
+        let (mut points, mut cells) = (0u32, 0u32);
+        let checked = std::mem::take(&mut self.checked);
+        let planned = (|| {
+            for query in &checked {
+                match *query {
+                    CheckedQuery::Hit { region, .. } => {
+                        let at = if region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. }) {
+                            points += 1;
+                            UVec2::new(points - 1, 0)
+                        } else {
+                            cells += 1;
+                            UVec2::new(self.max_queries + (cells - 1) * self.cell, 0)
+                        };
+                        self.check_shift(request, region.min, at)?;
+                        let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
+                        plan_frame(&mut self.plan, ray.as_ref())?;
+                        let entries = self.frame_plans.take(&self.plan);
+                        self.frame_plans.parts.push(PlannedPart::Hit { first: region.min, size: region.size(), at, entries });
+                    }
+                    CheckedQuery::Rect { rect, mode } => {
+                        let Some(kit) = self.rect.as_ref() else {
+                            return Err(PickError::InvalidRequest("rectangle queries are off (PickerConfig::rect_entries is 0)".into()));
+                        };
+                        let tile = UVec2::new(kit.tile.width, kit.tile.height);
+                        let ray = if self.culling { PixelRay::covering(camera, &rect) } else { None };
+                        plan_frame(&mut self.plan, ray.as_ref())?;
+                        let entries = self.frame_plans.take(&self.plan);
+                        self.frame_plans.parts.push(PlannedPart::Rect { entries });
+                        for y in (rect.min.y..rect.max.y).step_by(tile.y as usize) {
+                            for x in (rect.min.x..rect.max.x).step_by(tile.x as usize) {
+                                let first = UVec2::new(x, y);
+                                let region = PixelRect { min: first, max: (first + tile).min(rect.max) };
+                                self.check_shift(request, first, UVec2::ZERO)?;
+                                let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
+                                plan_frame(&mut self.plan, ray.as_ref())?;
+                                let entries = self.frame_plans.take(&self.plan);
+                                self.frame_plans.parts.push(PlannedPart::Tile { mode, first, size: region.size(), entries });
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.checked = checked;
+        planned
+    }
+
+    /// Builds every pipeline the planned parts need and checks the table's capacity; after
+    /// this nothing can fail, so an error leaves the command buffer untouched.
+    fn prepare_parts(&mut self, draws: &[PickDraw], camera: &CameraSnapshot) -> Result<(), PickError> {
+        let fp = &self.frame_plans;
+        let mut rows = 0;
+        let mut table_entries = 0u64;
+        for part in &fp.parts {
+            match part {
+                PlannedPart::Hit { entries, .. } => {
+                    let kit = &mut self.kit;
+                    prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, kit.max_stride, &mut rows)?;
+                }
+                PlannedPart::Rect { entries } => table_entries += entries_needed(&fp.entries[entries.clone()], &fp.ranges),
+                PlannedPart::Tile { mode, entries, .. } => {
+                    let Some(rect) = self.rect.as_mut() else { continue };
+                    let pipelines = match mode {
+                        RectMode::Visible => &mut rect.visible,
+                        RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
+                    };
+                    prepare_entries(pipelines, draws, &fp.entries[entries.clone()], 0, camera.depth, self.kit.max_stride, &mut 0)?;
+                }
+            }
+        }
+        let capacity = self.rect.as_ref().map_or(0, |r| r.capacity);
+        if table_entries > u64::from(capacity) {
+            return Err(PickError::InvalidRequest(format!(
+                "the rectangles draw {table_entries} objects and instances; the table holds {capacity} (PickerConfig::rect_entries)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As [`Picker::record_queries`].
+    pub(super) unsafe fn record_planned(
+        &mut self,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        request: &PickRequest<'_>,
+        queries: &[PickQuery],
+        draws: &[PickDraw],
+        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
+    ) -> Result<PickTicket, PickError> {
+        if self.device_lost {
+            return Err(PickError::DeviceLost);
+        }
+        let frames_in_flight = self.slots.len();
+        let pending = self.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?.pending.as_ref();
+        if let Some(p) = pending {
+            return Err(PickError::SlotPending { slot, frame: p.frame });
+        }
+        let camera = request.camera()?;
+        if request.viewport.height < 0.0 && !self.negative_viewport_height {
+            return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
+        }
+        self.plan_queries(request, &camera, queries, plan_frame)?;
+        let prepared = self.prepare_parts(draws, &camera);
+        let prepared = self.note_loss(prepared);
+        prepared?;
+
+        let frame = self.next_frame;
+        let detail = self.kit.layout.detail;
+        let table_needed = self.frame_plans_entries_needed();
+        // Each query places its own region (`region_view`); this framing is only the default.
+        let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel);
+        let device = recording.device;
+        let s = &mut self.slots[slot];
+        s.draws.clear();
+        s.queries.clear();
+        s.spans.clear();
+        let fp = &self.frame_plans;
+        let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
+        // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws'
+        // buffers; every pipeline was prepared and the table's capacity checked above.
+        unsafe {
+            if let Some(q) = queries_ts {
+                device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
+            }
+            self.staging.begin(device, cmd, slot);
+            let mut recorded = 0;
+            let hits = fp.parts.iter().filter(|p| matches!(p, PlannedPart::Hit { .. }));
+            if hits.clone().next().is_some() {
+                recording.begin();
+                let mut rows = 0;
+                for part in hits.clone() {
+                    let PlannedPart::Hit { first, size, at, entries } = part else { continue };
+                    recording.set_view(&recording.region_view(*first, *size, *at, request.viewport));
+                    recorded += recording.record_draws(draws, &fp.entries[entries.clone()], &fp.ranges, &mut s.draws, s.batch.as_mut(), &mut rows);
+                }
+                recording.end();
+            }
+            // The points' texels in one copy per attachment, then each radius query's region.
+            let mut offset = HEADER_BYTES;
+            let point_count = self.checked.iter().filter(|q| matches!(q, CheckedQuery::Hit { radius: None, .. })).count() as u32;
+            let points_block = RegionBlock { offset, pixels: u64::from(point_count), detail };
+            if point_count > 0 {
+                let extent = vk::Extent2D { width: point_count, height: 1 };
+                self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D::default(), extent, &points_block);
+                offset += RegionBlock::bytes(points_block.pixels, detail);
+            }
+            let mut point_index = 0;
+            let mut hit_parts = hits;
+            let mut rect_parts = fp.parts.iter().filter(|p| !matches!(p, PlannedPart::Hit { .. }));
+            let mut next_entry = 0u32;
+            let mut table_cleared = false;
+            for query in &self.checked {
+                match *query {
+                    CheckedQuery::Hit { pixel, radius: None, region } => {
+                        s.queries.push(QueryRecord::Hit { pixel, radius: None, region, block: points_block, texel: point_index });
+                        point_index += 1;
+                    }
+                    CheckedQuery::Hit { pixel, radius: Some(radius), region } => {
+                        let Some(PlannedPart::Hit { at, size, .. }) = hit_parts.find(|p| matches!(p, PlannedPart::Hit { at, .. } if at.x >= self.max_queries))
+                        else {
+                            continue;
+                        };
+                        let block = RegionBlock { offset, pixels: u64::from(size.x) * u64::from(size.y), detail };
+                        let extent = vk::Extent2D { width: size.x, height: size.y };
+                        self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D { x: at.x as i32, y: at.y as i32 }, extent, &block);
+                        offset += RegionBlock::bytes(block.pixels, detail);
+                        s.queries.push(QueryRecord::Hit { pixel, radius: Some(radius), region, block, texel: 0 });
+                    }
+                    CheckedQuery::Rect { rect, mode } => {
+                        let Some(kit) = self.rect.as_ref() else { continue };
+                        if !table_cleared {
+                            table_cleared = true;
+                            clear_table(device, cmd, kit, table_needed);
+                        }
+                        let Some(PlannedPart::Rect { entries }) = rect_parts.next() else { continue };
+                        let spans_start = s.spans.len();
+                        let map = &mut self.entry_map;
+                        map.clear();
+                        assign_entries(draws, &fp.entries[entries.clone()], &fp.ranges, map, &mut s.draws, &mut s.spans, &mut next_entry);
+                        for _ in 0..rect_tile_count(&rect, kit.tile) {
+                            let Some(PlannedPart::Tile { mode, first, size, entries }) = rect_parts.next() else { continue };
+                            let pipelines = match mode {
+                                RectMode::Visible => &kit.visible,
+                                RectMode::All => match kit.all.as_ref() {
+                                    Some(p) => p,
+                                    None => continue,
+                                },
+                            };
+                            let tile = Tile {
+                                mode: *mode,
+                                first: *first,
+                                size: *size,
+                                origin: *first - rect.min,
+                                rect_width: rect.size().x,
+                                entries: &fp.entries[entries.clone()],
+                                ranges: &fp.ranges,
+                                map,
+                            };
+                            recorded += recording.record_tile(kit, pipelines, &tile, draws);
+                        }
+                        s.queries.push(QueryRecord::Rect { rect, mode, spans: spans_start..s.spans.len() });
+                    }
+                }
+            }
+            let table = TableCopy { offset, used: u64::from(next_entry) };
+            if let (true, Some(kit)) = (table_cleared, self.rect.as_ref()) {
+                let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
+                let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+                device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
+                let (n, used) = (u64::from(kit.capacity), table.used);
+                let ranges = [(0, offset, 4 * used), (4 * n, offset + 4 * used, 4 * used), (8 * n, offset + 8 * used, 4 * used)];
+                self.staging.record_buffer_copy(device, cmd, kit.table.buffer, slot, &ranges);
+                offset += 12 * used;
+            }
+            self.staging.finish(device, cmd, slot, frame, queries_ts);
+            let stats = PassStats { draws_recorded: recorded, ..fp.stats };
+            s.stats = stats;
+            s.pending = Some(Pending { frame, camera, used_bytes: offset, table });
+            self.next_frame += 1;
+            Ok(PickTicket { slot, frame, stats })
+        }
+    }
+
+    /// Table entries the frame's rectangle tiles use.
+    fn frame_plans_entries_needed(&self) -> u64 {
+        let fp = &self.frame_plans;
+        fp.parts
+            .iter()
+            .map(|p| match p {
+                PlannedPart::Rect { entries } => entries_needed(&fp.entries[entries.clone()], &fp.ranges),
+                PlannedPart::Hit { .. } | PlannedPart::Tile { .. } => 0,
+            })
+            .sum()
+    }
+}
+
+/// Tiles a rectangle is split into.
+fn rect_tile_count(rect: &PixelRect, tile: vk::Extent2D) -> usize {
+    let s = rect.size();
+    (s.x.div_ceil(tile.width.max(1)) as usize) * (s.y.div_ceil(tile.height.max(1)) as usize)
+}
+
+/// Clears the table's first `used` entries (counts to 0, depth and pixel keys to the
+/// maximum), ordered after the previous frame's use and before this frame's shaders.
+///
+/// # Safety
+/// `cmd` is recording outside a render pass; `used` is within the table's capacity.
+unsafe fn clear_table(device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, used: u64) {
+    let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+    let before = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+    let after = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+    let n = 4 * u64::from(kit.capacity);
+    let bytes = 4 * used;
+    // SAFETY: the caller's contract; the ranges lie inside the table.
+    unsafe {
+        device.cmd_pipeline_barrier(
+            cmd,
+            shaders | vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[before],
+            &[],
+            &[],
+        );
+        if bytes > 0 {
+            device.cmd_fill_buffer(cmd, kit.table.buffer, 0, bytes, 0);
+            device.cmd_fill_buffer(cmd, kit.table.buffer, n, bytes, u32::MAX);
+            device.cmd_fill_buffer(cmd, kit.table.buffer, 2 * n, bytes, u32::MAX);
+        }
+        device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, shaders, vk::DependencyFlags::empty(), &[after], &[], &[]);
+    }
+}
