@@ -85,6 +85,7 @@ impl Running {
         let dragged_band = view.zip(self.input.band()).and_then(|(v, b)| b.query(v, scale));
         let released_band = self.input.take_band().zip(view).and_then(|(b, v)| b.query(v, scale));
         let inject_loss = self.recovery.inject_now(self.frame_index);
+        let invalid_pick = pixel.is_some() && self.recovery.pick_error_now(self.frame_index);
         let Running { gpu, panel, input, view: scene_view, frame_index, window, .. } = self;
         let Some(Gpu { gfx: Some(gfx), needs_rebuild, ctx, .. }) = gpu.as_mut() else { return Ok(()) };
         if inject_loss {
@@ -106,6 +107,7 @@ impl Running {
             camera: view.map(|v| scene_view.camera.matrices(v.aspect())),
             queries: FrameQueries { hover: pixel, hover_radius: input.settings.hover_radius, click: input.take_click(), band: released_band },
             show_ids: input.settings.show_ids,
+            invalid_pick,
             origin: scene_view.scene.origin,
         };
         gfx.record(ctx, &plan, &ui)?;
@@ -149,6 +151,8 @@ struct FramePlan {
     /// The hover query at the cursor, and a click or a released rubber band to select with.
     queries: FrameQueries,
     show_ids: bool,
+    /// Test hook: hand the picker a non-finite view matrix this frame.
+    invalid_pick: bool,
     /// The scene's origin in the file's world (hits are reported there; markers drawn here).
     origin: glam::DVec3,
 }
@@ -194,7 +198,8 @@ impl Gfx {
         // The request's pixel is not used by a query set (each query names its own pixels).
         let pixel = q.hover.or(q.band.map(|b| b.rect.min));
         if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), pixel) {
-            let request = PickRequest::new(pixel, view.pick_viewport(), camera.view, camera.projection);
+            let view_matrix = if plan.invalid_pick { glam::Mat4::NAN } else { camera.view };
+            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, q) }?;

@@ -6,7 +6,9 @@
 //!
 //! For tests, the environment variable [`INJECT_DEVICE_LOSS_ENV`] lists frame numbers (comma
 //! separated) at which the frame loop behaves as if its fence wait returned
-//! `ERROR_DEVICE_LOST`.
+//! `ERROR_DEVICE_LOST`, and [`INJECT_PICK_ERROR_ENV`] frame numbers from which the next pick
+//! is handed a non-finite view matrix (the picker refuses it: a pick error the panel shows
+//! while the viewer carries on).
 
 use super::panel::Panel;
 use super::{AppOptions, Gpu, Running};
@@ -19,6 +21,10 @@ use std::time::Duration;
 /// Frame numbers (comma separated) at which to inject a device loss: `PICKING_VK_VIEWER_DEVICE_LOSS_AT=300,900`.
 pub const INJECT_DEVICE_LOSS_ENV: &str = "PICKING_VK_VIEWER_DEVICE_LOSS_AT";
 
+/// Frame numbers (comma separated) from which the next pick gets an invalid request:
+/// `PICKING_VK_VIEWER_PICK_ERROR_AT=40`.
+pub const INJECT_PICK_ERROR_ENV: &str = "PICKING_VK_VIEWER_PICK_ERROR_AT";
+
 /// How often making the GPU side again is tried before giving up.
 const ATTEMPTS: u32 = 3;
 
@@ -26,20 +32,14 @@ const ATTEMPTS: u32 = 3;
 /// the window had (readable after their context is gone: teardown counts too).
 pub(super) struct Recovery {
     inject_at: Vec<u64>,
+    pick_error_at: Vec<u64>,
     pub losses: u32,
     logs: Vec<ValidationLog>,
 }
 
 impl Recovery {
     pub fn from_env() -> Result<Self, ViewerError> {
-        let mut inject_at = vec![];
-        if let Ok(list) = std::env::var(INJECT_DEVICE_LOSS_ENV) {
-            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let frame = item.parse().map_err(|_| ViewerError::Input(format!("{INJECT_DEVICE_LOSS_ENV}: {item:?} is not a frame number")))?;
-                inject_at.push(frame);
-            }
-        }
-        Ok(Recovery { inject_at, losses: 0, logs: vec![] })
+        Ok(Recovery { inject_at: frames_from_env(INJECT_DEVICE_LOSS_ENV)?, pick_error_at: frames_from_env(INJECT_PICK_ERROR_ENV)?, losses: 0, logs: vec![] })
     }
 
     /// Keeps `ctx`'s validation log, to count its messages at exit.
@@ -52,12 +52,29 @@ impl Recovery {
         self.logs.iter().flat_map(ValidationLog::take).collect()
     }
 
+    /// Whether the pick recorded at `frame` is to be made invalid: once per listed frame, at
+    /// the first pick on or after it.
+    pub fn pick_error_now(&mut self, frame: u64) -> bool {
+        let due = self.pick_error_at.iter().position(|&f| f <= frame);
+        due.map(|i| self.pick_error_at.remove(i)).is_some()
+    }
+
     /// Whether a device loss is to be injected at `frame` (each listed frame once).
     pub fn inject_now(&mut self, frame: u64) -> bool {
         let before = self.inject_at.len();
         self.inject_at.retain(|&f| f != frame);
         self.inject_at.len() != before
     }
+}
+
+/// Frame numbers listed in the environment variable `name` (comma separated).
+fn frames_from_env(name: &str) -> Result<Vec<u64>, ViewerError> {
+    let Ok(list) = std::env::var(name) else { return Ok(vec![]) };
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| item.parse().map_err(|_| ViewerError::Input(format!("{name}: {item:?} is not a frame number"))))
+        .collect()
 }
 
 /// The error a lost device gives (for injection).
