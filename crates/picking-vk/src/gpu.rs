@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Clone)]
 pub(crate) struct Memory {
     pub device: ash::Device,
+    /// The host's pipeline cache for every pipeline the picker builds (null: none).
+    pub pipeline_cache: vk::PipelineCache,
     allocator: Arc<Mutex<Allocator>>,
     debug_utils: Option<ash::ext::debug_utils::Device>,
 }
@@ -47,7 +49,7 @@ impl Memory {
         // NUL-terminated string.
         let set_name = unsafe { instance.get_device_proc_addr(device.handle(), c"vkSetDebugUtilsObjectNameEXT".as_ptr()) };
         let debug_utils = set_name.map(|_| ash::ext::debug_utils::Device::new(instance, device));
-        Ok(Memory { device: device.clone(), allocator, debug_utils })
+        Ok(Memory { device: device.clone(), pipeline_cache: vk::PipelineCache::null(), allocator, debug_utils })
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Allocator>, PickError> {

@@ -50,7 +50,8 @@ impl IdImage {
         }
         let layout = PassLayout { detail: false };
         // SAFETY: the caller's contract is `Memory::new`'s.
-        let memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        memory.pipeline_cache = host.pipeline_cache;
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
         let kit = PassKit::new(&memory, &limits, layout, false)?;

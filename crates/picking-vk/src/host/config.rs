@@ -80,6 +80,10 @@ pub struct PickerConfig {
     /// Objects and instances the rectangle queries of one frame may record (default 4096):
     /// the size of the GPU table their per-object counts are reduced into, 12 bytes each.
     pub rect_entries: u32,
+    /// Pipelines kept per pass flavour (default 64): one per vertex layout, instancing and
+    /// depth convention in use. Past it, the least recently used one that no frame still
+    /// running needs is destroyed (and built again if it is needed again).
+    pub max_pipelines: usize,
 }
 
 impl Default for PickerConfig {
@@ -94,6 +98,7 @@ impl Default for PickerConfig {
             max_radius: 8,
             rect_tile: [256, 256],
             rect_entries: 4096,
+            max_pipelines: 64,
         }
     }
 }
@@ -144,6 +149,12 @@ impl PickerConfig {
     /// Sets [`PickerConfig::rect_tile`].
     pub fn with_rect_tile(mut self, columns: u32, rows: u32) -> Self {
         self.rect_tile = [columns, rows];
+        self
+    }
+
+    /// Sets [`PickerConfig::max_pipelines`].
+    pub fn with_max_pipelines(mut self, max: usize) -> Self {
+        self.max_pipelines = max;
         self
     }
 

@@ -28,6 +28,10 @@ pub struct HostDevice<'a> {
     /// What the host enabled for picking at device creation: the
     /// [`crate::DeviceFeatures::features`] it added to `vkCreateDevice`.
     pub features: PickFeatures,
+    /// The host's `VkPipelineCache`, used for every pipeline the picker builds (null: none).
+    /// The host keeps it alive as long as the picker, and must not use it from another
+    /// thread while calling the picker (Vulkan's external synchronization of the cache).
+    pub pipeline_cache: vk::PipelineCache,
 }
 
 impl<'a> HostDevice<'a> {
@@ -40,12 +44,28 @@ impl<'a> HostDevice<'a> {
         physical_device: vk::PhysicalDevice,
         queue_family_index: u32,
     ) -> Self {
-        HostDevice { instance, instance_api_version, device, physical_device, queue_family_index, allocator: None, features: PickFeatures::NONE }
+        HostDevice {
+            instance,
+            instance_api_version,
+            device,
+            physical_device,
+            queue_family_index,
+            allocator: None,
+            features: PickFeatures::NONE,
+            pipeline_cache: vk::PipelineCache::null(),
+        }
     }
 
     /// Shares the host's allocator (created for this same device).
     pub fn with_allocator(mut self, allocator: Arc<Mutex<Allocator>>) -> Self {
         self.allocator = Some(allocator);
+        self
+    }
+
+    /// Builds the picker's pipelines through the host's `VkPipelineCache` (see
+    /// [`HostDevice::pipeline_cache`]).
+    pub fn with_pipeline_cache(mut self, cache: vk::PipelineCache) -> Self {
+        self.pipeline_cache = cache;
         self
     }
 

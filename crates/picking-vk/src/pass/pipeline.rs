@@ -84,8 +84,16 @@ pub(crate) struct Pipelines {
     vert_batched: vk::ShaderModule,
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
-    /// Few keys ever exist (one per vertex layout in use): a list beats hashing.
-    cache: Vec<(PipelineKey, vk::Pipeline)>,
+    /// Few keys ever exist (one per vertex layout in use): a list beats hashing. With the
+    /// frame each was last used in.
+    cache: Vec<(PipelineKey, vk::Pipeline, u64)>,
+    /// The frame being recorded, and the oldest frame that may still be running on the GPU:
+    /// pipelines last used before it may be destroyed.
+    frame: u64,
+    oldest_in_flight: u64,
+    /// The most pipelines kept: past it, the least recently used that no running frame uses
+    /// is destroyed (`usize::MAX`: never).
+    max: usize,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -120,6 +128,9 @@ impl Pipelines {
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             cache: Vec::new(),
+            frame: 0,
+            oldest_in_flight: 0,
+            max: usize::MAX,
         };
         // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
         this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
@@ -141,19 +152,53 @@ impl Pipelines {
         Ok(this)
     }
 
-    /// The pipeline for `key`, built on first use.
+    /// Keeps at most `max` pipelines (see [`Pipelines::begin_frame`]).
+    pub fn set_limit(&mut self, max: usize) {
+        self.max = max.max(1);
+    }
+
+    /// The frame about to be recorded, and the oldest frame whose GPU work may still run.
+    pub fn begin_frame(&mut self, frame: u64, oldest_in_flight: u64) {
+        self.frame = frame;
+        self.oldest_in_flight = oldest_in_flight.min(frame);
+    }
+
+    /// How many pipelines are built.
+    pub fn len(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// The pipeline for `key`, built on first use (marked used in this frame).
     pub fn get(&mut self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
-        if let Some(p) = self.cached(key) {
-            return Ok(p);
+        let frame = self.frame;
+        if let Some(entry) = self.cache.iter_mut().find(|(k, _, _)| *k == key) {
+            entry.2 = frame;
+            return Ok(entry.1);
         }
         let pipeline = self.build(key)?;
-        self.cache.push((key, pipeline));
+        self.evict_one();
+        self.cache.push((key, pipeline, frame));
         Ok(pipeline)
+    }
+
+    /// At the limit, destroys the least recently used pipeline no running frame can use.
+    fn evict_one(&mut self) {
+        if self.cache.len() < self.max {
+            return;
+        }
+        let oldest = self.oldest_in_flight;
+        let victim = self.cache.iter().enumerate().filter(|(_, e)| e.2 < oldest).min_by_key(|(_, e)| e.2).map(|(i, _)| i);
+        if let Some(i) = victim {
+            let (_, pipeline, _) = self.cache.swap_remove(i);
+            // SAFETY: last used by a frame older than every frame that may still run, so no
+            // pending command buffer of the host's uses it.
+            unsafe { self.memory.device.destroy_pipeline(pipeline, None) };
+        }
     }
 
     /// The pipeline for `key` if it was already built.
     pub fn cached(&self, key: PipelineKey) -> Option<vk::Pipeline> {
-        self.cache.iter().find(|(k, _)| *k == key).map(|(_, p)| *p)
+        self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)
     }
 
     fn build(&self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
@@ -227,7 +272,7 @@ impl Pipelines {
             .subpass(0);
         // SAFETY: every pointer in `info` refers to locals alive for the call; modules, layout
         // and render pass are live objects of this device.
-        let result = unsafe { self.memory.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        let result = unsafe { self.memory.device.create_graphics_pipelines(self.memory.pipeline_cache, &[info], None) };
         match result {
             Ok(pipelines) => {
                 let pipeline = pipelines.first().copied().unwrap_or_default();
@@ -243,7 +288,7 @@ impl Drop for Pipelines {
     fn drop(&mut self) {
         // SAFETY: the owner guarantees the GPU no longer uses these objects; null handles are ignored.
         unsafe {
-            for (_, p) in self.cache.drain(..) {
+            for (_, p, _) in self.cache.drain(..) {
                 self.memory.device.destroy_pipeline(p, None);
             }
             self.memory.device.destroy_pipeline_layout(self.layout, None);

@@ -154,7 +154,7 @@ impl RectKit {
         let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(reduce_module.handle).name(c"main");
         let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(reduce_layout.handle);
         // SAFETY: module and layout are live; the info points at locals.
-        let reduce = unsafe { device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
+        let reduce = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
         // SAFETY: just created on this device, owned by nothing else.
         let reduce = unsafe { Owned::new(device, reduce.first().copied().unwrap_or_default(), destroy_pipeline) };
         memory.name(reduce.handle, "rectangle reduce");

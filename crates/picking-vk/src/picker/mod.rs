@@ -13,6 +13,7 @@ use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::{DetailMode, DetailStatus, PickerConfig};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
+use crate::pass::pipeline::PipelineKey;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -20,7 +21,7 @@ use crate::plan::Plan;
 use crate::readback::{stamp_of, RegionBlock, StagingRing, HEADER_BYTES};
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::rect::EntryRange;
-use crate::request::camera::CameraSnapshot;
+use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::{CheckedQuery, PickQuery, PixelRect, QueryTicket, RectMode};
 use crate::request::PickRequest;
 use crate::resolve;
@@ -112,6 +113,8 @@ struct Slot {
     batch: Option<DrawBatchBuffer>,
     queries: Vec<QueryRecord>,
     spans: Vec<EntrySpan>,
+    /// The frame last recorded here: it may still run on the GPU until the slot is reused.
+    last_frame: Option<u64>,
 }
 
 /// Pixel-exact GPU picking in the host's own command buffers. See the crate docs.
@@ -190,8 +193,10 @@ impl Picker {
         let layout = PassLayout { detail: detail_status == DetailStatus::Active };
         let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
         // SAFETY: the caller's contract is `Memory::new`'s.
-        let memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        memory.pipeline_cache = host.pipeline_cache;
         let mut kit = PassKit::new(&memory, &limits, layout, batching)?;
+        kit.pipelines.set_limit(config.max_pipelines);
         let max_queries = config.max_queries.max(1);
         let cell = config
             .max_radius
@@ -215,7 +220,12 @@ impl Picker {
                 return Err(PickError::InvalidRequest(format!("rectangle tile {tile_w}x{tile_h} exceeds the device's framebuffer limits")));
             }
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
-            Some(RectKit::new(&memory, tile, config.rect_entries, host.features.contains(PickFeatures::SELECT_THROUGH))?)
+            let mut kit = RectKit::new(&memory, tile, config.rect_entries, host.features.contains(PickFeatures::SELECT_THROUGH))?;
+            kit.visible.set_limit(config.max_pipelines);
+            if let Some(all) = kit.all.as_mut() {
+                all.set_limit(config.max_pipelines);
+            }
+            Some(kit)
         } else {
             None
         };
@@ -525,6 +535,42 @@ impl Picker {
         let frames_in_flight = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
         Ok(s.pending.take().is_some())
+    }
+
+    /// Builds, ahead of the first pick, every pipeline `draws` need under `depth` (points and
+    /// radius queries, batched or not, and rectangles), so that no pick pays for building one
+    /// (3 to 9 ms each on lavapipe). Returns how many were built. Draws are validated as
+    /// [`Picker::record`] validates them.
+    pub fn warm_up(&mut self, draws: &[PickDraw], depth: DepthConvention) -> Result<usize, PickError> {
+        if self.device_lost {
+            return Err(PickError::DeviceLost);
+        }
+        let before = self.pipeline_count();
+        let batching = self.kit.batch_rows > 0;
+        for (index, draw) in draws.iter().enumerate() {
+            draw.validate(index, self.kit.max_stride)?;
+            let key = |batched| PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched, depth };
+            let built = self.kit.pipelines.get(key(false)).and_then(|_| {
+                if batching && draw.instances.is_none() {
+                    self.kit.pipelines.get(key(true))
+                } else {
+                    Ok(vk::Pipeline::null())
+                }
+            });
+            self.note_loss(built)?;
+            if let Some(rect) = self.rect.as_mut() {
+                let built = rect.visible.get(key(false)).and_then(|_| rect.all.as_mut().map_or(Ok(vk::Pipeline::null()), |all| all.get(key(false))));
+                self.note_loss(built)?;
+            }
+        }
+        Ok(self.pipeline_count() - before)
+    }
+
+    /// Pipelines built and kept (at most [`PickerConfig::max_pipelines`] per pass flavour,
+    /// beyond which the least recently used one no running frame needs is destroyed).
+    pub fn pipeline_count(&self) -> usize {
+        let rect = self.rect.as_ref().map_or(0, |r| r.visible.len() + r.all.as_ref().map_or(0, |a| a.len()));
+        self.kit.pipelines.len() + rect
     }
 
     /// Whether a result is waiting in `slot`.

@@ -219,6 +219,17 @@ impl Picker {
             return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
         }
         self.plan_queries(request, &camera, queries, plan_frame)?;
+        // Pipelines last used before the oldest frame that may still run can be destroyed: the
+        // newest frame of every other slot may run; this slot's previous one has completed.
+        let frame = self.next_frame;
+        let oldest_in_flight = self.slots.iter().enumerate().filter(|(i, _)| *i != slot).filter_map(|(_, s)| s.last_frame).min().unwrap_or(frame);
+        self.kit.pipelines.begin_frame(frame, oldest_in_flight);
+        if let Some(rect) = self.rect.as_mut() {
+            rect.visible.begin_frame(frame, oldest_in_flight);
+            if let Some(all) = rect.all.as_mut() {
+                all.begin_frame(frame, oldest_in_flight);
+            }
+        }
         let prepared = self.prepare_parts(draws, &camera);
         let prepared = self.note_loss(prepared);
         prepared?;
@@ -337,6 +348,7 @@ impl Picker {
             let stats = PassStats { draws_recorded: recorded, ..fp.stats };
             s.stats = stats;
             s.pending = Some(Pending { frame, camera, used_bytes: offset, table });
+            s.last_frame = Some(frame);
             self.next_frame += 1;
             Ok(PickTicket { slot, frame, stats })
         }
