@@ -74,11 +74,14 @@ struct PendingSet {
 
 impl Picking {
     /// `detail`: use the detail attachment (face, barycentrics, normal, UV) where the device has it.
-    pub fn new(ctx: &VulkanContext, detail: bool) -> Result<Self, ViewerError> {
+    /// The picker's pipelines for `draws` are built here, so the first hover does not pay for
+    /// them (the viewer's projections use standard depth).
+    pub fn new(ctx: &VulkanContext, detail: bool, draws: &[PickDraw]) -> Result<Self, ViewerError> {
         let detail = if detail { DetailMode::IfEnabled } else { DetailMode::Off };
         let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail).with_max_radius(MAX_HOVER_RADIUS);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
-        let picker = unsafe { Picker::new(ctx.host_device(), config) }?;
+        let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
+        picker.warm_up(draws, picking_vk::DepthConvention::Standard)?;
         Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selection: Selection::default(), latency: None, error: None, band_error: None })
     }
 
