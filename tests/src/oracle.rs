@@ -71,6 +71,8 @@ struct WorldTriangle {
     instance: Option<u32>,
     object: usize,
     triangle: usize,
+    /// Culled by the object's raster state (judged on its framebuffer winding).
+    culled: bool,
 }
 
 /// All world-space triangles of a scene, prepared once for many rays.
@@ -98,6 +100,17 @@ fn ray_triangle(origin: DVec3, dir: DVec3, v: &[DVec3; 3]) -> Option<(f64, [f64;
     }
     let t = e2.dot(q) * inv;
     (t > 0.0).then_some((t, [1.0 - u - w, u, w]))
+}
+
+/// Whether a triangle at framebuffer positions `s` (y down) is culled by `raster`, as Vulkan
+/// decides: the signed area `a = -1/2 * sum(x_i * y_(i+1) - x_(i+1) * y_i)` is positive for a
+/// counter-clockwise triangle. (Triangles crossing the eye plane are not judged here.)
+fn culled_by(raster: &picking_vk::RasterState, s: &[DVec2; 3]) -> bool {
+    use ash::vk::{CullModeFlags, FrontFace};
+    let a: f64 = -0.5 * (0..3).map(|i| s[i].x * s[(i + 1) % 3].y - s[(i + 1) % 3].x * s[i].y).sum::<f64>();
+    let front = if raster.front_face == FrontFace::CLOCKWISE { a < 0.0 } else { a > 0.0 };
+    let cull = raster.cull_mode;
+    (cull.contains(CullModeFlags::BACK) && !front) || (cull.contains(CullModeFlags::FRONT) && front)
 }
 
 fn segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
@@ -129,7 +142,8 @@ impl Oracle {
                     let projected = v.map(|p| camera.project(p));
                     let nearest_w = projected.iter().map(|(_, w)| *w).fold(f64::INFINITY, f64::min);
                     let screen = (nearest_w > 1e-6).then(|| projected.map(|(s, _)| s));
-                    triangles.push(WorldTriangle { v, screen, nearest_w, id: obj.id, instance: inst.map(|i| i as u32), object: oi, triangle: t });
+                    let culled = screen.is_some_and(|s| culled_by(&obj.raster, &s));
+                    triangles.push(WorldTriangle { v, screen, nearest_w, id: obj.id, instance: inst.map(|i| i as u32), object: oi, triangle: t, culled });
                 }
             }
         }
@@ -147,7 +161,7 @@ impl Oracle {
         let (origin, dir) = self.camera.ray(pixel);
         let centre = DVec2::new(f64::from(pixel.x) + 0.5, f64::from(pixel.y) + 0.5);
         let (mut sure, mut maybe) = (vec![], vec![]);
-        for tri in &self.triangles {
+        for tri in self.triangles.iter().filter(|t| !t.culled) {
             let key = (tri.id, tri.instance);
             let hit = ray_triangle(origin, dir, &tri.v).is_some();
             let near_edge = match tri.screen {
@@ -175,7 +189,7 @@ impl Oracle {
         let centre = DVec2::new(f64::from(pixel.x) + 0.5, f64::from(pixel.y) + 0.5);
         let mut best: Option<(f64, usize, [f64; 3])> = None;
         let mut second: Option<(f64, usize)> = None;
-        for (i, tri) in self.triangles.iter().enumerate() {
+        for (i, tri) in self.triangles.iter().enumerate().filter(|(_, t)| !t.culled) {
             if let Some((t, bary)) = ray_triangle(origin, dir, &tri.v) {
                 match best {
                     Some((bt, _, _)) if t >= bt => {

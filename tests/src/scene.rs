@@ -108,11 +108,23 @@ pub struct Object {
     /// Put the geometry after unrelated vertices and indices, drawn with a non-zero first
     /// index / vertex offset (or first vertex), as engines that pack meshes do.
     pub packed: bool,
+    /// How the draw is rasterized (culling; triangle lists only here).
+    pub raster: picking_vk::RasterState,
 }
 
 impl Object {
     pub fn new(id: u64, mesh: usize, model: Mat4) -> Self {
-        Object { id, mesh, model, instances: None, index_width: IndexWidth::U32, layout: VertexLayout::Tight, pickable: true, packed: false }
+        Object {
+            id,
+            mesh,
+            model,
+            instances: None,
+            index_width: IndexWidth::U32,
+            layout: VertexLayout::Tight,
+            pickable: true,
+            packed: false,
+            raster: picking_vk::RasterState::default(),
+        }
     }
 
     /// World transform of instance `i` (the model alone when not instanced).
@@ -193,6 +205,7 @@ impl Scene {
             let mut draw = PickDraw::new(ObjectId::new(obj.id).expect("test IDs are non-zero"), positions_desc, triangles)
                 .with_model(obj.model)
                 .with_pickable(obj.pickable)
+                .with_raster(obj.raster)
                 .with_geometry(Arc::new(geometry));
             if let Some(list) = &obj.instances {
                 let cols: Vec<[f32; 16]> = list.iter().map(|m| m.to_cols_array()).collect();

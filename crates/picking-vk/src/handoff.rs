@@ -2,7 +2,7 @@
 //! texels once the frame completes (a snapshot per recorded draw, the pass's statistics), and
 //! the raw texels read back.
 
-use crate::draw::{MeshGeometry, PickDraw, Triangles};
+use crate::draw::{MeshGeometry, PickDraw, Topology, Triangles};
 use crate::id::ObjectId;
 use glam::Mat4;
 use std::sync::Arc;
@@ -19,6 +19,8 @@ pub(crate) struct DrawSnapshot {
     pub instanced: bool,
     pub model: Mat4,
     pub triangles: Triangles,
+    pub topology: Topology,
+    pub restart: bool,
     pub geometry: Option<Arc<MeshGeometry>>,
     pub instance_transforms: Option<Arc<[Mat4]>>,
 }
@@ -32,6 +34,8 @@ impl DrawSnapshot {
             instanced: draw.instances.is_some(),
             model: draw.model,
             triangles: draw.triangles,
+            topology: draw.raster.topology,
+            restart: draw.raster.primitive_restart,
             geometry: draw.geometry.clone(),
             instance_transforms: draw.instance_transforms.clone(),
         }

@@ -3,9 +3,11 @@
 
 pub(crate) mod bounds;
 pub(crate) mod geometry;
+pub(crate) mod raster;
 
 pub use bounds::Aabb;
 pub use geometry::MeshGeometry;
+pub use raster::{DepthBias, RasterState, Topology};
 
 use crate::error::PickError;
 use crate::id::ObjectId;
@@ -62,14 +64,15 @@ impl IndexWidth {
     }
 }
 
-/// Which triangles of the position buffer a draw covers (triangle lists only).
+/// Which vertices (or indices) of the position buffer a draw reads; how they form triangles
+/// is [`PickDraw::raster`]'s topology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Triangles {
     /// `vkCmdDraw(vertex_count, .., first_vertex, ..)`.
     NonIndexed {
         /// First vertex read.
         first_vertex: u32,
-        /// Vertices read (three per triangle).
+        /// Vertices read (three per triangle for lists).
         vertex_count: u32,
     },
     /// `vkCmdDrawIndexed(index_count, .., first_index, vertex_offset, ..)`. The index buffer
@@ -81,7 +84,7 @@ pub enum Triangles {
         width: IndexWidth,
         /// First index read, counted from `range.offset`.
         first_index: u32,
-        /// Indices read (three per triangle).
+        /// Indices read (three per triangle for lists).
         index_count: u32,
         /// Added to every index before reading the vertex.
         vertex_offset: i32,
@@ -140,6 +143,8 @@ pub struct PickDraw {
     /// Conservative local-space bounds of the draw's triangles (of each instance, before its
     /// transform), for pick-ray culling. Draws without bounds are always drawn.
     pub bounds: Option<Aabb>,
+    /// How the host rasterizes the draw: culling, depth test and bias, topology.
+    pub raster: RasterState,
 }
 
 impl PickDraw {
@@ -156,7 +161,14 @@ impl PickDraw {
             geometry: None,
             instance_transforms: None,
             bounds: None,
+            raster: RasterState::default(),
         }
+    }
+
+    /// Sets [`PickDraw::raster`]: the host's culling, depth test and bias, and topology.
+    pub fn with_raster(mut self, raster: RasterState) -> Self {
+        self.raster = raster;
+        self
     }
 
     /// Sets [`PickDraw::tag`].
@@ -222,6 +234,12 @@ impl PickDraw {
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
         }
+        if self.raster.primitive_restart && self.raster.topology == Topology::TriangleList {
+            return Err(bad("primitive restart with triangle lists needs primitiveTopologyListRestart, which picking does not enable".into()));
+        }
+        if self.raster.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
+            return Err(bad("depth bias has a non-finite value".into()));
+        }
         let p = &self.positions;
         if p.stride < 12 || p.stride > max_stride {
             return Err(bad(format!("position stride {} lies outside 12..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
@@ -233,7 +251,7 @@ impl PickDraw {
         check_elements(p.range, p.stride, 12, 0, p.vertex_count, "position").map_err(bad)?;
         match self.triangles {
             Triangles::NonIndexed { first_vertex, vertex_count } => {
-                if vertex_count % 3 != 0 {
+                if !raster::triangle_count(self.raster.topology, vertex_count).1 {
                     return Err(bad(format!("vertex count {vertex_count} is not a whole number of triangles")));
                 }
                 if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
@@ -245,7 +263,7 @@ impl PickDraw {
                 }
             }
             Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
-                if index_count % 3 != 0 {
+                if !raster::triangle_count(self.raster.topology, index_count).1 {
                     return Err(bad(format!("index count {index_count} is not a whole number of triangles")));
                 }
                 if range.offset % width.bytes() != 0 {

@@ -1,5 +1,6 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
+use crate::draw::raster::RasterKey;
 use crate::error::PickError;
 use crate::gpu::Memory;
 use crate::request::camera::DepthConvention;
@@ -69,8 +70,10 @@ pub(crate) struct PipelineKey {
     /// Per-draw data comes from rows of the batch buffer (see `crate::record::batch`), not
     /// push constants.
     pub batched: bool,
-    /// Decides the depth compare op.
+    /// Decides the depth compare op when the draw's raster state names none.
     pub depth: DepthConvention,
+    /// The host's culling, depth test and bias, and topology.
+    pub raster: RasterKey,
 }
 
 /// Owns shader modules, the layout and every pipeline built for one render pass.
@@ -236,19 +239,26 @@ impl Pipelines {
             attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
         }
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
-        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let raster = key.raster.state();
+        let input_assembly =
+            vk::PipelineInputAssemblyStateCreateInfo::default().topology(raster.topology.vk()).primitive_restart_enable(raster.primitive_restart);
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        // Both faces pick, as a ray cast would.
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+        // The host's culling and depth bias (by default both faces pick, as a ray cast would).
+        let bias = raster.depth_bias.unwrap_or_default();
+        let rasterization = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .cull_mode(raster.cull_mode)
+            .front_face(raster.front_face)
+            .depth_bias_enable(raster.depth_bias.is_some())
+            .depth_bias_constant_factor(bias.constant)
+            .depth_bias_clamp(bias.clamp)
+            .depth_bias_slope_factor(bias.slope)
             .line_width(1.0);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let compare = match key.depth {
+        let compare = raster.depth_compare.unwrap_or(match key.depth {
             DepthConvention::Standard => vk::CompareOp::LESS,
             DepthConvention::Reverse => vk::CompareOp::GREATER,
-        };
+        });
         // Select-through sees every surface: no depth test, nothing written but the table.
         let through = self.flavour == Flavour::RectAll;
         let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(!through).depth_write_enable(!through).depth_compare_op(compare);
@@ -262,7 +272,7 @@ impl Pipelines {
             .vertex_input_state(&vertex_input)
             .input_assembly_state(&input_assembly)
             .viewport_state(&viewport)
-            .rasterization_state(&raster)
+            .rasterization_state(&rasterization)
             .multisample_state(&multisample)
             .depth_stencil_state(&depth)
             .color_blend_state(&blend)

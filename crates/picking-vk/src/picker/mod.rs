@@ -549,7 +549,13 @@ impl Picker {
         let batching = self.kit.batch_rows > 0;
         for (index, draw) in draws.iter().enumerate() {
             draw.validate(index, self.kit.max_stride)?;
-            let key = |batched| PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched, depth };
+            let key = |batched| PipelineKey {
+                position_stride: draw.positions.stride,
+                instance_stride: draw.instances.map(|i| i.stride),
+                batched,
+                depth,
+                raster: draw.raster.key(),
+            };
             let built = self.kit.pipelines.get(key(false)).and_then(|_| {
                 if batching && draw.instances.is_none() {
                     self.kit.pipelines.get(key(true))

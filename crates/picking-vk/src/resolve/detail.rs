@@ -2,7 +2,8 @@
 //! vertices, the interpolated point, normals and UV, in local and world space. No triangle
 //! search: the GPU already said which triangle won.
 
-use crate::draw::{MeshGeometry, Triangles};
+use crate::draw::raster::face_elements;
+use crate::draw::{IndexWidth, MeshGeometry, Topology, Triangles};
 use crate::request::camera::Ray;
 use glam::{DMat3, DMat4, DVec3, Mat4, Vec2};
 use std::sync::Arc;
@@ -49,6 +50,9 @@ pub struct SurfaceDetail {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct DetailSource {
     pub triangles: Triangles,
+    /// How the draw's elements form triangles, and whether primitive restart is on.
+    pub topology: Topology,
+    pub restart: bool,
     pub geometry: Option<Arc<MeshGeometry>>,
     /// Object-to-world of the draw (model x instance transform when known).
     pub world: Option<Mat4>,
@@ -71,29 +75,31 @@ pub(crate) fn normal_matrix(world: DMat4) -> Option<DMat3> {
     (det.is_finite() && det.abs() > 1e-300).then(|| m.inverse().transpose())
 }
 
-/// The vertex indices of triangle `face` of a draw.
-pub(crate) fn triangle_vertices(triangles: &Triangles, geometry: Option<&MeshGeometry>, face: u32) -> Option<[u32; 3]> {
-    match *triangles {
+/// The vertex indices of triangle `face` (`gl_PrimitiveID`) of a draw, in the order the
+/// rasterizer gives barycentrics.
+pub(crate) fn triangle_vertices(s: &DetailSource, geometry: Option<&MeshGeometry>, face: u32) -> Option<[u32; 3]> {
+    match s.triangles {
         Triangles::NonIndexed { first_vertex, vertex_count } => {
-            let first = u64::from(first_vertex) + 3 * u64::from(face);
-            (3 * u64::from(face) + 3 <= u64::from(vertex_count)).then(|| [0, 1, 2].map(|k| (first + k) as u32))
+            let e = face_elements(s.topology, false, vertex_count, face, |_| false)?;
+            Some(e.map(|k| first_vertex.checked_add(k)).into_iter().collect::<Option<Vec<u32>>>()?.try_into().ok()?)
         }
-        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+        Triangles::Indexed { first_index, index_count, vertex_offset, width, .. } => {
             let indices = geometry?.indices.as_ref()?;
-            if 3 * u64::from(face) + 3 > u64::from(index_count) {
-                return None;
-            }
-            let at = first_index as usize + 3 * face as usize;
-            let tri = indices.get(at..at + 3)?;
-            let v = |i: u32| u32::try_from(i64::from(i) + i64::from(vertex_offset)).ok();
-            Some([v(tri[0])?, v(tri[1])?, v(tri[2])?])
+            let own = indices.get(first_index as usize..(first_index as usize).checked_add(index_count as usize)?)?;
+            let restart_value = match width {
+                IndexWidth::U16 => u32::from(u16::MAX),
+                IndexWidth::U32 => u32::MAX,
+            };
+            let e = face_elements(s.topology, s.restart, index_count, face, |i| own.get(i as usize) == Some(&restart_value))?;
+            let v = |k: u32| own.get(k as usize).and_then(|&i| u32::try_from(i64::from(i) + i64::from(vertex_offset)).ok());
+            Some([v(e[0])?, v(e[1])?, v(e[2])?])
         }
     }
 }
 
 pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_barycentrics: [f32; 3]) -> HitDetail {
     let geometry = source.and_then(|s| s.geometry.as_deref());
-    let vertices = source.and_then(|s| triangle_vertices(&s.triangles, geometry, face));
+    let vertices = source.and_then(|s| triangle_vertices(s, geometry, face));
     let mut barycentrics = gpu_barycentrics;
     let surface = match (source, geometry, vertices) {
         (Some(s), Some(g), Some(v)) => {
@@ -177,6 +183,8 @@ mod tests {
         let g = Arc::new(triangle());
         let source = DetailSource {
             triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+            topology: Topology::TriangleList,
+            restart: false,
             geometry: Some(g),
             world: None,
             ray: None,
@@ -197,7 +205,14 @@ mod tests {
         // perpendicular to the stretched surface, which a plain model-matrix multiply breaks.
         let g = Arc::new(MeshGeometry { positions: vec![Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0)], ..Default::default() });
         let world = Mat4::from_scale(Vec3::new(4.0, 1.0, 1.0));
-        let source = DetailSource { triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }, geometry: Some(g), world: Some(world), ray: None };
+        let source = DetailSource {
+            triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 },
+            topology: Topology::TriangleList,
+            restart: false,
+            geometry: Some(g),
+            world: Some(world),
+            ray: None,
+        };
         let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
         let edge_world = DVec3::new(4.0, 1.0, 0.0);
         assert!(s.face_normal_world.dot(edge_world).abs() < 1e-12, "{:?}", s.face_normal_world);
@@ -206,17 +221,37 @@ mod tests {
         assert!((s.world_point - world.as_dmat4().transform_point3(s.local_point)).length() < 1e-12);
     }
 
+    /// The detail source of `triangles` drawn with `topology`.
+    fn src(triangles: Triangles, topology: Topology, restart: bool) -> DetailSource {
+        DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None }
+    }
+
     #[test]
     fn index_order_honours_first_index_and_vertex_offset() {
         let g = MeshGeometry { positions: vec![Vec3::ZERO; 20], indices: Some(vec![0, 1, 2, 5, 6, 7, 2, 1, 0]), ..Default::default() };
-        let t = |first_index, vertex_offset| Triangles::Indexed { range: range(), width: IndexWidth::U16, first_index, index_count: 6, vertex_offset };
+        let t = |first_index, vertex_offset| {
+            src(Triangles::Indexed { range: range(), width: IndexWidth::U16, first_index, index_count: 6, vertex_offset }, Topology::TriangleList, false)
+        };
         assert_eq!(triangle_vertices(&t(0, 0), Some(&g), 1), Some([5, 6, 7]));
         assert_eq!(triangle_vertices(&t(3, 10), Some(&g), 1), Some([12, 11, 10]));
         assert_eq!(triangle_vertices(&t(3, 0), Some(&g), 2), None, "past index_count");
         assert_eq!(triangle_vertices(&t(0, 0), None, 0), None, "indexed needs geometry");
-        let flat = Triangles::NonIndexed { first_vertex: 6, vertex_count: 9 };
+        let flat = src(Triangles::NonIndexed { first_vertex: 6, vertex_count: 9 }, Topology::TriangleList, false);
         assert_eq!(triangle_vertices(&flat, None, 2), Some([12, 13, 14]));
         assert_eq!(triangle_vertices(&flat, None, 3), None);
+    }
+
+    #[test]
+    fn strips_and_fans_with_restart_name_their_vertices() {
+        // Two strips of four indices (two triangles each) around a u16 restart index.
+        let g = MeshGeometry { positions: vec![Vec3::ZERO; 20], indices: Some(vec![0, 1, 2, 3, 0xFFFF, 10, 11, 12, 13]), ..Default::default() };
+        let strip =
+            src(Triangles::Indexed { range: range(), width: IndexWidth::U16, first_index: 0, index_count: 9, vertex_offset: 1 }, Topology::TriangleStrip, true);
+        assert_eq!(triangle_vertices(&strip, Some(&g), 1), Some([2, 4, 3]), "odd strip triangles swap their last two");
+        assert_eq!(triangle_vertices(&strip, Some(&g), 2), Some([11, 12, 13]), "restart starts a new strip");
+        assert_eq!(triangle_vertices(&strip, Some(&g), 4), None);
+        let fan = src(Triangles::NonIndexed { first_vertex: 5, vertex_count: 6 }, Topology::TriangleFan, false);
+        assert_eq!(triangle_vertices(&fan, None, 3), Some([9, 10, 5]));
     }
 
     #[test]
@@ -229,6 +264,8 @@ mod tests {
         let ray = Ray { origin, direction: (target - origin).normalize() };
         let source = DetailSource {
             triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+            topology: Topology::TriangleList,
+            restart: false,
             geometry: Some(g),
             world: Some(world),
             ray: Some(ray),

@@ -28,7 +28,14 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
         };
         let detail = texels.detail.map(|[face, b0, b1, b2]| {
-            let source = draw.map(|d| DetailSource { triangles: d.triangles, geometry: d.geometry.clone(), world: d.world(instance), ray });
+            let source = draw.map(|d| DetailSource {
+                triangles: d.triangles,
+                topology: d.topology,
+                restart: d.restart,
+                geometry: d.geometry.clone(),
+                world: d.world(instance),
+                ray,
+            });
             detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
         });
         PickHit {
@@ -62,6 +69,8 @@ mod tests {
             instanced,
             model: Mat4::IDENTITY,
             triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 30 },
+            topology: crate::draw::Topology::TriangleList,
+            restart: false,
             geometry: None,
             instance_transforms: None,
         }

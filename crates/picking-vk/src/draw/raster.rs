@@ -1,0 +1,222 @@
+//! How a draw is rasterized, as in the host's own pass: face culling, the depth test and
+//! depth bias, and the triangle topology. The pick pass draws each draw with the state the
+//! host draws it with, so a pick names what is on screen: no back face the host culls, the
+//! winner of coplanar draws under the host's compare op, a decal pulled forward by its bias.
+
+use ash::vk;
+
+/// Triangle topologies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Topology {
+    /// Three vertices (or indices) per triangle.
+    #[default]
+    TriangleList,
+    /// Each vertex after the second makes a triangle with the two before it.
+    TriangleStrip,
+    /// Each vertex after the second makes a triangle with the one before it and the first.
+    TriangleFan,
+}
+
+impl Topology {
+    pub(crate) fn vk(self) -> vk::PrimitiveTopology {
+        match self {
+            Topology::TriangleList => vk::PrimitiveTopology::TRIANGLE_LIST,
+            Topology::TriangleStrip => vk::PrimitiveTopology::TRIANGLE_STRIP,
+            Topology::TriangleFan => vk::PrimitiveTopology::TRIANGLE_FAN,
+        }
+    }
+}
+
+/// `vkCmdSetDepthBias` values, as the host's pipeline sets them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepthBias {
+    /// `depthBiasConstantFactor`.
+    pub constant: f32,
+    /// `depthBiasClamp` (non-zero needs the `depthBiasClamp` feature).
+    pub clamp: f32,
+    /// `depthBiasSlopeFactor`.
+    pub slope: f32,
+}
+
+/// The host's rasterization state for a draw. The default is what picking did before it
+/// could be told: both faces, the depth convention's strict test (LESS, or GREATER for
+/// reverse-Z), no bias, triangle lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RasterState {
+    /// Faces culled (`VkCullModeFlags`), judged in the host's viewport (a negative height
+    /// flips winding there as it does in the host's pass).
+    pub cull_mode: vk::CullModeFlags,
+    /// Which winding faces front.
+    pub front_face: vk::FrontFace,
+    /// The host's depth compare op; `None`: LESS, or GREATER under reverse-Z.
+    pub depth_compare: Option<vk::CompareOp>,
+    /// The host's depth bias, if its pipeline enables one.
+    pub depth_bias: Option<DepthBias>,
+    /// How the draw's vertices (or indices) form triangles.
+    pub topology: Topology,
+    /// Primitive restart (indexed strips and fans): the index of all ones starts a new strip.
+    pub primitive_restart: bool,
+}
+
+impl RasterState {
+    /// Faces culled and the front face.
+    pub fn with_culling(mut self, cull_mode: vk::CullModeFlags, front_face: vk::FrontFace) -> Self {
+        self.cull_mode = cull_mode;
+        self.front_face = front_face;
+        self
+    }
+
+    /// The host's depth compare op.
+    pub fn with_depth_compare(mut self, op: vk::CompareOp) -> Self {
+        self.depth_compare = Some(op);
+        self
+    }
+
+    /// The host's depth bias.
+    pub fn with_depth_bias(mut self, bias: DepthBias) -> Self {
+        self.depth_bias = Some(bias);
+        self
+    }
+
+    /// The topology, and whether primitive restart is on.
+    pub fn with_topology(mut self, topology: Topology, primitive_restart: bool) -> Self {
+        self.topology = topology;
+        self.primitive_restart = primitive_restart;
+        self
+    }
+
+    /// What pipelines are told apart by (floats by their bits).
+    pub(crate) fn key(&self) -> RasterKey {
+        RasterKey {
+            cull_mode: self.cull_mode.as_raw(),
+            front_face: self.front_face.as_raw(),
+            depth_compare: self.depth_compare.map(|op| op.as_raw()),
+            depth_bias: self.depth_bias.map(|b| [b.constant, b.clamp, b.slope].map(f32::to_bits)),
+            topology: self.topology,
+            primitive_restart: self.primitive_restart,
+        }
+    }
+}
+
+/// [`RasterState`] as a pipeline key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct RasterKey {
+    pub cull_mode: u32,
+    pub front_face: i32,
+    pub depth_compare: Option<i32>,
+    pub depth_bias: Option<[u32; 3]>,
+    pub topology: Topology,
+    pub primitive_restart: bool,
+}
+
+impl RasterKey {
+    pub fn state(&self) -> RasterState {
+        RasterState {
+            cull_mode: vk::CullModeFlags::from_raw(self.cull_mode),
+            front_face: vk::FrontFace::from_raw(self.front_face),
+            depth_compare: self.depth_compare.map(vk::CompareOp::from_raw),
+            depth_bias: self.depth_bias.map(|[c, k, s]| DepthBias { constant: f32::from_bits(c), clamp: f32::from_bits(k), slope: f32::from_bits(s) }),
+            topology: self.topology,
+            primitive_restart: self.primitive_restart,
+        }
+    }
+}
+
+/// The triangles a draw of `count` vertices (or indices) makes with `topology` (ignoring
+/// restarts), and whether `count` is a valid length for it.
+pub(crate) fn triangle_count(topology: Topology, count: u32) -> (u32, bool) {
+    match topology {
+        Topology::TriangleList => (count / 3, count.is_multiple_of(3)),
+        Topology::TriangleStrip | Topology::TriangleFan => (count.saturating_sub(2), true),
+    }
+}
+
+/// The vertex positions (into the draw's element list) of triangle `face`, in the order the
+/// rasterizer gives barycentrics (Vulkan's topology vertex ordering). `elements[i]` is the
+/// i-th index read, or `None` where a restart index sits. O(elements) for strips and fans
+/// with restart (they are scanned to the face), O(1) otherwise.
+pub(crate) fn face_elements(topology: Topology, restart: bool, count: u32, face: u32, is_restart: impl Fn(u32) -> bool) -> Option<[u32; 3]> {
+    let face = u64::from(face);
+    let count = u64::from(count);
+    let in_strip = |i: u64, start: u64| -> [u64; 3] {
+        match topology {
+            // Odd triangles swap their last two vertices, so every triangle keeps the winding.
+            Topology::TriangleStrip => {
+                let k = i - start;
+                [i, i + 1 + k % 2, i + 2 - k % 2]
+            }
+            Topology::TriangleFan => [i + 1, i + 2, start],
+            Topology::TriangleList => [i, i + 1, i + 2],
+        }
+    };
+    let out = |v: [u64; 3]| v.iter().all(|&x| x < count).then(|| v.map(|x| x as u32));
+    match topology {
+        Topology::TriangleList => out([3 * face, 3 * face + 1, 3 * face + 2]),
+        _ if !restart => out(in_strip(face, 0)),
+        _ => {
+            // Walk the strips: each run of n elements between restarts makes n - 2 triangles.
+            let mut seen = 0u64;
+            let mut start = 0u64;
+            let mut i = 0u64;
+            while i <= count {
+                if i == count || is_restart(i as u32) {
+                    let n = i - start;
+                    let made = n.saturating_sub(2);
+                    if face < seen + made {
+                        let first = start + (face - seen);
+                        return match topology {
+                            Topology::TriangleFan => {
+                                let k = face - seen;
+                                out([start + k + 1, start + k + 2, start])
+                            }
+                            _ => out(in_strip(first, start)),
+                        };
+                    }
+                    seen += made;
+                    start = i + 1;
+                }
+                i += 1;
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_and_fan_faces_follow_vulkans_vertex_order() {
+        let none = |_| false;
+        assert_eq!(face_elements(Topology::TriangleList, false, 9, 2, none), Some([6, 7, 8]));
+        assert_eq!(face_elements(Topology::TriangleList, false, 9, 3, none), None);
+        // Strip triangle i: (i, i+1, i+2) for even i, (i, i+2, i+1) for odd i.
+        assert_eq!(face_elements(Topology::TriangleStrip, false, 5, 0, none), Some([0, 1, 2]));
+        assert_eq!(face_elements(Topology::TriangleStrip, false, 5, 1, none), Some([1, 3, 2]));
+        assert_eq!(face_elements(Topology::TriangleStrip, false, 5, 2, none), Some([2, 3, 4]));
+        assert_eq!(face_elements(Topology::TriangleStrip, false, 5, 3, none), None);
+        // Fan triangle i: (i+1, i+2, 0).
+        assert_eq!(face_elements(Topology::TriangleFan, false, 5, 2, none), Some([3, 4, 0]));
+        // Restart at element 4: strips 0..4 (2 triangles) and 5..9 (2 triangles).
+        let restart = |i| i == 4;
+        assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 1, restart), Some([1, 3, 2]));
+        assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 2, restart), Some([5, 6, 7]));
+        assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 3, restart), Some([6, 8, 7]));
+        assert_eq!(face_elements(Topology::TriangleFan, true, 9, 3, restart), Some([7, 8, 5]));
+        assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 4, restart), None);
+        assert_eq!(triangle_count(Topology::TriangleList, 7), (2, false));
+        assert_eq!(triangle_count(Topology::TriangleStrip, 7), (5, true));
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        let s = RasterState::default()
+            .with_culling(vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE)
+            .with_depth_compare(vk::CompareOp::LESS_OR_EQUAL)
+            .with_depth_bias(DepthBias { constant: -2.0, clamp: 0.0, slope: -1.5 })
+            .with_topology(Topology::TriangleFan, true);
+        assert_eq!(s.key().state(), s);
+        assert_ne!(s.key(), RasterState::default().key());
+    }
+}
