@@ -234,7 +234,6 @@ impl Picker {
         let prepared = self.note_loss(prepared);
         prepared?;
 
-        let frame = self.next_frame;
         let detail = self.kit.layout.detail;
         let table_needed = self.frame_plans_entries_needed();
         // Each query places its own region (`region_view`); this framing is only the default.
