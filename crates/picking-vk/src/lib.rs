@@ -102,7 +102,9 @@ mod record;
 mod request;
 mod resolve;
 
-pub use draw::{Aabb, BufferRange, DepthBias, IndexWidth, IndexedMesh, Instances, MeshGeometry, PickDraw, Positions, RasterState, Topology, Triangles};
+pub use draw::{
+    Aabb, BufferRange, DepthBias, IndexWidth, IndexedMesh, Instances, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology, Triangles,
+};
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;
 pub use host::config::{DetailMode, DetailStatus, PickerConfig};

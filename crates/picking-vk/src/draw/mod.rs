@@ -26,7 +26,8 @@ pub struct BufferRange {
     pub size: vk::DeviceSize,
 }
 
-/// Vertex positions: three `f32`s per vertex at `stride` bytes, tight (12) or interleaved.
+/// Vertex positions at `stride` bytes, tight or interleaved: three `f32`s unless
+/// [`PickDraw::position_format`] says otherwise.
 /// The buffer needs `VERTEX_BUFFER` usage. The range starts at the first vertex's position,
 /// so an interleaved layout gives its attribute offset in `range.offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,58 @@ pub struct Positions {
     pub stride: u32,
     /// How many vertices the range holds; draws may not reach past it.
     pub vertex_count: u32,
+}
+
+/// How a vertex's position is stored. Quantized positions (glTF `KHR_mesh_quantization`) are
+/// read as the normalized values of their format; fold the dequantizing transform into
+/// [`PickDraw::model`], and give [`PickDraw::bounds`] and CPU geometry in the normalized
+/// space. Four-component formats read three (the fourth is the padding glTF aligns to).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PositionFormat {
+    /// Three `f32`s (12 bytes).
+    #[default]
+    Float32x3,
+    /// Four `f16`s (8 bytes).
+    Float16x4,
+    /// Four `i16`s read as -1..1 (8 bytes).
+    Snorm16x4,
+    /// Four `u16`s read as 0..1 (8 bytes).
+    Unorm16x4,
+    /// Four `i8`s read as -1..1 (4 bytes).
+    Snorm8x4,
+    /// Four `u8`s read as 0..1 (4 bytes).
+    Unorm8x4,
+}
+
+impl PositionFormat {
+    pub(crate) fn vk(self) -> vk::Format {
+        match self {
+            PositionFormat::Float32x3 => vk::Format::R32G32B32_SFLOAT,
+            PositionFormat::Float16x4 => vk::Format::R16G16B16A16_SFLOAT,
+            PositionFormat::Snorm16x4 => vk::Format::R16G16B16A16_SNORM,
+            PositionFormat::Unorm16x4 => vk::Format::R16G16B16A16_UNORM,
+            PositionFormat::Snorm8x4 => vk::Format::R8G8B8A8_SNORM,
+            PositionFormat::Unorm8x4 => vk::Format::R8G8B8A8_UNORM,
+        }
+    }
+
+    /// Bytes of one position.
+    pub fn bytes(self) -> u32 {
+        match self {
+            PositionFormat::Float32x3 => 12,
+            PositionFormat::Float16x4 | PositionFormat::Snorm16x4 | PositionFormat::Unorm16x4 => 8,
+            PositionFormat::Snorm8x4 | PositionFormat::Unorm8x4 => 4,
+        }
+    }
+
+    /// Bytes of one component (attribute addresses are aligned to it).
+    fn component_bytes(self) -> u32 {
+        match self {
+            PositionFormat::Float32x3 => 4,
+            PositionFormat::Float16x4 | PositionFormat::Snorm16x4 | PositionFormat::Unorm16x4 => 2,
+            PositionFormat::Snorm8x4 | PositionFormat::Unorm8x4 => 1,
+        }
+    }
 }
 
 /// Index width of an index buffer.
@@ -145,6 +198,8 @@ pub struct PickDraw {
     pub bounds: Option<Aabb>,
     /// How the host rasterizes the draw: culling, depth test and bias, topology.
     pub raster: RasterState,
+    /// How each position is stored (three `f32`s by default).
+    pub position_format: PositionFormat,
 }
 
 impl PickDraw {
@@ -162,7 +217,14 @@ impl PickDraw {
             instance_transforms: None,
             bounds: None,
             raster: RasterState::default(),
+            position_format: PositionFormat::Float32x3,
         }
+    }
+
+    /// Sets [`PickDraw::position_format`] (quantized or half-float positions).
+    pub fn with_position_format(mut self, format: PositionFormat) -> Self {
+        self.position_format = format;
+        self
     }
 
     /// Sets [`PickDraw::raster`]: the host's culling, depth test and bias, and topology.
@@ -241,14 +303,15 @@ impl PickDraw {
             return Err(bad("depth bias has a non-finite value".into()));
         }
         let p = &self.positions;
-        if p.stride < 12 || p.stride > max_stride {
-            return Err(bad(format!("position stride {} lies outside 12..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
+        let (size, component) = (self.position_format.bytes(), self.position_format.component_bytes());
+        if p.stride < size || p.stride > max_stride {
+            return Err(bad(format!("position stride {} lies outside {size}..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
         }
-        // Vertex attribute addresses must be multiples of their 4-byte components.
-        if !p.range.offset.is_multiple_of(4) || !p.stride.is_multiple_of(4) {
-            return Err(bad(format!("position offset {} and stride {} must be multiples of 4 bytes", p.range.offset, p.stride)));
+        // Vertex attribute addresses must be multiples of their components' size.
+        if !p.range.offset.is_multiple_of(u64::from(component)) || !p.stride.is_multiple_of(component) {
+            return Err(bad(format!("position offset {} and stride {} must be multiples of {component} bytes", p.range.offset, p.stride)));
         }
-        check_elements(p.range, p.stride, 12, 0, p.vertex_count, "position").map_err(bad)?;
+        check_elements(p.range, p.stride, u64::from(size), 0, p.vertex_count, "position").map_err(bad)?;
         match self.triangles {
             Triangles::NonIndexed { first_vertex, vertex_count } => {
                 if !raster::triangle_count(self.raster.topology, vertex_count).1 {

@@ -1,6 +1,7 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
 use crate::draw::raster::RasterKey;
+use crate::draw::PositionFormat;
 use crate::error::PickError;
 use crate::gpu::Memory;
 use crate::request::camera::DepthConvention;
@@ -65,6 +66,7 @@ impl PickPush {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PipelineKey {
     pub position_stride: u32,
+    pub position_format: PositionFormat,
     /// Stride of the per-instance transform buffer, for instanced draws.
     pub instance_stride: Option<u32>,
     /// Per-draw data comes from rows of the batch buffer (see `crate::record::batch`), not
@@ -216,7 +218,7 @@ impl Pipelines {
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(self.frag).name(entry),
         ];
         let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
-        let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 }];
+        let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: key.position_format.vk(), offset: 0 }];
         // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
         let per_instance = match (key.instance_stride, key.batched) {
             (Some(stride), _) => Some(stride),

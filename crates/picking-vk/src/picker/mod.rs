@@ -551,6 +551,7 @@ impl Picker {
             draw.validate(index, self.kit.max_stride)?;
             let key = |batched| PipelineKey {
                 position_stride: draw.positions.stride,
+                position_format: draw.position_format,
                 instance_stride: draw.instances.map(|i| i.stride),
                 batched,
                 depth,

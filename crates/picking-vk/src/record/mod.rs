@@ -32,7 +32,14 @@ pub(crate) enum Framing {
 /// non-instanced draws take their data from a row.
 fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
     let batched = draw.instances.is_none() && rows_used < batch_rows;
-    PipelineKey { position_stride: draw.positions.stride, instance_stride: draw.instances.map(|i| i.stride), batched, depth, raster: draw.raster.key() }
+    PipelineKey {
+        position_stride: draw.positions.stride,
+        position_format: draw.position_format,
+        instance_stride: draw.instances.map(|i| i.stride),
+        batched,
+        depth,
+        raster: draw.raster.key(),
+    }
 }
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
