@@ -1,6 +1,7 @@
 //! Geometry as engines store it: quantized and half-float positions (glTF
 //! `KHR_mesh_quantization`), read as their normalized values with the dequantizing transform
-//! folded into the model matrix, picked like the decoded floats by the ray oracle.
+//! folded into the model matrix, picked like the decoded floats by the ray oracle; and
+//! instance transforms as row-major 3x4 matrices, picked like the same `mat4`s.
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
@@ -152,5 +153,62 @@ fn quantized_and_half_float_positions_pick_like_their_decoded_floats() {
         assert!(err.to_string().contains("stride"), "{err}");
     });
     drop((picker, ib));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn row_major_3x4_instance_transforms_pick_like_their_mat4s() {
+    let gpu = Gpu::new();
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::cuboid(Vec3::new(0.3, 0.2, 0.25)));
+    let mut rng = fastrand::Rng::with_seed(91);
+    let transforms: Vec<Mat4> = (0..20)
+        .map(|i| {
+            let axis = Vec3::new(rng.f32() - 0.5, rng.f32() - 0.5, rng.f32() - 0.5).normalize_or(Vec3::Y);
+            Mat4::from_scale_rotation_translation(
+                Vec3::new(0.6 + rng.f32(), 0.6 + rng.f32(), 0.6 + rng.f32()),
+                glam::Quat::from_axis_angle(axis, rng.f32() * 6.0),
+                Vec3::new((i % 5) as f32 * 0.9 - 1.8, (i / 5) as f32 * 0.8 - 1.2, -6.0 - rng.f32()),
+            )
+        })
+        .collect();
+    let mut obj = Object::new(5, 0, Mat4::IDENTITY);
+    obj.instances = Some(transforms.clone());
+    scene.objects.push(obj);
+    let gs = scene.upload(&gpu.ctx);
+    let as_mat4 = gs.draws[0].clone();
+    // The same transforms as three rows of four each (the affine part).
+    let rows: Vec<[f32; 12]> = transforms
+        .iter()
+        .map(|m| {
+            let t = m.transpose().to_cols_array();
+            std::array::from_fn(|k| t[k])
+        })
+        .collect();
+    let rb = gpu.ctx.upload(&rows, vk::BufferUsageFlags::VERTEX_BUFFER).expect("rows buffer");
+    let inst = as_mat4.instances.expect("instanced");
+    let as_rows = as_mat4.clone().with_instance_format(picking_vk::InstanceFormat::Rows3x4).with_instances(picking_vk::Instances {
+        range: BufferRange { buffer: rb.buffer, offset: 0, size: rb.size },
+        stride: 48,
+        ..inst
+    });
+    let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
+    let vp = Viewport::full(W, H);
+    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), std::slice::from_ref(&as_mat4), 4);
+    assert!(covered.len() > 300, "the instances fill part of the view: {}", covered.len());
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
+    let mut instances_seen = std::collections::BTreeSet::new();
+    for chunk in covered.iter().take(192).copied().collect::<Vec<_>>().chunks(64) {
+        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+        let a = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_mat4));
+        let b = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_rows));
+        for ((x, y), p) in a.iter().zip(&b).zip(chunk) {
+            let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
+            assert_eq!(key(x), key(y), "pixel {p}");
+            instances_seen.extend(y.hit.as_ref().and_then(|h| h.instance));
+        }
+    }
+    assert!(instances_seen.len() > 8, "instances hit: {instances_seen:?}");
+    drop((picker, rb, gs));
     gpu.assert_no_validation_messages();
 }

@@ -103,7 +103,8 @@ mod request;
 mod resolve;
 
 pub use draw::{
-    Aabb, BufferRange, DepthBias, IndexWidth, IndexedMesh, Instances, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology, Triangles,
+    Aabb, BufferRange, DepthBias, IndexWidth, IndexedMesh, InstanceFormat, Instances, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology,
+    Triangles,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;

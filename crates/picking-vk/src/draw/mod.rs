@@ -154,8 +154,9 @@ impl Triangles {
     }
 }
 
-/// Per-instance transforms: one column-major `mat4` of `f32` (64 bytes) per instance at `stride`
-/// bytes, in a buffer with `VERTEX_BUFFER` usage. Instance `i` of the draw reads element
+/// Per-instance transforms: one column-major `mat4` of `f32` (64 bytes; or a row-major 3x4,
+/// see [`PickDraw::instance_format`]) per instance at `stride` bytes, in a buffer with
+/// `VERTEX_BUFFER` usage. Instance `i` of the draw reads element
 /// `first + i` and is reported as instance `i`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instances {
@@ -200,6 +201,29 @@ pub struct PickDraw {
     pub raster: RasterState,
     /// How each position is stored (three `f32`s by default).
     pub position_format: PositionFormat,
+    /// How each instance's transform is stored (a column-major `mat4` by default).
+    pub instance_format: InstanceFormat,
+}
+
+/// How a per-instance transform is stored in [`Instances`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InstanceFormat {
+    /// A column-major `mat4` of `f32` (64 bytes).
+    #[default]
+    Mat4,
+    /// A row-major 3x4 matrix of `f32`: three rows of four, the affine part (48 bytes), as
+    /// engines that pack instances store them.
+    Rows3x4,
+}
+
+impl InstanceFormat {
+    /// Bytes of one transform.
+    pub fn bytes(self) -> u32 {
+        match self {
+            InstanceFormat::Mat4 => 64,
+            InstanceFormat::Rows3x4 => 48,
+        }
+    }
 }
 
 impl PickDraw {
@@ -218,7 +242,14 @@ impl PickDraw {
             bounds: None,
             raster: RasterState::default(),
             position_format: PositionFormat::Float32x3,
+            instance_format: InstanceFormat::Mat4,
         }
+    }
+
+    /// Sets [`PickDraw::instance_format`].
+    pub fn with_instance_format(mut self, format: InstanceFormat) -> Self {
+        self.instance_format = format;
+        self
     }
 
     /// Sets [`PickDraw::position_format`] (quantized or half-float positions).
@@ -342,8 +373,12 @@ impl PickDraw {
             }
         }
         if let Some(inst) = self.instances {
-            if inst.stride < 64 || inst.stride > max_stride {
-                return Err(bad(format!("instance stride {} lies outside 64..={max_stride} bytes (one mat4; maxVertexInputBindingStride)", inst.stride)));
+            let size = self.instance_format.bytes();
+            if inst.stride < size || inst.stride > max_stride {
+                return Err(bad(format!(
+                    "instance stride {} lies outside {size}..={max_stride} bytes (one transform; maxVertexInputBindingStride)",
+                    inst.stride
+                )));
             }
             if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
                 return Err(bad(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride)));
@@ -351,7 +386,7 @@ impl PickDraw {
             if inst.first.checked_add(inst.count).is_none() {
                 return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
             }
-            check_elements(inst.range, inst.stride, 64, inst.first, inst.count, "instance").map_err(bad)?;
+            check_elements(inst.range, inst.stride, u64::from(size), inst.first, inst.count, "instance").map_err(bad)?;
             if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() < inst.count as usize) {
                 return Err(bad(format!("{} CPU instance transforms for {} instances", t.len(), inst.count)));
             }

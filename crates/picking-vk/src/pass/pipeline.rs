@@ -17,6 +17,7 @@ use glam::Mat4;
 pub(crate) mod spirv {
     pub const PICK_VERT: &[u8] = include_bytes!("../../spirv/pick.vert.spv");
     pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
+    pub const PICK_INSTANCED_ROWS_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_rows.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
@@ -69,6 +70,8 @@ pub(crate) struct PipelineKey {
     pub position_format: PositionFormat,
     /// Stride of the per-instance transform buffer, for instanced draws.
     pub instance_stride: Option<u32>,
+    /// Per-instance transforms are row-major 3x4 matrices (else column-major 4x4).
+    pub instance_rows: bool,
     /// Per-draw data comes from rows of the batch buffer (see `crate::record::batch`), not
     /// push constants.
     pub batched: bool,
@@ -86,6 +89,7 @@ pub(crate) struct Pipelines {
     color_attachments: u32,
     vert: vk::ShaderModule,
     vert_instanced: vk::ShaderModule,
+    vert_instanced_rows: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
@@ -129,6 +133,7 @@ impl Pipelines {
             },
             vert: vk::ShaderModule::null(),
             vert_instanced: vk::ShaderModule::null(),
+            vert_instanced_rows: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
@@ -140,6 +145,7 @@ impl Pipelines {
         // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
         this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
         this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
+        this.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
         this.frag = match flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
@@ -209,6 +215,7 @@ impl Pipelines {
     fn build(&self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
         let entry = c"main";
         let vert = match (key.instance_stride, key.batched) {
+            (Some(_), _) if key.instance_rows => self.vert_instanced_rows,
             (Some(_), _) => self.vert_instanced,
             (None, true) => self.vert_batched,
             (None, false) => self.vert,
@@ -227,7 +234,9 @@ impl Pipelines {
         };
         if let Some(stride) = per_instance {
             bindings.push(vk::VertexInputBindingDescription { binding: 1, stride, input_rate: vk::VertexInputRate::INSTANCE });
-            for column in 0..4u32 {
+            // A mat4 as four vec4 columns, or a 3x4 as three vec4 rows.
+            let vectors = if key.instance_rows && key.instance_stride.is_some() { 3 } else { 4 };
+            for column in 0..vectors {
                 attributes.push(vk::VertexInputAttributeDescription {
                     location: 1 + column,
                     binding: 1,
@@ -304,7 +313,7 @@ impl Drop for Pipelines {
                 self.memory.device.destroy_pipeline(p, None);
             }
             self.memory.device.destroy_pipeline_layout(self.layout, None);
-            for m in [self.vert, self.vert_instanced, self.vert_batched, self.frag] {
+            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.frag] {
                 self.memory.device.destroy_shader_module(m, None);
             }
         }
@@ -334,6 +343,7 @@ mod tests {
         for code in [
             spirv::PICK_VERT,
             spirv::PICK_INSTANCED_VERT,
+            spirv::PICK_INSTANCED_ROWS_VERT,
             spirv::PICK_BATCHED_VERT,
             spirv::PICK_FRAG,
             spirv::PICK_DETAIL_FRAG,

@@ -553,6 +553,7 @@ impl Picker {
                 position_stride: draw.positions.stride,
                 position_format: draw.position_format,
                 instance_stride: draw.instances.map(|i| i.stride),
+                instance_rows: draw.instance_format == crate::draw::InstanceFormat::Rows3x4,
                 batched,
                 depth,
                 raster: draw.raster.key(),

@@ -36,6 +36,7 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthCo
         position_stride: draw.positions.stride,
         position_format: draw.position_format,
         instance_stride: draw.instances.map(|i| i.stride),
+        instance_rows: draw.instance_format == crate::draw::InstanceFormat::Rows3x4,
         batched,
         depth,
         raster: draw.raster.key(),
