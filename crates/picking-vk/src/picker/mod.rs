@@ -202,7 +202,7 @@ impl Picker {
             .max_radius
             .checked_mul(2)
             .and_then(|c| c.checked_add(1))
-            .filter(|&c| u64::from(c + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
+            .filter(|&c| (u64::from(c) + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
         let Some(cell) = cell else {
             return Err(PickError::InvalidRequest(format!(
                 "{} query cells of {}x{} pixels exceed the device's framebuffer limits",
@@ -419,6 +419,20 @@ impl Picker {
     /// The GPU work of the command buffer that last recorded into `slot` has completed, or
     /// that command buffer will never be submitted.
     pub unsafe fn take_results(&mut self, slot: usize) -> Result<Option<FrameResults>, PickError> {
+        // SAFETY: the caller's contract is `take_bytes`'.
+        let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
+        let s = &self.slots[slot];
+        let results = s.queries.iter().map(|q| resolve_query(q, s, &pending, stats, &bytes)).collect();
+        self.read_buffer = bytes;
+        Ok(Some(FrameResults { frame: pending.frame, stats, results }))
+    }
+
+    /// Takes `slot`'s pending frame and reads its bytes (into the reused read buffer), checking
+    /// the stamp; `None` when nothing is pending.
+    ///
+    /// # Safety
+    /// As [`Picker::take_results`].
+    unsafe fn take_bytes(&mut self, slot: usize) -> Result<Option<(Pending, PickStats, Vec<u8>)>, PickError> {
         let frames_in_flight = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
         let pending = s.pending.take();
@@ -442,49 +456,28 @@ impl Picker {
             // Another frame's texels (or none): the frame recorded here never completed.
             return Err(PickError::StaleResult { slot, expected: pending.frame, found: header.stamp.checked_sub(1) });
         }
-        let s = &self.slots[slot];
-        let mut stats = PickStats { pass: s.stats, gpu_time_ns: None };
+        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None };
         if let (Some(ts), Some([start, end])) = (&self.timestamps, header.timestamps) {
             stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
         }
-        let frame = pending.frame;
-        let camera = &pending.camera;
-        let results = s
-            .queries
-            .iter()
-            .map(|q| match q {
-                QueryRecord::Hit { pixel, radius: None, block, texel, .. } => {
-                    let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(&bytes, *texel));
-                    result.stats = stats;
-                    QueryResult::Point(result)
-                }
-                QueryRecord::Hit { pixel, radius: Some(radius), region, block, .. } => {
-                    let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, &bytes, camera, &s.draws);
-                    result.stats = stats;
-                    QueryResult::Radius { result, radius: *radius, hit_pixel }
-                }
-                QueryRecord::Rect { rect, mode, spans } => {
-                    QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, &bytes, camera.depth, &s.draws))
-                }
-            })
-            .collect();
-        self.read_buffer = bytes;
-        Ok(Some(FrameResults { frame, stats, results }))
+        Ok(Some((pending, stats, bytes)))
     }
 
     /// Resolves the pick recorded into `slot` (for a query set: its first point or radius
-    /// query), or `None` if none is pending there. As [`Picker::take_results`] otherwise.
+    /// query), or `None` if none is pending there. As [`Picker::take_results`] otherwise, and
+    /// allocates nothing.
     ///
     /// # Safety
     /// As [`Picker::take_results`].
     pub unsafe fn take_result(&mut self, slot: usize) -> Result<Option<PickResult>, PickError> {
-        // SAFETY: the caller's contract is `take_results`'.
-        let results = unsafe { self.take_results(slot) }?;
-        Ok(results.and_then(|r| {
-            r.results.into_iter().find_map(|q| match q {
-                QueryResult::Point(result) | QueryResult::Radius { result, .. } => Some(result),
-                QueryResult::Rect(_) => None,
-            })
+        // SAFETY: the caller's contract is `take_bytes`'.
+        let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
+        let s = &self.slots[slot];
+        let first = s.queries.iter().find(|q| matches!(q, QueryRecord::Hit { .. })).map(|q| resolve_query(q, s, &pending, stats, &bytes));
+        self.read_buffer = bytes;
+        Ok(first.and_then(|q| match q {
+            QueryResult::Point(result) | QueryResult::Radius { result, .. } => Some(result),
+            QueryResult::Rect(_) => None,
         }))
     }
 
@@ -584,5 +577,25 @@ impl Picker {
     /// Whether a result is waiting in `slot`.
     pub fn is_pending(&self, slot: usize) -> bool {
         self.slots.get(slot).is_some_and(|s| s.pending.is_some())
+    }
+}
+
+/// The result of one recorded query of a slot, from the slot's bytes.
+fn resolve_query(q: &QueryRecord, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
+    let (frame, camera) = (pending.frame, &pending.camera);
+    match q {
+        QueryRecord::Hit { pixel, radius: None, block, texel, .. } => {
+            let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(bytes, *texel));
+            result.stats = stats;
+            QueryResult::Point(result)
+        }
+        QueryRecord::Hit { pixel, radius: Some(radius), region, block, .. } => {
+            let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, bytes, camera, &s.draws);
+            result.stats = stats;
+            QueryResult::Radius { result, radius: *radius, hit_pixel }
+        }
+        QueryRecord::Rect { rect, mode, spans } => {
+            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, bytes, camera.depth, &s.draws))
+        }
     }
 }
