@@ -20,9 +20,10 @@ impl PixelRect {
         PixelRect { min, max }
     }
 
-    /// The rectangle spanned by two corner pixels in any order, both inside (a rubber band).
+    /// The rectangle spanned by two corner pixels in any order, both inside (a rubber band;
+    /// a corner at `u32::MAX` stays one pixel short of it).
     pub fn spanning(a: UVec2, b: UVec2) -> Self {
-        PixelRect { min: a.min(b), max: a.max(b) + UVec2::ONE }
+        PixelRect { min: a.min(b), max: a.max(b).saturating_add(UVec2::ONE) }
     }
 
     /// Columns and rows covered (0 when empty).
@@ -198,5 +199,10 @@ mod tests {
         let all = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::ONE), mode: RectMode::All };
         assert!(matches!(all.check(&view, 8, false), Err(PickError::Unsupported { .. })));
         assert_eq!(PixelRect::spanning(UVec2::new(5, 2), UVec2::new(3, 4)), PixelRect::new(UVec2::new(3, 2), UVec2::new(6, 5)));
+        assert_eq!(PixelRect::spanning(UVec2::ZERO, UVec2::MAX).max, UVec2::MAX, "no overflow");
+        let huge = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::MAX), mode: RectMode::Visible };
+        assert_eq!(huge.check(&view, 8, false).unwrap(), CheckedQuery::Rect { rect: view, mode: RectMode::Visible }, "clipped to the view");
+        let far = PickQuery::Radius { pixel: UVec2::new(63, 31), radius: 8 };
+        assert!(far.check(&view, u32::MAX, false).is_ok(), "a huge maximum radius does not overflow");
     }
 }
