@@ -61,7 +61,9 @@ pub(crate) struct EntrySpan {
     pub first_instance: u32,
 }
 
-/// What a recorded pass drew.
+/// What a recorded pass drew. For a query set, the counts are summed over its queries' plans
+/// (a rectangle plans once over its whole area and once per tile), so they may exceed the
+/// number of draws handed in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {
     /// Draws recorded into the pass.
