@@ -1,7 +1,7 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
 use crate::draw::raster::RasterKey;
-use crate::draw::PositionFormat;
+use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
 use crate::error::PickError;
 use crate::gpu::Memory;
 use crate::request::camera::DepthConvention;
@@ -79,6 +79,21 @@ pub(crate) struct PipelineKey {
     pub depth: DepthConvention,
     /// The host's culling, depth test and bias, and topology.
     pub raster: RasterKey,
+}
+
+impl PipelineKey {
+    /// The pipeline `draw` needs under `depth`, its data in a batch row or not.
+    pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention) -> Self {
+        PipelineKey {
+            position_stride: draw.positions.stride,
+            position_format: draw.position_format,
+            instance_stride: draw.instances.map(|i| i.stride),
+            instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
+            batched,
+            depth,
+            raster: draw.raster.key(),
+        }
+    }
 }
 
 /// Owns shader modules, the layout and every pipeline built for one render pass.

@@ -542,15 +542,7 @@ impl Picker {
         let batching = self.kit.batch_rows > 0;
         for (index, draw) in draws.iter().enumerate() {
             draw.validate(index, self.kit.max_stride)?;
-            let key = |batched| PipelineKey {
-                position_stride: draw.positions.stride,
-                position_format: draw.position_format,
-                instance_stride: draw.instances.map(|i| i.stride),
-                instance_rows: draw.instance_format == crate::draw::InstanceFormat::Rows3x4,
-                batched,
-                depth,
-                raster: draw.raster.key(),
-            };
+            let key = |batched| PipelineKey::of(draw, batched, depth);
             let built = self.kit.pipelines.get(key(false)).and_then(|_| {
                 if batching && draw.instances.is_none() {
                     self.kit.pipelines.get(key(true))

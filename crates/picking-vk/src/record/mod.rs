@@ -31,16 +31,7 @@ pub(crate) enum Framing {
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
 /// non-instanced draws take their data from a row.
 fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
-    let batched = draw.instances.is_none() && rows_used < batch_rows;
-    PipelineKey {
-        position_stride: draw.positions.stride,
-        position_format: draw.position_format,
-        instance_stride: draw.instances.map(|i| i.stride),
-        instance_rows: draw.instance_format == crate::draw::InstanceFormat::Rows3x4,
-        batched,
-        depth,
-        raster: draw.raster.key(),
-    }
+    PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, depth)
 }
 
 /// Validates every planned draw and builds any pipeline the frame needs, before anything is
