@@ -81,7 +81,7 @@
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
 //! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |
 //!
-//! [`Picker`] (`picker/`: the API and slots in `mod.rs`, a frame's query set in `query_set.rs`) ties the stages together per frame slot; `gpu.rs` owns every GPU
+//! [`Picker`] (`picker/`: the API and slots in `mod.rs`, recording a frame's query set in `query_set.rs`, taking its results in `results.rs`) ties the stages together per frame slot; `gpu.rs` owns every GPU
 //! object the picker creates (each frees itself on drop). [`debug`] holds the full-size ID
 //! image used for debug views, parity tests and benchmarks.
 

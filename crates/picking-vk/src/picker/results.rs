@@ -1,0 +1,126 @@
+//! Taking a slot's results once its frame completed: reading only the bytes the frame
+//! wrote, checking the GPU's stamp, and resolving each recorded query.
+
+use super::{Pending, Picker, QueryRecord, Slot};
+use crate::error::PickError;
+use crate::readback::stamp_of;
+use crate::resolve;
+use crate::resolve::query::{resolve_radius, resolve_rect, FrameResults, QueryResult};
+use crate::resolve::result::{PickResult, PickStats};
+use ash::vk;
+
+impl Picker {
+    /// Resolves the query set recorded into `slot`, or `None` if none is pending there. Never
+    /// waits. It fits the usual frame loop in any order: wait on the slot's fence, reset it,
+    /// take the results, record the next set (it never looks at the fence). The slot's bytes
+    /// must carry the stamp of the frame recorded into it; otherwise (a command buffer that
+    /// was dropped instead of submitted) the result is [`PickError::StaleResult`] and the
+    /// slot is free. Reading costs O(query areas + rectangle table entries used).
+    ///
+    /// # Safety
+    /// The GPU work of the command buffer that last recorded into `slot` has completed, or
+    /// that command buffer will never be submitted.
+    pub unsafe fn take_results(&mut self, slot: usize) -> Result<Option<FrameResults>, PickError> {
+        // SAFETY: the caller's contract is `take_bytes`'.
+        let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
+        let s = &self.slots[slot];
+        let results = s.queries.iter().map(|q| resolve_query(q, s, &pending, stats, &bytes)).collect();
+        self.read_buffer = bytes;
+        Ok(Some(FrameResults { frame: pending.frame, stats, results }))
+    }
+
+    /// Takes `slot`'s pending frame and reads its bytes (into the reused read buffer), checking
+    /// the stamp; `None` when nothing is pending.
+    ///
+    /// # Safety
+    /// As [`Picker::take_results`].
+    unsafe fn take_bytes(&mut self, slot: usize) -> Result<Option<(Pending, PickStats, Vec<u8>)>, PickError> {
+        let frames_in_flight = self.slots.len();
+        let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
+        let pending = s.pending.take();
+        if self.device_lost {
+            // Nothing a lost device wrote is read.
+            return Err(PickError::DeviceLost);
+        }
+        let Some(pending) = pending else { return Ok(None) };
+        let mut bytes = std::mem::take(&mut self.read_buffer);
+        // SAFETY: the caller guarantees the copies into this slot have completed.
+        let read = unsafe { self.staging.read(slot, pending.used_bytes, self.timestamps.is_some(), &mut bytes) };
+        let header = match self.note_loss(read) {
+            Ok(h) => h,
+            Err(e) => {
+                self.read_buffer = bytes;
+                return Err(e);
+            }
+        };
+        if header.stamp != stamp_of(pending.frame) {
+            self.read_buffer = bytes;
+            // Another frame's texels (or none): the frame recorded here never completed.
+            return Err(PickError::StaleResult { slot, expected: pending.frame, found: header.stamp.checked_sub(1) });
+        }
+        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None };
+        if let (Some(ts), Some([start, end])) = (&self.timestamps, header.timestamps) {
+            stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
+        }
+        Ok(Some((pending, stats, bytes)))
+    }
+
+    /// Resolves the pick recorded into `slot` (for a query set: its first point or radius
+    /// query), or `None` if none is pending there. As [`Picker::take_results`] otherwise, and
+    /// allocates nothing.
+    ///
+    /// # Safety
+    /// As [`Picker::take_results`].
+    pub unsafe fn take_result(&mut self, slot: usize) -> Result<Option<PickResult>, PickError> {
+        // SAFETY: the caller's contract is `take_bytes`'.
+        let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
+        let s = &self.slots[slot];
+        let first = s.queries.iter().find(|q| matches!(q, QueryRecord::Hit { .. })).map(|q| resolve_query(q, s, &pending, stats, &bytes));
+        self.read_buffer = bytes;
+        Ok(first.and_then(|q| match q {
+            QueryResult::Point(result) | QueryResult::Radius { result, .. } => Some(result),
+            QueryResult::Rect(_) => None,
+        }))
+    }
+
+    /// Resolves `slot` if `fence` (the one the host's submission of that frame signals) has
+    /// signalled; returns `Ok(None)` without waiting if it has not. Call it before resetting
+    /// the fence; after a wait-and-reset, use [`Picker::take_result`].
+    ///
+    /// # Safety
+    /// `fence` is a live fence of this device that the submission containing the command
+    /// buffer last recorded into `slot` signals, and it was not reset since.
+    pub unsafe fn poll_result(&mut self, slot: usize, fence: vk::Fence) -> Result<Option<PickResult>, PickError> {
+        if self.device_lost {
+            return Err(PickError::DeviceLost);
+        }
+        // SAFETY: the caller guarantees the fence is valid.
+        let status = unsafe { self.kit.memory.device.get_fence_status(fence) };
+        let signalled = self.note_loss(status.map_err(PickError::from))?;
+        if !signalled {
+            return Ok(None);
+        }
+        // SAFETY: the fence signalled, so that frame's work has completed.
+        unsafe { self.take_result(slot) }
+    }
+}
+
+/// The result of one recorded query of a slot, from the slot's bytes.
+fn resolve_query(q: &QueryRecord, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
+    let (frame, camera) = (pending.frame, &pending.camera);
+    match q {
+        QueryRecord::Hit { pixel, radius: None, block, texel, .. } => {
+            let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(bytes, *texel));
+            result.stats = stats;
+            QueryResult::Point(result)
+        }
+        QueryRecord::Hit { pixel, radius: Some(radius), region, block, .. } => {
+            let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, bytes, camera, &s.draws);
+            result.stats = stats;
+            QueryResult::Radius { result, radius: *radius, hit_pixel }
+        }
+        QueryRecord::Rect { rect, mode, spans } => {
+            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, bytes, camera.depth, &s.draws))
+        }
+    }
+}
