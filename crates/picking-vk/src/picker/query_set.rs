@@ -173,7 +173,7 @@ impl Picker {
             match part {
                 PlannedPart::Hit { entries, .. } => {
                     let kit = &mut self.kit;
-                    prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, kit.max_stride, &mut rows)?;
+                    prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, &mut rows)?;
                 }
                 PlannedPart::Rect { entries } => table_entries += entries_needed(&fp.entries[entries.clone()], &fp.ranges),
                 PlannedPart::Tile { mode, entries, .. } => {
@@ -182,7 +182,7 @@ impl Picker {
                         RectMode::Visible => &mut rect.visible,
                         RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
                     };
-                    prepare_entries(pipelines, draws, &fp.entries[entries.clone()], 0, camera.depth, self.kit.max_stride, &mut 0)?;
+                    prepare_entries(pipelines, draws, &fp.entries[entries.clone()], 0, camera.depth, &mut 0)?;
                 }
             }
         }

@@ -34,21 +34,19 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthCo
     PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, depth)
 }
 
-/// Validates every planned draw and builds any pipeline the frame needs, before anything is
-/// recorded. Draws culled away this frame are neither drawn nor checked.
+/// Builds any pipeline the planned draws need, before anything is recorded. The draws were
+/// validated when the frame was planned (every draw, culled or not).
 pub(crate) fn prepare_entries(
     pipelines: &mut Pipelines,
     draws: &[PickDraw],
     entries: &[PlanEntry],
     batch_rows: u32,
     depth: DepthConvention,
-    max_stride: u32,
     rows_used: &mut u32,
 ) -> Result<(), PickError> {
     for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
-        draw.validate(index, max_stride)?;
         let key = pipeline_key(draw, *rows_used, batch_rows, depth);
         pipelines.get(key)?;
         *rows_used += u32::from(key.batched);
@@ -82,9 +80,9 @@ pub(crate) struct PassRecording<'a> {
 }
 
 impl<'a> PassRecording<'a> {
-    /// Validates the planned draws, builds any pipeline they need (with up to the kit's
-    /// batch rows batched), and returns the recorder: after this nothing can fail, so an
-    /// error leaves the command buffer untouched.
+    /// Builds any pipeline the planned (and, by planning, validated) draws need (with up to
+    /// the kit's batch rows batched), and returns the recorder: after this nothing can fail,
+    /// so an error leaves the command buffer untouched.
     pub fn prepare(
         kit: &'a mut PassKit,
         cmd: vk::CommandBuffer,
@@ -94,7 +92,7 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
     ) -> Result<Self, PickError> {
-        prepare_entries(&mut kit.pipelines, draws, &plan.entries, kit.batch_rows, camera.depth, kit.max_stride, &mut 0)?;
+        prepare_entries(&mut kit.pipelines, draws, &plan.entries, kit.batch_rows, camera.depth, &mut 0)?;
         Ok(Self::prepared(kit, cmd, targets, camera, framing))
     }
 
