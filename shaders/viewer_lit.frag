@@ -3,12 +3,12 @@ layout(push_constant) uniform Frame {
     mat4 view_projection;
     vec4 eye;
     vec4 light_dir;
-    vec4 color;
 } frame;
 
 layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) flat in uint in_flags;
+layout(location = 3) flat in vec3 in_base;
 layout(location = 0) out vec4 out_color;
 
 const uint HOVERED = 1u;
@@ -23,7 +23,7 @@ void main() {
     float diffuse = max(dot(n, l), 0.0);
     float sky = 0.5 + 0.5 * n.y;
     float rim = pow(1.0 - max(dot(n, v), 0.0), 3.0);
-    vec3 base = frame.color.rgb;
+    vec3 base = in_base;
     vec3 c = base * (0.25 + 0.25 * sky + 0.65 * diffuse) + 0.08 * rim;
     if ((in_flags & UNLIT) != 0u) c = base;
     if ((in_flags & SELECTED) != 0u) c = mix(c, vec3(1.0, 0.55, 0.1), 0.55) + 0.15 * rim;

@@ -1,11 +1,11 @@
 #version 450
-// Viewer: simple lit shading. Every draw is instanced: a world matrix and flags (hovered,
-// selected, unlit) per instance, so highlighting is a write to the per-frame flag buffer.
+// Viewer: simple lit shading. Every draw is instanced: a world matrix, flags (hovered,
+// selected, unlit) and a packed RGBA8 base colour per instance, so highlighting is a write to
+// the per-frame flag buffer and consecutive draws share all other state.
 layout(push_constant) uniform Frame {
     mat4 view_projection;
     vec4 eye;        // world-space camera position
     vec4 light_dir;  // world-space direction towards the light
-    vec4 color;      // the primitive's base colour
 } frame;
 
 layout(location = 0) in vec3 in_position;
@@ -14,11 +14,12 @@ layout(location = 2) in vec4 in_world0;
 layout(location = 3) in vec4 in_world1;
 layout(location = 4) in vec4 in_world2;
 layout(location = 5) in vec4 in_world3;
-layout(location = 6) in uvec4 in_flags;
+layout(location = 6) in uvec4 in_flags; // x: flags, y: base colour (packUnorm4x8)
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) flat out uint out_flags;
+layout(location = 3) flat out vec3 out_base;
 
 void main() {
     mat4 world = mat4(in_world0, in_world1, in_world2, in_world3);
@@ -27,5 +28,6 @@ void main() {
     // Inverse transpose keeps normals right under non-uniform scale.
     out_normal = transpose(inverse(mat3(world))) * in_normal;
     out_flags = in_flags.x;
+    out_base = unpackUnorm4x8(in_flags.y).rgb;
     gl_Position = frame.view_projection * p;
 }

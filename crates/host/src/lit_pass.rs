@@ -11,11 +11,14 @@ use glam::{Mat4, Quat, Vec3};
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
-const PUSH_BYTES: usize = 112;
+const PUSH_BYTES: usize = 96;
 const PUSH_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(vk::ShaderStageFlags::VERTEX.as_raw() | vk::ShaderStageFlags::FRAGMENT.as_raw());
 
 const LIT_VERT: &[u8] = include_bytes!("../spirv/viewer_lit.vert.spv");
 const LIT_FRAG: &[u8] = include_bytes!("../spirv/viewer_lit.frag.spv");
+
+/// Colours of the picked-point ball and of the normal rod.
+const MARKER_COLORS: [[f32; 4]; 2] = [[1.0, 0.15, 0.1, 1.0], [0.1, 0.9, 1.0, 1.0]];
 
 /// Per-slot flags read by the lit shader.
 pub mod flags {
@@ -57,19 +60,35 @@ pub struct LitPass {
     marker_rod: GpuPrimitive,
 }
 
-/// Per-frame-in-flight data the pass reads: slot flags and the marker matrices.
+/// Per-frame-in-flight data the pass reads: each slot's flags and colour, and the marker
+/// matrices.
 pub struct FrameStyle {
     flags: HostBuffer,
     markers: HostBuffer,
     slots: u32,
+    /// Per slot, then per marker: `[flags, packed RGBA8 colour, 0, 0]` with no flags set.
+    unflagged: Vec<[u32; 4]>,
 }
 
 impl FrameStyle {
+    /// The style of `scene` as its draws place it (call after the draws are added).
     pub fn new(ctx: &VulkanContext, scene: &GpuScene) -> Result<Self, ContextError> {
         let slots = scene.slot_count;
         let flags = ctx.host_buffer(u64::from(slots + 2) * 16, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         let markers = ctx.host_buffer(2 * 64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        Ok(FrameStyle { flags, markers, slots })
+        // The colour is per slot rather than a push constant per draw: a push constant that
+        // changes between draws is new fragment state for every draw, which a software
+        // rasterizer (lavapipe) copies per draw, about 100 MB a frame for 2,000 objects.
+        let mut unflagged = vec![[0, pack_unorm4x8([1.0; 4]), 0, 0]; slots as usize];
+        for rd in &scene.render_draws {
+            let color = pack_unorm4x8(scene.primitives[rd.primitive].color);
+            let first = rd.first_slot as usize;
+            for word in unflagged.iter_mut().skip(first).take(rd.slot_count as usize) {
+                word[1] = color;
+            }
+        }
+        unflagged.extend(MARKER_COLORS.map(|c| [flags::UNLIT, pack_unorm4x8(c), 0, 0]));
+        Ok(FrameStyle { flags, markers, slots, unflagged })
     }
 
     /// Writes this frame's highlights and markers: one hovered and at most one selected slot.
@@ -88,15 +107,13 @@ impl FrameStyle {
     /// No submitted work that reads this style is still running: the frame that last drew
     /// with it has completed (its fence signalled), or it was never drawn with.
     pub unsafe fn update_selection(&mut self, hovered_slot: Option<u32>, selected_slots: &[u32], markers: Option<&Markers>) -> Result<(), ContextError> {
-        let mut words = vec![[0u32; 4]; self.slots as usize + 2];
+        let mut words = self.unflagged.clone();
         if let Some(s) = hovered_slot.filter(|&s| s < self.slots) {
             words[s as usize][0] |= flags::HOVERED;
         }
         for &s in selected_slots.iter().filter(|&&s| s < self.slots) {
             words[s as usize][0] |= flags::SELECTED;
         }
-        words[self.slots as usize][0] = flags::UNLIT;
-        words[self.slots as usize + 1][0] = flags::UNLIT;
         // SAFETY: per the contract, the GPU is not reading these buffers.
         unsafe { self.flags.write(0, &words) }?;
         if let Some(m) = markers {
@@ -111,15 +128,15 @@ impl LitPass {
     /// `final_layout`: PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for a screenshot.
     pub fn new(ctx: &VulkanContext, color_format: vk::Format, final_layout: vk::ImageLayout) -> Result<Self, ContextError> {
         let device = &ctx.device;
-        let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, [1.0, 0.15, 0.1, 1.0]))?;
-        let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, [0.1, 0.9, 1.0, 1.0]))?;
+        let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, MARKER_COLORS[0]))?;
+        let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, MARKER_COLORS[1]))?;
         let render_pass = vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout)?;
         let mut pass =
             LitPass { device: device.clone(), render_pass, layout: vk::PipelineLayout::null(), pipeline: vk::Pipeline::null(), marker_ball, marker_rod };
         let ranges = [vk::PushConstantRange::default().stage_flags(PUSH_STAGES).size(PUSH_BYTES as u32)];
         // SAFETY: the create info points at `ranges`, alive for the call.
         pass.layout = unsafe { device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges), None) }?;
-        // Positions and normals per vertex; the slot's world matrix and flags per instance.
+        // Positions and normals per vertex; the slot's world matrix, flags and colour per instance.
         let bindings = [
             vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 1, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
@@ -184,19 +201,15 @@ impl LitPass {
         let d = &self.device;
         let view_projection = camera.projection * camera.view;
         let light = Vec3::new(0.4, 1.0, 0.6).normalize();
-        let push = |color: [f32; 4]| {
-            let mut bytes = [0u8; PUSH_BYTES];
-            let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.extend(0.0).to_array()).chain(color);
-            for (chunk, w) in bytes.chunks_exact_mut(4).zip(words) {
-                chunk.copy_from_slice(&w.to_ne_bytes());
-            }
-            bytes
-        };
+        let mut push = [0u8; PUSH_BYTES];
+        let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.extend(0.0).to_array());
+        for (chunk, w) in push.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&w.to_ne_bytes());
+        }
         // `count` instances from `first`, with the per-instance bindings at these byte offsets.
         let draw = |prim: &GpuPrimitive, instances: [(vk::Buffer, u64); 2], first: u32, count: u32| {
             // SAFETY: per the contract; the buffers are live and sized for these ranges.
             unsafe {
-                d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push(prim.color));
                 let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0];
                 d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1]);
                 match &prim.indices {
@@ -211,6 +224,7 @@ impl LitPass {
         // SAFETY: per the contract.
         unsafe {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push);
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
@@ -244,4 +258,9 @@ impl Drop for LitPass {
             self.device.destroy_render_pass(self.render_pass, None);
         }
     }
+}
+
+/// `color` as GLSL's `packUnorm4x8` packs it (red in the low byte).
+fn pack_unorm4x8(color: [f32; 4]) -> u32 {
+    color.iter().rev().fold(0, |packed, c| (packed << 8) | (c.clamp(0.0, 1.0) * 255.0).round() as u32)
 }
