@@ -11,6 +11,10 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
 cargo test --workspace --locked "$@"
+# The GPU suite again with the pick passes begun by dynamic rendering: through
+# VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3.
+PICKING_VK_TEST_RENDERING=dynamic cargo test -p picking-vk-tests --locked "$@"
+PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test -p picking-vk-tests --locked "$@"
 cargo run -p picking-vk --example hover --locked
 # The library crate packages and builds on its own, with only its declared dependencies.
 cargo package -p picking-vk --locked --allow-dirty

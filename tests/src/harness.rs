@@ -3,26 +3,39 @@
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{PickDraw, PickRequest, PickResult, Picker, PickerConfig, Viewport};
-use picking_vk_context::{ContextOptions, VulkanContext};
+use picking_vk::{PassRendering, PickDraw, PickRequest, PickResult, Picker, PickerConfig, Viewport};
+use picking_vk_context::{ContextOptions, VulkanContext, DEFAULT_API_VERSION};
 
 pub struct Gpu {
     pub ctx: VulkanContext,
+    /// How pickers made by [`Gpu::picker`] begin their passes: `PICKING_VK_TEST_RENDERING` is
+    /// `render-pass` (the default), `dynamic` (`VK_KHR_dynamic_rendering` on Vulkan 1.2) or
+    /// `dynamic-1.3` (core dynamic rendering), so the same tests run on every path.
+    pub rendering: PassRendering,
 }
 
 impl Gpu {
     /// A context with validation and synchronization validation on. Panics (fails the test)
     /// when no device or no validation layer is found: GPU tests never pass silently.
     pub fn new() -> Gpu {
-        let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), ..ContextOptions::default() };
+        let path = std::env::var("PICKING_VK_TEST_RENDERING").unwrap_or_default();
+        let (rendering, api_version) = match path.as_str() {
+            "" | "render-pass" => (PassRendering::RenderPass, DEFAULT_API_VERSION),
+            "dynamic" => (PassRendering::Dynamic, vk::API_VERSION_1_2),
+            "dynamic-1.3" => (PassRendering::Dynamic, vk::API_VERSION_1_3),
+            other => panic!("PICKING_VK_TEST_RENDERING={other:?}: expected render-pass, dynamic or dynamic-1.3"),
+        };
+        let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), api_version, ..ContextOptions::default() };
         match VulkanContext::new(&options) {
             Ok(ctx) => {
                 eprintln!(
-                    "GPU tests on {} (detail {})",
+                    "GPU tests on {} (detail {}, passes: {rendering:?} on Vulkan {}.{})",
                     ctx.device_name,
-                    if ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL) { "enabled" } else { "unavailable" }
+                    if ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL) { "enabled" } else { "unavailable" },
+                    vk::api_version_major(api_version),
+                    vk::api_version_minor(api_version),
                 );
-                Gpu { ctx }
+                Gpu { ctx, rendering }
             }
             Err(e) => {
                 panic!("GPU TEST COULD NOT RUN: no Vulkan device with the validation layer ({e}). Install lavapipe and vulkan-validationlayers (see README).")
@@ -30,10 +43,11 @@ impl Gpu {
         }
     }
 
+    /// A picker of `config`, its passes begun the way [`Gpu::rendering`] says.
     pub fn picker(&self, config: PickerConfig) -> Picker {
         // SAFETY: the context's handles belong together and outlive the picker (tests drop
         // pickers before the Gpu).
-        unsafe { Picker::new(self.ctx.host_device(), config) }.expect("picker")
+        unsafe { Picker::new(self.ctx.host_device(), config.with_rendering(self.rendering)) }.expect("picker")
     }
 
     /// Records the requests into slots 0.. of one command buffer, submits, waits, and

@@ -105,7 +105,8 @@ fn the_hosts_pipeline_cache_is_used() {
     // SAFETY: as above.
     let empty = unsafe { d.get_pipeline_cache_data(cache) }.unwrap().len();
     // SAFETY: the context's handles and the cache outlive the picker.
-    let mut picker = unsafe { picking_vk::Picker::new(gpu.ctx.host_device().with_pipeline_cache(cache), PickerConfig::default()) }.unwrap();
+    let mut picker =
+        unsafe { picking_vk::Picker::new(gpu.ctx.host_device().with_pipeline_cache(cache), PickerConfig::default().with_rendering(gpu.rendering)) }.unwrap();
     let draws: &[PickDraw] = &gs.draws;
     assert!(picker.warm_up(draws, DepthConvention::Reverse).unwrap() > 0);
     let (view, proj) = random_scene_camera(DepthConvention::Reverse, 160, 120);

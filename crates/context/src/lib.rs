@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 /// The Vulkan version the context's instance asks for.
-const API_VERSION: u32 = vk::API_VERSION_1_2;
+/// The Vulkan version asked for by default: 1.2, where dynamic rendering is an extension.
+pub const DEFAULT_API_VERSION: u32 = vk::API_VERSION_1_2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
@@ -59,11 +60,20 @@ pub struct ContextOptions {
     pub instance_extensions: Vec<CString>,
     /// Extra device extensions (`VK_KHR_swapchain`, for example).
     pub device_extensions: Vec<CString>,
+    /// The instance's `apiVersion` (default [`DEFAULT_API_VERSION`]).
+    pub api_version: u32,
 }
 
 impl Default for ContextOptions {
     fn default() -> Self {
-        ContextOptions { validation: true, sync_validation: true, want_detail: true, instance_extensions: vec![], device_extensions: vec![] }
+        ContextOptions {
+            validation: true,
+            sync_validation: true,
+            want_detail: true,
+            instance_extensions: vec![],
+            device_extensions: vec![],
+            api_version: DEFAULT_API_VERSION,
+        }
     }
 }
 
@@ -88,6 +98,8 @@ pub struct VulkanContext {
     pub picking_features: PickFeatures,
     pub device_name: String,
     pub properties: vk::PhysicalDeviceProperties,
+    /// The instance's `apiVersion`.
+    pub api_version: u32,
     /// Owns the device, the allocator and the instance (dropped after the pools).
     owner: Arc<DeviceOwner>,
 }
@@ -137,7 +149,7 @@ impl VulkanContext {
             }
             log = Some(ValidationLog::default());
         }
-        let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(API_VERSION);
+        let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(options.api_version);
         let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
         let mut messenger_info = messages::messenger_info();
@@ -167,7 +179,7 @@ impl VulkanContext {
 
     /// The picker's view of this context's device.
     pub fn host_device(&self) -> HostDevice<'_> {
-        HostDevice::new(&self.instance, API_VERSION, &self.device, self.physical_device, self.queue_family_index)
+        HostDevice::new(&self.instance, self.api_version, &self.device, self.physical_device, self.queue_family_index)
             .with_allocator(self.allocator())
             .with_features(self.picking_features)
     }
@@ -309,10 +321,10 @@ impl VulkanContext {
             }));
         };
         // SAFETY: `physical_device` was enumerated from `instance`.
-        let picking_support = unsafe { PickSupport::query(&instance, API_VERSION, physical_device) };
+        let picking_support = unsafe { PickSupport::query(&instance, options.api_version, physical_device) };
         let mut wanted = picking_support.offered();
         if !options.want_detail {
-            wanted = wanted.intersection(PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH);
+            wanted = wanted.intersection(PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING);
         }
         let mut picking = picking_support.device_features(wanted).map_err(|e| ContextError::NoDevice(e.to_string()))?;
         let mut device_extensions: Vec<*const i8> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
@@ -358,6 +370,7 @@ impl VulkanContext {
             picking_features,
             device_name,
             properties,
+            api_version: options.api_version,
             owner,
         })
     }

@@ -75,8 +75,8 @@
 //! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
 //! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`] | a new geometry layout |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
-//! | pass | `pass/`: render pass, targets, pipelines | attachments, pipeline state |
-//! | record | `record/`: the render pass over the plan, batched indirect draws | how draws are recorded |
+//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipelines | attachments, pipeline state, synchronization |
+//! | record | `record/`: the pass over the plan, batched indirect draws | how draws are recorded |
 //! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
 //! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |
@@ -108,7 +108,7 @@ pub use draw::{
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;
-pub use host::config::{DetailMode, DetailStatus, PickerConfig};
+pub use host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig};
 pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
 pub use host::HostDevice;
 pub use id::ObjectId;

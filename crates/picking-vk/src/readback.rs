@@ -148,7 +148,7 @@ impl StagingRing {
             image_extent: vk::Extent3D { width: extent.width, height: extent.height, depth: 1 },
         };
         let color = vk::ImageAspectFlags::COLOR;
-        let depth_image = targets.images.len().saturating_sub(1);
+        let depth_image = targets.images().len().saturating_sub(1);
         // A fixed array: nothing is allocated per frame.
         let copies = [
             (0, region(block.id_at(), color)),
@@ -159,7 +159,9 @@ impl StagingRing {
         let copies = &copies[..if block.detail { 4 } else { 3 }];
         for &(image, region) in copies {
             // SAFETY: the caller's contract; the regions lie inside the images and the slot.
-            unsafe { device.cmd_copy_image_to_buffer(cmd, targets.images[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region]) };
+            unsafe {
+                device.cmd_copy_image_to_buffer(cmd, targets.images()[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region])
+            };
         }
     }
 

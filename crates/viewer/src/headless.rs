@@ -16,7 +16,7 @@ use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::IdImage;
-use picking_vk::{DetailMode, DetailStatus, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport};
+use picking_vk::{DetailMode, DetailStatus, PassRendering, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
 use serde_json::Value;
@@ -37,6 +37,8 @@ pub struct HeadlessOptions {
     pub id_view: Option<PathBuf>,
     pub validation: bool,
     pub detail: bool,
+    /// How the picker begins its passes.
+    pub rendering: PassRendering,
 }
 
 pub struct HeadlessOutcome {
@@ -94,7 +96,8 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
         .with_detail(detail)
         .with_max_queries(QUERIES_PER_FRAME)
         .with_max_radius(MAX_RADIUS)
-        .with_rect_entries(1 << 16);
+        .with_rect_entries(1 << 16)
+        .with_rendering(options.rendering);
     // SAFETY: the context's handles belong together and outlive the picker.
     let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
     let detail_status = picker.detail_status().clone();

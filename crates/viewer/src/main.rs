@@ -1,6 +1,7 @@
 //! `viewer [SCENE]`: the desktop viewer; `viewer --headless ...`: scripted picking.
 
 use clap::Parser;
+use picking_vk::PassRendering;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use viewer::headless::{self, HeadlessOptions};
@@ -42,6 +43,9 @@ struct Args {
     /// Do not use the detail attachment even where the device has it.
     #[arg(long)]
     no_detail: bool,
+    /// Begin the pick passes with dynamic rendering instead of render passes.
+    #[arg(long)]
+    dynamic_rendering: bool,
     /// Write the built-in scene to this .glb file and exit (regenerates assets/default_scene.glb).
     #[arg(long)]
     write_default_scene: Option<PathBuf>,
@@ -67,6 +71,14 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
         return Err(format!("size {s:?} must be at least 1x1"));
     }
     Ok((w, h))
+}
+
+fn rendering_of(args: &Args) -> PassRendering {
+    if args.dynamic_rendering {
+        PassRendering::Dynamic
+    } else {
+        PassRendering::RenderPass
+    }
 }
 
 fn main() -> ExitCode {
@@ -100,6 +112,7 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         id_view: args.id_view.clone(),
         validation: args.validation,
         detail: !args.no_detail,
+        rendering: rendering_of(&args),
     };
     if args.demo {
         let (w, h) = options.size;
@@ -180,6 +193,11 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
 }
 
 fn viewer_window(args: &Args, scene: viewer::scene::Scene) -> Result<ExitCode, ViewerError> {
-    let options = viewer::app::AppOptions { validation: args.validation, detail: !args.no_detail, exit_after_frames: args.exit_after_frames };
+    let options = viewer::app::AppOptions {
+        validation: args.validation,
+        detail: !args.no_detail,
+        rendering: rendering_of(args),
+        exit_after_frames: args.exit_after_frames,
+    };
     viewer::app::run(scene, options).map(ExitCode::from)
 }

@@ -43,13 +43,15 @@ fn oracle_for(scene: &Scene, w: u32, h: u32) -> Oracle {
 }
 
 /// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
-fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &[UVec2], w: u32, h: u32) -> (usize, usize) {
-    let picks = tmp(&format!("picks-{w}x{h}-{}.json", pixels.len()));
-    let out = tmp(&format!("out-{w}x{h}-{}.json", pixels.len()));
+/// `extra`: more viewer arguments.
+fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &[UVec2], w: u32, h: u32, extra: &[&str]) -> (usize, usize) {
+    let picks = tmp(&format!("picks-{w}x{h}-{}-{}.json", pixels.len(), extra.len()));
+    let out = tmp(&format!("out-{w}x{h}-{}-{}.json", pixels.len(), extra.len()));
     let list: Vec<[u32; 2]> = pixels.iter().map(|p| [p.x, p.y]).collect();
     std::fs::write(&picks, serde_json::to_string(&list).unwrap()).unwrap();
     let size = format!("{w}x{h}");
     let mut args = vec!["--headless", "--validation", "--size", &size, "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
     if let Some(p) = scene_arg {
         args.insert(0, p.to_str().unwrap());
     }
@@ -92,7 +94,7 @@ fn random_pixels(seed: u64, n: usize, w: u32, h: u32) -> Vec<UVec2> {
 fn built_in_scene_picks_match_the_oracle() {
     let scene = viewer::load_scene(None).unwrap();
     let (w, h) = (320, 180);
-    let (agree, hits) = check_scene_against_oracle(None, &scene, &random_pixels(1, 300, w, h), w, h);
+    let (agree, hits) = check_scene_against_oracle(None, &scene, &random_pixels(1, 300, w, h), w, h, &[]);
     eprintln!("built-in scene: {agree} unambiguous picks agree with the oracle, {hits} hits");
     assert!(agree > 150 && hits > 100, "{agree} / {hits}");
 }
@@ -154,7 +156,7 @@ fn written_gltf_and_glb_files_pick_like_the_oracle() {
         let scene = viewer::gltf_load::load_path(path).unwrap();
         assert!(scene.camera.is_some(), "the file's camera is used");
         assert_eq!(scene.nodes.iter().filter(|n| n.name.as_deref().is_some_and(|s| s.starts_with("Field "))).count(), 12);
-        let (agree, hits) = check_scene_against_oracle(Some(path), &scene, &random_pixels(2, 250, w, h), w, h);
+        let (agree, hits) = check_scene_against_oracle(Some(path), &scene, &random_pixels(2, 250, w, h), w, h, &[]);
         eprintln!("{}: {agree} picks agree with the oracle, {hits} hits", path.display());
         assert!(agree > 120 && hits > 60, "{agree} / {hits}");
     }
@@ -321,10 +323,17 @@ fn bad_arguments_and_pick_files_are_refused() {
 
 /// Runs a headless pick file on the built-in scene at 160x120 and returns its records.
 fn run_entries(name: &str, entries: &Value) -> Vec<Value> {
+    run_entries_with(name, entries, &[])
+}
+
+/// As [`run_entries`], with more viewer arguments.
+fn run_entries_with(name: &str, entries: &Value, extra: &[&str]) -> Vec<Value> {
     let picks = tmp(&format!("{name}.json"));
     let out = tmp(&format!("{name}-out.json"));
     std::fs::write(&picks, entries.to_string()).unwrap();
-    let run = viewer(&["--headless", "--validation", "--size", "160x120", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    let mut args = vec!["--headless", "--validation", "--size", "160x120", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let run = viewer(&args);
     assert_eq!(run.code, 0, "viewer failed:\n{}\n{}", run.stdout, run.stderr);
     serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
 }
@@ -418,6 +427,24 @@ fn mixed_pick_files_run_points_radius_queries_and_rectangles() {
     } else {
         panic!("the centre of the built-in scene has something within 6 pixels: {}", records[1]);
     }
+}
+
+#[test]
+fn dynamic_rendering_picks_the_same_as_render_passes() {
+    let scene = viewer::load_scene(None).unwrap();
+    let (w, h) = (320, 180);
+    let (agree, hits) = check_scene_against_oracle(None, &scene, &random_pixels(3, 200, w, h), w, h, &["--dynamic-rendering"]);
+    assert!(agree > 100 && hits > 60, "{agree} / {hits}");
+    let entries = serde_json::json!([
+        [80, 60],
+        {"point": [81, 61], "radius": 6},
+        {"rect": [10, 10, 150, 110], "mode": "visible"},
+        {"rect": [30, 20, 120, 100], "mode": "all"},
+    ]);
+    let passes = run_entries_with("paths-render-pass", &entries, &[]);
+    let dynamic = run_entries_with("paths-dynamic", &entries, &["--dynamic-rendering"]);
+    assert_eq!(passes, dynamic, "the same picks on both paths");
+    assert!(passes[2]["objects"].as_array().is_some_and(|o| !o.is_empty()), "the rectangle finds objects: {}", passes[2]);
 }
 
 #[test]

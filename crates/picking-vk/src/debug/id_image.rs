@@ -7,6 +7,7 @@ use crate::gpu::{image_info, word_at, GpuBuffer, Memory};
 use crate::handoff::{PassStats, Texels};
 use crate::host::HostDevice;
 use crate::pass::render_pass::DEPTH_FORMAT;
+use crate::pass::rendering::Rendering;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::Plan;
@@ -54,9 +55,9 @@ impl IdImage {
         memory.pipeline_cache = host.pipeline_cache;
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let kit = PassKit::new(&memory, &limits, layout, false)?;
+        let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false)?;
         let extent = vk::Extent2D { width, height };
-        let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, extent)?;
+        let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
         let readback = GpuBuffer::new(&memory, "id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent })
@@ -158,8 +159,8 @@ impl IdImage {
                 &[before],
                 &[],
             );
-            d.cmd_copy_image_to_buffer(cmd, targets.images[0].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(0, color)]);
-            d.cmd_copy_image_to_buffer(cmd, targets.images[1].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 8, color)]);
+            d.cmd_copy_image_to_buffer(cmd, targets.images()[0].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(0, color)]);
+            d.cmd_copy_image_to_buffer(cmd, targets.images()[1].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.buffer, &[region(pixels * 8, color)]);
             d.cmd_copy_image_to_buffer(
                 cmd,
                 targets.depth_image(),

@@ -84,6 +84,22 @@ pub struct PickerConfig {
     /// depth convention in use. Past it, the least recently used one that no frame still
     /// running needs is destroyed (and built again if it is needed again).
     pub max_pipelines: usize,
+    /// How the pick passes are begun (default: render passes).
+    pub rendering: PassRendering,
+}
+
+/// How the picker begins its passes, chosen when it is created. Results are the same either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PassRendering {
+    /// `VkRenderPass` and `VkFramebuffer` objects of the picker's own (Vulkan 1.0).
+    #[default]
+    RenderPass,
+    /// Dynamic rendering (`vkCmdBeginRendering`), for engines without render passes: the
+    /// picker then makes no render pass or framebuffer, and states its dependencies as
+    /// pipeline barriers. Needs [`crate::PickFeatures::DYNAMIC_RENDERING`]: core on
+    /// Vulkan 1.3, `VK_KHR_dynamic_rendering` on 1.2.
+    Dynamic,
 }
 
 impl Default for PickerConfig {
@@ -99,6 +115,7 @@ impl Default for PickerConfig {
             rect_tile: [256, 256],
             rect_entries: 4096,
             max_pipelines: 64,
+            rendering: PassRendering::RenderPass,
         }
     }
 }
@@ -113,6 +130,12 @@ impl PickerConfig {
     /// Sets [`PickerConfig::detail`].
     pub fn with_detail(mut self, detail: DetailMode) -> Self {
         self.detail = detail;
+        self
+    }
+
+    /// Sets [`PickerConfig::rendering`].
+    pub fn with_rendering(mut self, rendering: PassRendering) -> Self {
+        self.rendering = rendering;
         self
     }
 

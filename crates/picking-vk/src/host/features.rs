@@ -25,8 +25,12 @@ impl PickFeatures {
     /// Rectangle queries in [`crate::RectMode::All`] ("select through"): fragments add
     /// themselves to a table with atomics. Needs `fragmentStoresAndAtomics`.
     pub const SELECT_THROUGH: PickFeatures = PickFeatures(4);
+    /// Dynamic rendering instead of render passes ([`crate::PassRendering::Dynamic`]). Needs
+    /// the `dynamicRendering` feature: core in Vulkan 1.3, or `VK_KHR_dynamic_rendering` on
+    /// Vulkan 1.2.
+    pub const DYNAMIC_RENDERING: PickFeatures = PickFeatures(8);
     /// Every optional capability.
-    pub const ALL: PickFeatures = PickFeatures(7);
+    pub const ALL: PickFeatures = PickFeatures(15);
 
     /// Whether every capability of `other` is in `self`.
     pub fn contains(self, other: PickFeatures) -> bool {
@@ -46,7 +50,6 @@ impl std::ops::BitOr for PickFeatures {
     }
 }
 
-const DETAIL_EXTENSIONS: &[&CStr] = &[ash::khr::fragment_shader_barycentric::NAME];
 const BARYCENTRIC_FEATURE: Requirement = Requirement::Feature("fragmentShaderBarycentric");
 const GEOMETRY_SHADER_FEATURE: Requirement = Requirement::Feature("geometryShader (for gl_PrimitiveID)");
 
@@ -54,7 +57,7 @@ const GEOMETRY_SHADER_FEATURE: Requirement = Requirement::Feature("geometryShade
 pub(crate) fn detail_requirements() -> Vec<Requirement> {
     vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), BARYCENTRIC_FEATURE, GEOMETRY_SHADER_FEATURE]
 }
-const NO_EXTENSIONS: &[&CStr] = &[];
+const DYNAMIC_RENDERING_FEATURE: Requirement = Requirement::Feature("dynamicRendering");
 
 /// The major and minor version of a `VK_MAKE_API_VERSION` value (0 counts as 1.0), without
 /// the patch, so versions compare by what they enable.
@@ -73,6 +76,7 @@ pub struct PickSupport {
     batching_missing: Vec<Requirement>,
     detail_missing: Vec<Requirement>,
     select_through_missing: Vec<Requirement>,
+    dynamic_rendering_missing: Vec<Requirement>,
     api_version: u32,
 }
 
@@ -89,6 +93,7 @@ impl PickSupport {
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }.unwrap_or_default();
         let has_extension = |name: &CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
         let barycentric_extension = has_extension(ash::khr::fragment_shader_barycentric::NAME);
+        let dynamic_rendering_extension = has_extension(ash::khr::dynamic_rendering::NAME);
         // SAFETY: as above.
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
@@ -96,10 +101,17 @@ impl PickSupport {
         // extension feature query needs it, and without it only basic picking and batching
         // are offered.
         let api_version = version_of(instance_api_version).min(version_of(properties.api_version));
+        // Dynamic rendering is core in 1.3; on 1.2 it is an extension (whose dependencies 1.2
+        // has in core). The feature structure is the same either way.
+        let dynamic_rendering_known = api_version >= vk::API_VERSION_1_3 || (api_version >= vk::API_VERSION_1_2 && dynamic_rendering_extension);
+        let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default();
         let core = if api_version >= vk::API_VERSION_1_1 {
             let mut features = vk::PhysicalDeviceFeatures2::default();
             if barycentric_extension {
                 features = features.push_next(&mut barycentric);
+            }
+            if dynamic_rendering_known {
+                features = features.push_next(&mut dynamic_rendering);
             }
             // SAFETY: valid handles; the chain holds only structures of extensions the device has.
             unsafe { instance.get_physical_device_features2(physical_device, &mut features) };
@@ -134,7 +146,16 @@ impl PickSupport {
         if core.fragment_stores_and_atomics != vk::TRUE {
             select_through_missing.push(Requirement::Feature("fragmentStoresAndAtomics"));
         }
-        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, select_through_missing, api_version }
+        let mut dynamic_rendering_missing = vec![];
+        if api_version < vk::API_VERSION_1_2 {
+            dynamic_rendering_missing.push(Requirement::ApiVersion(1, 2));
+        } else if !dynamic_rendering_known {
+            dynamic_rendering_missing.push(Requirement::Extension(ash::khr::dynamic_rendering::NAME));
+        }
+        if dynamic_rendering.dynamic_rendering != vk::TRUE {
+            dynamic_rendering_missing.push(DYNAMIC_RENDERING_FEATURE);
+        }
+        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, select_through_missing, dynamic_rendering_missing, api_version }
     }
 
     /// Every optional capability the device offers.
@@ -148,6 +169,9 @@ impl PickSupport {
         }
         if self.select_through_missing.is_empty() {
             offered = offered | PickFeatures::SELECT_THROUGH;
+        }
+        if self.dynamic_rendering_missing.is_empty() {
+            offered = offered | PickFeatures::DYNAMIC_RENDERING;
         }
         if self.basic_missing.is_empty() {
             offered
@@ -168,6 +192,9 @@ impl PickSupport {
         if wanted.contains(PickFeatures::SELECT_THROUGH) {
             missing.extend_from_slice(&self.select_through_missing);
         }
+        if wanted.contains(PickFeatures::DYNAMIC_RENDERING) {
+            missing.extend_from_slice(&self.dynamic_rendering_missing);
+        }
         missing
     }
 
@@ -178,7 +205,12 @@ impl PickSupport {
         if !missing.is_empty() {
             return Err(PickError::Unsupported { missing });
         }
-        Ok(DeviceFeatures::new(wanted))
+        Ok(DeviceFeatures::new(wanted, self.dynamic_rendering_core()))
+    }
+
+    /// Whether dynamic rendering is core (Vulkan 1.3) rather than `VK_KHR_dynamic_rendering`.
+    pub(crate) fn dynamic_rendering_core(&self) -> bool {
+        self.api_version >= vk::API_VERSION_1_3
     }
 
     /// Whether the device accepts a negative viewport height (Vulkan 1.1).
@@ -194,10 +226,14 @@ pub struct DeviceFeatures {
     features: PickFeatures,
     core: vk::PhysicalDeviceFeatures,
     barycentric: vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
+    dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    extensions: Vec<&'static CStr>,
 }
 
 impl DeviceFeatures {
-    fn new(features: PickFeatures) -> Self {
+    /// `dynamic_rendering_core`: the device and instance are Vulkan 1.3, so dynamic rendering
+    /// needs no extension.
+    fn new(features: PickFeatures, dynamic_rendering_core: bool) -> Self {
         let mut core = vk::PhysicalDeviceFeatures::default();
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
         if features.contains(PickFeatures::BATCHING) {
@@ -211,7 +247,15 @@ impl DeviceFeatures {
         if features.contains(PickFeatures::SELECT_THROUGH) {
             core.fragment_stores_and_atomics = vk::TRUE;
         }
-        DeviceFeatures { features, core, barycentric }
+        let mut extensions = vec![];
+        if features.contains(PickFeatures::DETAIL) {
+            extensions.push(ash::khr::fragment_shader_barycentric::NAME);
+        }
+        let dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(features.contains(PickFeatures::DYNAMIC_RENDERING));
+        if features.contains(PickFeatures::DYNAMIC_RENDERING) && !dynamic_rendering_core {
+            extensions.push(ash::khr::dynamic_rendering::NAME);
+        }
+        DeviceFeatures { features, core, barycentric, dynamic_rendering, extensions }
     }
 
     /// What the host passes on in [`crate::HostDevice::with_features`] once the device exists.
@@ -220,12 +264,8 @@ impl DeviceFeatures {
     }
 
     /// Device extensions to add to the host's list.
-    pub fn extension_names(&self) -> &'static [&'static CStr] {
-        if self.features.contains(PickFeatures::DETAIL) {
-            DETAIL_EXTENSIONS
-        } else {
-            NO_EXTENSIONS
-        }
+    pub fn extension_names(&self) -> &[&'static CStr] {
+        &self.extensions
     }
 
     /// Sets the core features picking needs in the host's own feature structure (for hosts
@@ -249,30 +289,39 @@ impl DeviceFeatures {
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
         let c = &self.core;
         let needs_core = [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics].contains(&vk::TRUE);
-        let DeviceFeatures { features, core, barycentric } = self;
+        let DeviceFeatures { features, core, barycentric, dynamic_rendering, .. } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
-        chain_extensions(*features, barycentric, info)
+        chain_extensions(*features, barycentric, dynamic_rendering, info)
     }
 
-    /// Chains only the extension feature structures (none for basic picking or batching).
+    /// Chains only the extension feature structures (none for basic picking or batching). A
+    /// host that chains `VkPhysicalDeviceVulkan13Features` itself sets its `dynamicRendering`
+    /// there instead of using this for [`PickFeatures::DYNAMIC_RENDERING`] (Vulkan forbids
+    /// both in one chain).
     pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        chain_extensions(self.features, &mut self.barycentric, info)
+        let DeviceFeatures { features, barycentric, dynamic_rendering, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, info)
     }
 }
 
-/// Pushes the barycentric feature structure when detail is wanted. Its own `pNext` is cleared
+/// Pushes the feature structures of the wanted extensions. Each one's own `pNext` is cleared
 /// first: `push_next` follows it, and after an earlier call it would still point into that
 /// call's chain.
 fn chain_extensions<'a>(
     features: PickFeatures,
     barycentric: &'a mut vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
-    info: vk::DeviceCreateInfo<'a>,
+    dynamic_rendering: &'a mut vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    mut info: vk::DeviceCreateInfo<'a>,
 ) -> vk::DeviceCreateInfo<'a> {
-    if !features.contains(PickFeatures::DETAIL) {
-        return info;
+    if features.contains(PickFeatures::DETAIL) {
+        barycentric.p_next = std::ptr::null_mut();
+        info = info.push_next(barycentric);
     }
-    barycentric.p_next = std::ptr::null_mut();
-    info.push_next(barycentric)
+    if features.contains(PickFeatures::DYNAMIC_RENDERING) {
+        dynamic_rendering.p_next = std::ptr::null_mut();
+        info = info.push_next(dynamic_rendering);
+    }
+    info
 }
 
 #[cfg(test)]
@@ -285,6 +334,7 @@ mod tests {
             batching_missing: if batching { vec![] } else { vec![Requirement::Feature("multiDrawIndirect")] },
             detail_missing: if detail { vec![] } else { vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)] },
             select_through_missing: vec![],
+            dynamic_rendering_missing: vec![Requirement::ApiVersion(1, 2)],
             api_version: vk::API_VERSION_1_1,
         }
     }
@@ -294,7 +344,7 @@ mod tests {
         let s = support(true, false);
         assert_eq!(s.offered(), PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH);
         assert!(s.missing(PickFeatures::BATCHING).is_empty());
-        assert_eq!(s.missing(PickFeatures::ALL), vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)]);
+        assert_eq!(s.missing(PickFeatures::ALL), vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), Requirement::ApiVersion(1, 2)]);
         let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
         assert_eq!(err.to_string(), "unsupported: device extension VK_KHR_fragment_shader_barycentric");
     }
@@ -307,14 +357,15 @@ mod tests {
         let info = none.add_to_device_create(vk::DeviceCreateInfo::default());
         assert!(info.p_next.is_null() && info.p_enabled_features.is_null(), "nothing is added for basic picking");
 
-        let mut all = s.device_features(PickFeatures::ALL).unwrap();
+        let everything = PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH;
+        let mut all = s.device_features(everything).unwrap();
         assert_eq!(all.extension_names(), &[ash::khr::fragment_shader_barycentric::NAME]);
         let info = all.add_to_device_create(vk::DeviceCreateInfo::default());
         assert!(!info.p_next.is_null(), "the barycentric structure is chained");
         // SAFETY: the builder pointed it at `all.core`, alive here.
         let core = unsafe { *info.p_enabled_features };
         assert_eq!((core.geometry_shader, core.multi_draw_indirect), (vk::TRUE, vk::TRUE));
-        assert_eq!(all.features(), PickFeatures::ALL);
+        assert_eq!(all.features(), everything);
         // A host's own core features: it enables ours in them, and they are left in place.
         let mut host = vk::PhysicalDeviceFeatures { sampler_anisotropy: vk::TRUE, ..Default::default() };
         all.enable_core(&mut host);
@@ -330,10 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_rendering_is_an_extension_before_vulkan_1_3() {
+        for (api_version, extensions) in [(vk::API_VERSION_1_2, vec![ash::khr::dynamic_rendering::NAME]), (vk::API_VERSION_1_3, vec![])] {
+            let s = PickSupport { dynamic_rendering_missing: vec![], api_version, ..support(true, true) };
+            assert!(s.offered().contains(PickFeatures::DYNAMIC_RENDERING));
+            let mut wanted = s.device_features(PickFeatures::DYNAMIC_RENDERING).unwrap();
+            assert_eq!(wanted.extension_names(), extensions.as_slice());
+            let info = wanted.add_to_device_create(vk::DeviceCreateInfo::default());
+            // SAFETY: the head of the chain is `wanted.dynamic_rendering`, alive here.
+            let head = unsafe { &*(info.p_next as *const vk::PhysicalDeviceDynamicRenderingFeatures) };
+            assert_eq!((head.s_type, head.dynamic_rendering), (vk::StructureType::PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES, vk::TRUE));
+            assert!(info.p_enabled_features.is_null(), "no core feature is needed");
+        }
+        let old = support(true, true);
+        assert!(!old.offered().contains(PickFeatures::DYNAMIC_RENDERING));
+        assert_eq!(old.device_features(PickFeatures::DYNAMIC_RENDERING).unwrap_err().to_string(), "unsupported: Vulkan 1.2");
+    }
+
+    #[test]
     fn feature_sets() {
         assert!(PickFeatures::ALL.contains(PickFeatures::DETAIL));
         assert!(!PickFeatures::BATCHING.contains(PickFeatures::DETAIL));
-        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH, PickFeatures::ALL);
+        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING, PickFeatures::ALL);
         assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);
         assert!(PickFeatures::default().contains(PickFeatures::NONE));
     }

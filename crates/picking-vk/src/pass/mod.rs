@@ -1,21 +1,24 @@
-//! The pass: the render pass, its pipelines and its targets, and [`PassKit`], what every
-//! owner of a pick pass (the picker, the debug ID image) holds.
+//! The pass: its shape and how it begins (a render pass or dynamic rendering), its pipelines
+//! and its targets, and [`PassKit`], what every owner of a pick pass (the picker, the debug
+//! ID image) holds.
 
 pub(crate) mod pipeline;
 pub(crate) mod rect;
 pub(crate) mod render_pass;
+pub(crate) mod rendering;
 pub(crate) mod targets;
 
 use crate::error::PickError;
-use crate::gpu::{Memory, Owned};
+use crate::gpu::Memory;
 use ash::vk;
 use pipeline::Pipelines;
 pub(crate) use render_pass::{formats_missing, PassLayout};
+use rendering::{Pass, Rendering};
 
 pub(crate) struct PassKit {
-    /// Dropped before the render pass they were built for (fields drop in order).
+    /// Dropped before the pass they were built for (fields drop in order).
     pub pipelines: Pipelines,
-    pub render_pass: Owned<vk::RenderPass>,
+    pub pass: Pass,
     pub memory: Memory,
     pub layout: PassLayout,
     /// Largest draw count of one indirect draw (1 without multiDrawIndirect).
@@ -27,14 +30,14 @@ pub(crate) struct PassKit {
 }
 
 impl PassKit {
-    /// The render pass and pipeline set for `layout`; `batching` says the host enabled
-    /// multiDrawIndirect.
-    pub fn new(memory: &Memory, limits: &vk::PhysicalDeviceLimits, layout: PassLayout, batching: bool) -> Result<Self, PickError> {
-        let render_pass = render_pass::create_render_pass(memory, layout)?;
-        let pipelines = Pipelines::new(memory, render_pass.handle, pipeline::Flavour::Hit { detail: layout.detail }, None)?;
+    /// The pass and pipeline set for `layout`, begun the way `rendering` says; `batching`
+    /// says the host enabled multiDrawIndirect.
+    pub fn new(memory: &Memory, limits: &vk::PhysicalDeviceLimits, layout: PassLayout, rendering: &Rendering, batching: bool) -> Result<Self, PickError> {
+        let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
+        let pipelines = Pipelines::new(memory, pass.pipeline_target(), pipeline::Flavour::Hit { detail: layout.detail }, None)?;
         Ok(PassKit {
             pipelines,
-            render_pass,
+            pass,
             memory: memory.clone(),
             layout,
             max_draw_indirect_count: if batching { limits.max_draw_indirect_count.max(1) } else { 1 },

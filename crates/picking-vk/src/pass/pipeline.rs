@@ -4,6 +4,7 @@ use crate::draw::raster::RasterKey;
 use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
 use crate::error::PickError;
 use crate::gpu::Memory;
+use crate::pass::rendering::PipelineTarget;
 use crate::request::camera::DepthConvention;
 
 /// Bytes of one batch row, laid out as the per-instance attributes of
@@ -96,10 +97,10 @@ impl PipelineKey {
     }
 }
 
-/// Owns shader modules, the layout and every pipeline built for one render pass.
+/// Owns shader modules, the layout and every pipeline built for one pass.
 pub(crate) struct Pipelines {
     memory: Memory,
-    render_pass: vk::RenderPass,
+    target: PipelineTarget,
     flavour: Flavour,
     color_attachments: u32,
     vert: vk::ShaderModule,
@@ -134,12 +135,12 @@ pub(crate) fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result
 }
 
 impl Pipelines {
-    /// Creates the shader modules and layout for pipelines of `render_pass`; the rectangle
+    /// Creates the shader modules and layout for pipelines of `target`; the rectangle
     /// flavours take the table's descriptor set layout.
-    pub fn new(memory: &Memory, render_pass: vk::RenderPass, flavour: Flavour, set_layout: Option<vk::DescriptorSetLayout>) -> Result<Self, PickError> {
+    pub fn new(memory: &Memory, target: PipelineTarget, flavour: Flavour, set_layout: Option<vk::DescriptorSetLayout>) -> Result<Self, PickError> {
         let mut this = Pipelines {
             memory: memory.clone(),
-            render_pass,
+            target,
             flavour,
             color_attachments: match flavour {
                 Flavour::Hit { detail: true } => 3,
@@ -303,11 +304,17 @@ impl Pipelines {
             .depth_stencil_state(&depth)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(self.layout)
-            .render_pass(self.render_pass)
-            .subpass(0);
-        // SAFETY: every pointer in `info` refers to locals alive for the call; modules, layout
-        // and render pass are live objects of this device.
+            .layout(self.layout);
+        let mut formats = vk::PipelineRenderingCreateInfo::default();
+        let info = match &self.target {
+            PipelineTarget::RenderPass(pass) => info.render_pass(*pass).subpass(0),
+            PipelineTarget::Formats { colors, depth } => {
+                formats = formats.color_attachment_formats(colors).depth_attachment_format(*depth);
+                info.push_next(&mut formats)
+            }
+        };
+        // SAFETY: every pointer in `info` refers to locals (or `self.target`) alive for the
+        // call; modules, layout and render pass are live objects of this device.
         let result = unsafe { self.memory.device.create_graphics_pipelines(self.memory.pipeline_cache, &[info], None) };
         match result {
             Ok(pipelines) => {

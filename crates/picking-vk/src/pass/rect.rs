@@ -8,6 +8,7 @@ use crate::error::PickError;
 use crate::gpu::{GpuBuffer, GpuImage, Memory, Owned};
 use crate::pass::pipeline::{create_module, spirv, Flavour, Pipelines};
 use crate::pass::render_pass::DEPTH_FORMAT;
+use crate::pass::rendering::{AttachmentShape, Dependency, Pass, PassAttachments, PassShape, Rendering, ATTACHMENT_STAGES};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -16,42 +17,30 @@ pub(crate) const ENTRY_FORMAT: vk::Format = vk::Format::R32G32_UINT;
 
 /// # Safety
 /// `handle` is an object of `device` that the GPU no longer uses (each fn: its own type).
-unsafe fn destroy_render_pass(device: &ash::Device, handle: vk::RenderPass) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_render_pass(handle, None) };
-}
-/// # Safety
-/// As [`destroy_render_pass`].
-unsafe fn destroy_framebuffer(device: &ash::Device, handle: vk::Framebuffer) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_framebuffer(handle, None) };
-}
-/// # Safety
-/// As [`destroy_render_pass`].
 unsafe fn destroy_set_layout(device: &ash::Device, handle: vk::DescriptorSetLayout) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_descriptor_set_layout(handle, None) };
 }
 /// # Safety
-/// As [`destroy_render_pass`]; its sets are freed with it.
+/// As [`destroy_set_layout`]; its sets are freed with it.
 unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_descriptor_pool(handle, None) };
 }
 /// # Safety
-/// As [`destroy_render_pass`].
+/// As [`destroy_set_layout`].
 unsafe fn destroy_pipeline_layout(device: &ash::Device, handle: vk::PipelineLayout) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_pipeline_layout(handle, None) };
 }
 /// # Safety
-/// As [`destroy_render_pass`].
+/// As [`destroy_set_layout`].
 unsafe fn destroy_pipeline(device: &ash::Device, handle: vk::Pipeline) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_pipeline(handle, None) };
 }
 /// # Safety
-/// As [`destroy_render_pass`].
+/// As [`destroy_set_layout`].
 unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModule) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_shader_module(handle, None) };
@@ -61,6 +50,8 @@ unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModule) {
 pub(crate) struct RectKit {
     // Fields drop in order: pipelines and framebuffer before what they were made for.
     pub visible: Pipelines,
+    /// Entries, then depth.
+    pub attachments: PassAttachments,
     pub all: Option<Pipelines>,
     pub reduce: Owned<vk::Pipeline>,
     pub reduce_layout: Owned<vk::PipelineLayout>,
@@ -68,10 +59,7 @@ pub(crate) struct RectKit {
     pub set: vk::DescriptorSet,
     _pool: Owned<vk::DescriptorPool>,
     _set_layout: Owned<vk::DescriptorSetLayout>,
-    pub framebuffer: Owned<vk::Framebuffer>,
-    pub render_pass: Owned<vk::RenderPass>,
-    pub entries_image: GpuImage,
-    depth: GpuImage,
+    pub pass: Pass,
     pub table: GpuBuffer,
     pub tile: vk::Extent2D,
     /// Entries the table holds.
@@ -80,7 +68,7 @@ pub(crate) struct RectKit {
 
 impl RectKit {
     /// `select_through`: the host enabled fragmentStoresAndAtomics, so `All` pipelines exist.
-    pub fn new(memory: &Memory, tile: vk::Extent2D, capacity: u32, select_through: bool) -> Result<Self, PickError> {
+    pub fn new(memory: &Memory, tile: vk::Extent2D, capacity: u32, rendering: &Rendering, select_through: bool) -> Result<Self, PickError> {
         let device = &memory.device;
         let entries_image = GpuImage::new(
             memory,
@@ -93,13 +81,9 @@ impl RectKit {
         let depth = GpuImage::new(memory, "rectangle depth", DEPTH_FORMAT, tile, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
         let table = GpuBuffer::new(memory, "rectangle table", 12 * u64::from(capacity.max(1)), usage, MemoryLocation::GpuOnly)?;
-        let render_pass = create_render_pass(memory)?;
-        let views = [entries_image.view, depth.view];
-        let info = vk::FramebufferCreateInfo::default().render_pass(render_pass.handle).attachments(&views).width(tile.width).height(tile.height).layers(1);
-        // SAFETY: the views and the render pass are live and compatible.
-        let framebuffer = unsafe { device.create_framebuffer(&info, None) }?;
-        // SAFETY: just created on this device, owned by nothing else.
-        let framebuffer = unsafe { Owned::new(device, framebuffer, destroy_framebuffer) };
+        let entries_view = entries_image.view;
+        let pass = Pass::new(memory, shape(), rendering)?;
+        let attachments = pass.attachments(memory, vec![entries_image, depth], tile)?;
         let bindings = [
             vk::DescriptorSetLayoutBinding::default()
                 .binding(0)
@@ -133,15 +117,15 @@ impl RectKit {
             .copied()
             .unwrap_or_default();
         let buffer_info = [vk::DescriptorBufferInfo { buffer: table.buffer, offset: 0, range: vk::WHOLE_SIZE }];
-        let image_info = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: entries_image.view, image_layout: vk::ImageLayout::GENERAL }];
+        let image_info = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: entries_view, image_layout: vk::ImageLayout::GENERAL }];
         let writes = [
             vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&buffer_info),
             vk::WriteDescriptorSet::default().dst_set(set).dst_binding(1).descriptor_type(vk::DescriptorType::STORAGE_IMAGE).image_info(&image_info),
         ];
         // SAFETY: the set, buffer and view are live; nothing uses the set yet.
         unsafe { device.update_descriptor_sets(&writes, &[]) };
-        let visible = Pipelines::new(memory, render_pass.handle, Flavour::RectVisible, Some(set_layout.handle))?;
-        let all = if select_through { Some(Pipelines::new(memory, render_pass.handle, Flavour::RectAll, Some(set_layout.handle))?) } else { None };
+        let visible = Pipelines::new(memory, pass.pipeline_target(), Flavour::RectVisible, Some(set_layout.handle))?;
+        let all = if select_through { Some(Pipelines::new(memory, pass.pipeline_target(), Flavour::RectAll, Some(set_layout.handle))?) } else { None };
         let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
         // SAFETY: as above.
         let reduce_layout = unsafe {
@@ -160,6 +144,7 @@ impl RectKit {
         memory.name(reduce.handle, "rectangle reduce");
         Ok(RectKit {
             visible,
+            attachments,
             all,
             reduce,
             reduce_layout,
@@ -167,10 +152,7 @@ impl RectKit {
             set,
             _pool: pool,
             _set_layout: set_layout,
-            framebuffer,
-            render_pass,
-            entries_image,
-            depth,
+            pass,
             table,
             tile,
             capacity,
@@ -179,64 +161,33 @@ impl RectKit {
 
     /// Bytes held: the tile's attachments and the table.
     pub fn bytes(&self) -> u64 {
-        self.entries_image.bytes() + self.depth.bytes() + self.table.bytes()
+        self.attachments.bytes() + self.table.bytes()
     }
 }
 
-/// The rectangle render pass. The entries end in GENERAL for the reduce pass; depth is not kept.
-fn create_render_pass(memory: &Memory) -> Result<Owned<vk::RenderPass>, PickError> {
-    let attachments = [
-        vk::AttachmentDescription::default()
-            .format(ENTRY_FORMAT)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .initial_layout(vk::ImageLayout::UNDEFINED)
-            .final_layout(vk::ImageLayout::GENERAL),
-        vk::AttachmentDescription::default()
-            .format(DEPTH_FORMAT)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
-            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .initial_layout(vk::ImageLayout::UNDEFINED)
-            .final_layout(vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL),
-    ];
-    let color_ref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
-    let depth_ref = vk::AttachmentReference { attachment: 1, layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL };
-    let subpass = vk::SubpassDescription::default()
-        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-        .color_attachments(&color_ref)
-        .depth_stencil_attachment(&depth_ref);
-    let attachments_stages =
-        vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+/// The rectangle pass. The entries end in GENERAL for the reduce pass; depth is not kept.
+fn shape() -> PassShape {
     let attachment_access =
         vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ;
     let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
-    let dependencies = [
+    PassShape {
+        name: "rectangle pass",
+        colors: vec![AttachmentShape { format: ENTRY_FORMAT, store: true, final_layout: vk::ImageLayout::GENERAL }],
+        depth: AttachmentShape { format: DEPTH_FORMAT, store: false, final_layout: vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL },
         // The previous tile's reduce read the entries and wrote the table; the table was
         // cleared by transfers: all of it before this tile's attachments and atomics.
-        vk::SubpassDependency::default()
-            .src_subpass(vk::SUBPASS_EXTERNAL)
-            .dst_subpass(0)
-            .src_stage_mask(attachments_stages | shaders | vk::PipelineStageFlags::TRANSFER)
-            .src_access_mask(attachment_access | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_stage_mask(attachments_stages | vk::PipelineStageFlags::FRAGMENT_SHADER)
-            .dst_access_mask(attachment_access | vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE),
+        before: Dependency {
+            src_stages: ATTACHMENT_STAGES | shaders | vk::PipelineStageFlags::TRANSFER,
+            src_access: attachment_access | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+            dst_stages: ATTACHMENT_STAGES | vk::PipelineStageFlags::FRAGMENT_SHADER,
+            dst_access: attachment_access | vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+        },
         // This tile's entries and table writes before the reduce and the table's copy.
-        vk::SubpassDependency::default()
-            .src_subpass(0)
-            .dst_subpass(vk::SUBPASS_EXTERNAL)
-            .src_stage_mask(attachments_stages | vk::PipelineStageFlags::FRAGMENT_SHADER)
-            .src_access_mask(attachment_access | vk::AccessFlags::SHADER_WRITE)
-            .dst_stage_mask(shaders | vk::PipelineStageFlags::TRANSFER)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ),
-    ];
-    let info = vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(std::slice::from_ref(&subpass)).dependencies(&dependencies);
-    // SAFETY: all pointers in `info` refer to locals alive for the call.
-    let pass = unsafe { memory.device.create_render_pass(&info, None) }?;
-    memory.name(pass, "rectangle render pass");
-    // SAFETY: just created on this device, owned by nothing else.
-    Ok(unsafe { Owned::new(&memory.device, pass, destroy_render_pass) })
+        after: Dependency {
+            src_stages: ATTACHMENT_STAGES | vk::PipelineStageFlags::FRAGMENT_SHADER,
+            src_access: attachment_access | vk::AccessFlags::SHADER_WRITE,
+            dst_stages: shaders | vk::PipelineStageFlags::TRANSFER,
+            dst_access: vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ,
+        },
+    }
 }

@@ -11,11 +11,12 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
-use crate::host::config::{DetailMode, DetailStatus, PickerConfig};
+use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
 use crate::pass::pipeline::PipelineKey;
 use crate::pass::rect::RectKit;
+use crate::pass::rendering::Rendering;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::Plan;
@@ -184,9 +185,18 @@ impl Picker {
         if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
             missing.extend(gaps.iter().cloned());
         }
+        if config.rendering == PassRendering::Dynamic && !host.features.contains(PickFeatures::DYNAMIC_RENDERING) {
+            missing.extend(support.missing(PickFeatures::DYNAMIC_RENDERING));
+            if missing.is_empty() {
+                // Offered, but the host did not say it enabled it.
+                missing.push(Requirement::Feature("dynamicRendering (enabled, and PickFeatures::DYNAMIC_RENDERING in HostDevice::features)"));
+            }
+        }
         if !missing.is_empty() {
             return Err(PickError::Unsupported { missing });
         }
+        // SAFETY: the device belongs to the instance (the caller's contract).
+        let rendering = unsafe { Rendering::load(host.instance, host.device, config.rendering == PassRendering::Dynamic, support.dynamic_rendering_core()) }?;
         // SAFETY: as above.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
         let layout = PassLayout { detail: detail_status == DetailStatus::Active };
@@ -194,7 +204,7 @@ impl Picker {
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
         memory.pipeline_cache = host.pipeline_cache;
-        let mut kit = PassKit::new(&memory, &limits, layout, batching)?;
+        let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching)?;
         kit.pipelines.set_limit(config.max_pipelines);
         let max_queries = config.max_queries.max(1);
         let cell = config
@@ -212,14 +222,14 @@ impl Picker {
         };
         // Points side by side in row 0 (one copy takes them all), then a cell per radius query.
         let atlas = vk::Extent2D { width: (cell + 1) * max_queries, height: cell };
-        let targets = PassTargets::new(&memory, kit.render_pass.handle, layout, atlas)?;
+        let targets = PassTargets::new(&memory, &kit.pass, layout, atlas)?;
         let [tile_w, tile_h] = config.rect_tile;
         let rect = if config.rect_entries > 0 && tile_w > 0 && tile_h > 0 {
             if tile_w > limits.max_framebuffer_width || tile_h > limits.max_framebuffer_height {
                 return Err(PickError::InvalidRequest(format!("rectangle tile {tile_w}x{tile_h} exceeds the device's framebuffer limits")));
             }
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, host.features.contains(PickFeatures::SELECT_THROUGH))?;
+            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, host.features.contains(PickFeatures::SELECT_THROUGH))?;
             kit.visible.set_limit(config.max_pipelines);
             if let Some(all) = kit.all.as_mut() {
                 all.set_limit(config.max_pipelines);

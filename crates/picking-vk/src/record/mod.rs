@@ -9,6 +9,7 @@ use crate::draw::{PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
+use crate::pass::rendering::Pass;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{Plan, PlanEntry};
@@ -69,7 +70,7 @@ struct BoundState {
 pub(crate) struct PassRecording<'a> {
     pub device: &'a ash::Device,
     pub cmd: vk::CommandBuffer,
-    pub render_pass: vk::RenderPass,
+    pub pass: &'a Pass,
     pub layout: PassLayout,
     pub targets: &'a PassTargets,
     pub pipelines: &'a Pipelines,
@@ -101,7 +102,7 @@ impl<'a> PassRecording<'a> {
         PassRecording {
             device: &kit.memory.device,
             cmd,
-            render_pass: kit.render_pass.handle,
+            pass: &kit.pass,
             layout: kit.layout,
             targets,
             pipelines: &kit.pipelines,
@@ -162,19 +163,14 @@ impl<'a> PassRecording<'a> {
         }
     }
 
-    /// Begins the render pass over the whole target, clearing it.
+    /// Begins the pass over the whole target, clearing it.
     ///
     /// # Safety
-    /// `cmd` is in the recording state outside any render pass.
+    /// `cmd` is in the recording state outside any pass.
     pub unsafe fn begin(&self) {
         let clear = self.layout.clear_values(self.camera.clear_depth());
-        let begin = vk::RenderPassBeginInfo::default()
-            .render_pass(self.render_pass)
-            .framebuffer(self.targets.framebuffer.handle)
-            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: self.targets.extent })
-            .clear_values(&clear[..self.layout.attachment_count()]);
-        // SAFETY: the caller's contract; render pass and framebuffer belong to this device.
-        unsafe { self.device.cmd_begin_render_pass(self.cmd, &begin, vk::SubpassContents::INLINE) };
+        // SAFETY: the caller's contract; the targets were made for this pass.
+        unsafe { self.pass.begin(self.device, self.cmd, &self.targets.attachments, &clear[..self.layout.attachment_count()]) };
     }
 
     /// Sets the viewport and scissor.
@@ -196,13 +192,13 @@ impl<'a> PassRecording<'a> {
         this.viewport_and_scissor(&request)
     }
 
-    /// Ends the render pass.
+    /// Ends the pass.
     ///
     /// # Safety
-    /// Inside the render pass begun by [`PassRecording::begin`].
+    /// Inside the pass begun by [`PassRecording::begin`].
     pub unsafe fn end(&self) {
         // SAFETY: the caller's contract.
-        unsafe { self.device.cmd_end_render_pass(self.cmd) };
+        unsafe { self.pass.end(self.device, self.cmd, &self.targets.attachments) };
     }
 
     /// Records planned draws into the open render pass (batch rows from `*rows` on); returns

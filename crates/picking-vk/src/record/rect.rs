@@ -89,19 +89,14 @@ impl PassRecording<'_> {
             vk::ClearValue { color: vk::ClearColorValue { uint32: [0; 4] } },
             vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: self.camera.clear_depth(), stencil: 0 } },
         ];
-        let begin = vk::RenderPassBeginInfo::default()
-            .render_pass(kit.render_pass.handle)
-            .framebuffer(kit.framebuffer.handle)
-            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: kit.tile })
-            .clear_values(&clear);
         let view = self.region_view(tile.first, tile.size, UVec2::ZERO, self.camera.viewport);
         let mut push = [0u8; RECT_PUSH_SIZE as usize];
         words_to_bytes([tile.rect_width, reverse, kit.capacity, 0, tile.origin.x, tile.origin.y, 0, 0], &mut push[PickPush::SIZE as usize..]);
         let mut recorded = 0;
-        // SAFETY: (whole block) the caller's contract; the rectangle pass, framebuffer,
+        // SAFETY: (whole block) the caller's contract; the rectangle pass, its attachments,
         // descriptor set and pipelines belong to this device and outlive the command buffer.
         unsafe {
-            d.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
+            kit.pass.begin(d, cmd, &kit.attachments, &clear);
             self.set_view(&view);
             d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, pipelines.layout, 0, &[kit.set], &[]);
             let mut bound = BoundState::default();
@@ -143,7 +138,7 @@ impl PassRecording<'_> {
                     }
                 }
             }
-            d.cmd_end_render_pass(cmd);
+            kit.pass.end(d, cmd, &kit.attachments);
             if tile.mode == RectMode::Visible {
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce.handle);
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce_layout.handle, 0, &[kit.set], &[]);

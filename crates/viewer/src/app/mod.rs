@@ -76,6 +76,8 @@ use trace;
 pub struct AppOptions {
     pub validation: bool,
     pub detail: bool,
+    /// How the picker begins its passes.
+    pub rendering: picking_vk::PassRendering,
     pub exit_after_frames: Option<u64>,
 }
 

@@ -107,7 +107,7 @@ impl Gfx {
         let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR)?;
         let scene = UploadedScene::new(ctx, &view.scene, &view.objects)?;
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
-        let picking = Picking::new(ctx, options.detail, &scene.gpu.pick_draws)?;
+        let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws)?;
         let frames = Frames::new(ctx, &scene.gpu)?;
         let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
