@@ -63,6 +63,7 @@ pub struct OracleAnswer {
     pub ambiguous: bool,
 }
 
+#[derive(Clone)]
 struct WorldTriangle {
     v: [DVec3; 3],
     screen: Option<[DVec2; 3]>,
@@ -181,6 +182,51 @@ impl Oracle {
             list.dedup();
         }
         (sure, maybe)
+    }
+
+    /// Casts the pixel's ray against every triangle, as [`Oracle::pick`], skipping hits that
+    /// `discard` drops (an alpha test): `Some(true)` drops the hit and the ray goes on,
+    /// `Some(false)` keeps it, `None` says the hit lies too close to the test's threshold to
+    /// tell (the answer is then ambiguous).
+    pub fn pick_through(&self, pixel: UVec2, discard: impl Fn(&OracleHit) -> Option<bool>) -> OracleAnswer {
+        let (origin, dir) = self.camera.ray(pixel);
+        let mut hits: Vec<(f64, usize, [f64; 3])> = self
+            .triangles
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.culled)
+            .filter_map(|(i, tri)| ray_triangle(origin, dir, &tri.v).map(|(t, bary)| (t, i, bary)))
+            .collect();
+        hits.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut unsure = false;
+        // The triangles the ray passes before the kept hit are left out, so `pick`'s edge and
+        // tie checks apply to what remains.
+        let mut dropped = vec![false; self.triangles.len()];
+        for &(t, i, barycentrics) in &hits {
+            let tri = &self.triangles[i];
+            let point = origin + dir * t;
+            let hit = OracleHit {
+                id: tri.id,
+                instance: tri.instance,
+                object: tri.object,
+                triangle: tri.triangle,
+                distance: (point - self.camera.eye).length(),
+                point,
+                barycentrics,
+            };
+            match discard(&hit) {
+                Some(true) => dropped[i] = true,
+                Some(false) => break,
+                None => {
+                    unsure = true;
+                    break;
+                }
+            }
+        }
+        let kept = Oracle { camera: self.camera, triangles: self.triangles.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(t, _)| t.clone()).collect() };
+        let mut answer = kept.pick(pixel);
+        answer.ambiguous |= unsure;
+        answer
     }
 
     /// Casts the pixel's ray against every triangle.

@@ -28,16 +28,18 @@ pub fn spirv_path(name: &str, crate_dir: &str) -> PathBuf {
     workspace_root().join("crates").join(crate_dir).join("spirv").join(format!("{name}.spv"))
 }
 
-/// Compiles one shader from `shaders/` (with `#include` resolved there) to SPIR-V bytes.
+/// Compiles one shader from `shaders/` (with `#include` resolved there, then in
+/// `crates/picking-vk/glsl/`, the GLSL the library also compiles at run time) to SPIR-V bytes.
 pub fn compile(name: &str, kind: shaderc::ShaderKind) -> Result<Vec<u8>, String> {
     let dir = workspace_root().join("shaders");
+    let library_glsl = workspace_root().join("crates/picking-vk/glsl");
     let source = std::fs::read_to_string(dir.join(name)).map_err(|e| format!("{name}: {e}"))?;
     let compiler = shaderc::Compiler::new().map_err(|e| e.to_string())?;
     let mut options = shaderc::CompileOptions::new().map_err(|e| e.to_string())?;
     options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_0 as u32);
     options.set_optimization_level(shaderc::OptimizationLevel::Performance);
     options.set_include_callback(move |requested, _, _, _| {
-        let path = dir.join(requested);
+        let path = [dir.join(requested), library_glsl.join(requested)].into_iter().find(|p| p.exists()).unwrap_or_else(|| dir.join(requested));
         let content = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(shaderc::ResolvedInclude { resolved_name: path.display().to_string(), content })
     });

@@ -12,11 +12,13 @@ mod commands;
 mod images;
 mod messages;
 mod owner;
+mod textures;
 
 pub use buffers::HostBuffer;
 pub use commands::CommandBuffers;
 pub use images::DeviceImage;
 pub use messages::ValidationLog;
+pub use textures::{Texture, TextureSets};
 
 use ash::vk;
 use commands::Pool;
@@ -45,6 +47,8 @@ pub enum ContextError {
     NoValidationLayer(String),
     #[error("the {0} lock was poisoned by a panic while it was held")]
     LockPoisoned(&'static str),
+    #[error("invalid input: {0}")]
+    Invalid(String),
 }
 
 /// What the context should set up.

@@ -82,6 +82,15 @@ pub enum PickError {
     /// The shared allocator's mutex was poisoned by a panic elsewhere in the host.
     #[error("the shared gpu-allocator mutex is poisoned")]
     AllocatorPoisoned,
+    /// A hook program did not compile (or the crate was built without the `hooks` feature).
+    /// Lines in the message are the hook's own: `discard hook, line 3: ...`.
+    #[error("hook program {program:?}: {message}")]
+    HookCompile {
+        /// The program's [`crate::HookSource::name`].
+        program: String,
+        /// The compiler's message.
+        message: String,
+    },
 }
 
 fn list(missing: &[Requirement]) -> String {

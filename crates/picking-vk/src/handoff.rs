@@ -23,6 +23,8 @@ pub(crate) struct DrawSnapshot {
     pub restart: bool,
     pub geometry: Option<Arc<MeshGeometry>>,
     pub instance_transforms: Option<Arc<[Mat4]>>,
+    /// A world-adjust hook moved the draw's vertices.
+    pub world_adjusted: bool,
 }
 
 impl DrawSnapshot {
@@ -38,6 +40,7 @@ impl DrawSnapshot {
             restart: draw.raster.primitive_restart,
             geometry: draw.geometry.clone(),
             instance_transforms: draw.instance_transforms.clone(),
+            world_adjusted: draw.hooks.as_ref().is_some_and(|h| h.program.adjusts_world()),
         }
     }
 

@@ -37,7 +37,7 @@ impl HitReport {
     /// World normal at the hit: interpolated vertex normal, else the face normal.
     pub fn normal(&self) -> Option<DVec3> {
         let s = self.detail?.surface?;
-        s.normal_world.or(Some(s.face_normal_world))
+        s.normal_world.or(s.face_normal_world)
     }
 
     /// Markers at the hit (in the scene's frame, relative to `origin`), sized as

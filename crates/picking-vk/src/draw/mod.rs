@@ -4,11 +4,13 @@
 pub(crate) mod bounds;
 pub(crate) mod formats;
 pub(crate) mod geometry;
+pub(crate) mod hooks;
 pub(crate) mod raster;
 
 pub use bounds::Aabb;
 pub use formats::{InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
+pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
 pub use raster::{DepthBias, RasterState, Topology};
 
 use crate::error::PickError;
@@ -153,6 +155,8 @@ pub struct PickDraw {
     pub position_format: PositionFormat,
     /// How each instance's transform is stored (a column-major `mat4` by default).
     pub instance_format: InstanceFormat,
+    /// Run-time GLSL the pick pass runs for this draw (see [`HookProgram`]).
+    pub hooks: Option<DrawHooks>,
 }
 
 impl PickDraw {
@@ -172,7 +176,14 @@ impl PickDraw {
             raster: RasterState::default(),
             position_format: PositionFormat::Float32x3,
             instance_format: InstanceFormat::Mat4,
+            hooks: None,
         }
+    }
+
+    /// Sets [`PickDraw::hooks`].
+    pub fn with_hooks(mut self, hooks: DrawHooks) -> Self {
+        self.hooks = Some(hooks);
+        self
     }
 
     /// Sets [`PickDraw::instance_format`].
@@ -239,6 +250,12 @@ impl PickDraw {
     pub fn with_pickable(mut self, pickable: bool) -> Self {
         self.pickable = pickable;
         self
+    }
+
+    /// The local bounds culling may use: none when a world-adjust hook may move the surface
+    /// out of them.
+    pub(crate) fn culling_bounds(&self) -> Option<Aabb> {
+        self.bounds.filter(|_| self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
     }
 
     /// Number of instances the draw renders (1 when not instanced).
@@ -319,6 +336,9 @@ impl PickDraw {
             if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() < inst.count as usize) {
                 return Err(bad(format!("{} CPU instance transforms for {} instances", t.len(), inst.count)));
             }
+        }
+        if let Some(hooks) = &self.hooks {
+            hooks.validate(self.positions.vertex_count, max_stride).map_err(bad)?;
         }
         Ok(())
     }

@@ -2,6 +2,9 @@
 //! and its targets, and [`PassKit`], what every owner of a pick pass (the picker, the debug
 //! ID image) holds.
 
+pub(crate) mod hook_compile;
+pub(crate) mod hook_glsl;
+pub(crate) mod hooked;
 pub(crate) mod pipeline;
 pub(crate) mod rect;
 pub(crate) mod render_pass;
@@ -34,7 +37,8 @@ impl PassKit {
     /// says the host enabled multiDrawIndirect.
     pub fn new(memory: &Memory, limits: &vk::PhysicalDeviceLimits, layout: PassLayout, rendering: &Rendering, batching: bool) -> Result<Self, PickError> {
         let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
-        let pipelines = Pipelines::new(memory, pass.pipeline_target(), pipeline::Flavour::Hit { detail: layout.detail }, None)?;
+        let flavour = pipeline::Flavour::Hit { detail: layout.detail };
+        let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, limits.max_push_constants_size)?;
         Ok(PassKit {
             pipelines,
             pass,

@@ -1,17 +1,20 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
+use crate::draw::hooks::{DrawHooks, HookKey};
 use crate::draw::raster::RasterKey;
 use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
 use crate::error::PickError;
 use crate::gpu::Memory;
+use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
+use crate::pass::hooked::HookedShaders;
 use crate::pass::rendering::PipelineTarget;
 use crate::request::camera::DepthConvention;
+use ash::vk;
+use glam::Mat4;
 
 /// Bytes of one batch row, laid out as the per-instance attributes of
 /// `shaders/pick_batched.vert`: the model-view-projection matrix, the ID, the draw index.
 pub(crate) const ROW_BYTES: u32 = 80;
-use ash::vk;
-use glam::Mat4;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
 /// a test in tools/ checks these stay in step with the GLSL.
@@ -80,19 +83,23 @@ pub(crate) struct PipelineKey {
     pub depth: DepthConvention,
     /// The host's culling, depth test and bias, and topology.
     pub raster: RasterKey,
+    /// The draw's hook program and attribute stride.
+    pub hook: Option<HookKey>,
 }
 
 impl PipelineKey {
-    /// The pipeline `draw` needs under `depth`, its data in a batch row or not.
+    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (hooked draws
+    /// never are).
     pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention) -> Self {
         PipelineKey {
             position_stride: draw.positions.stride,
             position_format: draw.position_format,
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
-            batched,
+            batched: batched && draw.hooks.is_none(),
             depth,
             raster: draw.raster.key(),
+            hook: draw.hooks.as_ref().map(HookKey::of),
         }
     }
 }
@@ -109,6 +116,8 @@ pub(crate) struct Pipelines {
     vert_batched: vk::ShaderModule,
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
+    /// Shaders and layouts of hooked pipelines, per hook program.
+    hooked: HookedShaders,
     /// Few keys ever exist (one per vertex layout in use): a list beats hashing. With the
     /// frame each was last used in.
     cache: Vec<(PipelineKey, vk::Pipeline, u64)>,
@@ -136,9 +145,23 @@ pub(crate) fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result
 
 impl Pipelines {
     /// Creates the shader modules and layout for pipelines of `target`; the rectangle
-    /// flavours take the table's descriptor set layout.
-    pub fn new(memory: &Memory, target: PipelineTarget, flavour: Flavour, set_layout: Option<vk::DescriptorSetLayout>) -> Result<Self, PickError> {
+    /// flavours take the table's descriptor set layout. `max_push_constants`: the device's
+    /// limit (hooked pipelines need more than the others).
+    pub fn new(
+        memory: &Memory,
+        target: PipelineTarget,
+        flavour: Flavour,
+        set_layout: Option<vk::DescriptorSetLayout>,
+        max_push_constants: u32,
+    ) -> Result<Self, PickError> {
+        let fragment = match flavour {
+            Flavour::Hit { detail: true } => FragmentVariant::HitDetail,
+            Flavour::Hit { detail: false } => FragmentVariant::Hit,
+            Flavour::RectVisible => FragmentVariant::RectVisible,
+            Flavour::RectAll => FragmentVariant::RectAll,
+        };
         let mut this = Pipelines {
+            hooked: HookedShaders::new(memory, fragment, set_layout, max_push_constants),
             memory: memory.clone(),
             target,
             flavour,
@@ -195,14 +218,20 @@ impl Pipelines {
         self.cache.len()
     }
 
-    /// The pipeline for `key`, built on first use (marked used in this frame).
-    pub fn get(&mut self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
+    /// Hook stages compiled so far.
+    pub fn hook_compilations(&self) -> u32 {
+        self.hooked.compilations
+    }
+
+    /// The pipeline for `key`, built on first use (marked used in this frame); `hooks` are
+    /// the draw's, which hooked keys need.
+    pub fn get(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {
         let frame = self.frame;
         if let Some(entry) = self.cache.iter_mut().find(|(k, _, _)| *k == key) {
             entry.2 = frame;
             return Ok(entry.1);
         }
-        let pipeline = self.build(key)?;
+        let pipeline = self.build(key, hooks)?;
         self.evict_one();
         self.cache.push((key, pipeline, frame));
         Ok(pipeline)
@@ -223,22 +252,40 @@ impl Pipelines {
         }
     }
 
-    /// The pipeline for `key` if it was already built.
-    pub fn cached(&self, key: PipelineKey) -> Option<vk::Pipeline> {
-        self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)
+    /// The pipeline for `key` and its layout, if it was already built.
+    pub fn cached(&self, key: PipelineKey) -> Option<(vk::Pipeline, vk::PipelineLayout)> {
+        let pipeline = self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)?;
+        match key.hook {
+            Some(h) => Some((pipeline, self.hooked.layout(h.program)?)),
+            None => Some((pipeline, self.layout)),
+        }
     }
 
-    fn build(&self, key: PipelineKey) -> Result<vk::Pipeline, PickError> {
+    fn build(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {
         let entry = c"main";
-        let vert = match (key.instance_stride, key.batched) {
-            (Some(_), _) if key.instance_rows => self.vert_instanced_rows,
-            (Some(_), _) => self.vert_instanced,
-            (None, true) => self.vert_batched,
-            (None, false) => self.vert,
+        let (vert, frag, layout) = match (key.hook, hooks) {
+            (Some(_), Some(hooks)) => {
+                let variant = match key.instance_stride {
+                    Some(_) if key.instance_rows => VertexVariant::InstancedRows,
+                    Some(_) => VertexVariant::InstancedMat4,
+                    None => VertexVariant::Plain,
+                };
+                self.hooked.prepare(hooks, variant)?
+            }
+            (Some(_), None) => return Err(PickError::InvalidRequest("a hooked pipeline was asked for without the draw's hooks".into())),
+            (None, _) => {
+                let vert = match (key.instance_stride, key.batched) {
+                    (Some(_), _) if key.instance_rows => self.vert_instanced_rows,
+                    (Some(_), _) => self.vert_instanced,
+                    (None, true) => self.vert_batched,
+                    (None, false) => self.vert,
+                };
+                (vert, self.frag, self.layout)
+            }
         };
         let stages = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(self.frag).name(entry),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(entry),
         ];
         let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
         let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: key.position_format.vk(), offset: 0 }];
@@ -260,6 +307,11 @@ impl Pipelines {
                     offset: 16 * column,
                 });
             }
+        }
+        // The hooks' attribute stream: binding 2, location 8.
+        if let (Some(h), Some(attribute)) = (key.hook, hooks.and_then(|h| h.program.source().attribute)) {
+            bindings.push(vk::VertexInputBindingDescription { binding: 2, stride: h.attribute_stride, input_rate: vk::VertexInputRate::VERTEX });
+            attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 2, format: attribute.format.vk(), offset: 0 });
         }
         if key.batched && key.instance_stride.is_none() {
             attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
@@ -304,7 +356,7 @@ impl Pipelines {
             .depth_stencil_state(&depth)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(self.layout);
+            .layout(layout);
         let mut formats = vk::PipelineRenderingCreateInfo::default();
         let info = match &self.target {
             PipelineTarget::RenderPass(pass) => info.render_pass(*pass).subpass(0),

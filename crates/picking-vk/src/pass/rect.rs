@@ -68,7 +68,15 @@ pub(crate) struct RectKit {
 
 impl RectKit {
     /// `select_through`: the host enabled fragmentStoresAndAtomics, so `All` pipelines exist.
-    pub fn new(memory: &Memory, tile: vk::Extent2D, capacity: u32, rendering: &Rendering, select_through: bool) -> Result<Self, PickError> {
+    /// `max_push_constants`: the device's limit (hooked pipelines need more).
+    pub fn new(
+        memory: &Memory,
+        tile: vk::Extent2D,
+        capacity: u32,
+        rendering: &Rendering,
+        select_through: bool,
+        max_push_constants: u32,
+    ) -> Result<Self, PickError> {
         let device = &memory.device;
         let entries_image = GpuImage::new(
             memory,
@@ -124,8 +132,9 @@ impl RectKit {
         ];
         // SAFETY: the set, buffer and view are live; nothing uses the set yet.
         unsafe { device.update_descriptor_sets(&writes, &[]) };
-        let visible = Pipelines::new(memory, pass.pipeline_target(), Flavour::RectVisible, Some(set_layout.handle))?;
-        let all = if select_through { Some(Pipelines::new(memory, pass.pipeline_target(), Flavour::RectAll, Some(set_layout.handle))?) } else { None };
+        let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), max_push_constants);
+        let visible = pipelines(Flavour::RectVisible)?;
+        let all = if select_through { Some(pipelines(Flavour::RectAll)?) } else { None };
         let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
         // SAFETY: as above.
         let reduce_layout = unsafe {

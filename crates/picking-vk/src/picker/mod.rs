@@ -229,7 +229,8 @@ impl Picker {
                 return Err(PickError::InvalidRequest(format!("rectangle tile {tile_w}x{tile_h} exceeds the device's framebuffer limits")));
             }
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, host.features.contains(PickFeatures::SELECT_THROUGH))?;
+            let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
+            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, limits.max_push_constants_size)?;
             kit.visible.set_limit(config.max_pipelines);
             if let Some(all) = kit.all.as_mut() {
                 all.set_limit(config.max_pipelines);
@@ -458,20 +459,29 @@ impl Picker {
         for (index, draw) in draws.iter().enumerate() {
             draw.validate(index, self.kit.max_stride)?;
             let key = |batched| PipelineKey::of(draw, batched, depth);
-            let built = self.kit.pipelines.get(key(false)).and_then(|_| {
-                if batching && draw.instances.is_none() {
-                    self.kit.pipelines.get(key(true))
+            let hooks = draw.hooks.as_ref();
+            let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {
+                if batching && draw.instances.is_none() && hooks.is_none() {
+                    self.kit.pipelines.get(key(true), hooks)
                 } else {
                     Ok(vk::Pipeline::null())
                 }
             });
             self.note_loss(built)?;
             if let Some(rect) = self.rect.as_mut() {
-                let built = rect.visible.get(key(false)).and_then(|_| rect.all.as_mut().map_or(Ok(vk::Pipeline::null()), |all| all.get(key(false))));
+                let built =
+                    rect.visible.get(key(false), hooks).and_then(|_| rect.all.as_mut().map_or(Ok(vk::Pipeline::null()), |all| all.get(key(false), hooks)));
                 self.note_loss(built)?;
             }
         }
         Ok(self.pipeline_count() - before)
+    }
+
+    /// Hook program stages compiled so far (each once per pass flavour and instancing, on
+    /// the first pick or [`Picker::warm_up`] that needs it). Draws without hooks never compile.
+    pub fn hook_compilations(&self) -> u32 {
+        let rect = self.rect.as_ref().map_or(0, |r| r.visible.hook_compilations() + r.all.as_ref().map_or(0, |a| a.hook_compilations()));
+        self.kit.pipelines.hook_compilations() + rect
     }
 
     /// Pipelines built and kept (at most [`PickerConfig::max_pipelines`] per pass flavour,

@@ -68,7 +68,7 @@ fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
     if !is_affine(&draw.model) || draw.instance_transforms.as_ref().is_some_and(|t| !t.iter().all(is_affine)) {
         return None;
     }
-    let local = match (draw.bounds, draw.instances, draw.instance_transforms.as_ref()) {
+    let local = match (draw.culling_bounds(), draw.instances, draw.instance_transforms.as_ref()) {
         (Some(b), None, _) => b,
         (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c))?,
         _ => return None,
@@ -201,7 +201,7 @@ impl Plan {
             return;
         }
         let first_range = self.ranges.len() as u32;
-        let culled = match (ray, draw.bounds) {
+        let culled = match (ray, draw.culling_bounds()) {
             (Some(ray), Some(local)) if is_affine(&draw.model) => self.cull_draw(ray, draw, &local, request.ignore),
             // A projective model matrix is not bounded by a transformed box: never culled.
             _ => {

@@ -3,6 +3,7 @@
 //! image; `rect` records the rectangle tiles.
 
 pub(crate) mod batch;
+pub(crate) mod hooked;
 pub(crate) mod rect;
 
 use crate::draw::{PickDraw, Triangles};
@@ -17,6 +18,8 @@ use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
+use glam::Vec2;
+use std::cell::Cell;
 
 /// How the host's viewport maps onto the pass's render target.
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +35,7 @@ pub(crate) enum Framing {
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
 /// non-instanced draws take their data from a row.
 fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
-    PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, depth)
+    PipelineKey::of(draw, draw.instances.is_none() && draw.hooks.is_none() && rows_used < batch_rows, depth)
 }
 
 /// Builds any pipeline the planned draws need, before anything is recorded. The draws were
@@ -49,7 +52,7 @@ pub(crate) fn prepare_entries(
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         let key = pipeline_key(draw, *rows_used, batch_rows, depth);
-        pipelines.get(key)?;
+        pipelines.get(key, draw.hooks.as_ref())?;
         *rows_used += u32::from(key.batched);
     }
     Ok(())
@@ -64,9 +67,15 @@ struct BoundState {
     /// Binding 1: instance matrices or batch rows.
     per_instance: Option<(vk::Buffer, u64)>,
     indices: Option<(vk::Buffer, u64, vk::IndexType)>,
+    /// Binding 2: a hook's attribute stream.
+    attribute: Option<(vk::Buffer, u64)>,
+    /// The host's hook set, and the layout it was bound with.
+    hook_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
+    /// The layout the pass's own set 0 (the rectangle table) was last bound with.
+    set0_layout: Option<vk::PipelineLayout>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct PassRecording<'a> {
     pub device: &'a ash::Device,
     pub cmd: vk::CommandBuffer,
@@ -78,6 +87,8 @@ pub(crate) struct PassRecording<'a> {
     pub framing: Framing,
     /// Largest draw count of one indirect draw.
     pub max_draw_indirect_count: u32,
+    /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
+    pixel_shift: Cell<Vec2>,
 }
 
 impl<'a> PassRecording<'a> {
@@ -109,6 +120,7 @@ impl<'a> PassRecording<'a> {
             camera,
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
+            pixel_shift: Cell::new(Vec2::ZERO),
         }
     }
 
@@ -178,6 +190,8 @@ impl<'a> PassRecording<'a> {
     /// # Safety
     /// Inside the render pass begun by [`PassRecording::begin`].
     pub unsafe fn set_view(&self, (viewport, scissor): &(vk::Viewport, vk::Rect2D)) {
+        let host = self.camera.viewport;
+        self.pixel_shift.set(Vec2::new(viewport.x - host.x, viewport.y - host.y));
         // SAFETY: the caller's contract.
         unsafe {
             self.device.cmd_set_viewport(self.cmd, 0, &[*viewport]);
@@ -187,7 +201,7 @@ impl<'a> PassRecording<'a> {
 
     /// The viewport and scissor for one region of a query set.
     pub fn region_view(&self, first: glam::UVec2, size: glam::UVec2, at: glam::UVec2, viewport: crate::Viewport) -> (vk::Viewport, vk::Rect2D) {
-        let this = PassRecording { framing: Framing::Region { first, size, at }, ..*self };
+        let this = PassRecording { framing: Framing::Region { first, size, at }, ..self.clone() };
         let request = PickRequest::new(first, viewport, glam::Mat4::IDENTITY, glam::Mat4::IDENTITY);
         this.viewport_and_scissor(&request)
     }
@@ -228,7 +242,7 @@ impl<'a> PassRecording<'a> {
         for entry in entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
             let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
-            let Some(pipeline) = self.pipelines.cached(key) else {
+            let Some((pipeline, layout)) = self.pipelines.cached(key) else {
                 // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                 log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
                 continue;
@@ -259,11 +273,21 @@ impl<'a> PassRecording<'a> {
                 // SAFETY: as above.
                 unsafe { self.record_run(run.take(), batch, &mut bound) };
             }
-            let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: draw.instances.map_or(0, |i| i.first) };
             // SAFETY: as above; offsets and counts were validated against the buffer ranges.
             unsafe {
                 self.bind(&bindings, draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
-                d.cmd_push_constants(cmd, self.pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                match &draw.hooks {
+                    Some(hooks) => {
+                        self.bind_hooks(hooks, layout, &mut bound);
+                        let push = self.hook_push(draw, draw_index, [0; 8]);
+                        d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                    }
+                    None => {
+                        let first_instance = draw.instances.map_or(0, |i| i.first);
+                        let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
+                        d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                    }
+                }
             }
             let base = draw.instances.map_or(0, |i| i.first);
             let ranges = &plan_ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];

@@ -90,15 +90,15 @@ impl PassRecording<'_> {
             vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: self.camera.clear_depth(), stencil: 0 } },
         ];
         let view = self.region_view(tile.first, tile.size, UVec2::ZERO, self.camera.viewport);
+        let rect_words = [tile.rect_width, reverse, kit.capacity, 0, tile.origin.x, tile.origin.y, 0, 0];
         let mut push = [0u8; RECT_PUSH_SIZE as usize];
-        words_to_bytes([tile.rect_width, reverse, kit.capacity, 0, tile.origin.x, tile.origin.y, 0, 0], &mut push[PickPush::SIZE as usize..]);
+        words_to_bytes(rect_words, &mut push[PickPush::SIZE as usize..]);
         let mut recorded = 0;
         // SAFETY: (whole block) the caller's contract; the rectangle pass, its attachments,
         // descriptor set and pipelines belong to this device and outlive the command buffer.
         unsafe {
             kit.pass.begin(d, cmd, &kit.attachments, &clear);
             self.set_view(&view);
-            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, pipelines.layout, 0, &[kit.set], &[]);
             let mut bound = BoundState::default();
             for entry in tile.entries {
                 let Some(draw) = draws.get(entry.draw as usize) else { continue };
@@ -110,12 +110,21 @@ impl PassRecording<'_> {
                     continue;
                 }
                 let key = pipeline_key(draw, 0, 0, self.camera.depth);
-                let Some(pipeline) = pipelines.cached(key) else {
+                let Some((pipeline, layout)) = pipelines.cached(key) else {
                     log::error!("picking-vk: rectangle pipeline missing for {key:?}");
                     continue;
                 };
                 recorded += 1;
                 self.bind(&Bindings::of(draw, pipeline), draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
+                // The table set, again whenever the layout changes (hooked layouts differ in
+                // their push constants, which disturbs set 0).
+                if bound.set0_layout != Some(layout) {
+                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
+                    bound.set0_layout = Some(layout);
+                }
+                if let Some(hooks) = &draw.hooks {
+                    self.bind_hooks(hooks, layout, &mut bound);
+                }
                 let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
                 let base = draw.instances.map_or(0, |i| i.first);
                 for &(start, count) in &tile.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
@@ -125,10 +134,15 @@ impl PassRecording<'_> {
                             continue;
                         }
                         // The shaders add the instance to `draw_index`: entry = base + (instance - start).
-                        let p =
-                            PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index: r.base.wrapping_sub(r.start), first_instance: base };
-                        push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
-                        d.cmd_push_constants(cmd, pipelines.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push);
+                        let draw_index = r.base.wrapping_sub(r.start);
+                        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+                        if draw.hooks.is_some() {
+                            d.cmd_push_constants(cmd, layout, stages, 0, &self.hook_push(draw, draw_index, rect_words).to_bytes());
+                        } else {
+                            let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
+                            push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
+                            d.cmd_push_constants(cmd, layout, stages, 0, &push);
+                        }
                         match draw.triangles {
                             Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, hi - lo, first_vertex, base + lo),
                             Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {

@@ -15,7 +15,8 @@ pub struct HitDetail {
     pub face: u32,
     /// Barycentric weights of the triangle's three vertices, in index-buffer order. With
     /// registered geometry these are exact: the pick ray intersected with the one triangle the
-    /// GPU identified (no search). Otherwise they are the GPU's values.
+    /// GPU identified (no search). Otherwise, and for draws a world-adjust hook moved (the
+    /// CPU does not know where it put the triangle), they are the GPU's values.
     pub barycentrics: [f32; 3],
     /// The weights as the GPU interpolated them at the pixel centre, after the rasterizer's
     /// sub-pixel snapping of vertex positions (off by ~1e-4 on small triangles).
@@ -27,7 +28,9 @@ pub struct HitDetail {
     pub surface: Option<SurfaceDetail>,
 }
 
-/// Surface data interpolated from registered geometry.
+/// Surface data interpolated from registered geometry. For a draw a world-adjust hook moved,
+/// the local point is the rest-space point, the world point the moved one (from depth), and
+/// normals are unavailable (`None`): the CPU knows only the geometry before the hook.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceDetail {
     /// The hit point in the mesh's own space.
@@ -35,9 +38,9 @@ pub struct SurfaceDetail {
     /// The hit point in world space.
     pub world_point: DVec3,
     /// Geometric normal of the triangle (unit length).
-    pub face_normal_local: DVec3,
+    pub face_normal_local: Option<DVec3>,
     /// The geometric normal in world space (inverse-transpose of the world matrix).
-    pub face_normal_world: DVec3,
+    pub face_normal_world: Option<DVec3>,
     /// Interpolated vertex normal (unit length), when the geometry has normals.
     pub normal_local: Option<DVec3>,
     /// The interpolated vertex normal in world space.
@@ -58,6 +61,8 @@ pub(crate) struct DetailSource {
     pub world: Option<Mat4>,
     /// The pick ray (world space), to refine barycentrics on the identified triangle.
     pub ray: Option<Ray>,
+    /// For a draw a world-adjust hook moved: the hit's world point (from depth).
+    pub adjusted_world: Option<DVec3>,
 }
 
 /// Barycentric interpolation of three values.
@@ -102,12 +107,23 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
     let vertices = source.and_then(|s| triangle_vertices(s, geometry, face));
     let mut barycentrics = gpu_barycentrics;
     let surface = match (source, geometry, vertices) {
-        (Some(s), Some(g), Some(v)) => {
-            if let Some(exact) = s.ray.and_then(|ray| ray_barycentrics(g, v, s.world?, ray)) {
-                barycentrics = exact;
+        (Some(s), Some(g), Some(v)) => match s.adjusted_world {
+            // Moved by a hook: the GPU's weights on the rest-space triangle, the moved point.
+            Some(world_point) => surface(g, v, barycentrics, s.world).map(|rest| SurfaceDetail {
+                world_point,
+                face_normal_local: None,
+                face_normal_world: None,
+                normal_local: None,
+                normal_world: None,
+                ..rest
+            }),
+            None => {
+                if let Some(exact) = s.ray.and_then(|ray| ray_barycentrics(g, v, s.world?, ray)) {
+                    barycentrics = exact;
+                }
+                surface(g, v, barycentrics, s.world)
             }
-            surface(g, v, barycentrics, s.world)
-        }
+        },
         _ => None,
     };
     HitDetail { face, barycentrics, gpu_barycentrics, vertices, surface }
@@ -157,8 +173,8 @@ fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -
     Some(SurfaceDetail {
         local_point,
         world_point: world.transform_point3(local_point),
-        face_normal_local,
-        face_normal_world: to_world_normal(face_normal_local),
+        face_normal_local: Some(face_normal_local),
+        face_normal_world: Some(to_world_normal(face_normal_local)),
         normal_local,
         normal_world: normal_local.map(to_world_normal),
         uv,
@@ -188,12 +204,13 @@ mod tests {
             geometry: Some(g),
             world: None,
             ray: None,
+            adjusted_world: None,
         };
         let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
         assert_eq!(d.vertices, Some([0, 1, 2]));
         let s = d.surface.unwrap();
         assert!((s.local_point - DVec3::new(0.5, 1.0, 0.0)).length() < 1e-12);
-        assert!((s.face_normal_local - DVec3::Z).length() < 1e-12);
+        assert!((s.face_normal_local.unwrap() - DVec3::Z).length() < 1e-12);
         let expected = (DVec3::Z * 0.5 + DVec3::X * 0.25 + DVec3::Y * 0.25).normalize();
         assert!((s.normal_local.unwrap() - expected).length() < 1e-12);
         assert!((s.uv.unwrap() - Vec2::new(0.25, 0.25)).length() < 1e-7);
@@ -212,18 +229,20 @@ mod tests {
             geometry: Some(g),
             world: Some(world),
             ray: None,
+            adjusted_world: None,
         };
         let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
         let edge_world = DVec3::new(4.0, 1.0, 0.0);
-        assert!(s.face_normal_world.dot(edge_world).abs() < 1e-12, "{:?}", s.face_normal_world);
-        assert!(s.face_normal_world.dot(DVec3::Z).abs() < 1e-12);
-        assert!((s.face_normal_world.length() - 1.0).abs() < 1e-12);
+        let n = s.face_normal_world.unwrap();
+        assert!(n.dot(edge_world).abs() < 1e-12, "{n:?}");
+        assert!(n.dot(DVec3::Z).abs() < 1e-12);
+        assert!((n.length() - 1.0).abs() < 1e-12);
         assert!((s.world_point - world.as_dmat4().transform_point3(s.local_point)).length() < 1e-12);
     }
 
     /// The detail source of `triangles` drawn with `topology`.
     fn src(triangles: Triangles, topology: Topology, restart: bool) -> DetailSource {
-        DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None }
+        DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None, adjusted_world: None }
     }
 
     #[test]
@@ -269,6 +288,7 @@ mod tests {
             geometry: Some(g),
             world: Some(world),
             ray: Some(ray),
+            adjusted_world: None,
         };
         let d = resolve_detail(Some(&source), 0, [0.2001, 0.2999, 0.5]);
         assert_eq!(d.gpu_barycentrics, [0.2001, 0.2999, 0.5]);
@@ -276,5 +296,14 @@ mod tests {
             assert!((got - want).abs() < 1e-6, "{:?}", d.barycentrics);
         }
         assert!((d.surface.unwrap().world_point - target).length() < 1e-6);
+        // Moved by a world-adjust hook: the GPU's weights, the moved point, no normals.
+        let moved = DVec3::new(1.2, 2.5, -3.0);
+        let adjusted = DetailSource { adjusted_world: Some(moved), ..source };
+        let d = resolve_detail(Some(&adjusted), 0, [0.2001, 0.2999, 0.5]);
+        assert_eq!(d.barycentrics, d.gpu_barycentrics);
+        let s = d.surface.unwrap();
+        assert_eq!(s.world_point, moved);
+        assert!((s.local_point - DVec3::new(0.6002, 1.9996, 0.0)).length() < 1e-3, "the rest-space point: {:?}", s.local_point);
+        assert_eq!((s.face_normal_world, s.normal_world, s.face_normal_local), (None, None, None));
     }
 }

@@ -35,6 +35,7 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
                 geometry: d.geometry.clone(),
                 world: d.world(instance),
                 ray,
+                adjusted_world: d.world_adjusted.then_some(world),
             });
             detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
         });
@@ -73,6 +74,7 @@ mod tests {
             restart: false,
             geometry: None,
             instance_transforms: None,
+            world_adjusted: false,
         }
     }
 

@@ -1,0 +1,62 @@
+// Pick vertex shader of hooked draws: the world position is computed, handed to the
+// world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4 or
+// PICK_INSTANCED_ROWS, PICK_ATTRIBUTE with PICK_ATTRIBUTE_FLAT.
+
+layout(location = 0) in vec3 in_position;
+#if defined(PICK_INSTANCED_MAT4)
+layout(location = 1) in vec4 in_instance_0;
+layout(location = 2) in vec4 in_instance_1;
+layout(location = 3) in vec4 in_instance_2;
+layout(location = 4) in vec4 in_instance_3;
+#elif defined(PICK_INSTANCED_ROWS)
+layout(location = 1) in vec4 in_instance_0;
+layout(location = 2) in vec4 in_instance_1;
+layout(location = 3) in vec4 in_instance_2;
+#endif
+#ifdef PICK_ATTRIBUTE
+layout(location = 8) in vec4 in_attribute;
+#endif
+layout(location = 0) flat out uint out_instance;
+layout(location = 1) flat out uvec2 out_object_id;
+layout(location = 2) flat out uint out_draw_index;
+// The world position and attribute go on only to a discard hook (every output is consumed).
+#ifdef PICK_DISCARD_HOOK
+layout(location = 3) out vec3 out_world;
+#if defined(PICK_ATTRIBUTE) && defined(PICK_ATTRIBUTE_FLAT)
+layout(location = 4) flat out vec4 out_attribute;
+#elif defined(PICK_ATTRIBUTE)
+layout(location = 4) out vec4 out_attribute;
+#endif
+#endif
+
+// @HOOKS@
+
+void main() {
+    mat4 object = pc.model;
+#if defined(PICK_INSTANCED_MAT4)
+    object = object * mat4(in_instance_0, in_instance_1, in_instance_2, in_instance_3);
+#elif defined(PICK_INSTANCED_ROWS)
+    // mat4() takes columns: built from the rows it is the transpose of the instance matrix.
+    object = object * transpose(mat4(in_instance_0, in_instance_1, in_instance_2, vec4(0.0, 0.0, 0.0, 1.0)));
+#endif
+    vec4 w = object * vec4(in_position, 1.0);
+    vec4 attrib = vec4(0.0, 0.0, 0.0, 1.0);
+#ifdef PICK_ATTRIBUTE
+    attrib = in_attribute;
+#endif
+    uint instance = uint(gl_InstanceIndex) - pc.first_instance;
+    vec3 world = w.xyz / w.w;
+#ifdef PICK_WORLD_HOOK
+    world = pick_world(PickVertex(in_position, world, mat3(object), instance, attrib));
+#endif
+    gl_Position = pc.view_projection * vec4(world, 1.0);
+#ifdef PICK_DISCARD_HOOK
+    out_world = world;
+#ifdef PICK_ATTRIBUTE
+    out_attribute = attrib;
+#endif
+#endif
+    out_instance = instance;
+    out_object_id = pc.object_id;
+    out_draw_index = pc.draw_index;
+}

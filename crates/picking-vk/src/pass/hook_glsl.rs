@@ -1,0 +1,113 @@
+//! The GLSL of a hooked pipeline's stage: `glsl/hook_pick.{vert,frag}` with the variant's
+//! defines, and the host's hook source where the template marks it. `#line` directives name
+//! each part, so the compiler's messages point into the hook's own lines.
+
+use crate::draw::hooks::{HookSource, Interpolation};
+
+const COMMON: &str = include_str!("../../glsl/hook_common.glsl");
+const VERTEX: &str = include_str!("../../glsl/hook_pick.vert");
+const FRAGMENT: &str = include_str!("../../glsl/hook_pick.frag");
+const RECT_TABLE: &str = include_str!("../../glsl/rect_table.glsl");
+const MARKER: &str = "// @HOOKS@";
+
+/// The names `#line` gives the host's parts; `hook_compile` maps them back.
+pub(crate) const SHARED_PART: &str = "shared";
+pub(crate) const DISCARD_PART: &str = "discard";
+pub(crate) const WORLD_PART: &str = "world";
+
+/// How a hooked vertex stage reads per-instance transforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum VertexVariant {
+    Plain,
+    InstancedMat4,
+    InstancedRows,
+}
+
+/// What a hooked fragment stage writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FragmentVariant {
+    Hit,
+    HitDetail,
+    RectVisible,
+    RectAll,
+}
+
+pub(crate) enum Stage {
+    Vertex(VertexVariant),
+    Fragment(FragmentVariant),
+}
+
+/// The complete source of one stage of `source`'s pipelines.
+pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
+    let mut defines = vec![];
+    if source.discard.is_some() {
+        defines.push("PICK_DISCARD_HOOK");
+    }
+    if source.world.is_some() {
+        defines.push("PICK_WORLD_HOOK");
+    }
+    if let Some(a) = source.attribute {
+        defines.push("PICK_ATTRIBUTE");
+        if a.interpolation == Interpolation::Flat {
+            defines.push("PICK_ATTRIBUTE_FLAT");
+        }
+    }
+    let (template, template_name, hook) = match stage {
+        Stage::Vertex(v) => {
+            defines.extend(match v {
+                VertexVariant::Plain => None,
+                VertexVariant::InstancedMat4 => Some("PICK_INSTANCED_MAT4"),
+                VertexVariant::InstancedRows => Some("PICK_INSTANCED_ROWS"),
+            });
+            (VERTEX, "hook_pick.vert", source.world.as_deref().map(|w| (WORLD_PART, w)))
+        }
+        Stage::Fragment(f) => {
+            defines.push(match f {
+                FragmentVariant::Hit => "PICK_HIT",
+                FragmentVariant::HitDetail => "PICK_HIT_DETAIL",
+                FragmentVariant::RectVisible => "PICK_RECT_VISIBLE",
+                FragmentVariant::RectAll => "PICK_RECT_ALL",
+            });
+            (FRAGMENT, "hook_pick.frag", source.discard.as_deref().map(|d| (DISCARD_PART, d)))
+        }
+    };
+    let (head, tail) = template.split_once(MARKER).unwrap_or((template, ""));
+    let mut out = String::from("#version 450\n#extension GL_GOOGLE_cpp_style_line_directive : require\n");
+    for d in &defines {
+        out.push_str(&format!("#define {d}\n"));
+    }
+    out.push_str(&format!("#line 1 \"hook_common.glsl\"\n{COMMON}\n"));
+    if matches!(stage, Stage::Fragment(FragmentVariant::RectAll)) {
+        out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
+    }
+    out.push_str(&format!("#line 1 \"{template_name}\"\n{head}\n"));
+    out.push_str(&format!("#line 1 \"{SHARED_PART}\"\n{}\n", source.shared));
+    if let Some((part, text)) = hook {
+        out.push_str(&format!("#line 1 \"{part}\"\n{text}\n"));
+    }
+    // The template resumes on the line after the marker.
+    let resume = head.lines().count() + 1;
+    out.push_str(&format!("#line {resume} \"{template_name}\"\n{tail}"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_parts_are_named_and_defines_follow_the_source() {
+        let source =
+            HookSource { shared: "float k = 2.0;".into(), discard: Some("bool pick_discard(PickFragment f) { return false; }".into()), ..Default::default() };
+        let frag = assemble(&source, &Stage::Fragment(FragmentVariant::RectAll));
+        assert!(frag.starts_with("#version 450\n"));
+        assert!(frag.contains("#define PICK_DISCARD_HOOK\n") && frag.contains("#define PICK_RECT_ALL\n"));
+        assert!(!frag.contains("PICK_WORLD_HOOK") && !frag.contains("#define PICK_ATTRIBUTE"));
+        assert!(frag.contains("#line 1 \"discard\"\nbool pick_discard"));
+        assert!(frag.contains("#line 1 \"shared\"\nfloat k"));
+        assert!(frag.contains("table_add"), "the table functions come with RectAll");
+        let vert = assemble(&source, &Stage::Vertex(VertexVariant::InstancedRows));
+        assert!(vert.contains("#define PICK_INSTANCED_ROWS\n"));
+        assert!(!vert.contains("#line 1 \"discard\""), "the discard hook stays in the fragment stage");
+    }
+}

@@ -1,0 +1,401 @@
+//! Run-time GLSL hooks against CPU oracles: alpha-tested quads (a discard hook sampling the
+//! host's texture through its descriptor set, with a UV attribute stream) against ray, UV,
+//! texel, discard and on to the next hit; a displaced grid (a world-adjust hook) against the
+//! CPU-displaced mesh; rectangles with hooks against the hooked full-size ID image; compile
+//! errors with the hook's own line numbers; and draws without hooks never compiling.
+
+use ash::vk;
+use glam::{DVec3, Mat4, Quat, UVec2, Vec2, Vec3};
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{
+    AttributeFormat, AttributeStream, BufferRange, DetailStatus, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickError,
+    PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
+};
+use picking_vk_context::HostBuffer;
+use picking_vk_tests::harness::{look, random_pixels, Gpu};
+use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::scene::{Mesh, Object, Scene};
+use std::sync::Arc;
+
+const W: u32 = 160;
+const H: u32 = 120;
+/// Texels per side of the alpha texture.
+const TEX: u32 = 8;
+
+/// The quad's UVs, per vertex of `Mesh::quad` (a b c, a c d).
+const QUAD_UVS: [Vec2; 6] = [Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 1.0)];
+
+fn alpha_texels(seed: u64) -> Vec<u8> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..TEX * TEX).flat_map(|_| [200, 90, 40, if rng.bool() { 255 } else { 0 }]).collect()
+}
+
+/// Whether the texel under `uv` is transparent (dropped); `None` within a hair of a texel edge.
+fn transparent(alpha: &[u8], uv: Vec2) -> Option<bool> {
+    let s = uv * TEX as f32;
+    let near_edge = |x: f32| {
+        let f = x - x.floor();
+        f.min(1.0 - f) < 2e-3
+    };
+    if near_edge(s.x) || near_edge(s.y) {
+        return None;
+    }
+    let (x, y) = ((s.x.floor() as u32).min(TEX - 1), (s.y.floor() as u32).min(TEX - 1));
+    Some(alpha[((y * TEX + x) * 4 + 3) as usize] < 128)
+}
+
+fn alpha_program(set_layout: vk::DescriptorSetLayout) -> Arc<HookProgram> {
+    HookProgram::new(HookSource {
+        name: "alpha test".into(),
+        shared: "layout(set = 1, binding = 0) uniform sampler2D base_colour;\n".into(),
+        discard: Some("bool pick_discard(PickFragment f) {\n    return texture(base_colour, f.attrib.xy).a < 0.5;\n}\n".into()),
+        world: None,
+        attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
+        set_layout,
+    })
+}
+
+/// Random quads facing the camera roughly, overlapping in depth.
+fn quad_scene(seed: u64) -> Scene {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut scene = Scene { meshes: vec![Mesh::quad(1.0)], objects: vec![] };
+    for i in 0..6 {
+        let at = Vec3::new(rng.f32() * 2.4 - 1.2, rng.f32() * 1.6 - 0.8, -3.0 - rng.f32() * 4.0);
+        let turn = Quat::from_euler(glam::EulerRot::XYZ, rng.f32() * 0.8 - 0.4, rng.f32() * 0.8 - 0.4, rng.f32() * 3.0);
+        let size = Vec3::splat(0.8 + rng.f32() * 0.8);
+        scene.objects.push(Object::new(i + 1, 0, Mat4::from_scale_rotation_translation(size, turn, at)));
+    }
+    scene
+}
+
+struct AlphaScene {
+    draws: Vec<PickDraw>,
+    _uvs: HostBuffer,
+    _gs: picking_vk_tests::scene::GpuScene,
+}
+
+fn hooked_quads(gpu: &Gpu, scene: &Scene, program: &Arc<HookProgram>, set: vk::DescriptorSet) -> AlphaScene {
+    let gs = scene.upload(&gpu.ctx);
+    let uvs = gpu.ctx.upload(&QUAD_UVS.map(|v| v.to_array()), vk::BufferUsageFlags::VERTEX_BUFFER).unwrap();
+    let stream = AttributeStream { range: BufferRange { buffer: uvs.buffer, offset: 0, size: uvs.size }, stride: 8, vertex_count: 6 };
+    let draws = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(program.clone()).with_attribute(stream).with_descriptor_set(set))).collect();
+    AlphaScene { draws, _uvs: uvs, _gs: gs }
+}
+
+fn pick(gpu: &Gpu, picker: &mut picking_vk::Picker, pixel: UVec2, view: Mat4, proj: Mat4, draws: &[PickDraw]) -> picking_vk::PickResult {
+    gpu.pick(picker, &PickRequest::new(pixel, Viewport::full(W, H), view, proj), draws)
+}
+
+#[test]
+fn alpha_tested_quads_are_picked_through_their_holes_like_the_oracle() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default().with_detail(picking_vk::DetailMode::IfEnabled));
+    let nearest = vk::SamplerCreateInfo::default()
+        .mag_filter(vk::Filter::NEAREST)
+        .min_filter(vk::Filter::NEAREST)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    let (mut agree, mut hits, mut through) = (0, 0, 0);
+    for seed in 0..3u64 {
+        let alpha = alpha_texels(seed);
+        let texture = gpu.ctx.upload_texture(&alpha, TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+        let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+        let program = alpha_program(sets.layout);
+        let scene = quad_scene(seed);
+        let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+        let (view, proj, _) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+        let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
+        let uv_of = |hit: &picking_vk_tests::oracle::OracleHit| {
+            let b = hit.barycentrics;
+            let k = [3 * hit.triangle, 3 * hit.triangle + 1, 3 * hit.triangle + 2];
+            QUAD_UVS[k[0]] * b[0] as f32 + QUAD_UVS[k[1]] * b[1] as f32 + QUAD_UVS[k[2]] * b[2] as f32
+        };
+        for pixel in random_pixels(seed + 40, 250, W, H) {
+            let want = oracle.pick_through(pixel, |hit| transparent(&alpha, uv_of(hit)));
+            if want.ambiguous {
+                continue;
+            }
+            let got = pick(&gpu, &mut picker, pixel, view, proj, &hooked.draws);
+            assert_eq!(got.hit.as_ref().map(|h| h.id.get()), want.hit.map(|h| h.id), "seed {seed} pixel {pixel}");
+            if let (Some(g), Some(w)) = (&got.hit, &want.hit) {
+                assert!((g.distance - w.distance).abs() <= 1e-3 * w.distance, "seed {seed} pixel {pixel}: distance {} vs {}", g.distance, w.distance);
+                hits += 1;
+            }
+            // The nearest surface along the ray was a hole: the pick went through it.
+            let raw = oracle.pick(pixel);
+            through += usize::from(!raw.ambiguous && raw.hit.map(|h| h.id) != want.hit.map(|h| h.id));
+            agree += 1;
+        }
+        drop(hooked);
+        drop(sets);
+        drop(texture);
+    }
+    eprintln!("alpha-tested quads: {agree} unambiguous picks agree with the oracle, {hits} hits, {through} through a hole");
+    assert!(agree > 500 && hits > 150 && through > 20, "{agree} / {hits} / {through}");
+    assert!(picker.hook_compilations() > 0);
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
+
+/// z displacement of the world-adjust hook, in f64 for the oracle.
+fn displacement(p: DVec3) -> f64 {
+    0.6 * (p.x * 2.0).sin() * (p.y * 1.5).cos()
+}
+
+const WAVE: &str = "vec3 pick_world(PickVertex v) {\n    return v.world + vec3(0.0, 0.0, 0.6 * sin(v.world.x * 2.0) * cos(v.world.y * 1.5));\n}\n";
+
+/// A grid of `n` x `n` quads over [-h, h]² in the XY plane, indexed.
+fn grid(n: u32, h: f32) -> Mesh {
+    let mut positions = vec![];
+    for j in 0..=n {
+        for i in 0..=n {
+            positions.push(Vec3::new(-h + 2.0 * h * i as f32 / n as f32, -h + 2.0 * h * j as f32 / n as f32, 0.0));
+        }
+    }
+    let mut indices = vec![];
+    for j in 0..n {
+        for i in 0..n {
+            let a = j * (n + 1) + i;
+            indices.extend([a, a + 1, a + n + 2, a, a + n + 2, a + n + 1]);
+        }
+    }
+    Mesh { positions, indices: Some(indices) }
+}
+
+#[test]
+fn world_adjust_hook_matches_the_cpu_displaced_grid() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default().with_detail(picking_vk::DetailMode::IfEnabled));
+    let detail = *picker.detail_status() == DetailStatus::Active;
+    let program = HookProgram::new(HookSource { name: "wave".into(), world: Some(WAVE.into()), ..Default::default() });
+    // A displaced grid, an instanced pair of displaced grids, and a flat plate among them.
+    // Cells of about ten pixels: the oracle holds pixels within one of a triangle's edges
+    // ambiguous.
+    let grid_mesh = grid(6, 1.5);
+    let mut scene = Scene { meshes: vec![grid_mesh.clone(), Mesh::quad(1.0)], objects: vec![] };
+    scene.objects.push(Object::new(1, 0, Mat4::from_translation(Vec3::new(-0.6, 0.0, -5.0))));
+    let mut pair = Object::new(2, 0, Mat4::from_translation(Vec3::new(0.8, 0.3, -6.0)));
+    pair.instances = Some(vec![
+        Mat4::from_translation(Vec3::new(0.0, -0.9, 0.0)),
+        Mat4::from_scale_rotation_translation(Vec3::splat(0.6), Quat::from_rotation_z(0.5), Vec3::new(0.4, 1.0, 0.3)),
+    ]);
+    scene.objects.push(pair);
+    scene.objects.push(Object::new(3, 1, Mat4::from_translation(Vec3::new(0.0, -0.2, -5.1)) * Mat4::from_scale(Vec3::new(1.4, 0.5, 1.0))));
+    let gs = scene.upload(&gpu.ctx);
+    let draws: Vec<PickDraw> =
+        gs.draws.iter().enumerate().map(|(i, d)| if i < 2 { d.clone().with_hooks(DrawHooks::new(program.clone())) } else { d.clone() }).collect();
+    // The oracle's scene: each displaced (object, instance) as world-space geometry.
+    let mut oracle_scene = Scene { meshes: vec![], objects: vec![] };
+    let mut keys = vec![];
+    for obj in &scene.objects {
+        let instances: Vec<Option<usize>> = match &obj.instances {
+            Some(list) => (0..list.len()).map(Some).collect(),
+            None => vec![None],
+        };
+        for inst in instances {
+            let world = obj.world(inst).as_dmat4();
+            let mesh = &scene.meshes[obj.mesh];
+            let moved = obj.mesh == 0;
+            let positions = mesh
+                .positions
+                .iter()
+                .map(|p| {
+                    let w = world.transform_point3(p.as_dvec3());
+                    (if moved { w + DVec3::Z * displacement(w) } else { w }).as_vec3()
+                })
+                .collect();
+            oracle_scene.meshes.push(Mesh { positions, indices: mesh.indices.clone() });
+            oracle_scene.objects.push(Object::new(obj.id, oracle_scene.meshes.len() - 1, Mat4::IDENTITY));
+            keys.push((obj.id, inst.map(|i| i as u32)));
+        }
+    }
+    let (view, proj, vp) = look(Vec3::new(0.3, 0.4, -1.5), Vec3::new(0.0, 0.0, -5.5), W, H);
+    let oracle = Oracle::new(&oracle_scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
+    let flat = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
+    let (mut agree, mut hits, mut moved) = (0, 0, 0);
+    // Pixels the hooked draws cover (the full-size ID image runs the hooks too), and some others.
+    let mut pixels: Vec<UVec2> = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), &draws, 5).into_iter().take(500).collect();
+    pixels.extend(random_pixels(77, 100, W, H));
+    for pixel in pixels {
+        let want = oracle.pick(pixel);
+        if want.ambiguous {
+            continue;
+        }
+        let got = pick(&gpu, &mut picker, pixel, view, proj, &draws);
+        let want_key = want.hit.map(|h| keys[h.object]);
+        assert_eq!(got.hit.as_ref().map(|h| (h.id.get(), h.instance)), want_key, "pixel {pixel}");
+        if let (Some(g), Some(w)) = (&got.hit, &want.hit) {
+            assert!((g.distance - w.distance).abs() <= 1e-3 * w.distance, "pixel {pixel}: distance {} vs {}", g.distance, w.distance);
+            hits += 1;
+            if let Some(d) = g.detail.as_ref().filter(|_| detail && w.object < 3) {
+                // Face and world point of the displaced surface; no normals for moved geometry.
+                assert_eq!(d.face as usize, w.triangle, "pixel {pixel}: face");
+                let s = d.surface.expect("registered geometry");
+                assert!((s.world_point - w.point).length() <= 1e-4 * 8.0, "pixel {pixel}: world point {:?} vs {:?}", s.world_point, w.point);
+                assert!(s.face_normal_world.is_none() && s.normal_world.is_none());
+            }
+        }
+        let rest = flat.pick(pixel);
+        moved += usize::from(!rest.ambiguous && rest.hit.map(|h| h.id) != want.hit.map(|h| h.id));
+        agree += 1;
+    }
+    eprintln!("displaced grids: {agree} unambiguous picks agree with the CPU-displaced oracle, {hits} hits, {moved} differ from the rest pose");
+    assert!(agree > 300 && hits > 200 && moved > 15, "{agree} / {hits} / {moved}");
+    drop(picker);
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn rectangles_with_hooks_count_what_the_hooked_id_image_shows() {
+    let gpu = Gpu::new();
+    let nearest = vk::SamplerCreateInfo::default().mag_filter(vk::Filter::NEAREST).min_filter(vk::Filter::NEAREST);
+    let alpha = alpha_texels(9);
+    let texture = gpu.ctx.upload_texture(&alpha, TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let program = alpha_program(sets.layout);
+    let scene = quad_scene(9);
+    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &hooked.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let texels = unsafe { image.read() }.unwrap();
+    let rect = PixelRect::new(UVec2::new(12, 10), UVec2::new(150, 112));
+    let mut counts = std::collections::BTreeMap::<u64, u64>::new();
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
+                *counts.entry(id.get()).or_default() += 1;
+            }
+        }
+    }
+    let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(64, 48));
+    let mut queries = vec![PickQuery::Rect { rect, mode: RectMode::Visible }];
+    let select_through = gpu.ctx.picking_features.contains(picking_vk::PickFeatures::SELECT_THROUGH);
+    if select_through {
+        queries.push(PickQuery::Rect { rect, mode: RectMode::All });
+    }
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &hooked.draws) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+    let QueryResult::Rect(visible) = &results.results[0] else { panic!("a rectangle result") };
+    let got: std::collections::BTreeMap<u64, u64> = visible.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
+    assert_eq!(got, counts, "per-object pixel counts of the hooked rectangle pass and the hooked ID image");
+    assert!(counts.len() >= 3, "{counts:?}");
+    if select_through {
+        let QueryResult::Rect(all) = &results.results[1] else { panic!("a rectangle result") };
+        for id in counts.keys() {
+            assert!(all.objects.iter().any(|o| o.id.get() == *id), "select-through finds every visible object");
+        }
+    }
+    drop((picker, image, hooked, sets, texture));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn hook_compile_errors_name_the_hook_and_line() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let scene = quad_scene(1);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let cases = [
+        (
+            HookSource {
+                name: "broken discard".into(),
+                discard: Some("bool pick_discard(PickFragment f) {\n    return f.nonsense > 0.0;\n}\n".into()),
+                ..Default::default()
+            },
+            "discard hook, line 2",
+        ),
+        (
+            HookSource {
+                name: "broken world".into(),
+                world: Some("\n\nvec3 pick_world(PickVertex v) { return v.world * undefined_thing; }\n".into()),
+                ..Default::default()
+            },
+            "world hook, line 3",
+        ),
+    ];
+    for (source, line) in cases {
+        let name = source.name.clone();
+        let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(HookProgram::new(source.clone())))).collect();
+        let mut outcome = None;
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &draws) }));
+        match outcome.unwrap() {
+            Err(PickError::HookCompile { program, message }) => {
+                assert_eq!(program, name);
+                assert!(message.contains(line), "{message}");
+            }
+            other => panic!("expected a compile error, got {other:?}"),
+        }
+    }
+    // Nothing was recorded: the slot is free, and a pick without hooks works.
+    let ok = gpu.pick(&mut picker, &request, &gs.draws);
+    assert!(ok.hit.is_some());
+    drop(picker);
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn draws_without_hooks_never_compile_and_hooks_compile_once() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let scene = quad_scene(2);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj, _) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    for pixel in random_pixels(3, 20, W, H) {
+        pick(&gpu, &mut picker, pixel, view, proj, &gs.draws);
+    }
+    assert_eq!(picker.hook_compilations(), 0, "draws without hooks use the precompiled SPIR-V");
+    let program = HookProgram::new(HookSource { name: "wave".into(), world: Some(WAVE.into()), ..Default::default() });
+    let hooked: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(program.clone()))).collect();
+    let built = picker.warm_up(&hooked, picking_vk::DepthConvention::Standard).unwrap();
+    let compiled = picker.hook_compilations();
+    assert!(built > 0 && compiled >= 2, "warm-up compiles the hook ahead of the first pick: {built} pipelines, {compiled} stages");
+    for pixel in random_pixels(4, 20, W, H) {
+        pick(&gpu, &mut picker, pixel, view, proj, &hooked);
+    }
+    assert_eq!(picker.hook_compilations(), compiled, "later picks reuse the compiled hook");
+    drop(picker);
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn hook_inputs_the_program_does_not_match_are_refused() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let gs = quad_scene(3).upload(&gpu.ctx);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let wants_uv = HookProgram::new(HookSource {
+        name: "uv".into(),
+        discard: Some("bool pick_discard(PickFragment f) { return f.attrib.x > 0.5; }".into()),
+        attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Flat }),
+        ..Default::default()
+    });
+    let empty = HookProgram::new(HookSource { name: "empty".into(), ..Default::default() });
+    for (hooks, why) in [(DrawHooks::new(wants_uv), "gives no stream"), (DrawHooks::new(empty), "neither a discard nor a world hook")] {
+        let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(hooks.clone())).collect();
+        let mut outcome = None;
+        // SAFETY: recording outside a render pass; nothing is recorded on error.
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &draws) }.map(|_| ())));
+        match outcome.unwrap() {
+            Err(PickError::InvalidDraw { reason, .. }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected InvalidDraw ({why}), got {other:?}"),
+        }
+    }
+    assert_eq!(picker.hook_compilations(), 0, "refused before any compilation");
+    drop(picker);
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}
