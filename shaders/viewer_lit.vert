@@ -1,7 +1,7 @@
 #version 450
-// Viewer: simple lit shading. Every draw is instanced: a world matrix, flags (hovered,
-// selected, unlit) and a packed RGBA8 base colour per instance, so highlighting is a write to
-// the per-frame flag buffer and consecutive draws share all other state.
+// Viewer: simple lit shading. Every draw is instanced: a world matrix and a style per instance
+// (flags: hovered, selected, unlit; the base colour; the alpha cutoff), so highlighting is a
+// write to the per-frame flag buffer and consecutive draws share all other state.
 layout(push_constant) uniform Frame {
     mat4 view_projection;
     vec4 eye;        // world-space camera position
@@ -14,12 +14,15 @@ layout(location = 2) in vec4 in_world0;
 layout(location = 3) in vec4 in_world1;
 layout(location = 4) in vec4 in_world2;
 layout(location = 5) in vec4 in_world3;
-layout(location = 6) in uvec4 in_flags; // x: flags, y: base colour (packUnorm4x8)
+layout(location = 6) in uvec4 in_flags; // x: flags, y: base colour (packUnorm4x8), z: alpha cutoff, w: alpha
+layout(location = 7) in vec2 in_uv;
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) flat out uint out_flags;
-layout(location = 3) flat out vec3 out_base;
+layout(location = 3) flat out vec4 out_base;
+layout(location = 4) flat out float out_cutoff;
+layout(location = 5) out vec2 out_uv;
 
 void main() {
     mat4 world = mat4(in_world0, in_world1, in_world2, in_world3);
@@ -28,6 +31,8 @@ void main() {
     // Inverse transpose keeps normals right under non-uniform scale.
     out_normal = transpose(inverse(mat3(world))) * in_normal;
     out_flags = in_flags.x;
-    out_base = unpackUnorm4x8(in_flags.y).rgb;
+    out_base = vec4(unpackUnorm4x8(in_flags.y).rgb, uintBitsToFloat(in_flags.w));
+    out_cutoff = uintBitsToFloat(in_flags.z);
+    out_uv = in_uv;
     gl_Position = frame.view_projection * p;
 }

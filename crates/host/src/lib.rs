@@ -10,6 +10,7 @@
 pub mod camera;
 pub mod gpu_scene;
 pub mod lit_pass;
+pub mod material;
 pub mod mesh;
 pub mod offscreen;
 pub mod shapes;
@@ -18,5 +19,6 @@ pub mod vk_util;
 pub use camera::CameraMatrices;
 pub use gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
 pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};
+pub use material::{SamplerDesc, TextureData, Wrap};
 pub use mesh::Primitive;
 pub use offscreen::{Offscreen, COLOR_FORMAT};

@@ -1,4 +1,5 @@
-//! The main pass: simple lit shading of a [`GpuScene`], hover and selection highlights from
+//! The main pass: simple lit shading of a [`GpuScene`] (base colour times its texture, alpha
+//! masks discarded, single-sided materials culled), hover and selection highlights from
 //! per-slot flags, and the picked point and its normal drawn as markers. A host's UI (the
 //! viewer's egui panel) can draw into the same render pass before it ends.
 
@@ -54,7 +55,11 @@ pub struct LitPass {
     device: ash::Device,
     pub render_pass: vk::RenderPass,
     layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
+    /// The texture set's layout (defined as `TextureSets::layout`, so the scene's sets bind).
+    set_layout: vk::DescriptorSetLayout,
+    /// By culling: both faces; back faces of counter-clockwise fronts (glTF's); back faces of
+    /// clockwise fronts (glTF's under a mirroring world matrix).
+    pipelines: [vk::Pipeline; 3],
     /// Marker meshes: a ball for the picked point, a thin rod for its normal.
     marker_ball: GpuPrimitive,
     marker_rod: GpuPrimitive,
@@ -66,7 +71,8 @@ pub struct FrameStyle {
     flags: HostBuffer,
     markers: HostBuffer,
     slots: u32,
-    /// Per slot, then per marker: `[flags, packed RGBA8 colour, 0, 0]` with no flags set.
+    /// Per slot, then per marker, with no flags set: `[flags, packed RGBA8 colour, alpha
+    /// cutoff bits (0: opaque), colour alpha bits]`.
     unflagged: Vec<[u32; 4]>,
 }
 
@@ -79,15 +85,16 @@ impl FrameStyle {
         // The colour is per slot rather than a push constant per draw: a push constant that
         // changes between draws is new fragment state for every draw, which a software
         // rasterizer (lavapipe) copies per draw, about 100 MB a frame for 2,000 objects.
-        let mut unflagged = vec![[0, pack_unorm4x8([1.0; 4]), 0, 0]; slots as usize];
+        let mut unflagged = vec![[0, pack_unorm4x8([1.0; 4]), 0, 1f32.to_bits()]; slots as usize];
         for rd in &scene.render_draws {
-            let color = pack_unorm4x8(scene.primitives[rd.primitive].color);
+            let p = &scene.primitives[rd.primitive];
+            let style = [0, pack_unorm4x8(p.color), p.alpha_cutoff.unwrap_or(0.0).to_bits(), p.color[3].to_bits()];
             let first = rd.first_slot as usize;
             for word in unflagged.iter_mut().skip(first).take(rd.slot_count as usize) {
-                word[1] = color;
+                *word = style;
             }
         }
-        unflagged.extend(MARKER_COLORS.map(|c| [flags::UNLIT, pack_unorm4x8(c), 0, 0]));
+        unflagged.extend(MARKER_COLORS.map(|c| [flags::UNLIT, pack_unorm4x8(c), 0, 1f32.to_bits()]));
         Ok(FrameStyle { flags, markers, slots, unflagged })
     }
 
@@ -131,17 +138,34 @@ impl LitPass {
         let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, MARKER_COLORS[0]))?;
         let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, MARKER_COLORS[1]))?;
         let render_pass = vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout)?;
-        let mut pass =
-            LitPass { device: device.clone(), render_pass, layout: vk::PipelineLayout::null(), pipeline: vk::Pipeline::null(), marker_ball, marker_rod };
+        let mut pass = LitPass {
+            device: device.clone(),
+            render_pass,
+            layout: vk::PipelineLayout::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            pipelines: [vk::Pipeline::null(); 3],
+            marker_ball,
+            marker_rod,
+        };
+        let set_bindings = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)];
+        // SAFETY: the create info points at `set_bindings`, alive for the call.
+        pass.set_layout = unsafe { device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&set_bindings), None) }?;
         let ranges = [vk::PushConstantRange::default().stage_flags(PUSH_STAGES).size(PUSH_BYTES as u32)];
-        // SAFETY: the create info points at `ranges`, alive for the call.
-        pass.layout = unsafe { device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges), None) }?;
-        // Positions and normals per vertex; the slot's world matrix, flags and colour per instance.
+        let set_layouts = [pass.set_layout];
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
+        // SAFETY: the create info points at locals alive for the call.
+        pass.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
+        // Positions, normals and UVs per vertex; the slot's world matrix and style per instance.
         let bindings = [
             vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 1, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 2, stride: 64, input_rate: vk::VertexInputRate::INSTANCE },
             vk::VertexInputBindingDescription { binding: 3, stride: 16, input_rate: vk::VertexInputRate::INSTANCE },
+            vk::VertexInputBindingDescription { binding: 4, stride: 8, input_rate: vk::VertexInputRate::VERTEX },
         ];
         let mut attributes = vec![
             vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 },
@@ -151,18 +175,26 @@ impl LitPass {
             attributes.push(vk::VertexInputAttributeDescription { location: 2 + c, binding: 2, format: vk::Format::R32G32B32A32_SFLOAT, offset: 16 * c });
         }
         attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 3, format: vk::Format::R32G32B32A32_UINT, offset: 0 });
-        pass.pipeline = vk_util::graphics_pipeline(
-            device,
-            &PipelineDesc {
+        attributes.push(vk::VertexInputAttributeDescription { location: 7, binding: 4, format: vk::Format::R32G32_SFLOAT, offset: 0 });
+        let culling = [
+            (vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE),
+            (vk::CullModeFlags::BACK, vk::FrontFace::COUNTER_CLOCKWISE),
+            (vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE),
+        ];
+        for (slot, (cull_mode, front_face)) in culling.into_iter().enumerate() {
+            let desc = PipelineDesc {
                 vertex: LIT_VERT,
                 fragment: LIT_FRAG,
                 bindings: &bindings,
                 attributes: &attributes,
                 depth_compare: Some(vk::CompareOp::LESS),
+                cull_mode,
+                front_face,
                 layout: pass.layout,
                 render_pass,
-            },
-        )?;
+            };
+            pass.pipelines[slot] = vk_util::graphics_pipeline(device, &desc)?;
+        }
         Ok(pass)
     }
 
@@ -206,12 +238,28 @@ impl LitPass {
         for (chunk, w) in push.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&w.to_ne_bytes());
         }
+        // Pipeline and texture set are bound only when they change: most draws share both.
+        let bound = std::cell::Cell::new((vk::Pipeline::null(), vk::DescriptorSet::null()));
         // `count` instances from `first`, with the per-instance bindings at these byte offsets.
-        let draw = |prim: &GpuPrimitive, instances: [(vk::Buffer, u64); 2], first: u32, count: u32| {
+        let draw = |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 2], first: u32, count: u32| {
+            let pipeline = match (prim.single_sided, mirrored) {
+                (false, _) => self.pipelines[0],
+                (true, false) => self.pipelines[1],
+                (true, true) => self.pipelines[2],
+            };
+            let set = scene.texture_set(prim);
             // SAFETY: per the contract; the buffers are live and sized for these ranges.
             unsafe {
-                let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0];
-                d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1]);
+                let (bound_pipeline, bound_set) = bound.get();
+                if pipeline != bound_pipeline {
+                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+                }
+                if set != bound_set {
+                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 0, &[set], &[]);
+                }
+                bound.set((pipeline, set));
+                let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer];
+                d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0]);
                 match &prim.indices {
                     Some(ib) => {
                         d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);
@@ -223,20 +271,19 @@ impl LitPass {
         };
         // SAFETY: per the contract.
         unsafe {
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
             d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push);
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
         for rd in &scene.render_draws {
-            draw(&scene.primitives[rd.primitive], [(scene.worlds.buffer, 0), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count);
+            draw(&scene.primitives[rd.primitive], rd.mirrored, [(scene.worlds.buffer, 0), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count);
         }
         if let Some(m) = markers {
             // Marker k reads matrix k of the marker buffer and flag `slots + k` (unlit).
             let flags_at = |k: u64| (u64::from(style.slots) + k) * 16;
             let shown: &[(&GpuPrimitive, u64)] = if m.normal.is_some() { &[(&self.marker_ball, 0), (&self.marker_rod, 1)] } else { &[(&self.marker_ball, 0)] };
             for &(prim, k) in shown {
-                draw(prim, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1);
+                draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1);
             }
         }
     }
@@ -253,8 +300,11 @@ impl Drop for LitPass {
     fn drop(&mut self) {
         // SAFETY: owners drop the pass after the GPU is done with it; null is ignored.
         unsafe {
-            self.device.destroy_pipeline(self.pipeline, None);
+            for p in self.pipelines {
+                self.device.destroy_pipeline(p, None);
+            }
             self.device.destroy_pipeline_layout(self.layout, None);
+            self.device.destroy_descriptor_set_layout(self.set_layout, None);
             self.device.destroy_render_pass(self.render_pass, None);
         }
     }

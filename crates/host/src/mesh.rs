@@ -2,7 +2,8 @@
 
 use glam::{Vec2, Vec3};
 
-/// One triangle-list primitive (a glTF mesh primitive) with its colour.
+/// One triangle-list primitive (a glTF mesh primitive) with its material: a base colour, an
+/// optional base colour texture, alpha masking and sidedness.
 #[derive(Clone, Debug, Default)]
 pub struct Primitive {
     pub positions: Vec<Vec3>,
@@ -11,6 +12,13 @@ pub struct Primitive {
     /// `None`: every three vertices form a triangle.
     pub indices: Option<Vec<u32>>,
     pub color: [f32; 4],
+    /// Index of the base colour texture in the scene's textures (sampled with `uvs`).
+    pub texture: Option<usize>,
+    /// glTF `alphaMode` MASK: fragments whose alpha (colour alpha times texture alpha) is
+    /// below the cutoff are not drawn, and not picked.
+    pub alpha_cutoff: Option<f32>,
+    /// glTF `doubleSided: false`: back faces are culled, when drawn and when picked.
+    pub single_sided: bool,
 }
 
 impl Primitive {
@@ -44,7 +52,8 @@ impl Primitive {
     /// face index) is kept; UVs follow their vertices.
     pub fn flat_shaded(&self) -> Primitive {
         let count = self.triangle_count();
-        let mut out = Primitive { color: self.color, ..Default::default() };
+        let mut out =
+            Primitive { color: self.color, texture: self.texture, alpha_cutoff: self.alpha_cutoff, single_sided: self.single_sided, ..Default::default() };
         let mut uvs = self.uvs.as_ref().map(|_| Vec::with_capacity(3 * count));
         for t in 0..count {
             let [a, b, c] = self.triangle(t).map(|i| i as usize);

@@ -24,7 +24,7 @@ fn grid_indices(rows: u32, cols: u32, flip: bool) -> Vec<u32> {
 }
 
 fn primitive(positions: Vec<Vec3>, normals: Vec<Vec3>, uvs: Vec<Vec2>, indices: Vec<u32>, color: [f32; 4]) -> Primitive {
-    Primitive { positions, normals, uvs: Some(uvs), indices: Some(indices), color }
+    Primitive { positions, normals, uvs: Some(uvs), indices: Some(indices), color, ..Default::default() }
 }
 
 /// A box of half-extents `h`, 24 vertices so each face is flat.
@@ -130,5 +130,6 @@ pub fn plane(h: f32, color: [f32; 4]) -> Primitive {
         uvs: Some(order.iter().map(|&i| t[i]).collect()),
         indices: None,
         color,
+        ..Default::default()
     }
 }

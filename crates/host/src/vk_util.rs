@@ -80,6 +80,8 @@ pub struct PipelineDesc<'a> {
     pub attributes: &'a [vk::VertexInputAttributeDescription],
     /// Depth test with this compare op, and depth writes; `None`: no depth test.
     pub depth_compare: Option<vk::CompareOp>,
+    pub cull_mode: vk::CullModeFlags,
+    pub front_face: vk::FrontFace,
     pub layout: vk::PipelineLayout,
     pub render_pass: vk::RenderPass,
 }
@@ -103,7 +105,11 @@ pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Resul
         vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(desc.bindings).vertex_attribute_descriptions(desc.attributes);
     let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
     let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-    let raster = vk::PipelineRasterizationStateCreateInfo::default().polygon_mode(vk::PolygonMode::FILL).cull_mode(vk::CullModeFlags::NONE).line_width(1.0);
+    let raster = vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(vk::PolygonMode::FILL)
+        .cull_mode(desc.cull_mode)
+        .front_face(desc.front_face)
+        .line_width(1.0);
     let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
     let depth = match desc.depth_compare {
         Some(op) => vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(op),

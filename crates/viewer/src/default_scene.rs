@@ -1,11 +1,29 @@
 //! The built-in scene, shipped as `assets/default_scene.glb` and embedded in the binary. It is
 //! made to show off picking: distinct meshes, an instanced field (many nodes sharing one mesh),
-//! thin and small objects, overlapping depths and a node hierarchy with a camera.
+//! thin and small objects, overlapping depths, a node hierarchy with a camera, an
+//! alpha-tested fence picked through its holes, and a single-sided wall seen from behind
+//! (invisible, and not picked, until the view goes round it).
 //! `viewer --write-default-scene PATH` regenerates it; a test keeps the asset in step.
 
 use crate::gltf_write::{GltfBuilder, IndexStorage};
 use glam::{Mat4, Quat, Vec3};
-use picking_vk_host::shapes;
+use picking_vk_host::{shapes, SamplerDesc, TextureData};
+
+/// A fence's texture: slats and two rails, transparent between them (alpha 0), 64 x 64.
+fn fence_texture() -> TextureData {
+    let size = 64u32;
+    let mut rgba = Vec::with_capacity((size * size * 4) as usize);
+    for y in 0..size {
+        for x in 0..size {
+            let slat = x % 16 < 9;
+            let rail = (8..14).contains(&y) || (48..54).contains(&y);
+            let grain = ((x * 7 + y * 3) % 11) as u8 * 4;
+            let opaque = slat || rail;
+            rgba.extend([150 + grain, 105 + grain / 2, 60, if opaque { 255 } else { 0 }]);
+        }
+    }
+    TextureData { rgba, width: size, height: size, sampler: SamplerDesc { linear_mag: false, linear_min: false, ..SamplerDesc::default() } }
+}
 
 /// The checked-in asset.
 pub const DEFAULT_SCENE_GLB: &[u8] = include_bytes!("../../../assets/default_scene.glb");
@@ -24,6 +42,11 @@ pub fn build() -> GltfBuilder {
     let sheet = b.add_mesh("Sheet", &[(&shapes::cuboid(Vec3::new(0.5, 0.4, 0.004), [0.4, 0.85, 0.5, 1.0]), u16s)]);
     let pebble = b.add_mesh("Pebble", &[(&shapes::sphere(0.035, 6, 8, [0.95, 0.4, 0.8, 1.0]), u16s)]);
     let crate_mesh = b.add_mesh("Crate", &[(&shapes::cuboid(Vec3::splat(0.16), [0.6, 0.45, 0.3, 1.0]), u16s)]);
+    let fence_texture = b.add_texture(&fence_texture());
+    let fence_board = picking_vk_host::Primitive { texture: Some(fence_texture), alpha_cutoff: Some(0.5), ..shapes::plane(1.0, [1.0; 4]) };
+    let fence = b.add_mesh("Fence", &[(&fence_board, u16s)]);
+    let wall_board = picking_vk_host::Primitive { single_sided: true, ..shapes::plane(1.0, [0.55, 0.75, 0.95, 1.0]) };
+    let wall = b.add_mesh("One-sided wall", &[(&wall_board, u16s)]);
 
     let mut roots = vec![];
     let t = Mat4::from_translation;
@@ -55,6 +78,13 @@ pub fn build() -> GltfBuilder {
         );
         roots.push(b.add_node(&format!("Crate {i}"), Some(crate_mesh), pose, &[]));
     }
+    // The fence stands up (its plane turned to face the camera) in front of the crate field.
+    let upright = Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2);
+    roots.push(b.add_node("Fence", Some(fence), t(Vec3::new(-1.2, 0.5, -1.0)) * upright * Mat4::from_scale(Vec3::new(1.0, 1.0, 0.5)), &[]));
+    // The wall faces away from the camera, in front of the two boxes: seen from behind, it is
+    // culled in both passes, and the boxes show (and pick) through it.
+    let away = Mat4::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+    roots.push(b.add_node("One-sided wall", Some(wall), t(Vec3::new(2.7, 0.6, 3.1)) * away * Mat4::from_scale(Vec3::new(0.7, 1.0, 0.6)), &[]));
     let eye = Vec3::new(0.5, 3.6, 7.2);
     let camera = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.0, 0.4, -0.4), Vec3::Y).inverse();
     roots.push(b.add_camera_node("Camera", 0.75, 0.1, Some(60.0), camera));

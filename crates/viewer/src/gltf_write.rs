@@ -1,8 +1,9 @@
-//! A small glTF 2.0 writer (meshes, a node hierarchy, materials, a camera), used to build the
-//! built-in scene in `assets/` and by tests that write their own files.
+//! A small glTF 2.0 writer (meshes, a node hierarchy, materials with PNG base colour
+//! textures, a camera), used to build the built-in scene in `assets/` and by tests that write
+//! their own files.
 
 use glam::Mat4;
-use picking_vk_host::Primitive;
+use picking_vk_host::{Primitive, TextureData, Wrap};
 use serde_json::{json, Value};
 
 #[derive(Default)]
@@ -12,6 +13,9 @@ pub struct GltfBuilder {
     accessors: Vec<Value>,
     meshes: Vec<Value>,
     materials: Vec<Value>,
+    images: Vec<Value>,
+    samplers: Vec<Value>,
+    textures: Vec<Value>,
     nodes: Vec<Value>,
     cameras: Vec<Value>,
     roots: Vec<usize>,
@@ -63,8 +67,42 @@ impl GltfBuilder {
         self.accessors.len() - 1
     }
 
-    pub fn add_material(&mut self, color: [f32; 4]) -> usize {
-        self.materials.push(json!({ "pbrMetallicRoughness": { "baseColorFactor": color, "metallicFactor": 0.0 } }));
+    /// Adds `texture` as a PNG image in the binary buffer with its sampler; returns the
+    /// texture's index, which primitives name in [`Primitive::texture`].
+    pub fn add_texture(&mut self, texture: &TextureData) -> usize {
+        let mut png = vec![];
+        let image = image::RgbaImage::from_raw(texture.width, texture.height, texture.rgba.clone());
+        if let Some(image) = image {
+            if let Err(e) = image.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png) {
+                log::error!("encoding a texture failed: {e}");
+            }
+        }
+        let view = self.push_view(&png, None);
+        self.images.push(json!({ "bufferView": view, "mimeType": "image/png" }));
+        let s = &texture.sampler;
+        let wrap = |w: Wrap| match w {
+            Wrap::Repeat => 10497,
+            Wrap::ClampToEdge => 33071,
+            Wrap::MirroredRepeat => 33648,
+        };
+        let filter = |linear: bool| if linear { 9729 } else { 9728 };
+        self.samplers.push(json!({ "magFilter": filter(s.linear_mag), "minFilter": filter(s.linear_min), "wrapS": wrap(s.wrap_s), "wrapT": wrap(s.wrap_t) }));
+        self.textures.push(json!({ "source": self.images.len() - 1, "sampler": self.samplers.len() - 1 }));
+        self.textures.len() - 1
+    }
+
+    /// Adds `p`'s material: base colour (and texture), alpha mask, sidedness.
+    pub fn add_material(&mut self, p: &Primitive) -> usize {
+        let mut pbr = json!({ "baseColorFactor": p.color, "metallicFactor": 0.0 });
+        if let Some(t) = p.texture {
+            pbr["baseColorTexture"] = json!({ "index": t });
+        }
+        let mut material = json!({ "pbrMetallicRoughness": pbr, "doubleSided": !p.single_sided });
+        if let Some(cutoff) = p.alpha_cutoff {
+            material["alphaMode"] = json!("MASK");
+            material["alphaCutoff"] = json!(cutoff);
+        }
+        self.materials.push(material);
         self.materials.len() - 1
     }
 
@@ -72,7 +110,7 @@ impl GltfBuilder {
     pub fn add_mesh(&mut self, name: &str, primitives: &[(&Primitive, IndexStorage)]) -> usize {
         let mut prims = vec![];
         for (p, storage) in primitives {
-            let material = self.add_material(p.color);
+            let material = self.add_material(p);
             let pos: Vec<f32> = p.positions.iter().flat_map(|v| v.to_array()).collect();
             let pos = self.push_floats(&pos, 3, true);
             let nrm: Vec<f32> = p.normals.iter().flat_map(|v| v.to_array()).collect();
@@ -148,6 +186,11 @@ impl GltfBuilder {
         });
         if !self.cameras.is_empty() {
             doc["cameras"] = json!(self.cameras);
+        }
+        if !self.textures.is_empty() {
+            doc["images"] = json!(self.images);
+            doc["samplers"] = json!(self.samplers);
+            doc["textures"] = json!(self.textures);
         }
         doc
     }

@@ -1,7 +1,8 @@
 //! How the viewer turns scene nodes into pickable objects, and pick IDs back into nodes.
 //! Each mesh node is its own object (all its primitives share the ID), except that nodes
 //! sharing one mesh many times become a single instanced object whose instance index names
-//! the node, as an engine would batch them.
+//! the node, as an engine would batch them. Only nodes that do not mirror (a positive
+//! determinant) are batched, so an instanced object's front faces all wind one way.
 
 use crate::scene::Scene;
 use picking_vk::ObjectId;
@@ -44,6 +45,14 @@ impl SceneObject {
         }
     }
 
+    /// The object's node, or its first instance's.
+    pub fn first_node(&self) -> usize {
+        match &self.kind {
+            ObjectKind::Node(n) => *n,
+            ObjectKind::Instanced { nodes, .. } => nodes.first().copied().unwrap_or_default(),
+        }
+    }
+
     pub fn node_count(&self) -> usize {
         match &self.kind {
             ObjectKind::Node(_) => 1,
@@ -63,7 +72,7 @@ impl ObjectTable {
     pub fn new(scene: &Scene) -> Self {
         let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
         for (i, node) in scene.nodes.iter().enumerate() {
-            if let Some(m) = node.mesh {
+            if let Some(m) = node.mesh.filter(|_| node.world.determinant() > 0.0) {
                 uses.entry(m).or_default().push(i);
             }
         }
@@ -72,7 +81,7 @@ impl ObjectTable {
         grouped.sort_unstable();
         for (i, node) in scene.nodes.iter().enumerate() {
             let Some(m) = node.mesh else { continue };
-            if grouped.binary_search(&m).is_err() {
+            if grouped.binary_search(&m).is_err() || node.world.determinant() <= 0.0 {
                 // glTF node index + 1: IDs are stable across runs and never 0.
                 let id = ObjectId::new(node.gltf_index as u64 + 1).unwrap_or_else(|_| unreachable!("index + 1 > 0"));
                 objects.push(SceneObject { id, kind: ObjectKind::Node(i) });

@@ -2,7 +2,7 @@
 //! flattened node list with world transforms and glTF node indices, and an optional camera.
 
 use glam::{DVec3, Mat4, Vec3};
-use picking_vk_host::Primitive;
+use picking_vk_host::{Primitive, TextureData};
 
 /// A glTF mesh: the primitives it draws.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +38,8 @@ pub struct Scene {
     pub nodes: Vec<Node>,
     /// Placed relative to `origin`.
     pub camera: Option<CameraDesc>,
+    /// Base colour textures, which primitives name by index.
+    pub textures: Vec<TextureData>,
     /// Where the scene's frame sits in the file's world (f64): zero for scenes near the
     /// origin, the scene's centre for far-off ones (georeferenced data at 1e5 to 1e6), so
     /// that everything rendered and picked stays in small f32 coordinates. Reported points

@@ -42,13 +42,15 @@ impl UploadedScene {
             }
             object_slots.push((first_slot, nodes.len() as u32));
         }
-        let mut gpu = GpuScene::new(ctx, primitives, &worlds)?;
+        let mut gpu = GpuScene::new(ctx, primitives, &worlds, &scene.textures)?;
         let mut pick_draws = vec![];
         for (object, &(first_slot, count)) in objects.objects.iter().zip(&object_slots) {
             let Some(mesh) = object.mesh(scene) else { continue };
+            // Instanced objects group nodes of one handedness (see `ObjectTable::new`).
+            let mirrored = scene.nodes[object.first_node()].world.determinant() < 0.0;
             for prim in mesh_prims[mesh].clone() {
-                gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count });
-                let draw = gpu.primitives[prim].pick_draw(object.id);
+                gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored });
+                let draw = gpu.pick_draw(prim, object.id, mirrored);
                 let draw = match &object.kind {
                     ObjectKind::Node(n) => draw.with_model(scene.nodes[*n].world),
                     ObjectKind::Instanced { nodes, .. } => {

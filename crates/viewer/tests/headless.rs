@@ -28,18 +28,57 @@ fn viewer(args: &[&str]) -> Run {
     Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
 }
 
-/// The viewer scene as oracle objects: one per (node, primitive), ID = glTF node index + 1.
-fn oracle_for(scene: &Scene, w: u32, h: u32) -> Oracle {
-    let mut os = oracle_scene::Scene::default();
-    for node in &scene.nodes {
-        let Some(m) = node.mesh else { continue };
-        for p in &scene.meshes[m].primitives {
-            os.meshes.push(oracle_scene::Mesh { positions: p.positions.clone(), indices: p.indices.clone() });
-            os.objects.push(oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, node.world));
-        }
+/// The viewer scene as a CPU ray caster sees it: an oracle object per (node, primitive), ID =
+/// glTF node index + 1, single-sided materials culled as Vulkan culls; and per object its
+/// primitive, for alpha masks (ray, then UV, then texel, then discard and on to the next hit).
+struct SceneOracle<'s> {
+    oracle: Oracle,
+    prims: Vec<&'s picking_vk_host::Primitive>,
+    scene: &'s Scene,
+}
+
+impl SceneOracle<'_> {
+    fn new(scene: &Scene, w: u32, h: u32) -> SceneOracle<'_> {
+        Self::with_culling(scene, w, h, true)
     }
-    let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
-    Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)]))
+
+    /// `culling: false` gives a plain ray caster that sees both sides of everything.
+    fn with_culling(scene: &Scene, w: u32, h: u32, culling: bool) -> SceneOracle<'_> {
+        let mut os = oracle_scene::Scene::default();
+        let mut prims = vec![];
+        for node in &scene.nodes {
+            let Some(m) = node.mesh else { continue };
+            for p in &scene.meshes[m].primitives {
+                os.meshes.push(oracle_scene::Mesh { positions: p.positions.clone(), indices: p.indices.clone() });
+                let mut object = oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, node.world);
+                if p.single_sided && culling {
+                    // glTF fronts wind counter-clockwise; a mirroring node turns them.
+                    let front_face = if node.world.determinant() < 0.0 { ash::vk::FrontFace::CLOCKWISE } else { ash::vk::FrontFace::COUNTER_CLOCKWISE };
+                    object.raster = picking_vk::RasterState { cull_mode: ash::vk::CullModeFlags::BACK, front_face, ..Default::default() };
+                }
+                os.objects.push(object);
+                prims.push(p);
+            }
+        }
+        let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
+        SceneOracle { oracle: Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)])), prims, scene }
+    }
+
+    /// The nearest hit an alpha mask keeps; ambiguous when a mask's answer is too close to call.
+    fn pick(&self, p: UVec2) -> picking_vk_tests::oracle::OracleAnswer {
+        self.oracle.pick_through(p, |hit| {
+            let prim = self.prims[hit.object];
+            let Some(cutoff) = prim.alpha_cutoff else { return Some(false) };
+            let Some(texture) = prim.texture.and_then(|t| self.scene.textures.get(t)) else { return Some(prim.color[3] < cutoff) };
+            let corners = prim.triangle(hit.triangle);
+            let uvs = prim.uvs.as_ref()?;
+            let b = hit.barycentrics;
+            let uv = (0..3).fold(glam::Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * b[k] as f32);
+            let (alpha, to_edge) = texture.alpha(uv);
+            let alpha = alpha * prim.color[3];
+            ((alpha - cutoff).abs() > 0.02 && to_edge > 0.01).then_some(alpha < cutoff)
+        })
+    }
 }
 
 /// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
@@ -60,7 +99,7 @@ fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &
     assert!(!run.stderr.contains("validation:"), "validation messages:\n{}", run.stderr);
     let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(records.len(), pixels.len(), "one record per pick, in order");
-    let oracle = oracle_for(scene, w, h);
+    let oracle = SceneOracle::new(scene, w, h);
     let (mut agree, mut hits) = (0, 0);
     for (r, p) in records.iter().zip(pixels) {
         assert_eq!((r["x"].as_u64(), r["y"].as_u64()), (Some(u64::from(p.x)), Some(u64::from(p.y))));
@@ -160,6 +199,75 @@ fn written_gltf_and_glb_files_pick_like_the_oracle() {
         eprintln!("{}: {agree} picks agree with the oracle, {hits} hits", path.display());
         assert!(agree > 120 && hits > 60, "{agree} / {hits}");
     }
+}
+
+/// A random scene of alpha-tested quads (random textures, nearest and linear samplers,
+/// cutoffs and colour alphas), single-sided boards (some facing away, some mirrored) and an
+/// opaque backdrop, with a camera.
+fn alpha_scene(seed: u64) -> GltfBuilder {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut b = GltfBuilder::new();
+    let backdrop = b.add_mesh("Backdrop", &[(&shapes::plane(6.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
+    let node =
+        b.add_node("Backdrop", Some(backdrop), Mat4::from_translation(Vec3::new(0.0, 0.0, -4.0)) * Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2), &[]);
+    b.add_root(node);
+    for i in 0..10 {
+        let side = [8u32, 16][rng.usize(..2)];
+        let rgba: Vec<u8> = (0..side * side).flat_map(|_| [rng.u8(..), rng.u8(..), rng.u8(..), if rng.bool() { 255 } else { rng.u8(..40) }]).collect();
+        let linear = rng.bool();
+        let sampler = picking_vk_host::SamplerDesc { linear_mag: linear, linear_min: linear, ..Default::default() };
+        let texture = b.add_texture(&picking_vk_host::TextureData { rgba, width: side, height: side, sampler });
+        let masked = i % 3 != 2;
+        let board = picking_vk_host::Primitive {
+            texture: Some(texture),
+            alpha_cutoff: masked.then(|| 0.3 + rng.f32() * 0.4),
+            single_sided: !masked || rng.bool(),
+            ..shapes::plane(0.5 + rng.f32() * 0.5, [0.6 + rng.f32() * 0.4, 0.7, 0.5, 0.85 + rng.f32() * 0.15])
+        };
+        let mesh = b.add_mesh(&format!("Board {i}"), &[(&board, IndexStorage::U16)]);
+        let at = Vec3::new(rng.f32() * 3.0 - 1.5, rng.f32() * 2.0 - 1.0, -rng.f32() * 3.0);
+        // Stood up to face the camera, turned a little; every third one faces away.
+        let facing = if i % 3 == 1 { -std::f32::consts::FRAC_PI_2 } else { std::f32::consts::FRAC_PI_2 };
+        let turn = Mat4::from_rotation_y(rng.f32() * 0.8 - 0.4) * Mat4::from_rotation_x(facing + rng.f32() * 0.4 - 0.2);
+        let mirror = if rng.usize(..4) == 0 { Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)) } else { Mat4::IDENTITY };
+        let node = b.add_node(&format!("Board {i}"), Some(mesh), Mat4::from_translation(at) * turn * mirror, &[]);
+        b.add_root(node);
+    }
+    let cam = b.add_camera_node(
+        "Cam",
+        0.9,
+        0.1,
+        Some(40.0),
+        glam::camera::rh::view::look_at_mat4(Vec3::new(0.2, 0.3, 4.0), Vec3::new(0.0, 0.0, -1.0), Vec3::Y).inverse(),
+    );
+    b.add_root(cam);
+    b
+}
+
+#[test]
+fn alpha_masked_and_single_sided_gltf_scenes_pick_like_a_ray_caster_with_texture_lookup() {
+    let (w, h) = (320, 240);
+    let (mut agree, mut hits, mut changed) = (0, 0, 0);
+    for seed in 0..3 {
+        let glb = tmp(&format!("alpha-{seed}.glb"));
+        std::fs::write(&glb, alpha_scene(seed).to_glb()).unwrap();
+        let scene = viewer::gltf_load::load_path(&glb).unwrap();
+        assert_eq!(scene.textures.len(), 10, "every board's texture is decoded");
+        let pixels = random_pixels(seed + 10, 400, w, h);
+        let (a, hit) = check_scene_against_oracle(Some(&glb), &scene, &pixels, w, h, &[]);
+        agree += a;
+        hits += hit;
+        // Pixels where the masks and culling change the answer of a plain ray cast.
+        let with_materials = SceneOracle::new(&scene, w, h);
+        let plain = SceneOracle::with_culling(&scene, w, h, false);
+        for p in &pixels {
+            let want = with_materials.pick(*p);
+            let raw = plain.oracle.pick(*p);
+            changed += usize::from(!want.ambiguous && !raw.ambiguous && want.hit.map(|h| h.id) != raw.hit.map(|h| h.id));
+        }
+    }
+    eprintln!("alpha-masked scenes: {agree} unambiguous picks agree with the ray caster, {hits} hits, {changed} where masks or culling change the answer");
+    assert!(agree > 900 && hits > 600 && changed > 60, "{agree} / {hits} / {changed}");
 }
 
 #[test]

@@ -65,7 +65,7 @@ impl BenchScene {
                 })
                 .collect()
         };
-        let mut gpu = GpuScene::new(ctx, vec![GpuPrimitive::upload(ctx, &mesh)?], &transforms)?;
+        let mut gpu = GpuScene::new(ctx, vec![GpuPrimitive::upload(ctx, &mesh)?], &transforms, &[])?;
         let bounds = Aabb::from_points(&mesh.positions);
         let mut pick_draws = vec![];
         let prim = &gpu.primitives[0];
@@ -78,13 +78,13 @@ impl BenchScene {
             let arc: Arc<[Mat4]> = transforms.clone().into();
             let count = transforms.len() as u32;
             pick_draws.push(with_bounds(base.clone()).with_instances(gpu.instances(0, count)).with_instance_transforms(arc));
-            gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: count });
+            gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: count, mirrored: false });
         } else {
             for (i, m) in transforms.iter().enumerate() {
                 let mut d = with_bounds(base.clone()).with_model(*m);
                 d.id = ObjectId::new(i as u64 + 1).unwrap_or_else(|_| unreachable!());
                 pick_draws.push(d);
-                gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1 });
+                gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1, mirrored: false });
             }
         }
         gpu.pick_draws = pick_draws.into();

@@ -69,7 +69,7 @@ fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Reads at most `length` bytes of a regular file named by a relative URI inside `base`.
-fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<Vec<u8>, String> {
+pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<Vec<u8>, String> {
     let shown = printable(uri);
     let decoded = urlencoding::decode_binary(uri.as_bytes());
     let decoded = String::from_utf8(decoded.into_owned()).map_err(|_| format!("URI {shown:?} decodes to bytes that are not UTF-8"))?;

@@ -1,11 +1,13 @@
 //! Loading glTF 2.0 (.gltf with its buffers, or .glb) into the viewer's [`Scene`]: the node
-//! hierarchy flattened to world transforms, every triangle primitive, and the first camera.
+//! hierarchy flattened to world transforms, every triangle primitive with its material (and
+//! the base colour textures they use), and the first camera.
 //! Files are untrusted: everything is validated before it is read ([`validate`]), buffer URIs
 //! stay inside the scene's folder ([`buffers`]), decoded geometry is held to a budget, and a
 //! panic that still escapes the glTF crate becomes an error. Anything malformed is a
 //! [`SceneError`] naming the accessor, buffer view, buffer, camera or node at fault.
 
 mod buffers;
+mod materials;
 mod primitives;
 mod rebase;
 mod validate;
@@ -32,6 +34,8 @@ pub enum SceneError {
     BadNode { node: usize, reason: String },
     #[error("camera {camera}: {reason}")]
     BadCamera { camera: usize, reason: String },
+    #[error("image {image}: {reason}")]
+    BadImage { image: usize, reason: String },
     #[error("the file has no triangle meshes to show")]
     Empty,
     #[error("the glTF reader failed on this file ({0}); it is malformed")]
@@ -122,7 +126,9 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
     let buffers = buffers::load(&document, blob, base, options)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
-    validate::primitives(&document, &lengths, options)?;
+    let geometry = validate::primitives(&document, &lengths, options)?;
+    let mut budget = options.max_bytes.saturating_sub(geometry);
+    let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
         if let gltf::camera::Projection::Perspective(p) = camera.projection() {
             validate::perspective(camera.index(), &p)?;
@@ -130,8 +136,9 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     }
     let mut scene = Scene::default();
     for mesh in document.meshes() {
-        scene.meshes.push(primitives::load_mesh(&mesh, &buffers)?);
+        scene.meshes.push(primitives::load_mesh(&mesh, &buffers, &textures)?);
     }
+    scene.textures = textures.data;
     let (worlds, camera) = walk_nodes(&document, &mut scene)?;
     rebase::place(&mut scene, &worlds, camera);
     let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));

@@ -1,13 +1,14 @@
 //! Reading a mesh's triangle primitives once [`super::validate`] has passed them: positions,
 //! indices (checked against the vertex count), normals (flat per triangle when the file has
-//! none, as glTF 2.0 requires) and the first texture coordinates.
+//! none, as glTF 2.0 requires), the first texture coordinates, and the material.
 
+use super::materials::{self, Textures};
 use super::SceneError;
 use crate::scene::MeshAsset;
 use glam::{Vec2, Vec3};
 use picking_vk_host::Primitive;
 
-pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>]) -> Result<MeshAsset, SceneError> {
+pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {
     let mut asset = MeshAsset { name: mesh.name().map(str::to_owned), primitives: vec![] };
     for prim in mesh.primitives() {
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
@@ -34,7 +35,8 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>]) -> Result<MeshAsset, Sc
         if !count.is_multiple_of(3) {
             return Err(bad(format!("{count} vertices is not a whole number of triangles")));
         }
-        let mut p = Primitive { positions, normals: vec![], uvs: None, indices, color: prim.material().pbr_metallic_roughness().base_color_factor() };
+        let mut p = Primitive { positions, indices, ..Default::default() };
+        materials::apply(&mut p, &prim.material(), textures).map_err(bad)?;
         if let Some(uv) = reader.read_tex_coords(0) {
             let uvs: Vec<Vec2> = uv.into_f32().map(Vec2::from).collect();
             if uvs.len() != p.positions.len() {

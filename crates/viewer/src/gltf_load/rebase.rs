@@ -105,6 +105,7 @@ mod tests {
             meshes: vec![MeshAsset { name: None, primitives: vec![prim] }],
             nodes: vec![Node { gltf_index: 0, name: None, world: Mat4::IDENTITY, mesh: Some(0) }],
             camera: None,
+            textures: vec![],
             origin: DVec3::ZERO,
         };
         (scene, vec![DMat4::from_translation(DVec3::new(3.0, -2.0, 0.5))])

@@ -1,0 +1,148 @@
+//! Materials as the viewer draws and picks them: the base colour factor and texture (read with
+//! TEXCOORD_0), `alphaMode` MASK with `alphaCutoff`, and `doubleSided`. BLEND is drawn and
+//! picked as opaque; a primitive without a material is drawn and picked from both sides. Images (PNG, JPEG) come from the GLB chunk or another buffer view, a
+//! data URI, or a file beside the scene (the buffers' rules), and are decoded within the
+//! loader's byte budget and a size limit.
+
+use super::buffers::read_file;
+use super::{printable, LoadOptions, SceneError};
+use picking_vk_host::{Primitive, SamplerDesc, TextureData, Wrap};
+use std::io::Cursor;
+use std::path::Path;
+
+/// Largest image side accepted (Vulkan guarantees 4096; common GPUs take 16384).
+const MAX_SIDE: u32 = 8192;
+
+/// The decoded base colour textures, and for each glTF texture its index among them (only
+/// textures a material uses as its base colour are decoded).
+pub struct Textures {
+    pub data: Vec<TextureData>,
+    by_gltf: Vec<Option<usize>>,
+}
+
+/// Decodes every texture a material uses as its base colour; `budget` is what decoding may
+/// still allocate, in bytes, and shrinks by what it does.
+pub fn load_textures(
+    document: &gltf::Document,
+    buffers: &[Vec<u8>],
+    base: Option<&Path>,
+    options: &LoadOptions,
+    budget: &mut u64,
+) -> Result<Textures, SceneError> {
+    let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()] };
+    for material in document.materials() {
+        let Some(info) = material.pbr_metallic_roughness().base_color_texture() else { continue };
+        let texture = info.texture();
+        if out.by_gltf[texture.index()].is_some() {
+            continue;
+        }
+        if info.tex_coord() != 0 {
+            log::warn!("material {}: base colour texture set {} is read as TEXCOORD_0", material.index().unwrap_or(0), info.tex_coord());
+        }
+        let image = texture.source();
+        let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
+        let bytes = image_bytes(&image, buffers, base, options).map_err(&bad)?;
+        let rgba = decode(&bytes, *budget).map_err(&bad)?;
+        *budget = budget.saturating_sub(rgba.as_raw().len() as u64);
+        let sampler = sampler_of(&texture.sampler());
+        out.by_gltf[texture.index()] = Some(out.data.len());
+        out.data.push(TextureData { width: rgba.width(), height: rgba.height(), rgba: rgba.into_raw(), sampler });
+    }
+    Ok(out)
+}
+
+fn image_bytes(image: &gltf::Image, buffers: &[Vec<u8>], base: Option<&Path>, options: &LoadOptions) -> Result<Vec<u8>, String> {
+    match image.source() {
+        gltf::image::Source::View { view, .. } => {
+            let buffer = buffers.get(view.buffer().index()).ok_or_else(|| format!("buffer view {} names a missing buffer", view.index()))?;
+            let end = view.offset().checked_add(view.length()).filter(|&e| e <= buffer.len());
+            let end = end.ok_or_else(|| format!("buffer view {} ({} bytes at {}) lies outside its buffer", view.index(), view.length(), view.offset()))?;
+            Ok(buffer[view.offset()..end].to_vec())
+        }
+        gltf::image::Source::Uri { uri, .. } if uri.starts_with("data:") => {
+            let (header, payload) = uri.split_once(',').ok_or("a data URI without a comma")?;
+            if !header.ends_with(";base64") {
+                return Err(format!("data URI {:?} is not base64", printable(header)));
+            }
+            base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
+        }
+        gltf::image::Source::Uri { uri, .. } => read_file(uri, base, options.max_bytes, options),
+    }
+}
+
+/// PNG or JPEG (told by their signatures) to RGBA8, refusing images larger than `MAX_SIDE`
+/// on a side or than `budget` bytes decoded.
+fn decode(bytes: &[u8], budget: u64) -> Result<image::RgbaImage, String> {
+    let format = match bytes {
+        [0x89, b'P', b'N', b'G', ..] => image::ImageFormat::Png,
+        [0xFF, 0xD8, 0xFF, ..] => image::ImageFormat::Jpeg,
+        _ => return Err("not a PNG or JPEG image".into()),
+    };
+    let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(budget);
+    reader.limits(limits);
+    let decoded = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(_) => format!("it is larger than the limits ({MAX_SIDE} texels a side, {budget} bytes left of --max-scene-bytes)"),
+        other => format!("it does not decode: {}", printable(&other.to_string())),
+    })?;
+    let (w, h) = (decoded.width(), decoded.height());
+    if u64::from(w) * u64::from(h) * 4 > budget {
+        return Err(format!("its {w}x{h} texels exceed the {budget} bytes left of --max-scene-bytes"));
+    }
+    Ok(decoded.into_rgba8())
+}
+
+fn sampler_of(s: &gltf::texture::Sampler) -> SamplerDesc {
+    use gltf::texture::{MagFilter, MinFilter, WrappingMode};
+    let wrap = |w: WrappingMode| match w {
+        WrappingMode::ClampToEdge => Wrap::ClampToEdge,
+        WrappingMode::MirroredRepeat => Wrap::MirroredRepeat,
+        WrappingMode::Repeat => Wrap::Repeat,
+    };
+    // One level: mipmapped minification reads level 0 with the filter it names.
+    let linear_min = s.min_filter().is_none_or(|f| matches!(f, MinFilter::Linear | MinFilter::LinearMipmapNearest | MinFilter::LinearMipmapLinear));
+    SamplerDesc { linear_mag: s.mag_filter() != Some(MagFilter::Nearest), linear_min, wrap_s: wrap(s.wrap_s()), wrap_t: wrap(s.wrap_t()) }
+}
+
+/// Gives `p` the material `material`: colour, texture, alpha mask and sidedness.
+pub fn apply(p: &mut Primitive, material: &gltf::Material, textures: &Textures) -> Result<(), String> {
+    let pbr = material.pbr_metallic_roughness();
+    let color = pbr.base_color_factor();
+    if !color.iter().all(|c| c.is_finite() && (0.0..=1.0).contains(c)) {
+        return Err(format!("material {}: baseColorFactor {color:?} lies outside 0..1", material.index().unwrap_or(0)));
+    }
+    p.color = color;
+    p.texture = pbr.base_color_texture().and_then(|t| textures.by_gltf.get(t.texture().index()).copied().flatten());
+    // A primitive with no material at all stays two-sided (glTF's default material is
+    // single-sided; files that name no material are mostly raw geometry, seen from any side).
+    p.single_sided = material.index().is_some() && !material.double_sided();
+    p.alpha_cutoff = match material.alpha_mode() {
+        gltf::material::AlphaMode::Mask => {
+            let cutoff = material.alpha_cutoff().unwrap_or(0.5);
+            if !cutoff.is_finite() || cutoff < 0.0 {
+                return Err(format!("material {}: alphaCutoff {cutoff} is not a number >= 0", material.index().unwrap_or(0)));
+            }
+            Some(cutoff)
+        }
+        gltf::material::AlphaMode::Opaque | gltf::material::AlphaMode::Blend => None,
+    };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_told_by_signature_and_held_to_the_budget() {
+        assert!(decode(b"GIF89a....", 1 << 20).unwrap_err().contains("not a PNG or JPEG"));
+        let mut png = vec![];
+        image::RgbaImage::from_pixel(64, 64, image::Rgba([1, 2, 3, 4])).write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+        assert_eq!(decode(&png, 1 << 20).unwrap().get_pixel(5, 5).0, [1, 2, 3, 4]);
+        assert!(decode(&png, 1000).unwrap_err().contains("limits") || decode(&png, 1000).unwrap_err().contains("exceed"));
+        assert!(decode(&png[..40], 1 << 20).unwrap_err().contains("does not decode"));
+    }
+}
