@@ -17,6 +17,7 @@ pub mod pick_report;
 pub mod rect_report;
 pub mod scene;
 pub mod scene_upload;
+pub mod surface;
 pub mod swapchain;
 
 use picking_vk_context::ContextError;

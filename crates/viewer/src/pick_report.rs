@@ -3,7 +3,8 @@
 
 use crate::objects::ObjectTable;
 use crate::scene::Scene;
-use glam::DVec3;
+use crate::surface::{self, TexelReport};
+use glam::{DVec3, Vec2};
 use picking_vk::{HitDetail, PickResult};
 use picking_vk_host::Markers;
 use serde_json::{json, Value};
@@ -31,6 +32,11 @@ pub struct HitReport {
     pub world: DVec3,
     pub distance: f64,
     pub detail: Option<HitDetail>,
+    /// The texture coordinate at the hit (from detail, else a CPU ray cast on the hit's
+    /// primitive), when it has UVs.
+    pub uv: Option<Vec2>,
+    /// The base colour texel that UV reads, when the primitive is textured.
+    pub texel: Option<TexelReport>,
 }
 
 impl HitReport {
@@ -53,6 +59,8 @@ impl PickReport {
         let hit = result.hit.as_ref().map(|h| {
             let scene_node = objects.get(h.id).and_then(|o| o.node(h.instance));
             let node = scene_node.and_then(|n| scene.nodes.get(n));
+            // The draw's tag is its primitive's index within the mesh (see `scene_upload`).
+            let (uv, texel) = scene_node.map_or((None, None), |n| surface::lookup(scene, n, h.tag as usize, h.detail.as_ref(), result.ray));
             HitReport {
                 id: h.id.get(),
                 scene_node,
@@ -69,6 +77,8 @@ impl PickReport {
                     }
                     d
                 }),
+                uv,
+                texel,
             }
         });
         PickReport { x: result.pixel.x, y: result.pixel.y, hit, error: None }
@@ -99,7 +109,15 @@ impl PickReport {
             v["face"] = json!(d.map(|d| d.face));
             v["bary"] = json!(d.map(|d| d.barycentrics));
             v["normal"] = json!(h.and_then(HitReport::normal).map(|n| n.to_array()));
-            v["uv"] = json!(d.and_then(|d| d.surface).and_then(|s| s.uv).map(|uv| uv.to_array()));
+        }
+        // The UV (from detail, or the CPU's ray on the hit's primitive) and the texel it reads.
+        if let Some(uv) = h.and_then(|h| h.uv) {
+            v["uv"] = json!(uv.to_array());
+        } else if detail_active {
+            v["uv"] = Value::Null;
+        }
+        if let Some(t) = h.and_then(|h| h.texel) {
+            v["texel"] = json!({ "texture": t.texture, "x": t.xy[0], "y": t.xy[1], "rgba": t.rgba });
         }
         if let Some(e) = &self.error {
             v["error"] = json!(e);

@@ -50,7 +50,8 @@ impl UploadedScene {
             let mirrored = scene.nodes[object.first_node()].world.determinant() < 0.0;
             for prim in mesh_prims[mesh].clone() {
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored });
-                let draw = gpu.pick_draw(prim, object.id, mirrored);
+                // The tag names the primitive within its mesh (for the panel's UV and texel).
+                let draw = gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - mesh_prims[mesh].start) as u64);
                 let draw = match &object.kind {
                     ObjectKind::Node(n) => draw.with_model(scene.nodes[*n].world),
                     ObjectKind::Instanced { nodes, .. } => {

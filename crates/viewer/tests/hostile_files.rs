@@ -60,6 +60,33 @@ fn write_case(name: &str, doc: &Value) -> PathBuf {
     path
 }
 
+/// A PNG of `w` x `h` opaque texels.
+fn png_bytes(w: u32, h: u32) -> Vec<u8> {
+    let mut out = vec![];
+    image::RgbaImage::from_pixel(w, h, image::Rgba([200, 100, 50, 255])).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+/// The valid file with its triangle given a material of `fields`.
+fn material(fields: Value) -> Value {
+    mutated(|d| {
+        d["materials"] = json!([fields]);
+        d["meshes"][0]["primitives"][0]["material"] = json!(0);
+    })
+}
+
+/// The valid file with its triangle textured by `image` (an image object), and a third
+/// buffer view past the buffer's end for image views to name.
+fn textured(image: Value) -> Value {
+    mutated(|d| {
+        d["images"] = json!([image]);
+        d["textures"] = json!([{"source": 0}]);
+        d["materials"] = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
+        d["meshes"][0]["primitives"][0]["material"] = json!(0);
+        d["bufferViews"].as_array_mut().unwrap().push(json!({"buffer": 0, "byteOffset": 40, "byteLength": 4000}));
+    })
+}
+
 fn mutated(f: impl FnOnce(&mut Value)) -> Value {
     let mut doc = valid();
     f(&mut doc);
@@ -130,6 +157,27 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "deeper than 256",
         ),
         ("control characters in a URI", mutated(|d| d["buffers"][0]["uri"] = json!("a\u{1b}[31mred.bin")), "\\u{1b}"),
+        ("image that is not PNG or JPEG", textured(json!({"uri": "data:image/png;base64,R0lGODlhAQABAAAAACw="})), "not a PNG or JPEG"),
+        ("truncated PNG", textured(json!({"uri": format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(4, 4)[..30]))})), "does not decode"),
+        (
+            "PNG of 20000 x 1 texels",
+            textured(json!({"uri": format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(20000, 1)))})),
+            "larger than the limits",
+        ),
+        ("image view past its buffer", textured(json!({"bufferView": 2, "mimeType": "image/png"})), "lies outside its buffer"),
+        ("image URI outside the folder", textured(json!({"uri": "../../../../etc/passwd"})), "scene's folder"),
+        ("image URI is a device", textured(json!({"uri": "/dev/zero"})), "absolute"),
+        (
+            "texture names a missing image",
+            mutated(|d| {
+                d["textures"] = json!([{"source": 7}]);
+                d["materials"] = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
+                d["meshes"][0]["primitives"][0]["material"] = json!(0);
+            }),
+            "glTF",
+        ),
+        ("alpha cutoff below zero", material(json!({"alphaMode": "MASK", "alphaCutoff": -0.5})), "alphaCutoff"),
+        ("base colour outside 0..1", material(json!({"pbrMetallicRoughness": {"baseColorFactor": [2.0, 0.0, 0.0, 1.0]}})), "baseColorFactor"),
         ("empty document", json!({}), "glTF"),
     ]
 }

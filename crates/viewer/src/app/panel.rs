@@ -195,9 +195,13 @@ fn report_grid(ui: &mut egui::Ui, r: &PickReport) {
             if let Some(n) = h.normal() {
                 row("Normal", v3(n));
             }
-            if let Some(uv) = d.surface.and_then(|s| s.uv) {
-                row("UV", format!("({:.4}, {:.4})", uv.x, uv.y));
-            }
+        }
+        if let Some(uv) = h.uv {
+            row("UV", format!("({:.4}, {:.4})", uv.x, uv.y));
+        }
+        if let Some(t) = h.texel {
+            let [r, g, b, a] = t.rgba;
+            row("Texel", format!("texture {} ({}, {}): rgba {r} {g} {b} {a}", t.texture, t.xy[0], t.xy[1]));
         }
     });
 }

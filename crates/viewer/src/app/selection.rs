@@ -191,6 +191,8 @@ mod tests {
                 world: glam::DVec3::ZERO,
                 distance: 1.0,
                 detail: None,
+                uv: None,
+                texel: None,
             }),
             error: None,
         }

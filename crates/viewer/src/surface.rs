@@ -1,0 +1,100 @@
+//! The texture coordinate and texel under a hit, for the panel and the JSON. With detail the
+//! picker already knows the UV; without it (no barycentric extension) the pick ray is cast on
+//! the CPU against the one primitive the hit names (its triangles only, in its own space).
+
+use crate::scene::Scene;
+use glam::{DVec3, Vec2};
+use picking_vk::{HitDetail, Ray};
+use picking_vk_host::Primitive;
+
+/// Primitives with more triangles are not ray cast on the CPU (the panel runs every frame).
+const MAX_CPU_TRIANGLES: usize = 200_000;
+
+/// The texel a hit's UV reads in its primitive's base colour texture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TexelReport {
+    /// Index among the scene's textures.
+    pub texture: usize,
+    pub xy: [u32; 2],
+    pub rgba: [u8; 4],
+}
+
+/// UV and texel of a hit on primitive `primitive` of scene node `node`; `ray` in the scene's
+/// frame. `None`s where the primitive has no UVs (or no texture, for the texel).
+pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitDetail>, ray: Option<Ray>) -> (Option<Vec2>, Option<TexelReport>) {
+    let Some(node) = scene.nodes.get(node) else { return (None, None) };
+    let Some(p) = node.mesh.and_then(|m| scene.meshes.get(m)).and_then(|m| m.primitives.get(primitive)) else { return (None, None) };
+    let uv = match detail.and_then(|d| d.surface).and_then(|s| s.uv) {
+        Some(uv) => Some(uv),
+        None => ray.and_then(|ray| cpu_uv(p, node.world.as_dmat4(), ray)),
+    };
+    let texel = match (uv, p.texture.and_then(|t| scene.textures.get(t).map(|data| (t, data)))) {
+        (Some(uv), Some((texture, data))) => {
+            let (xy, rgba) = data.nearest(uv);
+            Some(TexelReport { texture, xy, rgba })
+        }
+        _ => None,
+    };
+    (uv, texel)
+}
+
+/// The UV where `ray` first meets `p` under `world` (both sides), by brute force.
+fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
+    let uvs = p.uvs.as_ref()?;
+    if p.triangle_count() > MAX_CPU_TRIANGLES {
+        return None;
+    }
+    let to_local = world.inverse();
+    let origin = to_local.transform_point3(ray.origin);
+    let dir = to_local.transform_vector3(ray.direction);
+    let mut best: Option<(f64, [u32; 3], [f64; 3])> = None;
+    for t in 0..p.triangle_count() {
+        let corners = p.triangle(t);
+        let v = corners.map(|i| p.positions[i as usize].as_dvec3());
+        if let Some((dist, bary)) = intersect(origin, dir, v) {
+            if best.is_none_or(|(d, _, _)| dist < d) {
+                best = Some((dist, corners, bary));
+            }
+        }
+    }
+    let (_, corners, bary) = best?;
+    Some((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * bary[k] as f32))
+}
+
+/// Möller–Trumbore, both sides: the ray parameter and barycentrics.
+fn intersect(origin: DVec3, dir: DVec3, v: [DVec3; 3]) -> Option<(f64, [f64; 3])> {
+    let (e1, e2) = (v[1] - v[0], v[2] - v[0]);
+    let p = dir.cross(e2);
+    let det = e1.dot(p);
+    if det.abs() < 1e-18 {
+        return None;
+    }
+    let s = origin - v[0];
+    let u = s.dot(p) / det;
+    let q = s.cross(e1);
+    let w = dir.dot(q) / det;
+    if u < 0.0 || w < 0.0 || u + w > 1.0 {
+        return None;
+    }
+    let t = e2.dot(q) / det;
+    (t > 0.0).then_some((t, [1.0 - u - w, u, w]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use picking_vk_host::shapes;
+
+    #[test]
+    fn the_cpu_ray_finds_the_uv_of_the_hit() {
+        // The plane spans -1..1 in X and Z with UV (0, 0) at (-1, -1) and (1, 1) at (1, 1).
+        let plane = shapes::plane(1.0, [1.0; 4]);
+        let ray = Ray { origin: DVec3::new(0.5, 3.0, -0.5), direction: DVec3::NEG_Y };
+        let uv = cpu_uv(&plane, glam::DMat4::IDENTITY, ray).unwrap();
+        assert!((uv - Vec2::new(0.75, 0.25)).length() < 1e-6, "{uv}");
+        let moved = glam::DMat4::from_translation(DVec3::new(10.0, 0.0, 0.0));
+        let ray = Ray { origin: DVec3::new(10.5, 3.0, -0.5), direction: DVec3::NEG_Y };
+        assert!((cpu_uv(&plane, moved, ray).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
+        assert_eq!(cpu_uv(&plane, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }), None, "a miss");
+    }
+}
