@@ -9,6 +9,7 @@ mod chart;
 mod cpu_bvh;
 mod gpu_timing;
 mod heap;
+mod hooks;
 mod latency;
 mod parity;
 mod queries;
@@ -124,6 +125,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut cpu_lines = vec![];
     let (mut query_lines, mut query_rows) = (vec![], vec![]);
+    let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
         let t = gpu_timing::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, k as u64)?;
@@ -219,6 +221,29 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             "cpu_us": {"record_one_point": q.cpu_us[0], "record_16_points": q.cpu_us[1], "take_one_point": q.cpu_us[2], "take_16_points": q.cpu_us[3]},
             "cpu_reduce_256_readback_us": q.cpu_reduce_us,
         }));
+        let hk = hooks::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 700 + k as u64)?;
+        hook_lines.push(format!(
+            "| {} | {:.4} | {:.4} | {:.4} | {:.2}x | {:.2}x | {:.1} | {:.1} | {:.1} | {:+.1} | {:+.1} | {:.1} | {:.1} |",
+            spec.name,
+            hk.gpu_ms[0],
+            hk.gpu_ms[1],
+            hk.gpu_ms[2],
+            hk.gpu_ms[1] / hk.gpu_ms[0],
+            hk.gpu_ms[2] / hk.gpu_ms[0],
+            hk.cpu_us[0],
+            hk.cpu_us[1],
+            hk.cpu_us[2],
+            hk.cpu_us[1] - hk.cpu_us[0],
+            hk.cpu_us[2] - hk.cpu_us[0],
+            hk.first_pick_ms[0],
+            hk.first_pick_ms[1]
+        ));
+        hook_rows.push(json!({
+            "scene": spec.name,
+            "gpu_ms": hooks::VARIANTS.iter().zip(hk.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "cpu_record_us": hooks::VARIANTS.iter().zip(hk.cpu_us).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "first_pick_ms": {"discard + texture fetch": hk.first_pick_ms[0], "world adjust": hk.first_pick_ms[1]},
+        }));
         if k == 0 {
             latency_scene = Some(scene);
         }
@@ -231,6 +256,13 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("| scene | {} | 16 pts / pick | r8 / pick | r64 / pick | r256 / pick | r64 / ID | view / ID | r256 / ID | r256 / ID+read | CPU record 1 / 16 µs | CPU take 1 / 16 µs | CPU reduce 256² readback µs |", queries::APPROACHES.join(" | "));
     println!("|---|{}", "---|".repeat(queries::APPROACHES.len() + 11));
     for l in &query_lines {
+        println!("{l}");
+    }
+    println!();
+    println!("Hooks (culling, shared list), GPU ms and ratios to no hooks; CPU µs of recording (hooks compiled) and the difference; the first pick with each hook, compilation included:");
+    println!("| scene | no hooks ms | discard + texture ms | world adjust ms | discard / none | world / none | CPU none µs | CPU discard µs | CPU world µs | discard - none µs | world - none µs | first discard pick ms | first world pick ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for l in &hook_lines {
         println!("{l}");
     }
     println!();
@@ -295,7 +327,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "hooks": hook_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[

@@ -1,0 +1,139 @@
+//! Hooked draws against plain ones, side by side in the same frames: the scene's pick
+//! (culling, shared list) with no hooks, with a discard hook that fetches a texture (through
+//! the host's descriptor set, with the mesh's UVs), and with a world-adjust hook (a wave; its
+//! bounds padded so culling still applies). GPU time from timestamp queries, CPU time of
+//! recording (the three in rotating order, so none always pays for cold caches); and the
+//! first pick that records hooked draws, which compiles the hook.
+
+use crate::gpu_timing::{camera, full_barrier, median};
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::{UVec2, Vec3};
+use picking_vk::{
+    Aabb, AttributeFormat, AttributeStream, BufferRange, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickRequest, Picker,
+    PickerConfig, Viewport,
+};
+use picking_vk_context::VulkanContext;
+use picking_vk_host::SamplerDesc;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub const VARIANTS: [&str; 3] = ["no hooks", "discard + texture fetch", "world adjust"];
+
+pub struct HookTimings {
+    /// Median GPU milliseconds per variant.
+    pub gpu_ms: [f64; 3],
+    /// Median CPU microseconds of recording a pick per variant (hooks compiled).
+    pub cpu_us: [f64; 3],
+    /// CPU milliseconds of the first pick that records each hook's draws (compilation
+    /// included); NaN if no pick did.
+    pub first_pick_ms: [f64; 2],
+}
+
+/// How far the wave moves a vertex; bounds are padded by it.
+const WAVE: f32 = 0.05;
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<HookTimings, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    // A 64x64 texture of opaque texels with a few holes: the hook fetches and compares.
+    let rgba: Vec<u8> = (0..64 * 64).flat_map(|i: u32| [200, 150, 100, if i.is_multiple_of(29) { 0 } else { 255 }]).collect();
+    let texture = ctx.upload_texture(&rgba, 64, 64, vk::Format::R8G8B8A8_UNORM, &SamplerDesc::default().create_info()).map_err(|x| e(&x))?;
+    let sets = ctx.texture_sets(&[&texture]).map_err(|x| e(&x))?;
+    let discard = HookProgram::new(HookSource {
+        name: "bench discard".into(),
+        shared: "layout(set = 1, binding = 0) uniform sampler2D tex;\n".into(),
+        discard: Some("bool pick_discard(PickFragment f) { return texture(tex, f.attrib.xy).a < 0.5; }\n".into()),
+        attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
+        set_layout: sets.layout,
+        ..Default::default()
+    });
+    let world = HookProgram::new(HookSource {
+        name: "bench wave".into(),
+        world: Some(format!("vec3 pick_world(PickVertex v) {{ return v.world + v.basis * (v.local * {WAVE:?} * sin(v.world.x * 3.0)); }}\n")),
+        ..Default::default()
+    });
+    let prim = &scene.gpu.primitives[0];
+    let uvs = AttributeStream { range: BufferRange { buffer: prim.uvs.buffer, offset: 0, size: prim.uvs.size }, stride: 8, vertex_count: prim.vertex_count };
+    let plain: Arc<[PickDraw]> = scene.gpu.pick_draws.clone();
+    let with_discard: Arc<[PickDraw]> =
+        plain.iter().map(|d| d.clone().with_hooks(DrawHooks::new(discard.clone()).with_attribute(uvs).with_descriptor_set(sets.sets[0]))).collect();
+    let with_world: Arc<[PickDraw]> = plain
+        .iter()
+        .map(|d| {
+            // The wave moves a vertex by at most WAVE times its distance from the centre.
+            let padded = d.bounds.map(|b| Aabb { min: b.min * (1.0 + WAVE) - Vec3::splat(WAVE), max: b.max * (1.0 + WAVE) + Vec3::splat(WAVE) });
+            let mut hooks = DrawHooks::new(world.clone());
+            hooks.bounds_cover_adjustment = padded.is_some();
+            let mut draw = d.clone().with_hooks(hooks);
+            draw.bounds = padded;
+            draw
+        })
+        .collect();
+    let lists = [plain, with_discard, with_world];
+    let mut pickers = vec![];
+    for _ in 0..3 {
+        // SAFETY: the context's handles belong together and outlive the picker.
+        pickers.push(unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(1)) }.map_err(|x| e(&x))?);
+    }
+    // SAFETY: plain query pool creation.
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut gpu: [Vec<f64>; 3] = Default::default();
+    let mut cpu: [Vec<f64>; 3] = Default::default();
+    let mut first_pick_ms = [f64::NAN; 2];
+    for frame in 0..warmup + frames {
+        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+        let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
+        let mut record_us = [0.0; 3];
+        ctx.run_once(|cmd| -> Result<(), String> {
+            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
+            // buffers, the texture and its set outlive the wait in `run_once`.
+            unsafe {
+                d.cmd_reset_query_pool(cmd, pool, 0, 6);
+                for i in 0..3 {
+                    let k = (i + frame) % 3;
+                    let (picker, draws) = (&mut pickers[k], &lists[k]);
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32);
+                    let compiled = picker.hook_compilations();
+                    let t = Instant::now();
+                    picker.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                    record_us[k] = t.elapsed().as_secs_f64() * 1e6;
+                    if k > 0 && picker.hook_compilations() > compiled && first_pick_ms[k - 1].is_nan() {
+                        first_pick_ms[k - 1] = record_us[k] / 1e3;
+                        // Compilation is not a frame's cost: keep it out of the medians.
+                        record_us[k] = f64::NAN;
+                    }
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32 + 1);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|x| e(&x))??;
+        for picker in &mut pickers {
+            // SAFETY: `run_once` waited for the frame.
+            unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
+        }
+        let mut t = [0u64; 6];
+        // SAFETY: the frame completed; every query was written.
+        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        if frame >= warmup {
+            for k in 0..3 {
+                gpu[k].push(t[2 * k + 1].saturating_sub(t[2 * k]) as f64 * period / 1e6);
+                if record_us[k].is_finite() {
+                    cpu[k].push(record_us[k]);
+                }
+            }
+        }
+    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    drop(pickers);
+    drop((sets, texture));
+    Ok(HookTimings { gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])), cpu_us: std::array::from_fn(|k| median(&mut cpu[k])), first_pick_ms })
+}
