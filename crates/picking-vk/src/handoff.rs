@@ -25,6 +25,8 @@ pub(crate) struct DrawSnapshot {
     pub instance_transforms: Option<Arc<[Mat4]>>,
     /// A world-adjust hook moved the draw's vertices.
     pub world_adjusted: bool,
+    /// The host's indirect commands drew it (which elements is unknown to the CPU).
+    pub indirect: bool,
 }
 
 impl DrawSnapshot {
@@ -33,7 +35,8 @@ impl DrawSnapshot {
             id: draw.id,
             draw_index,
             tag: draw.tag,
-            instanced: draw.instances.is_some(),
+            // Indirect commands have instances whatever the draw says.
+            instanced: draw.instances.is_some() || draw.indirect.is_some(),
             model: draw.model,
             triangles: draw.triangles,
             topology: draw.raster.topology,
@@ -41,6 +44,7 @@ impl DrawSnapshot {
             geometry: draw.geometry.clone(),
             instance_transforms: draw.instance_transforms.clone(),
             world_adjusted: draw.hooks.as_ref().is_some_and(|h| h.program.adjusts_world()),
+            indirect: draw.indirect.is_some(),
         }
     }
 

@@ -1,10 +1,11 @@
 //! [`IdImage`]: the same pick pass at the full size of the view, read back whole. For debug
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
-use crate::draw::PickDraw;
+use crate::draw::{DrawLimits, PickDraw};
 use crate::error::PickError;
 use crate::gpu::{image_info, word_at, GpuBuffer, Memory};
 use crate::handoff::{PassStats, Texels};
+use crate::host::features::PickFeatures;
 use crate::host::HostDevice;
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::Rendering;
@@ -55,7 +56,12 @@ impl IdImage {
         memory.pipeline_cache = host.pipeline_cache;
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false)?;
+        let draw_limits = DrawLimits {
+            max_stride: limits.max_vertex_input_binding_stride,
+            multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
+            indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
+        };
+        let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false, draw_limits)?;
         let extent = vk::Extent2D { width, height };
         let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
@@ -114,7 +120,7 @@ impl IdImage {
         if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
-        self.plan.build(request, draws, None, Some(self.kit.max_stride))?;
+        self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
         let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.

@@ -5,12 +5,15 @@ pub(crate) mod bounds;
 pub(crate) mod formats;
 pub(crate) mod geometry;
 pub(crate) mod hooks;
+pub(crate) mod indirect;
 pub(crate) mod raster;
 
 pub use bounds::Aabb;
 pub use formats::{InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
 pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
+pub(crate) use indirect::DrawLimits;
+pub use indirect::IndirectDraws;
 pub use raster::{DepthBias, RasterState, Topology};
 
 use crate::error::PickError;
@@ -157,6 +160,8 @@ pub struct PickDraw {
     pub instance_format: InstanceFormat,
     /// Run-time GLSL the pick pass runs for this draw (see [`HookProgram`]).
     pub hooks: Option<DrawHooks>,
+    /// The host's indirect commands, when it draws this indirectly (see [`IndirectDraws`]).
+    pub indirect: Option<IndirectDraws>,
 }
 
 impl PickDraw {
@@ -177,7 +182,14 @@ impl PickDraw {
             position_format: PositionFormat::Float32x3,
             instance_format: InstanceFormat::Mat4,
             hooks: None,
+            indirect: None,
         }
+    }
+
+    /// Sets [`PickDraw::indirect`].
+    pub fn with_indirect(mut self, indirect: IndirectDraws) -> Self {
+        self.indirect = Some(indirect);
+        self
     }
 
     /// Sets [`PickDraw::hooks`].
@@ -263,12 +275,47 @@ impl PickDraw {
         self.instances.map_or(1, |i| i.count)
     }
 
+    /// Checks the elements a direct draw reads against the position and index buffers.
+    fn validate_elements(&self, p: &Positions) -> Result<(), String> {
+        match self.triangles {
+            Triangles::NonIndexed { first_vertex, vertex_count } => {
+                if !raster::triangle_count(self.raster.topology, vertex_count).1 {
+                    return Err(format!("vertex count {vertex_count} is not a whole number of triangles"));
+                }
+                if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
+                    return Err(format!(
+                        "vertices {first_vertex}..{} exceed the {} vertices of the position buffer",
+                        u64::from(first_vertex) + u64::from(vertex_count),
+                        p.vertex_count
+                    ));
+                }
+            }
+            Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
+                if !raster::triangle_count(self.raster.topology, index_count).1 {
+                    return Err(format!("index count {index_count} is not a whole number of triangles"));
+                }
+                if range.offset % width.bytes() != 0 {
+                    return Err(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes()));
+                }
+                let w = width.bytes() as u32;
+                check_elements(range, w, u64::from(w), first_index, index_count, "index")?;
+                // A negative offset is legal (indices may be stored above it); one at or past
+                // the vertex count leaves no index that names a vertex.
+                if i64::from(vertex_offset) >= i64::from(p.vertex_count) {
+                    return Err(format!("vertex offset {vertex_offset} lies past the {} vertices", p.vertex_count));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks everything that can be checked without reading GPU memory, against the
     /// device's largest vertex binding stride, in O(1): it runs for every draw of every
     /// frame. (CPU instance transforms that are not finite are not refused: culling then keeps
     /// every instance of the draw.) Index values themselves cannot be checked: the
     /// host guarantees that every index plus `vertex_offset` names one of the positions.
-    pub(crate) fn validate(&self, index: usize, max_stride: u32) -> Result<(), PickError> {
+    pub(crate) fn validate(&self, index: usize, limits: &DrawLimits) -> Result<(), PickError> {
+        let max_stride = limits.max_stride;
         let bad = |reason: String| PickError::InvalidDraw { index, reason };
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
@@ -289,34 +336,16 @@ impl PickDraw {
             return Err(bad(format!("position offset {} and stride {} must be multiples of {component} bytes", p.range.offset, p.stride)));
         }
         check_elements(p.range, p.stride, u64::from(size), 0, p.vertex_count, "position").map_err(bad)?;
-        match self.triangles {
-            Triangles::NonIndexed { first_vertex, vertex_count } => {
-                if !raster::triangle_count(self.raster.topology, vertex_count).1 {
-                    return Err(bad(format!("vertex count {vertex_count} is not a whole number of triangles")));
-                }
-                if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
-                    return Err(bad(format!(
-                        "vertices {first_vertex}..{} exceed the {} vertices of the position buffer",
-                        u64::from(first_vertex) + u64::from(vertex_count),
-                        p.vertex_count
-                    )));
-                }
-            }
-            Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
-                if !raster::triangle_count(self.raster.topology, index_count).1 {
-                    return Err(bad(format!("index count {index_count} is not a whole number of triangles")));
-                }
+        if let Some(indirect) = &self.indirect {
+            // The commands name the elements: only the index buffer binding can be checked.
+            if let Triangles::Indexed { range, width, .. } = self.triangles {
                 if range.offset % width.bytes() != 0 {
                     return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
                 }
-                let w = width.bytes() as u32;
-                check_elements(range, w, u64::from(w), first_index, index_count, "index").map_err(bad)?;
-                // A negative offset is legal (indices may be stored above it); one at or past
-                // the vertex count leaves no index that names a vertex.
-                if i64::from(vertex_offset) >= i64::from(p.vertex_count) {
-                    return Err(bad(format!("vertex offset {vertex_offset} lies past the {} vertices", p.vertex_count)));
-                }
             }
+            indirect.validate(matches!(self.triangles, Triangles::Indexed { .. }), limits).map_err(bad)?;
+        } else {
+            self.validate_elements(p).map_err(bad)?;
         }
         if let Some(inst) = self.instances {
             let size = self.instance_format.bytes();
@@ -410,31 +439,31 @@ mod tests {
 
     #[test]
     fn a_consistent_draw_passes() {
-        tri_draw().validate(0, 2048).unwrap();
+        tri_draw().validate(0, &DrawLimits::stride(2048)).unwrap();
     }
 
     #[test]
     fn counts_past_the_buffer_are_refused() {
         let mut d = tri_draw();
         d.positions.vertex_count = 4; // 48 bytes wanted, 36 held
-        assert!(matches!(d.validate(3, 2048), Err(PickError::InvalidDraw { index: 3, .. })));
+        assert!(matches!(d.validate(3, &DrawLimits::stride(2048)), Err(PickError::InvalidDraw { index: 3, .. })));
         let mut d = tri_draw();
         d.triangles = Triangles::NonIndexed { first_vertex: 1, vertex_count: 3 };
-        assert!(d.validate(0, 2048).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
         let mut d = tri_draw();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 1, index_count: 3, vertex_offset: 0 };
-        assert!(d.validate(0, 2048).is_err(), "indices 1..4 need 16 bytes");
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "indices 1..4 need 16 bytes");
     }
 
     #[test]
     fn non_finite_model_and_bad_strides_are_refused() {
         let d = tri_draw().with_model(Mat4::from_translation(glam::Vec3::new(f32::NAN, 0.0, 0.0)));
-        assert!(d.validate(0, 2048).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
         let mut d = tri_draw();
         d.positions.stride = 8;
-        assert!(d.validate(0, 2048).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
         let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
-        assert!(d.validate(0, 2048).is_err(), "instances 1..3 need 192 bytes");
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "instances 1..3 need 192 bytes");
     }
 
     #[test]
@@ -444,28 +473,28 @@ mod tests {
         let d = mesh.draw(ObjectId::new(3).unwrap(), 6, 9, 2).with_tag(77);
         assert_eq!((d.positions.range.offset, d.positions.range.size, d.positions.vertex_count), (12, 308, 10));
         assert_eq!(d.tag, 77);
-        d.validate(0, 2048).unwrap();
-        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0, 2048).is_err(), "indices 27..33 need 66 bytes");
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
+        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0, &DrawLimits::stride(2048)).is_err(), "indices 27..33 need 66 bytes");
     }
 
     #[test]
     fn instance_counts_offsets_and_strides_are_checked() {
         let inst = Instances { range: buffer(64 * 4), stride: 64, first: 0, count: 4 };
         let d = tri_draw().with_instances(inst);
-        d.validate(0, 2048).unwrap();
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
         let short: Arc<[Mat4]> = vec![Mat4::IDENTITY; 3].into();
-        assert!(d.clone().with_instance_transforms(short).validate(0, 2048).is_err(), "fewer CPU transforms than instances");
+        assert!(d.clone().with_instance_transforms(short).validate(0, &DrawLimits::stride(2048)).is_err(), "fewer CPU transforms than instances");
         let overflow = tri_draw().with_instances(Instances { first: u32::MAX, count: 2, ..inst });
-        assert!(overflow.validate(0, 2048).is_err());
-        assert!(d.validate(0, 63).is_err(), "stride past the device limit");
+        assert!(overflow.validate(0, &DrawLimits::stride(2048)).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(63)).is_err(), "stride past the device limit");
         let mut misaligned = tri_draw();
         misaligned.positions.range.offset = 2;
-        assert!(misaligned.validate(0, 2048).is_err(), "positions must be 4-byte aligned");
+        assert!(misaligned.validate(0, &DrawLimits::stride(2048)).is_err(), "positions must be 4-byte aligned");
         // A negative vertex offset is legal; one past the vertices is not.
         let mut d = tri_draw();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: -2 };
-        d.validate(0, 2048).unwrap();
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: 3 };
-        assert!(d.validate(0, 2048).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
     }
 }

@@ -29,8 +29,11 @@ impl PickFeatures {
     /// the `dynamicRendering` feature: core in Vulkan 1.3, or `VK_KHR_dynamic_rendering` on
     /// Vulkan 1.2.
     pub const DYNAMIC_RENDERING: PickFeatures = PickFeatures(8);
+    /// The host's indirect draws with a GPU draw count ([`crate::IndirectDraws::count`]):
+    /// `vkCmdDraw*IndirectCount`. Needs Vulkan 1.2 and its `drawIndirectCount` feature.
+    pub const INDIRECT_COUNT: PickFeatures = PickFeatures(16);
     /// Every optional capability.
-    pub const ALL: PickFeatures = PickFeatures(15);
+    pub const ALL: PickFeatures = PickFeatures(31);
 
     /// Whether every capability of `other` is in `self`.
     pub fn contains(self, other: PickFeatures) -> bool {
@@ -77,6 +80,7 @@ pub struct PickSupport {
     detail_missing: Vec<Requirement>,
     select_through_missing: Vec<Requirement>,
     dynamic_rendering_missing: Vec<Requirement>,
+    indirect_count_missing: Vec<Requirement>,
     api_version: u32,
 }
 
@@ -105,6 +109,7 @@ impl PickSupport {
         // has in core). The feature structure is the same either way.
         let dynamic_rendering_known = api_version >= vk::API_VERSION_1_3 || (api_version >= vk::API_VERSION_1_2 && dynamic_rendering_extension);
         let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default();
+        let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
         let core = if api_version >= vk::API_VERSION_1_1 {
             let mut features = vk::PhysicalDeviceFeatures2::default();
             if barycentric_extension {
@@ -112,6 +117,9 @@ impl PickSupport {
             }
             if dynamic_rendering_known {
                 features = features.push_next(&mut dynamic_rendering);
+            }
+            if api_version >= vk::API_VERSION_1_2 {
+                features = features.push_next(&mut vulkan12);
             }
             // SAFETY: valid handles; the chain holds only structures of extensions the device has.
             unsafe { instance.get_physical_device_features2(physical_device, &mut features) };
@@ -155,7 +163,22 @@ impl PickSupport {
         if dynamic_rendering.dynamic_rendering != vk::TRUE {
             dynamic_rendering_missing.push(DYNAMIC_RENDERING_FEATURE);
         }
-        PickSupport { basic_missing: formats_basic, batching_missing, detail_missing, select_through_missing, dynamic_rendering_missing, api_version }
+        let mut indirect_count_missing = vec![];
+        if api_version < vk::API_VERSION_1_2 {
+            indirect_count_missing.push(Requirement::ApiVersion(1, 2));
+        }
+        if vulkan12.draw_indirect_count != vk::TRUE {
+            indirect_count_missing.push(Requirement::Feature("drawIndirectCount"));
+        }
+        PickSupport {
+            basic_missing: formats_basic,
+            batching_missing,
+            detail_missing,
+            select_through_missing,
+            dynamic_rendering_missing,
+            indirect_count_missing,
+            api_version,
+        }
     }
 
     /// Every optional capability the device offers.
@@ -172,6 +195,9 @@ impl PickSupport {
         }
         if self.dynamic_rendering_missing.is_empty() {
             offered = offered | PickFeatures::DYNAMIC_RENDERING;
+        }
+        if self.indirect_count_missing.is_empty() {
+            offered = offered | PickFeatures::INDIRECT_COUNT;
         }
         if self.basic_missing.is_empty() {
             offered
@@ -194,6 +220,9 @@ impl PickSupport {
         }
         if wanted.contains(PickFeatures::DYNAMIC_RENDERING) {
             missing.extend_from_slice(&self.dynamic_rendering_missing);
+        }
+        if wanted.contains(PickFeatures::INDIRECT_COUNT) {
+            missing.extend_from_slice(&self.indirect_count_missing);
         }
         missing
     }
@@ -227,6 +256,7 @@ pub struct DeviceFeatures {
     core: vk::PhysicalDeviceFeatures,
     barycentric: vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
     dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    vulkan12: vk::PhysicalDeviceVulkan12Features<'static>,
     extensions: Vec<&'static CStr>,
 }
 
@@ -255,7 +285,8 @@ impl DeviceFeatures {
         if features.contains(PickFeatures::DYNAMIC_RENDERING) && !dynamic_rendering_core {
             extensions.push(ash::khr::dynamic_rendering::NAME);
         }
-        DeviceFeatures { features, core, barycentric, dynamic_rendering, extensions }
+        let vulkan12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(features.contains(PickFeatures::INDIRECT_COUNT));
+        DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, extensions }
     }
 
     /// What the host passes on in [`crate::HostDevice::with_features`] once the device exists.
@@ -289,18 +320,19 @@ impl DeviceFeatures {
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
         let c = &self.core;
         let needs_core = [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics].contains(&vk::TRUE);
-        let DeviceFeatures { features, core, barycentric, dynamic_rendering, .. } = self;
+        let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, .. } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
-        chain_extensions(*features, barycentric, dynamic_rendering, info)
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12, info)
     }
 
     /// Chains only the extension feature structures (none for basic picking or batching). A
-    /// host that chains `VkPhysicalDeviceVulkan13Features` itself sets its `dynamicRendering`
-    /// there instead of using this for [`PickFeatures::DYNAMIC_RENDERING`] (Vulkan forbids
-    /// both in one chain).
+    /// host that chains `VkPhysicalDeviceVulkan13Features` (or `...Vulkan12Features`) itself
+    /// sets `dynamicRendering` (or `drawIndirectCount`) there instead of using this for
+    /// [`PickFeatures::DYNAMIC_RENDERING`] (or [`PickFeatures::INDIRECT_COUNT`]): Vulkan
+    /// forbids both in one chain.
     pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        let DeviceFeatures { features, barycentric, dynamic_rendering, .. } = self;
-        chain_extensions(*features, barycentric, dynamic_rendering, info)
+        let DeviceFeatures { features, barycentric, dynamic_rendering, vulkan12, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12, info)
     }
 }
 
@@ -311,6 +343,7 @@ fn chain_extensions<'a>(
     features: PickFeatures,
     barycentric: &'a mut vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
     dynamic_rendering: &'a mut vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    vulkan12: &'a mut vk::PhysicalDeviceVulkan12Features<'static>,
     mut info: vk::DeviceCreateInfo<'a>,
 ) -> vk::DeviceCreateInfo<'a> {
     if features.contains(PickFeatures::DETAIL) {
@@ -320,6 +353,10 @@ fn chain_extensions<'a>(
     if features.contains(PickFeatures::DYNAMIC_RENDERING) {
         dynamic_rendering.p_next = std::ptr::null_mut();
         info = info.push_next(dynamic_rendering);
+    }
+    if features.contains(PickFeatures::INDIRECT_COUNT) {
+        vulkan12.p_next = std::ptr::null_mut();
+        info = info.push_next(vulkan12);
     }
     info
 }
@@ -335,6 +372,7 @@ mod tests {
             detail_missing: if detail { vec![] } else { vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)] },
             select_through_missing: vec![],
             dynamic_rendering_missing: vec![Requirement::ApiVersion(1, 2)],
+            indirect_count_missing: vec![Requirement::Feature("drawIndirectCount")],
             api_version: vk::API_VERSION_1_1,
         }
     }
@@ -344,7 +382,10 @@ mod tests {
         let s = support(true, false);
         assert_eq!(s.offered(), PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH);
         assert!(s.missing(PickFeatures::BATCHING).is_empty());
-        assert_eq!(s.missing(PickFeatures::ALL), vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), Requirement::ApiVersion(1, 2)]);
+        assert_eq!(
+            s.missing(PickFeatures::ALL),
+            vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), Requirement::ApiVersion(1, 2), Requirement::Feature("drawIndirectCount")]
+        );
         let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
         assert_eq!(err.to_string(), "unsupported: device extension VK_KHR_fragment_shader_barycentric");
     }
@@ -402,7 +443,10 @@ mod tests {
     fn feature_sets() {
         assert!(PickFeatures::ALL.contains(PickFeatures::DETAIL));
         assert!(!PickFeatures::BATCHING.contains(PickFeatures::DETAIL));
-        assert_eq!(PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING, PickFeatures::ALL);
+        assert_eq!(
+            PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING | PickFeatures::INDIRECT_COUNT,
+            PickFeatures::ALL
+        );
         assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);
         assert!(PickFeatures::default().contains(PickFeatures::NONE));
     }

@@ -11,6 +11,7 @@ pub(crate) mod render_pass;
 pub(crate) mod rendering;
 pub(crate) mod targets;
 
+use crate::draw::DrawLimits;
 use crate::error::PickError;
 use crate::gpu::Memory;
 use ash::vk;
@@ -28,14 +29,21 @@ pub(crate) struct PassKit {
     pub max_draw_indirect_count: u32,
     /// Batch rows per slot of the owner's batch buffers (0: no batching).
     pub batch_rows: u32,
-    /// `maxVertexInputBindingStride`: draws' strides are checked against it.
-    pub max_stride: u32,
+    /// What draws may do on this device: they are checked against it.
+    pub draw_limits: DrawLimits,
 }
 
 impl PassKit {
     /// The pass and pipeline set for `layout`, begun the way `rendering` says; `batching`
-    /// says the host enabled multiDrawIndirect.
-    pub fn new(memory: &Memory, limits: &vk::PhysicalDeviceLimits, layout: PassLayout, rendering: &Rendering, batching: bool) -> Result<Self, PickError> {
+    /// says batched recording is on; `draw_limits` what the host enabled for draws.
+    pub fn new(
+        memory: &Memory,
+        limits: &vk::PhysicalDeviceLimits,
+        layout: PassLayout,
+        rendering: &Rendering,
+        batching: bool,
+        draw_limits: DrawLimits,
+    ) -> Result<Self, PickError> {
         let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
         let flavour = pipeline::Flavour::Hit { detail: layout.detail };
         let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, limits.max_push_constants_size)?;
@@ -46,7 +54,7 @@ impl PassKit {
             layout,
             max_draw_indirect_count: if batching { limits.max_draw_indirect_count.max(1) } else { 1 },
             batch_rows: 0,
-            max_stride: limits.max_vertex_input_binding_stride,
+            draw_limits,
         })
     }
 }

@@ -88,15 +88,15 @@ pub(crate) struct PipelineKey {
 }
 
 impl PipelineKey {
-    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (hooked draws
-    /// never are).
+    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (hooked and
+    /// indirect draws never are).
     pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention) -> Self {
         PipelineKey {
             position_stride: draw.positions.stride,
             position_format: draw.position_format,
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
-            batched: batched && draw.hooks.is_none(),
+            batched: batched && draw.hooks.is_none() && draw.indirect.is_none(),
             depth,
             raster: draw.raster.key(),
             hook: draw.hooks.as_ref().map(HookKey::of),

@@ -7,7 +7,7 @@ mod results;
 
 use query_set::FramePlans;
 
-use crate::draw::PickDraw;
+use crate::draw::{DrawLimits, PickDraw};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
@@ -204,7 +204,12 @@ impl Picker {
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
         memory.pipeline_cache = host.pipeline_cache;
-        let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching)?;
+        let draw_limits = DrawLimits {
+            max_stride: limits.max_vertex_input_binding_stride,
+            multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
+            indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
+        };
+        let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;
         kit.pipelines.set_limit(config.max_pipelines);
         let max_queries = config.max_queries.max(1);
         let cell = config
@@ -356,10 +361,9 @@ impl Picker {
         queries: &[PickQuery],
         draws: &[PickDraw],
     ) -> Result<PickTicket, PickError> {
-        let max_stride = self.kit.max_stride;
         // Planning validates every draw, culled or not, in its one pass over the list: the
         // first query's plan does it.
-        let mut validate = Some(max_stride);
+        let mut validate = Some(self.kit.draw_limits);
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe {
             self.record_planned(cmd, slot, request, queries, draws, |plan, ray| {
@@ -415,7 +419,7 @@ impl Picker {
     }
 
     fn validate_all(&self, draws: &[PickDraw]) -> Result<(), PickError> {
-        draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, self.kit.max_stride))
+        draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &self.kit.draw_limits))
     }
 
     /// Tells the picker the device was lost (the host saw `VK_ERROR_DEVICE_LOST` from its own
@@ -457,7 +461,7 @@ impl Picker {
         let before = self.pipeline_count();
         let batching = self.kit.batch_rows > 0;
         for (index, draw) in draws.iter().enumerate() {
-            draw.validate(index, self.kit.max_stride)?;
+            draw.validate(index, &self.kit.draw_limits)?;
             let key = |batched| PipelineKey::of(draw, batched, depth);
             let hooks = draw.hooks.as_ref();
             let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {

@@ -175,7 +175,15 @@ impl Picker {
                     let kit = &mut self.kit;
                     prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, &mut rows)?;
                 }
-                PlannedPart::Rect { entries } => table_entries += entries_needed(&fp.entries[entries.clone()], &fp.ranges),
+                PlannedPart::Rect { entries } => {
+                    // The table counts instances the CPU knows; the GPU picks an indirect draw's.
+                    let planned = &fp.entries[entries.clone()];
+                    if let Some(e) = planned.iter().find(|e| draws.get(e.draw as usize).is_some_and(|d| d.indirect.is_some())) {
+                        let reason = "rectangle queries cannot count the instances of an indirect draw".into();
+                        return Err(PickError::InvalidDraw { index: e.draw as usize, reason });
+                    }
+                    table_entries += entries_needed(planned, &fp.ranges)
+                }
                 PlannedPart::Tile { mode, entries, .. } => {
                     let Some(rect) = self.rect.as_mut() else { continue };
                     let pipelines = match mode {

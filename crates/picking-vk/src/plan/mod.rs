@@ -10,7 +10,7 @@ mod bvh;
 mod prefetch;
 mod ray;
 
-use crate::draw::{Aabb, PickDraw};
+use crate::draw::{Aabb, DrawLimits, PickDraw};
 use crate::error::PickError;
 use crate::handoff::PassStats;
 use crate::request::{Ignore, PickRequest};
@@ -120,14 +120,14 @@ impl Plan {
     }
 
     /// Plans the frame. With `ray`, bounded draws and instances the ray misses are dropped.
-    /// O(draws): every draw's bounds are tested. With `validate_stride` (the device's largest
-    /// vertex binding stride), every draw is also validated in the same pass over the list,
-    /// culled or not: a bad draw is an error whatever the cursor hits.
-    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>, validate_stride: Option<u32>) -> Result<(), PickError> {
+    /// O(draws): every draw's bounds are tested. With `validate` (the device's limits), every
+    /// draw is also validated in the same pass over the list, culled or not: a bad draw is an
+    /// error whatever the cursor hits.
+    pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>, validate: Option<DrawLimits>) -> Result<(), PickError> {
         self.begin();
         for (index, draw) in draws.iter().enumerate() {
-            if let Some(max_stride) = validate_stride {
-                draw.validate(index, max_stride)?;
+            if let Some(limits) = &validate {
+                draw.validate(index, limits)?;
             }
             self.plan_draw(index as u32, draw, request, ray);
         }

@@ -6,7 +6,7 @@ pub(crate) mod batch;
 pub(crate) mod hooked;
 pub(crate) mod rect;
 
-use crate::draw::{PickDraw, Triangles};
+use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
@@ -35,7 +35,7 @@ pub(crate) enum Framing {
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
 /// non-instanced draws take their data from a row.
 fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
-    PipelineKey::of(draw, draw.instances.is_none() && draw.hooks.is_none() && rows_used < batch_rows, depth)
+    PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, depth)
 }
 
 /// Builds any pipeline the planned draws need, before anything is recorded. The draws were
@@ -289,6 +289,12 @@ impl<'a> PassRecording<'a> {
                     }
                 }
             }
+            if let Some(indirect) = &draw.indirect {
+                // The host's commands, once: culling kept the draw, the GPU picks its work.
+                // SAFETY: as above; the ranges and features were validated.
+                unsafe { self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })) };
+                continue;
+            }
             let base = draw.instances.map_or(0, |i| i.first);
             let ranges = &plan_ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
             // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
@@ -334,6 +340,28 @@ impl<'a> PassRecording<'a> {
             if let Some(ib) = b.indices.filter(|i| bound.indices != Some(*i)) {
                 d.cmd_bind_index_buffer(cmd, ib.0, ib.1, ib.2);
                 bound.indices = Some(ib);
+            }
+        }
+    }
+
+    /// Records the host's indirect commands of one draw.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record`]; the draw's bindings and push constants are recorded, and
+    /// the features the commands need are enabled (validated with the draw).
+    unsafe fn record_indirect(&self, indirect: &IndirectDraws, indexed: bool) {
+        let (d, cmd) = (self.device, self.cmd);
+        let (buffer, offset, max, stride) = (indirect.commands.buffer, indirect.commands.offset, indirect.max_draw_count, indirect.stride);
+        if max == 0 {
+            return;
+        }
+        // SAFETY: the caller's contract.
+        unsafe {
+            match (indexed, indirect.count) {
+                (true, None) => d.cmd_draw_indexed_indirect(cmd, buffer, offset, max, stride),
+                (false, None) => d.cmd_draw_indirect(cmd, buffer, offset, max, stride),
+                (true, Some(c)) => d.cmd_draw_indexed_indirect_count(cmd, buffer, offset, c.buffer, c.offset, max, stride),
+                (false, Some(c)) => d.cmd_draw_indirect_count(cmd, buffer, offset, c.buffer, c.offset, max, stride),
             }
         }
     }

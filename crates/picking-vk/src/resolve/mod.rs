@@ -28,7 +28,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
         };
         let detail = texels.detail.map(|[face, b0, b1, b2]| {
-            let source = draw.map(|d| DetailSource {
+            // Which elements an indirect command drew is the GPU's to know: the face only.
+            let source = draw.filter(|d| !d.indirect).map(|d| DetailSource {
                 triangles: d.triangles,
                 topology: d.topology,
                 restart: d.restart,
@@ -75,6 +76,7 @@ mod tests {
             geometry: None,
             instance_transforms: None,
             world_adjusted: false,
+            indirect: false,
         }
     }
 
