@@ -212,3 +212,77 @@ fn row_major_3x4_instance_transforms_pick_like_their_mat4s() {
     drop((picker, rb, gs));
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn instance_transforms_in_a_storage_buffer_pick_like_vertex_attributes() {
+    let gpu = Gpu::new();
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(6, 10));
+    let mut rng = fastrand::Rng::with_seed(17);
+    let transforms: Vec<Mat4> = (0..24)
+        .map(|i| {
+            Mat4::from_scale_rotation_translation(
+                Vec3::new(0.3 + rng.f32() * 0.3, 0.3 + rng.f32() * 0.3, 0.3 + rng.f32() * 0.3),
+                glam::Quat::from_rotation_z(rng.f32() * 3.0),
+                Vec3::new((i % 6) as f32 * 0.8 - 2.0, (i / 6) as f32 * 0.8 - 1.2, -6.0 - rng.f32()),
+            )
+        })
+        .collect();
+    let mut obj = Object::new(9, 0, Mat4::from_rotation_y(0.2));
+    obj.instances = Some(transforms.clone());
+    scene.objects.push(obj);
+    let gs = scene.upload(&gpu.ctx);
+    let as_attributes = gs.draws[0].clone();
+    let inst = as_attributes.instances.expect("instanced");
+    // Mat4s at an 80-byte stride after 100 bytes of other data, and 3x4 rows packed.
+    let mut padded = vec![0f32; 25];
+    for m in &transforms {
+        padded.extend(m.to_cols_array());
+        padded.extend([0.0; 4]);
+    }
+    let rows: Vec<f32> = transforms.iter().flat_map(|m| m.transpose().to_cols_array().into_iter().take(12)).collect();
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let (mb, rb) = (gpu.ctx.upload(&padded, usage).unwrap(), gpu.ctx.upload(&rows, usage).unwrap());
+    let storage = |b: &picking_vk_context::HostBuffer, offset: u64, stride: u32, format| {
+        as_attributes
+            .clone()
+            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
+            .with_instance_format(format)
+            .with_instances(picking_vk::Instances { range: BufferRange { buffer: b.buffer, offset, size: b.size - offset }, stride, ..inst })
+    };
+    let variants = [storage(&mb, 100, 80, picking_vk::InstanceFormat::Mat4), storage(&rb, 0, 48, picking_vk::InstanceFormat::Rows3x4)];
+    let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Reverse, W, H);
+    let vp = Viewport::full(W, H);
+    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), std::slice::from_ref(&as_attributes), 8);
+    assert!(covered.len() > 300, "the instances fill part of the view: {}", covered.len());
+    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
+    let mut instances_seen = std::collections::BTreeSet::new();
+    let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
+    for chunk in covered.iter().take(128).copied().collect::<Vec<_>>().chunks(64) {
+        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+        let want = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_attributes));
+        for draw in &variants {
+            let got = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(draw));
+            for ((a, b), p) in want.iter().zip(&got).zip(chunk) {
+                assert_eq!(key(a), key(b), "pixel {p}");
+                instances_seen.extend(b.hit.as_ref().and_then(|h| h.instance));
+            }
+        }
+    }
+    assert!(instances_seen.len() > 8, "instances hit: {instances_seen:?}");
+    // Rectangles read the storage buffer too: the same per-instance pixel counts.
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let rect =
+        [picking_vk::PickQuery::Rect { rect: picking_vk::PixelRect::new(UVec2::new(10, 10), UVec2::new(W - 10, H - 10)), mode: picking_vk::RectMode::Visible }];
+    let mut rects = vec![];
+    for draw in std::iter::once(&as_attributes).chain(&variants) {
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &rect, std::slice::from_ref(draw)) }.map(|_| ()).unwrap());
+        // SAFETY: `run` waited.
+        rects.push(unsafe { picker.take_results(0) }.unwrap().unwrap().results);
+    }
+    assert_eq!(rects[0], rects[1]);
+    assert_eq!(rects[0], rects[2]);
+    drop((picker, mb, rb, gs));
+    gpu.assert_no_validation_messages();
+}

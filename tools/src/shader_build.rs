@@ -10,6 +10,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_instanced.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_batched.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced_rows.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_instanced_storage.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_rect.frag", shaderc::ShaderKind::Fragment, "picking-vk"),

@@ -104,7 +104,7 @@ mod resolve;
 
 pub use draw::{
     Aabb, AttributeFormat, AttributeStream, BufferRange, DepthBias, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws,
-    InstanceFormat, Instances, Interpolation, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology, Triangles, HOOK_SET,
+    InstanceBinding, InstanceFormat, Instances, Interpolation, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology, Triangles, HOOK_SET,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;

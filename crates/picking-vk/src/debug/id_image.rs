@@ -60,6 +60,7 @@ impl IdImage {
             max_stride: limits.max_vertex_input_binding_stride,
             multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
             indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
+            max_storage_range: limits.max_storage_buffer_range,
         };
         let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false, draw_limits)?;
         let extent = vk::Extent2D { width, height };

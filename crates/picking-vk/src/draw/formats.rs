@@ -75,3 +75,16 @@ impl InstanceFormat {
         }
     }
 }
+
+/// Where an instanced draw's transforms are read from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InstanceBinding {
+    /// Per-instance vertex attributes of a buffer with `VERTEX_BUFFER` usage.
+    #[default]
+    VertexBuffer,
+    /// A buffer with `STORAGE_BUFFER` usage that the vertex shader indexes by instance, for
+    /// engines that keep instance data in storage buffers. The picker binds the buffer's
+    /// first `range.offset + range.size` bytes in a descriptor set of its own (at most 64
+    /// such buffers in flight); the offset needs no descriptor alignment. Not with hooks.
+    StorageBuffer,
+}

@@ -46,13 +46,15 @@ pub(crate) struct DrawLimits {
     pub multi_draw_indirect: bool,
     /// `drawIndirectCount` is enabled.
     pub indirect_count: bool,
+    /// `maxStorageBufferRange`.
+    pub max_storage_range: u32,
 }
 
 impl DrawLimits {
     /// Everything allowed, with `max_stride` (tests).
     #[cfg(test)]
     pub fn stride(max_stride: u32) -> Self {
-        DrawLimits { max_stride, multi_draw_indirect: true, indirect_count: true }
+        DrawLimits { max_stride, multi_draw_indirect: true, indirect_count: true, max_storage_range: u32::MAX }
     }
 }
 

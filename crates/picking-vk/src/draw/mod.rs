@@ -9,7 +9,7 @@ pub(crate) mod indirect;
 pub(crate) mod raster;
 
 pub use bounds::Aabb;
-pub use formats::{InstanceFormat, PositionFormat};
+pub use formats::{InstanceBinding, InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
 pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
 pub(crate) use indirect::DrawLimits;
@@ -158,6 +158,8 @@ pub struct PickDraw {
     pub position_format: PositionFormat,
     /// How each instance's transform is stored (a column-major `mat4` by default).
     pub instance_format: InstanceFormat,
+    /// Where the transforms are read from (vertex attributes by default).
+    pub instance_binding: InstanceBinding,
     /// Run-time GLSL the pick pass runs for this draw (see [`HookProgram`]).
     pub hooks: Option<DrawHooks>,
     /// The host's indirect commands, when it draws this indirectly (see [`IndirectDraws`]).
@@ -181,6 +183,7 @@ impl PickDraw {
             raster: RasterState::default(),
             position_format: PositionFormat::Float32x3,
             instance_format: InstanceFormat::Mat4,
+            instance_binding: InstanceBinding::VertexBuffer,
             hooks: None,
             indirect: None,
         }
@@ -201,6 +204,12 @@ impl PickDraw {
     /// Sets [`PickDraw::instance_format`].
     pub fn with_instance_format(mut self, format: InstanceFormat) -> Self {
         self.instance_format = format;
+        self
+    }
+
+    /// Sets [`PickDraw::instance_binding`].
+    pub fn with_instance_binding(mut self, binding: InstanceBinding) -> Self {
+        self.instance_binding = binding;
         self
     }
 
@@ -347,8 +356,21 @@ impl PickDraw {
         } else {
             self.validate_elements(p).map_err(bad)?;
         }
+        let storage = self.instances.is_some() && self.instance_binding == InstanceBinding::StorageBuffer;
+        if storage && self.hooks.is_some() {
+            return Err(bad("instance transforms in a storage buffer do not combine with hooks yet".into()));
+        }
         if let Some(inst) = self.instances {
             let size = self.instance_format.bytes();
+            if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
+                return Err(bad(format!(
+                    "the instance storage buffer's first {} bytes exceed maxStorageBufferRange ({})",
+                    inst.range.offset.saturating_add(inst.range.size),
+                    limits.max_storage_range
+                )));
+            }
+            // Vertex input strides are limited; a storage buffer's are not.
+            let max_stride = if storage { u32::MAX } else { max_stride };
             if inst.stride < size || inst.stride > max_stride {
                 return Err(bad(format!(
                     "instance stride {} lies outside {size}..={max_stride} bytes (one transform; maxVertexInputBindingStride)",

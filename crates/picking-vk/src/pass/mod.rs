@@ -5,6 +5,7 @@
 pub(crate) mod hook_compile;
 pub(crate) mod hook_glsl;
 pub(crate) mod hooked;
+pub(crate) mod instance_sets;
 pub(crate) mod pipeline;
 pub(crate) mod rect;
 pub(crate) mod render_pass;
@@ -15,6 +16,7 @@ use crate::draw::DrawLimits;
 use crate::error::PickError;
 use crate::gpu::Memory;
 use ash::vk;
+use instance_sets::InstanceSets;
 use pipeline::Pipelines;
 pub(crate) use render_pass::{formats_missing, PassLayout};
 use rendering::{Pass, Rendering};
@@ -23,6 +25,8 @@ pub(crate) struct PassKit {
     /// Dropped before the pass they were built for (fields drop in order).
     pub pipelines: Pipelines,
     pub pass: Pass,
+    /// Sets binding the host's instance storage buffers (shared with the rectangle kit).
+    pub instance_sets: InstanceSets,
     pub memory: Memory,
     pub layout: PassLayout,
     /// Largest draw count of one indirect draw (1 without multiDrawIndirect).
@@ -46,10 +50,12 @@ impl PassKit {
     ) -> Result<Self, PickError> {
         let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
         let flavour = pipeline::Flavour::Hit { detail: layout.detail };
-        let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, limits.max_push_constants_size)?;
+        let instance_sets = InstanceSets::new(memory)?;
+        let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, instance_sets.layout.handle, limits.max_push_constants_size)?;
         Ok(PassKit {
             pipelines,
             pass,
+            instance_sets,
             memory: memory.clone(),
             layout,
             max_draw_indirect_count: if batching { limits.max_draw_indirect_count.max(1) } else { 1 },

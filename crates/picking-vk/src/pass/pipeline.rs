@@ -2,7 +2,7 @@
 
 use crate::draw::hooks::{DrawHooks, HookKey};
 use crate::draw::raster::RasterKey;
-use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
+use crate::draw::{InstanceBinding, InstanceFormat, PickDraw, PositionFormat};
 use crate::error::PickError;
 use crate::gpu::Memory;
 use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
@@ -22,6 +22,7 @@ pub(crate) mod spirv {
     pub const PICK_VERT: &[u8] = include_bytes!("../../spirv/pick.vert.spv");
     pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
     pub const PICK_INSTANCED_ROWS_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_rows.vert.spv");
+    pub const PICK_INSTANCED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_storage.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
@@ -44,6 +45,9 @@ pub(crate) enum Flavour {
 /// Bytes of the rectangle passes' push constants: `PickPush`, then the tile (see
 /// `shaders/pick_rect_all.frag`).
 pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 32;
+/// Bytes of push constants with instance transforms in a storage buffer: the above, then
+/// (base word, stride in words, rows, 0) (see `shaders/pick_instanced_storage.vert`).
+pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {
@@ -76,6 +80,8 @@ pub(crate) struct PipelineKey {
     pub instance_stride: Option<u32>,
     /// Per-instance transforms are row-major 3x4 matrices (else column-major 4x4).
     pub instance_rows: bool,
+    /// Per-instance transforms come from a storage buffer (else vertex attributes).
+    pub instance_storage: bool,
     /// Per-draw data comes from rows of the batch buffer (see `crate::record::batch`), not
     /// push constants.
     pub batched: bool,
@@ -96,6 +102,7 @@ impl PipelineKey {
             position_format: draw.position_format,
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
+            instance_storage: draw.instances.is_some() && draw.instance_binding == InstanceBinding::StorageBuffer,
             batched: batched && draw.hooks.is_none() && draw.indirect.is_none(),
             depth,
             raster: draw.raster.key(),
@@ -114,8 +121,13 @@ pub(crate) struct Pipelines {
     vert_instanced: vk::ShaderModule,
     vert_instanced_rows: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
+    vert_instanced_storage: vk::ShaderModule,
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
+    /// For instance transforms in a storage buffer: set 0 as `layout`'s (an empty one in the
+    /// hit pass, `empty_set`), set 1 the instance buffer's, `STORAGE_PUSH_SIZE` bytes.
+    storage_layout: vk::PipelineLayout,
+    empty_set: vk::DescriptorSetLayout,
     /// Shaders and layouts of hooked pipelines, per hook program.
     hooked: HookedShaders,
     /// Few keys ever exist (one per vertex layout in use): a list beats hashing. With the
@@ -152,6 +164,7 @@ impl Pipelines {
         target: PipelineTarget,
         flavour: Flavour,
         set_layout: Option<vk::DescriptorSetLayout>,
+        instance_set_layout: vk::DescriptorSetLayout,
         max_push_constants: u32,
     ) -> Result<Self, PickError> {
         let fragment = match flavour {
@@ -174,8 +187,11 @@ impl Pipelines {
             vert_instanced: vk::ShaderModule::null(),
             vert_instanced_rows: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
+            vert_instanced_storage: vk::ShaderModule::null(),
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
+            storage_layout: vk::PipelineLayout::null(),
+            empty_set: vk::DescriptorSetLayout::null(),
             cache: Vec::new(),
             frame: 0,
             oldest_in_flight: 0,
@@ -186,6 +202,7 @@ impl Pipelines {
         this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
         this.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
+        this.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
         this.frag = match flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
             Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
@@ -199,6 +216,20 @@ impl Pipelines {
         // SAFETY: valid create info on a live device.
         this.layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
         memory.name(this.layout, "pipeline layout");
+        let set0 = match set_layout {
+            Some(layout) => layout,
+            None => {
+                // SAFETY: an empty set layout on a live device; destroyed in `Drop`.
+                this.empty_set = unsafe { memory.device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None) }?;
+                this.empty_set
+            }
+        };
+        let storage_sets = [set0, instance_set_layout];
+        let storage_ranges =
+            [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(STORAGE_PUSH_SIZE)];
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&storage_ranges).set_layouts(&storage_sets);
+        // SAFETY: valid create info on a live device; the set layouts are live.
+        this.storage_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
         Ok(this)
     }
 
@@ -257,6 +288,7 @@ impl Pipelines {
         let pipeline = self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)?;
         match key.hook {
             Some(h) => Some((pipeline, self.hooked.layout(h.program)?)),
+            None if key.instance_storage => Some((pipeline, self.storage_layout)),
             None => Some((pipeline, self.layout)),
         }
     }
@@ -273,6 +305,7 @@ impl Pipelines {
                 self.hooked.prepare(hooks, variant)?
             }
             (Some(_), None) => return Err(PickError::InvalidRequest("a hooked pipeline was asked for without the draw's hooks".into())),
+            (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
                 let vert = match (key.instance_stride, key.batched) {
                     (Some(_), _) if key.instance_rows => self.vert_instanced_rows,
@@ -291,6 +324,8 @@ impl Pipelines {
         let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: key.position_format.vk(), offset: 0 }];
         // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
         let per_instance = match (key.instance_stride, key.batched) {
+            // A storage buffer's transforms are read by index, not as attributes.
+            (Some(_), _) if key.instance_storage => None,
             (Some(stride), _) => Some(stride),
             (None, true) => Some(ROW_BYTES),
             (None, false) => None,
@@ -387,7 +422,9 @@ impl Drop for Pipelines {
                 self.memory.device.destroy_pipeline(p, None);
             }
             self.memory.device.destroy_pipeline_layout(self.layout, None);
-            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.frag] {
+            self.memory.device.destroy_pipeline_layout(self.storage_layout, None);
+            self.memory.device.destroy_descriptor_set_layout(self.empty_set, None);
+            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag] {
                 self.memory.device.destroy_shader_module(m, None);
             }
         }
@@ -418,6 +455,7 @@ mod tests {
             spirv::PICK_VERT,
             spirv::PICK_INSTANCED_VERT,
             spirv::PICK_INSTANCED_ROWS_VERT,
+            spirv::PICK_INSTANCED_STORAGE_VERT,
             spirv::PICK_BATCHED_VERT,
             spirv::PICK_FRAG,
             spirv::PICK_DETAIL_FRAG,

@@ -75,6 +75,7 @@ impl RectKit {
         capacity: u32,
         rendering: &Rendering,
         select_through: bool,
+        instance_set_layout: vk::DescriptorSetLayout,
         max_push_constants: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
@@ -132,7 +133,7 @@ impl RectKit {
         ];
         // SAFETY: the set, buffer and view are live; nothing uses the set yet.
         unsafe { device.update_descriptor_sets(&writes, &[]) };
-        let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), max_push_constants);
+        let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), instance_set_layout, max_push_constants);
         let visible = pipelines(Flavour::RectVisible)?;
         let all = if select_through { Some(pipelines(Flavour::RectAll)?) } else { None };
         let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];

@@ -208,6 +208,7 @@ impl Picker {
             max_stride: limits.max_vertex_input_binding_stride,
             multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
             indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
+            max_storage_range: limits.max_storage_buffer_range,
         };
         let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;
         kit.pipelines.set_limit(config.max_pipelines);
@@ -235,7 +236,8 @@ impl Picker {
             }
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
             let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, limits.max_push_constants_size)?;
+            let instance_sets = kit.instance_sets.layout.handle;
+            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, limits.max_push_constants_size)?;
             kit.visible.set_limit(config.max_pipelines);
             if let Some(all) = kit.all.as_mut() {
                 all.set_limit(config.max_pipelines);

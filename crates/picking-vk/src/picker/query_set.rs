@@ -173,7 +173,7 @@ impl Picker {
             match part {
                 PlannedPart::Hit { entries, .. } => {
                     let kit = &mut self.kit;
-                    prepare_entries(&mut kit.pipelines, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, &mut rows)?;
+                    prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, &mut rows)?;
                 }
                 PlannedPart::Rect { entries } => {
                     // The table counts instances the CPU knows; the GPU picks an indirect draw's.
@@ -190,7 +190,7 @@ impl Picker {
                         RectMode::Visible => &mut rect.visible,
                         RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
                     };
-                    prepare_entries(pipelines, draws, &fp.entries[entries.clone()], 0, camera.depth, &mut 0)?;
+                    prepare_entries(pipelines, &mut self.kit.instance_sets, draws, &fp.entries[entries.clone()], 0, camera.depth, &mut 0)?;
                 }
             }
         }
@@ -232,6 +232,7 @@ impl Picker {
         let frame = self.next_frame;
         let oldest_in_flight = self.slots.iter().enumerate().filter(|(i, _)| *i != slot).filter_map(|(_, s)| s.last_frame).min().unwrap_or(frame);
         self.kit.pipelines.begin_frame(frame, oldest_in_flight);
+        self.kit.instance_sets.begin_frame(frame, oldest_in_flight);
         if let Some(rect) = self.rect.as_mut() {
             rect.visible.begin_frame(frame, oldest_in_flight);
             if let Some(all) = rect.all.as_mut() {

@@ -6,10 +6,12 @@ pub(crate) mod batch;
 pub(crate) mod hooked;
 pub(crate) mod rect;
 
-use crate::draw::{IndirectDraws, PickDraw, Triangles};
+use crate::draw::{IndirectDraws, Instances, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
+use crate::pass::instance_sets::InstanceSets;
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
+use crate::pass::pipeline::{RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rendering::Pass;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -42,6 +44,7 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthCo
 /// validated when the frame was planned (every draw, culled or not).
 pub(crate) fn prepare_entries(
     pipelines: &mut Pipelines,
+    sets: &mut InstanceSets,
     draws: &[PickDraw],
     entries: &[PlanEntry],
     batch_rows: u32,
@@ -53,9 +56,38 @@ pub(crate) fn prepare_entries(
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         let key = pipeline_key(draw, *rows_used, batch_rows, depth);
         pipelines.get(key, draw.hooks.as_ref())?;
+        if let (true, Some(inst)) = (key.instance_storage, draw.instances) {
+            sets.prepare(inst.range.buffer, storage_bytes(&inst))?;
+        }
         *rows_used += u32::from(key.batched);
     }
     Ok(())
+}
+
+/// The buffer bound at binding 1 for `draw`'s per-instance attributes: none when its
+/// transforms come from a storage buffer.
+pub(crate) fn instance_attributes(draw: &PickDraw) -> Option<(vk::Buffer, u64)> {
+    draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::VertexBuffer).map(|i| (i.range.buffer, i.range.offset))
+}
+
+/// Bytes of a storage buffer its instances' set binds (from offset 0: no alignment needed).
+pub(crate) fn storage_bytes(instances: &Instances) -> u64 {
+    instances.range.offset.saturating_add(instances.range.size)
+}
+
+/// The words `shaders/pick_instanced_storage.vert` reads after the rectangle words: the first
+/// element's word, the stride in words, whether elements are 3x4 rows.
+pub(crate) fn storage_words(draw: &PickDraw) -> [u32; 4] {
+    let Some(i) = draw.instances else { return [0; 4] };
+    let rows = u32::from(draw.instance_format == crate::draw::InstanceFormat::Rows3x4);
+    [(i.range.offset / 4) as u32, i.stride / 4, rows, 0]
+}
+
+/// `words` in native byte order into `out`.
+pub(crate) fn words_to_bytes<const N: usize>(words: [u32; N], out: &mut [u8]) {
+    for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
 }
 
 /// What the pass has bound so far: engines often draw many objects from one buffer, so only
@@ -73,6 +105,8 @@ struct BoundState {
     hook_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
     /// The layout the pass's own set 0 (the rectangle table) was last bound with.
     set0_layout: Option<vk::PipelineLayout>,
+    /// The instance storage set, and the layout it was bound with.
+    instance_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
 }
 
 #[derive(Clone)]
@@ -83,6 +117,7 @@ pub(crate) struct PassRecording<'a> {
     pub layout: PassLayout,
     pub targets: &'a PassTargets,
     pub pipelines: &'a Pipelines,
+    pub instance_sets: &'a InstanceSets,
     pub camera: &'a CameraSnapshot,
     pub framing: Framing,
     /// Largest draw count of one indirect draw.
@@ -104,7 +139,7 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
     ) -> Result<Self, PickError> {
-        prepare_entries(&mut kit.pipelines, draws, &plan.entries, kit.batch_rows, camera.depth, &mut 0)?;
+        prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &plan.entries, kit.batch_rows, camera.depth, &mut 0)?;
         Ok(Self::prepared(kit, cmd, targets, camera, framing))
     }
 
@@ -117,6 +152,7 @@ impl<'a> PassRecording<'a> {
             layout: kit.layout,
             targets,
             pipelines: &kit.pipelines,
+            instance_sets: &kit.instance_sets,
             camera,
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
@@ -275,7 +311,7 @@ impl<'a> PassRecording<'a> {
             }
             // SAFETY: as above; offsets and counts were validated against the buffer ranges.
             unsafe {
-                self.bind(&bindings, draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
+                self.bind(&bindings, instance_attributes(draw), &mut bound);
                 match &draw.hooks {
                     Some(hooks) => {
                         self.bind_hooks(hooks, layout, &mut bound);
@@ -285,7 +321,16 @@ impl<'a> PassRecording<'a> {
                     None => {
                         let first_instance = draw.instances.map_or(0, |i| i.first);
                         let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
-                        d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+                        if key.instance_storage {
+                            self.bind_instance_set(draw, layout, &mut bound);
+                            let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
+                            bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
+                            words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
+                            d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
+                        } else {
+                            d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
+                        }
                     }
                 }
             }
@@ -341,6 +386,23 @@ impl<'a> PassRecording<'a> {
                 d.cmd_bind_index_buffer(cmd, ib.0, ib.1, ib.2);
                 bound.indices = Some(ib);
             }
+        }
+    }
+
+    /// Binds the set of `draw`'s instance storage buffer at set 1 of `layout`, if not bound.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record`]; the set was prepared for this frame.
+    unsafe fn bind_instance_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
+        let Some(inst) = draw.instances else { return };
+        let Some(set) = self.instance_sets.get(inst.range.buffer, storage_bytes(&inst)) else {
+            log::error!("picking-vk: no instance set for a storage buffer; was prepare() skipped?");
+            return;
+        };
+        if bound.instance_set != Some((layout, set)) {
+            // SAFETY: the caller's contract.
+            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 1, &[set], &[]) };
+            bound.instance_set = Some((layout, set));
         }
     }
 

@@ -4,10 +4,10 @@
 //! the same entries and an object seen in several tiles has one entry. A `Visible` tile is
 //! then reduced into the table by the compute pass.
 
-use super::{pipeline_key, Bindings, BoundState, PassRecording};
+use super::{instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
 use crate::draw::{PickDraw, Triangles};
 use crate::handoff::{DrawSnapshot, EntrySpan};
-use crate::pass::pipeline::{PickPush, Pipelines, RECT_PUSH_SIZE};
+use crate::pass::pipeline::{PickPush, Pipelines, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rect::RectKit;
 use crate::plan::PlanEntry;
 use crate::request::camera::DepthConvention;
@@ -68,12 +68,6 @@ pub(crate) struct Tile<'p> {
     pub map: &'p [EntryRange],
 }
 
-fn words_to_bytes<const N: usize>(words: [u32; N], out: &mut [u8]) {
-    for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_ne_bytes());
-    }
-}
-
 impl PassRecording<'_> {
     /// Records `tile` into the rectangle pass of `kit` and, for `Visible`, its reduction;
     /// returns the draws recorded. `pipelines` is the mode's set, with every key built.
@@ -91,7 +85,7 @@ impl PassRecording<'_> {
         ];
         let view = self.region_view(tile.first, tile.size, UVec2::ZERO, self.camera.viewport);
         let rect_words = [tile.rect_width, reverse, kit.capacity, 0, tile.origin.x, tile.origin.y, 0, 0];
-        let mut push = [0u8; RECT_PUSH_SIZE as usize];
+        let mut push = [0u8; STORAGE_PUSH_SIZE as usize];
         words_to_bytes(rect_words, &mut push[PickPush::SIZE as usize..]);
         let mut recorded = 0;
         // SAFETY: (whole block) the caller's contract; the rectangle pass, its attachments,
@@ -115,7 +109,7 @@ impl PassRecording<'_> {
                     continue;
                 };
                 recorded += 1;
-                self.bind(&Bindings::of(draw, pipeline), draw.instances.map(|i| (i.range.buffer, i.range.offset)), &mut bound);
+                self.bind(&Bindings::of(draw, pipeline), instance_attributes(draw), &mut bound);
                 // The table set, again whenever the layout changes (hooked layouts differ in
                 // their push constants, which disturbs set 0).
                 if bound.set0_layout != Some(layout) {
@@ -124,6 +118,9 @@ impl PassRecording<'_> {
                 }
                 if let Some(hooks) = &draw.hooks {
                     self.bind_hooks(hooks, layout, &mut bound);
+                }
+                if key.instance_storage {
+                    self.bind_instance_set(draw, layout, &mut bound);
                 }
                 let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
                 let base = draw.instances.map_or(0, |i| i.first);
@@ -141,7 +138,13 @@ impl PassRecording<'_> {
                         } else {
                             let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
                             push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
-                            d.cmd_push_constants(cmd, layout, stages, 0, &push);
+                            let size = if key.instance_storage {
+                                words_to_bytes(storage_words(draw), &mut push[RECT_PUSH_SIZE as usize..]);
+                                STORAGE_PUSH_SIZE
+                            } else {
+                                RECT_PUSH_SIZE
+                            };
+                            d.cmd_push_constants(cmd, layout, stages, 0, &push[..size as usize]);
                         }
                         match draw.triangles {
                             Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, hi - lo, first_vertex, base + lo),
