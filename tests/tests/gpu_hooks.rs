@@ -399,3 +399,37 @@ fn hook_inputs_the_program_does_not_match_are_refused() {
     drop(gs);
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn hooked_draws_that_share_buffers_batch_and_pick_as_one_by_one() {
+    let gpu = Gpu::new();
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::BATCHING), "lavapipe has multiDrawIndirect");
+    let nearest = vk::SamplerCreateInfo::default().mag_filter(vk::Filter::NEAREST).min_filter(vk::Filter::NEAREST);
+    let texture = gpu.ctx.upload_texture(&alpha_texels(5), TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let program = alpha_program(sets.layout);
+    let scene = quad_scene(5);
+    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    // Every quad draws from the first one's buffers (the same mesh): one run of rows.
+    let base = hooked.draws[0].clone();
+    let shared: Vec<PickDraw> = hooked.draws.iter().map(|d| PickDraw { positions: base.positions, triangles: base.triangles, ..d.clone() }).collect();
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), &shared, 2);
+    let mut batched = gpu.picker(PickerConfig::default().with_frames_in_flight(32));
+    let mut single = gpu.picker(PickerConfig::default().with_frames_in_flight(32).with_batch_rows(0));
+    assert!(batched.batching_active() && !single.batching_active());
+    let mut hits = 0;
+    for chunk in covered.iter().take(96).copied().collect::<Vec<_>>().chunks(32) {
+        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+        let a = gpu.pick_batch(&mut batched, &requests, &shared);
+        let b = gpu.pick_batch(&mut single, &requests, &shared);
+        for ((x, y), p) in a.iter().zip(&b).zip(chunk) {
+            let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.draw_index, h.depth));
+            assert_eq!(key(x), key(y), "pixel {p}");
+            hits += usize::from(x.hit.is_some());
+        }
+    }
+    assert!(hits > 60, "{hits}");
+    drop((batched, single, hooked, sets, texture));
+    gpu.assert_no_validation_messages();
+}

@@ -1,6 +1,7 @@
 // Pick vertex shader of hooked draws: the world position is computed, handed to the
-// world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4 or
-// PICK_INSTANCED_ROWS, PICK_ATTRIBUTE with PICK_ATTRIBUTE_FLAT.
+// world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4,
+// PICK_INSTANCED_ROWS or PICK_BATCHED (the draw's model, ID and snapshot index from a batch row,
+// as shaders/pick_batched.vert reads them), PICK_ATTRIBUTE with PICK_ATTRIBUTE_FLAT.
 
 layout(location = 0) in vec3 in_position;
 #if defined(PICK_INSTANCED_MAT4)
@@ -12,6 +13,13 @@ layout(location = 4) in vec4 in_instance_3;
 layout(location = 1) in vec4 in_instance_0;
 layout(location = 2) in vec4 in_instance_1;
 layout(location = 3) in vec4 in_instance_2;
+#elif defined(PICK_BATCHED)
+layout(location = 1) in vec4 in_row_0;
+layout(location = 2) in vec4 in_row_1;
+layout(location = 3) in vec4 in_row_2;
+layout(location = 4) in vec4 in_row_3;
+layout(location = 5) in uvec2 in_row_id;
+layout(location = 6) in uint in_row_draw;
 #endif
 #ifdef PICK_ATTRIBUTE
 layout(location = 8) in vec4 in_attribute;
@@ -33,7 +41,15 @@ layout(location = 4) out vec4 out_attribute;
 
 void main() {
     mat4 object = pc.model;
-#if defined(PICK_INSTANCED_MAT4)
+    uvec2 id = pc.object_id;
+    uint draw_index = pc.draw_index;
+    uint instance = uint(gl_InstanceIndex) - pc.first_instance;
+#if defined(PICK_BATCHED)
+    object = mat4(in_row_0, in_row_1, in_row_2, in_row_3);
+    id = in_row_id;
+    draw_index = in_row_draw;
+    instance = 0u;
+#elif defined(PICK_INSTANCED_MAT4)
     object = object * mat4(in_instance_0, in_instance_1, in_instance_2, in_instance_3);
 #elif defined(PICK_INSTANCED_ROWS)
     // mat4() takes columns: built from the rows it is the transpose of the instance matrix.
@@ -44,7 +60,6 @@ void main() {
 #ifdef PICK_ATTRIBUTE
     attrib = in_attribute;
 #endif
-    uint instance = uint(gl_InstanceIndex) - pc.first_instance;
     vec3 world = w.xyz / w.w;
 #ifdef PICK_WORLD_HOOK
     world = pick_world(PickVertex(in_position, world, mat3(object), instance, attrib));
@@ -57,6 +72,6 @@ void main() {
 #endif
 #endif
     out_instance = instance;
-    out_object_id = pc.object_id;
-    out_draw_index = pc.draw_index;
+    out_object_id = id;
+    out_draw_index = draw_index;
 }

@@ -21,6 +21,8 @@ pub(crate) enum VertexVariant {
     Plain,
     InstancedMat4,
     InstancedRows,
+    /// Batch rows carry each draw's model, ID and snapshot index.
+    Batched,
 }
 
 /// What a hooked fragment stage writes.
@@ -58,6 +60,7 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
                 VertexVariant::Plain => None,
                 VertexVariant::InstancedMat4 => Some("PICK_INSTANCED_MAT4"),
                 VertexVariant::InstancedRows => Some("PICK_INSTANCED_ROWS"),
+                VertexVariant::Batched => Some("PICK_BATCHED"),
             });
             (VERTEX, "hook_pick.vert", source.world.as_deref().map(|w| (WORLD_PART, w)))
         }

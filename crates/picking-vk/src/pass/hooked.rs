@@ -50,7 +50,7 @@ struct ProgramShaders {
     program: u64,
     layout: vk::PipelineLayout,
     frag: vk::ShaderModule,
-    verts: [vk::ShaderModule; 3],
+    verts: [vk::ShaderModule; 4],
 }
 
 /// The hooked shaders of one pass flavour; freed on drop (after the pipelines built from them).
@@ -72,6 +72,7 @@ fn vertex_index(v: VertexVariant) -> usize {
         VertexVariant::Plain => 0,
         VertexVariant::InstancedMat4 => 1,
         VertexVariant::InstancedRows => 2,
+        VertexVariant::Batched => 3,
     }
 }
 
@@ -145,7 +146,7 @@ impl HookedShaders {
             }
         };
         self.memory.name(layout, &format!("hook layout {:?}", source.name));
-        Ok(ProgramShaders { program: hooks.program.id(), layout, frag, verts: [vk::ShaderModule::null(); 3] })
+        Ok(ProgramShaders { program: hooks.program.id(), layout, frag, verts: [vk::ShaderModule::null(); 4] })
     }
 
     fn module(&mut self, hooks: &DrawHooks, stage: Stage) -> Result<vk::ShaderModule, PickError> {

@@ -94,8 +94,8 @@ pub(crate) struct PipelineKey {
 }
 
 impl PipelineKey {
-    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (hooked and
-    /// indirect draws never are).
+    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (indirect
+    /// draws never are).
     pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention) -> Self {
         PipelineKey {
             position_stride: draw.positions.stride,
@@ -103,7 +103,7 @@ impl PipelineKey {
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
             instance_storage: draw.instances.is_some() && draw.instance_binding == InstanceBinding::StorageBuffer,
-            batched: batched && draw.hooks.is_none() && draw.indirect.is_none(),
+            batched: batched && draw.indirect.is_none(),
             depth,
             raster: draw.raster.key(),
             hook: draw.hooks.as_ref().map(HookKey::of),
@@ -300,6 +300,7 @@ impl Pipelines {
                 let variant = match key.instance_stride {
                     Some(_) if key.instance_rows => VertexVariant::InstancedRows,
                     Some(_) => VertexVariant::InstancedMat4,
+                    None if key.batched => VertexVariant::Batched,
                     None => VertexVariant::Plain,
                 };
                 self.hooked.prepare(hooks, variant)?

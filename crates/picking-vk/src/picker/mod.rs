@@ -467,7 +467,7 @@ impl Picker {
             let key = |batched| PipelineKey::of(draw, batched, depth);
             let hooks = draw.hooks.as_ref();
             let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {
-                if batching && draw.instances.is_none() && hooks.is_none() {
+                if batching && draw.instances.is_none() && draw.indirect.is_none() {
                     self.kit.pipelines.get(key(true), hooks)
                 } else {
                     Ok(vk::Pipeline::null())

@@ -29,14 +29,29 @@ impl PassRecording<'_> {
     /// As [`PassRecording::record`]; `layout` is the layout of the bound (hooked) pipeline,
     /// and the hooks' buffer and set are live.
     pub(super) unsafe fn bind_hooks(&self, hooks: &DrawHooks, layout: vk::PipelineLayout, bound: &mut BoundState) {
+        // SAFETY: the caller's contract.
+        unsafe { self.bind_hook_inputs(hooks.attribute.map(|a| (a.range.buffer, a.range.offset)), hooks.descriptor_set, layout, bound) }
+    }
+
+    /// As [`PassRecording::bind_hooks`], from the parts: the attribute stream's buffer and
+    /// offset, and the set (null: none).
+    ///
+    /// # Safety
+    /// As [`PassRecording::bind_hooks`].
+    pub(super) unsafe fn bind_hook_inputs(
+        &self,
+        attribute: Option<(vk::Buffer, u64)>,
+        set: vk::DescriptorSet,
+        layout: vk::PipelineLayout,
+        bound: &mut BoundState,
+    ) {
         let (d, cmd) = (self.device, self.cmd);
         // SAFETY: the caller's contract.
         unsafe {
-            if let Some(a) = hooks.attribute.map(|a| (a.range.buffer, a.range.offset)).filter(|a| bound.attribute != Some(*a)) {
+            if let Some(a) = attribute.filter(|a| bound.attribute != Some(*a)) {
                 d.cmd_bind_vertex_buffers(cmd, 2, &[a.0], &[a.1]);
                 bound.attribute = Some(a);
             }
-            let set = hooks.descriptor_set;
             if set != vk::DescriptorSet::null() && bound.hook_set != Some((layout, set)) {
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOK_SET, &[set], &[]);
                 bound.hook_set = Some((layout, set));

@@ -9,6 +9,7 @@ pub(crate) mod rect;
 use crate::draw::{IndirectDraws, Instances, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
+use crate::pass::hooked::HookPush;
 use crate::pass::instance_sets::InstanceSets;
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
 use crate::pass::pipeline::{RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
@@ -289,17 +290,21 @@ impl<'a> PassRecording<'a> {
             let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
             let bindings = Bindings::of(draw, pipeline);
             if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
+                let hook =
+                    draw.hooks.as_ref().map(|h| RunHook { attribute: h.attribute.map(|a| (a.range.buffer, a.range.offset)), set: h.descriptor_set, layout });
                 // Extend the open run, or close it and open one for this draw's bindings.
-                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.count >= self.max_draw_indirect_count) {
+                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
                     // SAFETY: as above.
                     unsafe { self.record_run(run.take(), batch, &mut bound) };
                 }
-                let open = run.get_or_insert(Run { bindings, first: *rows, count: 0 });
+                let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
                 let (count, first, vertex_offset) = match draw.triangles {
                     Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
                     Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
                 };
-                let row = DrawRow { model_view_projection, object_id: draw.id.to_words(), draw_index };
+                // Hooked shaders work in world space: their rows carry the model matrix.
+                let matrix = if draw.hooks.is_some() { draw.model } else { model_view_projection };
+                let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index };
                 batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
                 open.count += 1;
                 *rows += 1;
@@ -438,6 +443,20 @@ impl<'a> PassRecording<'a> {
         // SAFETY: the caller's contract; the run's rows and commands lie within the batch buffer.
         unsafe {
             self.bind(&run.bindings, Some((batch.buffer(), 0)), bound);
+            if let Some(h) = run.hook {
+                // The rows carry each draw's model, ID and index; the push block the rest.
+                self.bind_hook_inputs(h.attribute, h.set, h.layout, bound);
+                let push = HookPush {
+                    view_projection: self.camera.view_projection.as_mat4(),
+                    object_id: [0; 2],
+                    draw_index: 0,
+                    first_instance: 0,
+                    rect: [0; 8],
+                    model: glam::Mat4::IDENTITY,
+                    pixel_shift: self.pixel_shift.get(),
+                };
+                self.device.cmd_push_constants(self.cmd, h.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+            }
             match run.bindings.indices {
                 Some(_) => self.device.cmd_draw_indexed_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
                 None => self.device.cmd_draw_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
@@ -464,9 +483,19 @@ impl Bindings {
     }
 }
 
+/// What a hooked run binds beyond [`Bindings`]: the hooks' attribute stream and set, and
+/// the program's layout.
+#[derive(Clone, Copy, PartialEq)]
+struct RunHook {
+    attribute: Option<(vk::Buffer, u64)>,
+    set: vk::DescriptorSet,
+    layout: vk::PipelineLayout,
+}
+
 /// Consecutive batched draws with the same bindings: rows `first..first + count`.
 struct Run {
     bindings: Bindings,
+    hook: Option<RunHook>,
     first: u32,
     count: u32,
 }
