@@ -433,3 +433,58 @@ fn hooked_draws_that_share_buffers_batch_and_pick_as_one_by_one() {
     drop((batched, single, hooked, sets, texture));
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn discard_hooks_see_the_host_pixel_id_and_instance_in_every_pass() {
+    let gpu = Gpu::new();
+    // Instanced quads side by side: the hook drops the left half of the host's framebuffer
+    // and every odd instance, wherever the pass draws the pixel (a query cell, a tile).
+    let mut scene = Scene { meshes: vec![Mesh::quad(1.0)], objects: vec![] };
+    let mut obj = Object::new(7, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -6.0)));
+    obj.instances = Some((0..6).map(|i| Mat4::from_translation(Vec3::new(i as f32 * 1.1 - 2.75, 0.0, 0.0)) * Mat4::from_scale(Vec3::splat(0.5))).collect());
+    scene.objects.push(obj);
+    let gs = scene.upload(&gpu.ctx);
+    let program = HookProgram::new(HookSource {
+        name: "inputs".into(),
+        discard: Some(format!("bool pick_discard(PickFragment f) {{\n    return f.pixel.x < {}.0 || (f.instance & 1u) == 1u || f.id.x != 7u;\n}}\n", W / 2)),
+        ..Default::default()
+    });
+    let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(program.clone()))).collect();
+    let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.0, 0.0, -6.0), W, H);
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let plain = gpu.covered_pixels(&request, &gs.draws, 1);
+    let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(48, 40));
+    // Point queries in a set: each lands in its own cell of the target, away from its pixel.
+    let pixels: Vec<UVec2> = plain.iter().take(16).copied().collect();
+    let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &draws) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap().results;
+    let (mut kept, mut dropped) = (0, 0);
+    for (r, p) in results.iter().zip(&pixels) {
+        let QueryResult::Point(r) = r else { panic!("a point result") };
+        match r.hit.as_ref().and_then(|h| h.instance) {
+            Some(i) => {
+                assert!(p.x >= W / 2 && i % 2 == 0, "pixel {p}: instance {i} should have been dropped");
+                kept += 1;
+            }
+            None => dropped += 1,
+        }
+    }
+    assert!(kept > 0 && dropped > 0, "{kept} kept, {dropped} dropped");
+    // A rectangle over the whole view, in tiles: only even instances on the right half.
+    let rect = [PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(W, H)), mode: RectMode::Visible }];
+    // SAFETY: as above.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &rect, &draws) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap().results;
+    let QueryResult::Rect(visible) = &results[0] else { panic!("a rectangle result") };
+    assert!(!visible.objects.is_empty());
+    for o in &visible.objects {
+        assert!(o.instance.is_some_and(|i| i % 2 == 0), "{o:?}");
+        assert!(o.pixel.x >= W / 2, "{o:?}");
+    }
+    drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
