@@ -81,7 +81,27 @@ fn rendering_of(args: &Args) -> PassRendering {
     }
 }
 
+/// glibc serves allocations below its mmap threshold from heaps it rarely returns to the
+/// system, and raises the threshold (up to 32 MiB) each time a large block is freed. A
+/// software rasterizer (lavapipe) allocates and frees tens of megabytes a frame in 64 KiB
+/// blocks from its own threads; in those heaps the churn fragments, and resident memory crept
+/// up by about 0.7 MB a minute with 2,000 objects on screen. With the threshold fixed at
+/// 64 KiB such blocks are mapped and unmapped whole. Set once, before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn fix_allocator_threshold() {
+    // SAFETY: mallopt only changes glibc's allocator parameters; called at the start of
+    // main, before any other thread exists.
+    let applied = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024) };
+    if applied != 1 {
+        log::warn!("could not set glibc's mmap threshold");
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn fix_allocator_threshold() {}
+
 fn main() -> ExitCode {
+    fix_allocator_threshold();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args = Args::parse();
     match run(args) {

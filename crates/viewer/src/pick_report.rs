@@ -117,7 +117,7 @@ impl PickReport {
             v["uv"] = Value::Null;
         }
         if let Some(t) = h.and_then(|h| h.texel) {
-            v["texel"] = json!({ "texture": t.texture, "x": t.xy[0], "y": t.xy[1], "rgba": t.rgba });
+            v["texel"] = json!({ "texture": t.texture, "xy": t.xy, "rgba": t.rgba });
         }
         if let Some(e) = &self.error {
             v["error"] = json!(e);
