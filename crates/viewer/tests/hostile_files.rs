@@ -194,6 +194,7 @@ fn every_hostile_class_is_a_clear_error() {
             Ok(_) => panic!("{name}: loaded, but must be refused"),
         };
         assert!(message.contains(expect), "{name}: {message:?} should mention {expect:?}");
+        assert!(!message.contains("reader failed"), "{name}: validation must catch it before the glTF reader panics: {message:?}");
         assert!(!message.contains('\u{1b}') && !message.contains("root:"), "{name}: {message:?} leaks raw bytes or another file");
     }
 }

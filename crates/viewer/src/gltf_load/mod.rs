@@ -123,6 +123,7 @@ fn quiet_panics_while_loading() {
 
 fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
     buffers::check_glb(bytes)?;
+    validate::references(bytes)?;
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
     let buffers = buffers::load(&document, blob, base, options)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();

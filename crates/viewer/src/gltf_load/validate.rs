@@ -8,6 +8,26 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::json::validation::Checked;
 use gltf::mesh::Semantic;
 
+/// Checks, before the glTF crate validates the document, what its validation indexes without
+/// checking: every accessor index a mesh primitive's attributes and morph targets name (an
+/// index past the list panics inside the crate's own validation).
+pub fn references(bytes: &[u8]) -> Result<(), SceneError> {
+    let json = if bytes.starts_with(b"glTF") { gltf::Glb::from_slice(bytes)?.json.into_owned() } else { bytes.to_vec() };
+    let root: gltf::json::Root = gltf::json::deserialize::from_slice(&json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
+    let accessors = root.accessors.len();
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            let bad = |reason: String| SceneError::BadPrimitive { mesh: m, primitive: p, reason };
+            let targets = prim.targets.iter().flatten().flat_map(|t| [&t.positions, &t.normals, &t.tangents]).flatten();
+            let named = prim.attributes.values().chain(prim.indices.iter()).chain(targets);
+            if let Some(index) = named.map(|i| i.value()).find(|&i| i >= accessors) {
+                return Err(bad(format!("it names accessor {index}, but the file has {accessors}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What an attribute may be, per the glTF 2.0 specification's attribute table.
 fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bool) -> bool {
     match semantic {
