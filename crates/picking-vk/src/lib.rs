@@ -73,10 +73,10 @@
 //! |---|---|---|
 //! | host contract | `host/`: [`HostDevice`], [`PickSupport`] and [`DeviceFeatures`], [`PickerConfig`] | a new optional feature, a new setting |
 //! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
-//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`] | a new geometry layout |
+//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`] | a new geometry layout, a new hook input |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
-//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipelines | attachments, pipeline state, synchronization |
-//! | record | `record/`: the pass over the plan, batched indirect draws | how draws are recorded |
+//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipelines, hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), instance storage sets | attachments, pipeline state, synchronization, shader variants |
+//! | record | `record/`: the pass over the plan, batched indirect draws, hooked draws (`hooked.rs`) | how draws are recorded |
 //! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
 //! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |
