@@ -184,6 +184,21 @@ impl Oracle {
         (sure, maybe)
     }
 
+    /// The hit on triangle `i` at ray parameter `t`.
+    fn hit_at(&self, origin: DVec3, dir: DVec3, t: f64, i: usize, barycentrics: [f64; 3]) -> OracleHit {
+        let tri = &self.triangles[i];
+        let point = origin + dir * t;
+        OracleHit {
+            id: tri.id,
+            instance: tri.instance,
+            object: tri.object,
+            triangle: tri.triangle,
+            distance: (point - self.camera.eye).length(),
+            point,
+            barycentrics,
+        }
+    }
+
     /// Casts the pixel's ray against every triangle, as [`Oracle::pick`], skipping hits that
     /// `discard` drops (an alpha test): `Some(true)` drops the hit and the ray goes on,
     /// `Some(false)` keeps it, `None` says the hit lies too close to the test's threshold to
@@ -203,18 +218,7 @@ impl Oracle {
         // tie checks apply to what remains.
         let mut dropped = vec![false; self.triangles.len()];
         for &(t, i, barycentrics) in &hits {
-            let tri = &self.triangles[i];
-            let point = origin + dir * t;
-            let hit = OracleHit {
-                id: tri.id,
-                instance: tri.instance,
-                object: tri.object,
-                triangle: tri.triangle,
-                distance: (point - self.camera.eye).length(),
-                point,
-                barycentrics,
-            };
-            match discard(&hit) {
+            match discard(&self.hit_at(origin, dir, t, i, barycentrics)) {
                 Some(true) => dropped[i] = true,
                 Some(false) => break,
                 None => {
@@ -250,19 +254,7 @@ impl Oracle {
                 }
             }
         }
-        let hit = best.map(|(t, i, barycentrics)| {
-            let tri = &self.triangles[i];
-            let point = origin + dir * t;
-            OracleHit {
-                id: tri.id,
-                instance: tri.instance,
-                object: tri.object,
-                triangle: tri.triangle,
-                distance: (point - self.camera.eye).length(),
-                point,
-                barycentrics,
-            }
-        });
+        let hit = best.map(|(t, i, barycentrics)| self.hit_at(origin, dir, t, i, barycentrics));
         let mut ambiguous = false;
         if let Some((t, i, _)) = best {
             let tri = &self.triangles[i];

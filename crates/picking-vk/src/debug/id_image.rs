@@ -1,11 +1,10 @@
 //! [`IdImage`]: the same pick pass at the full size of the view, read back whole. For debug
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
-use crate::draw::{DrawLimits, PickDraw};
+use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::gpu::{image_info, word_at, GpuBuffer, Memory};
 use crate::handoff::{PassStats, Texels};
-use crate::host::features::PickFeatures;
 use crate::host::HostDevice;
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::Rendering;
@@ -56,12 +55,7 @@ impl IdImage {
         memory.pipeline_cache = host.pipeline_cache;
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let draw_limits = DrawLimits {
-            max_stride: limits.max_vertex_input_binding_stride,
-            multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
-            indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
-            max_storage_range: limits.max_storage_buffer_range,
-        };
+        let draw_limits = host.draw_limits(&limits);
         let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false, draw_limits)?;
         let extent = vk::Extent2D { width, height };
         let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;

@@ -4,6 +4,7 @@
 pub(crate) mod config;
 pub(crate) mod features;
 
+use crate::draw::DrawLimits;
 use ash::vk;
 use features::PickFeatures;
 use gpu_allocator::vulkan::Allocator;
@@ -67,6 +68,16 @@ impl<'a> HostDevice<'a> {
     pub fn with_pipeline_cache(mut self, cache: vk::PipelineCache) -> Self {
         self.pipeline_cache = cache;
         self
+    }
+
+    /// What draws may do on this device with the features the host enabled.
+    pub(crate) fn draw_limits(&self, limits: &vk::PhysicalDeviceLimits) -> DrawLimits {
+        DrawLimits {
+            max_stride: limits.max_vertex_input_binding_stride,
+            multi_draw_indirect: self.features.contains(PickFeatures::BATCHING),
+            indirect_count: self.features.contains(PickFeatures::INDIRECT_COUNT),
+            max_storage_range: limits.max_storage_buffer_range,
+        }
     }
 
     /// The features the host enabled through [`crate::DeviceFeatures`].

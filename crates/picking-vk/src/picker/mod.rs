@@ -7,7 +7,7 @@ mod results;
 
 use query_set::FramePlans;
 
-use crate::draw::{DrawLimits, PickDraw};
+use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
@@ -204,12 +204,7 @@ impl Picker {
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
         memory.pipeline_cache = host.pipeline_cache;
-        let draw_limits = DrawLimits {
-            max_stride: limits.max_vertex_input_binding_stride,
-            multi_draw_indirect: host.features.contains(PickFeatures::BATCHING),
-            indirect_count: host.features.contains(PickFeatures::INDIRECT_COUNT),
-            max_storage_range: limits.max_storage_buffer_range,
-        };
+        let draw_limits = host.draw_limits(&limits);
         let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;
         kit.pipelines.set_limit(config.max_pipelines);
         let max_queries = config.max_queries.max(1);
