@@ -200,7 +200,13 @@ impl Scene {
                 }
             };
             buffers.push(vb);
-            let geometry = MeshGeometry { normals: Some(positions.iter().map(|p| vertex_normal(*p)).collect()), positions, uvs: None, indices: all_indices };
+            let geometry = MeshGeometry {
+                normals: Some(positions.iter().map(|p| vertex_normal(*p)).collect()),
+                positions,
+                uvs: None,
+                indices: all_indices,
+                ..Default::default()
+            };
             geometry.validate().expect("test geometry is consistent");
             let mut draw = PickDraw::new(ObjectId::new(obj.id).expect("test IDs are non-zero"), positions_desc, triangles)
                 .with_model(obj.model)

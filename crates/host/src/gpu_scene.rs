@@ -45,8 +45,13 @@ impl GpuPrimitive {
             None => ctx.upload(&vec![[0f32; 2]; p.positions.len().max(1)], usage)?,
         };
         let indices = p.indices.as_ref().map(|ix| ctx.upload(ix, vk::BufferUsageFlags::INDEX_BUFFER)).transpose()?;
-        let geometry =
-            Arc::new(MeshGeometry { positions: p.positions.clone(), normals: Some(p.normals.clone()), uvs: p.uvs.clone(), indices: p.indices.clone() });
+        let geometry = Arc::new(MeshGeometry {
+            positions: p.positions.clone(),
+            normals: Some(p.normals.clone()),
+            uvs: p.uvs.clone(),
+            indices: p.indices.clone(),
+            ..Default::default()
+        });
         Ok(GpuPrimitive {
             positions,
             normals,

@@ -2,7 +2,7 @@
 //! texels once the frame completes (a snapshot per recorded draw, the pass's statistics), and
 //! the raw texels read back.
 
-use crate::draw::{MeshGeometry, PickDraw, Topology, Triangles};
+use crate::draw::{DeformPose, MeshGeometry, PickDraw, Topology, Triangles};
 use crate::id::ObjectId;
 use glam::Mat4;
 use std::sync::Arc;
@@ -27,6 +27,8 @@ pub(crate) struct DrawSnapshot {
     pub world_adjusted: bool,
     /// The host's indirect commands drew it (which elements is unknown to the CPU).
     pub indirect: bool,
+    /// A deformed draw: its CPU pose (if given) and whether it is skinned.
+    pub deform: Option<(Option<Arc<DeformPose>>, bool)>,
 }
 
 impl DrawSnapshot {
@@ -45,6 +47,7 @@ impl DrawSnapshot {
             instance_transforms: draw.instance_transforms.clone(),
             world_adjusted: draw.hooks.as_ref().is_some_and(|h| h.program.adjusts_world()),
             indirect: draw.indirect.is_some(),
+            deform: draw.deformation.as_ref().map(|d| (d.pose.clone(), d.skin.is_some())),
         }
     }
 

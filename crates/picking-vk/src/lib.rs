@@ -103,8 +103,9 @@ mod request;
 mod resolve;
 
 pub use draw::{
-    Aabb, AttributeFormat, AttributeStream, BufferRange, DepthBias, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws,
-    InstanceBinding, InstanceFormat, Instances, Interpolation, MeshGeometry, PickDraw, PositionFormat, Positions, RasterState, Topology, Triangles, HOOK_SET,
+    Aabb, AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DepthBias, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth,
+    IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, PickDraw,
+    PositionFormat, Positions, RasterState, Skin, SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, HOOK_SET,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;

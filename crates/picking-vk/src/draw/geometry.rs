@@ -1,5 +1,6 @@
 //! [`MeshGeometry`]: the CPU copy of a draw's geometry, for detail results and bounds.
 
+use crate::draw::deform::SkinInfluences;
 use crate::draw::{Aabb, Triangles};
 use crate::error::PickError;
 use glam::{Vec2, Vec3};
@@ -19,6 +20,10 @@ pub struct MeshGeometry {
     pub uvs: Option<Vec<Vec2>>,
     /// The index buffer's indices, widened to u32, for indexed draws.
     pub indices: Option<Vec<u32>>,
+    /// Skin influences per vertex (one entry per set of four), for detail on skinned draws.
+    pub skin: Vec<SkinInfluences>,
+    /// Morph target position deltas, `[target][vertex]`, for detail on morphed draws.
+    pub morph_targets: Vec<Vec<Vec3>>,
 }
 
 impl MeshGeometry {
@@ -34,6 +39,12 @@ impl MeshGeometry {
         }
         if let Some(&i) = self.indices.as_ref().and_then(|ix| ix.iter().find(|&&i| i as usize >= n)) {
             return bad(format!("index {i} is past the {n} vertices"));
+        }
+        if self.skin.iter().any(|s| s.joints.len() != n || s.weights.len() != n) {
+            return bad("skin joint or weight count differs from position count".into());
+        }
+        if self.morph_targets.iter().any(|t| t.len() != n) {
+            return bad("a morph target's delta count differs from position count".into());
         }
         Ok(())
     }
@@ -71,6 +82,7 @@ pub(crate) mod tests {
             normals: Some(vec![Vec3::Z, Vec3::X, Vec3::Y, Vec3::Z]),
             uvs: Some(vec![Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE]),
             indices: Some(vec![3, 3, 3, 0, 1, 2]),
+            ..Default::default()
         }
     }
 

@@ -2,6 +2,7 @@
 //! optionally CPU geometry and bounds.
 
 pub(crate) mod bounds;
+pub(crate) mod deform;
 pub(crate) mod formats;
 pub(crate) mod geometry;
 pub(crate) mod hooks;
@@ -9,6 +10,7 @@ pub(crate) mod indirect;
 pub(crate) mod raster;
 
 pub use bounds::Aabb;
+pub use deform::{DeformPose, Deformation, Influences, JointFormat, MorphTargets, Skin, SkinInfluences, VertexStream, WeightFormat};
 pub use formats::{InstanceBinding, InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
 pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
@@ -164,6 +166,8 @@ pub struct PickDraw {
     pub hooks: Option<DrawHooks>,
     /// The host's indirect commands, when it draws this indirectly (see [`IndirectDraws`]).
     pub indirect: Option<IndirectDraws>,
+    /// Skinning and morph targets the pick pass applies (see [`Deformation`]).
+    pub deformation: Option<Deformation>,
 }
 
 impl PickDraw {
@@ -186,7 +190,14 @@ impl PickDraw {
             instance_binding: InstanceBinding::VertexBuffer,
             hooks: None,
             indirect: None,
+            deformation: None,
         }
+    }
+
+    /// Sets [`PickDraw::deformation`].
+    pub fn with_deformation(mut self, deformation: Deformation) -> Self {
+        self.deformation = Some(deformation);
+        self
     }
 
     /// Sets [`PickDraw::indirect`].
@@ -273,10 +284,11 @@ impl PickDraw {
         self
     }
 
-    /// The local bounds culling may use: none when a world-adjust hook may move the surface
-    /// out of them.
+    /// The local bounds culling may use: none when a world-adjust hook or a deformation may
+    /// move the surface out of them.
     pub(crate) fn culling_bounds(&self) -> Option<Aabb> {
-        self.bounds.filter(|_| self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
+        let deformation_kept = self.deformation.as_ref().is_none_or(|d| d.bounds_cover_deformation);
+        self.bounds.filter(|_| deformation_kept && self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
     }
 
     /// Number of instances the draw renders (1 when not instanced).
@@ -390,6 +402,15 @@ impl PickDraw {
         }
         if let Some(hooks) = &self.hooks {
             hooks.validate(self.positions.vertex_count, max_stride).map_err(bad)?;
+        }
+        if let Some(deformation) = &self.deformation {
+            if !limits.deformation {
+                return Err(bad(format!("deformed draws need {} bytes of push constants (maxPushConstantsSize)", crate::pass::pipeline::DEFORM_PUSH_SIZE)));
+            }
+            if self.instances.is_some() || self.hooks.is_some() {
+                return Err(bad("deformed draws do not combine with instances or hooks yet".into()));
+            }
+            deformation.validate(self.positions.vertex_count, max_stride, limits.max_storage_range).map_err(bad)?;
         }
         Ok(())
     }

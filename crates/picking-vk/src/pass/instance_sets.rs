@@ -1,7 +1,8 @@
-//! Descriptor sets for instance transforms in the host's storage buffers
-//! (`InstanceBinding::StorageBuffer`): one set per buffer, binding its first bytes up to the
-//! end of what draws read, made on first use and reused; the least recently used one that no
-//! running frame needs is rewritten when all are taken.
+//! Descriptor sets for the host's storage buffers: instance transforms
+//! (`InstanceBinding::StorageBuffer`, binding 0) and deformations (joint matrices, morph deltas
+//! and weights at bindings 0, 1, 2). One set per combination of buffers, binding each from
+//! offset 0 to the end of what draws read, made on first use and reused; the least recently
+//! used one that no running frame needs is rewritten when all are taken.
 
 use crate::error::PickError;
 use crate::gpu::{Memory, Owned};
@@ -9,6 +10,11 @@ use ash::vk;
 
 /// Sets kept; more storage buffers in one frame's draws is an error.
 const CAPACITY: u32 = 64;
+/// Storage buffer bindings per set.
+const BINDINGS: usize = 3;
+
+/// The buffers of a set's bindings and the bytes bound of each, from offset 0.
+pub(crate) type SetBuffers = [(vk::Buffer, u64); BINDINGS];
 
 /// # Safety
 /// `handle` is an object of `device` that the GPU no longer uses.
@@ -25,9 +31,7 @@ unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
 }
 
 struct Entry {
-    buffer: vk::Buffer,
-    /// Bytes bound from offset 0.
-    bound: u64,
+    buffers: SetBuffers,
     set: vk::DescriptorSet,
     last_used: u64,
 }
@@ -40,24 +44,26 @@ pub(crate) struct InstanceSets {
     oldest_in_flight: u64,
     // Dropped after the sets' users (fields drop in order): the pool frees the sets.
     _pool: Owned<vk::DescriptorPool>,
-    /// Binding 0: a storage buffer the vertex stage reads.
+    /// Bindings 0, 1, 2: storage buffers the vertex stage reads.
     pub layout: Owned<vk::DescriptorSetLayout>,
 }
 
 impl InstanceSets {
     pub fn new(memory: &Memory) -> Result<Self, PickError> {
         let device = &memory.device;
-        let bindings = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::VERTEX)];
+        let bindings: [vk::DescriptorSetLayoutBinding; BINDINGS] = std::array::from_fn(|b| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::VERTEX)
+        });
         // SAFETY: valid create infos on a live device; each object is owned right away.
         let layout = unsafe {
             let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
             Owned::new(device, handle, destroy_set_layout)
         };
-        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: CAPACITY }];
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: CAPACITY * BINDINGS as u32 }];
         // SAFETY: as above.
         let pool = unsafe {
             let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(CAPACITY).pool_sizes(&sizes), None)?;
@@ -66,7 +72,7 @@ impl InstanceSets {
         let layouts = vec![layout.handle; CAPACITY as usize];
         // SAFETY: the pool has room for these sets.
         let free = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
-        memory.name(pool.handle, "instance storage sets");
+        memory.name(pool.handle, "storage buffer sets");
         Ok(InstanceSets { memory: memory.clone(), entries: vec![], free, frame: 0, oldest_in_flight: 0, _pool: pool, layout })
     }
 
@@ -76,10 +82,19 @@ impl InstanceSets {
         self.oldest_in_flight = oldest_in_flight.min(frame);
     }
 
-    /// Makes sure a set binds `buffer`'s first `bytes` bytes (or more) in this frame.
-    pub fn prepare(&mut self, buffer: vk::Buffer, bytes: u64) -> Result<(), PickError> {
+    /// The same buffer at every binding (instance transforms read binding 0).
+    pub fn single(buffer: vk::Buffer, bytes: u64) -> SetBuffers {
+        [(buffer, bytes); BINDINGS]
+    }
+
+    fn covers(entry: &Entry, buffers: &SetBuffers) -> bool {
+        entry.buffers.iter().zip(buffers).all(|(have, want)| have.0 == want.0 && have.1 >= want.1)
+    }
+
+    /// Makes sure a set binds each of `buffers`' first bytes (or more) in this frame.
+    pub fn prepare(&mut self, buffers: &SetBuffers) -> Result<(), PickError> {
         let frame = self.frame;
-        if let Some(e) = self.entries.iter_mut().find(|e| e.buffer == buffer && e.bound >= bytes) {
+        if let Some(e) = self.entries.iter_mut().find(|e| Self::covers(e, buffers)) {
             e.last_used = frame;
             return Ok(());
         }
@@ -90,22 +105,28 @@ impl InstanceSets {
                 let oldest = self.oldest_in_flight;
                 let victim = self.entries.iter().enumerate().filter(|(_, e)| e.last_used < oldest).min_by_key(|(_, e)| e.last_used).map(|(i, _)| i);
                 let Some(i) = victim else {
-                    return Err(PickError::InvalidRequest(format!("more than {CAPACITY} instance storage buffers are in use by frames in flight")));
+                    return Err(PickError::InvalidRequest(format!("more than {CAPACITY} combinations of storage buffers are in use by frames in flight")));
                 };
                 self.entries.swap_remove(i).set
             }
         };
-        let info = [vk::DescriptorBufferInfo { buffer, offset: 0, range: bytes }];
-        let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&info);
+        let infos = buffers.map(|(buffer, bytes)| [vk::DescriptorBufferInfo { buffer, offset: 0, range: bytes }]);
+        let writes: Vec<vk::WriteDescriptorSet> = infos
+            .iter()
+            .enumerate()
+            .map(|(b, info)| {
+                vk::WriteDescriptorSet::default().dst_set(set).dst_binding(b as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info)
+            })
+            .collect();
         // SAFETY: the set is free or last used by a frame that has completed; the host's
-        // buffer is live with STORAGE_BUFFER usage (the draw's contract).
-        unsafe { self.memory.device.update_descriptor_sets(&[write], &[]) };
-        self.entries.push(Entry { buffer, bound: bytes, set, last_used: frame });
+        // buffers are live with STORAGE_BUFFER usage (the draw's contract).
+        unsafe { self.memory.device.update_descriptor_sets(&writes, &[]) };
+        self.entries.push(Entry { buffers: *buffers, set, last_used: frame });
         Ok(())
     }
 
-    /// The set prepared for `buffer` and at least `bytes` bytes.
-    pub fn get(&self, buffer: vk::Buffer, bytes: u64) -> Option<vk::DescriptorSet> {
-        self.entries.iter().find(|e| e.buffer == buffer && e.bound >= bytes).map(|e| e.set)
+    /// The set prepared for `buffers`.
+    pub fn get(&self, buffers: &SetBuffers) -> Option<vk::DescriptorSet> {
+        self.entries.iter().find(|e| Self::covers(e, buffers)).map(|e| e.set)
     }
 }

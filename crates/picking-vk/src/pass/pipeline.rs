@@ -1,5 +1,6 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
+use crate::draw::deform::DeformKey;
 use crate::draw::hooks::{DrawHooks, HookKey};
 use crate::draw::raster::RasterKey;
 use crate::draw::{InstanceBinding, InstanceFormat, PickDraw, PositionFormat};
@@ -23,6 +24,9 @@ pub(crate) mod spirv {
     pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
     pub const PICK_INSTANCED_ROWS_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_rows.vert.spv");
     pub const PICK_INSTANCED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_storage.vert.spv");
+    pub const PICK_SKINNED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned.vert.spv");
+    pub const PICK_SKINNED8_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8.vert.spv");
+    pub const PICK_MORPHED_VERT: &[u8] = include_bytes!("../../spirv/pick_morphed.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
@@ -48,6 +52,10 @@ pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 32;
 /// Bytes of push constants with instance transforms in a storage buffer: the above, then
 /// (base word, stride in words, rows, 0) (see `shaders/pick_instanced_storage.vert`).
 pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
+/// Bytes of push constants of deformed draws: the rectangle words, then eight words (see
+/// `shaders/pick_deform.glsl`). More than the 128 every device offers: devices with less
+/// refuse deformed draws.
+pub(crate) const DEFORM_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 32;
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {
@@ -91,6 +99,8 @@ pub(crate) struct PipelineKey {
     pub raster: RasterKey,
     /// The draw's hook program and attribute stride.
     pub hook: Option<HookKey>,
+    /// Skin influence layouts of a deformed draw.
+    pub deform: Option<DeformKey>,
 }
 
 impl PipelineKey {
@@ -103,10 +113,11 @@ impl PipelineKey {
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
             instance_storage: draw.instances.is_some() && draw.instance_binding == InstanceBinding::StorageBuffer,
-            batched: batched && draw.indirect.is_none(),
+            batched: batched && draw.indirect.is_none() && draw.deformation.is_none(),
             depth,
             raster: draw.raster.key(),
             hook: draw.hooks.as_ref().map(HookKey::of),
+            deform: draw.deformation.as_ref().map(DeformKey::of),
         }
     }
 }
@@ -122,11 +133,16 @@ pub(crate) struct Pipelines {
     vert_instanced_rows: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
     vert_instanced_storage: vk::ShaderModule,
+    /// Deformed draws: no, four and eight influences.
+    vert_deformed: [vk::ShaderModule; 3],
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
     /// For instance transforms in a storage buffer: set 0 as `layout`'s (an empty one in the
     /// hit pass, `empty_set`), set 1 the instance buffer's, `STORAGE_PUSH_SIZE` bytes.
     storage_layout: vk::PipelineLayout,
+    /// For deformed draws: as `storage_layout` with `DEFORM_PUSH_SIZE` bytes (null where the
+    /// device offers less).
+    deform_layout: vk::PipelineLayout,
     empty_set: vk::DescriptorSetLayout,
     /// Shaders and layouts of hooked pipelines, per hook program.
     hooked: HookedShaders,
@@ -188,9 +204,11 @@ impl Pipelines {
             vert_instanced_rows: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
             vert_instanced_storage: vk::ShaderModule::null(),
+            vert_deformed: [vk::ShaderModule::null(); 3],
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             storage_layout: vk::PipelineLayout::null(),
+            deform_layout: vk::PipelineLayout::null(),
             empty_set: vk::DescriptorSetLayout::null(),
             cache: Vec::new(),
             frame: 0,
@@ -203,6 +221,9 @@ impl Pipelines {
         this.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
         this.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
+        this.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
+        this.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
+        this.vert_deformed[2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
         this.frag = match flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
             Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
@@ -230,6 +251,13 @@ impl Pipelines {
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&storage_ranges).set_layouts(&storage_sets);
         // SAFETY: valid create info on a live device; the set layouts are live.
         this.storage_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+        if max_push_constants >= DEFORM_PUSH_SIZE {
+            let deform_ranges =
+                [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(DEFORM_PUSH_SIZE)];
+            let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&deform_ranges).set_layouts(&storage_sets);
+            // SAFETY: as above; the push range is within the device's limit.
+            this.deform_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+        }
         Ok(this)
     }
 
@@ -288,6 +316,7 @@ impl Pipelines {
         let pipeline = self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)?;
         match key.hook {
             Some(h) => Some((pipeline, self.hooked.layout(h.program)?)),
+            None if key.deform.is_some() => Some((pipeline, self.deform_layout)),
             None if key.instance_storage => Some((pipeline, self.storage_layout)),
             None => Some((pipeline, self.layout)),
         }
@@ -306,6 +335,13 @@ impl Pipelines {
                 self.hooked.prepare(hooks, variant)?
             }
             (Some(_), None) => return Err(PickError::InvalidRequest("a hooked pipeline was asked for without the draw's hooks".into())),
+            (None, _) if key.deform.is_some() => {
+                if self.deform_layout == vk::PipelineLayout::null() {
+                    return Err(PickError::InvalidRequest(format!("deformed draws need {DEFORM_PUSH_SIZE} bytes of push constants")));
+                }
+                let sets = key.deform.map_or(0, |d| d.set_count());
+                (self.vert_deformed[sets.min(2)], self.frag, self.deform_layout)
+            }
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
                 let vert = match (key.instance_stride, key.batched) {
@@ -348,6 +384,14 @@ impl Pipelines {
         if let (Some(h), Some(attribute)) = (key.hook, hooks.and_then(|h| h.program.source().attribute)) {
             bindings.push(vk::VertexInputBindingDescription { binding: 2, stride: h.attribute_stride, input_rate: vk::VertexInputRate::VERTEX });
             attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 2, format: attribute.format.vk(), offset: 0 });
+        }
+        // Skin influences: joints and weights of each set at bindings 3.., locations 9...
+        for (k, (joints, joint_stride, weights, weight_stride)) in key.deform.iter().flat_map(|d| d.sets).flatten().enumerate() {
+            let (binding, location) = (3 + 2 * k as u32, 9 + 2 * k as u32);
+            bindings.push(vk::VertexInputBindingDescription { binding, stride: joint_stride, input_rate: vk::VertexInputRate::VERTEX });
+            bindings.push(vk::VertexInputBindingDescription { binding: binding + 1, stride: weight_stride, input_rate: vk::VertexInputRate::VERTEX });
+            attributes.push(vk::VertexInputAttributeDescription { location, binding, format: joints.vk(), offset: 0 });
+            attributes.push(vk::VertexInputAttributeDescription { location: location + 1, binding: binding + 1, format: weights.vk(), offset: 0 });
         }
         if key.batched && key.instance_stride.is_none() {
             attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
@@ -424,8 +468,12 @@ impl Drop for Pipelines {
             }
             self.memory.device.destroy_pipeline_layout(self.layout, None);
             self.memory.device.destroy_pipeline_layout(self.storage_layout, None);
+            self.memory.device.destroy_pipeline_layout(self.deform_layout, None);
             self.memory.device.destroy_descriptor_set_layout(self.empty_set, None);
-            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag] {
+            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag]
+                .into_iter()
+                .chain(self.vert_deformed)
+            {
                 self.memory.device.destroy_shader_module(m, None);
             }
         }
@@ -457,6 +505,9 @@ mod tests {
             spirv::PICK_INSTANCED_VERT,
             spirv::PICK_INSTANCED_ROWS_VERT,
             spirv::PICK_INSTANCED_STORAGE_VERT,
+            spirv::PICK_SKINNED_VERT,
+            spirv::PICK_SKINNED8_VERT,
+            spirv::PICK_MORPHED_VERT,
             spirv::PICK_BATCHED_VERT,
             spirv::PICK_FRAG,
             spirv::PICK_DETAIL_FRAG,

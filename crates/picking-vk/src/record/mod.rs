@@ -10,9 +10,9 @@ use crate::draw::{IndirectDraws, Instances, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::hooked::HookPush;
-use crate::pass::instance_sets::InstanceSets;
+use crate::pass::instance_sets::{InstanceSets, SetBuffers};
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
-use crate::pass::pipeline::{RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
+use crate::pass::pipeline::{DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rendering::Pass;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -57,8 +57,8 @@ pub(crate) fn prepare_entries(
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         let key = pipeline_key(draw, *rows_used, batch_rows, depth);
         pipelines.get(key, draw.hooks.as_ref())?;
-        if let (true, Some(inst)) = (key.instance_storage, draw.instances) {
-            sets.prepare(inst.range.buffer, storage_bytes(&inst))?;
+        if let Some(buffers) = storage_set_buffers(draw) {
+            sets.prepare(&buffers)?;
         }
         *rows_used += u32::from(key.batched);
     }
@@ -71,9 +71,25 @@ pub(crate) fn instance_attributes(draw: &PickDraw) -> Option<(vk::Buffer, u64)> 
     draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::VertexBuffer).map(|i| (i.range.buffer, i.range.offset))
 }
 
-/// Bytes of a storage buffer its instances' set binds (from offset 0: no alignment needed).
-pub(crate) fn storage_bytes(instances: &Instances) -> u64 {
-    instances.range.offset.saturating_add(instances.range.size)
+/// The storage buffers `draw`'s set binds at set 1 (each from offset 0: no alignment
+/// needed): its instance transforms, or its deformation's buffers.
+pub(crate) fn storage_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
+    if let Some(d) = &draw.deformation {
+        return Some(d.storage());
+    }
+    let inst: Instances = draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::StorageBuffer)?;
+    Some(InstanceSets::single(inst.range.buffer, inst.range.offset.saturating_add(inst.range.size)))
+}
+
+/// The push constants of a deformed draw: `push`, the rectangle words, the deformation's.
+pub(crate) fn deform_push(draw: &PickDraw, push: &PickPush, rect_words: [u32; 8]) -> [u8; DEFORM_PUSH_SIZE as usize] {
+    let mut bytes = [0u8; DEFORM_PUSH_SIZE as usize];
+    bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
+    words_to_bytes(rect_words, &mut bytes[PickPush::SIZE as usize..]);
+    if let Some(d) = &draw.deformation {
+        words_to_bytes(d.push_words(draw.positions.vertex_count), &mut bytes[RECT_PUSH_SIZE as usize..]);
+    }
+    bytes
 }
 
 /// The words `shaders/pick_instanced_storage.vert` reads after the rectangle words: the first
@@ -108,6 +124,8 @@ struct BoundState {
     set0_layout: Option<vk::PipelineLayout>,
     /// The instance storage set, and the layout it was bound with.
     instance_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
+    /// Bindings 3..: a deformed draw's skin streams.
+    skin_streams: Vec<(vk::Buffer, u64)>,
 }
 
 #[derive(Clone)]
@@ -327,7 +345,10 @@ impl<'a> PassRecording<'a> {
                         let first_instance = draw.instances.map_or(0, |i| i.first);
                         let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
                         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-                        if key.instance_storage {
+                        if key.deform.is_some() {
+                            self.bind_deformation(draw, layout, &mut bound);
+                            d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
+                        } else if key.instance_storage {
                             self.bind_instance_set(draw, layout, &mut bound);
                             let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
                             bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
@@ -394,14 +415,33 @@ impl<'a> PassRecording<'a> {
         }
     }
 
-    /// Binds the set of `draw`'s instance storage buffer at set 1 of `layout`, if not bound.
+    /// Binds a deformed draw's storage set and skin streams (bindings 3..), where not bound.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record`]; the set was prepared for this frame.
+    unsafe fn bind_deformation(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
+        let Some(deformation) = &draw.deformation else { return };
+        let streams: Vec<(vk::Buffer, u64)> = deformation.streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.bind_instance_set(draw, layout, bound);
+            if !streams.is_empty() && bound.skin_streams != streams {
+                let (buffers, offsets): (Vec<vk::Buffer>, Vec<u64>) = streams.iter().copied().unzip();
+                self.device.cmd_bind_vertex_buffers(self.cmd, 3, &buffers, &offsets);
+                bound.skin_streams = streams;
+            }
+        }
+    }
+
+    /// Binds the set of `draw`'s storage buffers (instance transforms or deformation) at set 1
+    /// of `layout`, if not bound.
     ///
     /// # Safety
     /// As [`PassRecording::record`]; the set was prepared for this frame.
     unsafe fn bind_instance_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
-        let Some(inst) = draw.instances else { return };
-        let Some(set) = self.instance_sets.get(inst.range.buffer, storage_bytes(&inst)) else {
-            log::error!("picking-vk: no instance set for a storage buffer; was prepare() skipped?");
+        let Some(buffers) = storage_set_buffers(draw) else { return };
+        let Some(set) = self.instance_sets.get(&buffers) else {
+            log::error!("picking-vk: no set for a draw's storage buffers; was prepare() skipped?");
             return;
         };
         if bound.instance_set != Some((layout, set)) {

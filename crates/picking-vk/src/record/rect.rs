@@ -4,7 +4,7 @@
 //! the same entries and an object seen in several tiles has one entry. A `Visible` tile is
 //! then reduced into the table by the compute pass.
 
-use super::{instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
+use super::{deform_push, instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
 use crate::draw::{PickDraw, Triangles};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::pass::pipeline::{PickPush, Pipelines, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
@@ -119,7 +119,9 @@ impl PassRecording<'_> {
                 if let Some(hooks) = &draw.hooks {
                     self.bind_hooks(hooks, layout, &mut bound);
                 }
-                if key.instance_storage {
+                if key.deform.is_some() {
+                    self.bind_deformation(draw, layout, &mut bound);
+                } else if key.instance_storage {
                     self.bind_instance_set(draw, layout, &mut bound);
                 }
                 let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
@@ -135,6 +137,9 @@ impl PassRecording<'_> {
                         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
                         if draw.hooks.is_some() {
                             d.cmd_push_constants(cmd, layout, stages, 0, &self.hook_push(draw, draw_index, rect_words).to_bytes());
+                        } else if key.deform.is_some() {
+                            let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
+                            d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &p, rect_words));
                         } else {
                             let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
                             push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());

@@ -2,6 +2,7 @@
 //! vertices, the interpolated point, normals and UV, in local and world space. No triangle
 //! search: the GPU already said which triangle won.
 
+use crate::draw::deform::{deform_vertex, DeformPose};
 use crate::draw::raster::face_elements;
 use crate::draw::{IndexWidth, MeshGeometry, Topology, Triangles};
 use crate::request::camera::Ray;
@@ -31,6 +32,16 @@ pub struct HitDetail {
 /// Surface data interpolated from registered geometry. For a draw a world-adjust hook moved,
 /// the local point is the rest-space point, the world point the moved one (from depth), and
 /// normals are unavailable (`None`): the CPU knows only the geometry before the hook.
+///
+/// For a deformed draw (skin, morph targets) with its CPU pose ([`crate::Deformation::pose`])
+/// and per-vertex data registered, the CPU deforms the hit triangle's three vertices only:
+/// barycentrics are the ray's on that deformed triangle, the world point lies on it, the
+/// local point is interpolated in rest space, and the world face normal is the deformed
+/// triangle's (the local one the rest triangle's). Vertex normals are skinned with each
+/// vertex's blended joint matrix (inverse transpose) and then interpolated, as engines shade
+/// them; with a non-zero morph weight they are `None` (morph targets carry no normal deltas
+/// here, so a skinned normal could not be exact). Without the CPU pose, deformed hits are
+/// reported as hooked ones are.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceDetail {
     /// The hit point in the mesh's own space.
@@ -61,8 +72,11 @@ pub(crate) struct DetailSource {
     pub world: Option<Mat4>,
     /// The pick ray (world space), to refine barycentrics on the identified triangle.
     pub ray: Option<Ray>,
-    /// For a draw a world-adjust hook moved: the hit's world point (from depth).
+    /// For a draw a world-adjust hook (or a deformation without CPU pose) moved: the hit's
+    /// world point (from depth).
     pub adjusted_world: Option<DVec3>,
+    /// For a deformed draw with its CPU pose: the pose, and whether it is skinned.
+    pub deform: Option<(Arc<DeformPose>, bool)>,
 }
 
 /// Barycentric interpolation of three values.
@@ -107,6 +121,7 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
     let vertices = source.and_then(|s| triangle_vertices(s, geometry, face));
     let mut barycentrics = gpu_barycentrics;
     let surface = match (source, geometry, vertices) {
+        (Some(s), Some(g), Some(v)) if s.deform.is_some() => deformed_surface(s, g, v, &mut barycentrics),
         (Some(s), Some(g), Some(v)) => match s.adjusted_world {
             // Moved by a hook: the GPU's weights on the rest-space triangle, the moved point.
             Some(world_point) => surface(g, v, barycentrics, s.world).map(|rest| SurfaceDetail {
@@ -134,7 +149,11 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
 pub(crate) fn ray_barycentrics(g: &MeshGeometry, v: [u32; 3], world: Mat4, ray: Ray) -> Option<[f32; 3]> {
     let world = world.as_dmat4();
     let p = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).map(|p| world.transform_point3(p.as_dvec3())));
-    let [a, b, c] = [p[0]?, p[1]?, p[2]?];
+    plane_barycentrics([p[0]?, p[1]?, p[2]?], ray)
+}
+
+/// Barycentrics of where `ray` meets the plane of the world-space triangle `[a, b, c]`.
+fn plane_barycentrics([a, b, c]: [DVec3; 3], ray: Ray) -> Option<[f32; 3]> {
     let (e1, e2) = (b - a, c - a);
     let n = e1.cross(e2);
     let denom = n.dot(ray.direction);
@@ -151,6 +170,50 @@ pub(crate) fn ray_barycentrics(g: &MeshGeometry, v: [u32; 3], world: Mat4, ray: 
     let w = (d11 * q2 - d12 * q1) / det;
     let out = [1.0 - u - w, u, w].map(|x| x as f32);
     out.iter().all(|x| x.is_finite()).then_some(out)
+}
+
+/// The surface of a deformed draw's hit triangle, its three vertices deformed on the CPU
+/// (see [`SurfaceDetail`]); refines `bary` with the ray.
+fn deformed_surface(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], bary: &mut [f32; 3]) -> Option<SurfaceDetail> {
+    let (pose, skinned) = s.deform.as_ref()?;
+    let model = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
+    let rest = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).copied());
+    let rest = [rest[0]?, rest[1]?, rest[2]?];
+    let deformed = [0, 1, 2].map(|k| deform_vertex(rest[k], v[k] as usize, &g.morph_targets, &g.skin, pose, *skinned));
+    let deformed = [deformed[0]?, deformed[1]?, deformed[2]?];
+    let world = deformed.map(|(p, _)| model.transform_point3(p));
+    if let Some(exact) = s.ray.and_then(|ray| plane_barycentrics(world, ray)) {
+        *bary = exact;
+    }
+    let w = bary.map(f64::from);
+    let rest = rest.map(|p| p.as_dvec3());
+    let morphed = pose.morph_weights.iter().take(g.morph_targets.len()).any(|w| *w != 0.0);
+    let normals = g.normals.as_ref().map(|ns| [0, 1, 2].map(|k| ns.get(v[k] as usize).map(|n| n.as_dvec3())));
+    let normal_local = normals.and_then(|n| interpolate([n[0]?, n[1]?, n[2]?], w).try_normalize());
+    // Each vertex normal under its own blended matrix, then interpolated.
+    let normal_world = normals.filter(|_| !morphed).and_then(|n| {
+        let skinned_normal = |k: usize| {
+            let m = match deformed[k].1 {
+                Some(skin) => model * skin,
+                None => model,
+            };
+            (normal_matrix(m)? * n[k]?).try_normalize()
+        };
+        interpolate([skinned_normal(0)?, skinned_normal(1)?, skinned_normal(2)?], w).try_normalize()
+    });
+    let uv = g.uvs.as_ref().and_then(|uvs| {
+        let t = [0, 1, 2].map(|k| uvs.get(v[k] as usize).map(|t| t.as_dvec2()));
+        Some(interpolate([t[0]?, t[1]?, t[2]?], w).as_vec2())
+    });
+    Some(SurfaceDetail {
+        local_point: interpolate(rest, w),
+        world_point: interpolate(world, w),
+        face_normal_local: (rest[1] - rest[0]).cross(rest[2] - rest[0]).try_normalize(),
+        face_normal_world: (world[1] - world[0]).cross(world[2] - world[0]).try_normalize(),
+        normal_local: normal_local.filter(|_| !morphed),
+        normal_world,
+        uv,
+    })
 }
 
 fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -> Option<SurfaceDetail> {
@@ -205,6 +268,7 @@ mod tests {
             world: None,
             ray: None,
             adjusted_world: None,
+            deform: None,
         };
         let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
         assert_eq!(d.vertices, Some([0, 1, 2]));
@@ -230,6 +294,7 @@ mod tests {
             world: Some(world),
             ray: None,
             adjusted_world: None,
+            deform: None,
         };
         let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
         let edge_world = DVec3::new(4.0, 1.0, 0.0);
@@ -242,7 +307,7 @@ mod tests {
 
     /// The detail source of `triangles` drawn with `topology`.
     fn src(triangles: Triangles, topology: Topology, restart: bool) -> DetailSource {
-        DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None, adjusted_world: None }
+        DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None, adjusted_world: None, deform: None }
     }
 
     #[test]
@@ -274,6 +339,57 @@ mod tests {
     }
 
     #[test]
+    fn deformed_hits_deform_only_their_triangle() {
+        use crate::draw::deform::SkinInfluences;
+        // The triangle of `triangle()`; vertex 0 follows joint 0 (identity), vertices 1 and 2
+        // joint 1 (a quarter turn about Y and a lift), vertex 3 half of each.
+        let mut g = triangle();
+        g.skin = vec![SkinInfluences {
+            joints: vec![[0, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0]],
+            weights: vec![[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]],
+        }];
+        g.morph_targets = vec![vec![Vec3::Z; 4]];
+        g.validate().unwrap();
+        let turn = Mat4::from_translation(Vec3::new(0.0, 1.0, 0.0)) * Mat4::from_rotation_y(std::f32::consts::FRAC_PI_2);
+        let model = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0));
+        let pose = Arc::new(DeformPose { joint_matrices: vec![Mat4::IDENTITY, turn], morph_weights: vec![0.0] });
+        let world = |p: Vec3, m: Mat4| model.as_dmat4().transform_point3(m.as_dmat4().transform_point3(p.as_dvec3()));
+        let corners = [world(Vec3::ZERO, Mat4::IDENTITY), world(Vec3::new(2.0, 0.0, 0.0), turn), world(Vec3::new(0.0, 4.0, 0.0), turn)];
+        // Aim at weights (0.2, 0.3, 0.5) on the deformed triangle.
+        let target = corners[0] * 0.2 + corners[1] * 0.3 + corners[2] * 0.5;
+        let origin = DVec3::new(3.0, 1.0, 4.0);
+        let source = DetailSource {
+            triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+            topology: Topology::TriangleList,
+            restart: false,
+            geometry: Some(Arc::new(g)),
+            world: Some(model),
+            ray: Some(Ray { origin, direction: (target - origin).normalize() }),
+            adjusted_world: None,
+            deform: Some((pose.clone(), true)),
+        };
+        let d = resolve_detail(Some(&source), 0, [0.21, 0.29, 0.5]);
+        for (got, want) in d.barycentrics.iter().zip([0.2, 0.3, 0.5]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", d.barycentrics);
+        }
+        let s = d.surface.unwrap();
+        assert!((s.world_point - target).length() < 1e-6, "{:?}", s.world_point);
+        assert!((s.local_point - DVec3::new(0.6, 2.0, 0.0)).length() < 1e-6, "rest space: {:?}", s.local_point);
+        let n = s.face_normal_world.unwrap();
+        assert!(n.dot(corners[1] - corners[0]).abs() < 1e-9 && n.dot(corners[2] - corners[0]).abs() < 1e-9, "the deformed face's normal");
+        assert!((s.face_normal_local.unwrap() - DVec3::Z).length() < 1e-12, "the rest face's normal");
+        // Normals: vertex 0 keeps +Z, vertices 1 and 2 turn to +X (a quarter turn about Y).
+        let turned = |n: DVec3| turn.as_dmat4().transform_vector3(n);
+        let expected = (DVec3::Z * 0.2 + turned(DVec3::X) * 0.3 + turned(DVec3::Y) * 0.5).normalize();
+        assert!((s.normal_world.unwrap() - expected).length() < 1e-6, "{:?} vs {expected:?}", s.normal_world);
+        // A non-zero morph weight moves the surface, and normals become unavailable.
+        let morphed = DetailSource { deform: Some((Arc::new(DeformPose { morph_weights: vec![0.5], ..(*pose).clone() }), true)), ..source };
+        let s = resolve_detail(Some(&morphed), 0, [0.2, 0.3, 0.5]).surface.unwrap();
+        assert_eq!((s.normal_world, s.normal_local), (None, None));
+        assert!(s.face_normal_world.is_some());
+    }
+
+    #[test]
     fn ray_refines_barycentrics_on_the_known_triangle() {
         let g = Arc::new(triangle());
         let world = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0)) * Mat4::from_scale(Vec3::new(2.0, 1.0, 1.0));
@@ -289,6 +405,7 @@ mod tests {
             world: Some(world),
             ray: Some(ray),
             adjusted_world: None,
+            deform: None,
         };
         let d = resolve_detail(Some(&source), 0, [0.2001, 0.2999, 0.5]);
         assert_eq!(d.gpu_barycentrics, [0.2001, 0.2999, 0.5]);

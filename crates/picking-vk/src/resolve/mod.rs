@@ -36,7 +36,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
                 geometry: d.geometry.clone(),
                 world: d.world(instance),
                 ray,
-                adjusted_world: d.world_adjusted.then_some(world),
+                adjusted_world: (d.world_adjusted || d.deform.as_ref().is_some_and(|(pose, _)| pose.is_none())).then_some(world),
+                deform: d.deform.as_ref().and_then(|(pose, skinned)| Some((pose.clone()?, *skinned))),
             });
             detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
         });
@@ -77,6 +78,7 @@ mod tests {
             instance_transforms: None,
             world_adjusted: false,
             indirect: false,
+            deform: None,
         }
     }
 

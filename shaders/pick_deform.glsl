@@ -1,0 +1,74 @@
+// Body of the deformed pick vertex shaders (pick_skinned.vert: four influences,
+// pick_skinned8.vert: eight, pick_morphed.vert: none), which define SKIN_SETS first.
+// Morph targets, then linear blend skinning, in the draw's model space: see
+// crates/picking-vk/src/draw/deform.rs. The host's buffers are bound whole at set 1 (offsets
+// need no descriptor alignment); the push block follows pick_push.glsl and the rectangle
+// words.
+
+layout(push_constant) uniform DeformPush {
+    mat4 model_view_projection; // as pick_push.glsl
+    uvec2 object_id;
+    uint draw_index;
+    uint first_instance;
+    // (joint base word, delta base word, weight base word, target count)
+    layout(offset = 112) uvec4 bases;
+    // (joint count, vertices per morph target, unused, unused)
+    uvec4 counts;
+} pc;
+
+layout(std430, set = 1, binding = 0) readonly buffer JointWords { float words[]; } joint_words;
+layout(std430, set = 1, binding = 1) readonly buffer DeltaWords { float words[]; } delta_words;
+layout(std430, set = 1, binding = 2) readonly buffer WeightWords { float words[]; } weight_words;
+
+layout(location = 0) in vec3 in_position;
+#if SKIN_SETS >= 1
+layout(location = 9) in uvec4 in_joints0;
+layout(location = 10) in vec4 in_weights0;
+#endif
+#if SKIN_SETS >= 2
+layout(location = 11) in uvec4 in_joints1;
+layout(location = 12) in vec4 in_weights1;
+#endif
+layout(location = 0) flat out uint out_instance;
+layout(location = 1) flat out uvec2 out_object_id;
+layout(location = 2) flat out uint out_draw_index;
+
+// Joint `j`'s matrix; indices past the joint count read the last joint.
+mat4 joint_matrix(uint j) {
+    uint at = pc.bases.x + min(j, pc.counts.x - 1u) * 16u;
+    mat4 m;
+    for (int c = 0; c < 4; c++) {
+        uint k = at + uint(4 * c);
+        m[c] = vec4(joint_words.words[k], joint_words.words[k + 1u], joint_words.words[k + 2u], joint_words.words[k + 3u]);
+    }
+    return m;
+}
+
+mat4 blend(uvec4 joints, vec4 weights) {
+    return weights.x * joint_matrix(joints.x) + weights.y * joint_matrix(joints.y) + weights.z * joint_matrix(joints.z) +
+        weights.w * joint_matrix(joints.w);
+}
+
+void main() {
+    vec3 p = in_position;
+    uint vertex = uint(gl_VertexIndex);
+    for (uint t = 0u; t < pc.bases.w; t++) {
+        float w = weight_words.words[pc.bases.z + t];
+        if (w != 0.0) {
+            uint at = pc.bases.y + (t * pc.counts.y + vertex) * 3u;
+            p += w * vec3(delta_words.words[at], delta_words.words[at + 1u], delta_words.words[at + 2u]);
+        }
+    }
+#if SKIN_SETS >= 1
+    mat4 skin = blend(in_joints0, in_weights0);
+#if SKIN_SETS >= 2
+    skin += blend(in_joints1, in_weights1);
+#endif
+    // The affine result, whatever the weights sum to (as the CPU's detail computes it).
+    p = (skin * vec4(p, 1.0)).xyz;
+#endif
+    gl_Position = pc.model_view_projection * vec4(p, 1.0);
+    out_instance = uint(gl_InstanceIndex) - pc.first_instance;
+    out_object_id = pc.object_id;
+    out_draw_index = pc.draw_index;
+}

@@ -1,0 +1,5 @@
+#version 450
+// Pick pass vertex shader for deformed draws: morph targets only (see pick_deform.glsl).
+#extension GL_GOOGLE_include_directive : require
+#define SKIN_SETS 0
+#include "pick_deform.glsl"

@@ -1,0 +1,495 @@
+//! Deformed draws against CPU deformation plus the ray oracle: skinned tubes bent well away
+//! from their bind pose (four influences with u8 joints and float weights, eight with u16
+//! joints and unorm16 weights, interleaved at the host's strides and offsets, one with unorm8
+//! weights), a morphed grid and a morphed, skinned tube, at several poses; detail on deformed
+//! hits where the device has it; rectangles over deformed draws against the full-size ID
+//! image; and refusals.
+
+use ash::vk;
+use glam::{DMat4, DVec3, Mat4, Quat, UVec2, Vec3};
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{
+    BufferRange, DeformPose, Deformation, DetailStatus, Influences, JointFormat, MeshGeometry, MorphTargets, PickDraw, PickError, PickQuery, PickRequest,
+    PickerConfig, PixelRect, QueryResult, RectMode, Skin, SkinInfluences, VertexStream, WeightFormat,
+};
+use picking_vk_context::{HostBuffer, VulkanContext};
+use picking_vk_tests::harness::{look, random_pixels, Gpu};
+use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::scene::{Mesh, Object, Scene};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const W: u32 = 320;
+const H: u32 = 240;
+/// Height of the tubes, bones along it.
+const TUBE: f32 = 2.4;
+
+/// A closed-ended tube of radius `r` along +Y from 0 to `TUBE`, indexed.
+fn tube(rings: u32, segments: u32, r: f32) -> Mesh {
+    let mut positions = vec![];
+    for j in 0..=rings {
+        let y = TUBE * j as f32 / rings as f32;
+        for i in 0..segments {
+            let a = std::f32::consts::TAU * i as f32 / segments as f32;
+            positions.push(Vec3::new(r * a.cos(), y, r * a.sin()));
+        }
+    }
+    let mut indices = vec![];
+    for j in 0..rings {
+        for i in 0..segments {
+            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
+            indices.extend([a, b + segments, b, a, a + segments, b + segments]);
+        }
+    }
+    // Caps: a centre vertex each.
+    for (ring, y) in [(0, 0.0), (rings, TUBE)] {
+        let centre = positions.len() as u32;
+        positions.push(Vec3::new(0.0, y, 0.0));
+        for i in 0..segments {
+            indices.extend([centre, ring * segments + i, ring * segments + (i + 1) % segments]);
+        }
+    }
+    Mesh { positions, indices: Some(indices) }
+}
+
+/// A grid of `n` x `n` quads over [-h, h]² in the XY plane, indexed.
+fn grid(n: u32, h: f32) -> Mesh {
+    let mut positions = vec![];
+    for j in 0..=n {
+        for i in 0..=n {
+            positions.push(Vec3::new(-h + 2.0 * h * i as f32 / n as f32, -h + 2.0 * h * j as f32 / n as f32, 0.0));
+        }
+    }
+    let mut indices = vec![];
+    for j in 0..n {
+        for i in 0..n {
+            let a = j * (n + 1) + i;
+            indices.extend([a, a + 1, a + n + 2, a, a + n + 2, a + n + 1]);
+        }
+    }
+    Mesh { positions, indices: Some(indices) }
+}
+
+/// The `influences` strongest of `bones` bones along the tube for a vertex at height `y`
+/// (weights falling off linearly over `spread` bone lengths, normalized).
+fn influences(y: f32, bones: u32, influences: usize, spread: f32) -> Vec<(u16, f32)> {
+    let length = TUBE / bones as f32;
+    let mut all: Vec<(u16, f32)> = (0..bones)
+        .map(|k| {
+            let centre = (k as f32 + 0.5) * length;
+            (k as u16, (1.0 - (y - centre).abs() / (spread * length)).max(0.0))
+        })
+        .collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    all.truncate(influences);
+    let sum: f32 = all.iter().map(|w| w.1).sum();
+    all.iter().map(|&(j, w)| (j, w / sum)).collect()
+}
+
+/// Joint matrices (joint world times inverse bind, in the tube's model space) for bones
+/// bent by `angles` about Z and X in turn, each at its own base.
+fn pose(angles: &[f32]) -> Vec<Mat4> {
+    let length = TUBE / angles.len() as f32;
+    let mut world = DMat4::IDENTITY;
+    let mut out = vec![];
+    for (k, &a) in angles.iter().enumerate() {
+        let base = DMat4::from_translation(DVec3::new(0.0, if k == 0 { 0.0 } else { f64::from(length) }, 0.0));
+        let axis = if k % 2 == 0 { DVec3::Z } else { DVec3::X };
+        world = world * base * DMat4::from_axis_angle(axis, f64::from(a));
+        let inverse_bind = DMat4::from_translation(DVec3::new(0.0, -f64::from(length) * k as f64, 0.0));
+        out.push((world * inverse_bind).as_mat4());
+    }
+    out
+}
+
+/// How one test object stores its influences.
+#[derive(Clone, Copy)]
+struct SkinLayout {
+    bones: u32,
+    sets: usize,
+    joints: JointFormat,
+    weights: WeightFormat,
+}
+
+/// Quantizes a weight as the format stores it; returns the stored bytes and the value read.
+fn store_weight(w: f32, format: WeightFormat) -> (Vec<u8>, f32) {
+    match format {
+        WeightFormat::Float32x4 => (w.to_le_bytes().to_vec(), w),
+        WeightFormat::Unorm8x4 => {
+            let q = (w * 255.0).round() as u8;
+            (vec![q], f32::from(q) / 255.0)
+        }
+        WeightFormat::Unorm16x4 => {
+            let q = (w * 65535.0).round() as u16;
+            (q.to_le_bytes().to_vec(), f32::from(q) / 65535.0)
+        }
+    }
+}
+
+/// One interleaved buffer of (joints, weights) per set and vertex at a padded stride, after
+/// `lead` unrelated bytes; the CPU copy as the GPU reads it.
+fn pack_skin(mesh: &Mesh, layout: SkinLayout, lead: usize) -> (Vec<u8>, u32, Vec<u32>, Vec<SkinInfluences>) {
+    let set_bytes = layout.joints.bytes() + layout.weights.bytes();
+    let stride = (set_bytes * layout.sets as u32 + 4).next_multiple_of(4);
+    let offsets: Vec<u32> =
+        (0..layout.sets as u32 * 2).map(|k| if k % 2 == 0 { k / 2 * set_bytes } else { k / 2 * set_bytes + layout.joints.bytes() }).collect();
+    let mut bytes = vec![0xAB; lead + stride as usize * mesh.positions.len()];
+    let mut cpu = vec![SkinInfluences::default(); layout.sets];
+    for (v, p) in mesh.positions.iter().enumerate() {
+        let mut list = influences(p.y, layout.bones, 4 * layout.sets, 1.6);
+        list.resize(4 * layout.sets, (0, 0.0));
+        for (s, set) in cpu.iter_mut().enumerate() {
+            let base = lead + v * stride as usize + s * set_bytes as usize;
+            let (mut joints, mut weights) = ([0u16; 4], [0f32; 4]);
+            for k in 0..4 {
+                let (j, w) = list[4 * s + k];
+                joints[k] = j;
+                let at = base + k * (layout.joints.bytes() as usize / 4);
+                match layout.joints {
+                    JointFormat::U8x4 => bytes[at] = j as u8,
+                    JointFormat::U16x4 => bytes[at..at + 2].copy_from_slice(&j.to_le_bytes()),
+                }
+                let (stored, read) = store_weight(w, layout.weights);
+                let at = base + layout.joints.bytes() as usize + k * stored.len();
+                bytes[at..at + stored.len()].copy_from_slice(&stored);
+                weights[k] = read;
+            }
+            set.joints.push(joints);
+            set.weights.push(weights);
+        }
+    }
+    (bytes, stride, offsets, cpu)
+}
+
+/// What the CPU oracle does, written apart from the library: morph, then blend, in f64.
+fn deform_on_cpu(mesh: &Mesh, skin: &[SkinInfluences], joints: &[Mat4], targets: &[Vec<Vec3>], weights: &[f32]) -> Vec<Vec3> {
+    (0..mesh.positions.len())
+        .map(|v| {
+            let mut p = mesh.positions[v].as_dvec3();
+            for (t, w) in targets.iter().zip(weights) {
+                p += t[v].as_dvec3() * f64::from(*w);
+            }
+            if skin.is_empty() {
+                return p.as_vec3();
+            }
+            let mut out = DVec3::ZERO;
+            for set in skin {
+                for k in 0..4 {
+                    out += joints[set.joints[v][k] as usize].as_dmat4().transform_point3(p) * f64::from(set.weights[v][k]);
+                }
+            }
+            out.as_vec3()
+        })
+        .collect()
+}
+
+/// A morph target per `(amplitude, frequency)`: z bumps over the grid or radial swelling.
+fn morph_targets(mesh: &Mesh, waves: &[(f32, f32)]) -> Vec<Vec<Vec3>> {
+    waves
+        .iter()
+        .map(|&(a, f)| mesh.positions.iter().map(|p| Vec3::new(0.1 * a * p.z, 0.0, a * (f * p.x).sin() * (f * 0.7 * p.y).cos() + 0.1 * a * p.x)).collect())
+        .collect()
+}
+
+/// A test object: its mesh, placement, skin layout and morph targets.
+struct Deformed {
+    id: u64,
+    mesh: Mesh,
+    model: Mat4,
+    skin: Option<SkinLayout>,
+    targets: Vec<Vec<Vec3>>,
+}
+
+/// The GPU side of the scene: buffers the draws name, which must outlive the picks.
+struct Uploaded {
+    draws: Vec<PickDraw>,
+    /// Per object: CPU influences (for the oracle).
+    skins: Vec<Vec<SkinInfluences>>,
+    _buffers: Vec<HostBuffer>,
+}
+
+fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_weights: &[Vec<f32>], with_pose: bool) -> Uploaded {
+    let mut buffers = vec![];
+    let mut draws = vec![];
+    let mut skins = vec![];
+    // One storage buffer for every object's joint matrices and morph weights, each at a
+    // 4-byte-aligned offset that no descriptor alignment would allow.
+    let mut pose_words: Vec<f32> = vec![0.0];
+    let mut pose_at = vec![];
+    for (pose, weights) in poses.iter().zip(morph_weights) {
+        let joints = pose_words.len();
+        pose_words.extend(pose.iter().flat_map(|m| m.to_cols_array()));
+        let w = pose_words.len();
+        pose_words.extend(weights);
+        pose_words.push(0.0);
+        pose_at.push((joints, w));
+    }
+    let pose_buffer = ctx.upload(&pose_words, vk::BufferUsageFlags::STORAGE_BUFFER).unwrap();
+    for (o, obj) in objects.iter().enumerate() {
+        let vb = ctx.upload(&obj.mesh.positions, vk::BufferUsageFlags::VERTEX_BUFFER).unwrap();
+        let indices = obj.mesh.indices.clone().unwrap();
+        let ib = ctx.upload(&indices, vk::BufferUsageFlags::INDEX_BUFFER).unwrap();
+        let n = obj.mesh.positions.len() as u32;
+        let positions = picking_vk::Positions { range: BufferRange { buffer: vb.buffer, offset: 0, size: vb.size }, stride: 12, vertex_count: n };
+        let triangles = picking_vk::Triangles::Indexed {
+            range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size },
+            width: picking_vk::IndexWidth::U32,
+            first_index: 0,
+            index_count: indices.len() as u32,
+            vertex_offset: 0,
+        };
+        let (joints_at, weights_at) = pose_at[o];
+        let mut deformation = Deformation::default();
+        let mut cpu_skin = vec![];
+        if let Some(layout) = obj.skin {
+            let lead = 12;
+            let (bytes, stride, offsets, cpu) = pack_skin(&obj.mesh, layout, lead);
+            let sb = ctx.upload(&bytes, vk::BufferUsageFlags::VERTEX_BUFFER).unwrap();
+            let stream = |k: usize| {
+                let offset = (lead as u32 + offsets[k]) as u64;
+                VertexStream { range: BufferRange { buffer: sb.buffer, offset, size: sb.size - offset }, stride }
+            };
+            let set = |s: usize| Influences { joints: stream(2 * s), joint_format: layout.joints, weights: stream(2 * s + 1), weight_format: layout.weights };
+            deformation.skin = Some(Skin {
+                influences: set(0),
+                more_influences: (layout.sets > 1).then(|| set(1)),
+                matrices: BufferRange { buffer: pose_buffer.buffer, offset: joints_at as u64 * 4, size: layout.bones as u64 * 64 },
+                joint_count: layout.bones,
+            });
+            buffers.push(sb);
+            cpu_skin = cpu;
+        }
+        if !obj.targets.is_empty() {
+            // Deltas after 5 unrelated words.
+            let mut words = vec![f32::NAN; 5];
+            words.extend(obj.targets.iter().flat_map(|t| t.iter().flat_map(|d| d.to_array())));
+            let db = ctx.upload(&words, vk::BufferUsageFlags::STORAGE_BUFFER).unwrap();
+            deformation.morph = Some(MorphTargets {
+                deltas: BufferRange { buffer: db.buffer, offset: 20, size: db.size - 20 },
+                target_count: obj.targets.len() as u32,
+                weights: BufferRange { buffer: pose_buffer.buffer, offset: weights_at as u64 * 4, size: obj.targets.len() as u64 * 4 },
+            });
+            buffers.push(db);
+        }
+        if with_pose {
+            deformation.pose = Some(Arc::new(DeformPose { joint_matrices: poses[o].clone(), morph_weights: morph_weights[o].clone() }));
+        }
+        let geometry = MeshGeometry {
+            positions: obj.mesh.positions.clone(),
+            normals: None,
+            uvs: None,
+            indices: Some(indices),
+            skin: cpu_skin.clone(),
+            morph_targets: obj.targets.clone(),
+        };
+        geometry.validate().unwrap();
+        draws.push(
+            PickDraw::new(picking_vk::ObjectId::new(obj.id).unwrap(), positions, triangles)
+                .with_model(obj.model)
+                .with_geometry(Arc::new(geometry))
+                .with_deformation(deformation),
+        );
+        skins.push(cpu_skin);
+        buffers.extend([vb, ib]);
+    }
+    buffers.push(pose_buffer);
+    Uploaded { draws, skins, _buffers: buffers }
+}
+
+fn objects() -> Vec<Deformed> {
+    let t = tube(10, 8, 0.35);
+    let g = grid(5, 0.8);
+    let four = SkinLayout { bones: 6, sets: 1, joints: JointFormat::U8x4, weights: WeightFormat::Float32x4 };
+    let eight = SkinLayout { bones: 10, sets: 2, joints: JointFormat::U16x4, weights: WeightFormat::Unorm16x4 };
+    let bytes = SkinLayout { bones: 5, sets: 1, joints: JointFormat::U16x4, weights: WeightFormat::Unorm8x4 };
+    vec![
+        Deformed { id: 1, mesh: t.clone(), model: Mat4::from_translation(Vec3::new(-1.4, -1.2, -6.0)), skin: Some(four), targets: vec![] },
+        Deformed {
+            id: 2,
+            mesh: t.clone(),
+            model: Mat4::from_rotation_translation(Quat::from_rotation_y(0.7), Vec3::new(0.0, -1.3, -6.5)),
+            skin: Some(eight),
+            targets: vec![],
+        },
+        Deformed {
+            id: 3,
+            mesh: g.clone(),
+            model: Mat4::from_translation(Vec3::new(1.3, 0.6, -6.2)),
+            skin: None,
+            targets: morph_targets(&g, &[(0.6, 3.0), (0.4, 5.0)]),
+        },
+        Deformed {
+            id: 4,
+            mesh: t.clone(),
+            model: Mat4::from_translation(Vec3::new(1.4, -1.4, -5.8)),
+            skin: Some(bytes),
+            targets: morph_targets(&t, &[(0.5, 6.0)]),
+        },
+    ]
+}
+
+/// Random poses well away from the bind pose (bones bent up to 0.45 rad each) and morph
+/// weights, per object.
+fn random_pose(objects: &[Deformed], seed: u64) -> (Vec<Vec<Mat4>>, Vec<Vec<f32>>) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let poses = objects.iter().map(|o| pose(&(0..o.skin.map_or(1, |s| s.bones)).map(|_| (rng.f32() - 0.5) * 0.9).collect::<Vec<_>>())).collect();
+    let weights = objects.iter().map(|o| o.targets.iter().map(|_| rng.f32() * 1.6 - 0.4).collect()).collect();
+    (poses, weights)
+}
+
+fn pick_points(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, pixels: &[UVec2], draws: &[PickDraw]) -> Vec<picking_vk::PickResult> {
+    let mut out = vec![];
+    for chunk in pixels.chunks(64) {
+        let queries: Vec<PickQuery> = chunk.iter().map(|&p| PickQuery::Point(p)).collect();
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, &queries, draws) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited for the frame.
+        let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+        out.extend(results.results.into_iter().map(|r| match r {
+            QueryResult::Point(p) => p,
+            _ => panic!("point queries give points"),
+        }));
+    }
+    out
+}
+
+#[test]
+fn skinned_and_morphed_draws_pick_like_cpu_deformation_and_the_ray_oracle() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64).with_detail(picking_vk::DetailMode::IfEnabled));
+    let detail = *picker.detail_status() == DetailStatus::Active;
+    let objects = objects();
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
+    let camera = OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
+    let (mut agree, mut hits, mut moved, mut detailed) = (0, 0, 0, 0);
+    for seed in 1..=4u64 {
+        let (poses, weights) = random_pose(&objects, seed);
+        let up = upload(&gpu.ctx, &objects, &poses, &weights, true);
+        // The oracle's scene: each object deformed on the CPU, placed by its model matrix.
+        let mut posed = Scene { meshes: vec![], objects: vec![] };
+        let mut rest = Scene { meshes: vec![], objects: vec![] };
+        for (o, obj) in objects.iter().enumerate() {
+            let positions = deform_on_cpu(&obj.mesh, &up.skins[o], &poses[o], &obj.targets, &weights[o]);
+            posed.meshes.push(Mesh { positions, indices: obj.mesh.indices.clone() });
+            posed.objects.push(Object::new(obj.id, o, obj.model));
+            rest.meshes.push(obj.mesh.clone());
+            rest.objects.push(Object::new(obj.id, o, obj.model));
+        }
+        let oracle = Oracle::new(&posed, camera);
+        let rest_oracle = Oracle::new(&rest, camera);
+        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, &up.draws, seed).into_iter().take(300).collect();
+        pixels.extend(random_pixels(seed + 50, 40, W, H));
+        let results = pick_points(&gpu, &mut picker, &request, &pixels, &up.draws);
+        for (pixel, got) in pixels.iter().zip(&results) {
+            let want = oracle.pick(*pixel);
+            if want.ambiguous {
+                continue;
+            }
+            assert_eq!(got.hit.as_ref().map(|h| h.id.get()), want.hit.map(|h| h.id), "pose {seed}, pixel {pixel}");
+            if let (Some(g), Some(w)) = (&got.hit, &want.hit) {
+                assert!((g.distance - w.distance).abs() <= 1e-3 * w.distance, "pose {seed}, pixel {pixel}: distance {} vs {}", g.distance, w.distance);
+                hits += 1;
+                if let Some(d) = g.detail.as_ref().filter(|_| detail) {
+                    // The deformed triangle, exactly; the world point on it.
+                    assert_eq!(d.face as usize, w.triangle, "pose {seed}, pixel {pixel}: face");
+                    let s = d.surface.expect("registered geometry and pose");
+                    assert!((s.world_point - w.point).length() <= 1e-4 * 6.0, "pose {seed}, pixel {pixel}: {:?} vs {:?}", s.world_point, w.point);
+                    let n = s.face_normal_world.expect("face normal of the deformed triangle");
+                    let t = posed.meshes[w.object].triangle(w.triangle).map(|p| obj_world(&objects[w.object]).transform_point3(p.as_dvec3()));
+                    assert!(n.dot(t[1] - t[0]).abs() < 1e-4 && n.dot(t[2] - t[0]).abs() < 1e-4, "the normal is the deformed face's");
+                    detailed += 1;
+                }
+            }
+            let before = rest_oracle.pick(*pixel);
+            moved += usize::from(!before.ambiguous && before.hit.map(|h| h.id) != want.hit.map(|h| h.id));
+            agree += 1;
+        }
+    }
+    eprintln!("deformed: {agree} unambiguous picks agree with CPU deformation + ray oracle, {hits} hits, {moved} differ from the rest pose, {detailed} with detail checked");
+    assert!(agree > 500 && hits > 400 && moved > 40, "{agree} / {hits} / {moved}");
+    assert!(!detail || detailed > 300, "detail checked on {detailed} hits");
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
+
+fn obj_world(obj: &Deformed) -> DMat4 {
+    obj.model.as_dmat4()
+}
+
+#[test]
+fn rectangles_over_deformed_draws_count_what_the_id_image_shows() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let objects = objects();
+    let (poses, weights) = random_pose(&objects, 9);
+    let up = upload(&gpu.ctx, &objects, &poses, &weights, false);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &up.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let texels = unsafe { image.read() }.unwrap();
+    let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
+    let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
+                *want.entry(id.get()).or_default() += 1;
+            }
+        }
+    }
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &[PickQuery::Rect { rect, mode: RectMode::Visible }], &up.draws) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+    let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
+    let got: BTreeMap<u64, u64> = r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
+    assert_eq!(got, want);
+    assert_eq!(want.len(), 4, "every deformed object shows: {want:?}");
+    drop((picker, image));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn deformations_that_do_not_fit_are_refused() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let objects = objects();
+    let (poses, weights) = random_pose(&objects, 3);
+    let up = upload(&gpu.ctx, &objects, &poses, &weights, true);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
+    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let mut refused = |draw: PickDraw, expect: &str| {
+        let mut draws = up.draws.clone();
+        draws[0] = draw;
+        let mut err = None;
+        // SAFETY: recording outside a render pass; an error records nothing.
+        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &draws) }.err());
+        match err {
+            Some(PickError::InvalidDraw { index: 0, reason }) => assert!(reason.contains(expect), "{reason:?} should mention {expect:?}"),
+            other => panic!("expected InvalidDraw mentioning {expect:?}, got {other:?}"),
+        }
+    };
+    let base = up.draws[0].clone();
+    let with = |f: &dyn Fn(&mut Deformation)| {
+        let mut d = base.clone();
+        f(d.deformation.as_mut().unwrap());
+        d
+    };
+    refused(with(&|d| d.skin.as_mut().unwrap().joint_count = 7), "joint matrices need");
+    refused(with(&|d| d.skin.as_mut().unwrap().joint_count = 0), "at least one joint");
+    refused(with(&|d| d.skin.as_mut().unwrap().influences.weights.range.size = 40), "weights_0");
+    refused(with(&|d| d.skin.as_mut().unwrap().influences.joints.stride = 2), "joints_0 stride");
+    refused(with(&|d| d.skin.as_mut().unwrap().matrices.offset += 2), "not a multiple of 4");
+    refused(with(&|d| d.pose = Some(Arc::new(DeformPose { joint_matrices: vec![Mat4::IDENTITY], morph_weights: vec![] }))), "CPU pose has 1 joint");
+    refused(with(&|d| *d = Deformation::default()), "neither a skin nor morph");
+    refused(base.clone().with_instances(picking_vk::Instances { range: up.draws[0].positions.range, stride: 64, first: 0, count: 1 }), "instances or hooks");
+    // A picker still picks after refusals.
+    let ok = gpu.pick(&mut picker, &request, &up.draws);
+    assert!(ok.ray.is_some());
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
