@@ -8,8 +8,8 @@
 use ash::vk;
 use glam::Mat4;
 use picking_vk::{
-    AttributeFormat, AttributeStream, BufferRange, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, Instances, Interpolation, MeshGeometry,
-    ObjectId, PickDraw, Positions, RasterState, Triangles,
+    AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, Influences,
+    Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, ObjectId, PickDraw, Positions, RasterState, Skin, Triangles, VertexStream, WeightFormat,
 };
 use picking_vk_context::{ContextError, HostBuffer, Texture, TextureSets, VulkanContext};
 use std::sync::Arc;
@@ -33,7 +33,18 @@ pub struct GpuPrimitive {
     pub alpha_cutoff: Option<f32>,
     pub single_sided: bool,
     pub geometry: Arc<MeshGeometry>,
+    /// Skin influences, per vertex and set: four u16 joints, then four f32 weights (24 bytes a
+    /// set), read as vertex attributes by the picker and as words by the lit pass.
+    pub skin: Option<HostBuffer>,
+    /// Sets of four influences in `skin` (0 to 2).
+    pub skin_sets: u32,
+    /// Morph target deltas, three f32 per vertex, target after target.
+    pub morph: Option<HostBuffer>,
+    pub target_count: u32,
 }
+
+/// Bytes of one set of skin influences in [`GpuPrimitive::skin`].
+pub const SKIN_SET_BYTES: u32 = 24;
 
 impl GpuPrimitive {
     pub fn upload(ctx: &VulkanContext, p: &Primitive) -> Result<Self, ContextError> {
@@ -50,8 +61,27 @@ impl GpuPrimitive {
             normals: Some(p.normals.clone()),
             uvs: p.uvs.clone(),
             indices: p.indices.clone(),
-            ..Default::default()
+            skin: p.skin.clone(),
+            morph_targets: p.morph_targets.clone(),
         });
+        let deform_usage = vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER;
+        let skin = (!p.skin.is_empty())
+            .then(|| {
+                let words: Vec<u32> = (0..p.positions.len())
+                    .flat_map(|v| {
+                        p.skin.iter().flat_map(move |set| {
+                            let j = set.joints[v];
+                            let w = set.weights[v];
+                            [u32::from(j[0]) | u32::from(j[1]) << 16, u32::from(j[2]) | u32::from(j[3]) << 16].into_iter().chain(w.map(f32::to_bits))
+                        })
+                    })
+                    .collect();
+                ctx.upload(&words, deform_usage)
+            })
+            .transpose()?;
+        let morph = (!p.morph_targets.is_empty())
+            .then(|| ctx.upload(&p.morph_targets.iter().flatten().flat_map(|d| d.to_array()).collect::<Vec<f32>>(), vk::BufferUsageFlags::STORAGE_BUFFER))
+            .transpose()?;
         Ok(GpuPrimitive {
             positions,
             normals,
@@ -64,7 +94,16 @@ impl GpuPrimitive {
             alpha_cutoff: p.alpha_cutoff,
             single_sided: p.single_sided,
             geometry,
+            skin,
+            skin_sets: p.skin.len() as u32,
+            morph,
+            target_count: p.morph_targets.len() as u32,
         })
+    }
+
+    /// Whether the primitive is skinned or morphed.
+    pub fn deformable(&self) -> bool {
+        self.skin.is_some() || self.morph.is_some()
     }
 
     /// The triangles, as the picker reads them.
@@ -116,49 +155,221 @@ pub struct RenderDraw {
     pub slot_count: u32,
     /// The slots' world matrices mirror (negative determinant): front faces wind the other way.
     pub mirrored: bool,
+    /// For a deformed primitive (one slot): the skin whose joint matrices place it (the slot's
+    /// world is then unused), and the weighted node whose morph weights it takes.
+    pub skin: Option<usize>,
+    pub weights: Option<usize>,
 }
 
 /// What the lit pass draws and the picker picks.
 pub struct GpuScene {
     pub primitives: Vec<GpuPrimitive>,
-    /// One column-major `mat4` per slot: per-instance input of the lit pass, and the instance
-    /// buffer of instanced pick draws.
+    /// The pose buffer, in `pose.regions` regions (one per frame in flight when the scene
+    /// moves): each holds one column-major `mat4` per slot (per-instance input of the lit pass,
+    /// and the instance buffer of instanced pick draws), then the skins' joint matrices, then
+    /// the nodes' morph weights. Vertex and storage buffer usage.
     pub worlds: HostBuffer,
     pub slot_count: u32,
+    /// Where things sit in each region of `worlds`.
+    pub pose: PoseLayout,
     pub render_draws: Vec<RenderDraw>,
     /// Shared, so the picker can keep a culling hierarchy over them (`Picker::record_shared`).
     pub pick_draws: Arc<[PickDraw]>,
     /// A set per texture, after a first set with a white texel (untextured primitives): the
     /// lit pass and the pick hooks bind the same set.
     pub texture_sets: TextureSets,
+    /// Per primitive, for deformed ones: the lit pass's set 1 (pose buffer, skin, deltas).
+    pub deform_sets: Vec<Option<vk::DescriptorSet>>,
     /// Dropped after the sets that name them.
     _textures: Vec<Texture>,
     /// Discard hooks of masked materials, one per (cutoff, colour alpha).
     mask_programs: Vec<((u32, u32), Arc<HookProgram>)>,
+    /// Owns `deform_sets` and their layout (null without deformed primitives).
+    _deform_pool: DeformPool,
+}
+
+/// What a pose region of [`GpuScene::worlds`] holds besides the world matrices: joint
+/// matrices per skin and morph weights per weighted node, as counts (offsets follow).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoseLayout {
+    /// Regions (1 for a scene that does not move).
+    pub regions: u32,
+    /// Joints of each skin.
+    pub skin_joints: Vec<u32>,
+    /// Morph targets of each weighted node.
+    pub weight_counts: Vec<u32>,
+}
+
+impl PoseLayout {
+    /// Words of the slots' world matrices, then of each skin's palette, then of each node's
+    /// weights; the region's size in words (a multiple of 16, so regions stay 64-byte apart).
+    fn words(&self, slots: u32) -> (Vec<u32>, Vec<u32>, u32) {
+        let mut at = slots * 16;
+        let mut take = |words: u32| {
+            let start = at;
+            at += words;
+            start
+        };
+        let palettes = self.skin_joints.iter().map(|&j| take(j * 16)).collect();
+        let weights = self.weight_counts.iter().map(|&w| take(w)).collect();
+        (palettes, weights, at.next_multiple_of(16).max(16))
+    }
+}
+
+/// The lit pass's set layout for deformed primitives (set 1): the pose buffer, the skin
+/// stream and the morph deltas as storage buffers the vertex stage reads.
+pub fn deform_set_layout(device: &ash::Device) -> Result<vk::DescriptorSetLayout, ContextError> {
+    let bindings: [vk::DescriptorSetLayoutBinding; 3] = std::array::from_fn(|b| {
+        vk::DescriptorSetLayoutBinding::default()
+            .binding(b as u32)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::VERTEX)
+    });
+    // SAFETY: valid create info on a live device.
+    Ok(unsafe { device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None) }?)
+}
+
+/// The pool and layout behind [`GpuScene::deform_sets`].
+struct DeformPool {
+    device: ash::Device,
+    pool: vk::DescriptorPool,
+    layout: vk::DescriptorSetLayout,
+}
+
+impl Drop for DeformPool {
+    fn drop(&mut self) {
+        // SAFETY: the scene is dropped once the GPU no longer draws it; null handles are ignored.
+        unsafe {
+            self.device.destroy_descriptor_pool(self.pool, None);
+            self.device.destroy_descriptor_set_layout(self.layout, None);
+        }
+    }
 }
 
 impl GpuScene {
     /// `primitives` with `worlds` uploaded as the slot buffer and `textures` as sampled
-    /// images; no draws yet.
+    /// images; no draws yet, nothing deformed.
     pub fn new(ctx: &VulkanContext, primitives: Vec<GpuPrimitive>, worlds: &[Mat4], textures: &[TextureData]) -> Result<Self, ContextError> {
-        let columns: Vec<[f32; 16]> = worlds.iter().map(Mat4::to_cols_array).collect();
-        let worlds_buffer = ctx.upload(&columns, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        Self::with_pose(ctx, primitives, worlds, textures, PoseLayout { regions: 1, ..Default::default() })
+    }
+
+    /// As [`GpuScene::new`], with `pose.regions` pose regions (each starting as `worlds`,
+    /// palettes identity, weights zero) and the lit pass's sets for deformed primitives.
+    pub fn with_pose(
+        ctx: &VulkanContext,
+        primitives: Vec<GpuPrimitive>,
+        worlds: &[Mat4],
+        textures: &[TextureData],
+        pose: PoseLayout,
+    ) -> Result<Self, ContextError> {
+        let slots = worlds.len() as u32;
+        let (palettes, _, region_words) = pose.words(slots);
+        let mut region = vec![0f32; region_words as usize];
+        for (slot, m) in worlds.iter().enumerate() {
+            region[slot * 16..slot * 16 + 16].copy_from_slice(&m.to_cols_array());
+        }
+        for (&at, &joints) in palettes.iter().zip(&pose.skin_joints) {
+            for j in 0..joints {
+                let w = (at + j * 16) as usize;
+                region[w..w + 16].copy_from_slice(&Mat4::IDENTITY.to_cols_array());
+            }
+        }
+        let all: Vec<f32> = (0..pose.regions.max(1)).flat_map(|_| region.iter().copied()).collect();
+        let worlds_buffer = ctx.upload(&all, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)?;
         let white = TextureData { rgba: vec![255; 4], width: 1, height: 1, sampler: SamplerDesc::default() };
         let mut uploaded = vec![];
         for t in std::iter::once(&white).chain(textures) {
             uploaded.push(ctx.upload_texture(&t.rgba, t.width, t.height, vk::Format::R8G8B8A8_SRGB, &t.sampler.create_info())?);
         }
         let texture_sets = ctx.texture_sets(&uploaded.iter().collect::<Vec<_>>())?;
+        let mut deform_pool = DeformPool { device: ctx.device.clone(), pool: vk::DescriptorPool::null(), layout: vk::DescriptorSetLayout::null() };
+        let mut deform_sets = vec![None; primitives.len()];
+        let deformed: Vec<usize> = (0..primitives.len()).filter(|&i| primitives[i].deformable()).collect();
+        if !deformed.is_empty() {
+            deform_pool.layout = deform_set_layout(&ctx.device)?;
+            let count = deformed.len() as u32;
+            let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count }];
+            // SAFETY: valid create info on a live device; owned by `deform_pool` right away.
+            deform_pool.pool = unsafe { ctx.device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None) }?;
+            let layouts = vec![deform_pool.layout; deformed.len()];
+            // SAFETY: the pool has room for these sets.
+            let sets = unsafe {
+                ctx.device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(deform_pool.pool).set_layouts(&layouts))
+            }?;
+            for (&i, set) in deformed.iter().zip(sets) {
+                let p = &primitives[i];
+                let whole = |b: &HostBuffer| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+                let infos = [whole(&worlds_buffer), whole(p.skin.as_ref().unwrap_or(&worlds_buffer)), whole(p.morph.as_ref().unwrap_or(&worlds_buffer))];
+                let writes: Vec<vk::WriteDescriptorSet> = infos
+                    .iter()
+                    .enumerate()
+                    .map(|(b, info)| {
+                        vk::WriteDescriptorSet::default()
+                            .dst_set(set)
+                            .dst_binding(b as u32)
+                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                            .buffer_info(info)
+                    })
+                    .collect();
+                // SAFETY: fresh sets; the buffers are live with storage usage.
+                unsafe { ctx.device.update_descriptor_sets(&writes, &[]) };
+                deform_sets[i] = Some(set);
+            }
+        }
         Ok(GpuScene {
             primitives,
             worlds: worlds_buffer,
-            slot_count: worlds.len() as u32,
+            slot_count: slots,
+            pose,
             render_draws: vec![],
             pick_draws: Arc::new([]),
             texture_sets,
+            deform_sets,
             _textures: uploaded,
             mask_programs: vec![],
+            _deform_pool: deform_pool,
         })
+    }
+
+    /// Bytes of one pose region.
+    pub fn region_bytes(&self) -> u64 {
+        u64::from(self.pose.words(self.slot_count).2) * 4
+    }
+
+    /// Word offset (in the whole buffer) of skin `s`'s joint matrices in `region`.
+    pub fn palette_word(&self, region: u32, skin: usize) -> u32 {
+        let (palettes, _, size) = self.pose.words(self.slot_count);
+        region * size + palettes.get(skin).copied().unwrap_or(0)
+    }
+
+    /// Word offset (in the whole buffer) of weighted node `k`'s morph weights in `region`.
+    pub fn weights_word(&self, region: u32, k: usize) -> u32 {
+        let (_, weights, size) = self.pose.words(self.slot_count);
+        region * size + weights.get(k).copied().unwrap_or(0)
+    }
+
+    /// Writes one pose region: the slots' world matrices, each skin's joint matrices and each
+    /// weighted node's morph weights (in the layout's order; missing values stay as they are).
+    ///
+    /// # Safety
+    /// No submitted work that reads this region is still running.
+    pub unsafe fn write_pose(&mut self, region: u32, worlds: &[Mat4], palettes: &[&[Mat4]], weights: &[&[f32]]) -> Result<(), ContextError> {
+        let (palette_at, weight_at, size) = self.pose.words(self.slot_count);
+        let base = u64::from(region * size) * 4;
+        let columns: Vec<[f32; 16]> = worlds.iter().take(self.slot_count as usize).map(Mat4::to_cols_array).collect();
+        // SAFETY: the caller's contract; every write lies in the region.
+        unsafe {
+            self.worlds.write(base, &columns)?;
+            for ((&at, palette), &joints) in palette_at.iter().zip(palettes).zip(&self.pose.skin_joints) {
+                let columns: Vec<[f32; 16]> = palette.iter().take(joints as usize).map(Mat4::to_cols_array).collect();
+                self.worlds.write(base + u64::from(at) * 4, &columns)?;
+            }
+            for ((&at, w), &count) in weight_at.iter().zip(weights).zip(&self.pose.weight_counts) {
+                self.worlds.write(base + u64::from(at) * 4, &w[..w.len().min(count as usize)])?;
+            }
+        }
+        Ok(())
     }
 
     /// The descriptor set the lit pass samples primitive `p`'s base colour through.
@@ -198,8 +409,46 @@ impl GpuScene {
         draw.with_hooks(DrawHooks::new(program).with_attribute(uvs).with_descriptor_set(set))
     }
 
-    /// Slots `first..first + count` of the world buffer as a pick draw's instances.
-    pub fn instances(&self, first: u32, count: u32) -> Instances {
-        Instances { range: BufferRange { buffer: self.worlds.buffer, offset: 0, size: self.worlds.size }, stride: 64, first, count }
+    /// Slots `first..first + count` of pose region `region` as a pick draw's instances.
+    pub fn instances(&self, region: u32, first: u32, count: u32) -> Instances {
+        let offset = u64::from(region) * self.region_bytes();
+        Instances { range: BufferRange { buffer: self.worlds.buffer, offset, size: self.region_bytes() }, stride: 64, first, count }
+    }
+
+    /// The picker's deformation of primitive `index` in pose region `region`: its skin (the
+    /// joint matrices of skin `skin`) and morph targets (the weights of weighted node
+    /// `weights`), reading the buffers the lit pass reads; `pose` is the CPU copy for detail.
+    pub fn deformation(&self, index: usize, region: u32, skin: Option<usize>, weights: Option<usize>, pose: Arc<DeformPose>) -> Option<Deformation> {
+        let p = &self.primitives[index];
+        let range = |b: &HostBuffer, offset: u64| BufferRange { buffer: b.buffer, offset, size: b.size - offset };
+        let skin = match (p.skin.as_ref(), skin) {
+            (Some(buffer), Some(s)) => {
+                let stride = SKIN_SET_BYTES * p.skin_sets;
+                let set = |k: u32| Influences {
+                    joints: VertexStream { range: range(buffer, u64::from(k * SKIN_SET_BYTES)), stride },
+                    joint_format: JointFormat::U16x4,
+                    weights: VertexStream { range: range(buffer, u64::from(k * SKIN_SET_BYTES + 8)), stride },
+                    weight_format: WeightFormat::Float32x4,
+                };
+                let joints = self.pose.skin_joints.get(s).copied().unwrap_or(0);
+                let offset = u64::from(self.palette_word(region, s)) * 4;
+                Some(Skin {
+                    influences: set(0),
+                    more_influences: (p.skin_sets > 1).then(|| set(1)),
+                    matrices: BufferRange { buffer: self.worlds.buffer, offset, size: u64::from(joints) * 64 },
+                    joint_count: joints,
+                })
+            }
+            _ => None,
+        };
+        let morph = match (p.morph.as_ref(), weights) {
+            (Some(buffer), Some(k)) => Some(MorphTargets {
+                deltas: range(buffer, 0),
+                target_count: p.target_count,
+                weights: BufferRange { buffer: self.worlds.buffer, offset: u64::from(self.weights_word(region, k)) * 4, size: u64::from(p.target_count) * 4 },
+            }),
+            _ => None,
+        };
+        (skin.is_some() || morph.is_some()).then_some(Deformation { skin, morph, pose: Some(pose), bounds_cover_deformation: false })
     }
 }

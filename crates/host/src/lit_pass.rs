@@ -12,10 +12,13 @@ use glam::{Mat4, Quat, Vec3};
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
-const PUSH_BYTES: usize = 96;
+/// The frame's words (96 bytes), then a deformed draw's (see `viewer_lit_deformed.vert`).
+const PUSH_BYTES: usize = 128;
+const FRAME_PUSH_BYTES: usize = 96;
 const PUSH_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(vk::ShaderStageFlags::VERTEX.as_raw() | vk::ShaderStageFlags::FRAGMENT.as_raw());
 
 const LIT_VERT: &[u8] = include_bytes!("../spirv/viewer_lit.vert.spv");
+const LIT_DEFORMED_VERT: &[u8] = include_bytes!("../spirv/viewer_lit_deformed.vert.spv");
 const LIT_FRAG: &[u8] = include_bytes!("../spirv/viewer_lit.frag.spv");
 
 /// Colours of the picked-point ball and of the normal rod.
@@ -57,6 +60,10 @@ pub struct LitPass {
     layout: vk::PipelineLayout,
     /// The texture set's layout (defined as `TextureSets::layout`, so the scene's sets bind).
     set_layout: vk::DescriptorSetLayout,
+    /// Set 1 of deformed draws (as `gpu_scene::deform_set_layout`).
+    deform_layout: vk::DescriptorSetLayout,
+    /// As `pipelines`, for deformed primitives.
+    deformed: [vk::Pipeline; 3],
     /// By culling: both faces; back faces of counter-clockwise fronts (glTF's); back faces of
     /// clockwise fronts (glTF's under a mirroring world matrix).
     pipelines: [vk::Pipeline; 3],
@@ -143,6 +150,8 @@ impl LitPass {
             render_pass,
             layout: vk::PipelineLayout::null(),
             set_layout: vk::DescriptorSetLayout::null(),
+            deform_layout: vk::DescriptorSetLayout::null(),
+            deformed: [vk::Pipeline::null(); 3],
             pipelines: [vk::Pipeline::null(); 3],
             marker_ball,
             marker_rod,
@@ -154,8 +163,9 @@ impl LitPass {
             .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)];
         // SAFETY: the create info points at `set_bindings`, alive for the call.
         pass.set_layout = unsafe { device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&set_bindings), None) }?;
+        pass.deform_layout = crate::gpu_scene::deform_set_layout(device)?;
         let ranges = [vk::PushConstantRange::default().stage_flags(PUSH_STAGES).size(PUSH_BYTES as u32)];
-        let set_layouts = [pass.set_layout];
+        let set_layouts = [pass.set_layout, pass.deform_layout];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
         // SAFETY: the create info points at locals alive for the call.
         pass.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
@@ -194,6 +204,7 @@ impl LitPass {
                 render_pass,
             };
             pass.pipelines[slot] = vk_util::graphics_pipeline(device, &desc)?;
+            pass.deformed[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { vertex: LIT_DEFORMED_VERT, ..desc })?;
         }
         Ok(pass)
     }
@@ -216,15 +227,18 @@ impl LitPass {
         unsafe { self.device.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE) };
     }
 
-    /// Draws the scene (and markers) into `viewport`, scissored to it.
+    /// Draws the scene (and markers) into `viewport`, scissored to it, posed as pose region
+    /// `region` of the scene says.
     ///
     /// # Safety
     /// Inside this pass, begun with [`LitPass::begin`]; the scene and style buffers stay alive
     /// until the command buffer completes.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn draw_scene(
         &self,
         cmd: vk::CommandBuffer,
         scene: &GpuScene,
+        region: u32,
         style: &FrameStyle,
         camera: &CameraMatrices,
         viewport: vk::Viewport,
@@ -233,7 +247,7 @@ impl LitPass {
         let d = &self.device;
         let view_projection = camera.projection * camera.view;
         let light = Vec3::new(0.4, 1.0, 0.6).normalize();
-        let mut push = [0u8; PUSH_BYTES];
+        let mut push = [0u8; FRAME_PUSH_BYTES];
         let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.extend(0.0).to_array());
         for (chunk, w) in push.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&w.to_ne_bytes());
@@ -241,49 +255,66 @@ impl LitPass {
         // Pipeline and texture set are bound only when they change: most draws share both.
         let bound = std::cell::Cell::new((vk::Pipeline::null(), vk::DescriptorSet::null()));
         // `count` instances from `first`, with the per-instance bindings at these byte offsets.
-        let draw = |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 2], first: u32, count: u32| {
-            let pipeline = match (prim.single_sided, mirrored) {
-                (false, _) => self.pipelines[0],
-                (true, false) => self.pipelines[1],
-                (true, true) => self.pipelines[2],
-            };
-            let set = scene.texture_set(prim);
-            // SAFETY: per the contract; the buffers are live and sized for these ranges.
-            unsafe {
-                let (bound_pipeline, bound_set) = bound.get();
-                if pipeline != bound_pipeline {
-                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
-                }
-                if set != bound_set {
-                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 0, &[set], &[]);
-                }
-                bound.set((pipeline, set));
-                let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer];
-                d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0]);
-                match &prim.indices {
-                    Some(ib) => {
-                        d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);
-                        d.cmd_draw_indexed(cmd, prim.count, count, 0, 0, first);
+        let draw =
+            |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 2], first: u32, count: u32, deform: Option<(vk::DescriptorSet, [u32; 8])>| {
+                let pipelines = if deform.is_some() { &self.deformed } else { &self.pipelines };
+                let pipeline = match (prim.single_sided, mirrored) {
+                    (false, _) => pipelines[0],
+                    (true, false) => pipelines[1],
+                    (true, true) => pipelines[2],
+                };
+                let set = scene.texture_set(prim);
+                // SAFETY: per the contract; the buffers are live and sized for these ranges.
+                unsafe {
+                    let (bound_pipeline, bound_set) = bound.get();
+                    if pipeline != bound_pipeline {
+                        d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
                     }
-                    None => d.cmd_draw(cmd, prim.count, count, 0, first),
+                    if set != bound_set {
+                        d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 0, &[set], &[]);
+                    }
+                    bound.set((pipeline, set));
+                    if let Some((deform_set, words)) = deform {
+                        d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 1, &[deform_set], &[]);
+                        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                        d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, FRAME_PUSH_BYTES as u32, &bytes);
+                    }
+                    let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer];
+                    d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0]);
+                    match &prim.indices {
+                        Some(ib) => {
+                            d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);
+                            d.cmd_draw_indexed(cmd, prim.count, count, 0, 0, first);
+                        }
+                        None => d.cmd_draw(cmd, prim.count, count, 0, first),
+                    }
                 }
-            }
-        };
+            };
         // SAFETY: per the contract.
         unsafe {
             d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push);
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
+        let worlds_at = u64::from(region) * scene.region_bytes();
         for rd in &scene.render_draws {
-            draw(&scene.primitives[rd.primitive], rd.mirrored, [(scene.worlds.buffer, 0), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count);
+            let prim = &scene.primitives[rd.primitive];
+            let deform = scene.deform_sets[rd.primitive].filter(|_| rd.skin.is_some() || rd.weights.is_some()).map(|set| {
+                let palette = rd.skin.filter(|_| prim.skin.is_some()).map_or(u32::MAX, |s| scene.palette_word(region, s));
+                let (weights, targets) = match rd.weights.filter(|_| prim.morph.is_some()) {
+                    Some(k) => (scene.weights_word(region, k), prim.target_count),
+                    None => (0, 0),
+                };
+                (set, [palette, weights, targets, prim.skin_sets, prim.vertex_count, 0, 0, 0])
+            });
+            draw(prim, rd.mirrored, [(scene.worlds.buffer, worlds_at), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count, deform);
         }
         if let Some(m) = markers {
             // Marker k reads matrix k of the marker buffer and flag `slots + k` (unlit).
             let flags_at = |k: u64| (u64::from(style.slots) + k) * 16;
             let shown: &[(&GpuPrimitive, u64)] = if m.normal.is_some() { &[(&self.marker_ball, 0), (&self.marker_rod, 1)] } else { &[(&self.marker_ball, 0)] };
             for &(prim, k) in shown {
-                draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1);
+                draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1, None);
             }
         }
     }
@@ -300,11 +331,12 @@ impl Drop for LitPass {
     fn drop(&mut self) {
         // SAFETY: owners drop the pass after the GPU is done with it; null is ignored.
         unsafe {
-            for p in self.pipelines {
+            for p in self.pipelines.into_iter().chain(self.deformed) {
                 self.device.destroy_pipeline(p, None);
             }
             self.device.destroy_pipeline_layout(self.layout, None);
             self.device.destroy_descriptor_set_layout(self.set_layout, None);
+            self.device.destroy_descriptor_set_layout(self.deform_layout, None);
             self.device.destroy_render_pass(self.render_pass, None);
         }
     }

@@ -1,6 +1,7 @@
 //! A triangle-list mesh on the CPU, as shapes build it, glTF loads it and upload sends it.
 
 use glam::{Vec2, Vec3};
+use picking_vk::SkinInfluences;
 
 /// One triangle-list primitive (a glTF mesh primitive) with its material: a base colour, an
 /// optional base colour texture, alpha masking and sidedness.
@@ -19,6 +20,10 @@ pub struct Primitive {
     pub alpha_cutoff: Option<f32>,
     /// glTF `doubleSided: false`: back faces are culled, when drawn and when picked.
     pub single_sided: bool,
+    /// Skin influences (glTF `JOINTS_n`/`WEIGHTS_n`): one set of four per entry, zero to two.
+    pub skin: Vec<SkinInfluences>,
+    /// Morph target position deltas, `[target][vertex]`.
+    pub morph_targets: Vec<Vec<Vec3>>,
 }
 
 impl Primitive {
@@ -52,8 +57,15 @@ impl Primitive {
     /// face index) is kept; UVs follow their vertices.
     pub fn flat_shaded(&self) -> Primitive {
         let count = self.triangle_count();
-        let mut out =
-            Primitive { color: self.color, texture: self.texture, alpha_cutoff: self.alpha_cutoff, single_sided: self.single_sided, ..Default::default() };
+        let mut out = Primitive {
+            color: self.color,
+            texture: self.texture,
+            alpha_cutoff: self.alpha_cutoff,
+            single_sided: self.single_sided,
+            skin: vec![SkinInfluences::default(); self.skin.len()],
+            morph_targets: vec![vec![]; self.morph_targets.len()],
+            ..Default::default()
+        };
         let mut uvs = self.uvs.as_ref().map(|_| Vec::with_capacity(3 * count));
         for t in 0..count {
             let [a, b, c] = self.triangle(t).map(|i| i as usize);
@@ -63,6 +75,13 @@ impl Primitive {
             out.normals.extend([normal; 3]);
             if let (Some(out_uvs), Some(src)) = (uvs.as_mut(), self.uvs.as_ref()) {
                 out_uvs.extend([a, b, c].map(|i| src[i]));
+            }
+            for (out_set, set) in out.skin.iter_mut().zip(&self.skin) {
+                out_set.joints.extend([a, b, c].map(|i| set.joints[i]));
+                out_set.weights.extend([a, b, c].map(|i| set.weights[i]));
+            }
+            for (out_target, target) in out.morph_targets.iter_mut().zip(&self.morph_targets) {
+                out_target.extend([a, b, c].map(|i| target[i]));
             }
         }
         out.uvs = uvs;

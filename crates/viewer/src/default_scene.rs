@@ -2,10 +2,11 @@
 //! made to show off picking: distinct meshes, an instanced field (many nodes sharing one mesh),
 //! thin and small objects, overlapping depths, a node hierarchy with a camera, an
 //! alpha-tested fence picked through its holes, and a single-sided wall seen from behind
-//! (invisible, and not picked, until the view goes round it).
+//! (invisible, and not picked, until the view goes round it), and a skinned tube that bends
+//! back and forth (an animation over its joint chain), picked where it is drawn.
 //! `viewer --write-default-scene PATH` regenerates it; a test keeps the asset in step.
 
-use crate::gltf_write::{GltfBuilder, IndexStorage};
+use crate::gltf_write::{ChannelSpec, GltfBuilder, IndexStorage};
 use glam::{Mat4, Quat, Vec3};
 use picking_vk_host::{shapes, SamplerDesc, TextureData};
 
@@ -23,6 +24,55 @@ fn fence_texture() -> TextureData {
         }
     }
     TextureData { rgba, width: size, height: size, sampler: SamplerDesc { linear_mag: false, linear_min: false, ..SamplerDesc::default() } }
+}
+
+/// A tube of `radius` standing `height` tall over `bones` joints: its vertices weighted to
+/// the two nearest joints (linear blend), rings at every tenth of a bone.
+pub fn skinned_tube(height: f32, radius: f32, bones: u32, color: [f32; 4]) -> picking_vk_host::Primitive {
+    let (rings, segments) = (bones * 4, 12u32);
+    let length = height / bones as f32;
+    let mut p = picking_vk_host::Primitive { color, ..Default::default() };
+    let mut set = picking_vk::SkinInfluences::default();
+    for j in 0..=rings {
+        let y = height * j as f32 / rings as f32;
+        // Between the centres of bones k and k + 1.
+        let along = (y / length - 0.5).clamp(0.0, bones as f32 - 1.0);
+        let k = (along.floor() as u32).min(bones.saturating_sub(2));
+        let f = (along - k as f32).clamp(0.0, 1.0);
+        for i in 0..segments {
+            let a = std::f32::consts::TAU * i as f32 / segments as f32;
+            p.positions.push(Vec3::new(radius * a.cos(), y, radius * a.sin()));
+            p.normals.push(Vec3::new(a.cos(), 0.0, a.sin()));
+            set.joints.push([k as u16, (k + 1).min(bones - 1) as u16, 0, 0]);
+            set.weights.push([1.0 - f, f, 0.0, 0.0]);
+        }
+    }
+    let mut indices = vec![];
+    for j in 0..rings {
+        for i in 0..segments {
+            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
+            indices.extend([a, a + segments, b, b, a + segments, b + segments]);
+        }
+    }
+    p.indices = Some(indices);
+    p.skin = vec![set];
+    p
+}
+
+/// The joint chain of a [`skinned_tube`] placed at `base`: joint `k` sits `k` bone lengths up
+/// its parent chain and turns about Z by `angles[k]`; returns (joint nodes, inverse binds).
+pub fn tube_joints(b: &mut GltfBuilder, name: &str, base: Vec3, height: f32, angles: &[f32]) -> (Vec<usize>, Vec<Mat4>) {
+    let length = height / angles.len() as f32;
+    let mut joints: Vec<usize> = vec![];
+    // Built from the tip down, so each joint can name its child.
+    for k in (0..angles.len()).rev() {
+        let t = if k == 0 { base } else { Vec3::new(0.0, length, 0.0) };
+        let children: Vec<usize> = joints.first().copied().into_iter().collect();
+        let node = b.add_trs_node(&format!("{name} joint {k}"), None, (t, Quat::from_rotation_z(angles[k]), Vec3::ONE), &children);
+        joints.insert(0, node);
+    }
+    let inverse_bind = (0..angles.len()).map(|k| Mat4::from_translation(-(base + Vec3::new(0.0, length * k as f32, 0.0)))).collect();
+    (joints, inverse_bind)
 }
 
 /// The checked-in asset.
@@ -85,6 +135,21 @@ pub fn build() -> GltfBuilder {
     // culled in both passes, and the boxes show (and pick) through it.
     let away = Mat4::from_rotation_x(-std::f32::consts::FRAC_PI_2);
     roots.push(b.add_node("One-sided wall", Some(wall), t(Vec3::new(2.7, 0.6, 3.1)) * away * Mat4::from_scale(Vec3::new(0.7, 1.0, 0.6)), &[]));
+    // The bending tube: four joints under a skinned mesh, swaying over four seconds.
+    let tube_mesh = b.add_mesh("Bending tube", &[(&skinned_tube(1.4, 0.09, 4, [0.55, 0.35, 0.85, 1.0]), u16s)]);
+    let (joints, inverse_bind) = tube_joints(&mut b, "Bending tube", Vec3::new(-1.9, 0.0, 2.9), 1.4, &[0.0; 4]);
+    let tube = b.add_node("Bending tube", Some(tube_mesh), Mat4::IDENTITY, &[]);
+    b.add_skin(tube, &joints, &inverse_bind);
+    roots.extend([joints[0], tube]);
+    let times = [0.0, 1.0, 2.0, 3.0, 4.0];
+    let sway = [0.0f32, 0.35, 0.0, -0.35, 0.0];
+    let keys: Vec<Vec<f32>> = (1..4).map(|k| sway.iter().flat_map(|a| Quat::from_rotation_z(a * (1.0 + 0.2 * k as f32)).to_array()).collect()).collect();
+    let channels: Vec<ChannelSpec<'_>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, v)| ChannelSpec { node: joints[i + 1], path: "rotation", interpolation: "LINEAR", times: &times, values: v })
+        .collect();
+    b.add_animation("Sway", &channels);
     let eye = Vec3::new(0.5, 3.6, 7.2);
     let camera = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.0, 0.4, -0.4), Vec3::Y).inverse();
     roots.push(b.add_camera_node("Camera", 0.75, 0.1, Some(60.0), camera));

@@ -1,8 +1,8 @@
-//! A small glTF 2.0 writer (meshes, a node hierarchy, materials with PNG base colour
-//! textures, a camera), used to build the built-in scene in `assets/` and by tests that write
-//! their own files.
+//! A small glTF 2.0 writer (meshes with skin influences and morph targets, a node hierarchy,
+//! skins, animations, materials with PNG base colour textures, a camera), used to build the
+//! built-in scene in `assets/` and by tests that write their own files.
 
-use glam::Mat4;
+use glam::{Mat4, Quat, Vec3};
 use picking_vk_host::{Primitive, TextureData, Wrap};
 use serde_json::{json, Value};
 
@@ -18,7 +18,19 @@ pub struct GltfBuilder {
     textures: Vec<Value>,
     nodes: Vec<Value>,
     cameras: Vec<Value>,
+    skins: Vec<Value>,
+    animations: Vec<Value>,
     roots: Vec<usize>,
+}
+
+/// An animation channel to write: node, path (`translation`, `rotation`, `scale`,
+/// `weights`), interpolation (`LINEAR`, `STEP`, `CUBICSPLINE`), key times and flat values.
+pub struct ChannelSpec<'a> {
+    pub node: usize,
+    pub path: &'a str,
+    pub interpolation: &'a str,
+    pub times: &'a [f32],
+    pub values: &'a [f32],
 }
 
 /// How a primitive's indices are stored.
@@ -120,7 +132,26 @@ impl GltfBuilder {
                 let uv: Vec<f32> = uvs.iter().flat_map(|v| v.to_array()).collect();
                 attributes["TEXCOORD_0"] = json!(self.push_floats(&uv, 2, false));
             }
+            for (set, influences) in p.skin.iter().enumerate() {
+                let joints: Vec<u8> = influences.joints.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
+                let view = self.push_view(&joints, Some(34962));
+                self.accessors.push(json!({ "bufferView": view, "componentType": 5123, "count": influences.joints.len(), "type": "VEC4" }));
+                attributes[format!("JOINTS_{set}")] = json!(self.accessors.len() - 1);
+                let weights: Vec<f32> = influences.weights.iter().flatten().copied().collect();
+                attributes[format!("WEIGHTS_{set}")] = json!(self.push_floats(&weights, 4, false));
+            }
             let mut prim = json!({ "attributes": attributes, "material": material, "mode": 4 });
+            if !p.morph_targets.is_empty() {
+                let targets: Vec<Value> = p
+                    .morph_targets
+                    .iter()
+                    .map(|t| {
+                        let d: Vec<f32> = t.iter().flat_map(|v| v.to_array()).collect();
+                        json!({ "POSITION": self.push_floats(&d, 3, true) })
+                    })
+                    .collect();
+                prim["targets"] = json!(targets);
+            }
             if let Some(ix) = &p.indices {
                 let (bytes, ctype): (Vec<u8>, u32) = match storage {
                     IndexStorage::U16 => (ix.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect(), 5123),
@@ -150,6 +181,53 @@ impl GltfBuilder {
         }
         self.nodes.push(node);
         self.nodes.len() - 1
+    }
+
+    /// Adds a node with a translation, rotation, scale transform (what animations target).
+    pub fn add_trs_node(&mut self, name: &str, mesh: Option<usize>, (t, r, s): (Vec3, Quat, Vec3), children: &[usize]) -> usize {
+        let node = self.add_node(name, mesh, Mat4::IDENTITY, children);
+        self.nodes[node]["translation"] = json!(t.to_array());
+        self.nodes[node]["rotation"] = json!(r.to_array());
+        self.nodes[node]["scale"] = json!(s.to_array());
+        node
+    }
+
+    /// Sets a node's morph weights.
+    pub fn set_weights(&mut self, node: usize, weights: &[f32]) {
+        self.nodes[node]["weights"] = json!(weights);
+    }
+
+    /// Adds a skin over `joints` (node indices) with their inverse bind matrices and makes
+    /// `node` use it; returns the skin's index.
+    pub fn add_skin(&mut self, node: usize, joints: &[usize], inverse_bind: &[Mat4]) -> usize {
+        let data: Vec<f32> = inverse_bind.iter().flat_map(|m| m.to_cols_array()).collect();
+        let bytes: Vec<u8> = data.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let view = self.push_view(&bytes, None);
+        self.accessors.push(json!({ "bufferView": view, "componentType": 5126, "count": inverse_bind.len(), "type": "MAT4" }));
+        self.skins.push(json!({ "joints": joints, "inverseBindMatrices": self.accessors.len() - 1 }));
+        self.nodes[node]["skin"] = json!(self.skins.len() - 1);
+        self.skins.len() - 1
+    }
+
+    /// Adds an animation of `channels`.
+    pub fn add_animation(&mut self, name: &str, channels: &[ChannelSpec<'_>]) {
+        let mut samplers = vec![];
+        let mut out = vec![];
+        for (i, c) in channels.iter().enumerate() {
+            let input = self.push_floats(c.times, 1, true);
+            let width = match c.path {
+                "rotation" => 4,
+                "weights" => 1,
+                _ => 3,
+            };
+            let bytes: Vec<u8> = c.values.iter().flat_map(|f| f.to_le_bytes()).collect();
+            let view = self.push_view(&bytes, None);
+            let kind = ["", "SCALAR", "VEC2", "VEC3", "VEC4"][width];
+            self.accessors.push(json!({ "bufferView": view, "componentType": 5126, "count": c.values.len() / width, "type": kind }));
+            samplers.push(json!({ "input": input, "output": self.accessors.len() - 1, "interpolation": c.interpolation }));
+            out.push(json!({ "sampler": i, "target": { "node": c.node, "path": c.path } }));
+        }
+        self.animations.push(json!({ "name": name, "samplers": samplers, "channels": out }));
     }
 
     /// Adds a node holding a perspective camera looking down its local -Z.
@@ -186,6 +264,12 @@ impl GltfBuilder {
         });
         if !self.cameras.is_empty() {
             doc["cameras"] = json!(self.cameras);
+        }
+        if !self.skins.is_empty() {
+            doc["skins"] = json!(self.skins);
+        }
+        if !self.animations.is_empty() {
+            doc["animations"] = json!(self.animations);
         }
         if !self.textures.is_empty() {
             doc["images"] = json!(self.images);

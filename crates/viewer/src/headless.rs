@@ -86,7 +86,7 @@ pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, 
 fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions, staged: &mut Staged) -> Result<HeadlessOutcome, ViewerError> {
     let (w, h) = options.size;
     let objects = ObjectTable::new(scene);
-    let uploaded = UploadedScene::new(ctx, scene, &objects)?;
+    let uploaded = UploadedScene::new(ctx, scene, &objects, 1)?;
     let gpu = &uploaded.gpu;
     let camera = headless_camera(scene, w as f32 / h as f32);
     let viewport = Viewport::full(w, h);
@@ -315,7 +315,7 @@ pub fn screenshot(
     // SAFETY: recording outside a render pass; everything drawn outlives the wait.
     ctx.run_once(|cmd| unsafe {
         pass.begin(cmd, target.framebuffer, target.extent);
-        pass.draw_scene(cmd, gpu, &style, camera, viewport, markers);
+        pass.draw_scene(cmd, gpu, 0, &style, camera, viewport, markers);
         pass.end(cmd);
         target.record_copy(cmd);
     })?;

@@ -3,6 +3,7 @@
 //! `picking-vk` into a frame loop (see `app/picking.rs`). The host-side rendering it shares
 //! with the benchmark (lit pass, offscreen target, mesh upload, shapes) is `picking-vk-host`.
 
+pub mod animation;
 pub mod app;
 pub mod camera;
 pub mod default_scene;

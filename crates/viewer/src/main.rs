@@ -61,6 +61,11 @@ struct Args {
     /// Window mode: quit after this many frames (for tests and screenshots).
     #[arg(long)]
     exit_after_frames: Option<u64>,
+    /// Pose the scene's animations at this time in seconds (headless: picks and screenshot;
+    /// window: where playback starts, paused). Without it, headless runs use the node
+    /// transforms as the file gives them and the window plays from 0.
+    #[arg(long)]
+    time: Option<f32>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -120,7 +125,13 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         return Ok(ExitCode::SUCCESS);
     }
     let load = viewer::gltf_load::LoadOptions { allow_external_uris: args.allow_external_uris, max_bytes: args.max_scene_bytes };
-    let scene = viewer::load_scene_with(args.scene.as_deref(), &load)?;
+    let mut scene = viewer::load_scene_with(args.scene.as_deref(), &load)?;
+    if let Some(t) = args.time {
+        if !t.is_finite() {
+            return Err(ViewerError::Input(format!("--time {t}: must be a finite number of seconds")));
+        }
+        viewer::animation::pose(&mut scene, Some(t));
+    }
     if !args.headless && !args.demo {
         return viewer_window(&args, scene);
     }
@@ -218,6 +229,7 @@ fn viewer_window(args: &Args, scene: viewer::scene::Scene) -> Result<ExitCode, V
         detail: !args.no_detail,
         rendering: rendering_of(args),
         exit_after_frames: args.exit_after_frames,
+        time: args.time,
     };
     viewer::app::run(scene, options).map(ExitCode::from)
 }

@@ -72,7 +72,9 @@ impl ObjectTable {
     pub fn new(scene: &Scene) -> Self {
         let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
         for (i, node) in scene.nodes.iter().enumerate() {
-            if let Some(m) = node.mesh.filter(|_| node.world.determinant() > 0.0) {
+            // Skinned and morphed nodes have a pose of their own: never batched.
+            let deformed = node.skin.is_some() || !node.default_weights.is_empty();
+            if let Some(m) = node.mesh.filter(|_| node.world.determinant() > 0.0 && !deformed) {
                 uses.entry(m).or_default().push(i);
             }
         }
@@ -81,7 +83,8 @@ impl ObjectTable {
         grouped.sort_unstable();
         for (i, node) in scene.nodes.iter().enumerate() {
             let Some(m) = node.mesh else { continue };
-            if grouped.binary_search(&m).is_err() || node.world.determinant() <= 0.0 {
+            let deformed = node.skin.is_some() || !node.default_weights.is_empty();
+            if grouped.binary_search(&m).is_err() || node.world.determinant() <= 0.0 || deformed {
                 // glTF node index + 1: IDs are stable across runs and never 0.
                 let id = ObjectId::new(node.gltf_index as u64 + 1).unwrap_or_else(|_| unreachable!("index + 1 > 0"));
                 objects.push(SceneObject { id, kind: ObjectKind::Node(i) });

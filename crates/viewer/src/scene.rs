@@ -1,6 +1,9 @@
 //! The viewer's CPU scene: meshes of triangle primitives (the host crate's [`Primitive`]), a
-//! flattened node list with world transforms and glTF node indices, and an optional camera.
+//! flattened node list with world transforms and glTF node indices, an optional camera, and
+//! what poses it over time: the node hierarchy's local transforms, skins and animations
+//! (see [`crate::animation`]).
 
+use crate::animation::{Animation, NodeTransform, Skin};
 use glam::{DVec3, Mat4, Vec3};
 use picking_vk_host::{Primitive, TextureData};
 
@@ -9,16 +12,35 @@ use picking_vk_host::{Primitive, TextureData};
 pub struct MeshAsset {
     pub name: Option<String>,
     pub primitives: Vec<Primitive>,
+    /// Default morph target weights (glTF `mesh.weights`; zeros when absent).
+    pub weights: Vec<f32>,
 }
 
-/// A node of the scene, flattened: its world transform is final.
-#[derive(Clone, Debug)]
+impl MeshAsset {
+    /// Morph targets its primitives have (the same number in each).
+    pub fn target_count(&self) -> usize {
+        self.primitives.first().map_or(0, |p| p.morph_targets.len())
+    }
+}
+
+/// A node of the scene, flattened: `world` is its transform at the current pose.
+#[derive(Clone, Debug, Default)]
 pub struct Node {
     /// Index in the glTF file's node array.
     pub gltf_index: usize,
     pub name: Option<String>,
     pub world: Mat4,
     pub mesh: Option<usize>,
+    /// The parent's index in `Scene::nodes` (parents come before their children).
+    pub parent: Option<usize>,
+    /// The transform relative to the parent, as the file gives it (animations replace parts).
+    pub local: NodeTransform,
+    /// The skin (index into `Scene::skins`) that deforms this node's mesh.
+    pub skin: Option<usize>,
+    /// Morph weights at the current pose (empty: the mesh has no targets).
+    pub weights: Vec<f32>,
+    /// Morph weights when no animation sets them (the node's, else the mesh's, else zeros).
+    pub default_weights: Vec<f32>,
 }
 
 /// A perspective camera placed in the world.
@@ -45,6 +67,12 @@ pub struct Scene {
     /// that everything rendered and picked stays in small f32 coordinates. Reported points
     /// add it back.
     pub origin: DVec3,
+    /// Per mesh: the shift its positions were re-centred by (zero near the origin).
+    pub mesh_shift: Vec<DVec3>,
+    pub skins: Vec<Skin>,
+    pub animations: Vec<Animation>,
+    /// The first camera's node (index into `nodes`), posed with the rest.
+    pub camera_node: Option<usize>,
 }
 
 impl Scene {
@@ -67,6 +95,11 @@ impl Scene {
         } else {
             (lo, hi)
         }
+    }
+
+    /// Whether anything moves over time.
+    pub fn animated(&self) -> bool {
+        self.animations.iter().any(|a| !a.channels.is_empty())
     }
 
     pub fn node_name(&self, node: usize) -> Option<&str> {

@@ -1,23 +1,36 @@
 //! The viewer's scene on the GPU: each object of the [`ObjectTable`] gets world-matrix slots
 //! (one for a node, a run for an instanced object), and the lit pass's draws and the picker's
-//! draws are built once over the same buffers. The GPU pieces are the host crate's.
+//! draws are built over the same buffers. A moving scene (animations) has one pose region per
+//! frame in flight: each frame writes its region and builds its pick draws from it, so a
+//! frame never changes what another frame still reads. The GPU pieces are the host crate's.
 
 use crate::objects::{ObjectKind, ObjectTable};
 use crate::pick_report::PickReport;
 use crate::scene::Scene;
 use glam::Mat4;
+use picking_vk::{DeformPose, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
+use picking_vk_host::gpu_scene::PoseLayout;
 use picking_vk_host::{GpuPrimitive, GpuScene, RenderDraw};
+use std::ops::Range;
 use std::sync::Arc;
 
 pub struct UploadedScene {
     pub gpu: GpuScene,
     /// World-matrix slot of each scene node that draws a mesh.
     pub node_slot: Vec<Option<u32>>,
+    /// Per scene node with morph targets: its index among the pose's weighted nodes.
+    weight_index: Vec<Option<usize>>,
+    /// Primitives of each mesh.
+    mesh_prims: Vec<Range<usize>>,
+    /// The slot runs of each object, in the table's order.
+    object_slots: Vec<(u32, u32)>,
 }
 
 impl UploadedScene {
-    pub fn new(ctx: &VulkanContext, scene: &Scene, objects: &ObjectTable) -> Result<Self, ContextError> {
+    /// Uploads `scene` with `regions` pose regions (1 for a scene that does not move), posed
+    /// as it is now in region 0.
+    pub fn new(ctx: &VulkanContext, scene: &Scene, objects: &ObjectTable, regions: u32) -> Result<Self, ContextError> {
         let mut primitives = vec![];
         let mut mesh_prims = vec![];
         for mesh in &scene.meshes {
@@ -42,28 +55,90 @@ impl UploadedScene {
             }
             object_slots.push((first_slot, nodes.len() as u32));
         }
-        let mut gpu = GpuScene::new(ctx, primitives, &worlds, &scene.textures)?;
-        let mut pick_draws = vec![];
+        let mut weight_index = vec![None; scene.nodes.len()];
+        let mut weight_counts = vec![];
+        for (n, node) in scene.nodes.iter().enumerate() {
+            if node.mesh.is_some() && !node.default_weights.is_empty() {
+                weight_index[n] = Some(weight_counts.len());
+                weight_counts.push(node.default_weights.len() as u32);
+            }
+        }
+        let pose = PoseLayout { regions: regions.max(1), skin_joints: scene.skins.iter().map(|s| s.joints.len() as u32).collect(), weight_counts };
+        let mut gpu = GpuScene::with_pose(ctx, primitives, &worlds, &scene.textures, pose)?;
         for (object, &(first_slot, count)) in objects.objects.iter().zip(&object_slots) {
             let Some(mesh) = object.mesh(scene) else { continue };
             // Instanced objects group nodes of one handedness (see `ObjectTable::new`).
-            let mirrored = scene.nodes[object.first_node()].world.determinant() < 0.0;
+            let node = &scene.nodes[object.first_node()];
+            let mirrored = node.world.determinant() < 0.0;
             for prim in mesh_prims[mesh].clone() {
-                gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored });
+                let deformed = matches!(object.kind, ObjectKind::Node(_));
+                let skin = node.skin.filter(|_| deformed);
+                let weights = weight_index[object.first_node()].filter(|_| deformed);
+                gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
+            }
+        }
+        let mut uploaded = UploadedScene { gpu, node_slot, weight_index, mesh_prims, object_slots };
+        // SAFETY: nothing has been submitted with the new buffer.
+        unsafe { uploaded.pose(scene, objects, 0) }?;
+        Ok(uploaded)
+    }
+
+    /// Writes `scene`'s current pose into pose region `region` and builds the pick draws that
+    /// read it.
+    ///
+    /// # Safety
+    /// No submitted work that reads region `region` is still running.
+    pub unsafe fn pose(&mut self, scene: &Scene, objects: &ObjectTable, region: u32) -> Result<(), ContextError> {
+        let mut worlds = vec![Mat4::IDENTITY; self.gpu.slot_count as usize];
+        for (n, slot) in self.node_slot.iter().enumerate() {
+            if let Some(s) = slot {
+                worlds[*s as usize] = scene.nodes[n].world;
+            }
+        }
+        let palettes: Vec<&[Mat4]> = scene.skins.iter().map(|s| s.palette.as_slice()).collect();
+        let weighted: Vec<&[f32]> = scene.nodes.iter().zip(&self.weight_index).filter(|(_, k)| k.is_some()).map(|(n, _)| n.weights.as_slice()).collect();
+        // SAFETY: the caller's contract.
+        unsafe { self.gpu.write_pose(region, &worlds, &palettes, &weighted) }?;
+        let mut pick_draws = vec![];
+        for (object, &(first_slot, count)) in objects.objects.iter().zip(&self.object_slots) {
+            let Some(mesh) = object.mesh(scene) else { continue };
+            let node_index = object.first_node();
+            let node = &scene.nodes[node_index];
+            let mirrored = node.world.determinant() < 0.0;
+            for prim in self.mesh_prims[mesh].clone() {
                 // The tag names the primitive within its mesh (for the panel's UV and texel).
-                let draw = gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - mesh_prims[mesh].start) as u64);
+                let draw = self.gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - self.mesh_prims[mesh].start) as u64);
                 let draw = match &object.kind {
-                    ObjectKind::Node(n) => draw.with_model(scene.nodes[*n].world),
+                    ObjectKind::Node(n) => self.deformed(scene, *n, prim, region, draw),
                     ObjectKind::Instanced { nodes, .. } => {
                         let transforms: Arc<[Mat4]> = nodes.iter().map(|&n| scene.nodes[n].world).collect();
-                        draw.with_instances(gpu.instances(first_slot, count)).with_instance_transforms(transforms)
+                        draw.with_instances(self.gpu.instances(region, first_slot, count)).with_instance_transforms(transforms)
                     }
                 };
                 pick_draws.push(draw);
             }
         }
-        gpu.pick_draws = pick_draws.into();
-        Ok(UploadedScene { gpu, node_slot })
+        self.gpu.pick_draws = pick_draws.into();
+        Ok(())
+    }
+
+    /// Node `n`'s pick draw of primitive `prim`: placed by its world, or by its skin's joint
+    /// matrices (glTF ignores a skinned node's own transform), morphed by its weights.
+    fn deformed(&self, scene: &Scene, n: usize, prim: usize, region: u32, draw: PickDraw) -> PickDraw {
+        let node = &scene.nodes[n];
+        let skin = node.skin.filter(|_| self.gpu.primitives[prim].skin.is_some());
+        let weights = self.weight_index[n];
+        let pose = DeformPose {
+            joint_matrices: skin.and_then(|s| scene.skins.get(s)).map(|s| s.palette.clone()).unwrap_or_default(),
+            morph_weights: node.weights.clone(),
+        };
+        match self.gpu.deformation(prim, region, skin, weights, Arc::new(pose)) {
+            Some(d) => {
+                let model = if d.skin.is_some() { Mat4::IDENTITY } else { node.world };
+                draw.with_model(model).with_deformation(d)
+            }
+            None => draw.with_model(node.world),
+        }
     }
 
     /// The world-matrix slot of a reported hit's node (what the lit pass highlights).

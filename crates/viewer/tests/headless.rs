@@ -49,8 +49,13 @@ impl SceneOracle<'_> {
         for node in &scene.nodes {
             let Some(m) = node.mesh else { continue };
             for p in &scene.meshes[m].primitives {
-                os.meshes.push(oracle_scene::Mesh { positions: p.positions.clone(), indices: p.indices.clone() });
-                let mut object = oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, node.world);
+                // Deformed meshes are deformed here, vertex by vertex: morph, then skin (a
+                // skinned node's own transform plays no part).
+                let palette = node.skin.map(|s| &scene.skins[s].palette).filter(|_| !p.skin.is_empty());
+                let positions = deform(p, palette.map(Vec::as_slice), &node.weights);
+                os.meshes.push(oracle_scene::Mesh { positions, indices: p.indices.clone() });
+                let world = if palette.is_some() { Mat4::IDENTITY } else { node.world };
+                let mut object = oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, world);
                 if p.single_sided && culling {
                     // glTF fronts wind counter-clockwise; a mirroring node turns them.
                     let front_face = if node.world.determinant() < 0.0 { ash::vk::FrontFace::CLOCKWISE } else { ash::vk::FrontFace::COUNTER_CLOCKWISE };
@@ -79,6 +84,26 @@ impl SceneOracle<'_> {
             ((alpha - cutoff).abs() > 0.02 && to_edge > 0.01).then_some(alpha < cutoff)
         })
     }
+}
+
+/// A primitive's positions morphed by `weights` and skinned by `palette`, in f64.
+fn deform(p: &picking_vk_host::Primitive, palette: Option<&[Mat4]>, weights: &[f32]) -> Vec<Vec3> {
+    (0..p.positions.len())
+        .map(|v| {
+            let mut q = p.positions[v].as_dvec3();
+            for (t, w) in p.morph_targets.iter().zip(weights) {
+                q += t[v].as_dvec3() * f64::from(*w);
+            }
+            let Some(palette) = palette else { return q.as_vec3() };
+            let mut out = glam::DVec3::ZERO;
+            for set in &p.skin {
+                for k in 0..4 {
+                    out += palette[set.joints[v][k] as usize].as_dmat4().transform_point3(q) * f64::from(set.weights[v][k]);
+                }
+            }
+            out.as_vec3()
+        })
+        .collect()
 }
 
 /// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
@@ -574,4 +599,92 @@ fn the_built_in_scene_asset_is_up_to_date() {
         fresh == viewer::default_scene::DEFAULT_SCENE_GLB,
         "assets/default_scene.glb is stale: run `cargo run -p viewer -- --write-default-scene assets/default_scene.glb`"
     );
+}
+
+/// A skinned tube bent by an animation of its joints, and a grid morphed by an animation of
+/// its weights, with a camera on both.
+fn deformed_scene() -> GltfBuilder {
+    let mut b = GltfBuilder::new();
+    let tube = b.add_mesh("Tube", &[(&viewer::default_scene::skinned_tube(2.0, 0.25, 5, [0.6, 0.4, 0.9, 1.0]), IndexStorage::U32)]);
+    let (joints, inverse_bind) = viewer::default_scene::tube_joints(&mut b, "Tube", Vec3::new(-0.8, -1.0, 0.0), 2.0, &[0.1; 5]);
+    let tube_node = b.add_node("Tube", Some(tube), Mat4::from_translation(Vec3::new(50.0, 0.0, 0.0)), &[]);
+    b.add_skin(tube_node, &joints, &inverse_bind);
+    let mut grid = shapes::plane(1.0, [0.3, 0.8, 0.4, 1.0]);
+    let bump: Vec<Vec3> = grid.positions.iter().map(|p| Vec3::new(0.0, 0.6 * (1.0 - p.x.abs()) * (1.0 - p.z.abs()), 0.0)).collect();
+    grid.morph_targets = vec![bump, vec![Vec3::new(0.0, 0.0, 0.3); grid.positions.len()]];
+    let grid_mesh = b.add_mesh("Grid", &[(&grid, IndexStorage::U16)]);
+    let grid_node = b.add_node("Grid", Some(grid_mesh), Mat4::from_translation(Vec3::new(1.0, -0.3, 0.0)) * Mat4::from_rotation_x(1.2), &[]);
+    b.set_weights(grid_node, &[0.0, 0.0]);
+    let times = [0.0, 1.0, 2.0];
+    let rotations: Vec<Vec<f32>> =
+        (1..5).map(|k| [0.0f32, 0.5, -0.4].iter().flat_map(|a| glam::Quat::from_rotation_z(a * (1.0 + 0.1 * k as f32)).to_array()).collect()).collect();
+    let mut channels: Vec<viewer::gltf_write::ChannelSpec<'_>> = rotations
+        .iter()
+        .enumerate()
+        .map(|(i, v)| viewer::gltf_write::ChannelSpec { node: joints[i + 1], path: "rotation", interpolation: "LINEAR", times: &times, values: v })
+        .collect();
+    let weights = [0.0, 0.0, 1.0, 0.5, -0.5, 1.0];
+    channels.push(viewer::gltf_write::ChannelSpec { node: grid_node, path: "weights", interpolation: "LINEAR", times: &times, values: &weights });
+    b.add_animation("Bend", &channels);
+    for r in [joints[0], tube_node, grid_node] {
+        b.add_root(r);
+    }
+    let eye = Vec3::new(0.3, 0.5, 4.5);
+    let camera = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.2, 0.0, 0.0), Vec3::Y).inverse();
+    let cam = b.add_camera_node("Camera", 0.8, 0.1, Some(50.0), camera);
+    b.add_root(cam);
+    b
+}
+
+#[test]
+fn skinned_and_morphed_scenes_posed_at_a_time_pick_like_cpu_deformation() {
+    let glb = tmp("deformed.glb");
+    std::fs::write(&glb, deformed_scene().to_glb()).unwrap();
+    let (w, h) = (320, 240);
+    let mut total = (0, 0, 0);
+    for time in [0.5f32, 1.0, 1.7] {
+        let mut scene = viewer::load_scene(Some(&glb)).unwrap();
+        viewer::animation::pose(&mut scene, Some(time));
+        // The joints' worlds, composed here from the keys written above (slerp between them),
+        // against the viewer's own animation of them.
+        let key = |k: usize| {
+            let angles = [0.0f32, 0.5, -0.4];
+            let (i, f) = if time < 1.0 { (0, time) } else { (1, time - 1.0) };
+            let q = |a: f32| glam::Quat::from_rotation_z(a * (1.0 + 0.1 * k as f32)).as_dquat();
+            q(angles[i]).slerp(q(angles[i + 1]), f64::from(f))
+        };
+        let length = 2.0 / 5.0;
+        let mut world = glam::DMat4::from_rotation_translation(glam::Quat::from_rotation_z(0.1).as_dquat(), glam::DVec3::new(-0.8, -1.0, 0.0));
+        let skin = &scene.skins[0];
+        for k in 0..5 {
+            if k > 0 {
+                world *= glam::DMat4::from_rotation_translation(key(k), glam::DVec3::new(0.0, length, 0.0));
+            }
+            let want = world * glam::DMat4::from_translation(-glam::DVec3::new(-0.8, -1.0 + length * k as f64, 0.0));
+            assert!(skin.palette[k].as_dmat4().abs_diff_eq(want, 1e-5), "time {time}, joint {k}: {:?} vs {want:?}", skin.palette[k]);
+        }
+        let grid = scene.nodes.iter().find(|n| n.name.as_deref() == Some("Grid")).unwrap();
+        let s = if time < 1.0 { time } else { time - 1.0 };
+        let (a, b) = if time < 1.0 { ([0.0, 0.0], [1.0, 0.5]) } else { ([1.0, 0.5], [-0.5, 1.0]) };
+        for t in 0..2 {
+            assert!((grid.weights[t] - (a[t] + (b[t] - a[t]) * s)).abs() < 1e-6, "time {time}: weights {:?}", grid.weights);
+        }
+        let mut pixels = random_pixels(40 + time.to_bits() as u64, 350, w, h);
+        pixels.retain(|p| p.x > 20);
+        let (agree, hits) = check_scene_against_oracle(Some(&glb), &scene, &pixels, w, h, &["--time", &time.to_string()]);
+        // The same pixels against the rest pose: the pose must matter.
+        let rest = viewer::load_scene(Some(&glb)).unwrap();
+        let rest_oracle = SceneOracle::new(&rest, w, h);
+        let posed_oracle = SceneOracle::new(&scene, w, h);
+        let moved = pixels.iter().filter(|p| {
+            let (a, b) = (rest_oracle.pick(**p), posed_oracle.pick(**p));
+            !a.ambiguous && !b.ambiguous && a.hit.map(|h| h.id) != b.hit.map(|h| h.id)
+        });
+        total = (total.0 + agree, total.1 + hits, total.2 + moved.count());
+    }
+    eprintln!(
+        "deformed glTF: {} unambiguous picks agree with CPU skinning + morphing + ray oracle, {} hits, {} differ from the rest pose",
+        total.0, total.1, total.2
+    );
+    assert!(total.0 > 700 && total.1 > 150 && total.2 > 30, "{total:?}");
 }

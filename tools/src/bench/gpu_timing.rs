@@ -100,7 +100,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 // The host's frame first, then the pick, as an engine records them.
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
                 lit.begin(cmd, target.framebuffer, target.extent);
-                lit.draw_scene(cmd, &scene.gpu, &style, &cam, viewport, None);
+                lit.draw_scene(cmd, &scene.gpu, 0, &style, &cam, viewport, None);
                 lit.end(cmd);
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);

@@ -60,7 +60,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
                 picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws).map_err(|x| e(&x))?;
                 pending[slot] = Some((frame, Instant::now()));
                 lit.begin(cmd, target.framebuffer, target.extent);
-                lit.draw_scene(cmd, &scene.gpu, &styles[slot], &cam, viewport, None);
+                lit.draw_scene(cmd, &scene.gpu, 0, &styles[slot], &cam, viewport, None);
                 lit.end(cmd);
                 d.end_command_buffer(cmd).map_err(|x| e(&x))?;
                 let submit = vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&cmd));

@@ -77,14 +77,14 @@ impl BenchScene {
         if spec.instanced {
             let arc: Arc<[Mat4]> = transforms.clone().into();
             let count = transforms.len() as u32;
-            pick_draws.push(with_bounds(base.clone()).with_instances(gpu.instances(0, count)).with_instance_transforms(arc));
-            gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: count, mirrored: false });
+            pick_draws.push(with_bounds(base.clone()).with_instances(gpu.instances(0, 0, count)).with_instance_transforms(arc));
+            gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: 0, slot_count: count, mirrored: false, skin: None, weights: None });
         } else {
             for (i, m) in transforms.iter().enumerate() {
                 let mut d = with_bounds(base.clone()).with_model(*m);
                 d.id = ObjectId::new(i as u64 + 1).unwrap_or_else(|_| unreachable!());
                 pick_draws.push(d);
-                gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1, mirrored: false });
+                gpu.render_draws.push(RenderDraw { primitive: 0, first_slot: i as u32, slot_count: 1, mirrored: false, skin: None, weights: None });
             }
         }
         gpu.pick_draws = pick_draws.into();

@@ -98,6 +98,17 @@ impl Running {
         let data = PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer, dragged_band);
         let mut ui = panel.run(window, &data, &mut input.settings);
         gfx.upload_ui_textures(ctx, slot, &mut ui)?;
+        // A moving scene is posed into this slot's region: the frame that last read it is done.
+        let pose_region = match input.settings.playback.as_mut() {
+            Some(playback) => {
+                crate::animation::pose(&mut scene_view.scene, Some(playback.advance(std::time::Instant::now())));
+                // SAFETY: `finish_slot` waited on this slot's fence, and region `slot` is only
+                // read by this slot's frames.
+                unsafe { gfx.scene.pose(&scene_view.scene, &scene_view.objects, slot as u32) }?;
+                slot as u32
+            }
+            None => 0,
+        };
         let plan = FramePlan {
             slot,
             frame: *frame_index,
@@ -109,6 +120,7 @@ impl Running {
             show_ids: input.settings.show_ids,
             invalid_pick,
             origin: scene_view.scene.origin,
+            pose_region,
         };
         gfx.record(ctx, &plan, &ui)?;
         gfx.submit_and_present(ctx, slot, image, needs_rebuild)?;
@@ -155,6 +167,8 @@ struct FramePlan {
     invalid_pick: bool,
     /// The scene's origin in the file's world (hits are reported there; markers drawn here).
     origin: glam::DVec3,
+    /// The pose region the lit pass and the picks read.
+    pose_region: u32,
 }
 
 impl Gfx {
@@ -219,7 +233,7 @@ impl Gfx {
         unsafe {
             self.lit.begin(cmd, sc.framebuffers[plan.image], plan.extent);
             if let (Some(view), Some(camera)) = (plan.view, plan.camera.as_ref()) {
-                self.lit.draw_scene(cmd, &self.scene.gpu, &self.frames.frames[slot].style, camera, view.viewport(), markers.as_ref());
+                self.lit.draw_scene(cmd, &self.scene.gpu, plan.pose_region, &self.frames.frames[slot].style, camera, view.viewport(), markers.as_ref());
             }
         }
         self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(recovery::egui_error)?;

@@ -36,17 +36,48 @@ pub(super) const DEFAULT_HOVER_RADIUS: u32 = 4;
 
 /// What the panel's controls set. Kept here, with the input, rather than in the panel: a
 /// device loss makes the panel again, and the settings stay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Settings {
     /// Show the ID buffer view in the panel.
     pub show_ids: bool,
     /// The hover query's pick radius, pixels (0: a plain point query).
     pub hover_radius: u32,
+    /// Animation playback, for scenes with animations.
+    pub playback: Option<Playback>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { show_ids: false, hover_radius: DEFAULT_HOVER_RADIUS }
+        Settings { show_ids: false, hover_radius: DEFAULT_HOVER_RADIUS, playback: None }
+    }
+}
+
+/// Where playback is: the panel's play box and time slider set it; Space toggles play.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Playback {
+    pub playing: bool,
+    /// Seconds into the animations.
+    pub time: f32,
+    /// The longest animation's length; playback loops over it.
+    pub duration: f32,
+    last: Option<std::time::Instant>,
+}
+
+impl Playback {
+    /// Playing from 0, or paused at `start`.
+    pub fn new(duration: f32, start: Option<f32>) -> Self {
+        Playback { playing: start.is_none(), time: start.unwrap_or(0.0), duration, last: None }
+    }
+
+    /// The time to pose this frame: advanced by the wall time since the last frame while
+    /// playing, looping.
+    pub fn advance(&mut self, now: std::time::Instant) -> f32 {
+        let dt = self.last.map_or(0.0, |l| now.duration_since(l).as_secs_f32());
+        self.last = Some(now);
+        if self.playing && self.duration > 0.0 {
+            self.time = (self.time + dt) % self.duration;
+        }
+        self.time
     }
 }
 
@@ -152,6 +183,11 @@ impl Input {
                     Key::Named(NamedKey::Escape) => return Handled::Quit,
                     Key::Named(NamedKey::Home) => return Handled::ResetView,
                     Key::Character(c) if c.eq_ignore_ascii_case("r") => return Handled::ResetView,
+                    Key::Named(NamedKey::Space) => {
+                        if let Some(p) = self.settings.playback.as_mut() {
+                            p.playing = !p.playing;
+                        }
+                    }
                     Key::Character(c) if c.eq_ignore_ascii_case("d") => {
                         self.settings.show_ids = !self.settings.show_ids;
                         trace!("id view: {}", if self.settings.show_ids { "on" } else { "off" });

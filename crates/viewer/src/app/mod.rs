@@ -79,6 +79,8 @@ pub struct AppOptions {
     /// How the picker begins its passes.
     pub rendering: picking_vk::PassRendering,
     pub exit_after_frames: Option<u64>,
+    /// Where animation playback starts (paused there); `None`: playing from 0.
+    pub time: Option<f32>,
 }
 
 /// Runs the window until it closes; returns the process exit code.

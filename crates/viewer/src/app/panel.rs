@@ -116,6 +116,13 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, settings: &mut Settings) {
         // Thin objects (a pole a few pixels wide) are hovered from this far away, where
         // nothing else is nearer; 0 hovers exactly the pixel under the cursor.
         ui.add(egui::Slider::new(&mut settings.hover_radius, 0..=MAX_HOVER_RADIUS).text("Hover radius (px)"));
+        if let Some(p) = settings.playback.as_mut() {
+            // Picks see the pose drawn in the same frame.
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut p.playing, "Play (Space)");
+                ui.add(egui::Slider::new(&mut p.time, 0.0..=p.duration.max(1e-3)).text("Time (s)"));
+            });
+        }
         ui.label(egui::RichText::new("Hovered").strong());
         match p.hovered.and_then(|r| r.hit.as_ref()) {
             Some(h) => ui.label(format!("{} (id {})", h.node_name.as_deref().unwrap_or("unnamed"), h.id)),

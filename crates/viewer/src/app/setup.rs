@@ -33,13 +33,17 @@ impl Running {
             Some(desc) => OrbitCamera::from_desc(desc, &scene),
             None => OrbitCamera::framing(&scene),
         };
+        let duration = scene.animations.iter().map(crate::animation::Animation::duration).fold(0.0, f32::max);
+        let playback = scene.animated().then(|| super::input::Playback::new(duration, options.time));
         let view = SceneView { scene, objects, camera, home: camera };
         let gpu = Gpu::new(&window, &view, options)?;
         recovery.track(&gpu.ctx);
+        let mut input = Input::default();
+        input.settings.playback = playback;
         Ok(Running {
             gpu: Some(gpu),
             panel: Panel::new(&window),
-            input: Input::default(),
+            input,
             view,
             frame_index: 0,
             visibility: Default::default(),
@@ -105,7 +109,8 @@ impl Gfx {
         let surface = &gpu.surface;
         let format = surface.format.format;
         let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR)?;
-        let scene = UploadedScene::new(ctx, &view.scene, &view.objects)?;
+        let regions = if view.scene.animated() { FRAMES_IN_FLIGHT as u32 } else { 1 };
+        let scene = UploadedScene::new(ctx, &view.scene, &view.objects, regions)?;
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
         let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws)?;
         let frames = Frames::new(ctx, &scene.gpu)?;

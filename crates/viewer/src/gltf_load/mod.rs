@@ -10,8 +10,10 @@ mod buffers;
 mod materials;
 mod primitives;
 mod rebase;
+mod skins;
 mod validate;
 
+use crate::animation::NodeTransform;
 use crate::scene::{CameraDesc, Node, Scene};
 use glam::DMat4;
 use std::path::Path;
@@ -36,6 +38,10 @@ pub enum SceneError {
     BadCamera { camera: usize, reason: String },
     #[error("image {image}: {reason}")]
     BadImage { image: usize, reason: String },
+    #[error("skin {skin}: {reason}")]
+    BadSkin { skin: usize, reason: String },
+    #[error("animation {animation}: {reason}")]
+    BadAnimation { animation: usize, reason: String },
     #[error("the file has no triangle meshes to show")]
     Empty,
     #[error("the glTF reader failed on this file ({0}); it is malformed")]
@@ -141,7 +147,14 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     }
     scene.textures = textures.data;
     let (worlds, camera) = walk_nodes(&document, &mut scene)?;
+    let mut node_of = vec![None; document.nodes().len()];
+    for (i, node) in scene.nodes.iter().enumerate() {
+        node_of[node.gltf_index] = Some(i);
+    }
+    skins::load_skins(&document, &buffers, &mut scene, &node_of)?;
+    skins::load_animations(&document, &buffers, &mut scene, &node_of)?;
     rebase::place(&mut scene, &worlds, camera);
+    crate::animation::pose(&mut scene, None);
     let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
     if !drawable {
         return Err(SceneError::Empty);
@@ -170,11 +183,11 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
     };
     let roots_listed: Vec<usize> = roots.iter().map(gltf::Node::index).collect();
     // Iterative walk with a depth bound: a malicious file cannot overflow the stack.
-    let mut stack: Vec<(gltf::Node, DMat4, usize)> = roots.into_iter().rev().map(|n| (n, DMat4::IDENTITY, 0)).collect();
+    let mut stack: Vec<(gltf::Node, DMat4, usize, Option<usize>)> = roots.into_iter().rev().map(|n| (n, DMat4::IDENTITY, 0, None)).collect();
     let mut visited = vec![false; count];
     let mut worlds = vec![];
     let mut camera = None;
-    while let Some((node, parent_world, depth)) = stack.pop() {
+    while let Some((node, parent_world, depth, scene_parent)) = stack.pop() {
         let bad = |reason: String| Err(SceneError::BadNode { node: node.index(), reason });
         if std::mem::replace(&mut visited[node.index()], true) {
             let root_and_child = parent[node.index()].filter(|_| roots_listed.contains(&node.index()));
@@ -188,11 +201,19 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
         if depth > 256 {
             return bad("it is nested deeper than 256 levels".into());
         }
-        let local = glam::Mat4::from_cols_array_2d(&node.transform().matrix()).as_dmat4();
-        let world = parent_world * local;
+        let transform = match node.transform() {
+            gltf::scene::Transform::Matrix { matrix } => NodeTransform::Matrix(glam::Mat4::from_cols_array_2d(&matrix).as_dmat4()),
+            gltf::scene::Transform::Decomposed { translation, rotation, scale } => NodeTransform::Trs {
+                translation: glam::Vec3::from(translation).as_dvec3(),
+                rotation: glam::Quat::from_array(rotation).as_dquat(),
+                scale: glam::Vec3::from(scale).as_dvec3(),
+            },
+        };
+        let world = parent_world * transform.matrix();
         if !world.is_finite() {
             return bad("its transform is not finite".into());
         }
+        let index = scene.nodes.len();
         if let Some(cam) = node.camera() {
             if scene.camera.is_none() {
                 match cam.projection() {
@@ -200,6 +221,7 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
                         // Placed by `rebase::place`.
                         scene.camera = Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
                         camera = Some(world);
+                        scene.camera_node = Some(index);
                     }
                     gltf::camera::Projection::Orthographic(_) => {
                         log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index())
@@ -208,10 +230,27 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
             }
         }
         let mesh = node.mesh().map(|m| m.index());
-        scene.nodes.push(Node { gltf_index: node.index(), name: node.name().map(str::to_owned), world: glam::Mat4::IDENTITY, mesh });
+        let targets = mesh.map_or(0, |m| scene.meshes[m].target_count());
+        let mut weights = match node.weights() {
+            Some(w) if w.len() == targets && w.iter().all(|x| x.is_finite()) => w.to_vec(),
+            Some(w) if targets > 0 => return bad(format!("it has {} morph weights for {targets} targets", w.len())),
+            _ => mesh.map(|m| scene.meshes[m].weights.clone()).unwrap_or_default(),
+        };
+        weights.resize(targets, 0.0);
+        scene.nodes.push(Node {
+            gltf_index: node.index(),
+            name: node.name().map(str::to_owned),
+            world: glam::Mat4::IDENTITY,
+            mesh,
+            parent: scene_parent,
+            local: transform,
+            skin: node.skin().map(|s| s.index()),
+            weights: weights.clone(),
+            default_weights: weights,
+        });
         worlds.push(world);
         for child in node.children().collect::<Vec<_>>().into_iter().rev() {
-            stack.push((child, world, depth + 1));
+            stack.push((child, world, depth + 1, Some(index)));
         }
     }
     Ok((worlds, camera))

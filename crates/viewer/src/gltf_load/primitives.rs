@@ -6,10 +6,11 @@ use super::materials::{self, Textures};
 use super::SceneError;
 use crate::scene::MeshAsset;
 use glam::{Vec2, Vec3};
+use picking_vk::SkinInfluences;
 use picking_vk_host::Primitive;
 
 pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {
-    let mut asset = MeshAsset { name: mesh.name().map(str::to_owned), primitives: vec![] };
+    let mut asset = MeshAsset { name: mesh.name().map(str::to_owned), primitives: vec![], weights: mesh.weights().map(<[f32]>::to_vec).unwrap_or_default() };
     for prim in mesh.primitives() {
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
         if prim.mode() != gltf::mesh::Mode::Triangles {
@@ -44,6 +45,7 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
             p.uvs = Some(uvs);
         }
+        read_deformation(&reader, &mut p).map_err(bad)?;
         match reader.read_normals() {
             Some(n) => {
                 p.normals = n.map(|v| Vec3::from(v).normalize_or(Vec3::Y)).collect();
@@ -57,5 +59,66 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         }
         asset.primitives.push(p);
     }
+    // Every primitive of a mesh has the same morph targets (glTF), and the mesh's weights are
+    // one per target.
+    let targets = asset.target_count();
+    if let Some(p) = asset.primitives.iter().position(|p| p.morph_targets.len() != targets) {
+        return Err(SceneError::BadPrimitive {
+            mesh: mesh.index(),
+            primitive: p,
+            reason: format!("it has {} morph targets, the mesh's first primitive {targets}", asset.primitives[p].morph_targets.len()),
+        });
+    }
+    if !asset.weights.is_empty() && asset.weights.len() != targets {
+        return Err(SceneError::BadPrimitive {
+            mesh: mesh.index(),
+            primitive: 0,
+            reason: format!("the mesh has {} weights for {targets} morph targets", asset.weights.len()),
+        });
+    }
+    if asset.weights.iter().any(|w| !w.is_finite()) {
+        return Err(SceneError::BadPrimitive { mesh: mesh.index(), primitive: 0, reason: "a morph weight is not finite".into() });
+    }
+    asset.weights.resize(targets, 0.0);
     Ok(asset)
+}
+
+/// Reads skin influences (two sets of four at most) and morph target position deltas, all
+/// one per vertex.
+fn read_deformation<'a, 's, F>(reader: &gltf::mesh::Reader<'a, 's, F>, p: &mut Primitive) -> Result<(), String>
+where
+    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+{
+    let n = p.positions.len();
+    for set in 0..2 {
+        match (reader.read_joints(set), reader.read_weights(set)) {
+            (Some(joints), Some(weights)) => {
+                let joints: Vec<[u16; 4]> = joints.into_u16().collect();
+                let weights: Vec<[f32; 4]> = weights.into_f32().collect();
+                if joints.len() != n || weights.len() != n {
+                    return Err(format!("JOINTS_{set} or WEIGHTS_{set} count differs from POSITION's {n}"));
+                }
+                if weights.iter().flatten().any(|w| !w.is_finite()) {
+                    return Err(format!("a WEIGHTS_{set} value is not finite"));
+                }
+                p.skin.push(SkinInfluences { joints, weights });
+            }
+            (None, None) => break,
+            _ => return Err(format!("JOINTS_{set} and WEIGHTS_{set} come in pairs")),
+        }
+    }
+    for (t, target) in reader.read_morph_targets().enumerate() {
+        let deltas: Vec<Vec3> = match target.0 {
+            Some(positions) => positions.map(Vec3::from).collect(),
+            None => vec![Vec3::ZERO; n],
+        };
+        if deltas.len() != n {
+            return Err(format!("morph target {t} has {} positions for {n} vertices", deltas.len()));
+        }
+        if deltas.iter().any(|d| !d.is_finite()) {
+            return Err(format!("a morph target {t} position is not finite"));
+        }
+        p.morph_targets.push(deltas);
+    }
+    Ok(())
 }

@@ -16,6 +16,7 @@ const FAR: f64 = 1.0e3;
 pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // Re-centre far-off meshes; the shift moves into every node that uses the mesh.
     let shifts: Vec<DVec3> = scene.meshes.iter_mut().map(recentre).collect();
+    scene.mesh_shift = shifts.clone();
     let worlds: Vec<DMat4> = scene
         .nodes
         .iter()
@@ -44,6 +45,10 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
 /// Moves a far-off mesh's positions to its own centre; returns the shift (zero for a mesh
 /// near the origin).
 fn recentre(mesh: &mut crate::scene::MeshAsset) -> DVec3 {
+    // Skinned vertices are placed by joint matrices, which a shift would have to follow.
+    if mesh.primitives.iter().any(|p| !p.skin.is_empty()) {
+        return DVec3::ZERO;
+    }
     let points = || mesh.primitives.iter().flat_map(|p| p.positions.iter()).map(|p| p.as_dvec3());
     let Some((lo, hi)) = points().fold(None, |b: Option<(DVec3, DVec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))) else {
         return DVec3::ZERO;
@@ -94,7 +99,7 @@ fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
 mod tests {
     use super::*;
     use crate::scene::{MeshAsset, Node};
-    use glam::{Mat4, Vec3};
+    use glam::Vec3;
     use picking_vk_host::Primitive;
 
     fn scene_at(offset: DVec3) -> (Scene, Vec<DMat4>) {
@@ -102,11 +107,9 @@ mod tests {
         let far_positions = positions.iter().map(|p| (p.as_dvec3() + offset).as_vec3()).collect();
         let prim = Primitive { positions: far_positions, ..Default::default() };
         let scene = Scene {
-            meshes: vec![MeshAsset { name: None, primitives: vec![prim] }],
-            nodes: vec![Node { gltf_index: 0, name: None, world: Mat4::IDENTITY, mesh: Some(0) }],
-            camera: None,
-            textures: vec![],
-            origin: DVec3::ZERO,
+            meshes: vec![MeshAsset { name: None, primitives: vec![prim], weights: vec![] }],
+            nodes: vec![Node { mesh: Some(0), ..Default::default() }],
+            ..Default::default()
         };
         (scene, vec![DMat4::from_translation(DVec3::new(3.0, -2.0, 0.5))])
     }

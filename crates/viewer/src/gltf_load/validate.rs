@@ -33,6 +33,8 @@ fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bo
     match semantic {
         Semantic::Positions | Semantic::Normals => dims == Dimensions::Vec3 && data == DataType::F32,
         Semantic::TexCoords(_) => dims == Dimensions::Vec2 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
+        Semantic::Joints(_) => dims == Dimensions::Vec4 && !normalized && matches!(data, DataType::U8 | DataType::U16),
+        Semantic::Weights(_) => dims == Dimensions::Vec4 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
         // Attributes the viewer does not read are not checked further here.
         _ => true,
     }
@@ -53,7 +55,8 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             let (mut positions, mut normals, mut uvs) = (None, false, false);
             for (semantic, index) in &prim.attributes {
                 let Checked::Valid(semantic) = semantic else { continue };
-                if !matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_)) {
+                // The viewer reads two sets of skin influences (eight per vertex).
+                if !matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_) | Semantic::Joints(0..=1) | Semantic::Weights(0..=1)) {
                     continue;
                 }
                 let count = read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
@@ -62,7 +65,18 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                     Semantic::Normals => normals = true,
                     _ => uvs |= *semantic == Semantic::TexCoords(0),
                 }
-                allocated = allocated.saturating_add(count.saturating_mul(if matches!(semantic, Semantic::TexCoords(_)) { 8 } else { 12 }));
+                let bytes = match semantic {
+                    Semantic::TexCoords(_) | Semantic::Joints(_) => 8,
+                    Semantic::Weights(_) => 16,
+                    _ => 12,
+                };
+                allocated = allocated.saturating_add(count.saturating_mul(bytes));
+            }
+            for (t, target) in prim.targets.iter().flatten().enumerate() {
+                if let Some(index) = &target.positions {
+                    let count = read(&format!("morph target {t} POSITION"), index.value(), &|d, t, _| d == Dimensions::Vec3 && t == DataType::F32)?;
+                    allocated = allocated.saturating_add(count.saturating_mul(12));
+                }
             }
             let Some(vertices) = positions else {
                 continue; // reported when the primitive is read
@@ -85,7 +99,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
 
 /// Checks one accessor: in range, of an allowed type, inside its buffer view (stride
 /// included) and its buffer view inside its buffer. Returns its element count.
-fn accessor(
+pub fn accessor(
     document: &gltf::Document,
     index: usize,
     buffer_lengths: &[usize],

@@ -1,0 +1,212 @@
+//! Posing a scene at a time: glTF animations (translation, rotation, scale and morph weight
+//! channels; STEP, LINEAR and CUBICSPLINE samplers) applied to the node hierarchy, composed in
+//! f64, then each node's world, each skin's joint matrices and each node's morph weights for
+//! the GPU. Every animation of the file plays at once, each held at its last key after it ends
+//! (glTF samplers clamp).
+
+use crate::scene::Scene;
+use glam::{DMat4, DQuat, DVec3, Mat4};
+
+/// A node's transform relative to its parent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NodeTransform {
+    /// Translation, rotation, scale: what animations target.
+    Trs { translation: DVec3, rotation: DQuat, scale: DVec3 },
+    /// A matrix (glTF forbids animating such nodes).
+    Matrix(DMat4),
+}
+
+impl Default for NodeTransform {
+    fn default() -> Self {
+        NodeTransform::Matrix(DMat4::IDENTITY)
+    }
+}
+
+impl NodeTransform {
+    pub fn matrix(&self) -> DMat4 {
+        match *self {
+            NodeTransform::Trs { translation, rotation, scale } => DMat4::from_scale_rotation_translation(scale, rotation.normalize(), translation),
+            NodeTransform::Matrix(m) => m,
+        }
+    }
+}
+
+/// A glTF skin: its joints (indices into `Scene::nodes`) and their inverse bind matrices,
+/// and the joint matrices of the current pose.
+#[derive(Clone, Debug, Default)]
+pub struct Skin {
+    pub joints: Vec<usize>,
+    pub inverse_bind: Vec<DMat4>,
+    /// Per joint, at the current pose: the joint's world (relative to the scene's origin)
+    /// times its inverse bind matrix. A skinned mesh's node transform plays no part (glTF).
+    pub palette: Vec<Mat4>,
+}
+
+/// What a channel animates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Property {
+    Translation,
+    Rotation,
+    Scale,
+    /// Morph target weights (as many per key as the node's mesh has targets).
+    Weights,
+}
+
+/// How a sampler interpolates between keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    Step,
+    Linear,
+    /// Hermite: each key holds (in-tangent, value, out-tangent).
+    CubicSpline,
+}
+
+/// One animated property of one node.
+#[derive(Clone, Debug)]
+pub struct Channel {
+    /// Index into `Scene::nodes`.
+    pub node: usize,
+    pub property: Property,
+    pub interpolation: Interpolation,
+    /// Key times in seconds, increasing.
+    pub times: Vec<f32>,
+    /// Key values, `width` floats per key (three times as many for cubic splines).
+    pub values: Vec<f32>,
+    pub width: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Animation {
+    pub name: Option<String>,
+    pub channels: Vec<Channel>,
+}
+
+impl Animation {
+    /// The last key time of any channel.
+    pub fn duration(&self) -> f32 {
+        self.channels.iter().filter_map(|c| c.times.last().copied()).fold(0.0, f32::max)
+    }
+}
+
+impl Channel {
+    /// The value at `time` (`width` floats), clamped to the first and last keys.
+    pub fn sample(&self, time: f32) -> Vec<f64> {
+        let w = self.width;
+        let spline = self.interpolation == Interpolation::CubicSpline;
+        let stride = if spline { 3 * w } else { w };
+        // The key's value (the middle third of a spline key).
+        let value = |k: usize| -> Vec<f64> {
+            let at = k * stride + if spline { w } else { 0 };
+            self.values[at..at + w].iter().map(|&v| f64::from(v)).collect()
+        };
+        let keys = &self.times;
+        let last = keys.len() - 1;
+        if time <= keys[0] || time.is_nan() {
+            return value(0);
+        }
+        if time >= keys[last] {
+            return value(last);
+        }
+        let k = keys.partition_point(|&t| t <= time) - 1;
+        let (t0, t1) = (f64::from(keys[k]), f64::from(keys[k + 1]));
+        let dt = t1 - t0;
+        let s = if dt > 0.0 { (f64::from(time) - t0) / dt } else { 0.0 };
+        match self.interpolation {
+            Interpolation::Step => value(k),
+            Interpolation::Linear if self.property == Property::Rotation => {
+                let q = |v: Vec<f64>| DQuat::from_xyzw(v[0], v[1], v[2], v[3]).normalize();
+                let r = q(value(k)).slerp(q(value(k + 1)), s);
+                vec![r.x, r.y, r.z, r.w]
+            }
+            Interpolation::Linear => value(k).iter().zip(value(k + 1)).map(|(a, b)| a + (b - a) * s).collect(),
+            Interpolation::CubicSpline => {
+                let part = |key: usize, third: usize, i: usize| f64::from(self.values[key * stride + third * w + i]);
+                let (s2, s3) = (s * s, s * s * s);
+                let (h00, h10, h01, h11) = (2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, -2.0 * s3 + 3.0 * s2, s3 - s2);
+                (0..w).map(|i| h00 * part(k, 1, i) + h10 * dt * part(k, 2, i) + h01 * part(k + 1, 1, i) + h11 * dt * part(k + 1, 0, i)).collect()
+            }
+        }
+    }
+}
+
+/// Poses `scene` at `time` seconds (`None`: the file's own node transforms, no animation):
+/// node worlds (relative to the origin, re-centred meshes shifted), the camera's, skin
+/// palettes and morph weights.
+pub fn pose(scene: &mut Scene, time: Option<f32>) {
+    let mut locals: Vec<NodeTransform> = scene.nodes.iter().map(|n| n.local).collect();
+    let mut weights: Vec<Vec<f32>> = scene.nodes.iter().map(|n| n.default_weights.clone()).collect();
+    for channel in scene.animations.iter().flat_map(|a| &a.channels).filter(|_| time.is_some()) {
+        let v = channel.sample(time.unwrap_or_default());
+        if channel.property == Property::Weights {
+            let target = &mut weights[channel.node];
+            for (w, &value) in target.iter_mut().zip(&v) {
+                *w = value as f32;
+            }
+            continue;
+        }
+        let NodeTransform::Trs { translation, rotation, scale } = &mut locals[channel.node] else { continue };
+        match channel.property {
+            Property::Translation => *translation = DVec3::new(v[0], v[1], v[2]),
+            Property::Rotation => *rotation = DQuat::from_xyzw(v[0], v[1], v[2], v[3]).normalize(),
+            Property::Scale => *scale = DVec3::new(v[0], v[1], v[2]),
+            Property::Weights => {}
+        }
+    }
+    let to_scene = DMat4::from_translation(-scene.origin);
+    let mut worlds: Vec<DMat4> = Vec::with_capacity(scene.nodes.len());
+    for (i, node) in scene.nodes.iter().enumerate() {
+        let parent = node.parent.map_or(DMat4::IDENTITY, |p| worlds[p]);
+        worlds.push(parent * locals[i].matrix());
+    }
+    for (i, node) in scene.nodes.iter_mut().enumerate() {
+        let shift = node.mesh.and_then(|m| scene.mesh_shift.get(m)).copied().unwrap_or(DVec3::ZERO);
+        let world = to_scene * worlds[i] * DMat4::from_translation(shift);
+        // A non-finite pose (a degenerate key) keeps the last good transform.
+        if world.is_finite() {
+            node.world = world.as_mat4();
+        }
+        node.weights = std::mem::take(&mut weights[i]);
+    }
+    if let (Some(c), Some(desc)) = (scene.camera_node, scene.camera.as_mut()) {
+        let world = to_scene * worlds[c];
+        if world.is_finite() {
+            desc.world = world.as_mat4();
+        }
+    }
+    for skin in &mut scene.skins {
+        skin.palette = skin.joints.iter().zip(&skin.inverse_bind).map(|(&j, ibm)| (to_scene * worlds[j] * *ibm).as_mat4()).collect();
+        if skin.palette.iter().any(|m| !m.is_finite()) {
+            skin.palette.iter_mut().for_each(|m| *m = Mat4::IDENTITY);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn channel(interpolation: Interpolation, property: Property, times: Vec<f32>, values: Vec<f32>, width: usize) -> Channel {
+        Channel { node: 0, property, interpolation, times, values, width }
+    }
+
+    #[test]
+    fn samplers_clamp_step_interpolate_and_follow_splines() {
+        let linear = channel(Interpolation::Linear, Property::Translation, vec![1.0, 3.0], vec![0.0, 0.0, 0.0, 4.0, 2.0, -2.0], 3);
+        assert_eq!(linear.sample(0.0), vec![0.0, 0.0, 0.0], "before the first key: the first value");
+        assert_eq!(linear.sample(2.0), vec![2.0, 1.0, -1.0]);
+        assert_eq!(linear.sample(9.0), vec![4.0, 2.0, -2.0], "after the last key: the last value");
+        let step = channel(Interpolation::Step, Property::Scale, vec![0.0, 1.0], vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0], 3);
+        assert_eq!(step.sample(0.99), vec![1.0; 3]);
+        assert_eq!(step.sample(1.0), vec![2.0; 3]);
+        // A quarter turn about Y halfway: slerp gives the eighth turn.
+        let half = std::f32::consts::FRAC_1_SQRT_2;
+        let rot = channel(Interpolation::Linear, Property::Rotation, vec![0.0, 1.0], vec![0.0, 0.0, 0.0, 1.0, 0.0, half, 0.0, half], 4);
+        let v = rot.sample(0.5);
+        let q = DQuat::from_xyzw(v[0], v[1], v[2], v[3]);
+        assert!((q.to_axis_angle().1 - std::f64::consts::FRAC_PI_4).abs() < 1e-6);
+        // A cubic spline with zero tangents eases: the midpoint is the mean, a quarter is less.
+        let spline = channel(Interpolation::CubicSpline, Property::Weights, vec![0.0, 2.0], vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0], 1);
+        assert!((spline.sample(1.0)[0] - 0.5).abs() < 1e-12);
+        assert!((spline.sample(0.5)[0] - 0.15625).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,137 @@
+//! Reading skins and animations once the node walk has placed every node: joints and
+//! channels name glTF nodes, which become indices into `Scene::nodes`. Every accessor is
+//! checked ([`validate::accessor`]) before the glTF reader touches it; key times must be
+//! finite and increasing, values finite, counts consistent, and a skinned mesh's joint
+//! indices must name joints of its skin.
+
+use super::validate::accessor;
+use super::SceneError;
+use crate::animation::{Animation, Channel, Interpolation, Property, Skin};
+use crate::scene::Scene;
+use glam::{DMat4, Mat4};
+use gltf::accessor::{DataType, Dimensions};
+
+/// Reads every skin, maps its joints to scene nodes and checks the meshes it deforms.
+pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>]) -> Result<(), SceneError> {
+    let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
+    for skin in document.skins() {
+        let bad = |reason: String| SceneError::BadSkin { skin: skin.index(), reason };
+        let mut joints = vec![];
+        for joint in skin.joints() {
+            let node = node_of.get(joint.index()).copied().flatten().ok_or_else(|| bad(format!("joint node {} is not in the scene", joint.index())))?;
+            joints.push(node);
+        }
+        if joints.is_empty() {
+            return Err(bad("it has no joints".into()));
+        }
+        let inverse_bind = match skin.inverse_bind_matrices() {
+            Some(a) => {
+                let count =
+                    accessor(document, a.index(), &lengths, "inverseBindMatrices", &|d, t, _| d == Dimensions::Mat4 && t == DataType::F32).map_err(bad)?;
+                if count < joints.len() as u64 {
+                    return Err(bad(format!("{count} inverse bind matrices for {} joints", joints.len())));
+                }
+                let reader = skin.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
+                let matrices: Vec<DMat4> = reader.read_inverse_bind_matrices().into_iter().flatten().map(|m| Mat4::from_cols_array_2d(&m).as_dmat4()).collect();
+                if matrices.iter().any(|m| !m.is_finite()) {
+                    return Err(bad("an inverse bind matrix is not finite".into()));
+                }
+                matrices
+            }
+            None => vec![DMat4::IDENTITY; joints.len()],
+        };
+        scene.skins.push(Skin { joints, inverse_bind, palette: vec![] });
+    }
+    for node in scene.nodes.iter_mut() {
+        let (Some(s), Some(m)) = (node.skin, node.mesh) else {
+            node.skin = None;
+            continue;
+        };
+        let prims = &scene.meshes[m].primitives;
+        if prims.iter().all(|p| p.skin.is_empty()) {
+            log::warn!("node {}: its mesh has no JOINTS_0, so skin {s} is not applied", node.gltf_index);
+            node.skin = None;
+            continue;
+        }
+        let count = scene.skins.get(s).map_or(0, |k| k.joints.len());
+        let highest = prims
+            .iter()
+            .flat_map(|p| p.skin.iter())
+            .flat_map(|set| set.joints.iter().zip(&set.weights))
+            .flat_map(|(j, w)| (0..4).filter(|&k| w[k] != 0.0).map(move |k| j[k]))
+            .max();
+        if let Some(j) = highest.filter(|&j| usize::from(j) >= count) {
+            return Err(SceneError::BadNode { node: node.gltf_index, reason: format!("its mesh names joint {j}, but skin {s} has {count} joints") });
+        }
+    }
+    Ok(())
+}
+
+/// Reads every animation's channels that target scene nodes.
+pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>]) -> Result<(), SceneError> {
+    use gltf::animation::util::ReadOutputs;
+    use gltf::animation::Property as P;
+    let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
+    for animation in document.animations() {
+        let bad = |reason: String| SceneError::BadAnimation { animation: animation.index(), reason };
+        let mut out = Animation { name: animation.name().map(str::to_owned), channels: vec![] };
+        for (c, channel) in animation.channels().enumerate() {
+            let target = channel.target();
+            let Some(node) = node_of.get(target.node().index()).copied().flatten() else { continue };
+            let sampler = channel.sampler();
+            let property = match target.property() {
+                P::Translation => Property::Translation,
+                P::Rotation => Property::Rotation,
+                P::Scale => Property::Scale,
+                P::MorphTargetWeights => Property::Weights,
+            };
+            let interpolation = match sampler.interpolation() {
+                gltf::animation::Interpolation::Step => Interpolation::Step,
+                gltf::animation::Interpolation::Linear => Interpolation::Linear,
+                gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
+            };
+            let width = match property {
+                Property::Translation | Property::Scale => 3,
+                Property::Rotation => 4,
+                Property::Weights => scene.nodes[node].default_weights.len(),
+            };
+            if width == 0 {
+                continue; // weights for a node without morph targets
+            }
+            let keys = accessor(document, sampler.input().index(), &lengths, "animation input", &|d, t, _| d == Dimensions::Scalar && t == DataType::F32)
+                .map_err(|e| bad(format!("channel {c}: {e}")))?;
+            let output_ok = |d: Dimensions, t: DataType, normalized: bool| match property {
+                Property::Translation | Property::Scale => d == Dimensions::Vec3 && t == DataType::F32,
+                Property::Rotation => d == Dimensions::Vec4 && (t == DataType::F32 || (normalized && t != DataType::U32)),
+                Property::Weights => d == Dimensions::Scalar && (t == DataType::F32 || (normalized && t != DataType::U32)),
+            };
+            let values =
+                accessor(document, sampler.output().index(), &lengths, "animation output", &output_ok).map_err(|e| bad(format!("channel {c}: {e}")))?;
+            let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 } * if property == Property::Weights { width as u64 } else { 1 };
+            if keys == 0 || values != keys.saturating_mul(per_key) {
+                return Err(bad(format!("channel {c}: {keys} key times and {values} output values, expected {per_key} per key")));
+            }
+            let reader = channel.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
+            let times: Vec<f32> = reader.read_inputs().ok_or_else(|| bad(format!("channel {c}: the key times cannot be read")))?.collect();
+            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] < w[0]) {
+                return Err(bad(format!("channel {c}: key times must be finite and increasing")));
+            }
+            let values: Vec<f32> = match reader.read_outputs().ok_or_else(|| bad(format!("channel {c}: the values cannot be read")))? {
+                ReadOutputs::Translations(v) => v.flatten().collect(),
+                ReadOutputs::Scales(v) => v.flatten().collect(),
+                ReadOutputs::Rotations(v) => v.into_f32().flatten().collect(),
+                ReadOutputs::MorphTargetWeights(v) => v.into_f32().collect(),
+            };
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(bad(format!("channel {c}: a value is not finite")));
+            }
+            if property != Property::Weights && matches!(scene.nodes[node].local, crate::animation::NodeTransform::Matrix(_)) {
+                log::warn!("animation {} channel {c}: node {} has a matrix, which glTF does not animate", animation.index(), scene.nodes[node].gltf_index);
+                continue;
+            }
+            out.channels.push(Channel { node, property, interpolation, times, values, width });
+        }
+        scene.animations.push(out);
+    }
+    Ok(())
+}
