@@ -61,6 +61,8 @@ pub fn skinned_tube(height: f32, radius: f32, bones: u32, color: [f32; 4]) -> pi
 
 /// The joint chain of a [`skinned_tube`] placed at `base`: joint `k` sits `k` bone lengths up
 /// its parent chain and turns about Z by `angles[k]`; returns (joint nodes, inverse binds).
+/// The inverse binds map the tube's own vertices (standing on the origin) to each joint, so
+/// at rest (all angles 0) the tube stands on `base`.
 pub fn tube_joints(b: &mut GltfBuilder, name: &str, base: Vec3, height: f32, angles: &[f32]) -> (Vec<usize>, Vec<Mat4>) {
     let length = height / angles.len() as f32;
     let mut joints: Vec<usize> = vec![];
@@ -71,7 +73,7 @@ pub fn tube_joints(b: &mut GltfBuilder, name: &str, base: Vec3, height: f32, ang
         let node = b.add_trs_node(&format!("{name} joint {k}"), None, (t, Quat::from_rotation_z(angles[k]), Vec3::ONE), &children);
         joints.insert(0, node);
     }
-    let inverse_bind = (0..angles.len()).map(|k| Mat4::from_translation(-(base + Vec3::new(0.0, length * k as f32, 0.0)))).collect();
+    let inverse_bind = (0..angles.len()).map(|k| Mat4::from_translation(Vec3::new(0.0, -length * k as f32, 0.0))).collect();
     (joints, inverse_bind)
 }
 
