@@ -23,6 +23,10 @@ use ash::vk;
 use glam::{Mat4, Vec3};
 use std::sync::Arc;
 
+/// Bytes of push constants a deformed draw's pipelines use (`shaders/pick_deform.glsl`):
+/// more than the 128 every device offers, so devices with less refuse deformed draws.
+pub(crate) const DEFORM_PUSH_BYTES: u32 = 144;
+
 /// How joint indices are stored: four per vertex.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JointFormat {

@@ -405,7 +405,7 @@ impl PickDraw {
         }
         if let Some(deformation) = &self.deformation {
             if !limits.deformation {
-                return Err(bad(format!("deformed draws need {} bytes of push constants (maxPushConstantsSize)", crate::pass::pipeline::DEFORM_PUSH_SIZE)));
+                return Err(bad(format!("deformed draws need {} bytes of push constants (maxPushConstantsSize)", crate::draw::deform::DEFORM_PUSH_BYTES)));
             }
             if self.instances.is_some() || self.hooks.is_some() {
                 return Err(bad("deformed draws do not combine with instances or hooks yet".into()));

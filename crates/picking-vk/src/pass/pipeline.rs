@@ -55,7 +55,8 @@ pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
 /// Bytes of push constants of deformed draws: the rectangle words, then eight words (see
 /// `shaders/pick_deform.glsl`). More than the 128 every device offers: devices with less
 /// refuse deformed draws.
-pub(crate) const DEFORM_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 32;
+pub(crate) const DEFORM_PUSH_SIZE: u32 = crate::draw::deform::DEFORM_PUSH_BYTES;
+const _: () = assert!(DEFORM_PUSH_SIZE == RECT_PUSH_SIZE + 32, "the deform words follow the rectangle words");
 
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {
