@@ -20,6 +20,8 @@ layout(std430, set = 1, binding = 0) readonly buffer JointWords { float words[];
 layout(std430, set = 1, binding = 1) readonly buffer DeltaWords { float words[]; } delta_words;
 layout(std430, set = 1, binding = 2) readonly buffer WeightWords { float words[]; } weight_words;
 
+// The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
+layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
 #if SKIN_SETS >= 1
 layout(location = 9) in uvec4 in_joints0;
@@ -68,6 +70,7 @@ void main() {
     p = (skin * vec4(p, 1.0)).xyz;
 #endif
     gl_Position = pc.model_view_projection * vec4(p, 1.0);
+    gl_PointSize = PICK_POINT_SIZE;
     out_instance = uint(gl_InstanceIndex) - pc.first_instance;
     out_object_id = pc.object_id;
     out_draw_index = pc.draw_index;

@@ -17,6 +17,8 @@ layout(std430, set = 1, binding = 0) readonly buffer InstanceWords {
     float words[];
 } instances;
 
+// The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
+layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
 layout(location = 0) flat out uint out_instance;
 layout(location = 1) flat out uvec2 out_object_id;
@@ -37,6 +39,7 @@ void main() {
         }
     }
     gl_Position = pc.model_view_projection * (instance * vec4(in_position, 1.0));
+    gl_PointSize = PICK_POINT_SIZE;
     out_instance = uint(gl_InstanceIndex) - pc.first_instance;
     out_object_id = pc.object_id;
     out_draw_index = pc.draw_index;

@@ -328,8 +328,13 @@ impl VulkanContext {
         let picking_support = unsafe { PickSupport::query(&instance, options.api_version, physical_device) };
         let mut wanted = picking_support.offered();
         if !options.want_detail {
-            wanted =
-                wanted.intersection(PickFeatures::BATCHING | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING | PickFeatures::INDIRECT_COUNT);
+            wanted = wanted.intersection(
+                PickFeatures::BATCHING
+                    | PickFeatures::SELECT_THROUGH
+                    | PickFeatures::DYNAMIC_RENDERING
+                    | PickFeatures::INDIRECT_COUNT
+                    | PickFeatures::WIDE_LINES,
+            );
         }
         let mut picking = picking_support.device_features(wanted).map_err(|e| ContextError::NoDevice(e.to_string()))?;
         let mut device_extensions: Vec<*const i8> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();

@@ -3,6 +3,8 @@
 // PICK_INSTANCED_ROWS or PICK_BATCHED (the draw's model, ID and snapshot index from a batch row,
 // as shaders/pick_batched.vert reads them), PICK_ATTRIBUTE with PICK_ATTRIBUTE_FLAT.
 
+// The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
+layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
 #if defined(PICK_INSTANCED_MAT4)
 layout(location = 1) in vec4 in_instance_0;
@@ -65,6 +67,7 @@ void main() {
     world = pick_world(PickVertex(in_position, world, mat3(object), instance, attrib));
 #endif
     gl_Position = pc.view_projection * vec4(world, 1.0);
+    gl_PointSize = PICK_POINT_SIZE;
 #ifdef PICK_DISCARD_HOOK
     out_world = world;
 #ifdef PICK_ATTRIBUTE

@@ -105,7 +105,7 @@ mod resolve;
 pub use draw::{
     Aabb, AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DepthBias, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth,
     IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, PickDraw,
-    PositionFormat, Positions, RasterState, Skin, SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, HOOK_SET,
+    PositionFormat, Positions, PrimitiveKind, RasterState, Skin, SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, HOOK_SET,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;

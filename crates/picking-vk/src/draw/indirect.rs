@@ -50,13 +50,15 @@ pub(crate) struct DrawLimits {
     pub max_storage_range: u32,
     /// `maxPushConstantsSize` leaves room for deformed draws' push constants.
     pub deformation: bool,
+    /// `wideLines` and `largePoints` are enabled ([`crate::PickFeatures::WIDE_LINES`]).
+    pub wide_lines: bool,
 }
 
 impl DrawLimits {
     /// Everything allowed, with `max_stride` (tests).
     #[cfg(test)]
     pub fn stride(max_stride: u32) -> Self {
-        DrawLimits { max_stride, multi_draw_indirect: true, indirect_count: true, max_storage_range: u32::MAX, deformation: true }
+        DrawLimits { max_stride, multi_draw_indirect: true, indirect_count: true, max_storage_range: u32::MAX, deformation: true, wide_lines: true }
     }
 }
 

@@ -16,7 +16,7 @@ pub use geometry::MeshGeometry;
 pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
 pub(crate) use indirect::DrawLimits;
 pub use indirect::IndirectDraws;
-pub use raster::{DepthBias, RasterState, Topology};
+pub use raster::{DepthBias, PrimitiveKind, RasterState, Topology};
 
 use crate::error::PickError;
 use crate::id::ObjectId;
@@ -300,8 +300,8 @@ impl PickDraw {
     fn validate_elements(&self, p: &Positions) -> Result<(), String> {
         match self.triangles {
             Triangles::NonIndexed { first_vertex, vertex_count } => {
-                if !raster::triangle_count(self.raster.topology, vertex_count).1 {
-                    return Err(format!("vertex count {vertex_count} is not a whole number of triangles"));
+                if !raster::primitive_count(self.raster.topology, vertex_count).1 {
+                    return Err(format!("vertex count {vertex_count} is not a whole number of {:?} primitives", self.raster.topology));
                 }
                 if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
                     return Err(format!(
@@ -312,8 +312,8 @@ impl PickDraw {
                 }
             }
             Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
-                if !raster::triangle_count(self.raster.topology, index_count).1 {
-                    return Err(format!("index count {index_count} is not a whole number of triangles"));
+                if !raster::primitive_count(self.raster.topology, index_count).1 {
+                    return Err(format!("index count {index_count} is not a whole number of {:?} primitives", self.raster.topology));
                 }
                 if range.offset % width.bytes() != 0 {
                     return Err(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes()));
@@ -341,8 +341,12 @@ impl PickDraw {
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
         }
-        if self.raster.primitive_restart && self.raster.topology == Topology::TriangleList {
-            return Err(bad("primitive restart with triangle lists needs primitiveTopologyListRestart, which picking does not enable".into()));
+        if self.raster.primitive_restart && self.raster.topology.is_list() {
+            return Err(bad("primitive restart with list topologies needs primitiveTopologyListRestart, which picking does not enable".into()));
+        }
+        let (line, point) = (self.raster.line_width, self.raster.point_size);
+        if !(line.is_finite() && line > 0.0 && point.is_finite() && point > 0.0) {
+            return Err(bad(format!("line width {line} and point size {point} must be positive")));
         }
         if self.raster.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
             return Err(bad("depth bias has a non-finite value".into()));

@@ -1,11 +1,12 @@
 //! How a draw is rasterized, as in the host's own pass: face culling, the depth test and
-//! depth bias, and the triangle topology. The pick pass draws each draw with the state the
-//! host draws it with, so a pick names what is on screen: no back face the host culls, the
-//! winner of coplanar draws under the host's compare op, a decal pulled forward by its bias.
+//! depth bias, the topology (triangles, lines, points) with line width and point size. The
+//! pick pass draws each draw with the state the host draws it with, so a pick names what is
+//! on screen: no back face the host culls, the winner of coplanar draws under the host's
+//! compare op, a decal pulled forward by its bias, a line as wide as it is drawn.
 
 use ash::vk;
 
-/// Triangle topologies.
+/// Primitive topologies: triangles, line segments, points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Topology {
     /// Three vertices (or indices) per triangle.
@@ -15,6 +16,12 @@ pub enum Topology {
     TriangleStrip,
     /// Each vertex after the second makes a triangle with the one before it and the first.
     TriangleFan,
+    /// Two vertices per segment ([`RasterState::line_width`] wide).
+    LineList,
+    /// Each vertex after the first makes a segment with the one before it.
+    LineStrip,
+    /// One point per vertex ([`RasterState::point_size`] pixels square).
+    PointList,
 }
 
 impl Topology {
@@ -23,8 +30,39 @@ impl Topology {
             Topology::TriangleList => vk::PrimitiveTopology::TRIANGLE_LIST,
             Topology::TriangleStrip => vk::PrimitiveTopology::TRIANGLE_STRIP,
             Topology::TriangleFan => vk::PrimitiveTopology::TRIANGLE_FAN,
+            Topology::LineList => vk::PrimitiveTopology::LINE_LIST,
+            Topology::LineStrip => vk::PrimitiveTopology::LINE_STRIP,
+            Topology::PointList => vk::PrimitiveTopology::POINT_LIST,
         }
     }
+
+    /// What one primitive of this topology is.
+    pub fn primitive(self) -> PrimitiveKind {
+        match self {
+            Topology::TriangleList | Topology::TriangleStrip | Topology::TriangleFan => PrimitiveKind::Triangle,
+            Topology::LineList | Topology::LineStrip => PrimitiveKind::Segment,
+            Topology::PointList => PrimitiveKind::Point,
+        }
+    }
+
+    /// List topologies restart only with `primitiveTopologyListRestart`, which picking does
+    /// not enable.
+    pub(crate) fn is_list(self) -> bool {
+        matches!(self, Topology::TriangleList | Topology::LineList | Topology::PointList)
+    }
+}
+
+/// The kind of primitive a hit lies on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PrimitiveKind {
+    /// A triangle: three vertices, barycentric weights.
+    #[default]
+    Triangle,
+    /// A line segment: two vertices; the weights are `(1 - t, t, 0)` for the parameter `t`
+    /// from the first vertex to the second.
+    Segment,
+    /// A point: one vertex, weight `(1, 0, 0)`.
+    Point,
 }
 
 /// `vkCmdSetDepthBias` values, as the host's pipeline sets them.
@@ -40,8 +78,8 @@ pub struct DepthBias {
 
 /// The host's rasterization state for a draw. The default is what picking did before it
 /// could be told: both faces, the depth convention's strict test (LESS, or GREATER for
-/// reverse-Z), no bias, triangle lists.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// reverse-Z), no bias, triangle lists, 1-pixel lines and points.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RasterState {
     /// Faces culled (`VkCullModeFlags`), judged in the host's viewport (a negative height
     /// flips winding there as it does in the host's pass).
@@ -56,9 +94,38 @@ pub struct RasterState {
     pub topology: Topology,
     /// Primitive restart (indexed strips and fans): the index of all ones starts a new strip.
     pub primitive_restart: bool,
+    /// Line width in pixels, as the host's pipeline sets it. Widths other than 1 are drawn
+    /// with [`crate::PickFeatures::WIDE_LINES`] (clamped to `lineWidthRange`), else at 1:
+    /// pick thin lines with a radius query.
+    pub line_width: f32,
+    /// Point size in pixels, as the host's vertex shader writes it; sizes other than 1 need
+    /// [`crate::PickFeatures::WIDE_LINES`] (clamped to `pointSizeRange`), else 1.
+    pub point_size: f32,
+}
+
+impl Default for RasterState {
+    fn default() -> Self {
+        RasterState {
+            cull_mode: vk::CullModeFlags::NONE,
+            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            depth_compare: None,
+            depth_bias: None,
+            topology: Topology::TriangleList,
+            primitive_restart: false,
+            line_width: 1.0,
+            point_size: 1.0,
+        }
+    }
 }
 
 impl RasterState {
+    /// Line width and point size, in pixels.
+    pub fn with_thickness(mut self, line_width: f32, point_size: f32) -> Self {
+        self.line_width = line_width;
+        self.point_size = point_size;
+        self
+    }
+
     /// Faces culled and the front face.
     pub fn with_culling(mut self, cull_mode: vk::CullModeFlags, front_face: vk::FrontFace) -> Self {
         self.cull_mode = cull_mode;
@@ -94,6 +161,9 @@ impl RasterState {
             depth_bias: self.depth_bias.map(|b| [b.constant, b.clamp, b.slope].map(f32::to_bits)),
             topology: self.topology,
             primitive_restart: self.primitive_restart,
+            // Only the topology that uses it tells pipelines apart.
+            line_width: if self.topology.primitive() == PrimitiveKind::Segment { self.line_width.to_bits() } else { 1f32.to_bits() },
+            point_size: if self.topology == Topology::PointList { self.point_size.to_bits() } else { 1f32.to_bits() },
         }
     }
 }
@@ -107,6 +177,8 @@ pub(crate) struct RasterKey {
     pub depth_bias: Option<[u32; 3]>,
     pub topology: Topology,
     pub primitive_restart: bool,
+    pub line_width: u32,
+    pub point_size: u32,
 }
 
 impl RasterKey {
@@ -118,26 +190,55 @@ impl RasterKey {
             depth_bias: self.depth_bias.map(|[c, k, s]| DepthBias { constant: f32::from_bits(c), clamp: f32::from_bits(k), slope: f32::from_bits(s) }),
             topology: self.topology,
             primitive_restart: self.primitive_restart,
+            line_width: f32::from_bits(self.line_width),
+            point_size: f32::from_bits(self.point_size),
         }
     }
 }
 
-/// The triangles a draw of `count` vertices (or indices) makes with `topology` (ignoring
+/// The primitives a draw of `count` vertices (or indices) makes with `topology` (ignoring
 /// restarts), and whether `count` is a valid length for it.
-pub(crate) fn triangle_count(topology: Topology, count: u32) -> (u32, bool) {
+pub(crate) fn primitive_count(topology: Topology, count: u32) -> (u32, bool) {
     match topology {
         Topology::TriangleList => (count / 3, count.is_multiple_of(3)),
         Topology::TriangleStrip | Topology::TriangleFan => (count.saturating_sub(2), true),
+        Topology::LineList => (count / 2, count.is_multiple_of(2)),
+        Topology::LineStrip => (count.saturating_sub(1), true),
+        Topology::PointList => (count, true),
     }
 }
 
-/// The vertex positions (into the draw's element list) of triangle `face`, in the order the
-/// rasterizer gives barycentrics (Vulkan's topology vertex ordering). `elements[i]` is the
-/// i-th index read, or `None` where a restart index sits. O(elements) for strips and fans
-/// with restart (they are scanned to the face), O(1) otherwise.
+/// The vertex positions (into the draw's element list) of primitive `face`, in the order the
+/// rasterizer gives barycentrics (Vulkan's topology vertex ordering): a triangle's three, a
+/// segment's two then the second again, a point's one three times. `is_restart(i)` says a
+/// restart index sits at element `i`. O(elements) for strips and fans with restart (they are
+/// scanned to the face), O(1) otherwise.
 pub(crate) fn face_elements(topology: Topology, restart: bool, count: u32, face: u32, is_restart: impl Fn(u32) -> bool) -> Option<[u32; 3]> {
     let face = u64::from(face);
     let count = u64::from(count);
+    let within = |v: [u64; 3]| v.iter().all(|&x| x < count).then(|| v.map(|x| x as u32));
+    match topology {
+        Topology::PointList => return within([face; 3]),
+        Topology::LineList => return within([2 * face, 2 * face + 1, 2 * face + 1]),
+        Topology::LineStrip if !restart => return within([face, face + 1, face + 1]),
+        Topology::LineStrip => {
+            // Runs of n elements between restarts make n - 1 segments.
+            let (mut seen, mut start) = (0u64, 0u64);
+            for i in 0..=count {
+                if i == count || is_restart(i as u32) {
+                    let made = (i - start).saturating_sub(1);
+                    if face < seen + made {
+                        let a = start + (face - seen);
+                        return within([a, a + 1, a + 1]);
+                    }
+                    seen += made;
+                    start = i + 1;
+                }
+            }
+            return None;
+        }
+        _ => {}
+    }
     let in_strip = |i: u64, start: u64| -> [u64; 3] {
         match topology {
             // Odd triangles swap their last two vertices, so every triangle keeps the winding.
@@ -146,7 +247,7 @@ pub(crate) fn face_elements(topology: Topology, restart: bool, count: u32, face:
                 [i, i + 1 + k % 2, i + 2 - k % 2]
             }
             Topology::TriangleFan => [i + 1, i + 2, start],
-            Topology::TriangleList => [i, i + 1, i + 2],
+            _ => [i, i + 1, i + 2],
         }
     };
     let out = |v: [u64; 3]| v.iter().all(|&x| x < count).then(|| v.map(|x| x as u32));
@@ -205,8 +306,26 @@ mod tests {
         assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 3, restart), Some([6, 8, 7]));
         assert_eq!(face_elements(Topology::TriangleFan, true, 9, 3, restart), Some([7, 8, 5]));
         assert_eq!(face_elements(Topology::TriangleStrip, true, 9, 4, restart), None);
-        assert_eq!(triangle_count(Topology::TriangleList, 7), (2, false));
-        assert_eq!(triangle_count(Topology::TriangleStrip, 7), (5, true));
+        assert_eq!(primitive_count(Topology::TriangleList, 7), (2, false));
+        assert_eq!(primitive_count(Topology::TriangleStrip, 7), (5, true));
+    }
+
+    #[test]
+    fn segments_and_points_name_their_vertices() {
+        let none = |_| false;
+        assert_eq!(face_elements(Topology::LineList, false, 6, 2, none), Some([4, 5, 5]));
+        assert_eq!(face_elements(Topology::LineList, false, 6, 3, none), None);
+        assert_eq!(face_elements(Topology::LineStrip, false, 4, 2, none), Some([2, 3, 3]));
+        assert_eq!(face_elements(Topology::LineStrip, false, 4, 3, none), None);
+        // Restart at element 3: strips 0..3 (2 segments) and 4..7 (2 segments).
+        let restart = |i| i == 3;
+        assert_eq!(face_elements(Topology::LineStrip, true, 7, 1, restart), Some([1, 2, 2]));
+        assert_eq!(face_elements(Topology::LineStrip, true, 7, 2, restart), Some([4, 5, 5]));
+        assert_eq!(face_elements(Topology::LineStrip, true, 7, 4, restart), None);
+        assert_eq!(face_elements(Topology::PointList, false, 5, 4, none), Some([4, 4, 4]));
+        assert_eq!(primitive_count(Topology::LineList, 5), (2, false));
+        assert_eq!(primitive_count(Topology::LineStrip, 5), (4, true));
+        assert_eq!(primitive_count(Topology::PointList, 5), (5, true));
     }
 
     #[test]
@@ -218,5 +337,9 @@ mod tests {
             .with_topology(Topology::TriangleFan, true);
         assert_eq!(s.key().state(), s);
         assert_ne!(s.key(), RasterState::default().key());
+        let wide = RasterState::default().with_topology(Topology::LineStrip, false).with_thickness(3.0, 1.0);
+        assert_eq!(wide.key().state(), wide);
+        // A point size on triangles draws nothing different: the same pipeline.
+        assert_eq!(RasterState::default().with_thickness(1.0, 5.0).key(), RasterState::default().key());
     }
 }

@@ -32,8 +32,12 @@ impl PickFeatures {
     /// The host's indirect draws with a GPU draw count ([`crate::IndirectDraws::count`]):
     /// `vkCmdDraw*IndirectCount`. Needs Vulkan 1.2 and its `drawIndirectCount` feature.
     pub const INDIRECT_COUNT: PickFeatures = PickFeatures(16);
+    /// Lines wider and points larger than a pixel, as the host draws them
+    /// ([`crate::RasterState::line_width`], [`crate::RasterState::point_size`]). Needs
+    /// `wideLines` and `largePoints`.
+    pub const WIDE_LINES: PickFeatures = PickFeatures(32);
     /// Every optional capability.
-    pub const ALL: PickFeatures = PickFeatures(31);
+    pub const ALL: PickFeatures = PickFeatures(63);
 
     /// Whether every capability of `other` is in `self`.
     pub fn contains(self, other: PickFeatures) -> bool {
@@ -81,6 +85,7 @@ pub struct PickSupport {
     select_through_missing: Vec<Requirement>,
     dynamic_rendering_missing: Vec<Requirement>,
     indirect_count_missing: Vec<Requirement>,
+    wide_lines_missing: Vec<Requirement>,
     api_version: u32,
 }
 
@@ -170,6 +175,13 @@ impl PickSupport {
         if vulkan12.draw_indirect_count != vk::TRUE {
             indirect_count_missing.push(Requirement::Feature("drawIndirectCount"));
         }
+        let mut wide_lines_missing = vec![];
+        if core.wide_lines != vk::TRUE {
+            wide_lines_missing.push(Requirement::Feature("wideLines"));
+        }
+        if core.large_points != vk::TRUE {
+            wide_lines_missing.push(Requirement::Feature("largePoints"));
+        }
         PickSupport {
             basic_missing: formats_basic,
             batching_missing,
@@ -177,6 +189,7 @@ impl PickSupport {
             select_through_missing,
             dynamic_rendering_missing,
             indirect_count_missing,
+            wide_lines_missing,
             api_version,
         }
     }
@@ -198,6 +211,9 @@ impl PickSupport {
         }
         if self.indirect_count_missing.is_empty() {
             offered = offered | PickFeatures::INDIRECT_COUNT;
+        }
+        if self.wide_lines_missing.is_empty() {
+            offered = offered | PickFeatures::WIDE_LINES;
         }
         if self.basic_missing.is_empty() {
             offered
@@ -223,6 +239,9 @@ impl PickSupport {
         }
         if wanted.contains(PickFeatures::INDIRECT_COUNT) {
             missing.extend_from_slice(&self.indirect_count_missing);
+        }
+        if wanted.contains(PickFeatures::WIDE_LINES) {
+            missing.extend_from_slice(&self.wide_lines_missing);
         }
         missing
     }
@@ -277,6 +296,10 @@ impl DeviceFeatures {
         if features.contains(PickFeatures::SELECT_THROUGH) {
             core.fragment_stores_and_atomics = vk::TRUE;
         }
+        if features.contains(PickFeatures::WIDE_LINES) {
+            core.wide_lines = vk::TRUE;
+            core.large_points = vk::TRUE;
+        }
         let mut extensions = vec![];
         if features.contains(PickFeatures::DETAIL) {
             extensions.push(ash::khr::fragment_shader_barycentric::NAME);
@@ -307,6 +330,8 @@ impl DeviceFeatures {
         features.draw_indirect_first_instance |= ours.draw_indirect_first_instance;
         features.geometry_shader |= ours.geometry_shader;
         features.fragment_stores_and_atomics |= ours.fragment_stores_and_atomics;
+        features.wide_lines |= ours.wide_lines;
+        features.large_points |= ours.large_points;
     }
 
     /// Chains what picking needs into the host's device create info: the extension feature
@@ -319,7 +344,9 @@ impl DeviceFeatures {
     /// from [`DeviceFeatures::extension_names`].
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
         let c = &self.core;
-        let needs_core = [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics].contains(&vk::TRUE);
+        let needs_core =
+            [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics, c.wide_lines, c.large_points]
+                .contains(&vk::TRUE);
         let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, .. } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
         chain_extensions(*features, barycentric, dynamic_rendering, vulkan12, info)
@@ -373,6 +400,7 @@ mod tests {
             select_through_missing: vec![],
             dynamic_rendering_missing: vec![Requirement::ApiVersion(1, 2)],
             indirect_count_missing: vec![Requirement::Feature("drawIndirectCount")],
+            wide_lines_missing: vec![Requirement::Feature("wideLines")],
             api_version: vk::API_VERSION_1_1,
         }
     }
@@ -384,7 +412,12 @@ mod tests {
         assert!(s.missing(PickFeatures::BATCHING).is_empty());
         assert_eq!(
             s.missing(PickFeatures::ALL),
-            vec![Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME), Requirement::ApiVersion(1, 2), Requirement::Feature("drawIndirectCount")]
+            vec![
+                Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME),
+                Requirement::ApiVersion(1, 2),
+                Requirement::Feature("drawIndirectCount"),
+                Requirement::Feature("wideLines")
+            ]
         );
         let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
         assert_eq!(err.to_string(), "unsupported: device extension VK_KHR_fragment_shader_barycentric");
@@ -444,7 +477,12 @@ mod tests {
         assert!(PickFeatures::ALL.contains(PickFeatures::DETAIL));
         assert!(!PickFeatures::BATCHING.contains(PickFeatures::DETAIL));
         assert_eq!(
-            PickFeatures::BATCHING | PickFeatures::DETAIL | PickFeatures::SELECT_THROUGH | PickFeatures::DYNAMIC_RENDERING | PickFeatures::INDIRECT_COUNT,
+            PickFeatures::BATCHING
+                | PickFeatures::DETAIL
+                | PickFeatures::SELECT_THROUGH
+                | PickFeatures::DYNAMIC_RENDERING
+                | PickFeatures::INDIRECT_COUNT
+                | PickFeatures::WIDE_LINES,
             PickFeatures::ALL
         );
         assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);

@@ -78,6 +78,7 @@ impl<'a> HostDevice<'a> {
             indirect_count: self.features.contains(PickFeatures::INDIRECT_COUNT),
             max_storage_range: limits.max_storage_buffer_range,
             deformation: limits.max_push_constants_size >= crate::draw::deform::DEFORM_PUSH_BYTES,
+            wide_lines: self.features.contains(PickFeatures::WIDE_LINES),
         }
     }
 

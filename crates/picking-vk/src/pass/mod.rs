@@ -51,7 +51,8 @@ impl PassKit {
         let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
         let flavour = pipeline::Flavour::Hit { detail: layout.detail };
         let instance_sets = InstanceSets::new(memory)?;
-        let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, instance_sets.layout.handle, limits.max_push_constants_size)?;
+        let pipeline_limits = pipeline::PipelineLimits::of(limits, draw_limits.wide_lines);
+        let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, instance_sets.layout.handle, pipeline_limits)?;
         Ok(PassKit {
             pipelines,
             pass,

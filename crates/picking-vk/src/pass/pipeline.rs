@@ -58,6 +58,38 @@ pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
 pub(crate) const DEFORM_PUSH_SIZE: u32 = crate::draw::deform::DEFORM_PUSH_BYTES;
 const _: () = assert!(DEFORM_PUSH_SIZE == RECT_PUSH_SIZE + 32, "the deform words follow the rectangle words");
 
+/// What the device lets pick pipelines do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PipelineLimits {
+    /// `maxPushConstantsSize` (hooked and deformed pipelines need more than 128 bytes).
+    pub max_push_constants: u32,
+    /// `wideLines` and `largePoints` are enabled: the host's line width and point size are
+    /// drawn (within `lineWidthRange` and `pointSizeRange`); otherwise both are 1.
+    pub wide_lines: bool,
+    pub line_widths: [f32; 2],
+    pub point_sizes: [f32; 2],
+}
+
+impl PipelineLimits {
+    pub fn of(limits: &vk::PhysicalDeviceLimits, wide_lines: bool) -> Self {
+        PipelineLimits {
+            max_push_constants: limits.max_push_constants_size,
+            wide_lines,
+            line_widths: limits.line_width_range,
+            point_sizes: limits.point_size_range,
+        }
+    }
+
+    /// The line width and point size drawn for the host's.
+    fn thickness(&self, line_width: f32, point_size: f32) -> (f32, f32) {
+        if !self.wide_lines {
+            return (1.0, 1.0);
+        }
+        let clamp = |v: f32, [lo, hi]: [f32; 2]| v.clamp(lo.min(1.0), hi.max(1.0));
+        (clamp(line_width, self.line_widths), clamp(point_size, self.point_sizes))
+    }
+}
+
 /// Push constants, laid out as `PickPush` in `shaders/pick_push.glsl`.
 pub(crate) struct PickPush {
     pub model_view_projection: Mat4,
@@ -157,6 +189,7 @@ pub(crate) struct Pipelines {
     /// The most pipelines kept: past it, the least recently used that no running frame uses
     /// is destroyed (`usize::MAX`: never).
     max: usize,
+    limits: PipelineLimits,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -174,16 +207,16 @@ pub(crate) fn create_module(memory: &Memory, bytes: &[u8], name: &str) -> Result
 
 impl Pipelines {
     /// Creates the shader modules and layout for pipelines of `target`; the rectangle
-    /// flavours take the table's descriptor set layout. `max_push_constants`: the device's
-    /// limit (hooked pipelines need more than the others).
+    /// flavours take the table's descriptor set layout.
     pub fn new(
         memory: &Memory,
         target: PipelineTarget,
         flavour: Flavour,
         set_layout: Option<vk::DescriptorSetLayout>,
         instance_set_layout: vk::DescriptorSetLayout,
-        max_push_constants: u32,
+        limits: PipelineLimits,
     ) -> Result<Self, PickError> {
+        let max_push_constants = limits.max_push_constants;
         let fragment = match flavour {
             Flavour::Hit { detail: true } => FragmentVariant::HitDetail,
             Flavour::Hit { detail: false } => FragmentVariant::Hit,
@@ -215,6 +248,7 @@ impl Pipelines {
             frame: 0,
             oldest_in_flight: 0,
             max: usize::MAX,
+            limits,
         };
         // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
         this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
@@ -354,8 +388,14 @@ impl Pipelines {
                 (vert, self.frag, self.layout)
             }
         };
+        let raster = key.raster.state();
+        let (line_width, point_size) = self.limits.thickness(raster.line_width, raster.point_size);
+        // Every vertex shader writes gl_PointSize from constant 0 (used by point lists only).
+        let point_size_bytes = point_size.to_ne_bytes();
+        let entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
+        let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&point_size_bytes);
         let stages = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry).specialization_info(&specialization),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(entry),
         ];
         let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
@@ -399,7 +439,6 @@ impl Pipelines {
             attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
         }
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
-        let raster = key.raster.state();
         let input_assembly =
             vk::PipelineInputAssemblyStateCreateInfo::default().topology(raster.topology.vk()).primitive_restart_enable(raster.primitive_restart);
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
@@ -413,7 +452,7 @@ impl Pipelines {
             .depth_bias_constant_factor(bias.constant)
             .depth_bias_clamp(bias.clamp)
             .depth_bias_slope_factor(bias.slope)
-            .line_width(1.0);
+            .line_width(line_width);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
         let compare = raster.depth_compare.unwrap_or(match key.depth {
             DepthConvention::Standard => vk::CompareOp::LESS,

@@ -6,7 +6,7 @@
 
 use crate::error::PickError;
 use crate::gpu::{GpuBuffer, GpuImage, Memory, Owned};
-use crate::pass::pipeline::{create_module, spirv, Flavour, Pipelines};
+use crate::pass::pipeline::{create_module, spirv, Flavour, PipelineLimits, Pipelines};
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::{AttachmentShape, Dependency, Pass, PassAttachments, PassShape, Rendering, ATTACHMENT_STAGES};
 use ash::vk;
@@ -76,7 +76,7 @@ impl RectKit {
         rendering: &Rendering,
         select_through: bool,
         instance_set_layout: vk::DescriptorSetLayout,
-        max_push_constants: u32,
+        pipeline_limits: PipelineLimits,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
         let entries_image = GpuImage::new(
@@ -133,7 +133,7 @@ impl RectKit {
         ];
         // SAFETY: the set, buffer and view are live; nothing uses the set yet.
         unsafe { device.update_descriptor_sets(&writes, &[]) };
-        let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), instance_set_layout, max_push_constants);
+        let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), instance_set_layout, pipeline_limits);
         let visible = pipelines(Flavour::RectVisible)?;
         let all = if select_through { Some(pipelines(Flavour::RectAll)?) } else { None };
         let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];

@@ -232,7 +232,8 @@ impl Picker {
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
             let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
             let instance_sets = kit.instance_sets.layout.handle;
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, limits.max_push_constants_size)?;
+            let pipeline_limits = crate::pass::pipeline::PipelineLimits::of(&limits, draw_limits.wide_lines);
+            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, pipeline_limits)?;
             kit.visible.set_limit(config.max_pipelines);
             if let Some(all) = kit.all.as_mut() {
                 all.set_limit(config.max_pipelines);

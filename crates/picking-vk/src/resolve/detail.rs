@@ -4,15 +4,19 @@
 
 use crate::draw::deform::{deform_vertex, DeformPose};
 use crate::draw::raster::face_elements;
-use crate::draw::{IndexWidth, MeshGeometry, Topology, Triangles};
+use crate::draw::{IndexWidth, MeshGeometry, PrimitiveKind, Topology, Triangles};
 use crate::request::camera::Ray;
 use glam::{DMat3, DMat4, DVec3, Mat4, Vec2};
 use std::sync::Arc;
 
-/// Where the winning fragment lies on its triangle.
+/// Where the winning fragment lies on its primitive: a triangle, or for line and point
+/// topologies a segment or a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HitDetail {
-    /// Triangle index within the draw (counted from its first index or first vertex).
+    /// What `face` counts: triangles, segments or points.
+    pub primitive: PrimitiveKind,
+    /// Primitive index within the draw (counted from its first index or first vertex): the
+    /// triangle, the segment or the point.
     pub face: u32,
     /// Barycentric weights of the triangle's three vertices, in index-buffer order. With
     /// registered geometry these are exact: the pick ray intersected with the one triangle the
@@ -23,7 +27,8 @@ pub struct HitDetail {
     /// sub-pixel snapping of vertex positions (off by ~1e-4 on small triangles).
     pub gpu_barycentrics: [f32; 3],
     /// The triangle's vertex indices (into the position buffer), when they can be known:
-    /// always for non-indexed draws, with registered geometry for indexed ones.
+    /// always for non-indexed draws, with registered geometry for indexed ones. A segment's
+    /// two vertices then the second again; a point's vertex three times.
     pub vertices: Option<[u32; 3]>,
     /// Interpolated surface data, with registered geometry.
     pub surface: Option<SurfaceDetail>,
@@ -120,7 +125,9 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
     let geometry = source.and_then(|s| s.geometry.as_deref());
     let vertices = source.and_then(|s| triangle_vertices(s, geometry, face));
     let mut barycentrics = gpu_barycentrics;
+    let primitive = source.map_or(PrimitiveKind::Triangle, |s| s.topology.primitive());
     let surface = match (source, geometry, vertices) {
+        (Some(s), Some(g), Some(v)) if primitive != PrimitiveKind::Triangle => line_or_point(s, g, v, primitive, &mut barycentrics),
         (Some(s), Some(g), Some(v)) if s.deform.is_some() => deformed_surface(s, g, v, &mut barycentrics),
         (Some(s), Some(g), Some(v)) => match s.adjusted_world {
             // Moved by a hook: the GPU's weights on the rest-space triangle, the moved point.
@@ -141,7 +148,47 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
         },
         _ => None,
     };
-    HitDetail { face, barycentrics, gpu_barycentrics, vertices, surface }
+    HitDetail { primitive, face, barycentrics, gpu_barycentrics, vertices, surface }
+}
+
+/// The surface of a segment or point hit: for a segment, the parameter where the pick ray
+/// passes nearest to it (the GPU's when there is no ray), the point there, and UVs; no
+/// normals (a line has none).
+fn line_or_point(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], primitive: PrimitiveKind, bary: &mut [f32; 3]) -> Option<SurfaceDetail> {
+    let (a, b) = (g.positions.get(v[0] as usize)?.as_dvec3(), g.positions.get(v[1] as usize)?.as_dvec3());
+    let world = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
+    let t = match primitive {
+        PrimitiveKind::Point => 0.0,
+        _ => {
+            let gpu = f64::from(bary[1]).clamp(0.0, 1.0);
+            s.ray.and_then(|ray| segment_parameter(world.transform_point3(a), world.transform_point3(b), ray)).unwrap_or(gpu)
+        }
+    };
+    *bary = [(1.0 - t) as f32, t as f32, 0.0];
+    let local_point = a + (b - a) * t;
+    let uv = g.uvs.as_ref().and_then(|uvs| Some(uvs.get(v[0] as usize)?.lerp(*uvs.get(v[1] as usize)?, t as f32)));
+    Some(SurfaceDetail {
+        local_point,
+        world_point: world.transform_point3(local_point),
+        face_normal_local: None,
+        face_normal_world: None,
+        normal_local: None,
+        normal_world: None,
+        uv,
+    })
+}
+
+/// The parameter along the segment `a`..`b` nearest to `ray` (clamped to the segment).
+fn segment_parameter(a: DVec3, b: DVec3, ray: Ray) -> Option<f64> {
+    let d = b - a;
+    let w = a - ray.origin;
+    let (dd, de, ee) = (d.dot(d), d.dot(ray.direction), ray.direction.dot(ray.direction));
+    let denom = dd * ee - de * de;
+    if dd < 1e-300 || denom.abs() < 1e-18 * dd * ee {
+        return None;
+    }
+    let t = (de * ray.direction.dot(w) - ee * d.dot(w)) / denom;
+    t.is_finite().then(|| t.clamp(0.0, 1.0))
 }
 
 /// Barycentrics of where `ray` meets the plane of one known triangle (world space, f64).
@@ -336,6 +383,31 @@ mod tests {
         assert_eq!(triangle_vertices(&strip, Some(&g), 4), None);
         let fan = src(Triangles::NonIndexed { first_vertex: 5, vertex_count: 6 }, Topology::TriangleFan, false);
         assert_eq!(triangle_vertices(&fan, None, 3), Some([9, 10, 5]));
+    }
+
+    #[test]
+    fn segments_report_the_parameter_nearest_the_ray_and_points_their_vertex() {
+        let g = Arc::new(MeshGeometry { positions: vec![Vec3::ZERO, Vec3::new(4.0, 0.0, 0.0), Vec3::new(1.0, 1.0, 0.0)], ..Default::default() });
+        let source = |topology| DetailSource {
+            triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 },
+            topology,
+            restart: false,
+            geometry: Some(g.clone()),
+            world: Some(Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0))),
+            // Down -Z through x = 3: a quarter of the way from vertex 1 to 2... of segment 0: t = 0.75.
+            ray: Some(Ray { origin: DVec3::new(3.0, 0.0, 0.0), direction: DVec3::NEG_Z }),
+            adjusted_world: None,
+            deform: None,
+        };
+        let d = resolve_detail(Some(&source(Topology::LineStrip)), 0, [0.3, 0.7, 0.0]);
+        assert_eq!((d.primitive, d.vertices), (PrimitiveKind::Segment, Some([0, 1, 1])));
+        assert!((d.barycentrics[1] - 0.75).abs() < 1e-6, "{:?}", d.barycentrics);
+        let s = d.surface.unwrap();
+        assert!((s.world_point - DVec3::new(3.0, 0.0, -5.0)).length() < 1e-9);
+        assert_eq!((s.normal_world, s.face_normal_world), (None, None));
+        let d = resolve_detail(Some(&source(Topology::PointList)), 2, [1.0, 0.0, 0.0]);
+        assert_eq!((d.primitive, d.vertices), (PrimitiveKind::Point, Some([2, 2, 2])));
+        assert!((d.surface.unwrap().local_point - DVec3::new(1.0, 1.0, 0.0)).length() < 1e-12);
     }
 
     #[test]
