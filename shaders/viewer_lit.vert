@@ -8,6 +8,8 @@ layout(push_constant) uniform Frame {
     vec4 light_dir;  // world-space direction towards the light
 } frame;
 
+// Point lists' size in pixels (the pipeline's specialization).
+layout(constant_id = 0) const float POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) in vec4 in_world0;
@@ -35,4 +37,5 @@ void main() {
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;
     gl_Position = frame.view_projection * p;
+    gl_PointSize = POINT_SIZE;
 }

@@ -18,6 +18,8 @@ layout(std430, set = 1, binding = 0) readonly buffer Pose { float words[]; } pos
 layout(std430, set = 1, binding = 1) readonly buffer SkinStream { uint words[]; } skin;
 layout(std430, set = 1, binding = 2) readonly buffer Deltas { float words[]; } deltas;
 
+// Point lists' size in pixels (the pipeline's specialization).
+layout(constant_id = 0) const float POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) in vec4 in_world0;
@@ -72,4 +74,5 @@ void main() {
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;
     gl_Position = frame.view_projection * vec4(moved, 1.0);
+    gl_PointSize = POINT_SIZE;
 }

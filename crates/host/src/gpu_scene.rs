@@ -9,7 +9,8 @@ use ash::vk;
 use glam::Mat4;
 use picking_vk::{
     AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, Influences,
-    Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, ObjectId, PickDraw, Positions, RasterState, Skin, Triangles, VertexStream, WeightFormat,
+    Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, ObjectId, PickDraw, Positions, RasterState, Skin, Topology, Triangles, VertexStream,
+    WeightFormat,
 };
 use picking_vk_context::{ContextError, HostBuffer, Texture, TextureSets, VulkanContext};
 use std::sync::Arc;
@@ -41,6 +42,7 @@ pub struct GpuPrimitive {
     /// Morph target deltas, three f32 per vertex, target after target.
     pub morph: Option<HostBuffer>,
     pub target_count: u32,
+    pub topology: Topology,
 }
 
 /// Bytes of one set of skin influences in [`GpuPrimitive::skin`].
@@ -98,6 +100,7 @@ impl GpuPrimitive {
             skin_sets: p.skin.len() as u32,
             morph,
             target_count: p.morph_targets.len() as u32,
+            topology: p.topology,
         })
     }
 
@@ -139,6 +142,9 @@ impl GpuPrimitive {
     /// faces stay counter-clockwise on screen (the viewer's projection keeps the image
     /// upright), and turn clockwise under a mirroring (negative determinant) world matrix.
     pub fn raster(&self, mirrored: bool) -> RasterState {
+        if self.topology != Topology::TriangleList {
+            return RasterState::default().with_topology(self.topology, false).with_thickness(1.0, crate::mesh::POINT_SIZE);
+        }
         if !self.single_sided {
             return RasterState::default();
         }

@@ -20,5 +20,5 @@ pub use camera::CameraMatrices;
 pub use gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
 pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};
 pub use material::{SamplerDesc, TextureData, Wrap};
-pub use mesh::Primitive;
+pub use mesh::{Primitive, POINT_SIZE};
 pub use offscreen::{Offscreen, COLOR_FORMAT};

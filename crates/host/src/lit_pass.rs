@@ -9,6 +9,7 @@ use crate::shapes;
 use crate::vk_util::{self, PipelineDesc};
 use ash::vk;
 use glam::{Mat4, Quat, Vec3};
+use picking_vk::Topology;
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -64,6 +65,8 @@ pub struct LitPass {
     deform_layout: vk::DescriptorSetLayout,
     /// As `pipelines`, for deformed primitives.
     deformed: [vk::Pipeline; 3],
+    /// Line lists, line strips, point lists (unculled).
+    lines_and_points: [vk::Pipeline; 3],
     /// By culling: both faces; back faces of counter-clockwise fronts (glTF's); back faces of
     /// clockwise fronts (glTF's under a mirroring world matrix).
     pipelines: [vk::Pipeline; 3],
@@ -152,6 +155,7 @@ impl LitPass {
             set_layout: vk::DescriptorSetLayout::null(),
             deform_layout: vk::DescriptorSetLayout::null(),
             deformed: [vk::Pipeline::null(); 3],
+            lines_and_points: [vk::Pipeline::null(); 3],
             pipelines: [vk::Pipeline::null(); 3],
             marker_ball,
             marker_rod,
@@ -202,9 +206,30 @@ impl LitPass {
                 front_face,
                 layout: pass.layout,
                 render_pass,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                point_size: 1.0,
             };
             pass.pipelines[slot] = vk_util::graphics_pipeline(device, &desc)?;
             pass.deformed[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { vertex: LIT_DEFORMED_VERT, ..desc })?;
+        }
+        // Points as large as the picker draws them, where the device allows (else 1 pixel).
+        let point_size = if ctx.picking_features.contains(picking_vk::PickFeatures::WIDE_LINES) { crate::mesh::POINT_SIZE } else { 1.0 };
+        let topologies = [vk::PrimitiveTopology::LINE_LIST, vk::PrimitiveTopology::LINE_STRIP, vk::PrimitiveTopology::POINT_LIST];
+        for (slot, topology) in topologies.into_iter().enumerate() {
+            let desc = PipelineDesc {
+                vertex: LIT_VERT,
+                fragment: LIT_FRAG,
+                bindings: &bindings,
+                attributes: &attributes,
+                depth_compare: Some(vk::CompareOp::LESS),
+                cull_mode: vk::CullModeFlags::NONE,
+                front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+                layout: pass.layout,
+                render_pass,
+                topology,
+                point_size,
+            };
+            pass.lines_and_points[slot] = vk_util::graphics_pipeline(device, &desc)?;
         }
         Ok(pass)
     }
@@ -258,10 +283,13 @@ impl LitPass {
         let draw =
             |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 2], first: u32, count: u32, deform: Option<(vk::DescriptorSet, [u32; 8])>| {
                 let pipelines = if deform.is_some() { &self.deformed } else { &self.pipelines };
-                let pipeline = match (prim.single_sided, mirrored) {
-                    (false, _) => pipelines[0],
-                    (true, false) => pipelines[1],
-                    (true, true) => pipelines[2],
+                let pipeline = match (prim.topology, prim.single_sided, mirrored) {
+                    (Topology::LineList, ..) => self.lines_and_points[0],
+                    (Topology::LineStrip, ..) => self.lines_and_points[1],
+                    (Topology::PointList, ..) => self.lines_and_points[2],
+                    (_, false, _) => pipelines[0],
+                    (_, true, false) => pipelines[1],
+                    (_, true, true) => pipelines[2],
                 };
                 let set = scene.texture_set(prim);
                 // SAFETY: per the contract; the buffers are live and sized for these ranges.
@@ -331,7 +359,7 @@ impl Drop for LitPass {
     fn drop(&mut self) {
         // SAFETY: owners drop the pass after the GPU is done with it; null is ignored.
         unsafe {
-            for p in self.pipelines.into_iter().chain(self.deformed) {
+            for p in self.pipelines.into_iter().chain(self.deformed).chain(self.lines_and_points) {
                 self.device.destroy_pipeline(p, None);
             }
             self.device.destroy_pipeline_layout(self.layout, None);

@@ -1,7 +1,7 @@
 //! A triangle-list mesh on the CPU, as shapes build it, glTF loads it and upload sends it.
 
 use glam::{Vec2, Vec3};
-use picking_vk::SkinInfluences;
+use picking_vk::{SkinInfluences, Topology};
 
 /// One triangle-list primitive (a glTF mesh primitive) with its material: a base colour, an
 /// optional base colour texture, alpha masking and sidedness.
@@ -24,10 +24,21 @@ pub struct Primitive {
     pub skin: Vec<SkinInfluences>,
     /// Morph target position deltas, `[target][vertex]`.
     pub morph_targets: Vec<Vec<Vec3>>,
+    /// Triangle lists, or glTF's LINES, LINE_STRIP and POINTS (drawn unculled, lines one
+    /// pixel wide, points [`POINT_SIZE`] pixels where the device allows).
+    pub topology: Topology,
 }
 
+/// The size the viewer draws (and picks) points at, in pixels, on devices with
+/// `largePoints` (elsewhere 1).
+pub const POINT_SIZE: f32 = 4.0;
+
 impl Primitive {
+    /// Triangles, for triangle lists (lines and points have none).
     pub fn triangle_count(&self) -> usize {
+        if self.topology != Topology::TriangleList {
+            return 0;
+        }
         self.indices.as_ref().map_or(self.positions.len(), Vec::len) / 3
     }
 

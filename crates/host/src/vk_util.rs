@@ -70,8 +70,8 @@ pub fn color_depth_render_pass(
     unsafe { device.create_render_pass(&info, None) }
 }
 
-/// What differs between the graphics pipelines here: everything else is fixed (triangle
-/// lists, no culling, one sample, one opaque colour attachment, dynamic viewport and scissor).
+/// What differs between the graphics pipelines here: everything else is fixed (one sample,
+/// one opaque colour attachment, 1-pixel lines, dynamic viewport and scissor).
 pub struct PipelineDesc<'a> {
     /// Vertex and fragment SPIR-V, entry point `main`.
     pub vertex: &'a [u8],
@@ -84,6 +84,9 @@ pub struct PipelineDesc<'a> {
     pub front_face: vk::FrontFace,
     pub layout: vk::PipelineLayout,
     pub render_pass: vk::RenderPass,
+    pub topology: vk::PrimitiveTopology,
+    /// Specialization constant 0 of the vertex stage (the lit shaders' point size).
+    pub point_size: f32,
 }
 
 /// A graphics pipeline for subpass 0 of `desc.render_pass`.
@@ -97,13 +100,16 @@ pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Resul
             return Err(e);
         }
     };
+    let point_size = desc.point_size.to_ne_bytes();
+    let entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
+    let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&point_size);
     let stages = [
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(c"main"),
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(c"main").specialization_info(&specialization),
         vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(c"main"),
     ];
     let vertex_input =
         vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(desc.bindings).vertex_attribute_descriptions(desc.attributes);
-    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
     let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
     let raster = vk::PipelineRasterizationStateCreateInfo::default()
         .polygon_mode(vk::PolygonMode::FILL)

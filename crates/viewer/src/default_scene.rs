@@ -3,7 +3,8 @@
 //! thin and small objects, overlapping depths, a node hierarchy with a camera, an
 //! alpha-tested fence picked through its holes, and a single-sided wall seen from behind
 //! (invisible, and not picked, until the view goes round it), and a skinned tube that bends
-//! back and forth (an animation over its joint chain), picked where it is drawn.
+//! back and forth (an animation over its joint chain), picked where it is drawn, a polyline
+//! path on the ground and a floating point cloud (line and point primitives).
 //! `viewer --write-default-scene PATH` regenerates it; a test keeps the asset in step.
 
 use crate::gltf_write::{ChannelSpec, GltfBuilder, IndexStorage};
@@ -137,6 +138,41 @@ pub fn build() -> GltfBuilder {
     // culled in both passes, and the boxes show (and pick) through it.
     let away = Mat4::from_rotation_x(-std::f32::consts::FRAC_PI_2);
     roots.push(b.add_node("One-sided wall", Some(wall), t(Vec3::new(2.7, 0.6, 3.1)) * away * Mat4::from_scale(Vec3::new(0.7, 1.0, 0.6)), &[]));
+    // A winding path (a line strip) on the ground, and a ball of points in the air.
+    let path: Vec<Vec3> = (0..40)
+        .map(|i| {
+            let s = i as f32 / 39.0;
+            Vec3::new(-3.4 + 1.0 * s + 0.25 * (s * 12.0).sin(), 0.02, -1.5 + 2.7 * s)
+        })
+        .collect();
+    let path_prim = picking_vk_host::Primitive {
+        normals: vec![Vec3::Y; path.len()],
+        positions: path,
+        color: [0.95, 0.9, 0.2, 1.0],
+        topology: picking_vk::Topology::LineStrip,
+        ..Default::default()
+    };
+    let path_mesh = b.add_mesh("Path", &[(&path_prim, u16s)]);
+    roots.push(b.add_node("Path", Some(path_mesh), Mat4::IDENTITY, &[]));
+    let cloud: Vec<Vec3> = (0..300u32)
+        .map(|i| {
+            // A Fibonacci sphere, shells at three radii.
+            let k = i as f32 + 0.5;
+            let y = 1.0 - 2.0 * k / 300.0;
+            let r = (1.0 - y * y).sqrt();
+            let a = k * 2.399_963;
+            Vec3::new(r * a.cos(), y, r * a.sin()) * (0.2 + 0.1 * (i % 3) as f32)
+        })
+        .collect();
+    let cloud_prim = picking_vk_host::Primitive {
+        normals: vec![Vec3::Y; cloud.len()],
+        positions: cloud,
+        color: [0.2, 0.9, 0.95, 1.0],
+        topology: picking_vk::Topology::PointList,
+        ..Default::default()
+    };
+    let cloud_mesh = b.add_mesh("Point cloud", &[(&cloud_prim, u16s)]);
+    roots.push(b.add_node("Point cloud", Some(cloud_mesh), t(Vec3::new(2.5, 1.5, -1.0)), &[]));
     // The bending tube: four joints under a skinned mesh, swaying over four seconds.
     let tube_mesh = b.add_mesh("Bending tube", &[(&skinned_tube(1.4, 0.09, 4, [0.55, 0.35, 0.85, 1.0]), u16s)]);
     let (joints, inverse_bind) = tube_joints(&mut b, "Bending tube", Vec3::new(-1.9, 0.0, 2.9), 1.4, &[0.0; 4]);

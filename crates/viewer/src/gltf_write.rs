@@ -140,7 +140,13 @@ impl GltfBuilder {
                 let weights: Vec<f32> = influences.weights.iter().flatten().copied().collect();
                 attributes[format!("WEIGHTS_{set}")] = json!(self.push_floats(&weights, 4, false));
             }
-            let mut prim = json!({ "attributes": attributes, "material": material, "mode": 4 });
+            let mode = match p.topology {
+                picking_vk::Topology::PointList => 0,
+                picking_vk::Topology::LineList => 1,
+                picking_vk::Topology::LineStrip => 3,
+                _ => 4,
+            };
+            let mut prim = json!({ "attributes": attributes, "material": material, "mode": mode });
             if !p.morph_targets.is_empty() {
                 let targets: Vec<Value> = p
                     .morph_targets

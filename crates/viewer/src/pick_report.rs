@@ -107,6 +107,12 @@ impl PickReport {
         if detail_active {
             let d = h.and_then(|h| h.detail);
             v["face"] = json!(d.map(|d| d.face));
+            // What `face` counts; for a segment, `bary` is (1 - t, t, 0).
+            v["primitive"] = json!(d.map(|d| match d.primitive {
+                picking_vk::PrimitiveKind::Triangle => "triangle",
+                picking_vk::PrimitiveKind::Segment => "segment",
+                picking_vk::PrimitiveKind::Point => "point",
+            }));
             v["bary"] = json!(d.map(|d| d.barycentrics));
             v["normal"] = json!(h.and_then(HitReport::normal).map(|n| n.to_array()));
         }

@@ -71,7 +71,8 @@ impl UploadedScene {
             let node = &scene.nodes[object.first_node()];
             let mirrored = node.world.determinant() < 0.0;
             for prim in mesh_prims[mesh].clone() {
-                let deformed = matches!(object.kind, ObjectKind::Node(_));
+                // Lines and points are drawn rigid (the lit pass deforms triangles only).
+                let deformed = matches!(object.kind, ObjectKind::Node(_)) && gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
                 let skin = node.skin.filter(|_| deformed);
                 let weights = weight_index[object.first_node()].filter(|_| deformed);
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
@@ -126,6 +127,9 @@ impl UploadedScene {
     /// matrices (glTF ignores a skinned node's own transform), morphed by its weights.
     fn deformed(&self, scene: &Scene, n: usize, prim: usize, region: u32, draw: PickDraw) -> PickDraw {
         let node = &scene.nodes[n];
+        if self.gpu.primitives[prim].topology != picking_vk::Topology::TriangleList {
+            return draw.with_model(node.world);
+        }
         let skin = node.skin.filter(|_| self.gpu.primitives[prim].skin.is_some());
         let weights = self.weight_index[n];
         let pose = DeformPose {

@@ -24,9 +24,11 @@ pub struct TexelReport {
 pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitDetail>, ray: Option<Ray>) -> (Option<Vec2>, Option<TexelReport>) {
     let Some(node) = scene.nodes.get(node) else { return (None, None) };
     let Some(p) = node.mesh.and_then(|m| scene.meshes.get(m)).and_then(|m| m.primitives.get(primitive)) else { return (None, None) };
+    // The CPU cast sees the rest pose: not for skinned or morphed nodes.
+    let rigid = node.skin.is_none() && node.weights.iter().all(|w| *w == 0.0);
     let uv = match detail.and_then(|d| d.surface).and_then(|s| s.uv) {
         Some(uv) => Some(uv),
-        None => ray.and_then(|ray| cpu_uv(p, node.world.as_dmat4(), ray)),
+        None => ray.filter(|_| rigid).and_then(|ray| cpu_uv(p, node.world.as_dmat4(), ray)),
     };
     let texel = match (uv, p.texture.and_then(|t| scene.textures.get(t).map(|data| (t, data)))) {
         (Some(uv), Some((texture, data))) => {

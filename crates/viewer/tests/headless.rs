@@ -35,6 +35,9 @@ struct SceneOracle<'s> {
     oracle: Oracle,
     prims: Vec<&'s picking_vk_host::Primitive>,
     scene: &'s Scene,
+    /// Line and point primitives, projected to pixels (segments; a point as a zero-length
+    /// one): a pixel within reach of one is ambiguous for the triangle oracle.
+    thin: Vec<(glam::DVec2, glam::DVec2)>,
 }
 
 impl SceneOracle<'_> {
@@ -46,9 +49,27 @@ impl SceneOracle<'_> {
     fn with_culling(scene: &Scene, w: u32, h: u32, culling: bool) -> SceneOracle<'_> {
         let mut os = oracle_scene::Scene::default();
         let mut prims = vec![];
+        let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
+        let view_projection = (cam.projection * cam.view).as_dmat4();
+        let project = |p: glam::DVec3| {
+            let c = view_projection * p.extend(1.0);
+            (c.w > 1e-6).then(|| glam::DVec2::new((c.x / c.w + 1.0) * 0.5 * f64::from(w), (c.y / c.w + 1.0) * 0.5 * f64::from(h)))
+        };
+        let mut thin = vec![];
         for node in &scene.nodes {
             let Some(m) = node.mesh else { continue };
             for p in &scene.meshes[m].primitives {
+                if p.topology != picking_vk::Topology::TriangleList {
+                    let order: Vec<u32> = p.indices.clone().unwrap_or_else(|| (0..p.positions.len() as u32).collect());
+                    let at = |i: u32| project(node.world.as_dmat4().transform_point3(p.positions[i as usize].as_dvec3()));
+                    let pairs: Vec<(u32, u32)> = match p.topology {
+                        picking_vk::Topology::LineList => order.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
+                        picking_vk::Topology::LineStrip => order.windows(2).map(|c| (c[0], c[1])).collect(),
+                        _ => order.iter().map(|&i| (i, i)).collect(),
+                    };
+                    thin.extend(pairs.into_iter().filter_map(|(a, b)| Some((at(a)?, at(b)?))));
+                    continue;
+                }
                 // Deformed meshes are deformed here, vertex by vertex: morph, then skin (a
                 // skinned node's own transform plays no part).
                 let palette = node.skin.map(|s| &scene.skins[s].palette).filter(|_| !p.skin.is_empty());
@@ -65,12 +86,20 @@ impl SceneOracle<'_> {
                 prims.push(p);
             }
         }
-        let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
-        SceneOracle { oracle: Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)])), prims, scene }
+        SceneOracle { oracle: Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)])), prims, scene, thin }
     }
 
     /// The nearest hit an alpha mask keeps; ambiguous when a mask's answer is too close to call.
     fn pick(&self, p: UVec2) -> picking_vk_tests::oracle::OracleAnswer {
+        let centre = glam::DVec2::new(f64::from(p.x) + 0.5, f64::from(p.y) + 0.5);
+        let near_thin = self.thin.iter().any(|&(a, b)| {
+            let ab = b - a;
+            let t = if ab.length_squared() > 0.0 { ((centre - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+            (a + ab * t - centre).length() < f64::from(picking_vk_host::POINT_SIZE) / 2.0 + 2.0
+        });
+        if near_thin {
+            return picking_vk_tests::oracle::OracleAnswer { hit: None, ambiguous: true };
+        }
         self.oracle.pick_through(p, |hit| {
             let prim = self.prims[hit.object];
             let Some(cutoff) = prim.alpha_cutoff else { return Some(false) };
@@ -687,4 +716,67 @@ fn skinned_and_morphed_scenes_posed_at_a_time_pick_like_cpu_deformation() {
         total.0, total.1, total.2
     );
     assert!(total.0 > 700 && total.1 > 150 && total.2 > 30, "{total:?}");
+}
+
+#[test]
+fn gltf_lines_line_loops_and_points_are_drawn_and_hit_by_radius_queries() {
+    // A line list, a line loop (a strip back to its start) and points, side by side.
+    let mut b = GltfBuilder::new();
+    let thin = |positions: Vec<Vec3>, topology, indices| picking_vk_host::Primitive {
+        normals: vec![Vec3::Y; positions.len()],
+        positions,
+        indices,
+        topology,
+        color: [1.0, 1.0, 0.2, 1.0],
+        ..Default::default()
+    };
+    let lines = thin(
+        vec![Vec3::new(-1.6, -0.6, 0.0), Vec3::new(-1.0, 0.6, 0.0), Vec3::new(-1.6, 0.6, 0.0), Vec3::new(-1.0, -0.6, 0.0)],
+        picking_vk::Topology::LineList,
+        None,
+    );
+    let square = vec![Vec3::new(-0.3, -0.4, 0.0), Vec3::new(0.3, -0.4, 0.0), Vec3::new(0.3, 0.4, 0.0), Vec3::new(-0.3, 0.4, 0.0)];
+    let points: Vec<Vec3> = (0..5).map(|i| Vec3::new(1.0 + 0.15 * i as f32, -0.5 + 0.25 * i as f32, 0.0)).collect();
+    let meshes = [
+        ("Lines", b.add_mesh("Lines", &[(&lines, IndexStorage::U16)])),
+        ("Loop", b.add_mesh("Loop", &[(&thin(square.clone(), picking_vk::Topology::LineStrip, Some(vec![0, 1, 2, 3])), IndexStorage::U16)])),
+        ("Points", b.add_mesh("Points", &[(&thin(points.clone(), picking_vk::Topology::PointList, None), IndexStorage::U16)])),
+    ];
+    for (name, mesh) in meshes {
+        let node = b.add_node(name, Some(mesh), Mat4::IDENTITY, &[]);
+        b.add_root(node);
+    }
+    let eye = Vec3::new(0.0, 0.0, 3.0);
+    let camera = b.add_camera_node("Camera", 0.9, 0.1, Some(20.0), glam::camera::rh::view::look_at_mat4(eye, Vec3::ZERO, Vec3::Y).inverse());
+    b.add_root(camera);
+    // The loop is written as a strip; make it a LINE_LOOP without its closing index.
+    let (json, bin) = b.to_gltf("thin.bin");
+    let mut doc: Value = serde_json::from_str(&json).unwrap();
+    doc["meshes"][1]["primitives"][0]["mode"] = serde_json::json!(2);
+    let path = tmp("thin.gltf");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    std::fs::write(tmp("thin.bin"), bin).unwrap();
+    let scene = viewer::load_scene(Some(&path)).unwrap();
+    let cam = viewer::headless::headless_camera(&scene, 160.0 / 120.0);
+    let project = |p: Vec3| {
+        let c = (cam.projection * cam.view) * p.extend(1.0);
+        [((c.x / c.w + 1.0) * 80.0) as i64, ((c.y / c.w + 1.0) * 60.0) as i64]
+    };
+    // Radius queries 3 pixels off: the crossing of the lines, the loop's closing edge (the
+    // segment the loop adds), a point; and one far from everything.
+    let cross = project(Vec3::new(-1.3, 0.0, 0.0));
+    let closing = project(Vec3::new(-0.3, 0.0, 0.0));
+    let point = project(points[2]);
+    let entries = serde_json::json!([
+        {"point": [cross[0] + 3, cross[1]], "radius": 6},
+        {"point": [closing[0] - 3, closing[1]], "radius": 6},
+        {"point": [point[0], point[1] + 3], "radius": 6},
+        {"point": [80, 112], "radius": 4},
+    ]);
+    let records = run_entries_with("thin", &entries, &[path.to_str().unwrap()]);
+    let names: Vec<Option<&str>> = records.iter().map(|r| r["node_name"].as_str()).collect();
+    assert_eq!(names, [Some("Lines"), Some("Loop"), Some("Points"), None], "{records:?}");
+    // The loop's closing segment exists: a hit on it lies on x = -0.3.
+    let world = records[1]["world"].as_array().unwrap()[0].as_f64().unwrap();
+    assert!((world + 0.3).abs() < 0.03, "{world}");
 }

@@ -6,17 +6,24 @@ use super::materials::{self, Textures};
 use super::SceneError;
 use crate::scene::MeshAsset;
 use glam::{Vec2, Vec3};
-use picking_vk::SkinInfluences;
+use picking_vk::{SkinInfluences, Topology};
 use picking_vk_host::Primitive;
 
 pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {
     let mut asset = MeshAsset { name: mesh.name().map(str::to_owned), primitives: vec![], weights: mesh.weights().map(<[f32]>::to_vec).unwrap_or_default() };
     for prim in mesh.primitives() {
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
-        if prim.mode() != gltf::mesh::Mode::Triangles {
-            log::warn!("mesh {} primitive {}: mode {:?} is not drawn (triangles only)", mesh.index(), prim.index(), prim.mode());
-            continue;
-        }
+        use gltf::mesh::Mode;
+        let topology = match prim.mode() {
+            Mode::Triangles => Topology::TriangleList,
+            Mode::Lines => Topology::LineList,
+            Mode::LineStrip | Mode::LineLoop => Topology::LineStrip,
+            Mode::Points => Topology::PointList,
+            Mode::TriangleStrip | Mode::TriangleFan => {
+                log::warn!("mesh {} primitive {}: mode {:?} is not drawn (triangle lists, lines and points only)", mesh.index(), prim.index(), prim.mode());
+                continue;
+            }
+        };
         let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
         let positions: Vec<Vec3> = reader.read_positions().ok_or_else(|| bad("it has no POSITION attribute".into()))?.map(Vec3::from).collect();
         if positions.iter().any(|p| !p.is_finite()) {
@@ -33,10 +40,24 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
         }
         let count = indices.as_ref().map_or(positions.len(), Vec::len);
-        if !count.is_multiple_of(3) {
-            return Err(bad(format!("{count} vertices is not a whole number of triangles")));
+        let whole = match topology {
+            Topology::TriangleList => count.is_multiple_of(3),
+            Topology::LineList => count.is_multiple_of(2),
+            _ => true,
+        };
+        if !whole {
+            return Err(bad(format!("{count} vertices is not a whole number of {:?} primitives", prim.mode())));
         }
-        let mut p = Primitive { positions, indices, ..Default::default() };
+        // A loop is a strip back to its first vertex.
+        let indices = match (prim.mode(), indices) {
+            (Mode::LineLoop, ix) if count > 1 => {
+                let mut ix = ix.unwrap_or_else(|| (0..positions.len() as u32).collect());
+                ix.push(ix[0]);
+                Some(ix)
+            }
+            (_, ix) => ix,
+        };
+        let mut p = Primitive { positions, indices, topology, ..Default::default() };
         materials::apply(&mut p, &prim.material(), textures).map_err(bad)?;
         if let Some(uv) = reader.read_tex_coords(0) {
             let uvs: Vec<Vec2> = uv.into_f32().map(Vec2::from).collect();
@@ -54,8 +75,9 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
                 }
             }
             // glTF 2.0: "When normals are not specified, client implementations MUST calculate
-            // flat normals".
-            None => p = p.flat_shaded(),
+            // flat normals". Lines and points have none: they are lit from above.
+            None if topology == Topology::TriangleList => p = p.flat_shaded(),
+            None => p.normals = vec![Vec3::Y; p.positions.len()],
         }
         asset.primitives.push(p);
     }
