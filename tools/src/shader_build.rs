@@ -22,6 +22,10 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit_deformed.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),
+    ("billboard.vert", shaderc::ShaderKind::Vertex, "host"),
+    ("billboard_lit.frag", shaderc::ShaderKind::Fragment, "host"),
+    ("billboard_pick.frag", shaderc::ShaderKind::Fragment, "host"),
+    ("billboard_pick_detail.frag", shaderc::ShaderKind::Fragment, "host"),
 ];
 
 pub fn workspace_root() -> PathBuf {

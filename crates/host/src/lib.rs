@@ -7,6 +7,7 @@
 //! The device, the allocator, buffers, images and one-shot submissions come from
 //! `picking-vk-context`; an engine brings its own instead.
 
+pub mod billboards;
 pub mod camera;
 pub mod gpu_scene;
 pub mod lit_pass;
@@ -16,6 +17,7 @@ pub mod offscreen;
 pub mod shapes;
 pub mod vk_util;
 
+pub use billboards::{Billboard, Billboards};
 pub use camera::CameraMatrices;
 pub use gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
 pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};

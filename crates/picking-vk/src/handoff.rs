@@ -29,6 +29,8 @@ pub(crate) struct DrawSnapshot {
     pub indirect: bool,
     /// A deformed draw: its CPU pose (if given) and whether it is skinned.
     pub deform: Option<(Option<Arc<DeformPose>>, bool)>,
+    /// A contributor's draws: its index in the request, and its ID range.
+    pub contributor: Option<(usize, std::ops::Range<u64>)>,
 }
 
 impl DrawSnapshot {
@@ -48,6 +50,27 @@ impl DrawSnapshot {
             world_adjusted: draw.hooks.as_ref().is_some_and(|h| h.program.adjusts_world()),
             indirect: draw.indirect.is_some(),
             deform: draw.deformation.as_ref().map(|d| (d.pose.clone(), d.skin.is_some())),
+            contributor: None,
+        }
+    }
+
+    /// What contributor `index` (of IDs `ids`) drew: instances are its own.
+    pub fn contributor(index: usize, ids: std::ops::Range<u64>, id: ObjectId) -> Self {
+        DrawSnapshot {
+            id,
+            draw_index: u32::MAX,
+            tag: 0,
+            instanced: true,
+            model: Mat4::IDENTITY,
+            triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 0 },
+            topology: Topology::TriangleList,
+            restart: false,
+            geometry: None,
+            instance_transforms: None,
+            world_adjusted: false,
+            indirect: false,
+            deform: None,
+            contributor: Some((index, ids)),
         }
     }
 

@@ -103,9 +103,10 @@ mod request;
 mod resolve;
 
 pub use draw::{
-    Aabb, AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DepthBias, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth,
-    IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, PickDraw,
-    PositionFormat, Positions, PrimitiveKind, RasterState, Skin, SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, HOOK_SET,
+    Aabb, AttributeFormat, AttributeStream, BufferRange, ContributorContext, ContributorHit, ContributorTarget, DeformPose, Deformation, DepthBias, DrawHooks,
+    HookAttribute, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances, Interpolation,
+    JointFormat, MeshGeometry, MorphTargets, PickContributor, PickDraw, PositionFormat, Positions, PrimitiveKind, RasterState, Skin, SkinInfluences, Topology,
+    Triangles, VertexStream, WeightFormat, CONTRIBUTOR_GLSL, HOOK_SET,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;

@@ -115,8 +115,10 @@ impl IdImage {
         if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
+        crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
-        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?;
+        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?
+            .with_contributors(request.contributors);
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots, None) };

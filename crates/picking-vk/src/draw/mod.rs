@@ -2,6 +2,7 @@
 //! optionally CPU geometry and bounds.
 
 pub(crate) mod bounds;
+pub(crate) mod contributor;
 pub(crate) mod deform;
 pub(crate) mod formats;
 pub(crate) mod geometry;
@@ -10,6 +11,7 @@ pub(crate) mod indirect;
 pub(crate) mod raster;
 
 pub use bounds::Aabb;
+pub use contributor::{ContributorContext, ContributorHit, ContributorTarget, PickContributor, CONTRIBUTOR_GLSL};
 pub use deform::{DeformPose, Deformation, Influences, JointFormat, MorphTargets, Skin, SkinInfluences, VertexStream, WeightFormat};
 pub use formats::{InstanceBinding, InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;

@@ -223,6 +223,7 @@ impl Picker {
             return Err(PickError::SlotPending { slot, frame: p.frame });
         }
         let camera = request.camera()?;
+        crate::draw::contributor::check_ranges(request.contributors, draws)?;
         if request.viewport.height < 0.0 && !self.negative_viewport_height {
             return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
         }
@@ -247,7 +248,7 @@ impl Picker {
         let table_needed = self.frame_plans_entries_needed();
         // Each query places its own region (`region_view`); this framing is only the default.
         let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
-        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel);
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel).with_contributors(request.contributors);
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();

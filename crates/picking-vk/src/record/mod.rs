@@ -6,14 +6,14 @@ pub(crate) mod batch;
 pub(crate) mod hooked;
 pub(crate) mod rect;
 
-use crate::draw::{IndirectDraws, Instances, PickDraw, Triangles};
+use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, Instances, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::hooked::HookPush;
 use crate::pass::instance_sets::{InstanceSets, SetBuffers};
 use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
 use crate::pass::pipeline::{DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
-use crate::pass::rendering::Pass;
+use crate::pass::rendering::{Pass, PipelineTarget};
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{Plan, PlanEntry};
@@ -141,6 +141,8 @@ pub(crate) struct PassRecording<'a> {
     pub framing: Framing,
     /// Largest draw count of one indirect draw.
     pub max_draw_indirect_count: u32,
+    /// The request's contributors, recorded after the planned draws of each region.
+    pub contributors: &'a [&'a dyn PickContributor],
     /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
     pixel_shift: Cell<Vec2>,
 }
@@ -175,8 +177,54 @@ impl<'a> PassRecording<'a> {
             camera,
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
+            contributors: &[],
             pixel_shift: Cell::new(Vec2::ZERO),
         }
+    }
+
+    /// Sets the contributors recorded with every region.
+    pub fn with_contributors(mut self, contributors: &'a [&'a dyn PickContributor]) -> Self {
+        self.contributors = contributors;
+        self
+    }
+
+    /// Records the contributors into the open pass, each with a snapshot of its own; returns
+    /// how many recorded.
+    ///
+    /// # Safety
+    /// Inside the render pass begun by [`PassRecording::begin`], viewport and scissor set.
+    unsafe fn record_contributors(&self, snapshots: &mut Vec<DrawSnapshot>) -> u32 {
+        if self.contributors.is_empty() {
+            return 0;
+        }
+        let target = self.pass.pipeline_target();
+        let target = match &target {
+            PipelineTarget::RenderPass(pass) => ContributorTarget::RenderPass(*pass),
+            PipelineTarget::Formats { colors, depth } => ContributorTarget::Formats { colors, depth: *depth },
+        };
+        let depth_compare = match self.camera.depth {
+            DepthConvention::Standard => vk::CompareOp::LESS,
+            DepthConvention::Reverse => vk::CompareOp::GREATER,
+        };
+        for (index, contributor) in self.contributors.iter().enumerate() {
+            let ids = contributor.ids();
+            let Ok(id) = crate::id::ObjectId::new(ids.start) else { continue };
+            let draw_index = snapshots.len() as u32;
+            snapshots.push(DrawSnapshot::contributor(index, ids, id));
+            let ctx = ContributorContext {
+                device: self.device,
+                command_buffer: self.cmd,
+                target,
+                detail: self.layout.detail,
+                view: self.camera.view.as_mat4(),
+                view_projection: self.camera.view_projection.as_mat4(),
+                depth_compare,
+                draw_index,
+            };
+            // SAFETY: the caller's contract; the contributor's own is its trait's.
+            unsafe { contributor.record(&ctx) };
+        }
+        self.contributors.len() as u32
     }
 
     /// The host's viewport placed on this pass's target, and the scissor.
@@ -385,7 +433,8 @@ impl<'a> PassRecording<'a> {
             // SAFETY: as above.
             unsafe { self.record_run(run.take(), batch, &mut bound) };
         }
-        recorded
+        // SAFETY: as above.
+        recorded + unsafe { self.record_contributors(snapshots) }
     }
 
     /// Binds what differs from what is bound.

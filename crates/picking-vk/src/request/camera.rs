@@ -31,6 +31,8 @@ pub struct Ray {
 /// The camera of one request, prepared once: inverse view-projection and eye position.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CameraSnapshot {
+    /// World to view, as the host gave it.
+    pub view: DMat4,
     pub view_projection: DMat4,
     pub inverse_view_projection: DMat4,
     pub eye: DVec3,
@@ -72,7 +74,7 @@ impl CameraSnapshot {
             )));
         }
         let eye = view.inverse().w_axis.truncate();
-        Ok(CameraSnapshot { view_projection, inverse_view_projection: view_projection.inverse(), eye, viewport, depth, near_ndc_z })
+        Ok(CameraSnapshot { view, view_projection, inverse_view_projection: view_projection.inverse(), eye, viewport, depth, near_ndc_z })
     }
 
     /// NDC x/y of a pixel's centre.

@@ -6,6 +6,7 @@ pub(crate) mod cursor;
 pub(crate) mod query;
 pub(crate) mod viewport;
 
+use crate::draw::PickContributor;
 use crate::error::PickError;
 use crate::id::ObjectId;
 use camera::{CameraSnapshot, DepthConvention, Ray};
@@ -57,12 +58,14 @@ pub struct PickRequest<'a> {
     pub filter: Option<&'a PickFilter<'a>>,
     /// Objects and instances left out of this request.
     pub ignore: &'a [Ignore],
+    /// The host's own draws in the pick pass (see [`PickContributor`]).
+    pub contributors: &'a [&'a dyn PickContributor],
 }
 
 impl<'a> PickRequest<'a> {
     /// A request for `pixel` with the host's camera; every pickable draw takes part.
     pub fn new(pixel: UVec2, viewport: impl Into<Viewport>, view: Mat4, projection: Mat4) -> Self {
-        PickRequest { pixel, viewport: viewport.into(), view, projection, depth: None, filter: None, ignore: &[] }
+        PickRequest { pixel, viewport: viewport.into(), view, projection, depth: None, filter: None, ignore: &[], contributors: &[] }
     }
 
     /// Sets [`PickRequest::filter`].
@@ -74,6 +77,12 @@ impl<'a> PickRequest<'a> {
     /// Sets [`PickRequest::ignore`].
     pub fn with_ignore(mut self, ignore: &'a [Ignore]) -> Self {
         self.ignore = ignore;
+        self
+    }
+
+    /// Sets [`PickRequest::contributors`].
+    pub fn with_contributors(mut self, contributors: &'a [&'a dyn PickContributor]) -> Self {
+        self.contributors = contributors;
         self
     }
 

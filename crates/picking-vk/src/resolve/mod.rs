@@ -5,6 +5,7 @@ pub(crate) mod detail;
 pub(crate) mod query;
 pub(crate) mod result;
 
+use crate::draw::ContributorHit;
 use crate::handoff::{DrawSnapshot, Texels};
 use crate::id::ObjectId;
 use crate::request::camera::CameraSnapshot;
@@ -18,7 +19,12 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
     let hit = ObjectId::from_words(texels.id).map(|id| {
         let [recorded, instance] = texels.draw_instance;
         let draw = draws.get(recorded as usize);
-        if draw.is_none_or(|d| d.id != id) {
+        let contributor = draw.and_then(|d| d.contributor.clone());
+        let consistent = match &contributor {
+            Some((_, ids)) => ids.contains(&id.get()),
+            None => draw.is_some_and(|d| d.id == id),
+        };
+        if !consistent {
             log::warn!("picking-vk: recorded draw {recorded} of frame {frame} does not carry ID {id}; texels inconsistent");
         }
         let instanced = draw.is_some_and(|d| d.instanced);
@@ -27,7 +33,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             Some(w) => (w, (w - camera.eye).length()),
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
         };
-        let detail = texels.detail.map(|[face, b0, b1, b2]| {
+        // Contributors write a sentinel face: their hits carry no detail.
+        let detail = texels.detail.filter(|t| t[0] != u32::MAX || contributor.is_none()).map(|[face, b0, b1, b2]| {
             // Which elements an indirect command drew is the GPU's to know: the face only.
             let source = draw.filter(|d| !d.indirect).map(|d| DetailSource {
                 triangles: d.triangles,
@@ -50,6 +57,9 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             world,
             distance,
             detail,
+            contributor: contributor
+                .filter(|(_, ids)| ids.contains(&id.get()))
+                .map(|(index, ids)| ContributorHit { contributor: index, local: id.get() - ids.start }),
         }
     });
     PickResult { frame, pixel, ray, hit, stats: PickStats::default() }
@@ -79,6 +89,7 @@ mod tests {
             world_adjusted: false,
             indirect: false,
             deform: None,
+            contributor: None,
         }
     }
 

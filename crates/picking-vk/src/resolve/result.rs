@@ -1,5 +1,6 @@
 //! What a resolved pick reports.
 
+use crate::draw::ContributorHit;
 use crate::handoff::PassStats;
 use crate::id::ObjectId;
 use crate::request::camera::Ray;
@@ -23,8 +24,11 @@ pub struct PickHit {
     pub world: DVec3,
     /// Distance from the camera's eye to `world`.
     pub distance: f64,
-    /// Present when the picker runs with the detail attachment.
+    /// Present when the picker runs with the detail attachment (never for contributors).
     pub detail: Option<HitDetail>,
+    /// Set when a contributor drew the hit (then `draw_index` is `u32::MAX`, `tag` 0, and
+    /// `instance` the contributor's own).
+    pub contributor: Option<ContributorHit>,
 }
 
 /// Statistics of the frame that produced a result.

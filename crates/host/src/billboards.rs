@@ -1,0 +1,246 @@
+//! Billboards: camera-facing squares drawn by the host's own shaders, in the lit pass and,
+//! through picking-vk's contributor seam, in the pick pass. The picker cannot draw them from
+//! buffers (the vertex shader builds each square from its centre and the camera's axes), so
+//! [`Billboards`] implements [`PickContributor`]: it reserves an ID range (billboard `i` is ID
+//! `first_id + i`, instance `i`), builds a pick pipeline for whatever pass the picker names,
+//! and draws into it with the contributor GLSL's `pick_write`.
+
+use crate::vk_util;
+use ash::vk;
+use glam::{Mat4, Vec3, Vec4};
+use picking_vk::{ContributorContext, ContributorTarget, PickContributor};
+use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
+use std::ops::Range;
+use std::sync::Mutex;
+
+const VERT: &[u8] = include_bytes!("../spirv/billboard.vert.spv");
+const LIT_FRAG: &[u8] = include_bytes!("../spirv/billboard_lit.frag.spv");
+const PICK_FRAG: &[u8] = include_bytes!("../spirv/billboard_pick.frag.spv");
+const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../spirv/billboard_pick_detail.frag.spv");
+/// `BillboardPush` in `shaders/billboard.glsl`.
+const PUSH_BYTES: usize = 108;
+
+/// One billboard: a square `size` wide around `centre`, in `color`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Billboard {
+    pub centre: Vec3,
+    pub size: f32,
+    pub color: [f32; 4],
+}
+
+impl Billboard {
+    /// Its two triangles in world space for a camera with world-to-view `view` (as the vertex
+    /// shader builds them), for CPU oracles.
+    pub fn triangles(&self, view: Mat4) -> [[Vec3; 3]; 2] {
+        let (right, up) = axes(view);
+        let h = 0.5 * self.size;
+        let corner = |x: f32, y: f32| self.centre + right * (x * h) + up * (y * h);
+        [[corner(-1.0, -1.0), corner(1.0, -1.0), corner(1.0, 1.0)], [corner(-1.0, -1.0), corner(1.0, 1.0), corner(-1.0, 1.0)]]
+    }
+}
+
+/// The camera's world-space right and up axes.
+fn axes(view: Mat4) -> (Vec3, Vec3) {
+    let to_world = view.inverse();
+    (to_world.x_axis.truncate().normalize_or(Vec3::X), to_world.y_axis.truncate().normalize_or(Vec3::Y))
+}
+
+/// What a pick pipeline was built for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum TargetKey {
+    RenderPass(vk::RenderPass),
+    Formats(Vec<vk::Format>, vk::Format),
+}
+
+/// Billboards on the GPU, with their lit pipeline and their pick pipelines (built on first
+/// use per pick pass, kept until dropped).
+pub struct Billboards {
+    device: ash::Device,
+    instances: HostBuffer,
+    count: u32,
+    ids: Range<u64>,
+    layout: vk::PipelineLayout,
+    lit: vk::Pipeline,
+    /// Pick pipelines by pass, detail and depth test (`record` takes `&self`).
+    pick: Mutex<Vec<((TargetKey, bool, vk::CompareOp), vk::Pipeline)>>,
+}
+
+impl Billboards {
+    /// Uploads `billboards`, with IDs from `first_id`, and builds the pipeline for the lit
+    /// pass `lit_render_pass` (colour + depth, depth-tested with LESS).
+    pub fn new(ctx: &VulkanContext, billboards: &[Billboard], first_id: u64, lit_render_pass: vk::RenderPass) -> Result<Self, ContextError> {
+        let data: Vec<[f32; 8]> =
+            billboards.iter().map(|b| [b.centre.x, b.centre.y, b.centre.z, b.size, b.color[0], b.color[1], b.color[2], b.color[3]]).collect();
+        let instances = ctx.upload(&data, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PUSH_BYTES as u32)];
+        // SAFETY: valid create info on a live device.
+        let layout = unsafe { ctx.device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges), None) }?;
+        let mut out = Billboards {
+            device: ctx.device.clone(),
+            instances,
+            count: billboards.len() as u32,
+            ids: first_id..first_id + billboards.len() as u64,
+            layout,
+            lit: vk::Pipeline::null(),
+            pick: Mutex::new(vec![]),
+        };
+        out.lit = out.pipeline(&TargetKey::RenderPass(lit_render_pass), LIT_FRAG, 1, vk::CompareOp::LESS)?;
+        Ok(out)
+    }
+
+    /// The billboards' IDs.
+    pub fn ids(&self) -> Range<u64> {
+        self.ids.clone()
+    }
+
+    /// Draws the billboards in the lit pass (inside it, viewport and scissor set).
+    ///
+    /// # Safety
+    /// `cmd` is recording inside the lit render pass given to [`Billboards::new`]; the
+    /// billboards outlive the command buffer's execution.
+    pub unsafe fn draw(&self, cmd: vk::CommandBuffer, view: Mat4, view_projection: Mat4) {
+        // SAFETY: the caller's contract.
+        unsafe { self.record_with(cmd, self.lit, view, view_projection, 0) };
+    }
+
+    /// # Safety
+    /// As [`Billboards::draw`], inside a pass `pipeline` was built for.
+    unsafe fn record_with(&self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, view: Mat4, view_projection: Mat4, draw_index: u32) {
+        if self.count == 0 || pipeline == vk::Pipeline::null() {
+            return;
+        }
+        let (right, up) = axes(view);
+        let id = [self.ids.start as u32, (self.ids.start >> 32) as u32];
+        let words = view_projection
+            .to_cols_array()
+            .into_iter()
+            .map(f32::to_bits)
+            .chain(right.extend(0.0).to_array().map(f32::to_bits))
+            .chain(Vec4::from((up, 0.0)).to_array().map(f32::to_bits))
+            .chain([id[0], id[1], draw_index]);
+        let mut push = [0u8; PUSH_BYTES];
+        for (chunk, w) in push.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&w.to_ne_bytes());
+        }
+        let d = &self.device;
+        // SAFETY: the caller's contract; the buffer and pipeline are live.
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[self.instances.buffer], &[0]);
+            d.cmd_draw(cmd, 6, self.count, 0, 0);
+        }
+    }
+
+    /// A pipeline for `target` with `colors` attachments, depth-tested with `compare`.
+    fn pipeline(&self, target: &TargetKey, fragment: &[u8], colors: usize, compare: vk::CompareOp) -> Result<vk::Pipeline, ContextError> {
+        let d = &self.device;
+        let vert = vk_util::shader_module(d, VERT)?;
+        let frag = match vk_util::shader_module(d, fragment) {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: the module was never used.
+                unsafe { d.destroy_shader_module(vert, None) };
+                return Err(e.into());
+            }
+        };
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(c"main"),
+        ];
+        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 32, input_rate: vk::VertexInputRate::INSTANCE }];
+        let attributes = [
+            vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: 0 },
+            vk::VertexInputAttributeDescription { location: 1, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: 16 },
+        ];
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default().polygon_mode(vk::PolygonMode::FILL).cull_mode(vk::CullModeFlags::NONE).line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(compare);
+        let blend_attachments = vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA); colors];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(self.layout);
+        let mut rendering = vk::PipelineRenderingCreateInfo::default();
+        let info = match target {
+            TargetKey::RenderPass(pass) => info.render_pass(*pass).subpass(0),
+            TargetKey::Formats(colors, depth) => {
+                rendering = rendering.color_attachment_formats(colors).depth_attachment_format(*depth);
+                info.push_next(&mut rendering)
+            }
+        };
+        // SAFETY: the create info points at locals alive for the call.
+        let result = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        // SAFETY: the modules are not needed once the pipeline exists (or failed).
+        unsafe {
+            d.destroy_shader_module(vert, None);
+            d.destroy_shader_module(frag, None);
+        }
+        match result {
+            Ok(p) => Ok(p[0]),
+            Err((_, e)) => Err(e.into()),
+        }
+    }
+}
+
+impl PickContributor for Billboards {
+    fn ids(&self) -> Range<u64> {
+        self.ids.clone()
+    }
+
+    unsafe fn record(&self, ctx: &ContributorContext<'_>) {
+        let (target, colors) = match ctx.target {
+            ContributorTarget::RenderPass(pass) => (TargetKey::RenderPass(pass), if ctx.detail { 3 } else { 2 }),
+            ContributorTarget::Formats { colors, depth } => (TargetKey::Formats(colors.to_vec(), depth), colors.len()),
+        };
+        let key = (target, ctx.detail, ctx.depth_compare);
+        let Ok(mut cache) = self.pick.lock() else { return };
+        let pipeline = match cache.iter().find(|(k, _)| *k == key) {
+            Some((_, p)) => *p,
+            None => {
+                let fragment = if ctx.detail { PICK_DETAIL_FRAG } else { PICK_FRAG };
+                match self.pipeline(&key.0, fragment, colors, ctx.depth_compare) {
+                    Ok(p) => {
+                        cache.push((key, p));
+                        p
+                    }
+                    Err(e) => {
+                        log::error!("billboards: no pick pipeline: {e}");
+                        return;
+                    }
+                }
+            }
+        };
+        // SAFETY: the picker's contract (inside its pass, for which `pipeline` was built);
+        // the buffer lives as long as `self`, which the host keeps past the frame.
+        unsafe { self.record_with(ctx.command_buffer, pipeline, ctx.view, ctx.view_projection, ctx.draw_index) };
+    }
+}
+
+impl Drop for Billboards {
+    fn drop(&mut self) {
+        // SAFETY: owners drop the billboards once the GPU is done with them; null is ignored.
+        unsafe {
+            self.device.destroy_pipeline(self.lit, None);
+            if let Ok(cache) = self.pick.get_mut() {
+                for (_, p) in cache.drain(..) {
+                    self.device.destroy_pipeline(p, None);
+                }
+            }
+            self.device.destroy_pipeline_layout(self.layout, None);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+#version 450
+// Viewer billboards in the pick pass, through picking-vk's contributor contract: billboard i
+// writes ID id_base + i and instance i.
+#extension GL_GOOGLE_include_directive : require
+#include "billboard.glsl"
+#include "pick_contributor.glsl"
+
+layout(location = 0) flat in uint in_instance;
+layout(location = 1) flat in vec4 in_color;
+
+void main() {
+    // A fully transparent billboard is neither drawn nor picked.
+    if (in_color.a <= 0.0) {
+        discard;
+    }
+    pick_write(pick_id_add(pc.id_base, in_instance), pc.draw_index, in_instance);
+}

@@ -1,0 +1,159 @@
+//! Contributors: the host's own draws in the pick pass. Billboards (camera-facing squares the
+//! vertex shader builds, drawn through `picking_vk_host::Billboards`) among the meshes of
+//! random scenes, against the ray oracle with the billboards as world-space triangles: IDs
+//! depth-sort against meshes, hits name the contributor, its local index and instance, in
+//! point and radius queries, in the full-size ID image, on every pass path; and bad ranges
+//! are refused.
+
+use glam::{UVec2, Vec3};
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::{ContributorHit, DepthConvention, PickContributor, PickError, PickQuery, PickRequest, PickerConfig, QueryResult, Viewport};
+use picking_vk_host::{Billboard, Billboards};
+use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
+use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::scene::{Mesh, Object, Scene};
+
+const W: u32 = 160;
+const H: u32 = 120;
+const FIRST_ID: u64 = 77;
+
+/// Billboards scattered through the random scene's volume (in front of, among and behind
+/// its objects).
+fn billboards(seed: u64) -> Vec<Billboard> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..40)
+        .map(|_| Billboard {
+            centre: Vec3::new(rng.f32() * 5.0 - 2.5, rng.f32() * 3.6 - 1.8, -3.0 - rng.f32() * 7.0),
+            size: 0.3 + rng.f32() * 0.6,
+            color: [1.0, 0.5, 0.2, 1.0],
+        })
+        .collect()
+}
+
+/// A render pass compatible with nothing the test draws into: the billboards' lit pipeline
+/// is built for it and never used.
+fn lit_pass(gpu: &Gpu) -> picking_vk_host::LitPass {
+    picking_vk_host::LitPass::new(&gpu.ctx, ash::vk::Format::R8G8B8A8_UNORM, ash::vk::ImageLayout::TRANSFER_SRC_OPTIMAL).expect("lit pass")
+}
+
+#[test]
+fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
+    let gpu = Gpu::new();
+    let lit = lit_pass(&gpu);
+    let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64).with_detail(picking_vk::DetailMode::IfEnabled));
+    let (mut agree, mut on_billboards, mut in_front, mut behind) = (0, 0, 0, 0);
+    for (seed, depth) in [(41, DepthConvention::Standard), (42, DepthConvention::Reverse)] {
+        let scene = Scene::random(seed);
+        let gs = scene.upload(&gpu.ctx);
+        let boards = billboards(seed);
+        let contributor = Billboards::new(&gpu.ctx, &boards, FIRST_ID, lit.render_pass).expect("billboards");
+        let (view, proj) = random_scene_camera(depth, W, H);
+        let vp = Viewport::full(W, H);
+        let list: [&dyn PickContributor; 1] = [&contributor];
+        let request = PickRequest::new(UVec2::ZERO, vp, view, proj).with_contributors(&list);
+        // The oracle: the scene's objects, then each billboard as two world triangles.
+        let mut oracle_scene = Scene { meshes: scene.meshes.clone(), objects: scene.objects.clone() };
+        for (i, b) in boards.iter().enumerate() {
+            let [t0, t1] = b.triangles(view);
+            oracle_scene.meshes.push(Mesh { positions: [t0, t1].concat(), indices: None });
+            oracle_scene.objects.push(Object::new(FIRST_ID + i as u64, oracle_scene.meshes.len() - 1, glam::Mat4::IDENTITY));
+        }
+        let camera = OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
+        let oracle = Oracle::new(&oracle_scene, camera);
+        let meshes_only = Oracle::new(&scene, camera);
+        // Pixels the ID image (contributors included) covers, and some others.
+        let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, &gs.draws, seed).into_iter().take(320).collect();
+        pixels.extend(random_pixels(seed, 64, W, H));
+        for chunk in pixels.chunks(64) {
+            let queries: Vec<PickQuery> =
+                chunk.iter().enumerate().map(|(k, &p)| if k % 4 == 3 { PickQuery::Radius { pixel: p, radius: 0 } } else { PickQuery::Point(p) }).collect();
+            // SAFETY: recording outside a render pass; the draws' buffers and the billboards
+            // outlive the wait.
+            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &gs.draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited for the frame.
+            let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+            for (pixel, result) in chunk.iter().zip(&results.results) {
+                let got = match result {
+                    QueryResult::Point(r) | QueryResult::Radius { result: r, .. } => r,
+                    QueryResult::Rect(_) => unreachable!(),
+                };
+                let want = oracle.pick(*pixel);
+                if want.ambiguous {
+                    continue;
+                }
+                let want_id = want.hit.map(|h| h.id);
+                assert_eq!(got.hit.as_ref().map(|h| h.id.get()), want_id, "seed {seed} pixel {pixel}");
+                if let (Some(g), Some(w)) = (&got.hit, &want.hit) {
+                    assert!((g.distance - w.distance).abs() <= 1e-3 * w.distance, "pixel {pixel}: distance {} vs {}", g.distance, w.distance);
+                    let board = (FIRST_ID..FIRST_ID + boards.len() as u64).contains(&w.id);
+                    if board {
+                        let local = w.id - FIRST_ID;
+                        assert_eq!(g.contributor, Some(ContributorHit { contributor: 0, local }), "pixel {pixel}");
+                        assert_eq!((g.instance, g.draw_index, g.detail), (Some(local as u32), u32::MAX, None));
+                        on_billboards += 1;
+                        // A billboard in front of a mesh hides it; the meshes alone would hit it.
+                        in_front += usize::from(meshes_only.pick(*pixel).hit.is_some());
+                    } else {
+                        assert_eq!(g.contributor, None);
+                        // Some mesh hits lie where a billboard stands behind them.
+                        let (all, _) = oracle.all_hits(*pixel);
+                        let any_board_behind = all.iter().any(|(id, _)| (FIRST_ID..FIRST_ID + boards.len() as u64).contains(id));
+                        behind += usize::from(any_board_behind);
+                    }
+                }
+                agree += 1;
+            }
+        }
+        // The full-size ID image draws the contributor too: its pixel there is the pick's.
+        // SAFETY: the context's handles outlive the image.
+        let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.expect("id image");
+        // SAFETY: recording outside a render pass; the buffers outlive the wait.
+        gpu.run(|cmd| unsafe { image.record(cmd, &request, &gs.draws, false, IdCopy::Whole) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited.
+        let texels = unsafe { image.read() }.expect("read");
+        let board_pixels = texels.iter().filter(|t| (FIRST_ID..FIRST_ID + 40).contains(&(u64::from(t.id[0]) | u64::from(t.id[1]) << 32))).count();
+        assert!(board_pixels > 100, "the ID image shows billboards: {board_pixels}");
+        drop((image, gs, contributor));
+    }
+    eprintln!("contributors: {agree} unambiguous picks agree with the oracle, {on_billboards} on billboards ({in_front} in front of a mesh), {behind} mesh hits with a billboard behind");
+    assert!(agree > 300 && on_billboards > 60 && in_front > 10 && behind > 10, "{agree} / {on_billboards} / {in_front} / {behind}");
+    drop((picker, lit));
+    gpu.assert_no_validation_messages();
+}
+
+/// A contributor that only claims IDs.
+struct Claims(std::ops::Range<u64>);
+
+impl PickContributor for Claims {
+    fn ids(&self) -> std::ops::Range<u64> {
+        self.0.clone()
+    }
+    unsafe fn record(&self, _: &picking_vk::ContributorContext<'_>) {}
+}
+
+#[test]
+fn contributor_ranges_that_clash_are_refused() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let scene = Scene::random(3);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let taken = scene.objects[0].id;
+    let cases: Vec<(Vec<Claims>, &str)> = vec![
+        (vec![Claims(0..5)], "exclude 0"),
+        (vec![Claims(9..9)], "non-empty"),
+        (vec![Claims(10..20), Claims(15..30)], "share IDs"),
+        (vec![Claims(taken..taken + 1)], "contributor's range"),
+    ];
+    for (claims, expect) in cases {
+        let list: Vec<&dyn PickContributor> = claims.iter().map(|c| c as &dyn PickContributor).collect();
+        let request = PickRequest::new(UVec2::new(5, 5), Viewport::full(W, H), view, proj).with_contributors(&list);
+        let mut err = None;
+        // SAFETY: recording outside a render pass; an error records nothing.
+        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &gs.draws) }.err());
+        let message = err.as_ref().map(PickError::to_string).unwrap_or_default();
+        assert!(message.contains(expect), "{message:?} should mention {expect:?}");
+    }
+    drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
