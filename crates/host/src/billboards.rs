@@ -45,47 +45,81 @@ fn axes(view: Mat4) -> (Vec3, Vec3) {
     (to_world.x_axis.truncate().normalize_or(Vec3::X), to_world.y_axis.truncate().normalize_or(Vec3::Y))
 }
 
-/// What a pick pipeline was built for.
+/// What a pipeline was built for: render passes by their attachments' formats (any
+/// compatible pass will do), dynamic rendering by its formats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TargetKey {
-    RenderPass(vk::RenderPass),
+    /// The lit pass's render pass (one, for the scene's life).
+    Lit(vk::RenderPass),
+    /// A pick render pass with these formats, and the first one seen (to build with).
+    PickPass(Vec<vk::Format>, vk::Format),
     Formats(Vec<vk::Format>, vk::Format),
 }
 
-/// Billboards on the GPU, with their lit pipeline and their pick pipelines (built on first
-/// use per pick pass, kept until dropped).
+/// Which shaders a pipeline runs: the lit pass's colour, or the pick outputs (with or without
+/// the detail attachment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flavour {
+    Lit,
+    Pick { detail: bool },
+}
+
+/// A pipeline's pass, shaders and depth test.
+type PipelineKey = (TargetKey, Flavour, vk::CompareOp);
+
+/// Billboards on the GPU, with their pipelines (built on first use per pass, kept until
+/// dropped).
 pub struct Billboards {
     device: ash::Device,
     instances: HostBuffer,
     count: u32,
     ids: Range<u64>,
     layout: vk::PipelineLayout,
-    lit: vk::Pipeline,
-    /// Pick pipelines by pass, detail and depth test (`record` takes `&self`).
-    pick: Mutex<Vec<((TargetKey, bool, vk::CompareOp), vk::Pipeline)>>,
+    /// Behind a lock: the picker records through `&self`.
+    pipelines: Mutex<Vec<(PipelineKey, vk::Pipeline)>>,
 }
 
 impl Billboards {
-    /// Uploads `billboards`, with IDs from `first_id`, and builds the pipeline for the lit
-    /// pass `lit_render_pass` (colour + depth, depth-tested with LESS).
-    pub fn new(ctx: &VulkanContext, billboards: &[Billboard], first_id: u64, lit_render_pass: vk::RenderPass) -> Result<Self, ContextError> {
+    /// Uploads `billboards`, with IDs from `first_id`.
+    pub fn new(ctx: &VulkanContext, billboards: &[Billboard], first_id: u64) -> Result<Self, ContextError> {
         let data: Vec<[f32; 8]> =
             billboards.iter().map(|b| [b.centre.x, b.centre.y, b.centre.z, b.size, b.color[0], b.color[1], b.color[2], b.color[3]]).collect();
         let instances = ctx.upload(&data, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PUSH_BYTES as u32)];
         // SAFETY: valid create info on a live device.
         let layout = unsafe { ctx.device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges), None) }?;
-        let mut out = Billboards {
+        Ok(Billboards {
             device: ctx.device.clone(),
             instances,
             count: billboards.len() as u32,
             ids: first_id..first_id + billboards.len() as u64,
             layout,
-            lit: vk::Pipeline::null(),
-            pick: Mutex::new(vec![]),
+            pipelines: Mutex::new(vec![]),
+        })
+    }
+
+    /// The pipeline for `key`, built on first use (`colors` attachments, for `render_pass`
+    /// when the key is a render pass's); null if it fails.
+    fn cached(&self, key: PipelineKey, colors: usize, render_pass: vk::RenderPass) -> vk::Pipeline {
+        let Ok(mut cache) = self.pipelines.lock() else { return vk::Pipeline::null() };
+        if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
+            return *p;
+        }
+        let fragment = match key.1 {
+            Flavour::Lit => LIT_FRAG,
+            Flavour::Pick { detail: false } => PICK_FRAG,
+            Flavour::Pick { detail: true } => PICK_DETAIL_FRAG,
         };
-        out.lit = out.pipeline(&TargetKey::RenderPass(lit_render_pass), LIT_FRAG, 1, vk::CompareOp::LESS)?;
-        Ok(out)
+        match self.pipeline(&key.0, render_pass, fragment, colors, key.2) {
+            Ok(p) => {
+                cache.push((key, p));
+                p
+            }
+            Err(e) => {
+                log::error!("billboards: no pipeline: {e}");
+                vk::Pipeline::null()
+            }
+        }
     }
 
     /// The billboards' IDs.
@@ -93,14 +127,16 @@ impl Billboards {
         self.ids.clone()
     }
 
-    /// Draws the billboards in the lit pass (inside it, viewport and scissor set).
+    /// Draws the billboards in a lit pass: subpass 0 of `render_pass` (one colour attachment
+    /// and depth, LESS), viewport and scissor set.
     ///
     /// # Safety
-    /// `cmd` is recording inside the lit render pass given to [`Billboards::new`]; the
-    /// billboards outlive the command buffer's execution.
-    pub unsafe fn draw(&self, cmd: vk::CommandBuffer, view: Mat4, view_projection: Mat4) {
-        // SAFETY: the caller's contract.
-        unsafe { self.record_with(cmd, self.lit, view, view_projection, 0) };
+    /// `cmd` is recording inside `render_pass`; the billboards outlive the command buffer's
+    /// execution.
+    pub unsafe fn draw(&self, cmd: vk::CommandBuffer, render_pass: vk::RenderPass, view: Mat4, view_projection: Mat4) {
+        let pipeline = self.cached((TargetKey::Lit(render_pass), Flavour::Lit, vk::CompareOp::LESS), 1, render_pass);
+        // SAFETY: the caller's contract; `pipeline` was built for `render_pass`.
+        unsafe { self.record_with(cmd, pipeline, view, view_projection, 0) };
     }
 
     /// # Safety
@@ -132,8 +168,16 @@ impl Billboards {
         }
     }
 
-    /// A pipeline for `target` with `colors` attachments, depth-tested with `compare`.
-    fn pipeline(&self, target: &TargetKey, fragment: &[u8], colors: usize, compare: vk::CompareOp) -> Result<vk::Pipeline, ContextError> {
+    /// A pipeline for `target` (through `render_pass` when it is a render pass's) with
+    /// `colors` attachments, depth-tested with `compare`.
+    fn pipeline(
+        &self,
+        target: &TargetKey,
+        render_pass: vk::RenderPass,
+        fragment: &[u8],
+        colors: usize,
+        compare: vk::CompareOp,
+    ) -> Result<vk::Pipeline, ContextError> {
         let d = &self.device;
         let vert = vk_util::shader_module(d, VERT)?;
         let frag = match vk_util::shader_module(d, fragment) {
@@ -176,7 +220,7 @@ impl Billboards {
             .layout(self.layout);
         let mut rendering = vk::PipelineRenderingCreateInfo::default();
         let info = match target {
-            TargetKey::RenderPass(pass) => info.render_pass(*pass).subpass(0),
+            TargetKey::Lit(_) | TargetKey::PickPass(..) => info.render_pass(render_pass).subpass(0),
             TargetKey::Formats(colors, depth) => {
                 rendering = rendering.color_attachment_formats(colors).depth_attachment_format(*depth);
                 info.push_next(&mut rendering)
@@ -202,28 +246,11 @@ impl PickContributor for Billboards {
     }
 
     unsafe fn record(&self, ctx: &ContributorContext<'_>) {
-        let (target, colors) = match ctx.target {
-            ContributorTarget::RenderPass(pass) => (TargetKey::RenderPass(pass), if ctx.detail { 3 } else { 2 }),
-            ContributorTarget::Formats { colors, depth } => (TargetKey::Formats(colors.to_vec(), depth), colors.len()),
+        let (target, colors, render_pass) = match ctx.target {
+            ContributorTarget::RenderPass { render_pass, colors, depth } => (TargetKey::PickPass(colors.to_vec(), depth), colors.len(), render_pass),
+            ContributorTarget::Formats { colors, depth } => (TargetKey::Formats(colors.to_vec(), depth), colors.len(), vk::RenderPass::null()),
         };
-        let key = (target, ctx.detail, ctx.depth_compare);
-        let Ok(mut cache) = self.pick.lock() else { return };
-        let pipeline = match cache.iter().find(|(k, _)| *k == key) {
-            Some((_, p)) => *p,
-            None => {
-                let fragment = if ctx.detail { PICK_DETAIL_FRAG } else { PICK_FRAG };
-                match self.pipeline(&key.0, fragment, colors, ctx.depth_compare) {
-                    Ok(p) => {
-                        cache.push((key, p));
-                        p
-                    }
-                    Err(e) => {
-                        log::error!("billboards: no pick pipeline: {e}");
-                        return;
-                    }
-                }
-            }
-        };
+        let pipeline = self.cached((target, Flavour::Pick { detail: ctx.detail }, ctx.depth_compare), colors, render_pass);
         // SAFETY: the picker's contract (inside its pass, for which `pipeline` was built);
         // the buffer lives as long as `self`, which the host keeps past the frame.
         unsafe { self.record_with(ctx.command_buffer, pipeline, ctx.view, ctx.view_projection, ctx.draw_index) };
@@ -234,8 +261,7 @@ impl Drop for Billboards {
     fn drop(&mut self) {
         // SAFETY: owners drop the billboards once the GPU is done with them; null is ignored.
         unsafe {
-            self.device.destroy_pipeline(self.lit, None);
-            if let Ok(cache) = self.pick.get_mut() {
+            if let Ok(cache) = self.pipelines.get_mut() {
                 for (_, p) in cache.drain(..) {
                     self.device.destroy_pipeline(p, None);
                 }

@@ -186,6 +186,8 @@ pub struct GpuScene {
     pub texture_sets: TextureSets,
     /// Per primitive, for deformed ones: the lit pass's set 1 (pose buffer, skin, deltas).
     pub deform_sets: Vec<Option<vk::DescriptorSet>>,
+    /// Billboards, drawn by the lit pass and in the pick pass as a contributor.
+    pub billboards: Option<crate::billboards::Billboards>,
     /// Dropped after the sets that name them.
     _textures: Vec<Texture>,
     /// Discard hooks of masked materials, one per (cutoff, colour alpha).
@@ -332,10 +334,16 @@ impl GpuScene {
             pick_draws: Arc::new([]),
             texture_sets,
             deform_sets,
+            billboards: None,
             _textures: uploaded,
             mask_programs: vec![],
             _deform_pool: deform_pool,
         })
+    }
+
+    /// The pick pass's contributors (the billboards), for `PickRequest::with_contributors`.
+    pub fn contributors(&self) -> Vec<&dyn picking_vk::PickContributor> {
+        self.billboards.iter().map(|b| b as &dyn picking_vk::PickContributor).collect()
     }
 
     /// Bytes of one pose region.

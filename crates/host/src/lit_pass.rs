@@ -324,6 +324,10 @@ impl LitPass {
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
+        if let Some(b) = &scene.billboards {
+            // SAFETY: per the contract: inside this render pass, the billboards outlive the frame.
+            unsafe { b.draw(cmd, self.render_pass, camera.view, view_projection) };
+        }
         let worlds_at = u64::from(region) * scene.region_bytes();
         for rd in &scene.render_draws {
             let prim = &scene.primitives[rd.primitive];

@@ -173,6 +173,19 @@ pub fn build() -> GltfBuilder {
     };
     let cloud_mesh = b.add_mesh("Point cloud", &[(&cloud_prim, u16s)]);
     roots.push(b.add_node("Point cloud", Some(cloud_mesh), t(Vec3::new(2.5, 1.5, -1.0)), &[]));
+    // Signposts: billboards the viewer draws and picks through a contributor.
+    for (k, (p, color)) in [
+        (Vec3::new(-0.6, 1.9, -2.2), [0.95, 0.35, 0.3, 1.0]),
+        (Vec3::new(0.4, 2.1, -2.6), [0.3, 0.8, 0.4, 1.0]),
+        (Vec3::new(1.4, 1.9, -2.2), [0.35, 0.5, 0.95, 1.0]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let node = b.add_node(&format!("Signpost {k}"), None, t(p), &[]);
+        b.set_extras(node, serde_json::json!({ "picking_vk_billboard": { "size": 0.45, "color": color } }));
+        roots.push(node);
+    }
     // The bending tube: four joints under a skinned mesh, swaying over four seconds.
     let tube_mesh = b.add_mesh("Bending tube", &[(&skinned_tube(1.4, 0.09, 4, [0.55, 0.35, 0.85, 1.0]), u16s)]);
     let (joints, inverse_bind) = tube_joints(&mut b, "Bending tube", Vec3::new(-1.9, 0.0, 2.9), 1.4, &[0.0; 4]);

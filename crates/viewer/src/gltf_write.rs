@@ -198,6 +198,11 @@ impl GltfBuilder {
         node
     }
 
+    /// Sets a node's `extras`.
+    pub fn set_extras(&mut self, node: usize, extras: Value) {
+        self.nodes[node]["extras"] = extras;
+    }
+
     /// Sets a node's morph weights.
     pub fn set_weights(&mut self, node: usize, weights: &[f32]) {
         self.nodes[node]["weights"] = json!(weights);

@@ -150,7 +150,8 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
     if let Some(path) = &options.id_view {
         // SAFETY: the context's handles outlive the image.
         let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }?;
-        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection);
+        let contributors = gpu.contributors();
+        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection).with_contributors(&contributors);
         // SAFETY: as for the picks.
         ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::debug::IdCopy::Whole) })??;
         // SAFETY: `run_once` waited.
@@ -248,7 +249,8 @@ fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
 /// Records `queries` as one set in one command buffer and takes their results; the
 /// picker's refusal is returned inside (device loss apart).
 fn run_set(frame: &FrameInputs<'_>, picker: &mut Picker, queries: &[PickQuery]) -> Result<Result<Vec<QueryResult>, PickError>, ViewerError> {
-    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection);
+    let contributors = frame.gpu.contributors();
+    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection).with_contributors(&contributors);
     let mut recorded = Ok(());
     frame.ctx.run_once(|cmd| {
         // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the

@@ -13,6 +13,9 @@ pub const INSTANCING_THRESHOLD: usize = 8;
 
 /// Instanced objects get IDs above this, so they never collide with node IDs.
 const INSTANCED_ID_BASE: u64 = 1 << 40;
+/// Billboard `i` (of `Scene::billboards`) is ID `BILLBOARD_ID_BASE + i`, drawn by the
+/// billboard contributor.
+pub const BILLBOARD_ID_BASE: u64 = 1 << 41;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectKind {

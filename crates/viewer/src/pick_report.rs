@@ -37,6 +37,8 @@ pub struct HitReport {
     pub uv: Option<Vec2>,
     /// The base colour texel that UV reads, when the primitive is textured.
     pub texel: Option<TexelReport>,
+    /// The billboard's index, when the billboard contributor drew the hit.
+    pub billboard: Option<u64>,
 }
 
 impl HitReport {
@@ -57,7 +59,9 @@ impl HitReport {
 impl PickReport {
     pub fn new(result: &PickResult, scene: &Scene, objects: &ObjectTable) -> Self {
         let hit = result.hit.as_ref().map(|h| {
-            let scene_node = objects.get(h.id).and_then(|o| o.node(h.instance));
+            // A billboard hit names the billboard's node.
+            let billboard = h.contributor.and_then(|c| scene.billboards.get(c.local as usize));
+            let scene_node = objects.get(h.id).and_then(|o| o.node(h.instance)).or(billboard.map(|b| b.node));
             let node = scene_node.and_then(|n| scene.nodes.get(n));
             // The draw's tag is its primitive's index within the mesh (see `scene_upload`).
             let (uv, texel) = scene_node.map_or((None, None), |n| surface::lookup(scene, n, h.tag as usize, h.detail.as_ref(), result.ray));
@@ -79,6 +83,7 @@ impl PickReport {
                 }),
                 uv,
                 texel,
+                billboard: h.contributor.filter(|_| billboard.is_some()).map(|c| c.local),
             }
         });
         PickReport { x: result.pixel.x, y: result.pixel.y, hit, error: None }
@@ -104,6 +109,9 @@ impl PickReport {
             "world": h.map(|h| h.world.to_array()),
             "distance": h.map(|h| h.distance),
         });
+        if let Some(b) = h.and_then(|h| h.billboard) {
+            v["billboard"] = json!(b);
+        }
         if detail_active {
             let d = h.and_then(|h| h.detail);
             v["face"] = json!(d.map(|d| d.face));

@@ -43,6 +43,16 @@ pub struct Node {
     pub default_weights: Vec<f32>,
 }
 
+/// A camera-facing square drawn at a node's position through the picker's contributor seam:
+/// a glTF node with `"extras": {"picking_vk_billboard": {"size": S, "color": [r, g, b, a]}}`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SceneBillboard {
+    /// Index into `Scene::nodes`.
+    pub node: usize,
+    pub size: f32,
+    pub color: [f32; 4],
+}
+
 /// A perspective camera placed in the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CameraDesc {
@@ -73,6 +83,7 @@ pub struct Scene {
     pub animations: Vec<Animation>,
     /// The first camera's node (index into `nodes`), posed with the rest.
     pub camera_node: Option<usize>,
+    pub billboards: Vec<SceneBillboard>,
 }
 
 impl Scene {

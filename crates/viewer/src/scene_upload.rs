@@ -11,7 +11,7 @@ use glam::Mat4;
 use picking_vk::{DeformPose, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
 use picking_vk_host::gpu_scene::PoseLayout;
-use picking_vk_host::{GpuPrimitive, GpuScene, RenderDraw};
+use picking_vk_host::{Billboard, Billboards, GpuPrimitive, GpuScene, RenderDraw};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -77,6 +77,11 @@ impl UploadedScene {
                 let weights = weight_index[object.first_node()].filter(|_| deformed);
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
             }
+        }
+        if !scene.billboards.is_empty() {
+            let boards: Vec<Billboard> =
+                scene.billboards.iter().map(|b| Billboard { centre: scene.nodes[b.node].world.w_axis.truncate(), size: b.size, color: b.color }).collect();
+            gpu.billboards = Some(Billboards::new(ctx, &boards, crate::objects::BILLBOARD_ID_BASE)?);
         }
         let mut uploaded = UploadedScene { gpu, node_slot, weight_index, mesh_prims, object_slots };
         // SAFETY: nothing has been submitted with the new buffer.

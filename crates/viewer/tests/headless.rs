@@ -86,6 +86,14 @@ impl SceneOracle<'_> {
                 prims.push(p);
             }
         }
+        // Billboards: camera-facing squares at their nodes, as the contributor draws them.
+        for board in &scene.billboards {
+            let node = &scene.nodes[board.node];
+            let square = picking_vk_host::Billboard { centre: node.world.w_axis.truncate(), size: board.size, color: board.color };
+            os.meshes.push(oracle_scene::Mesh { positions: square.triangles(cam.view).concat(), indices: None });
+            os.objects.push(oracle_scene::Object::new(node.gltf_index as u64 + 1, os.meshes.len() - 1, Mat4::IDENTITY));
+            prims.push(&NO_MASK);
+        }
         SceneOracle { oracle: Oracle::new(&os, OracleCamera::new(cam.view, cam.projection, [0.0, 0.0, f64::from(w), f64::from(h)])), prims, scene, thin }
     }
 
@@ -134,6 +142,9 @@ fn deform(p: &picking_vk_host::Primitive, palette: Option<&[Mat4]>, weights: &[f
         })
         .collect()
 }
+
+/// What the oracle's alpha test sees for a billboard: no mask.
+static NO_MASK: std::sync::LazyLock<picking_vk_host::Primitive> = std::sync::LazyLock::new(picking_vk_host::Primitive::default);
 
 /// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
 /// `extra`: more viewer arguments.
@@ -779,4 +790,25 @@ fn gltf_lines_line_loops_and_points_are_drawn_and_hit_by_radius_queries() {
     // The loop's closing segment exists: a hit on it lies on x = -0.3.
     let world = records[1]["world"].as_array().unwrap()[0].as_f64().unwrap();
     assert!((world + 0.3).abs() < 0.03, "{world}");
+}
+
+#[test]
+fn built_in_signposts_are_billboards_picked_through_the_contributor() {
+    let scene = viewer::load_scene(None).unwrap();
+    assert_eq!(scene.billboards.len(), 3, "the built-in scene has three signposts");
+    let cam = viewer::headless::headless_camera(&scene, 160.0 / 120.0);
+    let entries: Vec<Value> = scene
+        .billboards
+        .iter()
+        .map(|b| {
+            let c = (cam.projection * cam.view) * scene.nodes[b.node].world.w_axis;
+            serde_json::json!([((c.x / c.w + 1.0) * 80.0) as i64, ((c.y / c.w + 1.0) * 60.0) as i64])
+        })
+        .collect();
+    let records = run_entries("signposts", &Value::Array(entries));
+    for (k, r) in records.iter().enumerate() {
+        assert_eq!(r["node_name"].as_str(), Some(format!("Signpost {k}").as_str()), "{r}");
+        assert_eq!(r["billboard"].as_u64(), Some(k as u64), "{r}");
+        assert_eq!(r["id"].as_u64(), Some(viewer::objects::BILLBOARD_ID_BASE + k as u64));
+    }
 }

@@ -19,11 +19,21 @@ use std::ops::Range;
 /// `PICK_DETAIL` before it when [`ContributorContext::detail`] is true.
 pub const CONTRIBUTOR_GLSL: &str = include_str!("../../glsl/pick_contributor.glsl");
 
-/// What a contributor's pipelines are built for.
+/// What a contributor's pipelines are built for. The attachments' formats are given either
+/// way: render passes with the same formats are compatible, so a pipeline built for one pick
+/// pass serves every other with the same formats (the debug ID image makes a pass of its own
+/// per size; key caches by formats, not by handle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContributorTarget<'a> {
-    /// Subpass 0 of this render pass.
-    RenderPass(vk::RenderPass),
+    /// Subpass 0 of this render pass, whose attachments have these formats.
+    RenderPass {
+        /// The render pass.
+        render_pass: vk::RenderPass,
+        /// The colour attachments' formats, in location order.
+        colors: &'a [vk::Format],
+        /// The depth attachment's format.
+        depth: vk::Format,
+    },
     /// Dynamic rendering with these colour formats (ID, draw and instance, then detail when
     /// present) and this depth format (`VkPipelineRenderingCreateInfo`).
     Formats {

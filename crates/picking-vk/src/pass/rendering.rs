@@ -139,6 +139,11 @@ impl Pass {
         Ok(Pass { shape, rendering: *rendering, render_pass })
     }
 
+    /// The colour attachments' formats and the depth format.
+    pub fn formats(&self) -> (Vec<vk::Format>, vk::Format) {
+        (self.shape.colors.iter().map(|c| c.format).collect(), self.shape.depth.format)
+    }
+
     pub fn pipeline_target(&self) -> PipelineTarget {
         match &self.render_pass {
             Some(pass) => PipelineTarget::RenderPass(pass.handle),

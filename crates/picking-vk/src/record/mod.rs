@@ -197,10 +197,10 @@ impl<'a> PassRecording<'a> {
         if self.contributors.is_empty() {
             return 0;
         }
-        let target = self.pass.pipeline_target();
-        let target = match &target {
-            PipelineTarget::RenderPass(pass) => ContributorTarget::RenderPass(*pass),
-            PipelineTarget::Formats { colors, depth } => ContributorTarget::Formats { colors, depth: *depth },
+        let (colors, depth) = self.pass.formats();
+        let target = match self.pass.pipeline_target() {
+            PipelineTarget::RenderPass(render_pass) => ContributorTarget::RenderPass { render_pass, colors: &colors, depth },
+            PipelineTarget::Formats { .. } => ContributorTarget::Formats { colors: &colors, depth },
         };
         let depth_compare = match self.camera.depth {
             DepthConvention::Standard => vk::CompareOp::LESS,

@@ -213,7 +213,8 @@ impl Gfx {
         let pixel = q.hover.or(q.band.map(|b| b.rect.min));
         if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), pixel) {
             let view_matrix = if plan.invalid_pick { glam::Mat4::NAN } else { camera.view };
-            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection);
+            let contributors = self.scene.gpu.contributors();
+            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection).with_contributors(&contributors);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, q) }?;
@@ -226,7 +227,7 @@ impl Gfx {
         }
         if let (true, Some(view), Some(camera)) = (plan.show_ids, plan.view, plan.camera.as_ref()) {
             // SAFETY: as for the pick; the context outlives `self`.
-            unsafe { self.id_buffer.record(ctx, cmd, slot, view, camera, draws) }?;
+            unsafe { self.id_buffer.record(ctx, cmd, slot, view, camera, &self.scene.gpu) }?;
         }
         let Some(sc) = self.swapchain.as_ref() else { return Ok(()) };
         // SAFETY: `cmd` is recording; framebuffer and buffers are live.

@@ -11,7 +11,7 @@ use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{PickDraw, PickError, PickRequest, Viewport};
+use picking_vk::{PickError, PickRequest, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
 
@@ -46,11 +46,11 @@ impl IdBufferView {
         }
     }
 
-    /// Records the view's IDs into frame slot `slot`'s `cmd`, unless a copy is in flight;
-    /// the image follows the view's size.
+    /// Records the view's IDs (the scene's pick draws and contributors) into frame slot
+    /// `slot`'s `cmd`, unless a copy is in flight; the image follows the view's size.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass; the draws' buffers and `ctx` outlive the
+    /// `cmd` is recording outside a render pass; the scene's buffers and `ctx` outlive the
     /// frame's execution (and the image: `Gfx` drops first).
     pub unsafe fn record(
         &mut self,
@@ -59,8 +59,9 @@ impl IdBufferView {
         slot: usize,
         view: ViewRect,
         camera: &CameraMatrices,
-        draws: &[PickDraw],
+        scene: &picking_vk_host::GpuScene,
     ) -> Result<(), ViewerError> {
+        let (draws, contributors) = (&scene.pick_draws, scene.contributors());
         if self.in_flight.is_some() {
             return Ok(());
         }
@@ -72,7 +73,7 @@ impl IdBufferView {
             self.image = self.check(unsafe { IdImage::new(ctx.host_device(), w, h) })?;
         }
         // The ID view shows the 3D view alone, so its viewport starts at the image origin.
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection);
+        let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection).with_contributors(&contributors);
         if let Some(ids) = self.image.as_mut() {
             // SAFETY: per the contract; no other copy into the image is in flight.
             let recorded = unsafe { ids.record(cmd, &request, draws, false, IdCopy::Whole) };

@@ -193,6 +193,7 @@ mod tests {
                 detail: None,
                 uv: None,
                 texel: None,
+                billboard: None,
             }),
             error: None,
         }

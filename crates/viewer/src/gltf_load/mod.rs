@@ -162,6 +162,24 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     Ok(scene)
 }
 
+/// A node's billboard, from its extras (`picking_vk_billboard`: `size`, optional `color`).
+fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::SceneBillboard>, String> {
+    let Some(raw) = node.extras() else { return Ok(None) };
+    let Ok(extras) = serde_json::from_str::<serde_json::Value>(raw.get()) else { return Ok(None) };
+    let Some(b) = extras.get("picking_vk_billboard") else { return Ok(None) };
+    let size = b.get("size").and_then(serde_json::Value::as_f64).unwrap_or(0.0) as f32;
+    if !(size.is_finite() && size > 0.0) {
+        return Err(format!("its billboard size {size} must be positive"));
+    }
+    let mut color = [1.0f32; 4];
+    if let Some(c) = b.get("color").and_then(serde_json::Value::as_array) {
+        for (k, v) in c.iter().take(4).enumerate() {
+            color[k] = v.as_f64().filter(|x| x.is_finite()).ok_or("its billboard colour must be numbers")? as f32;
+        }
+    }
+    Ok(Some(crate::scene::SceneBillboard { node: index, size, color }))
+}
+
 /// Flattens the default scene's node trees into world transforms, composed in f64 (returned
 /// per node, with the first camera's), and pushes the scene's nodes. glTF nodes have at most
 /// one parent and no cycles; a file that breaks this is refused with the node named.
@@ -228,6 +246,9 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
                     }
                 }
             }
+        }
+        if let Some(b) = billboard_of(&node, index).map_err(|reason| SceneError::BadNode { node: node.index(), reason })? {
+            scene.billboards.push(b);
         }
         let mesh = node.mesh().map(|m| m.index());
         let targets = mesh.map_or(0, |m| scene.meshes[m].target_count());
