@@ -324,10 +324,6 @@ impl LitPass {
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
-        if let Some(b) = &scene.billboards {
-            // SAFETY: per the contract: inside this render pass, the billboards outlive the frame.
-            unsafe { b.draw(cmd, self.render_pass, camera.view, view_projection) };
-        }
         let worlds_at = u64::from(region) * scene.region_bytes();
         for rd in &scene.render_draws {
             let prim = &scene.primitives[rd.primitive];
@@ -348,6 +344,12 @@ impl LitPass {
             for &(prim, k) in shown {
                 draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1, None);
             }
+        }
+        if let Some(b) = &scene.billboards {
+            // Last: the billboards' pipeline layout is their own, and binding it disturbs the
+            // frame's push constants for anything drawn after.
+            // SAFETY: per the contract: inside this render pass, the billboards outlive the frame.
+            unsafe { b.draw(cmd, self.render_pass, camera.view, view_projection) };
         }
     }
 
