@@ -35,20 +35,27 @@ layout(location = 0) flat out uint out_instance;
 layout(location = 1) flat out uvec2 out_object_id;
 layout(location = 2) flat out uint out_draw_index;
 
-// Joint `j`'s matrix; indices past the joint count read the last joint.
-mat4 joint_matrix(uint j) {
+// Joint `j`'s matrix, its affine rows only (the bottom row plays no part in the point);
+// indices past the joint count read the last joint.
+mat4x3 joint_matrix(uint j) {
     uint at = pc.bases.x + min(j, pc.counts.x - 1u) * 16u;
-    mat4 m;
+    mat4x3 m;
     for (int c = 0; c < 4; c++) {
         uint k = at + uint(4 * c);
-        m[c] = vec4(joint_words.words[k], joint_words.words[k + 1u], joint_words.words[k + 2u], joint_words.words[k + 3u]);
+        m[c] = vec3(joint_words.words[k], joint_words.words[k + 1u], joint_words.words[k + 2u]);
     }
     return m;
 }
 
-mat4 blend(uvec4 joints, vec4 weights) {
-    return weights.x * joint_matrix(joints.x) + weights.y * joint_matrix(joints.y) + weights.z * joint_matrix(joints.z) +
-        weights.w * joint_matrix(joints.w);
+// The weighted sum of four joints' matrices; joints of weight 0 are not read.
+mat4x3 blend(uvec4 joints, vec4 weights) {
+    mat4x3 m = mat4x3(0.0);
+    for (int k = 0; k < 4; k++) {
+        if (weights[k] != 0.0) {
+            m += weights[k] * joint_matrix(joints[k]);
+        }
+    }
+    return m;
 }
 
 void main() {
@@ -62,12 +69,12 @@ void main() {
         }
     }
 #if SKIN_SETS >= 1
-    mat4 skin = blend(in_joints0, in_weights0);
+    mat4x3 skin = blend(in_joints0, in_weights0);
 #if SKIN_SETS >= 2
     skin += blend(in_joints1, in_weights1);
 #endif
     // The affine result, whatever the weights sum to (as the CPU's detail computes it).
-    p = (skin * vec4(p, 1.0)).xyz;
+    p = skin * vec4(p, 1.0);
 #endif
     gl_Position = pc.model_view_projection * vec4(p, 1.0);
     gl_PointSize = PICK_POINT_SIZE;

@@ -213,10 +213,14 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
     let mut draws = vec![];
     let mut skins = vec![];
     // One storage buffer for every object's joint matrices and morph weights, each at a
-    // 4-byte-aligned offset that no descriptor alignment would allow.
+    // 4-byte-aligned offset that no descriptor alignment would allow (some 16-byte aligned).
     let mut pose_words: Vec<f32> = vec![0.0];
     let mut pose_at = vec![];
-    for (pose, weights) in poses.iter().zip(morph_weights) {
+    for (o, (pose, weights)) in poses.iter().zip(morph_weights).enumerate() {
+        // Odd objects' joint matrices 16-byte aligned (as engines usually keep them), even ones not.
+        while o % 2 == 1 && pose_words.len() % 4 != 0 {
+            pose_words.push(0.0);
+        }
         let joints = pose_words.len();
         pose_words.extend(pose.iter().flat_map(|m| m.to_cols_array()));
         let w = pose_words.len();

@@ -9,6 +9,7 @@ mod chart;
 mod cpu_bvh;
 mod gpu_timing;
 mod heap;
+mod deform;
 mod hooks;
 mod latency;
 mod parity;
@@ -266,6 +267,23 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         println!("{l}");
     }
     println!();
+    println!("Skinned against rigid (culling off: every draw recorded), GPU ms and ratio to rigid; CPU µs of recording:");
+    println!("| tubes x triangles | variant | GPU ms | / rigid | CPU record µs |");
+    println!("|---|---|---|---|---|");
+    let mut deform_rows = vec![];
+    for (k, field) in deform::FIELDS.into_iter().enumerate() {
+        let df = deform::measure(&ctx, field, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
+        for v in 0..3 {
+            println!("| {} x {} | {} | {:.4} | {:.2}x | {:.1} |", df.tubes, df.triangles, deform::VARIANTS[v], df.gpu_ms[v], df.gpu_ms[v] / df.gpu_ms[0], df.cpu_us[v]);
+        }
+        deform_rows.push(json!({
+            "tubes": df.tubes,
+            "triangles_per_tube": df.triangles,
+            "gpu_ms": deform::VARIANTS.iter().zip(df.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "cpu_record_us": deform::VARIANTS.iter().zip(df.cpu_us).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        }));
+    }
+    println!();
     println!("| scene | CPU ray cast | build ms | per ray µs | memory (heap) | agrees with GPU ID image |");
     println!("|---|---|---|---|---|---|");
     for l in &cpu_lines {
@@ -327,7 +345,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "hooks": hook_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[
