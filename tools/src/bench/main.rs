@@ -7,9 +7,9 @@
 
 mod chart;
 mod cpu_bvh;
+mod deform;
 mod gpu_timing;
 mod heap;
-mod deform;
 mod hooks;
 mod latency;
 mod parity;
@@ -274,7 +274,15 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     for (k, field) in deform::FIELDS.into_iter().enumerate() {
         let df = deform::measure(&ctx, field, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
         for v in 0..3 {
-            println!("| {} x {} | {} | {:.4} | {:.2}x | {:.1} |", df.tubes, df.triangles, deform::VARIANTS[v], df.gpu_ms[v], df.gpu_ms[v] / df.gpu_ms[0], df.cpu_us[v]);
+            println!(
+                "| {} x {} | {} | {:.4} | {:.2}x | {:.1} |",
+                df.tubes,
+                df.triangles,
+                deform::VARIANTS[v],
+                df.gpu_ms[v],
+                df.gpu_ms[v] / df.gpu_ms[0],
+                df.cpu_us[v]
+            );
         }
         deform_rows.push(json!({
             "tubes": df.tubes,
