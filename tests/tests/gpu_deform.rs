@@ -218,7 +218,7 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
     let mut pose_at = vec![];
     for (o, (pose, weights)) in poses.iter().zip(morph_weights).enumerate() {
         // Odd objects' joint matrices 16-byte aligned (as engines usually keep them), even ones not.
-        while o % 2 == 1 && pose_words.len() % 4 != 0 {
+        while o % 2 == 1 && !pose_words.len().is_multiple_of(4) {
             pose_words.push(0.0);
         }
         let joints = pose_words.len();
