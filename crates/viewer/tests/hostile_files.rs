@@ -87,6 +87,29 @@ fn textured(image: Value) -> Value {
     })
 }
 
+/// The valid file with node 0 skinned by `skin`.
+fn skinned(skin: Value) -> Value {
+    mutated(|d| {
+        d["skins"] = json!([skin]);
+        d["nodes"][0]["skin"] = json!(0);
+    })
+}
+
+/// The valid file with one animation channel: sampler `input` and `output` accessors,
+/// target node and path. Accessor 2 reads three of the positions' floats as key times (0, 1,
+/// 0: not increasing); accessor 3 reads three others (0, 0, 0).
+fn animated(input: usize, output: usize, node: usize, path: &str) -> Value {
+    mutated(|d| {
+        let accessors = d["accessors"].as_array_mut().unwrap();
+        accessors.push(json!({"bufferView": 0, "byteOffset": 8, "componentType": 5126, "count": 3, "type": "SCALAR", "min": [0], "max": [1]}));
+        accessors.push(json!({"bufferView": 0, "componentType": 5126, "count": 3, "type": "SCALAR", "min": [0], "max": [0]}));
+        d["animations"] = json!([{
+            "samplers": [{"input": if path == "rotation" { 3 } else { input }, "output": output}],
+            "channels": [{"sampler": 0, "target": {"node": node, "path": path}}]
+        }]);
+    })
+}
+
 fn mutated(f: impl FnOnce(&mut Value)) -> Value {
     let mut doc = valid();
     f(&mut doc);
@@ -179,6 +202,15 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("alpha cutoff below zero", material(json!({"alphaMode": "MASK", "alphaCutoff": -0.5})), "alphaCutoff"),
         ("base colour outside 0..1", material(json!({"pbrMetallicRoughness": {"baseColorFactor": [2.0, 0.0, 0.0, 1.0]}})), "baseColorFactor"),
         ("empty document", json!({}), "glTF"),
+        ("skin joint past the nodes", skinned(json!({"joints": [999]})), "joint 999 is not a node"),
+        ("inverse bind matrices past the list", skinned(json!({"joints": [0], "inverseBindMatrices": 999})), "accessor 999"),
+        ("skin past the list", mutated(|d| d["nodes"][0]["skin"] = json!(4)), "skin 4"),
+        ("inverse bind matrices of vectors", skinned(json!({"joints": [0], "inverseBindMatrices": 0})), "inverseBindMatrices"),
+        ("animation input past the list", animated(999, 0, 0, "translation"), "accessor 999"),
+        ("animation target past the nodes", animated(2, 0, 999, "translation"), "node 999"),
+        ("animation input of indices", animated(1, 0, 0, "translation"), "animation input"),
+        ("animation key times going back", animated(2, 0, 0, "translation"), "increasing"),
+        ("animation rotation keys of three floats", animated(3, 0, 0, "rotation"), "animation output"),
     ]
 }
 

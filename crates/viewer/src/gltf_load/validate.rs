@@ -10,7 +10,8 @@ use gltf::mesh::Semantic;
 
 /// Checks, before the glTF crate validates the document, what its validation indexes without
 /// checking: every accessor index a mesh primitive's attributes and morph targets name (an
-/// index past the list panics inside the crate's own validation).
+/// index past the list panics inside the crate's own validation), and the nodes, samplers
+/// and accessors skins and animations name.
 pub fn references(bytes: &[u8]) -> Result<(), SceneError> {
     let json = if bytes.starts_with(b"glTF") { gltf::Glb::from_slice(bytes)?.json.into_owned() } else { bytes.to_vec() };
     let root: gltf::json::Root = gltf::json::deserialize::from_slice(&json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
@@ -23,6 +24,38 @@ pub fn references(bytes: &[u8]) -> Result<(), SceneError> {
             if let Some(index) = named.map(|i| i.value()).find(|&i| i >= accessors) {
                 return Err(bad(format!("it names accessor {index}, but the file has {accessors}")));
             }
+        }
+    }
+    // Skins and animations name nodes and accessors the crate looks up without checking.
+    let nodes = root.nodes.len();
+    for (k, skin) in root.skins.iter().enumerate() {
+        let bad = |reason: String| SceneError::BadSkin { skin: k, reason };
+        if let Some(j) = skin.joints.iter().map(|j| j.value()).find(|&j| j >= nodes) {
+            return Err(bad(format!("joint {j} is not a node (the file has {nodes})")));
+        }
+        if let Some(i) = skin.inverse_bind_matrices.as_ref().map(|i| i.value()).filter(|&i| i >= accessors) {
+            return Err(bad(format!("inverseBindMatrices names accessor {i}, but the file has {accessors}")));
+        }
+    }
+    for (a, animation) in root.animations.iter().enumerate() {
+        let bad = |reason: String| SceneError::BadAnimation { animation: a, reason };
+        for (c, channel) in animation.channels.iter().enumerate() {
+            if channel.sampler.value() >= animation.samplers.len() {
+                return Err(bad(format!("channel {c} names sampler {}, but the animation has {}", channel.sampler.value(), animation.samplers.len())));
+            }
+            if channel.target.node.value() >= nodes {
+                return Err(bad(format!("channel {c} targets node {}, but the file has {nodes}", channel.target.node.value())));
+            }
+        }
+        for (k, sampler) in animation.samplers.iter().enumerate() {
+            if let Some(i) = [sampler.input.value(), sampler.output.value()].into_iter().find(|&i| i >= accessors) {
+                return Err(bad(format!("sampler {k} names accessor {i}, but the file has {accessors}")));
+            }
+        }
+    }
+    for (n, node) in root.nodes.iter().enumerate() {
+        if let Some(s) = node.skin.as_ref().map(|s| s.value()).filter(|&s| s >= root.skins.len()) {
+            return Err(SceneError::BadNode { node: n, reason: format!("it names skin {s}, but the file has {}", root.skins.len()) });
         }
     }
     Ok(())
