@@ -1,8 +1,10 @@
 //! The host side of picking-vk's viewer and benchmark, written once: what an engine already
 //! has and the picker leaves to it. A lit main pass with hover/selection highlights and
-//! picked-point markers, an offscreen colour + depth target with readback, meshes uploaded to
-//! buffers that the lit pass and the picker both read, procedural shapes, camera matrices,
-//! and the few Vulkan helpers these share ([`vk_util`]).
+//! picked-point markers (skinning and morphing in its vertex shader, lines and points), an
+//! offscreen colour + depth target with readback, meshes uploaded to buffers that the lit pass
+//! and the picker both read (with a pose buffer per frame in flight for moving scenes),
+//! billboards drawn by the lit pass and picked as a contributor, procedural shapes, camera
+//! matrices, and the few Vulkan helpers these share ([`vk_util`]).
 //!
 //! The device, the allocator, buffers, images and one-shot submissions come from
 //! `picking-vk-context`; an engine brings its own instead.
