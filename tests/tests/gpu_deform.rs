@@ -249,9 +249,13 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
             let lead = 12;
             let (bytes, stride, offsets, cpu) = pack_skin(&obj.mesh, layout, lead);
             let sb = ctx.upload(&bytes, vk::BufferUsageFlags::VERTEX_BUFFER).unwrap();
+            // Object 1 reads its weights from a second copy of the buffer: separate vertex
+            // bindings (the others interleave joints and weights in one).
+            let wb = ctx.upload(&bytes, vk::BufferUsageFlags::VERTEX_BUFFER).unwrap();
             let stream = |k: usize| {
                 let offset = (lead as u32 + offsets[k]) as u64;
-                VertexStream { range: BufferRange { buffer: sb.buffer, offset, size: sb.size - offset }, stride }
+                let buffer = if obj.id == 1 && k % 2 == 1 { wb.buffer } else { sb.buffer };
+                VertexStream { range: BufferRange { buffer, offset, size: sb.size - offset }, stride }
             };
             let set = |s: usize| Influences { joints: stream(2 * s), joint_format: layout.joints, weights: stream(2 * s + 1), weight_format: layout.weights };
             deformation.skin = Some(Skin {
@@ -260,7 +264,7 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
                 matrices: BufferRange { buffer: pose_buffer.buffer, offset: joints_at as u64 * 4, size: layout.bones as u64 * 64 },
                 joint_count: layout.bones,
             });
-            buffers.push(sb);
+            buffers.extend([sb, wb]);
             cpu_skin = cpu;
         }
         if !obj.targets.is_empty() {

@@ -1,6 +1,7 @@
 //! Skinned draws against the same meshes rigid, side by side in the same frames: a field of
-//! tubes picked rigid, skinned with four influences from a joint buffer, and skinned with
-//! eight influences plus two morph targets. Culling is off, so every variant draws every tube.
+//! tubes picked rigid (batched, and one draw each as deformed draws are recorded), skinned
+//! with four influences from a joint buffer, and skinned with eight influences plus two morph
+//! targets. Culling is off, so every variant draws every tube.
 //! Two fields: many small tubes (per-draw costs dominate: rigid draws batch into one indirect
 //! draw, deformed ones are drawn one by one with their push constants) and a few large ones
 //! (vertex work dominates). GPU time from timestamp queries, CPU time of recording.
@@ -15,13 +16,15 @@ use picking_vk_host::{GpuPrimitive, GpuScene, Primitive};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const VARIANTS: [&str; 3] = ["rigid", "skinned, 4 influences", "skinned, 8 influences + 2 morph targets"];
+pub const VARIANTS: [&str; 4] = ["rigid", "rigid, one draw each", "skinned, 4 influences", "skinned, 8 influences + 2 morph targets"];
+/// Variants measured.
+const N: usize = VARIANTS.len();
 
 pub struct DeformTimings {
     pub tubes: usize,
     pub triangles: usize,
-    pub gpu_ms: [f64; 3],
-    pub cpu_us: [f64; 3],
+    pub gpu_ms: [f64; N],
+    pub cpu_us: [f64; N],
 }
 
 /// A field: this many tubes of `rings` x `segments` quads.
@@ -90,35 +93,39 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
             None => d,
         }
     };
-    let lists: [Arc<[PickDraw]>; 3] = [
-        models.iter().map(|&m| draw(0, m, false)).collect(),
+    let rigid: Arc<[PickDraw]> = models.iter().map(|&m| draw(0, m, false)).collect();
+    let lists: [Arc<[PickDraw]>; N] = [
+        rigid.clone(),
+        rigid,
         models.iter().map(|&m| draw(0, m, true)).collect(),
         models.iter().map(|&m| draw(1, m, true)).collect(),
     ];
     let mut pickers = vec![];
-    for _ in 0..3 {
-        let config = PickerConfig::default().with_frames_in_flight(1).with_culling(false);
+    for k in 0..N {
+        // Variant 1 has no batch rows: every draw recorded on its own, as deformed ones are.
+        let rows = if k == 1 { 0 } else { PickerConfig::default().batch_rows };
+        let config = PickerConfig::default().with_frames_in_flight(1).with_culling(false).with_batch_rows(rows);
         // SAFETY: the context's handles belong together and outlive the picker.
         pickers.push(unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))?);
     }
     // SAFETY: plain query pool creation.
-    let pool =
-        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
+    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * N as u32), None) }
+        .map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut gpu_ms: [Vec<f64>; 3] = Default::default();
-    let mut cpu_us: [Vec<f64>; 3] = Default::default();
+    let mut gpu_ms: [Vec<f64>; N] = Default::default();
+    let mut cpu_us: [Vec<f64>; N] = Default::default();
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
-        let mut record_us = [0.0; 3];
+        let mut record_us = [0.0; N];
         ctx.run_once(|cmd| -> Result<(), String> {
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers outlive the wait in `run_once`.
             unsafe {
-                d.cmd_reset_query_pool(cmd, pool, 0, 6);
-                for i in 0..3 {
-                    let k = (i + frame) % 3;
+                d.cmd_reset_query_pool(cmd, pool, 0, 2 * N as u32);
+                for i in 0..N {
+                    let k = (i + frame) % N;
                     full_barrier(d, cmd);
                     d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32);
                     let t = Instant::now();
@@ -135,11 +142,11 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
             // SAFETY: `run_once` waited for the frame.
             unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
         }
-        let mut t = [0u64; 6];
+        let mut t = [0u64; 2 * N];
         // SAFETY: the frame completed; every query was written.
         unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
         if frame >= warmup {
-            for k in 0..3 {
+            for k in 0..N {
                 gpu_ms[k].push(t[2 * k + 1].saturating_sub(t[2 * k]) as f64 * period / 1e6);
                 cpu_us[k].push(record_us[k]);
             }

@@ -273,7 +273,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let mut deform_rows = vec![];
     for (k, field) in deform::FIELDS.into_iter().enumerate() {
         let df = deform::measure(&ctx, field, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
-        for v in 0..3 {
+        for v in 0..deform::VARIANTS.len() {
             println!(
                 "| {} x {} | {} | {:.4} | {:.2}x | {:.1} |",
                 df.tubes,

@@ -180,15 +180,28 @@ pub struct SkinInfluences {
     pub weights: Vec<[f32; 4]>,
 }
 
+/// One influence set's vertex layout: joint format and stride, weight format and stride, and
+/// where joints and weights interleave in one buffer at one stride, the weights' offset from
+/// the joints (then one vertex binding serves both).
+pub(crate) type SetLayout = (JointFormat, u32, WeightFormat, u32, Option<u32>);
+
 /// What distinguishes deformed pipelines: how many influence sets, and their vertex layouts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct DeformKey {
-    pub sets: [Option<(JointFormat, u32, WeightFormat, u32)>; 2],
+    pub sets: [Option<SetLayout>; 2],
 }
 
 impl DeformKey {
     pub fn of(d: &Deformation) -> Self {
-        let set = |i: &Influences| (i.joint_format, i.joints.stride, i.weight_format, i.weights.stride);
+        let set = |i: &Influences| {
+            let (j, w) = (&i.joints, &i.weights);
+            // 2047: the least maxVertexInputAttributeOffset a device may have.
+            let shared = (j.range.buffer == w.range.buffer && j.stride == w.stride && w.range.offset >= j.range.offset)
+                .then(|| w.range.offset - j.range.offset)
+                .filter(|&delta| delta <= 2047)
+                .map(|delta| delta as u32);
+            (i.joint_format, j.stride, i.weight_format, w.stride, shared)
+        };
         let skin = d.skin.as_ref();
         DeformKey { sets: [skin.map(|s| set(&s.influences)), skin.and_then(|s| s.more_influences.as_ref().map(set))] }
     }

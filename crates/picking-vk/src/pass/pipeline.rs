@@ -426,13 +426,20 @@ impl Pipelines {
             bindings.push(vk::VertexInputBindingDescription { binding: 2, stride: h.attribute_stride, input_rate: vk::VertexInputRate::VERTEX });
             attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 2, format: attribute.format.vk(), offset: 0 });
         }
-        // Skin influences: joints and weights of each set at bindings 3.., locations 9...
-        for (k, (joints, joint_stride, weights, weight_stride)) in key.deform.iter().flat_map(|d| d.sets).flatten().enumerate() {
+        // Skin influences: joints and weights of each set at bindings 3.., locations 9..; an
+        // interleaved set reads both from the joints' binding (the weights' is bound, unused).
+        for (k, (joints, joint_stride, weights, weight_stride, shared)) in key.deform.iter().flat_map(|d| d.sets).flatten().enumerate() {
             let (binding, location) = (3 + 2 * k as u32, 9 + 2 * k as u32);
             bindings.push(vk::VertexInputBindingDescription { binding, stride: joint_stride, input_rate: vk::VertexInputRate::VERTEX });
-            bindings.push(vk::VertexInputBindingDescription { binding: binding + 1, stride: weight_stride, input_rate: vk::VertexInputRate::VERTEX });
             attributes.push(vk::VertexInputAttributeDescription { location, binding, format: joints.vk(), offset: 0 });
-            attributes.push(vk::VertexInputAttributeDescription { location: location + 1, binding: binding + 1, format: weights.vk(), offset: 0 });
+            let (weight_binding, offset) = match shared {
+                Some(delta) => (binding, delta),
+                None => {
+                    bindings.push(vk::VertexInputBindingDescription { binding: binding + 1, stride: weight_stride, input_rate: vk::VertexInputRate::VERTEX });
+                    (binding + 1, 0)
+                }
+            };
+            attributes.push(vk::VertexInputAttributeDescription { location: location + 1, binding: weight_binding, format: weights.vk(), offset });
         }
         if key.batched && key.instance_stride.is_none() {
             attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
