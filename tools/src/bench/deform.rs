@@ -94,12 +94,8 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
         }
     };
     let rigid: Arc<[PickDraw]> = models.iter().map(|&m| draw(0, m, false)).collect();
-    let lists: [Arc<[PickDraw]>; N] = [
-        rigid.clone(),
-        rigid,
-        models.iter().map(|&m| draw(0, m, true)).collect(),
-        models.iter().map(|&m| draw(1, m, true)).collect(),
-    ];
+    let lists: [Arc<[PickDraw]>; N] =
+        [rigid.clone(), rigid, models.iter().map(|&m| draw(0, m, true)).collect(), models.iter().map(|&m| draw(1, m, true)).collect()];
     let mut pickers = vec![];
     for k in 0..N {
         // Variant 1 has no batch rows: every draw recorded on its own, as deformed ones are.
