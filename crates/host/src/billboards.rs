@@ -5,7 +5,7 @@
 //! `first_id + i`, instance `i`), builds a pick pipeline for whatever pass the picker names,
 //! and draws into it with the contributor GLSL's `pick_write`.
 
-use crate::vk_util;
+use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
 use picking_vk::{ContributorContext, ContributorTarget, PickContributor};
@@ -178,65 +178,29 @@ impl Billboards {
         colors: usize,
         compare: vk::CompareOp,
     ) -> Result<vk::Pipeline, ContextError> {
-        let d = &self.device;
-        let vert = vk_util::shader_module(d, VERT)?;
-        let frag = match vk_util::shader_module(d, fragment) {
-            Ok(f) => f,
-            Err(e) => {
-                // SAFETY: the module was never used.
-                unsafe { d.destroy_shader_module(vert, None) };
-                return Err(e.into());
-            }
-        };
-        let stages = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(c"main"),
-        ];
         let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: 32, input_rate: vk::VertexInputRate::INSTANCE }];
         let attributes = [
             vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: 0 },
             vk::VertexInputAttributeDescription { location: 1, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: 16 },
         ];
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default().polygon_mode(vk::PolygonMode::FILL).cull_mode(vk::CullModeFlags::NONE).line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(compare);
-        let blend_attachments = vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA); colors];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .depth_stencil_state(&depth)
-            .color_blend_state(&blend)
-            .dynamic_state(&dynamic)
-            .layout(self.layout);
-        let mut rendering = vk::PipelineRenderingCreateInfo::default();
-        let info = match target {
-            TargetKey::Lit(_) | TargetKey::PickPass(..) => info.render_pass(render_pass).subpass(0),
-            TargetKey::Formats(colors, depth) => {
-                rendering = rendering.color_attachment_formats(colors).depth_attachment_format(*depth);
-                info.push_next(&mut rendering)
-            }
+        let target = match target {
+            TargetKey::Lit(_) | TargetKey::PickPass(..) => RenderTarget::Pass { render_pass, colors },
+            TargetKey::Formats(colors, depth) => RenderTarget::Formats { colors, depth: *depth },
         };
-        // SAFETY: the create info points at locals alive for the call.
-        let result = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-        // SAFETY: the modules are not needed once the pipeline exists (or failed).
-        unsafe {
-            d.destroy_shader_module(vert, None);
-            d.destroy_shader_module(frag, None);
-        }
-        match result {
-            Ok(p) => Ok(p[0]),
-            Err((_, e)) => Err(e.into()),
-        }
+        let desc = PipelineDesc {
+            vertex: VERT,
+            fragment,
+            bindings: &bindings,
+            attributes: &attributes,
+            depth_compare: Some(compare),
+            cull_mode: vk::CullModeFlags::NONE,
+            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            layout: self.layout,
+            target,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            point_size: 1.0,
+        };
+        Ok(vk_util::graphics_pipeline(&self.device, &desc)?)
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::camera::CameraMatrices;
 use crate::gpu_scene::{GpuPrimitive, GpuScene};
 use crate::shapes;
-use crate::vk_util::{self, PipelineDesc};
+use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
 use glam::{Mat4, Quat, Vec3};
 use picking_vk::Topology;
@@ -195,20 +195,21 @@ impl LitPass {
             (vk::CullModeFlags::BACK, vk::FrontFace::COUNTER_CLOCKWISE),
             (vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE),
         ];
+        let triangles = PipelineDesc {
+            vertex: LIT_VERT,
+            fragment: LIT_FRAG,
+            bindings: &bindings,
+            attributes: &attributes,
+            depth_compare: Some(vk::CompareOp::LESS),
+            cull_mode: vk::CullModeFlags::NONE,
+            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            layout: pass.layout,
+            target: RenderTarget::Pass { render_pass, colors: 1 },
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            point_size: 1.0,
+        };
         for (slot, (cull_mode, front_face)) in culling.into_iter().enumerate() {
-            let desc = PipelineDesc {
-                vertex: LIT_VERT,
-                fragment: LIT_FRAG,
-                bindings: &bindings,
-                attributes: &attributes,
-                depth_compare: Some(vk::CompareOp::LESS),
-                cull_mode,
-                front_face,
-                layout: pass.layout,
-                render_pass,
-                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-                point_size: 1.0,
-            };
+            let desc = PipelineDesc { cull_mode, front_face, ..triangles };
             pass.pipelines[slot] = vk_util::graphics_pipeline(device, &desc)?;
             pass.deformed[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { vertex: LIT_DEFORMED_VERT, ..desc })?;
         }
@@ -216,20 +217,7 @@ impl LitPass {
         let point_size = if ctx.picking_features.contains(picking_vk::PickFeatures::WIDE_LINES) { crate::mesh::POINT_SIZE } else { 1.0 };
         let topologies = [vk::PrimitiveTopology::LINE_LIST, vk::PrimitiveTopology::LINE_STRIP, vk::PrimitiveTopology::POINT_LIST];
         for (slot, topology) in topologies.into_iter().enumerate() {
-            let desc = PipelineDesc {
-                vertex: LIT_VERT,
-                fragment: LIT_FRAG,
-                bindings: &bindings,
-                attributes: &attributes,
-                depth_compare: Some(vk::CompareOp::LESS),
-                cull_mode: vk::CullModeFlags::NONE,
-                front_face: vk::FrontFace::COUNTER_CLOCKWISE,
-                layout: pass.layout,
-                render_pass,
-                topology,
-                point_size,
-            };
-            pass.lines_and_points[slot] = vk_util::graphics_pipeline(device, &desc)?;
+            pass.lines_and_points[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { topology, point_size, ..triangles })?;
         }
         Ok(pass)
     }

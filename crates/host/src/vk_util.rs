@@ -70,8 +70,18 @@ pub fn color_depth_render_pass(
     unsafe { device.create_render_pass(&info, None) }
 }
 
+/// What a pipeline draws into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderTarget<'a> {
+    /// Subpass 0 of a render pass with this many colour attachments.
+    Pass { render_pass: vk::RenderPass, colors: usize },
+    /// Dynamic rendering with these colour formats and this depth format.
+    Formats { colors: &'a [vk::Format], depth: vk::Format },
+}
+
 /// What differs between the graphics pipelines here: everything else is fixed (one sample,
-/// one opaque colour attachment, 1-pixel lines, dynamic viewport and scissor).
+/// opaque colour attachments written whole, 1-pixel lines, dynamic viewport and scissor).
+#[derive(Clone, Copy)]
 pub struct PipelineDesc<'a> {
     /// Vertex and fragment SPIR-V, entry point `main`.
     pub vertex: &'a [u8],
@@ -83,13 +93,13 @@ pub struct PipelineDesc<'a> {
     pub cull_mode: vk::CullModeFlags,
     pub front_face: vk::FrontFace,
     pub layout: vk::PipelineLayout,
-    pub render_pass: vk::RenderPass,
+    pub target: RenderTarget<'a>,
     pub topology: vk::PrimitiveTopology,
     /// Specialization constant 0 of the vertex stage (the lit shaders' point size).
     pub point_size: f32,
 }
 
-/// A graphics pipeline for subpass 0 of `desc.render_pass`.
+/// A graphics pipeline for `desc.target`.
 pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Result<vk::Pipeline, vk::Result> {
     let vert = shader_module(device, desc.vertex)?;
     let frag = match shader_module(device, desc.fragment) {
@@ -121,7 +131,11 @@ pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Resul
         Some(op) => vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(true).depth_write_enable(true).depth_compare_op(op),
         None => vk::PipelineDepthStencilStateCreateInfo::default(),
     };
-    let blend_attachments = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+    let colors = match desc.target {
+        RenderTarget::Pass { colors, .. } => colors,
+        RenderTarget::Formats { colors, .. } => colors.len(),
+    };
+    let blend_attachments = vec![vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA); colors];
     let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
     let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
     let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
@@ -135,8 +149,15 @@ pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Resul
         .depth_stencil_state(&depth)
         .color_blend_state(&blend)
         .dynamic_state(&dynamic)
-        .layout(desc.layout)
-        .render_pass(desc.render_pass);
+        .layout(desc.layout);
+    let mut rendering = vk::PipelineRenderingCreateInfo::default();
+    let info = match desc.target {
+        RenderTarget::Pass { render_pass, .. } => info.render_pass(render_pass).subpass(0),
+        RenderTarget::Formats { colors, depth } => {
+            rendering = rendering.color_attachment_formats(colors).depth_attachment_format(depth);
+            info.push_next(&mut rendering)
+        }
+    };
     // SAFETY: the create info points at locals alive for the call.
     let result = unsafe { device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
     // SAFETY: the modules are not needed once the pipeline exists (or failed).
