@@ -64,6 +64,24 @@ impl Mesh {
         Mesh { positions, indices: Some(indices) }
     }
 
+    /// A grid of `n` x `n` quads over [-h, h]² in the XY plane, indexed.
+    pub fn grid(n: u32, h: f32) -> Mesh {
+        let mut positions = vec![];
+        for j in 0..=n {
+            for i in 0..=n {
+                positions.push(Vec3::new(-h + 2.0 * h * i as f32 / n as f32, -h + 2.0 * h * j as f32 / n as f32, 0.0));
+            }
+        }
+        let mut indices = vec![];
+        for j in 0..n {
+            for i in 0..n {
+                let a = j * (n + 1) + i;
+                indices.extend([a, a + 1, a + n + 2, a, a + n + 2, a + n + 1]);
+            }
+        }
+        Mesh { positions, indices: Some(indices) }
+    }
+
     /// A square in the XY plane of half-size `h` facing +Z, as two non-indexed triangles.
     pub fn quad(h: f32) -> Mesh {
         let (a, b, c, d) = (Vec3::new(-h, -h, 0.0), Vec3::new(h, -h, 0.0), Vec3::new(h, h, 0.0), Vec3::new(-h, h, 0.0));

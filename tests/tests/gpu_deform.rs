@@ -52,24 +52,6 @@ fn tube(rings: u32, segments: u32, r: f32) -> Mesh {
     Mesh { positions, indices: Some(indices) }
 }
 
-/// A grid of `n` x `n` quads over [-h, h]² in the XY plane, indexed.
-fn grid(n: u32, h: f32) -> Mesh {
-    let mut positions = vec![];
-    for j in 0..=n {
-        for i in 0..=n {
-            positions.push(Vec3::new(-h + 2.0 * h * i as f32 / n as f32, -h + 2.0 * h * j as f32 / n as f32, 0.0));
-        }
-    }
-    let mut indices = vec![];
-    for j in 0..n {
-        for i in 0..n {
-            let a = j * (n + 1) + i;
-            indices.extend([a, a + 1, a + n + 2, a, a + n + 2, a + n + 1]);
-        }
-    }
-    Mesh { positions, indices: Some(indices) }
-}
-
 /// The `influences` strongest of `bones` bones along the tube for a vertex at height `y`
 /// (weights falling off linearly over `spread` bone lengths, normalized).
 fn influences(y: f32, bones: u32, influences: usize, spread: f32) -> Vec<(u16, f32)> {
@@ -306,7 +288,7 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
 
 fn objects() -> Vec<Deformed> {
     let t = tube(10, 8, 0.35);
-    let g = grid(5, 0.8);
+    let g = Mesh::grid(5, 0.8);
     let four = SkinLayout { bones: 6, sets: 1, joints: JointFormat::U8x4, weights: WeightFormat::Float32x4 };
     let eight = SkinLayout { bones: 10, sets: 2, joints: JointFormat::U16x4, weights: WeightFormat::Unorm16x4 };
     let bytes = SkinLayout { bones: 5, sets: 1, joints: JointFormat::U16x4, weights: WeightFormat::Unorm8x4 };

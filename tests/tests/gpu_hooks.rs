@@ -144,24 +144,6 @@ fn displacement(p: DVec3) -> f64 {
 
 const WAVE: &str = "vec3 pick_world(PickVertex v) {\n    return v.world + vec3(0.0, 0.0, 0.6 * sin(v.world.x * 2.0) * cos(v.world.y * 1.5));\n}\n";
 
-/// A grid of `n` x `n` quads over [-h, h]² in the XY plane, indexed.
-fn grid(n: u32, h: f32) -> Mesh {
-    let mut positions = vec![];
-    for j in 0..=n {
-        for i in 0..=n {
-            positions.push(Vec3::new(-h + 2.0 * h * i as f32 / n as f32, -h + 2.0 * h * j as f32 / n as f32, 0.0));
-        }
-    }
-    let mut indices = vec![];
-    for j in 0..n {
-        for i in 0..n {
-            let a = j * (n + 1) + i;
-            indices.extend([a, a + 1, a + n + 2, a, a + n + 2, a + n + 1]);
-        }
-    }
-    Mesh { positions, indices: Some(indices) }
-}
-
 #[test]
 fn world_adjust_hook_matches_the_cpu_displaced_grid() {
     let gpu = Gpu::new();
@@ -171,7 +153,7 @@ fn world_adjust_hook_matches_the_cpu_displaced_grid() {
     // A displaced grid, an instanced pair of displaced grids, and a flat plate among them.
     // Cells of about ten pixels: the oracle holds pixels within one of a triangle's edges
     // ambiguous.
-    let grid_mesh = grid(6, 1.5);
+    let grid_mesh = Mesh::grid(6, 1.5);
     let mut scene = Scene { meshes: vec![grid_mesh.clone(), Mesh::quad(1.0)], objects: vec![] };
     scene.objects.push(Object::new(1, 0, Mat4::from_translation(Vec3::new(-0.6, 0.0, -5.0))));
     let mut pair = Object::new(2, 0, Mat4::from_translation(Vec3::new(0.8, 0.3, -6.0)));
