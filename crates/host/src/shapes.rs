@@ -63,6 +63,30 @@ pub fn sphere(r: f32, rings: u32, segments: u32, color: [f32; 4]) -> Primitive {
     primitive(p, n, uv, grid_indices(rings, segments, false), color)
 }
 
+/// An open tube of radius `r` along +Y from 0 to `height`: `rings` + 1 rings of `segments`
+/// vertices (ring after ring, normals outward), indexed, without caps or UVs. Skinned shapes
+/// weight its vertices by their height.
+pub fn tube(r: f32, height: f32, rings: u32, segments: u32, color: [f32; 4]) -> Primitive {
+    let mut p = Primitive { color, ..Default::default() };
+    for j in 0..=rings {
+        let y = height * j as f32 / rings as f32;
+        for i in 0..segments {
+            let a = TAU * i as f32 / segments as f32;
+            p.positions.push(Vec3::new(r * a.cos(), y, r * a.sin()));
+            p.normals.push(Vec3::new(a.cos(), 0.0, a.sin()));
+        }
+    }
+    let mut indices = vec![];
+    for j in 0..rings {
+        for i in 0..segments {
+            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
+            indices.extend([a, a + segments, b, b, a + segments, b + segments]);
+        }
+    }
+    p.indices = Some(indices);
+    p
+}
+
 /// A capped cylinder along +Y from 0 to `height`.
 pub fn cylinder(r: f32, height: f32, segments: u32, color: [f32; 4]) -> Primitive {
     let (mut p, mut n, mut uv, mut ix) = (vec![], vec![], vec![], vec![]);

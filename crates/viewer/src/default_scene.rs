@@ -30,32 +30,17 @@ fn fence_texture() -> TextureData {
 /// A tube of `radius` standing `height` tall over `bones` joints: its vertices weighted to
 /// the two nearest joints (linear blend), rings at every tenth of a bone.
 pub fn skinned_tube(height: f32, radius: f32, bones: u32, color: [f32; 4]) -> picking_vk_host::Primitive {
-    let (rings, segments) = (bones * 4, 12u32);
     let length = height / bones as f32;
-    let mut p = picking_vk_host::Primitive { color, ..Default::default() };
+    let mut p = shapes::tube(radius, height, bones * 4, 12, color);
     let mut set = picking_vk::SkinInfluences::default();
-    for j in 0..=rings {
-        let y = height * j as f32 / rings as f32;
+    for q in &p.positions {
         // Between the centres of bones k and k + 1.
-        let along = (y / length - 0.5).clamp(0.0, bones as f32 - 1.0);
+        let along = (q.y / length - 0.5).clamp(0.0, bones as f32 - 1.0);
         let k = (along.floor() as u32).min(bones.saturating_sub(2));
         let f = (along - k as f32).clamp(0.0, 1.0);
-        for i in 0..segments {
-            let a = std::f32::consts::TAU * i as f32 / segments as f32;
-            p.positions.push(Vec3::new(radius * a.cos(), y, radius * a.sin()));
-            p.normals.push(Vec3::new(a.cos(), 0.0, a.sin()));
-            set.joints.push([k as u16, (k + 1).min(bones - 1) as u16, 0, 0]);
-            set.weights.push([1.0 - f, f, 0.0, 0.0]);
-        }
+        set.joints.push([k as u16, (k + 1).min(bones - 1) as u16, 0, 0]);
+        set.weights.push([1.0 - f, f, 0.0, 0.0]);
     }
-    let mut indices = vec![];
-    for j in 0..rings {
-        for i in 0..segments {
-            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
-            indices.extend([a, a + segments, b, b, a + segments, b + segments]);
-        }
-    }
-    p.indices = Some(indices);
     p.skin = vec![set];
     p
 }

@@ -41,32 +41,18 @@ pub const FIELDS: [Field; 2] = [Field { tubes: 200, rings: 32, segments: 16 }, F
 /// A tube along +Y over `bones` bones, `sets` sets of four influences per vertex (weights
 /// falling off over the neighbouring bones), and `targets` morph targets.
 fn tube(field: Field, sets: usize, targets: usize) -> Primitive {
-    let (rings, segments, bones) = (field.rings, field.segments, 8u32);
-    let mut p = Primitive { color: [1.0; 4], ..Default::default() };
+    let bones = 8u32;
+    let mut p = picking_vk_host::shapes::tube(0.2, 2.0, field.rings, field.segments, [1.0; 4]);
     p.skin = vec![SkinInfluences::default(); sets];
-    for j in 0..=rings {
-        let y = 2.0 * j as f32 / rings as f32;
-        for i in 0..segments {
-            let a = std::f32::consts::TAU * i as f32 / segments as f32;
-            p.positions.push(Vec3::new(0.2 * a.cos(), y, 0.2 * a.sin()));
-            p.normals.push(Vec3::new(a.cos(), 0.0, a.sin()));
-            let along = y / 2.0 * bones as f32;
-            for (s, set) in p.skin.iter_mut().enumerate() {
-                let first = (along as u32 + 4 * s as u32).min(bones - 1);
-                set.joints.push(std::array::from_fn(|k| (first + k as u32).min(bones - 1) as u16));
-                set.weights.push(if s == 0 { [0.4, 0.3, 0.2, 0.1] } else { [0.0; 4] });
-            }
+    for q in &p.positions {
+        let along = q.y / 2.0 * bones as f32;
+        for (s, set) in p.skin.iter_mut().enumerate() {
+            let first = (along as u32 + 4 * s as u32).min(bones - 1);
+            set.joints.push(std::array::from_fn(|k| (first + k as u32).min(bones - 1) as u16));
+            set.weights.push(if s == 0 { [0.4, 0.3, 0.2, 0.1] } else { [0.0; 4] });
         }
     }
     p.morph_targets = (0..targets).map(|t| p.positions.iter().map(|q| Vec3::new(0.02 * (t as f32 + 1.0), q.y * 0.01, 0.0)).collect()).collect();
-    let mut indices = vec![];
-    for j in 0..rings {
-        for i in 0..segments {
-            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
-            indices.extend([a, a + segments, b, b, a + segments, b + segments]);
-        }
-    }
-    p.indices = Some(indices);
     p
 }
 
