@@ -6,8 +6,7 @@
 //! draw, deformed ones are drawn one by one with their push constants) and a few large ones
 //! (vertex work dominates). GPU time from timestamp queries, CPU time of recording.
 
-use crate::gpu_timing::{camera, full_barrier, median};
-use ash::vk;
+use crate::gpu_timing::{camera, time_variants};
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{DeformPose, PickDraw, PickRequest, Picker, PickerConfig, SkinInfluences, Viewport};
 use picking_vk_context::VulkanContext;
@@ -58,7 +57,6 @@ fn tube(field: Field, sets: usize, targets: usize) -> Primitive {
 
 pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<DeformTimings, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
-    let d = &ctx.device;
     let cam = camera(w, h);
     let primitives = vec![GpuPrimitive::upload(ctx, &tube(field, 1, 0)).map_err(|x| e(&x))?, GpuPrimitive::upload(ctx, &tube(field, 2, 2)).map_err(|x| e(&x))?];
     let triangles = primitives[0].count as usize / 3;
@@ -90,57 +88,15 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
         // SAFETY: the context's handles belong together and outlive the picker.
         pickers.push(unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))?);
     }
-    // SAFETY: plain query pool creation.
-    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * N as u32), None) }
-        .map_err(|x| e(&x))?;
-    let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut gpu_ms: [Vec<f64>; N] = Default::default();
-    let mut cpu_us: [Vec<f64>; N] = Default::default();
-    for frame in 0..warmup + frames {
-        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
-        let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
-        let mut record_us = [0.0; N];
-        ctx.run_once(|cmd| -> Result<(), String> {
-            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
-            // buffers outlive the wait in `run_once`.
-            unsafe {
-                d.cmd_reset_query_pool(cmd, pool, 0, 2 * N as u32);
-                for i in 0..N {
-                    let k = (i + frame) % N;
-                    full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32);
-                    let t = Instant::now();
-                    pickers[k].record_shared(cmd, 0, &request, &lists[k]).map_err(|x| e(&x))?;
-                    record_us[k] = t.elapsed().as_secs_f64() * 1e6;
-                    full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32 + 1);
-                }
-            }
-            Ok(())
-        })
-        .map_err(|x| e(&x))??;
-        for picker in &mut pickers {
-            // SAFETY: `run_once` waited for the frame.
-            unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
-        }
-        let mut t = [0u64; 2 * N];
-        // SAFETY: the frame completed; every query was written.
-        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
-        if frame >= warmup {
-            for k in 0..N {
-                gpu_ms[k].push(t[2 * k + 1].saturating_sub(t[2 * k]) as f64 * period / 1e6);
-                cpu_us[k].push(record_us[k]);
-            }
-        }
-    }
-    // SAFETY: all work finished (`run_once` waits).
-    unsafe { d.destroy_query_pool(pool, None) };
+    let pixels: Vec<UVec2> = (0..warmup + frames).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect();
+    let times = time_variants(ctx, &mut pickers, warmup, frames, |frame, k, picker, cmd| {
+        let request = PickRequest::new(pixels[frame], Viewport::full(w, h), cam.view, cam.projection);
+        let t = Instant::now();
+        // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the frame.
+        unsafe { picker.record_shared(cmd, 0, &request, &lists[k]) }.map_err(|x| e(&x))?;
+        Ok(t.elapsed().as_secs_f64() * 1e6)
+    })?;
     drop(pickers);
-    Ok(DeformTimings {
-        tubes: models.len(),
-        triangles,
-        gpu_ms: std::array::from_fn(|k| median(&mut gpu_ms[k])),
-        cpu_us: std::array::from_fn(|k| median(&mut cpu_us[k])),
-    })
+    Ok(DeformTimings { tubes: models.len(), triangles, gpu_ms: std::array::from_fn(|k| times.gpu_ms[k]), cpu_us: std::array::from_fn(|k| times.cpu_us[k]) })
 }

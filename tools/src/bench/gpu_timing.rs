@@ -48,6 +48,78 @@ pub fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
     };
 }
 
+/// Per-variant medians of side-by-side measurements: GPU milliseconds and CPU microseconds.
+pub struct VariantTimes {
+    pub gpu_ms: Vec<f64>,
+    pub cpu_us: Vec<f64>,
+}
+
+/// Times `pickers.len()` variants side by side: each of `warmup + frames` frames records every
+/// variant into one command buffer, in rotating order (so none always pays for cold caches),
+/// each between full barriers and timestamps. `record(frame, k, picker, cmd)` records variant
+/// `k` and returns its CPU microseconds (NaN keeps it out of the median); each picker's result
+/// is taken after the frame. Medians over the frames after the warm-up.
+pub fn time_variants(
+    ctx: &VulkanContext,
+    pickers: &mut [Picker],
+    warmup: usize,
+    frames: usize,
+    mut record: impl FnMut(usize, usize, &mut Picker, vk::CommandBuffer) -> Result<f64, String>,
+) -> Result<VariantTimes, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let n = pickers.len();
+    // SAFETY: plain query pool creation.
+    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * n as u32), None) }
+        .map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut gpu: Vec<Vec<f64>> = vec![vec![]; n];
+    let mut cpu: Vec<Vec<f64>> = vec![vec![]; n];
+    let mut run = || -> Result<(), String> {
+        for frame in 0..warmup + frames {
+            let mut record_us = vec![0.0; n];
+            ctx.run_once(|cmd| -> Result<(), String> {
+                // SAFETY: (whole block) `cmd` is recording outside a render pass; what the
+                // pickers record outlives the wait in `run_once`.
+                unsafe {
+                    d.cmd_reset_query_pool(cmd, pool, 0, 2 * n as u32);
+                    for i in 0..n {
+                        let k = (i + frame) % n;
+                        full_barrier(d, cmd);
+                        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32);
+                        record_us[k] = record(frame, k, &mut pickers[k], cmd)?;
+                        full_barrier(d, cmd);
+                        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32 + 1);
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|x| e(&x))??;
+            for picker in pickers.iter_mut() {
+                // SAFETY: `run_once` waited for the frame.
+                unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
+            }
+            let mut t = vec![0u64; 2 * n];
+            // SAFETY: the frame completed; every query was written.
+            unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+            if frame >= warmup {
+                for k in 0..n {
+                    gpu[k].push(t[2 * k + 1].saturating_sub(t[2 * k]) as f64 * period / 1e6);
+                    if record_us[k].is_finite() {
+                        cpu[k].push(record_us[k]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    let outcome = run();
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    outcome?;
+    Ok(VariantTimes { gpu_ms: gpu.iter_mut().map(|v| median(v)).collect(), cpu_us: cpu.iter_mut().map(|v| median(v)).collect() })
+}
+
 pub fn camera(width: u32, height: u32) -> CameraMatrices {
     let view = Mat4::IDENTITY;
     let projection = glam::camera::rh::proj::vulkan::perspective(1.0, width as f32 / height as f32, 0.1, 200.0);

@@ -5,7 +5,7 @@
 //! recording (the three in rotating order, so none always pays for cold caches); and the
 //! first pick that records hooked draws, which compiles the hook.
 
-use crate::gpu_timing::{camera, full_barrier, median};
+use crate::gpu_timing::{camera, time_variants};
 use crate::scenes::BenchScene;
 use ash::vk;
 use glam::{UVec2, Vec3};
@@ -35,7 +35,6 @@ const WAVE: f32 = 0.05;
 
 pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<HookTimings, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
-    let d = &ctx.device;
     let cam = camera(w, h);
     // A 64x64 texture of opaque texels with a few holes: the hook fetches and compares.
     let rgba: Vec<u8> = (0..64 * 64).flat_map(|i: u32| [200, 150, 100, if i.is_multiple_of(29) { 0 } else { 255 }]).collect();
@@ -77,63 +76,25 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         // SAFETY: the context's handles belong together and outlive the picker.
         pickers.push(unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(1)) }.map_err(|x| e(&x))?);
     }
-    // SAFETY: plain query pool creation.
-    let pool =
-        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(6), None) }.map_err(|x| e(&x))?;
-    let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut gpu: [Vec<f64>; 3] = Default::default();
-    let mut cpu: [Vec<f64>; 3] = Default::default();
+    let pixels: Vec<UVec2> = (0..warmup + frames).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect();
     let mut first_pick_ms = [f64::NAN; 2];
-    for frame in 0..warmup + frames {
-        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
-        let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
-        let mut record_us = [0.0; 3];
-        ctx.run_once(|cmd| -> Result<(), String> {
-            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
-            // buffers, the texture and its set outlive the wait in `run_once`.
-            unsafe {
-                d.cmd_reset_query_pool(cmd, pool, 0, 6);
-                for i in 0..3 {
-                    let k = (i + frame) % 3;
-                    let (picker, draws) = (&mut pickers[k], &lists[k]);
-                    full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32);
-                    let compiled = picker.hook_compilations();
-                    let t = Instant::now();
-                    picker.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
-                    record_us[k] = t.elapsed().as_secs_f64() * 1e6;
-                    if k > 0 && picker.hook_compilations() > compiled && first_pick_ms[k - 1].is_nan() {
-                        first_pick_ms[k - 1] = record_us[k] / 1e3;
-                        // Compilation is not a frame's cost: keep it out of the medians.
-                        record_us[k] = f64::NAN;
-                    }
-                    full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * k as u32 + 1);
-                }
-            }
-            Ok(())
-        })
-        .map_err(|x| e(&x))??;
-        for picker in &mut pickers {
-            // SAFETY: `run_once` waited for the frame.
-            unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
+    let times = time_variants(ctx, &mut pickers, warmup, frames, |frame, k, picker, cmd| {
+        let request = PickRequest::new(pixels[frame], Viewport::full(w, h), cam.view, cam.projection);
+        let compiled = picker.hook_compilations();
+        let t = Instant::now();
+        // SAFETY: `cmd` is recording outside a render pass; the scene's buffers, the texture
+        // and its set outlive the frame.
+        unsafe { picker.record_shared(cmd, 0, &request, &lists[k]) }.map_err(|x| e(&x))?;
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        if k > 0 && picker.hook_compilations() > compiled && first_pick_ms[k - 1].is_nan() {
+            first_pick_ms[k - 1] = us / 1e3;
+            // Compilation is not a frame's cost: keep it out of the medians.
+            return Ok(f64::NAN);
         }
-        let mut t = [0u64; 6];
-        // SAFETY: the frame completed; every query was written.
-        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
-        if frame >= warmup {
-            for k in 0..3 {
-                gpu[k].push(t[2 * k + 1].saturating_sub(t[2 * k]) as f64 * period / 1e6);
-                if record_us[k].is_finite() {
-                    cpu[k].push(record_us[k]);
-                }
-            }
-        }
-    }
-    // SAFETY: all work finished (`run_once` waits).
-    unsafe { d.destroy_query_pool(pool, None) };
+        Ok(us)
+    })?;
     drop(pickers);
     drop((sets, texture));
-    Ok(HookTimings { gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])), cpu_us: std::array::from_fn(|k| median(&mut cpu[k])), first_pick_ms })
+    Ok(HookTimings { gpu_ms: std::array::from_fn(|k| times.gpu_ms[k]), cpu_us: std::array::from_fn(|k| times.cpu_us[k]), first_pick_ms })
 }
