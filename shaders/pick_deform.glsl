@@ -1,23 +1,10 @@
 // Body of the deformed pick vertex shaders (pick_skinned.vert: four influences,
-// pick_skinned8.vert: eight, pick_morphed.vert: none), which define SKIN_SETS first, and
-// PICK_BATCHED for their batched forms (the *_batched.vert files).
+// pick_skinned8.vert: eight, pick_morphed.vert: none), which define SKIN_SETS first.
 // Morph targets, then linear blend skinning, in the draw's model space: see
 // crates/picking-vk/src/draw/deform.rs. The host's buffers are bound whole at set 1 (offsets
-// need no descriptor alignment). One draw at a time, the draw's data is the push block (as
-// pick_push.glsl, the rectangle words, then the deformation's words); batched, it is the
-// draw's row of the batch buffer (`DrawRow` in crates/picking-vk/src/record/batch.rs), read
-// as per-instance attributes: the indirect command's firstInstance selects the row.
+// need no descriptor alignment); the push block follows pick_push.glsl and the rectangle
+// words.
 
-#ifdef PICK_BATCHED
-layout(location = 1) in vec4 in_mvp_col0; // projection * view * model, composed on the CPU in f64
-layout(location = 2) in vec4 in_mvp_col1;
-layout(location = 3) in vec4 in_mvp_col2;
-layout(location = 4) in vec4 in_mvp_col3;
-layout(location = 5) in uvec2 in_object_id;
-layout(location = 6) in uint in_draw_index;
-layout(location = 7) in uvec4 in_bases; // as `bases` below
-layout(location = 8) in uvec4 in_counts; // as `counts` below
-#else
 layout(push_constant) uniform DeformPush {
     mat4 model_view_projection; // as pick_push.glsl
     uvec2 object_id;
@@ -28,11 +15,6 @@ layout(push_constant) uniform DeformPush {
     // (joint count, vertices per morph target, unused, unused)
     uvec4 counts;
 } pc;
-#endif
-
-// The draw's deformation words (from the push block or the row), set first thing in main().
-uvec4 bases;
-uvec4 counts;
 
 layout(std430, set = 1, binding = 0) readonly buffer JointWords { float words[]; } joint_words;
 layout(std430, set = 1, binding = 1) readonly buffer DeltaWords { float words[]; } delta_words;
@@ -56,7 +38,7 @@ layout(location = 2) flat out uint out_draw_index;
 // Joint `j`'s matrix, its affine rows only (the bottom row plays no part in the point);
 // indices past the joint count read the last joint.
 mat4x3 joint_matrix(uint j) {
-    uint at = bases.x + min(j, counts.x - 1u) * 16u;
+    uint at = pc.bases.x + min(j, pc.counts.x - 1u) * 16u;
     mat4x3 m;
     for (int c = 0; c < 4; c++) {
         uint k = at + uint(4 * c);
@@ -77,19 +59,12 @@ mat4x3 blend(uvec4 joints, vec4 weights) {
 }
 
 void main() {
-#ifdef PICK_BATCHED
-    bases = in_bases;
-    counts = in_counts;
-#else
-    bases = pc.bases;
-    counts = pc.counts;
-#endif
     vec3 p = in_position;
     uint vertex = uint(gl_VertexIndex);
-    for (uint t = 0u; t < bases.w; t++) {
-        float w = weight_words.words[bases.z + t];
+    for (uint t = 0u; t < pc.bases.w; t++) {
+        float w = weight_words.words[pc.bases.z + t];
         if (w != 0.0) {
-            uint at = bases.y + (t * counts.y + vertex) * 3u;
+            uint at = pc.bases.y + (t * pc.counts.y + vertex) * 3u;
             p += w * vec3(delta_words.words[at], delta_words.words[at + 1u], delta_words.words[at + 2u]);
         }
     }
@@ -101,16 +76,9 @@ void main() {
     // The affine result, whatever the weights sum to (as the CPU's detail computes it).
     p = skin * vec4(p, 1.0);
 #endif
-    gl_PointSize = PICK_POINT_SIZE;
-#ifdef PICK_BATCHED
-    gl_Position = mat4(in_mvp_col0, in_mvp_col1, in_mvp_col2, in_mvp_col3) * vec4(p, 1.0);
-    out_instance = 0u;
-    out_object_id = in_object_id;
-    out_draw_index = in_draw_index;
-#else
     gl_Position = pc.model_view_projection * vec4(p, 1.0);
+    gl_PointSize = PICK_POINT_SIZE;
     out_instance = uint(gl_InstanceIndex) - pc.first_instance;
     out_object_id = pc.object_id;
     out_draw_index = pc.draw_index;
-#endif
 }

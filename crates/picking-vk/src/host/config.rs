@@ -65,7 +65,7 @@ pub struct PickerConfig {
     /// Rows of per-draw data each slot holds for batched recording, when the host enabled
     /// [`crate::PickFeatures::BATCHING`]: runs of non-instanced draws that share their buffers
     /// become one indirect draw. Draws past this many in a pick are recorded one by one; 0
-    /// turns batching off. Results are identical either way. Each row takes 132 bytes per slot;
+    /// turns batching off. Results are identical either way. Each row takes 100 bytes per slot;
     /// the default (512) holds about 32 draws for each of 16 point or radius queries.
     pub batch_rows: u32,
     /// Queries a frame's query set may hold ([`crate::Picker::record_queries`]; default 16).

@@ -14,10 +14,8 @@ use ash::vk;
 use glam::Mat4;
 
 /// Bytes of one batch row, laid out as the per-instance attributes of
-/// `shaders/pick_batched.vert`: the model-view-projection matrix, the ID, the draw index; then
-/// the deformation's eight words, which only the batched deformed shaders read
-/// (`shaders/pick_deform.glsl`).
-pub(crate) const ROW_BYTES: u32 = 112;
+/// `shaders/pick_batched.vert`: the model-view-projection matrix, the ID, the draw index.
+pub(crate) const ROW_BYTES: u32 = 80;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
 /// a test in tools/ checks these stay in step with the GLSL.
@@ -29,9 +27,6 @@ pub(crate) mod spirv {
     pub const PICK_SKINNED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned.vert.spv");
     pub const PICK_SKINNED8_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8.vert.spv");
     pub const PICK_MORPHED_VERT: &[u8] = include_bytes!("../../spirv/pick_morphed.vert.spv");
-    pub const PICK_SKINNED_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned_batched.vert.spv");
-    pub const PICK_SKINNED8_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8_batched.vert.spv");
-    pub const PICK_MORPHED_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_morphed_batched.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
@@ -151,7 +146,7 @@ impl PipelineKey {
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
             instance_storage: draw.instances.is_some() && draw.instance_binding == InstanceBinding::StorageBuffer,
-            batched: batched && draw.indirect.is_none(),
+            batched: batched && draw.indirect.is_none() && draw.deformation.is_none(),
             depth,
             raster: draw.raster.key(),
             hook: draw.hooks.as_ref().map(HookKey::of),
@@ -171,8 +166,8 @@ pub(crate) struct Pipelines {
     vert_instanced_rows: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
     vert_instanced_storage: vk::ShaderModule,
-    /// Deformed draws: no, four and eight influences; one by one, then batched.
-    vert_deformed: [[vk::ShaderModule; 3]; 2],
+    /// Deformed draws: no, four and eight influences.
+    vert_deformed: [vk::ShaderModule; 3],
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
     /// For instance transforms in a storage buffer: set 0 as `layout`'s (an empty one in the
@@ -243,7 +238,7 @@ impl Pipelines {
             vert_instanced_rows: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
             vert_instanced_storage: vk::ShaderModule::null(),
-            vert_deformed: [[vk::ShaderModule::null(); 3]; 2],
+            vert_deformed: [vk::ShaderModule::null(); 3],
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             storage_layout: vk::PipelineLayout::null(),
@@ -261,12 +256,9 @@ impl Pipelines {
         this.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
         this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
         this.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
-        this.vert_deformed[0][0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
-        this.vert_deformed[0][1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
-        this.vert_deformed[0][2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
-        this.vert_deformed[1][0] = create_module(memory, spirv::PICK_MORPHED_BATCHED_VERT, "pick_morphed_batched.vert")?;
-        this.vert_deformed[1][1] = create_module(memory, spirv::PICK_SKINNED_BATCHED_VERT, "pick_skinned_batched.vert")?;
-        this.vert_deformed[1][2] = create_module(memory, spirv::PICK_SKINNED8_BATCHED_VERT, "pick_skinned8_batched.vert")?;
+        this.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
+        this.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
+        this.vert_deformed[2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
         this.frag = match flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
             Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
@@ -383,7 +375,7 @@ impl Pipelines {
                     return Err(PickError::InvalidRequest(format!("deformed draws need {DEFORM_PUSH_SIZE} bytes of push constants")));
                 }
                 let sets = key.deform.map_or(0, |d| d.set_count());
-                (self.vert_deformed[usize::from(key.batched)][sets.min(2)], self.frag, self.deform_layout)
+                (self.vert_deformed[sets.min(2)], self.frag, self.deform_layout)
             }
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
@@ -452,10 +444,6 @@ impl Pipelines {
         if key.batched && key.instance_stride.is_none() {
             attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
             attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
-            if key.deform.is_some() {
-                attributes.push(vk::VertexInputAttributeDescription { location: 7, binding: 1, format: vk::Format::R32G32B32A32_UINT, offset: 80 });
-                attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 1, format: vk::Format::R32G32B32A32_UINT, offset: 96 });
-            }
         }
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
         let input_assembly =
@@ -531,7 +519,7 @@ impl Drop for Pipelines {
             self.memory.device.destroy_descriptor_set_layout(self.empty_set, None);
             for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag]
                 .into_iter()
-                .chain(self.vert_deformed.into_iter().flatten())
+                .chain(self.vert_deformed)
             {
                 self.memory.device.destroy_shader_module(m, None);
             }

@@ -1,6 +1,5 @@
 //! Batched recording: a run of draws that share their pipeline and buffers is recorded as one
-//! indirect draw. Each draw's data (matrix, ID, snapshot index, and a deformed draw's words)
-//! is a row of a per-slot buffer,
+//! indirect draw. Each draw's data (matrix, ID, snapshot index) is a row of a per-slot buffer,
 //! read as per-instance attributes: its indirect command's `firstInstance` names the row.
 //! The CPU cost of a pick then barely grows with the number of draws under the cursor.
 
@@ -19,8 +18,6 @@ pub(crate) struct DrawRow {
     pub model_view_projection: Mat4,
     pub object_id: [u32; 2],
     pub draw_index: u32,
-    /// A deformed draw's words (`Deformation::push_words`); zero for others.
-    pub deform: [u32; 8],
 }
 
 /// One draw's indirect command: vertex or index count and first, the vertex offset of an
@@ -77,7 +74,7 @@ impl DrawBatchBuffer {
         let Some(bytes) = self.buffer.mapped_mut() else { return };
         let mvp = row.model_view_projection.to_cols_array().map(f32::to_bits);
         let tail = [row.object_id[0], row.object_id[1], row.draw_index, 0];
-        let row_words = mvp.iter().chain(&tail).chain(&row.deform);
+        let row_words = mvp.iter().chain(&tail);
         let row_at = i as usize * ROW_BYTES as usize;
         write_words(&mut bytes[row_at..row_at + ROW_BYTES as usize], row_words);
         let command_at = commands_offset + i as usize * COMMAND_BYTES as usize;

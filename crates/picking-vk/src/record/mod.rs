@@ -358,21 +358,19 @@ impl<'a> PassRecording<'a> {
             if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
                 let hook =
                     draw.hooks.as_ref().map(|h| RunHook { attribute: h.attribute.map(|a| (a.range.buffer, a.range.offset)), set: h.descriptor_set, layout });
-                let deform = self.deform_inputs(draw, layout);
                 // Extend the open run, or close it and open one for this draw's bindings.
-                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.deform != deform || r.count >= self.max_draw_indirect_count) {
+                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
                     // SAFETY: as above.
                     unsafe { self.record_run(run.take(), batch, &mut bound) };
                 }
-                let open = run.get_or_insert(Run { bindings, hook, deform, first: *rows, count: 0 });
+                let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
                 let (count, first, vertex_offset) = match draw.triangles {
                     Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
                     Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
                 };
                 // Hooked shaders work in world space: their rows carry the model matrix.
                 let matrix = if draw.hooks.is_some() { draw.model } else { model_view_projection };
-                let deform = draw.deformation.as_ref().map_or([0; 8], |d| d.push_words(draw.positions.vertex_count));
-                let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index, deform };
+                let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index };
                 batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
                 open.count += 1;
                 *rows += 1;
@@ -466,49 +464,20 @@ impl<'a> PassRecording<'a> {
         }
     }
 
-    /// What a deformed draw binds beyond [`Bindings`] under `layout` (the deformed layout);
-    /// `None` for other draws.
-    fn deform_inputs(&self, draw: &PickDraw, layout: vk::PipelineLayout) -> Option<DeformInputs> {
-        let deformation = draw.deformation.as_ref()?;
-        let Some(set) = self.instance_sets.get(&deformation.storage()) else {
-            log::error!("picking-vk: no set for a deformed draw's buffers; was prepare() skipped?");
-            return None;
-        };
-        let mut streams = [(vk::Buffer::null(), 0); 4];
-        let list = deformation.streams();
-        for (slot, stream) in streams.iter_mut().zip(&list) {
-            *slot = (stream.range.buffer, stream.range.offset);
-        }
-        Some(DeformInputs { set, layout, streams, stream_count: list.len().min(4) })
-    }
-
     /// Binds a deformed draw's storage set and skin streams (bindings 3..), where not bound.
     ///
     /// # Safety
     /// As [`PassRecording::record`]; the set was prepared for this frame.
     unsafe fn bind_deformation(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
-        if let Some(inputs) = self.deform_inputs(draw, layout) {
-            // SAFETY: the caller's contract.
-            unsafe { self.bind_deform_inputs(&inputs, bound) };
-        }
-    }
-
-    /// As [`PassRecording::bind_deformation`], from the parts.
-    ///
-    /// # Safety
-    /// As [`PassRecording::bind_deformation`].
-    unsafe fn bind_deform_inputs(&self, inputs: &DeformInputs, bound: &mut BoundState) {
-        let streams = &inputs.streams[..inputs.stream_count];
+        let Some(deformation) = &draw.deformation else { return };
+        let streams: Vec<(vk::Buffer, u64)> = deformation.streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
         // SAFETY: the caller's contract.
         unsafe {
-            if bound.instance_set != Some((inputs.layout, inputs.set)) {
-                self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, inputs.layout, 1, &[inputs.set], &[]);
-                bound.instance_set = Some((inputs.layout, inputs.set));
-            }
+            self.bind_instance_set(draw, layout, bound);
             if !streams.is_empty() && bound.skin_streams != streams {
                 let (buffers, offsets): (Vec<vk::Buffer>, Vec<u64>) = streams.iter().copied().unzip();
                 self.device.cmd_bind_vertex_buffers(self.cmd, 3, &buffers, &offsets);
-                bound.skin_streams = streams.to_vec();
+                bound.skin_streams = streams;
             }
         }
     }
@@ -563,10 +532,6 @@ impl<'a> PassRecording<'a> {
         // SAFETY: the caller's contract; the run's rows and commands lie within the batch buffer.
         unsafe {
             self.bind(&run.bindings, Some((batch.buffer(), 0)), bound);
-            // Deformed rows carry the deformation's words: the shader reads no push constants.
-            if let Some(inputs) = &run.deform {
-                self.bind_deform_inputs(inputs, bound);
-            }
             if let Some(h) = run.hook {
                 // The rows carry each draw's model, ID and index; the push block the rest.
                 self.bind_hook_inputs(h.attribute, h.set, h.layout, bound);
@@ -616,21 +581,10 @@ struct RunHook {
     layout: vk::PipelineLayout,
 }
 
-/// What a deformed draw binds beyond [`Bindings`]: the set of its storage buffers under the
-/// deformed layout, and its skin streams (bindings 3..; the first `stream_count`).
-#[derive(Clone, Copy, PartialEq)]
-struct DeformInputs {
-    set: vk::DescriptorSet,
-    layout: vk::PipelineLayout,
-    streams: [(vk::Buffer, u64); 4],
-    stream_count: usize,
-}
-
 /// Consecutive batched draws with the same bindings: rows `first..first + count`.
 struct Run {
     bindings: Bindings,
     hook: Option<RunHook>,
-    deform: Option<DeformInputs>,
     first: u32,
     count: u32,
 }

@@ -1,6 +1,0 @@
-#version 450
-// Pick pass vertex shader for batched deformed draws: morph targets only (see pick_deform.glsl).
-#extension GL_GOOGLE_include_directive : require
-#define SKIN_SETS 0
-#define PICK_BATCHED
-#include "pick_deform.glsl"
