@@ -1,5 +1,7 @@
 // Body of the deformed pick vertex shaders (pick_skinned.vert: four influences,
-// pick_skinned8.vert: eight, pick_morphed.vert: none), which define SKIN_SETS first.
+// pick_skinned8.vert: eight, pick_morphed.vert: none), which define SKIN_SETS first, and
+// SKIN_FROM_STORAGE where joints and weights are read as storage words rather than vertex
+// attributes (pick_skinned_storage.vert, pick_skinned8_storage.vert).
 // Morph targets, then linear blend skinning, in the draw's model space: see
 // crates/picking-vk/src/draw/deform.rs. The host's buffers are bound whole at set 1 (offsets
 // need no descriptor alignment); the push block follows pick_push.glsl and the rectangle
@@ -14,6 +16,10 @@ layout(push_constant) uniform DeformPush {
     layout(offset = 112) uvec4 bases;
     // (joint count, vertices per morph target, unused, unused)
     uvec4 counts;
+    // Influence streams read from storage: the first word of the joints and weights of set
+    // 0, then of set 1; their strides in words.
+    uvec4 stream_first;
+    uvec4 stream_stride;
 } pc;
 
 layout(std430, set = 1, binding = 0) readonly buffer JointWords { float words[]; } joint_words;
@@ -23,6 +29,59 @@ layout(std430, set = 1, binding = 2) readonly buffer WeightWords { float words[]
 // The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
 layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
 layout(location = 0) in vec3 in_position;
+#ifdef SKIN_FROM_STORAGE
+// The streams' formats: joints 0 = four u8, 1 = four u16; weights 0 = four f32, 1 = four
+// unorm8, 2 = four unorm16 (`JointFormat::code`, `WeightFormat::code`).
+layout(constant_id = 1) const uint JOINT_FORMAT_0 = 0;
+layout(constant_id = 2) const uint WEIGHT_FORMAT_0 = 0;
+layout(constant_id = 3) const uint JOINT_FORMAT_1 = 0;
+layout(constant_id = 4) const uint WEIGHT_FORMAT_1 = 0;
+layout(std430, set = 1, binding = 3) readonly buffer Joints0 { uint words[]; } joints0;
+layout(std430, set = 1, binding = 4) readonly buffer Weights0 { uint words[]; } weights0;
+#if SKIN_SETS >= 2
+layout(std430, set = 1, binding = 5) readonly buffer Joints1 { uint words[]; } joints1;
+layout(std430, set = 1, binding = 6) readonly buffer Weights1 { uint words[]; } weights1;
+#endif
+
+uint joint_word(uint set, uint i) {
+#if SKIN_SETS >= 2
+    if (set == 1u) return joints1.words[i];
+#endif
+    return joints0.words[i];
+}
+
+uint weight_word(uint set, uint i) {
+#if SKIN_SETS >= 2
+    if (set == 1u) return weights1.words[i];
+#endif
+    return weights0.words[i];
+}
+
+// Set `set`'s four joint indices of vertex `v`, as the vertex attribute would give them
+// (little-endian words; only the words of the vertex's own element are read).
+uvec4 stream_joints(uint set, uint v) {
+    uint at = pc.stream_first[2u * set] + v * pc.stream_stride[2u * set];
+    uint w0 = joint_word(set, at);
+    if ((set == 0u ? JOINT_FORMAT_0 : JOINT_FORMAT_1) == 0u) {
+        return uvec4(w0 & 0xFFu, (w0 >> 8u) & 0xFFu, (w0 >> 16u) & 0xFFu, w0 >> 24u);
+    }
+    uint w1 = joint_word(set, at + 1u);
+    return uvec4(w0 & 0xFFFFu, w0 >> 16u, w1 & 0xFFFFu, w1 >> 16u);
+}
+
+// Set `set`'s four weights of vertex `v`, as the vertex attribute would give them.
+vec4 stream_weights(uint set, uint v) {
+    uint at = pc.stream_first[2u * set + 1u] + v * pc.stream_stride[2u * set + 1u];
+    uint format = set == 0u ? WEIGHT_FORMAT_0 : WEIGHT_FORMAT_1;
+    if (format == 1u) {
+        return unpackUnorm4x8(weight_word(set, at));
+    }
+    if (format == 2u) {
+        return vec4(unpackUnorm2x16(weight_word(set, at)), unpackUnorm2x16(weight_word(set, at + 1u)));
+    }
+    return uintBitsToFloat(uvec4(weight_word(set, at), weight_word(set, at + 1u), weight_word(set, at + 2u), weight_word(set, at + 3u)));
+}
+#else
 #if SKIN_SETS >= 1
 layout(location = 9) in uvec4 in_joints0;
 layout(location = 10) in vec4 in_weights0;
@@ -30,6 +89,7 @@ layout(location = 10) in vec4 in_weights0;
 #if SKIN_SETS >= 2
 layout(location = 11) in uvec4 in_joints1;
 layout(location = 12) in vec4 in_weights1;
+#endif
 #endif
 layout(location = 0) flat out uint out_instance;
 layout(location = 1) flat out uvec2 out_object_id;
@@ -69,9 +129,16 @@ void main() {
         }
     }
 #if SKIN_SETS >= 1
+#ifdef SKIN_FROM_STORAGE
+    mat4x3 skin = blend(stream_joints(0u, vertex), stream_weights(0u, vertex));
+#if SKIN_SETS >= 2
+    skin += blend(stream_joints(1u, vertex), stream_weights(1u, vertex));
+#endif
+#else
     mat4x3 skin = blend(in_joints0, in_weights0);
 #if SKIN_SETS >= 2
     skin += blend(in_joints1, in_weights1);
+#endif
 #endif
     // The affine result, whatever the weights sum to (as the CPU's detail computes it).
     p = skin * vec4(p, 1.0);

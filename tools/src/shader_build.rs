@@ -14,6 +14,8 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_skinned.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_skinned8.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_morphed.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_skinned_storage.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_skinned8_storage.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_detail.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_rect.frag", shaderc::ShaderKind::Fragment, "picking-vk"),

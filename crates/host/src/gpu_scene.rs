@@ -451,6 +451,8 @@ impl GpuScene {
                     more_influences: (p.skin_sets > 1).then(|| set(1)),
                     matrices: BufferRange { buffer: self.worlds.buffer, offset, size: u64::from(joints) * 64 },
                     joint_count: joints,
+                    // The influence buffer has storage usage too (see `GpuPrimitive::upload`).
+                    streams_in_storage: true,
                 })
             }
             _ => None,

@@ -1,7 +1,8 @@
 //! Skinned draws against the same meshes rigid, side by side in the same frames: a field of
 //! tubes picked rigid (batched, and one draw each as deformed draws are recorded), skinned
 //! with four influences from a joint buffer, and skinned with eight influences plus two morph
-//! targets. Culling is off, so every variant draws every tube.
+//! targets, each with the joints and weights read as vertex attributes and as storage words
+//! (`Skin::streams_in_storage`). Culling is off, so every variant draws every tube.
 //! Two fields: many small tubes (per-draw costs dominate: rigid draws batch into one indirect
 //! draw, deformed ones are drawn one by one with their push constants) and a few large ones
 //! (vertex work dominates). GPU time from timestamp queries, CPU time of recording.
@@ -15,7 +16,14 @@ use picking_vk_host::{GpuPrimitive, GpuScene, Primitive};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const VARIANTS: [&str; 4] = ["rigid", "rigid, one draw each", "skinned, 4 influences", "skinned, 8 influences + 2 morph targets"];
+pub const VARIANTS: [&str; 6] = [
+    "rigid",
+    "rigid, one draw each",
+    "skinned, 4 influences, vertex attributes",
+    "skinned, 4 influences, storage",
+    "skinned, 8 influences + 2 morph targets, vertex attributes",
+    "skinned, 8 influences + 2 morph targets, storage",
+];
 /// Variants measured.
 const N: usize = VARIANTS.len();
 
@@ -70,16 +78,22 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
     // SAFETY: nothing was submitted with the scene yet.
     unsafe { gpu.write_pose(0, &[], &[&palette], &[&weights]) }.map_err(|x| e(&x))?;
     let cpu_pose = Arc::new(DeformPose { joint_matrices: palette.clone(), morph_weights: weights.to_vec() });
-    let draw = |prim: usize, model: Mat4, deformed: bool| -> PickDraw {
+    // `deformed`: `Some(streams_in_storage)` for a skinned draw.
+    let draw = |prim: usize, model: Mat4, deformed: Option<bool>| -> PickDraw {
         let d = gpu.primitives[prim].pick_draw(picking_vk::ObjectId::new(1).unwrap_or_else(|_| unreachable!()), false).with_model(model);
-        match deformed.then(|| gpu.deformation(prim, 0, Some(0), (prim == 1).then_some(0), cpu_pose.clone())).flatten() {
-            Some(def) => d.with_deformation(def),
+        match deformed.and_then(|storage| Some((storage, gpu.deformation(prim, 0, Some(0), (prim == 1).then_some(0), cpu_pose.clone())?))) {
+            Some((storage, mut def)) => {
+                if let Some(skin) = def.skin.as_mut() {
+                    skin.streams_in_storage = storage;
+                }
+                d.with_deformation(def)
+            }
             None => d,
         }
     };
-    let rigid: Arc<[PickDraw]> = models.iter().map(|&m| draw(0, m, false)).collect();
-    let lists: [Arc<[PickDraw]>; N] =
-        [rigid.clone(), rigid, models.iter().map(|&m| draw(0, m, true)).collect(), models.iter().map(|&m| draw(1, m, true)).collect()];
+    let list = |prim: usize, deformed: Option<bool>| -> Arc<[PickDraw]> { models.iter().map(|&m| draw(prim, m, deformed)).collect() };
+    let rigid = list(0, None);
+    let lists: [Arc<[PickDraw]>; N] = [rigid.clone(), rigid, list(0, Some(false)), list(0, Some(true)), list(1, Some(false)), list(1, Some(true))];
     let mut pickers = vec![];
     for k in 0..N {
         // Variant 1 has no batch rows: every draw recorded on its own, as deformed ones are.

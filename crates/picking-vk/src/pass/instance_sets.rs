@@ -1,6 +1,6 @@
 //! Descriptor sets for the host's storage buffers: instance transforms
 //! (`InstanceBinding::StorageBuffer`, binding 0) and deformations (joint matrices, morph deltas
-//! and weights at bindings 0, 1, 2). One set per combination of buffers, binding each from
+//! and weights at bindings 0, 1, 2; influence streams read from storage at 3 to 6). One set per combination of buffers, binding each from
 //! offset 0 to the end of what draws read, made on first use and reused; the least recently
 //! used one that no running frame needs is rewritten when all are taken.
 
@@ -11,7 +11,7 @@ use ash::vk;
 /// Sets kept; more storage buffers in one frame's draws is an error.
 const CAPACITY: u32 = 64;
 /// Storage buffer bindings per set.
-const BINDINGS: usize = 3;
+const BINDINGS: usize = 7;
 
 /// The buffers of a set's bindings and the bytes bound of each, from offset 0.
 pub(crate) type SetBuffers = [(vk::Buffer, u64); BINDINGS];
@@ -44,7 +44,7 @@ pub(crate) struct InstanceSets {
     oldest_in_flight: u64,
     // Dropped after the sets' users (fields drop in order): the pool frees the sets.
     _pool: Owned<vk::DescriptorPool>,
-    /// Bindings 0, 1, 2: storage buffers the vertex stage reads.
+    /// Bindings 0 to 6: storage buffers the vertex stage reads.
     pub layout: Owned<vk::DescriptorSetLayout>,
 }
 

@@ -27,6 +27,8 @@ pub(crate) mod spirv {
     pub const PICK_SKINNED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned.vert.spv");
     pub const PICK_SKINNED8_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8.vert.spv");
     pub const PICK_MORPHED_VERT: &[u8] = include_bytes!("../../spirv/pick_morphed.vert.spv");
+    pub const PICK_SKINNED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned_storage.vert.spv");
+    pub const PICK_SKINNED8_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8_storage.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
@@ -52,11 +54,11 @@ pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 32;
 /// Bytes of push constants with instance transforms in a storage buffer: the above, then
 /// (base word, stride in words, rows, 0) (see `shaders/pick_instanced_storage.vert`).
 pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
-/// Bytes of push constants of deformed draws: the rectangle words, then eight words (see
+/// Bytes of push constants of deformed draws: the rectangle words, then sixteen words (see
 /// `shaders/pick_deform.glsl`). More than the 128 every device offers: devices with less
 /// refuse deformed draws.
 pub(crate) const DEFORM_PUSH_SIZE: u32 = crate::draw::deform::DEFORM_PUSH_BYTES;
-const _: () = assert!(DEFORM_PUSH_SIZE == RECT_PUSH_SIZE + 32, "the deform words follow the rectangle words");
+const _: () = assert!(DEFORM_PUSH_SIZE == RECT_PUSH_SIZE + 64, "the deform words follow the rectangle words");
 
 /// What the device lets pick pipelines do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,8 +168,9 @@ pub(crate) struct Pipelines {
     vert_instanced_rows: vk::ShaderModule,
     vert_batched: vk::ShaderModule,
     vert_instanced_storage: vk::ShaderModule,
-    /// Deformed draws: no, four and eight influences.
-    vert_deformed: [vk::ShaderModule; 3],
+    /// Deformed draws: no, four and eight influences as vertex attributes; then four and
+    /// eight read from storage.
+    vert_deformed: [vk::ShaderModule; 5],
     frag: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
     /// For instance transforms in a storage buffer: set 0 as `layout`'s (an empty one in the
@@ -238,7 +241,7 @@ impl Pipelines {
             vert_instanced_rows: vk::ShaderModule::null(),
             vert_batched: vk::ShaderModule::null(),
             vert_instanced_storage: vk::ShaderModule::null(),
-            vert_deformed: [vk::ShaderModule::null(); 3],
+            vert_deformed: [vk::ShaderModule::null(); 5],
             frag: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             storage_layout: vk::PipelineLayout::null(),
@@ -259,6 +262,8 @@ impl Pipelines {
         this.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
         this.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
         this.vert_deformed[2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
+        this.vert_deformed[3] = create_module(memory, spirv::PICK_SKINNED_STORAGE_VERT, "pick_skinned_storage.vert")?;
+        this.vert_deformed[4] = create_module(memory, spirv::PICK_SKINNED8_STORAGE_VERT, "pick_skinned8_storage.vert")?;
         this.frag = match flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
             Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
@@ -374,8 +379,9 @@ impl Pipelines {
                 if self.deform_layout == vk::PipelineLayout::null() {
                     return Err(PickError::InvalidRequest(format!("deformed draws need {DEFORM_PUSH_SIZE} bytes of push constants")));
                 }
-                let sets = key.deform.map_or(0, |d| d.set_count());
-                (self.vert_deformed[sets.min(2)], self.frag, self.deform_layout)
+                let (sets, from_storage) = key.deform.map_or((0, false), |d| (d.set_count().min(2), d.from_storage));
+                let module = if from_storage && sets > 0 { 2 + sets } else { sets };
+                (self.vert_deformed[module], self.frag, self.deform_layout)
             }
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
@@ -390,10 +396,15 @@ impl Pipelines {
         };
         let raster = key.raster.state();
         let (line_width, point_size) = self.limits.thickness(raster.line_width, raster.point_size);
-        // Every vertex shader writes gl_PointSize from constant 0 (used by point lists only).
-        let point_size_bytes = point_size.to_ne_bytes();
-        let entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
-        let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&point_size_bytes);
+        // Every vertex shader writes gl_PointSize from constant 0 (used by point lists only);
+        // deformed ones reading influences from storage decode them by constants 1 to 4.
+        let mut constants = [0u8; 20];
+        constants[..4].copy_from_slice(&point_size.to_ne_bytes());
+        let codes = key.deform.map_or([0; 4], |d| d.format_codes());
+        crate::record::words_to_bytes(codes, &mut constants[4..]);
+        let entries: [vk::SpecializationMapEntry; 5] =
+            std::array::from_fn(|k| vk::SpecializationMapEntry { constant_id: k as u32, offset: 4 * k as u32, size: 4 });
+        let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&constants);
         let stages = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry).specialization_info(&specialization),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(entry),
@@ -426,9 +437,12 @@ impl Pipelines {
             bindings.push(vk::VertexInputBindingDescription { binding: 2, stride: h.attribute_stride, input_rate: vk::VertexInputRate::VERTEX });
             attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 2, format: attribute.format.vk(), offset: 0 });
         }
-        // Skin influences: joints and weights of each set at bindings 3.., locations 9..; an
-        // interleaved set reads both from the joints' binding (the weights' is bound, unused).
-        for (k, (joints, joint_stride, weights, weight_stride, shared)) in key.deform.iter().flat_map(|d| d.sets).flatten().enumerate() {
+        // Skin influences read as attributes: joints and weights of each set at bindings 3..,
+        // locations 9..; an interleaved set reads both from the joints' binding (the weights'
+        // is bound, unused).
+        for (k, (joints, joint_stride, weights, weight_stride, shared)) in
+            key.deform.iter().filter(|d| !d.from_storage).flat_map(|d| d.sets).flatten().enumerate()
+        {
             let (binding, location) = (3 + 2 * k as u32, 9 + 2 * k as u32);
             bindings.push(vk::VertexInputBindingDescription { binding, stride: joint_stride, input_rate: vk::VertexInputRate::VERTEX });
             attributes.push(vk::VertexInputAttributeDescription { location, binding, format: joints.vk(), offset: 0 });

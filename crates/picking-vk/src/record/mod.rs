@@ -124,7 +124,7 @@ struct BoundState {
     set0_layout: Option<vk::PipelineLayout>,
     /// The instance storage set, and the layout it was bound with.
     instance_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
-    /// Bindings 3..: a deformed draw's skin streams.
+    /// Bindings 3..: a deformed draw's skin streams (read as vertex attributes).
     skin_streams: Vec<(vk::Buffer, u64)>,
 }
 
@@ -470,7 +470,7 @@ impl<'a> PassRecording<'a> {
     /// As [`PassRecording::record`]; the set was prepared for this frame.
     unsafe fn bind_deformation(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
         let Some(deformation) = &draw.deformation else { return };
-        let streams: Vec<(vk::Buffer, u64)> = deformation.streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
+        let streams: Vec<(vk::Buffer, u64)> = deformation.vertex_streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
         // SAFETY: the caller's contract.
         unsafe {
             self.bind_instance_set(draw, layout, bound);
