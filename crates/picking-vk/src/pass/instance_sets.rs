@@ -1,8 +1,9 @@
 //! Descriptor sets for the host's storage buffers: instance transforms
 //! (`InstanceBinding::StorageBuffer`, binding 0) and deformations (joint matrices, morph deltas
-//! and weights at bindings 0, 1, 2; influence streams read from storage at 3 to 6). One set per combination of buffers, binding each from
-//! offset 0 to the end of what draws read, made on first use and reused; the least recently
-//! used one that no running frame needs is rewritten when all are taken.
+//! and weights at bindings 0, 1, 2; influence streams read from storage at 3 to 6). One set
+//! per combination of buffers, binding each from offset 0 to the end of what draws read, made
+//! on first use and reused; the least recently used one that no running frame needs is
+//! rewritten when all are taken.
 
 use crate::error::PickError;
 use crate::gpu::{Memory, Owned};
