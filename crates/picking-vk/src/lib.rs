@@ -75,8 +75,8 @@
 //! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
 //! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform.rs`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
-//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipelines, hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), instance storage sets | attachments, pipeline state, synchronization, shader variants |
-//! | record | `record/`: the pass over the plan, batched indirect draws, hooked draws (`hooked.rs`) | how draws are recorded |
+//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
+//! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |
 //! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
 //! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |

@@ -7,6 +7,7 @@ pub(crate) mod hook_glsl;
 pub(crate) mod hooked;
 pub(crate) mod instance_sets;
 pub(crate) mod pipeline;
+pub(crate) mod pipeline_key;
 pub(crate) mod rect;
 pub(crate) mod render_pass;
 pub(crate) mod rendering;
@@ -49,9 +50,9 @@ impl PassKit {
         draw_limits: DrawLimits,
     ) -> Result<Self, PickError> {
         let pass = Pass::new(memory, render_pass::hit_shape(layout), rendering)?;
-        let flavour = pipeline::Flavour::Hit { detail: layout.detail };
+        let flavour = pipeline_key::Flavour::Hit { detail: layout.detail };
         let instance_sets = InstanceSets::new(memory)?;
-        let pipeline_limits = pipeline::PipelineLimits::of(limits, draw_limits.wide_lines);
+        let pipeline_limits = pipeline_key::PipelineLimits::of(limits, draw_limits.wide_lines);
         let pipelines = Pipelines::new(memory, pass.pipeline_target(), flavour, None, instance_sets.layout.handle, pipeline_limits)?;
         Ok(PassKit {
             pipelines,

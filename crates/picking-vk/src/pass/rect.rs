@@ -6,7 +6,8 @@
 
 use crate::error::PickError;
 use crate::gpu::{GpuBuffer, GpuImage, Memory, Owned};
-use crate::pass::pipeline::{create_module, spirv, Flavour, PipelineLimits, Pipelines};
+use crate::pass::pipeline::{create_module, spirv, Pipelines};
+use crate::pass::pipeline_key::{Flavour, PipelineLimits};
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::{AttachmentShape, Dependency, Pass, PassAttachments, PassShape, Rendering, ATTACHMENT_STAGES};
 use ash::vk;

@@ -14,7 +14,7 @@ use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
-use crate::pass::pipeline::PipelineKey;
+use crate::pass::pipeline_key::PipelineKey;
 use crate::pass::rect::RectKit;
 use crate::pass::rendering::Rendering;
 use crate::pass::targets::PassTargets;
@@ -232,7 +232,7 @@ impl Picker {
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
             let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
             let instance_sets = kit.instance_sets.layout.handle;
-            let pipeline_limits = crate::pass::pipeline::PipelineLimits::of(&limits, draw_limits.wide_lines);
+            let pipeline_limits = crate::pass::pipeline_key::PipelineLimits::of(&limits, draw_limits.wide_lines);
             let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, pipeline_limits)?;
             kit.visible.set_limit(config.max_pipelines);
             if let Some(all) = kit.all.as_mut() {

@@ -5,7 +5,7 @@
 
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory};
-use crate::pass::pipeline::ROW_BYTES;
+use crate::pass::pipeline_key::ROW_BYTES;
 use ash::vk;
 use glam::Mat4;
 use gpu_allocator::MemoryLocation;

@@ -3,16 +3,19 @@
 //! image; `rect` records the rectangle tiles.
 
 pub(crate) mod batch;
+mod bind;
 pub(crate) mod hooked;
+pub(crate) mod push;
 pub(crate) mod rect;
 
-use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, Instances, PickContributor, PickDraw, Triangles};
+use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::pass::hooked::HookPush;
-use crate::pass::instance_sets::{InstanceSets, SetBuffers};
-use crate::pass::pipeline::{PickPush, PipelineKey, Pipelines};
-use crate::pass::pipeline::{DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
+use crate::pass::instance_sets::InstanceSets;
+use crate::pass::pipeline::Pipelines;
+use crate::pass::pipeline_key::{PickPush, PipelineKey};
+use crate::pass::pipeline_key::{RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rendering::{Pass, PipelineTarget};
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
@@ -21,7 +24,9 @@ use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
+use bind::{instance_attributes, storage_set_buffers, Bindings, BoundState};
 use glam::Vec2;
+use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
 
 /// How the host's viewport maps onto the pass's render target.
@@ -63,69 +68,6 @@ pub(crate) fn prepare_entries(
         *rows_used += u32::from(key.batched);
     }
     Ok(())
-}
-
-/// The buffer bound at binding 1 for `draw`'s per-instance attributes: none when its
-/// transforms come from a storage buffer.
-pub(crate) fn instance_attributes(draw: &PickDraw) -> Option<(vk::Buffer, u64)> {
-    draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::VertexBuffer).map(|i| (i.range.buffer, i.range.offset))
-}
-
-/// The storage buffers `draw`'s set binds at set 1 (each from offset 0: no alignment
-/// needed): its instance transforms, or its deformation's buffers.
-pub(crate) fn storage_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
-    if let Some(d) = &draw.deformation {
-        return Some(d.storage());
-    }
-    let inst: Instances = draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::StorageBuffer)?;
-    Some(InstanceSets::single(inst.range.buffer, inst.range.offset.saturating_add(inst.range.size)))
-}
-
-/// The push constants of a deformed draw: `push`, the rectangle words, the deformation's.
-pub(crate) fn deform_push(draw: &PickDraw, push: &PickPush, rect_words: [u32; 8]) -> [u8; DEFORM_PUSH_SIZE as usize] {
-    let mut bytes = [0u8; DEFORM_PUSH_SIZE as usize];
-    bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
-    words_to_bytes(rect_words, &mut bytes[PickPush::SIZE as usize..]);
-    if let Some(d) = &draw.deformation {
-        words_to_bytes(d.push_words(draw.positions.vertex_count), &mut bytes[RECT_PUSH_SIZE as usize..]);
-    }
-    bytes
-}
-
-/// The words `shaders/pick_instanced_storage.vert` reads after the rectangle words: the first
-/// element's word, the stride in words, whether elements are 3x4 rows.
-pub(crate) fn storage_words(draw: &PickDraw) -> [u32; 4] {
-    let Some(i) = draw.instances else { return [0; 4] };
-    let rows = u32::from(draw.instance_format == crate::draw::InstanceFormat::Rows3x4);
-    [(i.range.offset / 4) as u32, i.stride / 4, rows, 0]
-}
-
-/// `words` in native byte order into `out`.
-pub(crate) fn words_to_bytes<const N: usize>(words: [u32; N], out: &mut [u8]) {
-    for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_ne_bytes());
-    }
-}
-
-/// What the pass has bound so far: engines often draw many objects from one buffer, so only
-/// what changes is bound.
-#[derive(Default)]
-struct BoundState {
-    pipeline: Option<vk::Pipeline>,
-    positions: Option<(vk::Buffer, u64)>,
-    /// Binding 1: instance matrices or batch rows.
-    per_instance: Option<(vk::Buffer, u64)>,
-    indices: Option<(vk::Buffer, u64, vk::IndexType)>,
-    /// Binding 2: a hook's attribute stream.
-    attribute: Option<(vk::Buffer, u64)>,
-    /// The host's hook set, and the layout it was bound with.
-    hook_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
-    /// The layout the pass's own set 0 (the rectangle table) was last bound with.
-    set0_layout: Option<vk::PipelineLayout>,
-    /// The instance storage set, and the layout it was bound with.
-    instance_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
-    /// Bindings 3..: a deformed draw's skin streams (read as vertex attributes).
-    skin_streams: Vec<(vk::Buffer, u64)>,
 }
 
 #[derive(Clone)]
@@ -437,69 +379,6 @@ impl<'a> PassRecording<'a> {
         recorded + unsafe { self.record_contributors(snapshots) }
     }
 
-    /// Binds what differs from what is bound.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`].
-    unsafe fn bind(&self, b: &Bindings, per_instance: Option<(vk::Buffer, u64)>, bound: &mut BoundState) {
-        let (d, cmd) = (self.device, self.cmd);
-        // SAFETY: the caller's contract.
-        unsafe {
-            if bound.pipeline != Some(b.pipeline) {
-                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, b.pipeline);
-                bound.pipeline = Some(b.pipeline);
-            }
-            if bound.positions != Some(b.positions) {
-                d.cmd_bind_vertex_buffers(cmd, 0, &[b.positions.0], &[b.positions.1]);
-                bound.positions = Some(b.positions);
-            }
-            if let Some(inst) = per_instance.filter(|i| bound.per_instance != Some(*i)) {
-                d.cmd_bind_vertex_buffers(cmd, 1, &[inst.0], &[inst.1]);
-                bound.per_instance = Some(inst);
-            }
-            if let Some(ib) = b.indices.filter(|i| bound.indices != Some(*i)) {
-                d.cmd_bind_index_buffer(cmd, ib.0, ib.1, ib.2);
-                bound.indices = Some(ib);
-            }
-        }
-    }
-
-    /// Binds a deformed draw's storage set and skin streams (bindings 3..), where not bound.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`]; the set was prepared for this frame.
-    unsafe fn bind_deformation(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
-        let Some(deformation) = &draw.deformation else { return };
-        let streams: Vec<(vk::Buffer, u64)> = deformation.vertex_streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
-        // SAFETY: the caller's contract.
-        unsafe {
-            self.bind_instance_set(draw, layout, bound);
-            if !streams.is_empty() && bound.skin_streams != streams {
-                let (buffers, offsets): (Vec<vk::Buffer>, Vec<u64>) = streams.iter().copied().unzip();
-                self.device.cmd_bind_vertex_buffers(self.cmd, 3, &buffers, &offsets);
-                bound.skin_streams = streams;
-            }
-        }
-    }
-
-    /// Binds the set of `draw`'s storage buffers (instance transforms or deformation) at set 1
-    /// of `layout`, if not bound.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`]; the set was prepared for this frame.
-    unsafe fn bind_instance_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
-        let Some(buffers) = storage_set_buffers(draw) else { return };
-        let Some(set) = self.instance_sets.get(&buffers) else {
-            log::error!("picking-vk: no set for a draw's storage buffers; was prepare() skipped?");
-            return;
-        };
-        if bound.instance_set != Some((layout, set)) {
-            // SAFETY: the caller's contract.
-            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 1, &[set], &[]) };
-            bound.instance_set = Some((layout, set));
-        }
-    }
-
     /// Records the host's indirect commands of one draw.
     ///
     /// # Safety
@@ -551,24 +430,6 @@ impl<'a> PassRecording<'a> {
                 None => self.device.cmd_draw_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
             }
         }
-    }
-}
-
-/// What a draw binds: draws with equal bindings can share one indirect draw.
-#[derive(Clone, Copy, PartialEq)]
-struct Bindings {
-    pipeline: vk::Pipeline,
-    positions: (vk::Buffer, u64),
-    indices: Option<(vk::Buffer, u64, vk::IndexType)>,
-}
-
-impl Bindings {
-    fn of(draw: &PickDraw, pipeline: vk::Pipeline) -> Self {
-        let indices = match draw.triangles {
-            Triangles::Indexed { range, width, .. } => Some((range.buffer, range.offset, width.vk())),
-            Triangles::NonIndexed { .. } => None,
-        };
-        Bindings { pipeline, positions: (draw.positions.range.buffer, draw.positions.range.offset), indices }
     }
 }
 

@@ -7,7 +7,8 @@
 use super::{deform_push, instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
 use crate::draw::{PickDraw, Triangles};
 use crate::handoff::{DrawSnapshot, EntrySpan};
-use crate::pass::pipeline::{PickPush, Pipelines, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
+use crate::pass::pipeline::Pipelines;
+use crate::pass::pipeline_key::{PickPush, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rect::RectKit;
 use crate::plan::PlanEntry;
 use crate::request::camera::DepthConvention;
