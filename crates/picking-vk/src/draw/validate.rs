@@ -1,0 +1,222 @@
+//! Checking a draw against its buffers and the device before anything is recorded: counts,
+//! strides and offsets, instances, hooks, indirect commands and deformations. A bad draw is a
+//! [`PickError::InvalidDraw`] naming it and the cause.
+
+use super::*;
+
+impl PickDraw {
+    /// Checks the elements a direct draw reads against the position and index buffers.
+    fn validate_elements(&self, p: &Positions) -> Result<(), String> {
+        match self.triangles {
+            Triangles::NonIndexed { first_vertex, vertex_count } => {
+                if !raster::primitive_count(self.raster.topology, vertex_count).1 {
+                    return Err(format!("vertex count {vertex_count} is not a whole number of {:?} primitives", self.raster.topology));
+                }
+                if u64::from(first_vertex) + u64::from(vertex_count) > u64::from(p.vertex_count) {
+                    return Err(format!(
+                        "vertices {first_vertex}..{} exceed the {} vertices of the position buffer",
+                        u64::from(first_vertex) + u64::from(vertex_count),
+                        p.vertex_count
+                    ));
+                }
+            }
+            Triangles::Indexed { range, width, first_index, index_count, vertex_offset } => {
+                if !raster::primitive_count(self.raster.topology, index_count).1 {
+                    return Err(format!("index count {index_count} is not a whole number of {:?} primitives", self.raster.topology));
+                }
+                if range.offset % width.bytes() != 0 {
+                    return Err(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes()));
+                }
+                let w = width.bytes() as u32;
+                check_elements(range, w, u64::from(w), first_index, index_count, "index")?;
+                // A negative offset is legal (indices may be stored above it); one at or past
+                // the vertex count leaves no index that names a vertex.
+                if i64::from(vertex_offset) >= i64::from(p.vertex_count) {
+                    return Err(format!("vertex offset {vertex_offset} lies past the {} vertices", p.vertex_count));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks everything that can be checked without reading GPU memory, against the
+    /// device's largest vertex binding stride, in O(1): it runs for every draw of every
+    /// frame. (CPU instance transforms that are not finite are not refused: culling then keeps
+    /// every instance of the draw.) Index values themselves cannot be checked: the
+    /// host guarantees that every index plus `vertex_offset` names one of the positions.
+    pub(crate) fn validate(&self, index: usize, limits: &DrawLimits) -> Result<(), PickError> {
+        let max_stride = limits.max_stride;
+        let bad = |reason: String| PickError::InvalidDraw { index, reason };
+        if !self.model.is_finite() {
+            return Err(bad("model matrix has a non-finite element".into()));
+        }
+        if self.raster.primitive_restart && self.raster.topology.is_list() {
+            return Err(bad("primitive restart with list topologies needs primitiveTopologyListRestart, which picking does not enable".into()));
+        }
+        let (line, point) = (self.raster.line_width, self.raster.point_size);
+        if !(line.is_finite() && line > 0.0 && point.is_finite() && point > 0.0) {
+            return Err(bad(format!("line width {line} and point size {point} must be positive")));
+        }
+        if self.raster.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
+            return Err(bad("depth bias has a non-finite value".into()));
+        }
+        let p = &self.positions;
+        let (size, component) = (self.position_format.bytes(), self.position_format.component_bytes());
+        if p.stride < size || p.stride > max_stride {
+            return Err(bad(format!("position stride {} lies outside {size}..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
+        }
+        // Vertex attribute addresses must be multiples of their components' size.
+        if !p.range.offset.is_multiple_of(u64::from(component)) || !p.stride.is_multiple_of(component) {
+            return Err(bad(format!("position offset {} and stride {} must be multiples of {component} bytes", p.range.offset, p.stride)));
+        }
+        check_elements(p.range, p.stride, u64::from(size), 0, p.vertex_count, "position").map_err(bad)?;
+        if let Some(indirect) = &self.indirect {
+            // The commands name the elements: only the index buffer binding can be checked.
+            if let Triangles::Indexed { range, width, .. } = self.triangles {
+                if range.offset % width.bytes() != 0 {
+                    return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
+                }
+            }
+            indirect.validate(matches!(self.triangles, Triangles::Indexed { .. }), limits).map_err(bad)?;
+        } else {
+            self.validate_elements(p).map_err(bad)?;
+        }
+        let storage = self.instances.is_some() && self.instance_binding == InstanceBinding::StorageBuffer;
+        if storage && self.hooks.is_some() {
+            return Err(bad("instance transforms in a storage buffer do not combine with hooks yet".into()));
+        }
+        if let Some(inst) = self.instances {
+            let size = self.instance_format.bytes();
+            if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
+                return Err(bad(format!(
+                    "the instance storage buffer's first {} bytes exceed maxStorageBufferRange ({})",
+                    inst.range.offset.saturating_add(inst.range.size),
+                    limits.max_storage_range
+                )));
+            }
+            // Vertex input strides are limited; a storage buffer's are not.
+            let max_stride = if storage { u32::MAX } else { max_stride };
+            if inst.stride < size || inst.stride > max_stride {
+                return Err(bad(format!(
+                    "instance stride {} lies outside {size}..={max_stride} bytes (one transform; maxVertexInputBindingStride)",
+                    inst.stride
+                )));
+            }
+            if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
+                return Err(bad(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride)));
+            }
+            if inst.first.checked_add(inst.count).is_none() {
+                return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
+            }
+            check_elements(inst.range, inst.stride, u64::from(size), inst.first, inst.count, "instance").map_err(bad)?;
+            if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() < inst.count as usize) {
+                return Err(bad(format!("{} CPU instance transforms for {} instances", t.len(), inst.count)));
+            }
+        }
+        if let Some(hooks) = &self.hooks {
+            hooks.validate(self.positions.vertex_count, max_stride).map_err(bad)?;
+        }
+        if let Some(deformation) = &self.deformation {
+            if !limits.deformation {
+                return Err(bad(format!("deformed draws need {} bytes of push constants (maxPushConstantsSize)", crate::draw::deform::DEFORM_PUSH_BYTES)));
+            }
+            if self.instances.is_some() || self.hooks.is_some() {
+                return Err(bad("deformed draws do not combine with instances or hooks yet".into()));
+            }
+            deformation.validate(self.positions.vertex_count, max_stride, limits.max_storage_range).map_err(bad)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that elements `first..first + count` of `element_size` bytes at `stride` fit in `range`.
+fn check_elements(range: BufferRange, stride: u32, element_size: u64, first: u32, count: u32, what: &str) -> Result<(), String> {
+    if range.buffer == vk::Buffer::null() {
+        return Err(format!("{what} buffer is null"));
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let last = u64::from(first) + u64::from(count) - 1;
+    let end = last * u64::from(stride) + element_size;
+    if end > range.size {
+        return Err(format!("{what} elements {first}..{} need {end} bytes but the buffer range holds {}", last + 1, range.size));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    fn buffer(size: u64) -> BufferRange {
+        BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size }
+    }
+
+    fn tri_draw() -> PickDraw {
+        let positions = Positions { range: buffer(36), stride: 12, vertex_count: 3 };
+        PickDraw::new(ObjectId::new(7).unwrap(), positions, Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 })
+    }
+
+    #[test]
+    fn a_consistent_draw_passes() {
+        tri_draw().validate(0, &DrawLimits::stride(2048)).unwrap();
+    }
+
+    #[test]
+    fn counts_past_the_buffer_are_refused() {
+        let mut d = tri_draw();
+        d.positions.vertex_count = 4; // 48 bytes wanted, 36 held
+        assert!(matches!(d.validate(3, &DrawLimits::stride(2048)), Err(PickError::InvalidDraw { index: 3, .. })));
+        let mut d = tri_draw();
+        d.triangles = Triangles::NonIndexed { first_vertex: 1, vertex_count: 3 };
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
+        let mut d = tri_draw();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 1, index_count: 3, vertex_offset: 0 };
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "indices 1..4 need 16 bytes");
+    }
+
+    #[test]
+    fn non_finite_model_and_bad_strides_are_refused() {
+        let d = tri_draw().with_model(Mat4::from_translation(glam::Vec3::new(f32::NAN, 0.0, 0.0)));
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
+        let mut d = tri_draw();
+        d.positions.stride = 8;
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
+        let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "instances 1..3 need 192 bytes");
+    }
+
+    #[test]
+    fn an_indexed_mesh_draw_covers_its_interleaved_vertices() {
+        // 10 vertices of 32 bytes, the position 12 bytes in.
+        let mesh = IndexedMesh { vertices: buffer(320), stride: 32, position_offset: 12, indices: buffer(60), index_width: IndexWidth::U16 };
+        let d = mesh.draw(ObjectId::new(3).unwrap(), 6, 9, 2).with_tag(77);
+        assert_eq!((d.positions.range.offset, d.positions.range.size, d.positions.vertex_count), (12, 308, 10));
+        assert_eq!(d.tag, 77);
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
+        assert!(mesh.draw(ObjectId::new(3).unwrap(), 27, 6, 0).validate(0, &DrawLimits::stride(2048)).is_err(), "indices 27..33 need 66 bytes");
+    }
+
+    #[test]
+    fn instance_counts_offsets_and_strides_are_checked() {
+        let inst = Instances { range: buffer(64 * 4), stride: 64, first: 0, count: 4 };
+        let d = tri_draw().with_instances(inst);
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
+        let short: Arc<[Mat4]> = vec![Mat4::IDENTITY; 3].into();
+        assert!(d.clone().with_instance_transforms(short).validate(0, &DrawLimits::stride(2048)).is_err(), "fewer CPU transforms than instances");
+        let overflow = tri_draw().with_instances(Instances { first: u32::MAX, count: 2, ..inst });
+        assert!(overflow.validate(0, &DrawLimits::stride(2048)).is_err());
+        assert!(d.validate(0, &DrawLimits::stride(63)).is_err(), "stride past the device limit");
+        let mut misaligned = tri_draw();
+        misaligned.positions.range.offset = 2;
+        assert!(misaligned.validate(0, &DrawLimits::stride(2048)).is_err(), "positions must be 4-byte aligned");
+        // A negative vertex offset is legal; one past the vertices is not.
+        let mut d = tri_draw();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: -2 };
+        d.validate(0, &DrawLimits::stride(2048)).unwrap();
+        d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: 3 };
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
+    }
+}
