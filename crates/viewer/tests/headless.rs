@@ -149,21 +149,7 @@ static NO_MASK: std::sync::LazyLock<picking_vk_host::Primitive> = std::sync::Laz
 /// Runs headless picks at `pixels` and compares every unambiguous one with the oracle.
 /// `extra`: more viewer arguments.
 fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &[UVec2], w: u32, h: u32, extra: &[&str]) -> (usize, usize) {
-    let picks = tmp(&format!("picks-{w}x{h}-{}-{}.json", pixels.len(), extra.len()));
-    let out = tmp(&format!("out-{w}x{h}-{}-{}.json", pixels.len(), extra.len()));
-    let list: Vec<[u32; 2]> = pixels.iter().map(|p| [p.x, p.y]).collect();
-    std::fs::write(&picks, serde_json::to_string(&list).unwrap()).unwrap();
-    let size = format!("{w}x{h}");
-    let mut args = vec!["--headless", "--validation", "--size", &size, "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    if let Some(p) = scene_arg {
-        args.insert(0, p.to_str().unwrap());
-    }
-    let run = viewer(&args);
-    assert_eq!(run.code, 0, "viewer failed:\n{}\n{}", run.stdout, run.stderr);
-    assert!(!run.stderr.contains("validation:"), "validation messages:\n{}", run.stderr);
-    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(records.len(), pixels.len(), "one record per pick, in order");
+    let records = headless_picks(scene_arg, pixels, w, h, extra);
     let oracle = SceneOracle::new(scene, w, h);
     let (mut agree, mut hits) = (0, 0);
     for (r, p) in records.iter().zip(pixels) {
@@ -187,6 +173,29 @@ fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &
         agree += 1;
     }
     (agree, hits)
+}
+
+/// The headless viewer's records for `pixels` (one per pixel, in order), validation on.
+fn headless_picks(scene_arg: Option<&Path>, pixels: &[UVec2], w: u32, h: u32, extra: &[&str]) -> Vec<Value> {
+    // Tests run in parallel: every run its own files.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let picks = tmp(&format!("picks-{n}.json"));
+    let out = tmp(&format!("out-{n}.json"));
+    let list: Vec<[u32; 2]> = pixels.iter().map(|p| [p.x, p.y]).collect();
+    std::fs::write(&picks, serde_json::to_string(&list).unwrap()).unwrap();
+    let size = format!("{w}x{h}");
+    let mut args = vec!["--headless", "--validation", "--size", &size, "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    if let Some(p) = scene_arg {
+        args.insert(0, p.to_str().unwrap());
+    }
+    let run = viewer(&args);
+    assert_eq!(run.code, 0, "viewer failed:\n{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("validation:"), "validation messages:\n{}", run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(records.len(), pixels.len(), "one record per pick, in order");
+    records
 }
 
 fn random_pixels(seed: u64, n: usize, w: u32, h: u32) -> Vec<UVec2> {
@@ -727,6 +736,93 @@ fn skinned_and_morphed_scenes_posed_at_a_time_pick_like_cpu_deformation() {
         total.0, total.1, total.2
     );
     assert!(total.0 > 700 && total.1 > 150 && total.2 > 30, "{total:?}");
+}
+
+/// `deformed_scene`'s skinned tube and morphed grid, every coordinate the file stores a
+/// multiple of 1/16 (so exact in f32 a million units out too), the whole scene moved by
+/// `offset`: vertices, joints, inverse binds, the grid's node and the camera.
+fn snapped_deformed_scene(offset: Vec3) -> GltfBuilder {
+    let mut b = GltfBuilder::new();
+    let snap = |v: Vec3| (v * 16.0).round() / 16.0;
+    let mut tube = viewer::default_scene::skinned_tube(2.5, 0.25, 5, [0.6, 0.4, 0.9, 1.0]);
+    tube.positions.iter_mut().for_each(|p| *p = snap(*p) + offset);
+    let tube_mesh = b.add_mesh("Tube", &[(&tube, IndexStorage::U32)]);
+    let (joints, inverse_bind) = viewer::default_scene::tube_joints(&mut b, "Tube", Vec3::new(-0.75, -1.0, 0.0) + offset, 2.5, &[0.1; 5]);
+    // The inverse binds take the moved vertices back to each joint.
+    let inverse_bind: Vec<Mat4> = inverse_bind.iter().map(|m| *m * Mat4::from_translation(-offset)).collect();
+    let tube_node = b.add_node("Tube", Some(tube_mesh), Mat4::IDENTITY, &[]);
+    b.add_skin(tube_node, &joints, &inverse_bind);
+    let mut grid = shapes::plane(1.0, [0.3, 0.8, 0.4, 1.0]);
+    grid.positions.iter_mut().for_each(|p| *p = snap(*p));
+    let bump: Vec<Vec3> = grid.positions.iter().map(|p| Vec3::new(0.0, 0.6 * (1.0 - p.x.abs()) * (1.0 - p.z.abs()), 0.0)).collect();
+    grid.morph_targets = vec![bump, vec![Vec3::new(0.0, 0.0, 0.3); grid.positions.len()]];
+    let grid_mesh = b.add_mesh("Grid", &[(&grid, IndexStorage::U16)]);
+    let grid_node = b.add_node("Grid", Some(grid_mesh), Mat4::from_translation(Vec3::new(1.0, -0.25, 0.0) + offset) * Mat4::from_rotation_x(1.2), &[]);
+    b.set_weights(grid_node, &[0.0, 0.0]);
+    let times = [0.0, 1.0, 2.0];
+    let rotations: Vec<Vec<f32>> =
+        (1..5).map(|k| [0.0f32, 0.5, -0.4].iter().flat_map(|a| glam::Quat::from_rotation_z(a * (1.0 + 0.1 * k as f32)).to_array()).collect()).collect();
+    let mut channels: Vec<viewer::gltf_write::ChannelSpec<'_>> = rotations
+        .iter()
+        .enumerate()
+        .map(|(i, v)| viewer::gltf_write::ChannelSpec { node: joints[i + 1], path: "rotation", interpolation: "LINEAR", times: &times, values: v })
+        .collect();
+    let weights = [0.0, 0.0, 1.0, 0.5, -0.5, 1.0];
+    channels.push(viewer::gltf_write::ChannelSpec { node: grid_node, path: "weights", interpolation: "LINEAR", times: &times, values: &weights });
+    b.add_animation("Bend", &channels);
+    for r in [joints[0], tube_node, grid_node] {
+        b.add_root(r);
+    }
+    let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.25, 0.5, 5.0), Vec3::new(0.25, 0.0, 0.0), Vec3::Y);
+    let cam = b.add_camera_node("Camera", 0.8, 0.1, Some(50.0), Mat4::from_translation(offset) * view.inverse());
+    b.add_root(cam);
+    b
+}
+
+#[test]
+fn a_skinned_scene_a_million_units_out_picks_like_the_same_scene_at_the_origin() {
+    // Integer offsets: every snapped coordinate stays exact in f32 out there.
+    let offset = Vec3::new(1.0e6, -2.5e5, 6.0e5);
+    let (near, far) = (tmp("snapped-near.glb"), tmp("snapped-far.glb"));
+    std::fs::write(&near, snapped_deformed_scene(Vec3::ZERO).to_glb()).unwrap();
+    std::fs::write(&far, snapped_deformed_scene(offset).to_glb()).unwrap();
+    // Large enough that the tube's facets are several pixels across (the oracle calls a pixel
+    // within one of its triangle's edges ambiguous).
+    let (w, h) = (640, 480);
+    let args = ["--time", "1.3"];
+    let mut scene = viewer::load_scene(Some(&near)).unwrap();
+    viewer::animation::pose(&mut scene, Some(1.3));
+    let far_scene = viewer::load_scene(Some(&far)).unwrap();
+    assert_ne!(far_scene.origin, glam::DVec3::ZERO, "the far scene is rebased");
+    // Most pixels over the tube's part of the view (its left third), some anywhere.
+    let mut pixels: Vec<UVec2> = random_pixels(1_000_000, 400, 220, 270).into_iter().map(|p| p + UVec2::new(30, 100)).collect();
+    pixels.extend(random_pixels(2_000_000, 150, w, h));
+    // The scene at the origin against the ray oracle; then the far one against the same
+    // oracle, moved: the file's own f32 values are the truth, so the picks must agree.
+    let (near_agree, near_hits) = check_scene_against_oracle(Some(&near), &scene, &pixels, w, h, &args);
+    let oracle = SceneOracle::new(&scene, w, h);
+    let (mut agree, mut hits, mut on_tube) = (0, 0, 0);
+    for (r, p) in headless_picks(Some(&far), &pixels, w, h, &args).iter().zip(&pixels) {
+        let want = oracle.pick(*p);
+        if want.ambiguous {
+            continue;
+        }
+        assert_eq!(r["node"].as_u64(), want.hit.map(|h| h.id - 1), "pixel {p}: far viewer says {r}, oracle {:?}", want.hit);
+        if let Some(hw) = want.hit {
+            let d = r["distance"].as_f64().unwrap();
+            assert!((d - hw.distance).abs() / hw.distance < 1e-3, "pixel {p}: distance {d} vs {}", hw.distance);
+            let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let moved = hw.point + offset.as_dvec3();
+            assert!((glam::DVec3::new(world[0], world[1], world[2]) - moved).length() < 1e-3 * hw.distance, "pixel {p}: world {world:?} vs {moved}");
+            hits += 1;
+            on_tube += usize::from(r["node_name"].as_str() == Some("Tube"));
+        }
+        agree += 1;
+    }
+    eprintln!(
+        "far-off skinned scene: {agree} unambiguous picks agree with the scene at the origin ({near_agree} there), {hits} hits, {on_tube} on the skinned tube"
+    );
+    assert!(agree > 400 && hits > 70 && on_tube > 40 && near_hits == hits, "{agree} / {hits} / {on_tube} / {near_hits}");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! Georeferenced scenes sit at 1e5 to 1e6, where an f32 step is 0.01 to 0.06: composing
 //! transforms or rendering there in f32 moves surfaces by whole units. Node transforms are
 //! composed in f64 (by the loader), a far-off mesh's positions are re-centred on the mesh
-//! (the difference of nearby floats is exact), and a far-off scene is rebased on its centre
-//! ([`Scene::origin`]), so that every f32 matrix and position the GPU sees is small.
+//! (the difference of nearby floats is exact; a skinned mesh's skins take the shift into their
+//! inverse bind matrices), and a far-off scene is rebased on its centre ([`Scene::origin`]),
+//! so that every f32 matrix and position the GPU sees is small.
 
 use crate::scene::Scene;
 use glam::{DMat4, DVec3};
@@ -14,8 +15,17 @@ const FAR: f64 = 1.0e3;
 /// Sets each node's world (relative to the scene's origin) and the camera's, from the f64
 /// worlds the loader composed; re-centres far-off meshes and picks the origin.
 pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
-    // Re-centre far-off meshes; the shift moves into every node that uses the mesh.
-    let shifts: Vec<DVec3> = scene.meshes.iter_mut().map(recentre).collect();
+    // Re-centre far-off meshes; the shift moves into every node that uses the mesh, and into
+    // the inverse binds of the skins that deform it.
+    let skinned_ok = skinned_shifts_agree(scene);
+    let shifts: Vec<DVec3> = scene.meshes.iter_mut().map(|m| recentre(m, skinned_ok)).collect();
+    for (s, skin) in scene.skins.iter_mut().enumerate() {
+        let skinned_mesh = |n: &crate::scene::Node| n.mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
+        let shift = scene.nodes.iter().filter(|n| n.skin == Some(s)).find_map(|n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
+        if let Some(shift) = shift.filter(|&c| c != DVec3::ZERO) {
+            skin.inverse_bind.iter_mut().for_each(|ibm| *ibm *= DMat4::from_translation(shift));
+        }
+    }
     scene.mesh_shift = shifts.clone();
     let worlds: Vec<DMat4> = scene
         .nodes
@@ -42,13 +52,12 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     }
 }
 
-/// Moves a far-off mesh's positions to its own centre; returns the shift (zero for a mesh
-/// near the origin).
-fn recentre(mesh: &mut crate::scene::MeshAsset) -> DVec3 {
-    // Skinned vertices are placed by joint matrices, which a shift would have to follow.
-    if mesh.primitives.iter().any(|p| !p.skin.is_empty()) {
-        return DVec3::ZERO;
-    }
+fn is_skinned(mesh: &crate::scene::MeshAsset) -> bool {
+    mesh.primitives.iter().any(|p| !p.skin.is_empty())
+}
+
+/// Where a mesh would be re-centred: its rounded centre when far off, else zero.
+fn centre_of(mesh: &crate::scene::MeshAsset) -> DVec3 {
     let points = || mesh.primitives.iter().flat_map(|p| p.positions.iter()).map(|p| p.as_dvec3());
     let Some((lo, hi)) = points().fold(None, |b: Option<(DVec3, DVec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))) else {
         return DVec3::ZERO;
@@ -56,9 +65,32 @@ fn recentre(mesh: &mut crate::scene::MeshAsset) -> DVec3 {
     if lo.abs().max(hi.abs()).max_element() <= FAR {
         return DVec3::ZERO;
     }
-    let centre = ((lo + hi) * 0.5).round();
-    for p in mesh.primitives.iter_mut().flat_map(|p| p.positions.iter_mut()) {
-        *p = (p.as_dvec3() - centre).as_vec3();
+    ((lo + hi) * 0.5).round()
+}
+
+/// Whether every skin deforms meshes that would all move by the same shift, so each skin's
+/// inverse binds can follow it. Otherwise (rare: one skin over meshes far apart) no skinned
+/// mesh is re-centred and skinned vertices keep the file's coordinates.
+fn skinned_shifts_agree(scene: &Scene) -> bool {
+    let centres: Vec<Option<DVec3>> = scene.meshes.iter().map(|m| is_skinned(m).then(|| centre_of(m))).collect();
+    (0..scene.skins.len()).all(|s| {
+        let mut used = scene.nodes.iter().filter(|n| n.skin == Some(s)).filter_map(|n| n.mesh.and_then(|m| centres.get(m).copied().flatten()));
+        let first = used.next();
+        used.all(|c| Some(c) == first)
+    })
+}
+
+/// Moves a far-off mesh's positions to its own centre; returns the shift (zero for a mesh
+/// near the origin, and for a skinned one unless `skinned_ok`).
+fn recentre(mesh: &mut crate::scene::MeshAsset, skinned_ok: bool) -> DVec3 {
+    if is_skinned(mesh) && !skinned_ok {
+        return DVec3::ZERO;
+    }
+    let centre = centre_of(mesh);
+    if centre != DVec3::ZERO {
+        for p in mesh.primitives.iter_mut().flat_map(|p| p.positions.iter_mut()) {
+            *p = (p.as_dvec3() - centre).as_vec3();
+        }
     }
     centre
 }
