@@ -650,19 +650,20 @@ fn the_built_in_scene_asset_is_up_to_date() {
     );
 }
 
-/// A skinned tube bent by an animation of its joints, and a grid morphed by an animation of
-/// its weights, with a camera on both.
-fn deformed_scene() -> GltfBuilder {
-    let mut b = GltfBuilder::new();
-    let tube = b.add_mesh("Tube", &[(&viewer::default_scene::skinned_tube(2.0, 0.25, 5, [0.6, 0.4, 0.9, 1.0]), IndexStorage::U32)]);
-    let (joints, inverse_bind) = viewer::default_scene::tube_joints(&mut b, "Tube", Vec3::new(-0.8, -1.0, 0.0), 2.0, &[0.1; 5]);
-    let tube_node = b.add_node("Tube", Some(tube), Mat4::from_translation(Vec3::new(50.0, 0.0, 0.0)), &[]);
-    b.add_skin(tube_node, &joints, &inverse_bind);
+/// The grid the deformed scenes morph (positions through `place`), a bump and a lift as
+/// its targets; returns its mesh.
+fn add_morphed_grid(b: &mut GltfBuilder, place: impl Fn(Vec3) -> Vec3) -> usize {
     let mut grid = shapes::plane(1.0, [0.3, 0.8, 0.4, 1.0]);
+    grid.positions.iter_mut().for_each(|p| *p = place(*p));
     let bump: Vec<Vec3> = grid.positions.iter().map(|p| Vec3::new(0.0, 0.6 * (1.0 - p.x.abs()) * (1.0 - p.z.abs()), 0.0)).collect();
     grid.morph_targets = vec![bump, vec![Vec3::new(0.0, 0.0, 0.3); grid.positions.len()]];
-    let grid_mesh = b.add_mesh("Grid", &[(&grid, IndexStorage::U16)]);
-    let grid_node = b.add_node("Grid", Some(grid_mesh), Mat4::from_translation(Vec3::new(1.0, -0.3, 0.0)) * Mat4::from_rotation_x(1.2), &[]);
+    b.add_mesh("Grid", &[(&grid, IndexStorage::U16)])
+}
+
+/// The deformed scenes' "Bend" animation over two seconds: tube joints 1.. turning about Z
+/// (keys 0, 0.5, -0.4 rad, scaled per joint), the grid's weights from rest to
+/// (1, 0.5) to (-0.5, 1).
+fn add_bend_animation(b: &mut GltfBuilder, joints: &[usize], grid_node: usize) {
     b.set_weights(grid_node, &[0.0, 0.0]);
     let times = [0.0, 1.0, 2.0];
     let rotations: Vec<Vec<f32>> =
@@ -675,6 +676,19 @@ fn deformed_scene() -> GltfBuilder {
     let weights = [0.0, 0.0, 1.0, 0.5, -0.5, 1.0];
     channels.push(viewer::gltf_write::ChannelSpec { node: grid_node, path: "weights", interpolation: "LINEAR", times: &times, values: &weights });
     b.add_animation("Bend", &channels);
+}
+
+/// A skinned tube bent by an animation of its joints, and a grid morphed by an animation of
+/// its weights, with a camera on both.
+fn deformed_scene() -> GltfBuilder {
+    let mut b = GltfBuilder::new();
+    let tube = b.add_mesh("Tube", &[(&viewer::default_scene::skinned_tube(2.0, 0.25, 5, [0.6, 0.4, 0.9, 1.0]), IndexStorage::U32)]);
+    let (joints, inverse_bind) = viewer::default_scene::tube_joints(&mut b, "Tube", Vec3::new(-0.8, -1.0, 0.0), 2.0, &[0.1; 5]);
+    let tube_node = b.add_node("Tube", Some(tube), Mat4::from_translation(Vec3::new(50.0, 0.0, 0.0)), &[]);
+    b.add_skin(tube_node, &joints, &inverse_bind);
+    let grid_mesh = add_morphed_grid(&mut b, |p| p);
+    let grid_node = b.add_node("Grid", Some(grid_mesh), Mat4::from_translation(Vec3::new(1.0, -0.3, 0.0)) * Mat4::from_rotation_x(1.2), &[]);
+    add_bend_animation(&mut b, &joints, grid_node);
     for r in [joints[0], tube_node, grid_node] {
         b.add_root(r);
     }
@@ -752,24 +766,9 @@ fn snapped_deformed_scene(offset: Vec3) -> GltfBuilder {
     let inverse_bind: Vec<Mat4> = inverse_bind.iter().map(|m| *m * Mat4::from_translation(-offset)).collect();
     let tube_node = b.add_node("Tube", Some(tube_mesh), Mat4::IDENTITY, &[]);
     b.add_skin(tube_node, &joints, &inverse_bind);
-    let mut grid = shapes::plane(1.0, [0.3, 0.8, 0.4, 1.0]);
-    grid.positions.iter_mut().for_each(|p| *p = snap(*p));
-    let bump: Vec<Vec3> = grid.positions.iter().map(|p| Vec3::new(0.0, 0.6 * (1.0 - p.x.abs()) * (1.0 - p.z.abs()), 0.0)).collect();
-    grid.morph_targets = vec![bump, vec![Vec3::new(0.0, 0.0, 0.3); grid.positions.len()]];
-    let grid_mesh = b.add_mesh("Grid", &[(&grid, IndexStorage::U16)]);
+    let grid_mesh = add_morphed_grid(&mut b, snap);
     let grid_node = b.add_node("Grid", Some(grid_mesh), Mat4::from_translation(Vec3::new(1.0, -0.25, 0.0) + offset) * Mat4::from_rotation_x(1.2), &[]);
-    b.set_weights(grid_node, &[0.0, 0.0]);
-    let times = [0.0, 1.0, 2.0];
-    let rotations: Vec<Vec<f32>> =
-        (1..5).map(|k| [0.0f32, 0.5, -0.4].iter().flat_map(|a| glam::Quat::from_rotation_z(a * (1.0 + 0.1 * k as f32)).to_array()).collect()).collect();
-    let mut channels: Vec<viewer::gltf_write::ChannelSpec<'_>> = rotations
-        .iter()
-        .enumerate()
-        .map(|(i, v)| viewer::gltf_write::ChannelSpec { node: joints[i + 1], path: "rotation", interpolation: "LINEAR", times: &times, values: v })
-        .collect();
-    let weights = [0.0, 0.0, 1.0, 0.5, -0.5, 1.0];
-    channels.push(viewer::gltf_write::ChannelSpec { node: grid_node, path: "weights", interpolation: "LINEAR", times: &times, values: &weights });
-    b.add_animation("Bend", &channels);
+    add_bend_animation(&mut b, &joints, grid_node);
     for r in [joints[0], tube_node, grid_node] {
         b.add_root(r);
     }
