@@ -17,8 +17,9 @@ const FAR: f64 = 1.0e3;
 pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // Re-centre far-off meshes; the shift moves into every node that uses the mesh, and into
     // the inverse binds of the skins that deform it.
-    let skinned_ok = skinned_shifts_agree(scene);
-    let shifts: Vec<DVec3> = scene.meshes.iter_mut().map(|m| recentre(m, skinned_ok)).collect();
+    let centres: Vec<DVec3> = scene.meshes.iter().map(centre_of).collect();
+    let skinned_ok = skinned_shifts_agree(scene, &centres);
+    let shifts: Vec<DVec3> = scene.meshes.iter_mut().zip(&centres).map(|(m, &centre)| recentre(m, centre, skinned_ok)).collect();
     for (s, skin) in scene.skins.iter_mut().enumerate() {
         let skinned_mesh = |n: &crate::scene::Node| n.mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
         let shift = scene.nodes.iter().filter(|n| n.skin == Some(s)).find_map(|n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
@@ -71,22 +72,22 @@ fn centre_of(mesh: &crate::scene::MeshAsset) -> DVec3 {
 /// Whether every skin deforms meshes that would all move by the same shift, so each skin's
 /// inverse binds can follow it. Otherwise (rare: one skin over meshes far apart) no skinned
 /// mesh is re-centred and skinned vertices keep the file's coordinates.
-fn skinned_shifts_agree(scene: &Scene) -> bool {
-    let centres: Vec<Option<DVec3>> = scene.meshes.iter().map(|m| is_skinned(m).then(|| centre_of(m))).collect();
+/// `centres`: each mesh's, as [`centre_of`] gives it.
+fn skinned_shifts_agree(scene: &Scene, centres: &[DVec3]) -> bool {
+    let skinned_centre = |m: usize| scene.meshes.get(m).filter(|mesh| is_skinned(mesh)).and(centres.get(m).copied());
     (0..scene.skins.len()).all(|s| {
-        let mut used = scene.nodes.iter().filter(|n| n.skin == Some(s)).filter_map(|n| n.mesh.and_then(|m| centres.get(m).copied().flatten()));
+        let mut used = scene.nodes.iter().filter(|n| n.skin == Some(s)).filter_map(|n| n.mesh.and_then(skinned_centre));
         let first = used.next();
         used.all(|c| Some(c) == first)
     })
 }
 
-/// Moves a far-off mesh's positions to its own centre; returns the shift (zero for a mesh
-/// near the origin, and for a skinned one unless `skinned_ok`).
-fn recentre(mesh: &mut crate::scene::MeshAsset, skinned_ok: bool) -> DVec3 {
+/// Moves a far-off mesh's positions to `centre` (its [`centre_of`]); returns the shift (zero
+/// for a mesh near the origin, and for a skinned one unless `skinned_ok`).
+fn recentre(mesh: &mut crate::scene::MeshAsset, centre: DVec3, skinned_ok: bool) -> DVec3 {
     if is_skinned(mesh) && !skinned_ok {
         return DVec3::ZERO;
     }
-    let centre = centre_of(mesh);
     if centre != DVec3::ZERO {
         for p in mesh.primitives.iter_mut().flat_map(|p| p.positions.iter_mut()) {
             *p = (p.as_dvec3() - centre).as_vec3();
