@@ -69,7 +69,8 @@ impl BenchScene {
         let bounds = Aabb::from_points(&mesh.positions);
         let mut pick_draws = vec![];
         let prim = &gpu.primitives[0];
-        let base = PickDraw::new(ObjectId::new(1).unwrap_or_else(|_| unreachable!()), prim.positions(), prim.triangles());
+        // CPU geometry registered, as the viewer does for detail: culling also proves hits with it.
+        let base = PickDraw::new(ObjectId::new(1).unwrap_or_else(|_| unreachable!()), prim.positions(), prim.triangles()).with_geometry(prim.geometry.clone());
         let with_bounds = |d: PickDraw| match bounds {
             Some(b) => d.with_bounds(b),
             None => d,

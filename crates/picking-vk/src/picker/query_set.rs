@@ -104,6 +104,7 @@ impl Picker {
         request: &PickRequest<'_>,
         camera: &CameraSnapshot,
         queries: &[PickQuery],
+        draws: &[PickDraw],
         mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
     ) -> Result<(), PickError> {
         if queries.is_empty() || queries.len() > self.max_queries as usize {
@@ -131,6 +132,12 @@ impl Picker {
                         self.check_shift(request, region.min, at)?;
                         let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
                         plan_frame(&mut self.plan, ray.as_ref())?;
+                        // A single pixel ends with its nearest surface: what lies surely behind
+                        // it cannot change the result. Contributors draw what planning cannot see.
+                        let point = region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. });
+                        if let (Some(ray), true) = (ray.as_ref(), point && request.contributors.is_empty()) {
+                            self.plan.occlude(draws, camera, region.min, ray);
+                        }
                         let entries = self.frame_plans.take(&self.plan);
                         self.frame_plans.parts.push(PlannedPart::Hit { first: region.min, size: region.size(), at, entries });
                     }
@@ -227,7 +234,7 @@ impl Picker {
         if request.viewport.height < 0.0 && !self.negative_viewport_height {
             return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
         }
-        self.plan_queries(request, &camera, queries, plan_frame)?;
+        self.plan_queries(request, &camera, queries, draws, plan_frame)?;
         // Pipelines last used before the oldest frame that may still run can be destroyed: the
         // newest frame of every other slot may run; this slot's previous one has completed.
         let frame = self.next_frame;

@@ -7,17 +7,21 @@
 mod admission;
 mod affine_box;
 mod bvh;
+mod occlusion;
 mod prefetch;
 mod ray;
+mod sure_hit;
 
 use crate::draw::{Aabb, DrawLimits, PickDraw};
 use crate::error::PickError;
 use crate::handoff::PassStats;
+use crate::request::camera::CameraSnapshot;
 use crate::request::{Ignore, PickRequest};
 use admission::{admits, instance_ignored, visible_instance_ranges};
 use affine_box::AffineBox;
 use bvh::{BoxBvh, BvhScratch};
-use glam::Mat4;
+use glam::{Mat4, UVec2};
+use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
 use std::collections::HashMap;
@@ -91,6 +95,7 @@ pub(crate) struct Plan {
     /// primitives of one instanced mesh) each keep their own hierarchy.
     bvhs: HashMap<(usize, [u32; 6]), CachedBvh>,
     draw_cache: Option<DrawCache>,
+    occlusion: Occlusion,
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
     pub stats: PassStats,
@@ -178,6 +183,13 @@ impl Plan {
         self.stats.draws_culled += (draws.len() - candidates.len() - unpickable_left_out) as u32;
         self.candidates = candidates;
         self.end();
+    }
+
+    /// For a point query (one pixel, culled with its ray): drops the planned draws that a
+    /// sure hit of another proves cannot win the pixel (see [`occlusion`]).
+    pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
+        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, self.frame);
+        self.stats.draws_culled += culled;
     }
 
     /// World boxes of every boundable draw, once per shared list.

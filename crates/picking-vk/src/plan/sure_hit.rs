@@ -1,0 +1,249 @@
+//! A sure hit: a triangle of a draw's registered geometry that the rasterizer covers the
+//! pixel centre with, whatever the rounding, and the largest depth it can leave there.
+//!
+//! The test replays what the GPU does with the same f32 matrix the pass pushes: clip
+//! coordinates, the viewport transform, face culling and the depth the pixel gets. Every
+//! step carries a bound on how far the GPU's f32 arithmetic and sub-pixel snapping can move
+//! it (Vulkan guarantees at least 4 sub-pixel bits: vertices move at most 1/32 px per axis),
+//! and the pixel centre must lie inside the triangle by more than that. A triangle the test
+//! is unsure of is simply not a sure hit.
+
+use super::bvh::{BoxBvh, BvhScratch};
+use super::ray::{PadLine, Padding, SlabRay};
+use crate::draw::{MeshGeometry, Triangles};
+use crate::Viewport;
+use ash::vk;
+use glam::{DMat4, DVec2, DVec4, Mat4};
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+/// f32 rounding: each clip coordinate the GPU computes is within `CLIP_ULPS * 2^-24` times
+/// the sum of its terms' magnitudes of the exact value (four products and three sums, with
+/// slack for the matrix itself being rounded to f32).
+const CLIP_ULPS: f64 = 16.0;
+const F32_EPS: f64 = 1.0 / (1u64 << 24) as f64;
+/// How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
+const SNAP_PX: f64 = 0.045;
+/// Meshes with more triangles than this get no triangle index (and never occlude).
+const MAX_INDEXED_TRIANGLES: usize = 1 << 16;
+
+/// What the test needs to know of the pass: the host's viewport and how a draw is culled.
+pub(crate) struct PixelTarget {
+    /// The pixel centre, in framebuffer coordinates.
+    pub centre: DVec2,
+    pub viewport: Viewport,
+}
+
+/// The triangles of one draw's geometry, indexed by their model-space boxes.
+struct TriangleIndex {
+    geometry: Weak<MeshGeometry>,
+    bvh: Option<BoxBvh>,
+    last_used: u64,
+}
+
+/// Which part of a shared geometry a draw reads: (geometry, first, count, vertex offset, indexed).
+type IndexKey = (usize, u32, u32, i32, bool);
+
+/// Triangle indices per draw geometry, built on first use and kept while the geometry lives.
+#[derive(Default)]
+pub(crate) struct SureHits {
+    indices: HashMap<IndexKey, TriangleIndex>,
+    candidates: Vec<u32>,
+    scratch: BvhScratch,
+}
+
+/// The three vertex positions of list triangle `t` of a draw.
+fn triangle(g: &MeshGeometry, triangles: &Triangles, t: u32) -> Option<[glam::Vec3; 3]> {
+    let element = |k: u32| -> Option<usize> {
+        let e = t.checked_mul(3)?.checked_add(k)?;
+        match *triangles {
+            Triangles::NonIndexed { first_vertex, .. } => usize::try_from(first_vertex.checked_add(e)?).ok(),
+            Triangles::Indexed { first_index, vertex_offset, .. } => {
+                let i = *g.indices.as_ref()?.get(usize::try_from(first_index.checked_add(e)?).ok()?)?;
+                usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok()
+            }
+        }
+    };
+    Some([g.positions.get(element(0)?).copied()?, g.positions.get(element(1)?).copied()?, g.positions.get(element(2)?).copied()?])
+}
+
+fn build_index(g: &MeshGeometry, triangles: &Triangles) -> Option<BoxBvh> {
+    let count = triangles.element_count() / 3;
+    if count as usize > MAX_INDEXED_TRIANGLES {
+        return None;
+    }
+    let items = (0..count).map(|t| {
+        let bounds = crate::draw::Aabb::from_points(&triangle(g, triangles, t)?)?;
+        Some((bounds, super::affine_box::AffineBox::axis_aligned(&bounds, t)?))
+    });
+    // A triangle that cannot be read or bounded leaves the draw without an index.
+    BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
+}
+
+/// A vertex in window coordinates with how far the GPU may place it from here.
+#[derive(Clone, Copy)]
+struct WindowVertex {
+    at: DVec2,
+    /// NDC depth.
+    z: f64,
+    /// Bounds on the GPU's error: in pixels (before snapping), and in NDC depth.
+    err_px: f64,
+    err_z: f64,
+}
+
+fn to_window(clip_matrix: &DMat4, abs_matrix: &DMat4, p: glam::Vec3, vp: &Viewport) -> Option<WindowVertex> {
+    let p = p.as_dvec3().extend(1.0);
+    let c = *clip_matrix * p;
+    let err: DVec4 = (*abs_matrix * p.abs()) * (CLIP_ULPS * F32_EPS);
+    // In front of the eye and inside the depth range by more than the error: never clipped.
+    let w = c.w - err.w;
+    if !(w > 0.0 && c.z - err.z > 0.0 && c.z + err.z < w) {
+        return None;
+    }
+    let ndc = c.truncate() / c.w;
+    let (half_w, half_h) = (f64::from(vp.width) * 0.5, f64::from(vp.height) * 0.5);
+    let at = DVec2::new(f64::from(vp.x) + (ndc.x + 1.0) * half_w, f64::from(vp.y) + (ndc.y + 1.0) * half_h);
+    // d(x/w) <= (|dx| + |x/w| |dw|) / w, and likewise for y and z.
+    let rel = |e: f64, v: f64| (e + v.abs() * err.w) / w;
+    let err_px = rel(err.x, ndc.x) * half_w.abs() + rel(err.y, ndc.y) * half_h.abs();
+    let err_z = rel(err.z, ndc.z);
+    (at.is_finite() && err_px.is_finite()).then_some(WindowVertex { at, z: ndc.z, err_px, err_z })
+}
+
+fn cross(a: DVec2, b: DVec2) -> f64 {
+    a.x * b.y - a.y * b.x
+}
+
+/// The NDC depth range the GPU can give the pixel centre if `v` (in the pass's winding) covers
+/// it for sure under `cull_mode` and `front_face`: `(depth, error)`.
+fn covered_depth(v: [WindowVertex; 3], centre: DVec2, cull_mode: vk::CullModeFlags, front_face: vk::FrontFace) -> Option<(f64, f64)> {
+    let move_px = v.iter().map(|w| w.err_px).fold(0.0, f64::max) + SNAP_PX;
+    let [a, b, c] = v.map(|w| w.at);
+    let area2 = cross(b - a, c - a);
+    // Vulkan's polygon area is -area2 / 2 in framebuffer coordinates.
+    let counter_clockwise = -area2 > 0.0;
+    let front = counter_clockwise == (front_face == vk::FrontFace::COUNTER_CLOCKWISE);
+    let culled = if front { cull_mode.contains(vk::CullModeFlags::FRONT) } else { cull_mode.contains(vk::CullModeFlags::BACK) };
+    if culled {
+        return None;
+    }
+    // Edge function of edge (p, q) at the centre; moving p and q by up to `move_px` changes it
+    // by at most move_px * (|centre - p| + |centre - q|) + 2 move_px^2.
+    let edge = |p: DVec2, q: DVec2| {
+        let e = cross(q - p, centre - p);
+        let slack = move_px * ((centre - p).length() + (centre - q).length()) + 2.0 * move_px * move_px;
+        (e, slack)
+    };
+    let edges = [edge(b, c), edge(c, a), edge(a, b)];
+    let sign = area2.signum();
+    if !edges.iter().all(|&(e, slack)| e * sign > slack) {
+        return None;
+    }
+    // Screen-space barycentrics: window depth is affine in window x and y.
+    let weights = edges.map(|(e, _)| e / area2);
+    let depth = weights[0] * v[0].z + weights[1] * v[1].z + weights[2] * v[2].z;
+    // The depth plane's slope, times how far snapping and rounding move the triangle.
+    let slope =
+        DVec2::new((v[1].z - v[0].z) * (c.y - a.y) - (v[2].z - v[0].z) * (b.y - a.y), (v[2].z - v[0].z) * (b.x - a.x) - (v[1].z - v[0].z) * (c.x - a.x))
+            / area2;
+    let err_vertices = v.iter().map(|w| w.err_z).fold(0.0, f64::max);
+    let err = err_vertices + (slope.x.abs() + slope.y.abs()) * 2.0 * move_px + 4.0 * F32_EPS * depth.abs().max(1.0);
+    (depth.is_finite() && err.is_finite()).then_some((depth, err))
+}
+
+impl SureHits {
+    /// The smallest NDC depth a sure hit of `geometry`'s triangles leaves at the pixel, as
+    /// `(depth, error)`: the pixel ends with a depth no farther than `depth + error` (nearer
+    /// wins) once the draw is drawn. `ray` is the pick ray in the draw's model space.
+    #[allow(clippy::too_many_arguments)]
+    pub fn nearest(
+        &mut self,
+        geometry: &Arc<MeshGeometry>,
+        triangles: &Triangles,
+        clip_matrix: &Mat4,
+        ray: &SlabRay,
+        target: &PixelTarget,
+        cull_mode: vk::CullModeFlags,
+        front_face: vk::FrontFace,
+        frame: u64,
+    ) -> Option<(f64, f64)> {
+        let (indexed, first, vertex_offset) = match *triangles {
+            Triangles::NonIndexed { first_vertex, .. } => (false, first_vertex, 0),
+            Triangles::Indexed { first_index, vertex_offset, .. } => (true, first_index, vertex_offset),
+        };
+        let key = (Arc::as_ptr(geometry) as usize, first, triangles.element_count(), vertex_offset, indexed);
+        let stale = self.indices.get(&key).is_none_or(|i| i.geometry.upgrade().is_none_or(|g| !Arc::ptr_eq(&g, geometry)));
+        if stale {
+            if self.indices.len() > 256 {
+                self.indices.retain(|_, i| i.geometry.strong_count() > 0 && frame.saturating_sub(i.last_used) < 600);
+            }
+            let bvh = build_index(geometry, triangles);
+            self.indices.insert(key, TriangleIndex { geometry: Arc::downgrade(geometry), bvh, last_used: frame });
+        }
+        let index = self.indices.get_mut(&key)?;
+        index.last_used = frame;
+        let bvh = index.bvh.as_ref()?;
+        // Triangles whose boxes the ray meets (a triangle it just misses in f32 is only a
+        // missed chance, never a wrong answer).
+        let none = PadLine { base: 0.0, slope: 0.0 };
+        self.candidates.clear();
+        bvh.query(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, &mut self.candidates);
+        let clip = clip_matrix.as_dmat4();
+        let abs = DMat4::from_cols(clip.x_axis.abs(), clip.y_axis.abs(), clip.z_axis.abs(), clip.w_axis.abs());
+        let mut best: Option<(f64, f64)> = None;
+        for &t in &self.candidates {
+            let Some(points) = triangle(geometry, triangles, t) else { continue };
+            let window = points.map(|p| to_window(&clip, &abs, p, &target.viewport));
+            let [Some(a), Some(b), Some(c)] = window else { continue };
+            if let Some((depth, err)) = covered_depth([a, b, c], target.centre, cull_mode, front_face) {
+                if best.is_none_or(|(d, e)| depth + err < d + e) {
+                    best = Some((depth, err));
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vertex(x: f64, y: f64, z: f64) -> WindowVertex {
+        WindowVertex { at: DVec2::new(x, y), z, err_px: 0.0, err_z: 0.0 }
+    }
+
+    #[test]
+    fn a_centre_well_inside_is_covered_at_the_interpolated_depth() {
+        let v = [vertex(0.0, 0.0, 0.2), vertex(10.0, 0.0, 0.4), vertex(0.0, 10.0, 0.6)];
+        let (depth, err) = covered_depth(v, DVec2::new(2.5, 2.5), vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE).unwrap();
+        assert!((depth - (0.2 + 0.25 * 0.2 + 0.25 * 0.4)).abs() < 1e-12, "{depth}");
+        assert!(err > 0.0 && err < 0.01, "{err}");
+        // Near an edge (within snapping reach) or outside: not sure.
+        assert!(covered_depth(v, DVec2::new(0.02, 5.0), vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE).is_none());
+        assert!(covered_depth(v, DVec2::new(6.0, 6.0), vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE).is_none());
+    }
+
+    #[test]
+    fn culled_faces_never_cover() {
+        // Clockwise in framebuffer coordinates (y down): area2 > 0, Vulkan area < 0.
+        let v = [vertex(0.0, 0.0, 0.5), vertex(10.0, 0.0, 0.5), vertex(0.0, 10.0, 0.5)];
+        let at = DVec2::new(2.0, 2.0);
+        let ccw = vk::FrontFace::COUNTER_CLOCKWISE;
+        assert!(covered_depth(v, at, vk::CullModeFlags::BACK, ccw).is_none(), "back-facing under CCW");
+        assert!(covered_depth(v, at, vk::CullModeFlags::FRONT, ccw).is_some());
+        assert!(covered_depth(v, at, vk::CullModeFlags::FRONT, vk::FrontFace::CLOCKWISE).is_none());
+        assert!(covered_depth(v, at, vk::CullModeFlags::FRONT_AND_BACK, ccw).is_none());
+    }
+
+    #[test]
+    fn vertices_behind_the_eye_or_past_the_depth_range_are_never_sure() {
+        let vp = Viewport::full(100, 100);
+        let m = DMat4::IDENTITY;
+        assert!(to_window(&m, &m, glam::Vec3::new(0.0, 0.0, 0.5), &vp).is_some());
+        let behind = DMat4::from_cols(DVec4::X, DVec4::Y, DVec4::Z, DVec4::new(0.0, 0.0, 0.0, -1.0));
+        assert!(to_window(&behind, &behind, glam::Vec3::new(0.0, 0.0, 0.5), &vp).is_none());
+        assert!(to_window(&m, &m, glam::Vec3::new(0.0, 0.0, 1.5), &vp).is_none(), "clipped by the far plane");
+        assert!(to_window(&m, &m, glam::Vec3::new(0.0, 0.0, f32::NAN), &vp).is_none());
+    }
+}
