@@ -31,6 +31,9 @@ pub(crate) struct DrawSnapshot {
     pub deform: Option<(Option<Arc<DeformPose>>, bool)>,
     /// A contributor's draws: its index in the request, and its ID range.
     pub contributor: Option<(usize, std::ops::Range<u64>)>,
+    /// The draw's first triangle this recording drew (chunk culling draws runs of a draw's
+    /// triangles, and the GPU's primitive index counts from each run's start).
+    pub primitive_base: u32,
 }
 
 impl DrawSnapshot {
@@ -51,7 +54,13 @@ impl DrawSnapshot {
             indirect: draw.indirect.is_some(),
             deform: draw.deformation.as_ref().map(|d| (d.pose.clone(), d.skin.is_some())),
             contributor: None,
+            primitive_base: 0,
         }
+    }
+
+    /// The snapshot of a recording that draws the draw's triangles from `first` on.
+    pub fn starting_at(self, first: u32) -> Self {
+        DrawSnapshot { primitive_base: first, ..self }
     }
 
     /// What contributor `index` (of IDs `ids`) drew: instances are its own.
@@ -71,6 +80,7 @@ impl DrawSnapshot {
             indirect: false,
             deform: None,
             contributor: Some((index, ids)),
+            primitive_base: 0,
         }
     }
 
@@ -110,6 +120,9 @@ pub struct PassStats {
     pub draws_culled: u32,
     /// Instances of recorded draws whose bounds the pick ray missed.
     pub instances_culled: u32,
+    /// Triangles of recorded draws left out by chunk culling: a large mesh draws only the
+    /// runs of its triangles whose bounds the pick ray meets.
+    pub triangles_culled: u64,
 }
 
 /// The raw values read back for one pixel.

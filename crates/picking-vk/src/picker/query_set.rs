@@ -8,7 +8,7 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
-use crate::plan::{PixelRay, Plan, PlanEntry};
+use crate::plan::{PixelRay, Plan, PlanEntry, Planned};
 use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
 use crate::record::rect::{assign_entries, entries_needed, Tile};
 use crate::record::{prepare_entries, Framing, PassRecording};
@@ -47,6 +47,7 @@ pub(super) struct FramePlans {
     parts: Vec<PlannedPart>,
     entries: Vec<PlanEntry>,
     ranges: Vec<(u32, u32)>,
+    runs: Vec<(u32, u32)>,
     stats: PassStats,
 }
 
@@ -55,18 +56,22 @@ impl FramePlans {
         self.parts.clear();
         self.entries.clear();
         self.ranges.clear();
+        self.runs.clear();
         self.stats = PassStats::default();
     }
 
-    /// Appends `plan`'s entries (their ranges re-based) and statistics; returns their span.
+    /// Appends `plan`'s entries (their ranges and triangle runs re-based) and statistics; returns
+    /// their span.
     fn take(&mut self, plan: &Plan) -> Range<usize> {
         let start = self.entries.len();
-        let base = self.ranges.len() as u32;
+        let (base, run_base) = (self.ranges.len() as u32, self.runs.len() as u32);
         self.ranges.extend_from_slice(&plan.ranges);
-        self.entries.extend(plan.entries.iter().map(|e| PlanEntry { first_range: e.first_range + base, ..*e }));
+        self.runs.extend_from_slice(&plan.runs);
+        self.entries.extend(plan.entries.iter().map(|e| PlanEntry { first_range: e.first_range + base, first_run: e.first_run + run_base, ..*e }));
         self.stats.draws_skipped += plan.stats.draws_skipped;
         self.stats.draws_culled += plan.stats.draws_culled;
         self.stats.instances_culled += plan.stats.instances_culled;
+        self.stats.triangles_culled += plan.stats.triangles_culled;
         start..self.entries.len()
     }
 }
@@ -137,6 +142,9 @@ impl Picker {
                         let point = region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. });
                         if let (Some(ray), true) = (ray.as_ref(), point && request.contributors.is_empty()) {
                             self.plan.occlude(draws, camera, region.min, ray);
+                        }
+                        if let Some(ray) = ray.as_ref() {
+                            self.plan.cut_to_chunks(draws, ray);
                         }
                         let entries = self.frame_plans.take(&self.plan);
                         self.frame_plans.parts.push(PlannedPart::Hit { first: region.min, size: region.size(), at, entries });
@@ -279,7 +287,13 @@ impl Picker {
                 for part in hits.clone() {
                     let PlannedPart::Hit { first, size, at, entries } = part else { continue };
                     recording.set_view(&recording.region_view(*first, *size, *at, request.viewport));
-                    recorded += recording.record_draws(draws, &fp.entries[entries.clone()], &fp.ranges, &mut s.draws, s.batch.as_mut(), &mut rows);
+                    recorded += recording.record_draws(
+                        draws,
+                        Planned { entries: &fp.entries[entries.clone()], ranges: &fp.ranges, runs: &fp.runs },
+                        &mut s.draws,
+                        s.batch.as_mut(),
+                        &mut rows,
+                    );
                 }
                 recording.end();
             }

@@ -7,6 +7,8 @@
 mod admission;
 mod affine_box;
 mod bvh;
+mod chunks;
+mod geometry_cache;
 mod occlusion;
 mod prefetch;
 mod ray;
@@ -20,6 +22,8 @@ use crate::request::{Ignore, PickRequest};
 use admission::{admits, instance_ignored, visible_instance_ranges};
 use affine_box::AffineBox;
 use bvh::{BoxBvh, BvhScratch};
+pub(crate) use chunks::run_of;
+use chunks::{chunkable, Chunks, Cut};
 use glam::{Mat4, UVec2};
 use occlusion::Occlusion;
 use ray::stretch_bound;
@@ -88,6 +92,8 @@ fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
 pub(crate) struct Plan {
     pub entries: Vec<PlanEntry>,
     pub ranges: Vec<(u32, u32)>,
+    /// Triangle runs of draws cut by chunk culling.
+    pub runs: Vec<(u32, u32)>,
     scratch: Vec<u32>,
     candidates: Vec<u32>,
     bvh_scratch: BvhScratch,
@@ -96,23 +102,41 @@ pub(crate) struct Plan {
     bvhs: HashMap<(usize, [u32; 6]), CachedBvh>,
     draw_cache: Option<DrawCache>,
     occlusion: Occlusion,
+    chunks: Chunks,
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
     pub stats: PassStats,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PlanEntry {
     pub draw: u32,
     /// Instance ranges (start, count) of the draw, as `ranges[first..first + count]`.
     pub first_range: u32,
     pub range_count: u32,
+    /// Runs of triangles (first, count) drawn, as `runs[first..first + count]`; none: all.
+    pub first_run: u32,
+    pub run_count: u32,
+}
+
+/// Planned draws, with the instance ranges and triangle runs their entries index.
+#[derive(Clone, Copy)]
+pub(crate) struct Planned<'a> {
+    pub entries: &'a [PlanEntry],
+    pub ranges: &'a [(u32, u32)],
+    pub runs: &'a [(u32, u32)],
 }
 
 impl Plan {
+    /// Everything this plan records.
+    pub fn planned(&self) -> Planned<'_> {
+        Planned { entries: &self.entries, ranges: &self.ranges, runs: &self.runs }
+    }
+
     fn begin(&mut self) {
         self.entries.clear();
         self.ranges.clear();
+        self.runs.clear();
         self.stats = PassStats::default();
         self.frame += 1;
     }
@@ -192,6 +216,32 @@ impl Plan {
         self.stats.draws_culled += culled;
     }
 
+    /// Cuts the planned draws of large meshes to the runs of triangles the ray can meet (see
+    /// [`chunks`]); a draw none of whose chunks it meets is culled.
+    pub fn cut_to_chunks(&mut self, draws: &[PickDraw], ray: &PixelRay) {
+        let (chunks, runs, frame) = (&mut self.chunks, &mut self.runs, self.frame);
+        let (mut culled, mut triangles_culled) = (0, 0u64);
+        self.entries.retain_mut(|entry| {
+            let Some(draw) = draws.get(entry.draw as usize).filter(|d| chunkable(d)) else { return true };
+            let first = runs.len() as u32;
+            match chunks.cut(draw, ray, frame, runs) {
+                Cut::Whole => true,
+                Cut::Runs(count) => {
+                    (entry.first_run, entry.run_count) = (first, count);
+                    let drawn: u32 = runs[first as usize..].iter().map(|r| r.1).sum();
+                    triangles_culled += u64::from(draw.triangles.element_count() / 3 - drawn);
+                    true
+                }
+                Cut::Nothing => {
+                    culled += 1;
+                    false
+                }
+            }
+        });
+        self.stats.draws_culled += culled;
+        self.stats.triangles_culled += triangles_culled;
+    }
+
     /// World boxes of every boundable draw, once per shared list.
     fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
         let mut items = Vec::with_capacity(draws.len());
@@ -227,7 +277,7 @@ impl Plan {
             return;
         }
         let range_count = self.ranges.len() as u32 - first_range;
-        self.entries.push(PlanEntry { draw: index, first_range, range_count });
+        self.entries.push(PlanEntry { draw: index, first_range, range_count, ..PlanEntry::default() });
     }
 
     fn push_all_instances(&mut self, draw: &PickDraw, ignore: &[Ignore]) {

@@ -244,7 +244,8 @@ mod tests {
         let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
         let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();
         let ray = PixelRay::new(&camera, pixel).unwrap();
-        let mut entries: Vec<PlanEntry> = (0..draws.len() as u32).map(|draw| PlanEntry { draw, first_range: 0, range_count: 1 }).collect();
+        let mut entries: Vec<PlanEntry> =
+            (0..draws.len() as u32).map(|draw| PlanEntry { draw, first_range: 0, range_count: 1, ..PlanEntry::default() }).collect();
         Occlusion::default().prune(&mut entries, draws, &camera, pixel, &ray, 1);
         entries.iter().map(|e| e.draw).collect()
     }

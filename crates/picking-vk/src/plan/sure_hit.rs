@@ -9,13 +9,13 @@
 //! is unsure of is simply not a sure hit.
 
 use super::bvh::{BoxBvh, BvhScratch};
+use super::geometry_cache::GeometryCache;
 use super::ray::{PadLine, Padding, SlabRay};
 use crate::draw::{MeshGeometry, Triangles};
 use crate::Viewport;
 use ash::vk;
 use glam::{DMat4, DVec2, DVec4, Mat4};
-use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// f32 rounding: each clip coordinate the GPU computes is within `CLIP_ULPS * 2^-24` times
 /// the sum of its terms' magnitudes of the exact value (four products and three sums, with
@@ -34,26 +34,16 @@ pub(crate) struct PixelTarget {
     pub viewport: Viewport,
 }
 
-/// The triangles of one draw's geometry, indexed by their model-space boxes.
-struct TriangleIndex {
-    geometry: Weak<MeshGeometry>,
-    bvh: Option<BoxBvh>,
-    last_used: u64,
-}
-
-/// Which part of a shared geometry a draw reads: (geometry, first, count, vertex offset, indexed).
-type IndexKey = (usize, u32, u32, i32, bool);
-
-/// Triangle indices per draw geometry, built on first use and kept while the geometry lives.
+/// Per draw geometry: its triangles, indexed by their model-space boxes.
 #[derive(Default)]
 pub(crate) struct SureHits {
-    indices: HashMap<IndexKey, TriangleIndex>,
+    indices: GeometryCache<BoxBvh>,
     candidates: Vec<u32>,
     scratch: BvhScratch,
 }
 
 /// The three vertex positions of list triangle `t` of a draw.
-fn triangle(g: &MeshGeometry, triangles: &Triangles, t: u32) -> Option<[glam::Vec3; 3]> {
+pub(crate) fn triangle(g: &MeshGeometry, triangles: &Triangles, t: u32) -> Option<[glam::Vec3; 3]> {
     let element = |k: u32| -> Option<usize> {
         let e = t.checked_mul(3)?.checked_add(k)?;
         match *triangles {
@@ -167,22 +157,7 @@ impl SureHits {
         front_face: vk::FrontFace,
         frame: u64,
     ) -> Option<(f64, f64)> {
-        let (indexed, first, vertex_offset) = match *triangles {
-            Triangles::NonIndexed { first_vertex, .. } => (false, first_vertex, 0),
-            Triangles::Indexed { first_index, vertex_offset, .. } => (true, first_index, vertex_offset),
-        };
-        let key = (Arc::as_ptr(geometry) as usize, first, triangles.element_count(), vertex_offset, indexed);
-        let stale = self.indices.get(&key).is_none_or(|i| i.geometry.upgrade().is_none_or(|g| !Arc::ptr_eq(&g, geometry)));
-        if stale {
-            if self.indices.len() > 256 {
-                self.indices.retain(|_, i| i.geometry.strong_count() > 0 && frame.saturating_sub(i.last_used) < 600);
-            }
-            let bvh = build_index(geometry, triangles);
-            self.indices.insert(key, TriangleIndex { geometry: Arc::downgrade(geometry), bvh, last_used: frame });
-        }
-        let index = self.indices.get_mut(&key)?;
-        index.last_used = frame;
-        let bvh = index.bvh.as_ref()?;
+        let bvh = self.indices.get(geometry, triangles, frame, || build_index(geometry, triangles))?;
         // Triangles whose boxes the ray meets (a triangle it just misses in f32 is only a
         // missed chance, never a wrong answer).
         let none = PadLine { base: 0.0, slope: 0.0 };

@@ -19,7 +19,7 @@ use crate::pass::pipeline_key::{RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rendering::{Pass, PipelineTarget};
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
-use crate::plan::{Plan, PlanEntry};
+use crate::plan::{run_of, Plan, PlanEntry, Planned};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
 use ash::vk;
@@ -60,12 +60,15 @@ pub(crate) fn prepare_entries(
     for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
-        let key = pipeline_key(draw, *rows_used, batch_rows, depth);
-        pipelines.get(key, draw.hooks.as_ref())?;
         if let Some(buffers) = storage_set_buffers(draw) {
             sets.prepare(&buffers)?;
         }
-        *rows_used += u32::from(key.batched);
+        // Each run of a chunk-culled draw is recorded as a draw (and takes a row).
+        for _ in 0..entry.run_count.max(1) {
+            let key = pipeline_key(draw, *rows_used, batch_rows, depth);
+            pipelines.get(key, draw.hooks.as_ref())?;
+            *rows_used += u32::from(key.batched);
+        }
     }
     Ok(())
 }
@@ -214,7 +217,7 @@ impl<'a> PassRecording<'a> {
             self.begin();
             self.set_view(&self.viewport_and_scissor(request));
             let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
-            stats.draws_recorded = self.record_draws(draws, &plan.entries, &plan.ranges, snapshots, batch, &mut 0);
+            stats.draws_recorded = self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0);
             self.end();
             stats
         }
@@ -270,8 +273,7 @@ impl<'a> PassRecording<'a> {
     pub unsafe fn record_draws(
         &self,
         draws: &[PickDraw],
-        entries: &[PlanEntry],
-        plan_ranges: &[(u32, u32)],
+        planned: Planned<'_>,
         snapshots: &mut Vec<DrawSnapshot>,
         mut batch: Option<&mut DrawBatchBuffer>,
         rows: &mut u32,
@@ -284,88 +286,98 @@ impl<'a> PassRecording<'a> {
         let mut recorded = 0;
         let mut bound = BoundState::default();
         let mut run: Option<Run> = None;
-        for entry in entries {
+        for entry in planned.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
-            let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
-            let Some((pipeline, layout)) = self.pipelines.cached(key) else {
-                // `prepare` built every key; a miss means it was not called. Skip rather than panic.
-                log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
-                continue;
-            };
-            let draw_index = snapshots.len() as u32;
-            snapshots.push(DrawSnapshot::of(draw, entry.draw));
-            recorded += 1;
-            let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
-            let bindings = Bindings::of(draw, pipeline);
-            if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
-                let hook =
-                    draw.hooks.as_ref().map(|h| RunHook { attribute: h.attribute.map(|a| (a.range.buffer, a.range.offset)), set: h.descriptor_set, layout });
-                // Extend the open run, or close it and open one for this draw's bindings.
-                if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
+            // A draw cut by chunk culling records each run of triangles as a draw of its own
+            // (the snapshot notes where the run starts: the GPU's primitive index restarts).
+            let triangle_runs = &planned.runs[entry.first_run as usize..(entry.first_run + entry.run_count) as usize];
+            for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
+                let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
+                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
+                let Some((pipeline, layout)) = self.pipelines.cached(key) else {
+                    // `prepare` built every key; a miss means it was not called. Skip rather than panic.
+                    log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
+                    continue;
+                };
+                let draw_index = snapshots.len() as u32;
+                snapshots.push(DrawSnapshot::of(draw, entry.draw).starting_at(triangle_run.map_or(0, |r| r.0)));
+                // A draw counts once, however many runs it is recorded in.
+                recorded += u32::from(k == 0);
+                let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
+                let bindings = Bindings::of(draw, pipeline);
+                if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
+                    let hook = draw.hooks.as_ref().map(|h| RunHook {
+                        attribute: h.attribute.map(|a| (a.range.buffer, a.range.offset)),
+                        set: h.descriptor_set,
+                        layout,
+                    });
+                    // Extend the open run, or close it and open one for this draw's bindings.
+                    if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
+                        // SAFETY: as above.
+                        unsafe { self.record_run(run.take(), batch, &mut bound) };
+                    }
+                    let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
+                    let (count, first, vertex_offset) = match triangles {
+                        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
+                        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
+                    };
+                    // Hooked shaders work in world space: their rows carry the model matrix.
+                    let matrix = if draw.hooks.is_some() { draw.model } else { model_view_projection };
+                    let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index };
+                    batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
+                    open.count += 1;
+                    *rows += 1;
+                    continue;
+                }
+                if let Some(batch) = batch.as_deref() {
                     // SAFETY: as above.
                     unsafe { self.record_run(run.take(), batch, &mut bound) };
                 }
-                let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
-                let (count, first, vertex_offset) = match draw.triangles {
-                    Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
-                    Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
-                };
-                // Hooked shaders work in world space: their rows carry the model matrix.
-                let matrix = if draw.hooks.is_some() { draw.model } else { model_view_projection };
-                let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index };
-                batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
-                open.count += 1;
-                *rows += 1;
-                continue;
-            }
-            if let Some(batch) = batch.as_deref() {
-                // SAFETY: as above.
-                unsafe { self.record_run(run.take(), batch, &mut bound) };
-            }
-            // SAFETY: as above; offsets and counts were validated against the buffer ranges.
-            unsafe {
-                self.bind(&bindings, instance_attributes(draw), &mut bound);
-                match &draw.hooks {
-                    Some(hooks) => {
-                        self.bind_hooks(hooks, layout, &mut bound);
-                        let push = self.hook_push(draw, draw_index, [0; 8]);
-                        d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
-                    }
-                    None => {
-                        let first_instance = draw.instances.map_or(0, |i| i.first);
-                        let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
-                        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-                        if key.deform.is_some() {
-                            self.bind_deformation(draw, layout, &mut bound);
-                            d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
-                        } else if key.instance_storage {
-                            self.bind_instance_set(draw, layout, &mut bound);
-                            let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
-                            bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
-                            words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
-                            d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
-                        } else {
-                            d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
+                // SAFETY: as above; offsets and counts were validated against the buffer ranges.
+                unsafe {
+                    self.bind(&bindings, instance_attributes(draw), &mut bound);
+                    match &draw.hooks {
+                        Some(hooks) => {
+                            self.bind_hooks(hooks, layout, &mut bound);
+                            let push = self.hook_push(draw, draw_index, [0; 8]);
+                            d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                        }
+                        None => {
+                            let first_instance = draw.instances.map_or(0, |i| i.first);
+                            let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
+                            let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+                            if key.deform.is_some() {
+                                self.bind_deformation(draw, layout, &mut bound);
+                                d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
+                            } else if key.instance_storage {
+                                self.bind_instance_set(draw, layout, &mut bound);
+                                let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
+                                bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
+                                words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
+                                d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
+                            } else {
+                                d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
+                            }
                         }
                     }
                 }
-            }
-            if let Some(indirect) = &draw.indirect {
-                // The host's commands, once: culling kept the draw, the GPU picks its work.
-                // SAFETY: as above; the ranges and features were validated.
-                unsafe { self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })) };
-                continue;
-            }
-            let base = draw.instances.map_or(0, |i| i.first);
-            let ranges = &plan_ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
-            // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
-            for &(start, count) in ranges {
-                // SAFETY: as above.
-                unsafe {
-                    match draw.triangles {
-                        Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
-                        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                            d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
+                if let Some(indirect) = &draw.indirect {
+                    // The host's commands, once: culling kept the draw, the GPU picks its work.
+                    // SAFETY: as above; the ranges and features were validated.
+                    unsafe { self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })) };
+                    continue;
+                }
+                let base = draw.instances.map_or(0, |i| i.first);
+                let ranges = &planned.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
+                // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
+                for &(start, count) in ranges {
+                    // SAFETY: as above.
+                    unsafe {
+                        match draw.triangles {
+                            Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
+                            Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+                                d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
+                            }
                         }
                     }
                 }

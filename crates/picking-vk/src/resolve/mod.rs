@@ -46,6 +46,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
                 adjusted_world: (d.world_adjusted || d.deform.as_ref().is_some_and(|(pose, _)| pose.is_none())).then_some(world),
                 deform: d.deform.as_ref().and_then(|(pose, skinned)| Some((pose.clone()?, *skinned))),
             });
+            // The face within the draw: a chunk-culled recording's primitives count from its run.
+            let face = face.wrapping_add(draw.map_or(0, |d| d.primitive_base));
             detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
         });
         PickHit {
@@ -90,6 +92,7 @@ mod tests {
             indirect: false,
             deform: None,
             contributor: None,
+            primitive_base: 0,
         }
     }
 
@@ -134,5 +137,10 @@ mod tests {
         assert_eq!((d.face, d.barycentrics, d.gpu_barycentrics), (4, [0.25, 0.5, 0.25], [0.25, 0.5, 0.25]));
         assert_eq!(d.vertices, Some([12, 13, 14]), "non-indexed: vertices follow from the face");
         assert_eq!(d.surface, None, "no geometry registered");
+        // A recording of the draw's triangles from 3 on: the GPU counts faces from there.
+        let run = [snapshot(ObjectId::new(3).unwrap(), false).starting_at(3)];
+        let t = Texels { detail: Some([1, 0.25f32.to_bits(), 0.5f32.to_bits(), 0.25f32.to_bits()]), ..t };
+        let d = resolve(1, UVec2::new(5, 5), &cam, &run, &t).hit.unwrap().detail.unwrap();
+        assert_eq!((d.face, d.vertices), (4, Some([12, 13, 14])), "the face within the draw");
     }
 }

@@ -1,0 +1,121 @@
+//! Chunk culling: a planned draw of a large mesh draws only the runs of its triangles the
+//! pick ray can meet. A mesh's triangles, in the host's own index order, are cut into chunks
+//! of [`CHUNK_TRIANGLES`], each bounded by a model-space box from the registered geometry;
+//! chunks are tested like draws (padded by two pixel footprints), so what is left out could
+//! not have covered a queried pixel and results are identical. Drawing a subset of a draw's
+//! triangles in their order keeps every depth tie as it was.
+
+use super::bvh::{BoxBvh, BvhScratch};
+use super::geometry_cache::GeometryCache;
+use super::ray::{stretch_bound, PixelRay};
+use super::sure_hit::triangle;
+use super::{affine_box::AffineBox, is_affine};
+use crate::draw::{Aabb, MeshGeometry, PickDraw, PositionFormat, Topology, Triangles};
+
+/// Triangles per chunk.
+pub(crate) const CHUNK_TRIANGLES: u32 = 64;
+/// Draws of fewer chunks are drawn whole (testing would cost more than it saves).
+const MIN_CHUNKS: u32 = 4;
+
+/// What the ray leaves of a draw.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Cut {
+    /// Every chunk: draw it whole.
+    Whole,
+    /// This many runs of triangles, pushed onto the runs list.
+    Runs(u32),
+    /// No chunk: the draw is culled.
+    Nothing,
+}
+
+/// Whether a draw can be drawn by parts: a non-instanced triangle list whose positions the
+/// registered geometry mirrors (three f32s), drawn by the picker's own commands with its
+/// vertices where the geometry says (no hooks, no deformation).
+pub(crate) fn chunkable(draw: &PickDraw) -> bool {
+    draw.geometry.is_some()
+        && draw.instances.is_none()
+        && draw.indirect.is_none()
+        && draw.hooks.is_none()
+        && draw.deformation.is_none()
+        && draw.raster.topology == Topology::TriangleList
+        && draw.position_format == PositionFormat::Float32x3
+        && draw.triangles.element_count() / 3 >= MIN_CHUNKS * CHUNK_TRIANGLES
+        && is_affine(&draw.model)
+}
+
+fn build_chunks(g: &MeshGeometry, triangles: &Triangles) -> Option<BoxBvh> {
+    let count = triangles.element_count() / 3;
+    let items = (0..count.div_ceil(CHUNK_TRIANGLES)).map(|c| {
+        let first = c * CHUNK_TRIANGLES;
+        let mut points = Vec::with_capacity(3 * CHUNK_TRIANGLES as usize);
+        for t in first..(first + CHUNK_TRIANGLES).min(count) {
+            points.extend_from_slice(&triangle(g, triangles, t)?);
+        }
+        let bounds = Aabb::from_points(&points)?;
+        Some((bounds, AffineBox::axis_aligned(&bounds, c)?))
+    });
+    // A chunk that cannot be read or bounded leaves the draw whole.
+    BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
+}
+
+/// Chunk indices per draw geometry, and the query's scratch space.
+#[derive(Default)]
+pub(crate) struct Chunks {
+    index: GeometryCache<BoxBvh>,
+    scratch: BvhScratch,
+    found: Vec<u32>,
+}
+
+impl Chunks {
+    /// The runs of `draw`'s triangles (first, count) whose chunks the ray can meet, adjacent
+    /// chunks merged, pushed onto `runs`. `draw` is [`chunkable`].
+    pub fn cut(&mut self, draw: &PickDraw, ray: &PixelRay, frame: u64, runs: &mut Vec<(u32, u32)>) -> Cut {
+        let Some(geometry) = draw.geometry.as_ref() else { return Cut::Whole };
+        let inverse = draw.model.inverse();
+        if !inverse.is_finite() {
+            return Cut::Whole;
+        }
+        let Some(bvh) = self.index.get(geometry, &draw.triangles, frame, || build_chunks(geometry, &draw.triangles)) else { return Cut::Whole };
+        let pad = ray.padding_in_space(stretch_bound(&draw.model), stretch_bound(&inverse));
+        self.found.clear();
+        bvh.query(&ray.transformed(&inverse), pad, &mut self.scratch, &mut self.found);
+        let count = draw.triangles.element_count() / 3;
+        let chunks = count.div_ceil(CHUNK_TRIANGLES);
+        if self.found.is_empty() {
+            return Cut::Nothing;
+        }
+        if self.found.len() as u32 >= chunks {
+            return Cut::Whole;
+        }
+        self.found.sort_unstable();
+        let before = runs.len();
+        let mut run: Option<(u32, u32)> = None;
+        for &c in &self.found {
+            run = match run {
+                Some((first, end)) if end == c => Some((first, c + 1)),
+                Some(r) => {
+                    runs.push(r);
+                    Some((c, c + 1))
+                }
+                None => Some((c, c + 1)),
+            };
+        }
+        runs.extend(run);
+        // Chunk runs to triangle runs; the last chunk may be short.
+        for run in &mut runs[before..] {
+            let (first, end) = (run.0 * CHUNK_TRIANGLES, (run.1 * CHUNK_TRIANGLES).min(count));
+            *run = (first, end - first);
+        }
+        Cut::Runs((runs.len() - before) as u32)
+    }
+}
+
+/// `triangles` narrowed to `count` triangles from triangle `first` (a triangle list).
+pub(crate) fn run_of(triangles: Triangles, (first, count): (u32, u32)) -> Triangles {
+    match triangles {
+        Triangles::NonIndexed { first_vertex, .. } => Triangles::NonIndexed { first_vertex: first_vertex + 3 * first, vertex_count: 3 * count },
+        Triangles::Indexed { range, width, first_index, vertex_offset, .. } => {
+            Triangles::Indexed { range, width, first_index: first_index + 3 * first, index_count: 3 * count, vertex_offset }
+        }
+    }
+}
