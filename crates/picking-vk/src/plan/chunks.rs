@@ -7,10 +7,11 @@
 
 use super::bvh::{BoxBvh, BvhScratch};
 use super::geometry_cache::GeometryCache;
-use super::ray::{stretch_bound, PixelRay};
+use super::ray::{stretch_bound, PadLine, Padding, PixelRay, SlabRay};
 use super::sure_hit::triangle;
 use super::{affine_box::AffineBox, is_affine};
 use crate::draw::{Aabb, MeshGeometry, PickDraw, PositionFormat, Topology, Triangles};
+use std::sync::Arc;
 
 /// Triangles per chunk.
 pub(crate) const CHUNK_TRIANGLES: u32 = 64;
@@ -66,7 +67,25 @@ pub(crate) struct Chunks {
     found: Vec<u32>,
 }
 
+/// The chunk index of a large mesh (built on first use); `None` for small ones.
+fn chunk_index<'c>(cache: &'c mut GeometryCache<BoxBvh>, geometry: &Arc<MeshGeometry>, triangles: &Triangles, frame: u64) -> Option<&'c BoxBvh> {
+    if triangles.element_count() / 3 < MIN_CHUNKS * CHUNK_TRIANGLES {
+        return None;
+    }
+    cache.get(geometry, triangles, frame, || build_chunks(geometry, triangles))
+}
+
 impl Chunks {
+    /// Pushes the chunks whose boxes `ray` (in model space, unpadded) meets onto `out`;
+    /// `false` when the mesh has no chunk index.
+    pub fn along_ray(&mut self, geometry: &Arc<MeshGeometry>, triangles: &Triangles, ray: &SlabRay, frame: u64, out: &mut Vec<u32>) -> bool {
+        let Some(bvh) = chunk_index(&mut self.index, geometry, triangles, frame) else { return false };
+        let none = PadLine { base: 0.0, slope: 0.0 };
+        bvh.query(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, out);
+        out.sort_unstable();
+        true
+    }
+
     /// The runs of `draw`'s triangles (first, count) whose chunks the ray can meet, adjacent
     /// chunks merged, pushed onto `runs`. `draw` is [`chunkable`].
     pub fn cut(&mut self, draw: &PickDraw, ray: &PixelRay, frame: u64, runs: &mut Vec<(u32, u32)>) -> Cut {
@@ -75,7 +94,7 @@ impl Chunks {
         if !inverse.is_finite() {
             return Cut::Whole;
         }
-        let Some(bvh) = self.index.get(geometry, &draw.triangles, frame, || build_chunks(geometry, &draw.triangles)) else { return Cut::Whole };
+        let Some(bvh) = chunk_index(&mut self.index, geometry, &draw.triangles, frame) else { return Cut::Whole };
         let pad = ray.padding_in_space(stretch_bound(&draw.model), stretch_bound(&inverse));
         self.found.clear();
         bvh.query(&ray.transformed(&inverse), pad, &mut self.scratch, &mut self.found);

@@ -212,7 +212,7 @@ impl Plan {
     /// For a point query (one pixel, culled with its ray): drops the planned draws that a
     /// sure hit of another proves cannot win the pixel (see [`occlusion`]).
     pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
-        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, self.frame);
+        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, &mut self.chunks, self.frame);
         self.stats.draws_culled += culled;
     }
 

@@ -11,6 +11,7 @@
 //! triangles, the host's matrix affine; occluders also need registered geometry read as
 //! three f32s.
 
+use super::chunks::Chunks;
 use super::is_affine;
 use super::ray::PixelRay;
 use super::sure_hit::{PixelTarget, SureHits};
@@ -139,7 +140,17 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
 
 impl Occlusion {
     /// Drops the entries a sure hit proves cannot win the pixel; returns how many.
-    pub fn prune(&mut self, entries: &mut Vec<PlanEntry>, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay, frame: u64) -> u32 {
+    #[allow(clippy::too_many_arguments)]
+    pub fn prune(
+        &mut self,
+        entries: &mut Vec<PlanEntry>,
+        draws: &[PickDraw],
+        camera: &CameraSnapshot,
+        pixel: UVec2,
+        ray: &PixelRay,
+        chunks: &mut Chunks,
+        frame: u64,
+    ) -> u32 {
         if entries.len() < 2 {
             return 0;
         }
@@ -190,7 +201,7 @@ impl Occlusion {
             let clip = (camera.view_projection * draw.model.as_dmat4()).as_mat4();
             let model_ray = ray.transformed(&inverse);
             let Some((depth, err)) =
-                self.sure_hits.nearest(geometry, &draw.triangles, &clip, &model_ray, &target, draw.raster.cull_mode, draw.raster.front_face, frame)
+                self.sure_hits.nearest(chunks, geometry, &draw.triangles, &clip, &model_ray, &target, draw.raster.cull_mode, draw.raster.front_face, frame)
             else {
                 continue;
             };
@@ -246,7 +257,7 @@ mod tests {
         let ray = PixelRay::new(&camera, pixel).unwrap();
         let mut entries: Vec<PlanEntry> =
             (0..draws.len() as u32).map(|draw| PlanEntry { draw, first_range: 0, range_count: 1, ..PlanEntry::default() }).collect();
-        Occlusion::default().prune(&mut entries, draws, &camera, pixel, &ray, 1);
+        Occlusion::default().prune(&mut entries, draws, &camera, pixel, &ray, &mut Chunks::default(), 1);
         entries.iter().map(|e| e.draw).collect()
     }
 

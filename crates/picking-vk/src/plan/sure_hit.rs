@@ -8,9 +8,8 @@
 //! and the pixel centre must lie inside the triangle by more than that. A triangle the test
 //! is unsure of is simply not a sure hit.
 
-use super::bvh::{BoxBvh, BvhScratch};
-use super::geometry_cache::GeometryCache;
-use super::ray::{PadLine, Padding, SlabRay};
+use super::chunks::{Chunks, CHUNK_TRIANGLES};
+use super::ray::SlabRay;
 use crate::draw::{MeshGeometry, Triangles};
 use crate::Viewport;
 use ash::vk;
@@ -24,8 +23,8 @@ const CLIP_ULPS: f64 = 16.0;
 const F32_EPS: f64 = 1.0 / (1u64 << 24) as f64;
 /// How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
 const SNAP_PX: f64 = 0.045;
-/// Meshes with more triangles than this get no triangle index (and never occlude).
-const MAX_INDEXED_TRIANGLES: usize = 1 << 16;
+/// Meshes without a chunk index and more triangles than this are never searched.
+const MAX_SEARCHED_TRIANGLES: u32 = 256;
 
 /// What the test needs to know of the pass: the host's viewport and how a draw is culled.
 pub(crate) struct PixelTarget {
@@ -34,12 +33,10 @@ pub(crate) struct PixelTarget {
     pub viewport: Viewport,
 }
 
-/// Per draw geometry: its triangles, indexed by their model-space boxes.
+/// The search's scratch space: the chunks the ray meets.
 #[derive(Default)]
 pub(crate) struct SureHits {
-    indices: GeometryCache<BoxBvh>,
-    candidates: Vec<u32>,
-    scratch: BvhScratch,
+    chunks: Vec<u32>,
 }
 
 /// The three vertex positions of list triangle `t` of a draw.
@@ -55,19 +52,6 @@ pub(crate) fn triangle(g: &MeshGeometry, triangles: &Triangles, t: u32) -> Optio
         }
     };
     Some([g.positions.get(element(0)?).copied()?, g.positions.get(element(1)?).copied()?, g.positions.get(element(2)?).copied()?])
-}
-
-fn build_index(g: &MeshGeometry, triangles: &Triangles) -> Option<BoxBvh> {
-    let count = triangles.element_count() / 3;
-    if count as usize > MAX_INDEXED_TRIANGLES {
-        return None;
-    }
-    let items = (0..count).map(|t| {
-        let bounds = crate::draw::Aabb::from_points(&triangle(g, triangles, t)?)?;
-        Some((bounds, super::affine_box::AffineBox::axis_aligned(&bounds, t)?))
-    });
-    // A triangle that cannot be read or bounded leaves the draw without an index.
-    BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
 }
 
 /// A vertex in window coordinates with how far the GPU may place it from here.
@@ -144,10 +128,12 @@ fn covered_depth(v: [WindowVertex; 3], centre: DVec2, cull_mode: vk::CullModeFla
 impl SureHits {
     /// The smallest NDC depth a sure hit of `geometry`'s triangles leaves at the pixel, as
     /// `(depth, error)`: the pixel ends with a depth no farther than `depth + error` (nearer
-    /// wins) once the draw is drawn. `ray` is the pick ray in the draw's model space.
+    /// wins) once the draw is drawn. `ray` is the pick ray in the draw's model space; large
+    /// meshes are searched through their chunk index, small ones whole.
     #[allow(clippy::too_many_arguments)]
     pub fn nearest(
         &mut self,
+        chunks: &mut Chunks,
         geometry: &Arc<MeshGeometry>,
         triangles: &Triangles,
         clip_matrix: &Mat4,
@@ -157,27 +143,55 @@ impl SureHits {
         front_face: vk::FrontFace,
         frame: u64,
     ) -> Option<(f64, f64)> {
-        let bvh = self.indices.get(geometry, triangles, frame, || build_index(geometry, triangles))?;
-        // Triangles whose boxes the ray meets (a triangle it just misses in f32 is only a
-        // missed chance, never a wrong answer).
-        let none = PadLine { base: 0.0, slope: 0.0 };
-        self.candidates.clear();
-        bvh.query(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, &mut self.candidates);
+        let count = triangles.element_count() / 3;
+        self.chunks.clear();
+        if !chunks.along_ray(geometry, triangles, ray, frame, &mut self.chunks) {
+            if count > MAX_SEARCHED_TRIANGLES {
+                return None;
+            }
+            self.chunks.extend(0..count.div_ceil(CHUNK_TRIANGLES));
+        }
         let clip = clip_matrix.as_dmat4();
         let abs = DMat4::from_cols(clip.x_axis.abs(), clip.y_axis.abs(), clip.z_axis.abs(), clip.w_axis.abs());
         let mut best: Option<(f64, f64)> = None;
-        for &t in &self.candidates {
-            let Some(points) = triangle(geometry, triangles, t) else { continue };
-            let window = points.map(|p| to_window(&clip, &abs, p, &target.viewport));
-            let [Some(a), Some(b), Some(c)] = window else { continue };
-            if let Some((depth, err)) = covered_depth([a, b, c], target.centre, cull_mode, front_face) {
-                if best.is_none_or(|(d, e)| depth + err < d + e) {
-                    best = Some((depth, err));
+        for &chunk in &self.chunks {
+            let first = chunk * CHUNK_TRIANGLES;
+            for t in first..(first + CHUNK_TRIANGLES).min(count) {
+                let Some(points) = triangle(geometry, triangles, t) else { continue };
+                // The ray must pass through the triangle (a miss in f32 is only a missed chance).
+                if !roughly_crosses(ray, &points) {
+                    continue;
+                }
+                let window = points.map(|p| to_window(&clip, &abs, p, &target.viewport));
+                let [Some(a), Some(b), Some(c)] = window else { continue };
+                if let Some((depth, err)) = covered_depth([a, b, c], target.centre, cull_mode, front_face) {
+                    if best.is_none_or(|(d, e)| depth + err < d + e) {
+                        best = Some((depth, err));
+                    }
                 }
             }
         }
         best
     }
+}
+
+/// Whether the ray, from its origin on, passes through the triangle or close to it (a
+/// cheap first test: a sure hit's pixel centre lies well inside its triangle).
+fn roughly_crosses(ray: &SlabRay, [a, b, c]: &[glam::Vec3; 3]) -> bool {
+    const SLACK: f32 = 1e-3;
+    let (e1, e2) = (*b - *a, *c - *a);
+    let p = ray.dir.cross(e2);
+    let det = e1.dot(p);
+    if det.abs() <= f32::MIN_POSITIVE || !det.is_finite() {
+        return false;
+    }
+    let inv = det.recip();
+    let s = ray.origin - *a;
+    let u = s.dot(p) * inv;
+    let q = s.cross(e1);
+    let v = ray.dir.dot(q) * inv;
+    let t = e2.dot(q) * inv;
+    u >= -SLACK && v >= -SLACK && u + v <= 1.0 + SLACK && t >= -SLACK * t.abs().max(1.0)
 }
 
 #[cfg(test)]
@@ -209,6 +223,15 @@ mod tests {
         assert!(covered_depth(v, at, vk::CullModeFlags::FRONT, ccw).is_some());
         assert!(covered_depth(v, at, vk::CullModeFlags::FRONT, vk::FrontFace::CLOCKWISE).is_none());
         assert!(covered_depth(v, at, vk::CullModeFlags::FRONT_AND_BACK, ccw).is_none());
+    }
+
+    #[test]
+    fn the_first_test_passes_crossings_and_drops_clear_misses() {
+        let tri = [glam::Vec3::new(-1.0, -1.0, -5.0), glam::Vec3::new(1.0, -1.0, -5.0), glam::Vec3::new(0.0, 1.0, -5.0)];
+        let ray = |x: f32, dir: f32| SlabRay::new(glam::Vec3::new(x, 0.0, 0.0), glam::Vec3::new(0.0, 0.0, dir));
+        assert!(roughly_crosses(&ray(0.0, -1.0), &tri));
+        assert!(!roughly_crosses(&ray(0.9, -1.0), &tri), "beside it");
+        assert!(!roughly_crosses(&ray(0.0, 1.0), &tri), "behind the origin");
     }
 
     #[test]
