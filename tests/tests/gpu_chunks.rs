@@ -12,23 +12,27 @@ use picking_vk_tests::scene::{Mesh, Object, Scene};
 const W: u32 = 160;
 const H: u32 = 120;
 
-/// The random scene plus 40 objects of 1,536- and 1,152-triangle meshes in front of it.
+/// The random scene plus 40 objects of large meshes in front of it: an indexed sphere of
+/// 1,536 triangles, a grid of 1,152 and a non-indexed sphere of 768, with u16 and u32
+/// indices, some packed after unrelated geometry.
 fn scene(seed: u64) -> Scene {
     let mut s = Scene::random(seed);
     let mut rng = fastrand::Rng::with_seed(seed ^ 0xc4);
     let sphere = s.meshes.len();
     s.meshes.push(Mesh::sphere(24, 32));
     s.meshes.push(Mesh::grid(24, 0.8));
+    s.meshes.push(Mesh::sphere(16, 24).unindexed());
     for k in 0..40u64 {
         let distance = 3.0 + rng.f32() * 9.0;
         let t = Vec3::new((rng.f32() - 0.5) * distance * 1.1, (rng.f32() - 0.5) * distance * 0.8, 1.0 - distance);
         let axis = Vec3::new(rng.f32() - 0.5, rng.f32() - 0.5, rng.f32() - 0.5).normalize_or(Vec3::Y);
         let scale = Vec3::new(0.4 + rng.f32(), 0.4 + rng.f32(), 0.4 + rng.f32());
         let mut obj =
-            Object::new(0x2000 + k, sphere + (k % 2) as usize, Mat4::from_scale_rotation_translation(scale, Quat::from_axis_angle(axis, rng.f32() * 6.0), t));
+            Object::new(0x2000 + k, sphere + (k % 3) as usize, Mat4::from_scale_rotation_translation(scale, Quat::from_axis_angle(axis, rng.f32() * 6.0), t));
         let cull = [vk::CullModeFlags::NONE, vk::CullModeFlags::BACK, vk::CullModeFlags::FRONT][rng.usize(..3)];
         obj.raster = RasterState::default().with_culling(cull, vk::FrontFace::COUNTER_CLOCKWISE);
-        obj.packed = k % 3 == 0;
+        obj.packed = k % 4 == 0;
+        obj.index_width = if k % 2 == 0 { picking_vk::IndexWidth::U16 } else { picking_vk::IndexWidth::U32 };
         s.objects.push(obj);
     }
     s

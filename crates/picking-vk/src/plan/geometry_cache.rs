@@ -34,7 +34,9 @@ impl<T> GeometryCache<T> {
             Triangles::Indexed { first_index, vertex_offset, .. } => (true, first_index, vertex_offset),
         };
         let key = (Arc::as_ptr(geometry) as usize, first, triangles.element_count(), vertex_offset, indexed);
-        let stale = self.entries.get(&key).is_none_or(|c| c.geometry.upgrade().is_none_or(|g| !Arc::ptr_eq(&g, geometry)));
+        // The key holds the address: an entry is stale only if its geometry died and a new
+        // one took the address (a live one cannot share it).
+        let stale = self.entries.get(&key).is_none_or(|c| c.geometry.strong_count() == 0);
         if stale {
             if self.entries.len() > 256 {
                 self.entries.retain(|_, c| c.geometry.strong_count() > 0 && frame.saturating_sub(c.last_used) < 600);
