@@ -31,12 +31,12 @@ pub(crate) enum Cut {
 
 /// Whether a draw can be drawn by parts: a non-instanced triangle list whose positions the
 /// registered geometry mirrors (three f32s), drawn by the picker's own commands with its
-/// vertices where the geometry says (no hooks, no deformation).
+/// vertices where the geometry says (no world-adjust hook, no deformation).
 pub(crate) fn chunkable(draw: &PickDraw) -> bool {
     draw.geometry.is_some()
         && draw.instances.is_none()
         && draw.indirect.is_none()
-        && draw.hooks.is_none()
+        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
         && draw.deformation.is_none()
         && draw.raster.topology == Topology::TriangleList
         && draw.position_format == PositionFormat::Float32x3

@@ -22,7 +22,7 @@ use ash::vk;
 use glam::{DVec4, UVec2};
 
 /// Occluders tried per pixel, nearest box first.
-const MAX_OCCLUDER_TRIES: usize = 2;
+const MAX_OCCLUDER_TRIES: usize = 4;
 /// Fewer planned draws than this are drawn as they are: a proof costs more CPU time than
 /// the draws it could save cost the GPU.
 const MIN_ENTRIES: usize = 3;
@@ -49,7 +49,7 @@ fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
 /// Whether a draw's depth at any pixel is bounded by its box under its model matrix.
 fn depth_bounded_by_box(draw: &PickDraw) -> bool {
     draw.instances.is_none()
-        && draw.hooks.is_none()
+        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
         && draw.deformation.is_none()
         && draw.indirect.is_none()
         && draw.raster.depth_bias.is_none()
@@ -103,8 +103,17 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
     let rw = of_model(rows.w);
     let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
     // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
+    // A hooked draw's shader goes through the world point (model, then view-projection):
+    // its rounding is bounded by the camera row's terms over the world point's.
+    let m = draw.model.as_dmat4();
+    let world_terms = m.x_axis.truncate().abs() * (c.x.abs() + h.x)
+        + m.y_axis.truncate().abs() * (c.y.abs() + h.y)
+        + m.z_axis.truncate().abs() * (c.z.abs() + h.z)
+        + m.w_axis.truncate().abs();
+    let two_step = |camera_row: DVec4| if draw.hooks.is_some() { camera_row.truncate().abs().dot(world_terms) + camera_row.w.abs() } else { 0.0 };
     let rounding = |r: DVec4| 16.0 * f64::from(f32::EPSILON) * (r.truncate().abs().dot(c.abs() + h) + r.w.abs());
-    let ew = rounding(rw);
+    let rounding_of = |r: DVec4, camera_row: DVec4| rounding(r).max(16.0 * f64::from(f32::EPSILON) * two_step(camera_row));
+    let ew = rounding_of(rw, rows.w);
     if let Some((alpha, beta)) = rows.z_of_w {
         // z / w = alpha + beta / w: monotone in w, whose range over the box is its centre's
         // value plus or minus its spread.
@@ -115,12 +124,12 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
         }
         let rz = DVec4::new(alpha * rw.x, alpha * rw.y, alpha * rw.z, alpha * rw.w + beta);
         let (a, b) = (alpha + beta / w_lo, alpha + beta / w_hi);
-        let slack = (rounding(rz) + a.abs().max(b.abs()) * ew) / w_lo;
+        let slack = (rounding_of(rz, rows.z) + a.abs().max(b.abs()) * ew) / w_lo;
         let nearest = key(a, nearer).min(key(b, nearer)) - slack;
         return nearest.is_finite().then_some(nearest);
     }
     let rz = of_model(rows.z);
-    let ez = rounding(rz);
+    let ez = rounding_of(rz, rows.z);
     // z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
     let mut nearest = f64::INFINITY;
     for corner in 0..8 {
@@ -228,7 +237,8 @@ impl Occlusion {
 
 /// Whether a draw's registered geometry can prove a sure hit.
 fn can_occlude(draw: &PickDraw) -> bool {
-    draw.geometry.is_some() && draw.position_format == PositionFormat::Float32x3 && draw.raster.topology == Topology::TriangleList
+    // A hook may discard the fragment: only unhooked draws prove hits.
+    draw.geometry.is_some() && draw.hooks.is_none() && draw.position_format == PositionFormat::Float32x3 && draw.raster.topology == Topology::TriangleList
 }
 
 #[cfg(test)]
