@@ -7,9 +7,9 @@
 //! The argument needs the depth at the pixel to only ever move nearer: every planned draw must
 //! test depth in the same direction (LESS or LESS_OR_EQUAL, or GREATER or GREATER_OR_EQUAL),
 //! and nothing the picker cannot see may draw (no contributors). Only draws whose depth is
-//! bounded by their box are dropped: not instanced, no hooks, no deformation, no depth bias,
-//! triangles, the host's matrix affine; occluders also need registered geometry read as
-//! three f32s.
+//! bounded by their box are dropped: not instanced, no hook that moves vertices, no
+//! deformation, no depth bias, triangles, the host's matrix affine; occluders also need
+//! registered geometry read as three f32s, and no hook at all (a hook may discard).
 
 use super::chunks::Chunks;
 use super::is_affine;
@@ -57,7 +57,7 @@ fn depth_bounded_by_box(draw: &PickDraw) -> bool {
         && is_affine(&draw.model)
 }
 
-/// Reused every pixel: the planned draws' nearest depths and the triangle indices.
+/// Reused every pixel: the planned draws' nearest depths and the occluder candidates.
 #[derive(Default)]
 pub(crate) struct Occlusion {
     /// Per planned entry: the nearest NDC depth its draw can reach (as a "nearness key",
@@ -105,11 +105,10 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
     // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
     // A hooked draw's shader goes through the world point (model, then view-projection):
     // its rounding is bounded by the camera row's terms over the world point's.
-    let m = draw.model.as_dmat4();
-    let world_terms = m.x_axis.truncate().abs() * (c.x.abs() + h.x)
-        + m.y_axis.truncate().abs() * (c.y.abs() + h.y)
-        + m.z_axis.truncate().abs() * (c.z.abs() + h.z)
-        + m.w_axis.truncate().abs();
+    let world_terms = model.x_axis.truncate().abs() * (c.x.abs() + h.x)
+        + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
+        + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
+        + model.w_axis.truncate().abs();
     let two_step = |camera_row: DVec4| if draw.hooks.is_some() { camera_row.truncate().abs().dot(world_terms) + camera_row.w.abs() } else { 0.0 };
     let rounding = |r: DVec4| 16.0 * f64::from(f32::EPSILON) * (r.truncate().abs().dot(c.abs() + h) + r.w.abs());
     let rounding_of = |r: DVec4, camera_row: DVec4| rounding(r).max(16.0 * f64::from(f32::EPSILON) * two_step(camera_row));

@@ -26,7 +26,7 @@ const SNAP_PX: f64 = 0.045;
 /// Meshes without a chunk index and more triangles than this are never searched.
 const MAX_SEARCHED_TRIANGLES: u32 = 256;
 
-/// What the test needs to know of the pass: the host's viewport and how a draw is culled.
+/// Where the test looks: the pixel centre and the host's viewport.
 pub(crate) struct PixelTarget {
     /// The pixel centre, in framebuffer coordinates.
     pub centre: DVec2,
