@@ -7,7 +7,6 @@ use crate::gpu::Memory;
 use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
 use crate::pass::hooked::HookedShaders;
 use crate::pass::rendering::PipelineTarget;
-use crate::request::camera::DepthConvention;
 use ash::vk;
 
 /// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
@@ -350,10 +349,7 @@ impl Pipelines {
             .depth_bias_slope_factor(bias.slope)
             .line_width(line_width);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let compare = raster.depth_compare.unwrap_or(match key.depth {
-            DepthConvention::Standard => vk::CompareOp::LESS,
-            DepthConvention::Reverse => vk::CompareOp::GREATER,
-        });
+        let compare = raster.depth_compare.unwrap_or(key.depth.nearer_wins());
         // Select-through sees every surface: no depth test, nothing written but the table.
         let through = self.flavour == Flavour::RectAll;
         let depth = vk::PipelineDepthStencilStateCreateInfo::default().depth_test_enable(!through).depth_write_enable(!through).depth_compare_op(compare);

@@ -1,4 +1,4 @@
-//! What planning derives from a draw's registered geometry (triangle and chunk indices),
+//! What planning derives from a draw's registered geometry (its chunk index),
 //! built on first use and kept while the geometry lives and is used.
 
 use crate::draw::{MeshGeometry, Triangles};

@@ -35,11 +35,7 @@ enum Nearer {
 }
 
 fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
-    let op = draw.raster.depth_compare.unwrap_or(match depth {
-        DepthConvention::Standard => vk::CompareOp::LESS,
-        DepthConvention::Reverse => vk::CompareOp::GREATER,
-    });
-    match op {
+    match draw.raster.depth_compare.unwrap_or(depth.nearer_wins()) {
         vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL => Some(Nearer::Smaller),
         vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL => Some(Nearer::Larger),
         _ => None,
@@ -105,11 +101,13 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
     // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
     // A hooked draw's shader goes through the world point (model, then view-projection):
     // its rounding is bounded by the camera row's terms over the world point's.
-    let world_terms = model.x_axis.truncate().abs() * (c.x.abs() + h.x)
-        + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
-        + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
-        + model.w_axis.truncate().abs();
-    let two_step = |camera_row: DVec4| if draw.hooks.is_some() { camera_row.truncate().abs().dot(world_terms) + camera_row.w.abs() } else { 0.0 };
+    let world_terms = draw.hooks.as_ref().map(|_| {
+        model.x_axis.truncate().abs() * (c.x.abs() + h.x)
+            + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
+            + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
+            + model.w_axis.truncate().abs()
+    });
+    let two_step = |camera_row: DVec4| world_terms.map_or(0.0, |t| camera_row.truncate().abs().dot(t) + camera_row.w.abs());
     let rounding = |r: DVec4| 16.0 * f64::from(f32::EPSILON) * (r.truncate().abs().dot(c.abs() + h) + r.w.abs());
     let rounding_of = |r: DVec4, camera_row: DVec4| rounding(r).max(16.0 * f64::from(f32::EPSILON) * two_step(camera_row));
     let ew = rounding_of(rw, rows.w);

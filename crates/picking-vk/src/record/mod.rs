@@ -147,10 +147,7 @@ impl<'a> PassRecording<'a> {
             PipelineTarget::RenderPass(render_pass) => ContributorTarget::RenderPass { render_pass, colors: &colors, depth },
             PipelineTarget::Formats { .. } => ContributorTarget::Formats { colors: &colors, depth },
         };
-        let depth_compare = match self.camera.depth {
-            DepthConvention::Standard => vk::CompareOp::LESS,
-            DepthConvention::Reverse => vk::CompareOp::GREATER,
-        };
+        let depth_compare = self.camera.depth.nearer_wins();
         for (index, contributor) in self.contributors.iter().enumerate() {
             let ids = contributor.ids();
             let Ok(id) = crate::id::ObjectId::new(ids.start) else { continue };
@@ -291,6 +288,7 @@ impl<'a> PassRecording<'a> {
             // A draw cut by chunk culling records each run of triangles as a draw of its own
             // (the snapshot notes where the run starts: the GPU's primitive index restarts).
             let triangle_runs = &planned.runs[entry.first_run as usize..(entry.first_run + entry.run_count) as usize];
+            let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
             for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
                 let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
                 let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
@@ -303,7 +301,6 @@ impl<'a> PassRecording<'a> {
                 snapshots.push(DrawSnapshot::of(draw, entry.draw).starting_at(triangle_run.map_or(0, |r| r.0)));
                 // A draw counts once, however many runs it is recorded in.
                 recorded += u32::from(k == 0);
-                let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
                 let bindings = Bindings::of(draw, pipeline);
                 if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
                     let hook = draw.hooks.as_ref().map(|h| RunHook {

@@ -19,6 +19,16 @@ pub enum DepthConvention {
     Reverse,
 }
 
+impl DepthConvention {
+    /// The strict depth test under which the nearer fragment wins.
+    pub(crate) fn nearer_wins(self) -> ash::vk::CompareOp {
+        match self {
+            DepthConvention::Standard => ash::vk::CompareOp::LESS,
+            DepthConvention::Reverse => ash::vk::CompareOp::GREATER,
+        }
+    }
+}
+
 /// A ray through the picked pixel's centre.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ray {
