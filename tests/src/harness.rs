@@ -68,6 +68,18 @@ impl Gpu {
             .collect()
     }
 
+    /// As [`Gpu::pick_batch`], through `record_shared` (a shared draw list).
+    pub fn pick_batch_shared(&self, picker: &mut Picker, requests: &[PickRequest<'_>], draws: &std::sync::Arc<[PickDraw]>) -> Vec<PickResult> {
+        self.run(|cmd| {
+            for (slot, request) in requests.iter().enumerate() {
+                // SAFETY: recording outside a render pass; the buffers outlive the wait.
+                unsafe { picker.record_shared(cmd, slot, request, draws) }.expect("record");
+            }
+        });
+        // SAFETY: `run` waited for the command buffer to complete.
+        (0..requests.len()).map(|slot| unsafe { picker.take_result(slot) }.expect("resolve").expect("a result is pending")).collect()
+    }
+
     pub fn pick(&self, picker: &mut Picker, request: &PickRequest<'_>, draws: &[PickDraw]) -> PickResult {
         self.pick_batch(picker, std::slice::from_ref(request), draws).remove(0)
     }

@@ -112,23 +112,6 @@ fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
     gpu.assert_no_validation_messages();
 }
 
-/// Picks `pixels` through `record_shared` (one slot each).
-fn pick_shared(
-    gpu: &Gpu,
-    picker: &mut picking_vk::Picker,
-    requests: &[PickRequest<'_>],
-    draws: &std::sync::Arc<[picking_vk::PickDraw]>,
-) -> Vec<picking_vk::PickResult> {
-    gpu.run(|cmd| {
-        for (slot, r) in requests.iter().enumerate() {
-            // SAFETY: recording outside a render pass; buffers outlive the wait.
-            unsafe { picker.record_shared(cmd, slot, r, draws) }.unwrap();
-        }
-    });
-    // SAFETY: `run` waited.
-    (0..requests.len()).map(|slot| unsafe { picker.take_result(slot) }.unwrap().unwrap()).collect()
-}
-
 #[test]
 fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
     let gpu = Gpu::new();
@@ -143,7 +126,7 @@ fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
         let mut full = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(false));
         for chunk in border_and_random(seed).chunks(BATCH) {
             let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            let a = pick_shared(&gpu, &mut culled, &requests, &shared);
+            let a = gpu.pick_batch_shared(&mut culled, &requests, &shared);
             let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
@@ -178,14 +161,14 @@ fn a_new_shared_list_rebuilds_the_hierarchy() {
     };
     let at = |p: Vec3| [PickRequest::new(to_pixel(p), vp, view, proj)];
     let first: std::sync::Arc<[picking_vk::PickDraw]> = gs.draws.clone().into();
-    assert_eq!(pick_shared(&gpu, &mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &first)[0].id(), ObjectId::new(1).ok());
-    assert_eq!(pick_shared(&gpu, &mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &first)[0].id(), None);
+    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &first)[0].id(), ObjectId::new(1).ok());
+    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &first)[0].id(), None);
     // Object 1 moves to the middle: a new list, a new hierarchy.
     let mut moved = gs.draws.clone();
     moved[0].model = Mat4::from_translation(Vec3::new(0.0, 0.0, -6.0));
     let second: std::sync::Arc<[picking_vk::PickDraw]> = moved.into();
-    assert_eq!(pick_shared(&gpu, &mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &second)[0].id(), ObjectId::new(1).ok());
-    assert_eq!(pick_shared(&gpu, &mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &second)[0].id(), None);
+    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &second)[0].id(), ObjectId::new(1).ok());
+    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &second)[0].id(), None);
     // The list the picker indexes cannot be edited in place behind its back (its weak handle
     // makes `Arc::get_mut` refuse); the list it no longer indexes can.
     let (mut first, mut second) = (first, second);

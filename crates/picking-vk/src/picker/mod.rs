@@ -364,7 +364,7 @@ impl Picker {
         let mut validate = Some(self.kit.draw_limits);
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe {
-            self.record_planned(cmd, slot, request, queries, draws, |plan, ray| {
+            self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point| {
                 let result = plan.build(request, draws, ray, validate);
                 validate = None;
                 result
@@ -409,8 +409,8 @@ impl Picker {
         }
         // SAFETY: the caller's contract is `record_planned`'s.
         unsafe {
-            self.record_planned(cmd, slot, request, queries, draws, |plan, ray| {
-                plan.build_shared(request, draws, ray);
+            self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point| {
+                plan.build_shared(request, draws, ray, point);
                 Ok(())
             })
         }

@@ -8,7 +8,7 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
-use crate::plan::{PixelRay, Plan, PlanEntry, Planned};
+use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
 use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
 use crate::record::rect::{assign_entries, entries_needed, Tile};
 use crate::record::{prepare_entries, Framing, PassRecording};
@@ -110,7 +110,7 @@ impl Picker {
         camera: &CameraSnapshot,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
+        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
     ) -> Result<(), PickError> {
         if queries.is_empty() || queries.len() > self.max_queries as usize {
             return Err(PickError::InvalidRequest(format!("a query set holds 1 to {} queries, not {}", self.max_queries, queries.len())));
@@ -136,11 +136,12 @@ impl Picker {
                         };
                         self.check_shift(request, region.min, at)?;
                         let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
-                        plan_frame(&mut self.plan, ray.as_ref())?;
                         // A single pixel ends with its nearest surface: what lies surely behind
                         // it cannot change the result. Contributors draw what planning cannot see.
                         let point = region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. });
-                        if let (Some(ray), true) = (ray.as_ref(), point && request.contributors.is_empty()) {
+                        let occluded = point && request.contributors.is_empty();
+                        plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }))?;
+                        if let (Some(ray), true) = (ray.as_ref(), occluded) {
                             self.plan.occlude(draws, camera, region.min, ray);
                         }
                         if let Some(ray) = ray.as_ref() {
@@ -155,7 +156,7 @@ impl Picker {
                         };
                         let tile = UVec2::new(kit.tile.width, kit.tile.height);
                         let ray = if self.culling { PixelRay::covering(camera, &rect) } else { None };
-                        plan_frame(&mut self.plan, ray.as_ref())?;
+                        plan_frame(&mut self.plan, ray.as_ref(), None)?;
                         let entries = self.frame_plans.take(&self.plan);
                         self.frame_plans.parts.push(PlannedPart::Rect { entries });
                         for y in (rect.min.y..rect.max.y).step_by(tile.y as usize) {
@@ -164,7 +165,7 @@ impl Picker {
                                 let region = PixelRect { min: first, max: (first + tile).min(rect.max) };
                                 self.check_shift(request, first, UVec2::ZERO)?;
                                 let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
-                                plan_frame(&mut self.plan, ray.as_ref())?;
+                                plan_frame(&mut self.plan, ray.as_ref(), None)?;
                                 let entries = self.frame_plans.take(&self.plan);
                                 self.frame_plans.parts.push(PlannedPart::Tile { mode, first, size: region.size(), entries });
                             }
@@ -227,7 +228,7 @@ impl Picker {
         request: &PickRequest<'_>,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>) -> Result<(), PickError>,
+        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
     ) -> Result<PickTicket, PickError> {
         if self.device_lost {
             return Err(PickError::DeviceLost);

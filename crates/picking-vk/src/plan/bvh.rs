@@ -100,26 +100,12 @@ impl BoxBvh {
         level.clear();
         leaves.clear();
         level.push(0);
-        let o = [Vec4::splat(ray.origin.x), Vec4::splat(ray.origin.y), Vec4::splat(ray.origin.z)];
-        let inv = [Vec4::splat(ray.inv_dir.x), Vec4::splat(ray.inv_dir.y), Vec4::splat(ray.inv_dir.z)];
+        let lanes_ray = LanesRay::new(ray);
         while !level.is_empty() {
             next_level.clear();
             for &index in level.iter() {
                 let Some(node) = self.nodes.get(index as usize) else { continue };
-                // Farthest distance (an L1 bound: no square root) from the origin to each child.
-                let mut reach = Vec4::ZERO;
-                for ((min, max), o) in node.min.iter().zip(&node.max).zip(&o) {
-                    reach += (*min - *o).abs().max((*max - *o).abs());
-                }
-                let pads = Vec4::splat(pad.by_reach.base) + Vec4::splat(pad.by_reach.slope) * reach;
-                let (mut near, mut far) = (Vec4::splat(f32::NEG_INFINITY), Vec4::splat(f32::INFINITY));
-                for (((min, max), o), inv) in node.min.iter().zip(&node.max).zip(&o).zip(&inv) {
-                    let t1 = (*min - pads - *o) * *inv;
-                    let t2 = (*max + pads - *o) * *inv;
-                    near = near.max(t1.min(t2));
-                    far = far.min(t1.max(t2));
-                }
-                let hits = (near.cmple(far) & far.cmpge(Vec4::ZERO)).bitmask();
+                let (hits, _, pads) = lanes_ray.test(node, pad);
                 for k in 0..4 {
                     if hits & (1 << k) == 0 || node.child[k] == EMPTY {
                         continue;
@@ -144,6 +130,117 @@ impl BoxBvh {
             let Some(items) = self.items.get(first as usize..(first + count) as usize) else { continue };
             out.extend(items.iter().filter(|item| item.meets_tight(ray, leaf_pad, pad.along_ray)).map(|item| item.index));
         }
+    }
+
+    /// As [`BoxBvh::query`], but depth first, nearest child first (by where the padded ray
+    /// enters it), reporting each item as its leaf is reached: `visit` may learn from an item
+    /// that whole subtrees farther on can be skipped, and is asked again when one is reached.
+    pub fn query_nearest_first(&self, ray: &SlabRay, pad: Padding, stack: &mut Vec<(u32, u8, f32)>, visit: &mut impl NearestFirstVisit) {
+        stack.clear();
+        let lanes_ray = LanesRay::new(ray);
+        let mut node_index = 0u32;
+        loop {
+            if let Some(node) = self.nodes.get(node_index as usize) {
+                let (hits, near, pads) = lanes_ray.test(node, pad);
+                // Children the ray meets, farthest first, so the nearest is popped first.
+                let mut order = [(0f32, 0u8); 4];
+                let mut n = 0;
+                for k in 0..4 {
+                    if hits & (1 << k) != 0 && node.child[k] != EMPTY {
+                        order[n] = (near[k], k as u8);
+                        n += 1;
+                    }
+                }
+                order[..n].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+                // A leaf keeps the padding its slot was tested with, for its items.
+                stack.extend(order[..n].iter().map(|&(_, k)| (node_index, k, pads[usize::from(k)])));
+            }
+            node_index = loop {
+                let Some((parent, lane, leaf_pad)) = stack.pop() else { return };
+                let Some(node) = self.nodes.get(parent as usize) else { continue };
+                let k = usize::from(lane);
+                if visit.skip(parent, k) {
+                    continue;
+                }
+                match node.count[k] {
+                    0 => break node.child[k],
+                    count => {
+                        let first = node.child[k];
+                        for item in self.items.get(first as usize..(first + count) as usize).into_iter().flatten() {
+                            if item.meets_tight(ray, leaf_pad, pad.along_ray) {
+                                visit.item(item.index);
+                            }
+                        }
+                    }
+                }
+            };
+        }
+    }
+
+    /// Something per child slot of every node, summarized from the items below it (`of`
+    /// each item's index, combined by `merge`), indexed as `[node][slot]`.
+    pub fn slot_summaries<M: Copy + Default>(&self, of: impl Fn(u32) -> M, merge: impl Fn(M, M) -> M) -> Vec<[M; 4]> {
+        let mut out = vec![[M::default(); 4]; self.nodes.len()];
+        // Children come after their parent in `nodes` (built depth first): summarize backwards.
+        for index in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[index];
+            for k in 0..4 {
+                if node.child[k] == EMPTY {
+                    continue;
+                }
+                let summary = match node.count[k] {
+                    0 => out.get(node.child[k] as usize).and_then(|lanes| lanes.iter().copied().reduce(&merge)),
+                    count => {
+                        let items = self.items.get(node.child[k] as usize..(node.child[k] + count) as usize).unwrap_or(&[]);
+                        items.iter().map(|item| of(item.index)).reduce(&merge)
+                    }
+                };
+                out[index][k] = summary.unwrap_or_default();
+            }
+        }
+        out
+    }
+}
+
+/// What a nearest-first walk asks of its caller.
+pub(crate) trait NearestFirstVisit {
+    /// Whether child slot `slot` of node `node` can be skipped.
+    fn skip(&mut self, node: u32, slot: usize) -> bool;
+    /// An item whose exact box the padded ray meets.
+    fn item(&mut self, index: u32);
+}
+
+/// The ray splatted across the four child slots of a node.
+struct LanesRay {
+    o: [Vec4; 3],
+    inv: [Vec4; 3],
+}
+
+impl LanesRay {
+    fn new(ray: &SlabRay) -> Self {
+        LanesRay {
+            o: [Vec4::splat(ray.origin.x), Vec4::splat(ray.origin.y), Vec4::splat(ray.origin.z)],
+            inv: [Vec4::splat(ray.inv_dir.x), Vec4::splat(ray.inv_dir.y), Vec4::splat(ray.inv_dir.z)],
+        }
+    }
+
+    /// Which children the ray meets (a bit each), where it enters each, and each child's
+    /// padding: nodes are padded for the farthest any point in them can be from the origin.
+    fn test(&self, node: &Node, pad: Padding) -> (u32, Vec4, Vec4) {
+        // Farthest distance (an L1 bound: no square root) from the origin to each child.
+        let mut reach = Vec4::ZERO;
+        for ((min, max), o) in node.min.iter().zip(&node.max).zip(&self.o) {
+            reach += (*min - *o).abs().max((*max - *o).abs());
+        }
+        let pads = Vec4::splat(pad.by_reach.base) + Vec4::splat(pad.by_reach.slope) * reach;
+        let (mut near, mut far) = (Vec4::splat(f32::NEG_INFINITY), Vec4::splat(f32::INFINITY));
+        for (((min, max), o), inv) in node.min.iter().zip(&node.max).zip(&self.o).zip(&self.inv) {
+            let t1 = (*min - pads - *o) * *inv;
+            let t2 = (*max + pads - *o) * *inv;
+            near = near.max(t1.min(t2));
+            far = far.min(t1.max(t2));
+        }
+        ((near.cmple(far) & far.cmpge(Vec4::ZERO)).bitmask(), near, pads)
     }
 }
 
@@ -198,6 +295,47 @@ mod tests {
         assert!(query(&bvh, Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.0).is_empty(), "between columns");
         assert_eq!(query(&bvh, Vec3::new(3.5, 7.0, -5.0), Vec3::Z, 0.11).len(), 20, "the pad reaches both neighbouring columns");
         assert!(query(&bvh, Vec3::new(3.0, 7.0, 9.5), Vec3::Z, 0.0).is_empty(), "all behind the origin");
+    }
+
+    /// Collects what a nearest-first walk reports, skipping nothing or every subtree whose
+    /// summary says it lies beyond depth `beyond` along -z.
+    struct Collect {
+        found: Vec<u32>,
+        summaries: Vec<[f32; 4]>,
+        beyond: f32,
+    }
+
+    impl NearestFirstVisit for Collect {
+        fn skip(&mut self, node: u32, slot: usize) -> bool {
+            self.summaries[node as usize][slot] > self.beyond
+        }
+        fn item(&mut self, index: u32) {
+            self.found.push(index);
+        }
+    }
+
+    #[test]
+    fn the_nearest_first_walk_finds_what_the_query_finds_and_skips_whole_subtrees() {
+        let bvh = grid_bvh();
+        let line = PadLine { base: 0.3, slope: 0.0 };
+        let pad = Padding { by_reach: line, along_ray: line };
+        // Distance of each item's nearest point from z = 15 (a camera looking down -z).
+        let nearest = |i: u32| 15.0 - ((i / 100) as f32 + 0.4);
+        let summaries = bvh.slot_summaries(nearest, f32::min);
+        let ray = SlabRay::new(Vec3::new(3.2, 6.9, 15.0), Vec3::NEG_Z);
+        let mut want = vec![];
+        bvh.query(&ray, pad, &mut BvhScratch::default(), &mut want);
+        want.sort_unstable();
+        let mut all = Collect { found: vec![], summaries: summaries.clone(), beyond: f32::INFINITY };
+        bvh.query_nearest_first(&ray, pad, &mut vec![], &mut all);
+        let mut found = all.found.clone();
+        found.sort_unstable();
+        assert_eq!(found, want);
+        // Skipping what lies beyond distance 8 keeps everything nearer.
+        let mut some = Collect { found: vec![], summaries, beyond: 8.0 };
+        bvh.query_nearest_first(&ray, pad, &mut vec![], &mut some);
+        let near: Vec<u32> = want.iter().copied().filter(|&i| nearest(i) <= 8.0).collect();
+        assert!(near.iter().all(|i| some.found.contains(i)) && some.found.len() < want.len(), "{:?} of {want:?}", some.found);
     }
 
     #[test]

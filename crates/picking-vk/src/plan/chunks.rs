@@ -17,6 +17,11 @@ use std::sync::Arc;
 pub(crate) const CHUNK_TRIANGLES: u32 = 64;
 /// Draws of fewer chunks are drawn whole (testing would cost more than it saves).
 const MIN_CHUNKS: u32 = 4;
+/// Triangles per group of the finer index the sure-hit search walks: it tests every triangle
+/// of each group the ray meets, so groups stay small (one box per 8 triangles).
+pub(crate) const GROUP_TRIANGLES: u32 = 8;
+/// Meshes of fewer groups are searched whole.
+const MIN_GROUPS: u32 = 4;
 
 /// What the ray leaves of a draw.
 #[derive(Debug, PartialEq)]
@@ -44,12 +49,13 @@ pub(crate) fn chunkable(draw: &PickDraw) -> bool {
         && is_affine(&draw.model)
 }
 
-fn build_chunks(g: &MeshGeometry, triangles: &Triangles) -> Option<BoxBvh> {
+/// A hierarchy over the boxes of `size`-triangle runs of a mesh, in index order.
+fn build_runs(g: &MeshGeometry, triangles: &Triangles, size: u32) -> Option<BoxBvh> {
     let count = triangles.element_count() / 3;
-    let items = (0..count.div_ceil(CHUNK_TRIANGLES)).map(|c| {
-        let first = c * CHUNK_TRIANGLES;
-        let mut points = Vec::with_capacity(3 * CHUNK_TRIANGLES as usize);
-        for t in first..(first + CHUNK_TRIANGLES).min(count) {
+    let items = (0..count.div_ceil(size)).map(|c| {
+        let first = c * size;
+        let mut points = Vec::with_capacity(3 * size as usize);
+        for t in first..(first + size).min(count) {
             points.extend_from_slice(&triangle(g, triangles, t)?);
         }
         let bounds = Aabb::from_points(&points)?;
@@ -59,27 +65,36 @@ fn build_chunks(g: &MeshGeometry, triangles: &Triangles) -> Option<BoxBvh> {
     BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
 }
 
-/// Chunk indices per draw geometry, and the query's scratch space.
+/// Chunk and group indices per draw geometry, and the queries' scratch space.
 #[derive(Default)]
 pub(crate) struct Chunks {
     index: GeometryCache<BoxBvh>,
+    groups: GeometryCache<BoxBvh>,
     scratch: BvhScratch,
     found: Vec<u32>,
 }
 
-/// The chunk index of a large mesh (built on first use); `None` for small ones.
-fn chunk_index<'c>(cache: &'c mut GeometryCache<BoxBvh>, geometry: &Arc<MeshGeometry>, triangles: &Triangles, frame: u64) -> Option<&'c BoxBvh> {
-    if triangles.element_count() / 3 < MIN_CHUNKS * CHUNK_TRIANGLES {
+/// The index of a mesh's `size`-triangle runs (built on first use); `None` for meshes of
+/// fewer than `min` runs.
+fn run_index<'c>(
+    cache: &'c mut GeometryCache<BoxBvh>,
+    geometry: &Arc<MeshGeometry>,
+    triangles: &Triangles,
+    size: u32,
+    min: u32,
+    frame: u64,
+) -> Option<&'c BoxBvh> {
+    if triangles.element_count() / 3 < min * size {
         return None;
     }
-    cache.get(geometry, triangles, frame, || build_chunks(geometry, triangles))
+    cache.get(geometry, triangles, frame, || build_runs(geometry, triangles, size))
 }
 
 impl Chunks {
-    /// Pushes the chunks whose boxes `ray` (in model space, unpadded) meets onto `out`;
-    /// `false` when the mesh has no chunk index.
-    pub fn along_ray(&mut self, geometry: &Arc<MeshGeometry>, triangles: &Triangles, ray: &SlabRay, frame: u64, out: &mut Vec<u32>) -> bool {
-        let Some(bvh) = chunk_index(&mut self.index, geometry, triangles, frame) else { return false };
+    /// Pushes the groups of [`GROUP_TRIANGLES`] whose boxes `ray` (in model space, unpadded)
+    /// meets onto `out`, in index order; `false` when the mesh has no group index.
+    pub fn groups_along_ray(&mut self, geometry: &Arc<MeshGeometry>, triangles: &Triangles, ray: &SlabRay, frame: u64, out: &mut Vec<u32>) -> bool {
+        let Some(bvh) = run_index(&mut self.groups, geometry, triangles, GROUP_TRIANGLES, MIN_GROUPS, frame) else { return false };
         let none = PadLine { base: 0.0, slope: 0.0 };
         bvh.query(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, out);
         out.sort_unstable();
@@ -94,7 +109,7 @@ impl Chunks {
         if !inverse.is_finite() {
             return Cut::Whole;
         }
-        let Some(bvh) = chunk_index(&mut self.index, geometry, &draw.triangles, frame) else { return Cut::Whole };
+        let Some(bvh) = run_index(&mut self.index, geometry, &draw.triangles, CHUNK_TRIANGLES, MIN_CHUNKS, frame) else { return Cut::Whole };
         let pad = ray.padding_in_space(stretch_bound(&draw.model), stretch_bound(&inverse));
         self.found.clear();
         bvh.query(&ray.transformed(&inverse), pad, &mut self.scratch, &mut self.found);

@@ -9,6 +9,7 @@ mod affine_box;
 mod bvh;
 mod chunks;
 mod geometry_cache;
+mod nearest_first;
 mod occlusion;
 mod prefetch;
 mod ray;
@@ -25,7 +26,8 @@ use bvh::{BoxBvh, BvhScratch};
 pub(crate) use chunks::run_of;
 use chunks::{chunkable, Chunks, Cut};
 use glam::{Mat4, UVec2};
-use occlusion::Occlusion;
+use nearest_first::OccludingWalk;
+use occlusion::{DepthSummary, Occlusion, PixelDepth};
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
 use std::collections::HashMap;
@@ -68,6 +70,15 @@ struct DrawCache {
     unbounded: Vec<u32>,
     /// Draws with `pickable == false`, sorted.
     unpickable: Vec<u32>,
+    /// Per node and child slot of `bvh`: how the draws below test depth, and their boxes.
+    summaries: Vec<[DepthSummary; 4]>,
+}
+
+/// A point query's pixel, for occlusion: planned nearest first when the list is shared.
+#[derive(Clone, Copy)]
+pub(crate) struct PointTarget<'a> {
+    pub camera: &'a CameraSnapshot,
+    pub pixel: UVec2,
 }
 
 /// A bounded draw's world box (around all its instances when instanced with CPU transforms)
@@ -102,6 +113,9 @@ pub(crate) struct Plan {
     bvhs: HashMap<(usize, [u32; 6]), CachedBvh>,
     draw_cache: Option<DrawCache>,
     occlusion: Occlusion,
+    /// Whether a nearest-first walk planned this pixel, and the bound it proved.
+    walk_bound: Option<Option<f64>>,
+    walk_stack: Vec<(u32, u8, f32)>,
     chunks: Chunks,
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
@@ -138,6 +152,7 @@ impl Plan {
         self.ranges.clear();
         self.runs.clear();
         self.stats = PassStats::default();
+        self.walk_bound = None;
         self.frame += 1;
     }
 
@@ -165,8 +180,10 @@ impl Plan {
     }
 
     /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
-    /// once per list, finds the draws the ray can meet in O(log n + hits).
-    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>) {
+    /// once per list, finds the draws the ray can meet in O(log n + hits). With `point`, the
+    /// hierarchy is walked nearest first and what lies surely behind a hit is never reached
+    /// (see [`nearest_first`]); `occlude` then finishes the job.
+    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>, point: Option<PointTarget<'_>>) {
         let Some(ray) = ray else {
             // Shared lists are validated once, by the owner.
             let _ = self.build(request, draws, None, None);
@@ -178,9 +195,31 @@ impl Plan {
         }
         self.begin();
         self.candidates.clear();
+        let depth = point.and_then(|p| Some((p, PixelDepth::for_convention(p.camera, p.pixel)?)));
+        let mut skipped = false;
         if let Some(cache) = &self.draw_cache {
-            if let Some(bvh) = &cache.bvh {
-                bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates);
+            match (&cache.bvh, &depth) {
+                (Some(bvh), Some((target, depth))) => {
+                    let mut walk = OccludingWalk {
+                        draws,
+                        request,
+                        summaries: &cache.summaries,
+                        depth,
+                        camera: target.camera,
+                        ray,
+                        occlusion: &mut self.occlusion,
+                        chunks: &mut self.chunks,
+                        frame: self.frame,
+                        found: &mut self.candidates,
+                        bound: None,
+                        tries: 0,
+                        skipped: false,
+                    };
+                    bvh.query_nearest_first(&ray.slab(), ray.world_padding(), &mut self.walk_stack, &mut walk);
+                    (self.walk_bound, skipped) = (Some(walk.bound), walk.skipped);
+                }
+                (Some(bvh), None) => bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates),
+                (None, _) => {}
             }
             self.candidates.extend_from_slice(&cache.unbounded);
         }
@@ -206,13 +245,20 @@ impl Plan {
         self.stats.draws_skipped += unpickable_left_out as u32;
         self.stats.draws_culled += (draws.len() - candidates.len() - unpickable_left_out) as u32;
         self.candidates = candidates;
+        // Skipping was sound only if every drawn draw tests depth the convention's way.
+        if let Some((_, depth)) = depth.filter(|_| skipped) {
+            if !self.entries.iter().all(|e| draws.get(e.draw as usize).is_some_and(|d| depth.tests_like(d))) {
+                return self.build_shared(request, draws, Some(ray), None);
+            }
+        }
         self.end();
     }
 
     /// For a point query (one pixel, culled with its ray): drops the planned draws that a
     /// sure hit of another proves cannot win the pixel (see [`occlusion`]).
     pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
-        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, &mut self.chunks, self.frame);
+        let walked = self.walk_bound.take();
+        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, &mut self.chunks, self.frame, walked);
         self.stats.draws_culled += culled;
     }
 
@@ -253,7 +299,10 @@ impl Plan {
             }
         }
         let unpickable = (0..draws.len() as u32).filter(|&i| !draws[i as usize].pickable).collect();
-        DrawCache { draws: Arc::downgrade(draws), bvh: BoxBvh::new(items), unbounded, unpickable }
+        let bvh = BoxBvh::new(items);
+        let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), DepthSummary::of);
+        let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
+        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, summaries }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.

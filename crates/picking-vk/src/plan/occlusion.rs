@@ -19,7 +19,7 @@ use super::PlanEntry;
 use crate::draw::{PickDraw, PositionFormat, PrimitiveKind, Topology};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use ash::vk;
-use glam::{DVec4, UVec2};
+use glam::{DMat4, DVec3, DVec4, UVec2};
 
 /// Occluders tried per pixel, nearest box first.
 const MAX_OCCLUDER_TRIES: usize = 4;
@@ -35,15 +35,11 @@ enum Nearer {
 }
 
 fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
-    match draw.raster.depth_compare.unwrap_or(depth.nearer_wins()) {
-        vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL => Some(Nearer::Smaller),
-        vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL => Some(Nearer::Larger),
-        _ => None,
-    }
+    nearer_of_compare(draw.raster.depth_compare.unwrap_or(depth.nearer_wins()))
 }
 
 /// Whether a draw's depth at any pixel is bounded by its box under its model matrix.
-fn depth_bounded_by_box(draw: &PickDraw) -> bool {
+pub(crate) fn depth_bounded_by_box(draw: &PickDraw) -> bool {
     draw.instances.is_none()
         && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
         && draw.deformation.is_none()
@@ -90,28 +86,29 @@ impl DepthRows {
     }
 }
 
-/// The nearest key any point of `draw`'s box can take, less the GPU's rounding, or `None`.
-fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
-    let local = draw.culling_bounds()?;
-    let model = draw.model.as_dmat4();
-    // Clip z and w as affine functions of the model-space point.
-    let of_model = |v: DVec4| DVec4::new(v.dot(model.x_axis), v.dot(model.y_axis), v.dot(model.z_axis), v.dot(model.w_axis));
-    let rw = of_model(rows.w);
-    let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
-    // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
-    // A hooked draw's shader goes through the world point (model, then view-projection):
-    // its rounding is bounded by the camera row's terms over the world point's.
-    let world_terms = draw.hooks.as_ref().map(|_| {
-        model.x_axis.truncate().abs() * (c.x.abs() + h.x)
-            + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
-            + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
-            + model.w_axis.truncate().abs()
-    });
-    let two_step = |camera_row: DVec4| world_terms.map_or(0.0, |t| camera_row.truncate().abs().dot(t) + camera_row.w.abs());
-    let rounding = |r: DVec4| 16.0 * f64::from(f32::EPSILON) * (r.truncate().abs().dot(c.abs() + h) + r.w.abs());
-    let rounding_of = |r: DVec4, camera_row: DVec4| rounding(r).max(16.0 * f64::from(f32::EPSILON) * two_step(camera_row));
-    let ew = rounding_of(rw, rows.w);
-    if let Some((alpha, beta)) = rows.z_of_w {
+/// Clip w and z over a box (centre `c`, half extent `h`) as affine functions of its points,
+/// with bounds on the GPU's f32 error in each.
+struct BoxDepth {
+    c: DVec3,
+    h: DVec3,
+    rw: DVec4,
+    rz: DVec4,
+    ew: f64,
+    ez: f64,
+}
+
+const CLIP_ROUNDING: f64 = 16.0 * f32::EPSILON as f64;
+
+/// The GPU's error in a clip coordinate whose row is `r` over a point within `terms` (per
+/// axis, the sum of the magnitudes that make up the coordinate).
+fn rounding_over(r: DVec4, terms: DVec3) -> f64 {
+    CLIP_ROUNDING * (r.truncate().abs().dot(terms) + r.w.abs())
+}
+
+/// The nearest key any point of the box can take, less the GPU's rounding, or `None`.
+fn nearest_key_of(b: &BoxDepth, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
+    let BoxDepth { c, h, rw, rz, ew, ez } = *b;
+    if rows.z_of_w.is_some() {
         // z / w = alpha + beta / w: monotone in w, whose range over the box is its centre's
         // value plus or minus its spread.
         let (mid, spread) = (rw.truncate().dot(c) + rw.w, rw.truncate().abs().dot(h));
@@ -119,19 +116,16 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
         if w_lo.is_nan() || w_lo <= 0.0 {
             return None;
         }
-        let rz = DVec4::new(alpha * rw.x, alpha * rw.y, alpha * rw.z, alpha * rw.w + beta);
+        let (alpha, beta) = rows.z_of_w?;
         let (a, b) = (alpha + beta / w_lo, alpha + beta / w_hi);
-        let slack = (rounding_of(rz, rows.z) + a.abs().max(b.abs()) * ew) / w_lo;
+        let slack = (ez + a.abs().max(b.abs()) * ew) / w_lo;
         let nearest = key(a, nearer).min(key(b, nearer)) - slack;
         return nearest.is_finite().then_some(nearest);
     }
-    let rz = of_model(rows.z);
-    let ez = rounding_of(rz, rows.z);
     // z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
     let mut nearest = f64::INFINITY;
     for corner in 0..8 {
-        let sign =
-            glam::DVec3::new(if corner & 1 == 0 { -1.0 } else { 1.0 }, if corner & 2 == 0 { -1.0 } else { 1.0 }, if corner & 4 == 0 { -1.0 } else { 1.0 });
+        let sign = DVec3::new(if corner & 1 == 0 { -1.0 } else { 1.0 }, if corner & 2 == 0 { -1.0 } else { 1.0 }, if corner & 4 == 0 { -1.0 } else { 1.0 });
         let p = c + sign * h;
         let (z, w) = (rz.truncate().dot(p) + rz.w, rw.truncate().dot(p) + rw.w);
         if (w - ew).is_nan() || w - ew <= 0.0 {
@@ -147,8 +141,203 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
     nearest.is_finite().then_some(nearest)
 }
 
+/// Per axis of the world point, the sum of the magnitudes of the terms that make it up over
+/// the box `c` +- `h` under `model`: what bounds the rounding of a shader that goes through
+/// the world point.
+fn world_terms(model: &DMat4, c: DVec3, h: DVec3) -> DVec3 {
+    model.x_axis.truncate().abs() * (c.x.abs() + h.x)
+        + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
+        + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
+        + model.w_axis.truncate().abs()
+}
+
+/// The nearest key any point of `draw`'s box can take, less the GPU's rounding, or `None`.
+fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
+    let local = draw.culling_bounds()?;
+    let model = draw.model.as_dmat4();
+    // Clip z and w as affine functions of the model-space point.
+    let of_model = |v: DVec4| DVec4::new(v.dot(model.x_axis), v.dot(model.y_axis), v.dot(model.z_axis), v.dot(model.w_axis));
+    let rw = of_model(rows.w);
+    let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
+    // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
+    // A hooked draw's shader goes through the world point (model, then view-projection):
+    // its rounding is bounded by the camera row's terms over the world point's.
+    let world = draw.hooks.as_ref().map(|_| world_terms(&model, c, h));
+    let rounding_of = |r: DVec4, camera_row: DVec4| rounding_over(r, c.abs() + h).max(world.map_or(0.0, |t| rounding_over(camera_row, t)));
+    let rz = match rows.z_of_w {
+        Some((alpha, beta)) => DVec4::new(alpha * rw.x, alpha * rw.y, alpha * rw.z, alpha * rw.w + beta),
+        None => of_model(rows.z),
+    };
+    let b = BoxDepth { c, h, rw, rz, ew: rounding_of(rw, rows.w), ez: rounding_of(rz, rows.z) };
+    nearest_key_of(&b, rows, nearer)
+}
+
+/// What the nearest-first walk knows of the draws below a node of the shared list's
+/// hierarchy: how they test depth, a world box around them (f64, around each draw's exact
+/// box) and a bound on their world terms (see [`world_terms`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DepthSummary {
+    kinds: u8,
+    terms: DVec3,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+impl Default for DepthSummary {
+    fn default() -> Self {
+        DepthSummary { kinds: 0, terms: DVec3::ZERO, lo: DVec3::INFINITY, hi: DVec3::NEG_INFINITY }
+    }
+}
+
+/// `DepthSummary::kinds`: the draw tests with LESS or LESS_OR_EQUAL, with GREATER or
+/// GREATER_OR_EQUAL, with the convention's own test, or its depth is not bounded by its box.
+const TESTS_SMALLER: u8 = 1;
+const TESTS_LARGER: u8 = 2;
+const TESTS_CONVENTION: u8 = 4;
+const UNBOUNDED: u8 = 8;
+
+impl DepthSummary {
+    /// One draw's summary.
+    pub fn of(draw: &PickDraw) -> Self {
+        let unbounded = DepthSummary { kinds: UNBOUNDED, ..DepthSummary::default() };
+        let Some(local) = draw.culling_bounds().filter(|_| depth_bounded_by_box(draw)) else { return unbounded };
+        let kinds = match draw.raster.depth_compare {
+            None => TESTS_CONVENTION,
+            Some(vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL) => TESTS_SMALLER,
+            Some(vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL) => TESTS_LARGER,
+            Some(_) => return unbounded,
+        };
+        let model = draw.model.as_dmat4();
+        let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
+        let centre = model.transform_point3(c);
+        let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+        // f64 rounding of the box itself, far below any margin.
+        let half = half + (centre.abs() + half) * 1e-12;
+        let summary = DepthSummary { kinds, terms: world_terms(&model, c, h), lo: centre - half, hi: centre + half };
+        if summary.terms.is_finite() && summary.lo.is_finite() && summary.hi.is_finite() {
+            summary
+        } else {
+            unbounded
+        }
+    }
+
+    pub fn merge(a: Self, b: Self) -> Self {
+        DepthSummary { kinds: a.kinds | b.kinds, terms: a.terms.max(b.terms), lo: a.lo.min(b.lo), hi: a.hi.max(b.hi) }
+    }
+}
+
+/// The depth arguments for one pixel, for draws that test depth towards `nearer`.
+pub(crate) struct PixelDepth {
+    nearer: Nearer,
+    /// `nearer` in NDC depth (a flipped depth range flips it).
+    ndc_nearer: Nearer,
+    convention: DepthConvention,
+    rows: DepthRows,
+    /// The D32 depth buffer's rounding of window depth, in NDC depth.
+    rounding: f64,
+    target: PixelTarget,
+}
+
+impl PixelDepth {
+    fn new(camera: &CameraSnapshot, pixel: UVec2, nearer: Nearer) -> Option<Self> {
+        let vp = camera.viewport;
+        let depth_scale = f64::from(vp.max_depth) - f64::from(vp.min_depth);
+        if depth_scale == 0.0 {
+            return None;
+        }
+        // Keys are NDC depths: a flipped depth range flips which way is nearer there. The
+        // D32 depth buffer rounds window depth to f32: that much NDC depth apart on each side.
+        let ndc_nearer = match (depth_scale > 0.0, nearer) {
+            (true, n) => n,
+            (false, Nearer::Smaller) => Nearer::Larger,
+            (false, Nearer::Larger) => Nearer::Smaller,
+        };
+        Some(PixelDepth {
+            nearer,
+            ndc_nearer,
+            convention: camera.depth,
+            rows: DepthRows::new(camera),
+            rounding: 2.5e-7 / depth_scale.abs(),
+            target: PixelTarget { centre: pixel.as_dvec2() + 0.5, viewport: vp },
+        })
+    }
+
+    /// For draws that test depth the way the camera's convention does.
+    pub fn for_convention(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
+        let nearer = match camera.depth.nearer_wins() {
+            vk::CompareOp::GREATER => Nearer::Larger,
+            _ => Nearer::Smaller,
+        };
+        Self::new(camera, pixel, nearer)
+    }
+
+    /// Whether `draw` tests depth towards this pixel's `nearer`.
+    pub fn tests_like(&self, draw: &PickDraw) -> bool {
+        nearer_of(draw, self.convention) == Some(self.nearer)
+    }
+
+    /// The nearest key `draw` can leave at the pixel, if its depth is bounded by its box.
+    pub fn near_key(&self, draw: &PickDraw) -> Option<f64> {
+        depth_bounded_by_box(draw).then(|| nearest_key(draw, &self.rows, self.ndc_nearer)).flatten().map(|k| k - self.rounding)
+    }
+
+    /// A key no draw the summary covers can come nearer than, if every one of them tests
+    /// depth towards `nearer` and is bounded by its box.
+    pub fn summary_key(&self, s: &DepthSummary) -> Option<f64> {
+        let convention = if nearer_of_compare(self.convention.nearer_wins()) == Some(self.nearer) { TESTS_CONVENTION } else { 0 };
+        let towards = match self.nearer {
+            Nearer::Smaller => TESTS_SMALLER,
+            Nearer::Larger => TESTS_LARGER,
+        };
+        if s.kinds & !(convention | towards) != 0 || s.kinds == 0 {
+            return None;
+        }
+        // The box in world space: the model matrix is the identity, and the rounding is
+        // bounded by the camera rows over the summarized world terms (which bound each draw's
+        // own, see `nearest_key`).
+        let (c, h) = ((s.lo + s.hi) * 0.5, (s.hi - s.lo) * 0.5);
+        let rows = &self.rows;
+        let ew = rounding_over(rows.w, s.terms);
+        let (rz, ez) = match rows.z_of_w {
+            Some((alpha, beta)) => {
+                let rz = DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta);
+                // Bounds both forms a draw's own z error takes (through its matrix, or the
+                // world point).
+                (rz, (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, s.terms)))
+            }
+            None => (rows.z, rounding_over(rows.z, s.terms)),
+        };
+        nearest_key_of(&BoxDepth { c, h, rw: rows.w, rz, ew, ez }, rows, self.ndc_nearer).map(|k| k - self.rounding)
+    }
+}
+
+fn nearer_of_compare(op: vk::CompareOp) -> Option<Nearer> {
+    match op {
+        vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL => Some(Nearer::Smaller),
+        vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL => Some(Nearer::Larger),
+        _ => None,
+    }
+}
+
 impl Occlusion {
-    /// Drops the entries a sure hit proves cannot win the pixel; returns how many.
+    /// The farthest key the pixel can end with once `draw` is drawn, if one of its triangles
+    /// surely covers the pixel.
+    pub fn sure_far(&mut self, depth: &PixelDepth, draw: &PickDraw, camera: &CameraSnapshot, ray: &PixelRay, chunks: &mut Chunks, frame: u64) -> Option<f64> {
+        let geometry = draw.geometry.as_ref()?;
+        let inverse = draw.model.inverse();
+        if !inverse.is_finite() {
+            return None;
+        }
+        let clip = (camera.view_projection * draw.model.as_dmat4()).as_mat4();
+        let model_ray = ray.transformed(&inverse);
+        let (cull, front) = (draw.raster.cull_mode, draw.raster.front_face);
+        let (hit, err) = self.sure_hits.nearest(chunks, geometry, &draw.triangles, &clip, &model_ray, &depth.target, cull, front, frame)?;
+        Some(key(hit, depth.ndc_nearer) + err + depth.rounding)
+    }
+
+    /// Drops the entries a sure hit proves cannot win the pixel; returns how many. `walked`:
+    /// a nearest-first walk planned the entries and tried occluders already, proving this
+    /// bound (if any) for draws that test depth the convention's way; none are tried again.
     #[allow(clippy::too_many_arguments)]
     pub fn prune(
         &mut self,
@@ -159,41 +348,29 @@ impl Occlusion {
         ray: &PixelRay,
         chunks: &mut Chunks,
         frame: u64,
+        walked: Option<Option<f64>>,
     ) -> u32 {
-        if entries.len() < MIN_ENTRIES {
+        if entries.len() < MIN_ENTRIES && walked.is_none() {
             return 0;
         }
-        let Some(nearer) = draws.get(entries[0].draw as usize).and_then(|d| nearer_of(d, camera.depth)) else { return 0 };
-        let vp = camera.viewport;
-        let depth_scale = f64::from(vp.max_depth) - f64::from(vp.min_depth);
-        if depth_scale == 0.0 {
-            return 0;
-        }
-        // Keys are NDC depths: a flipped depth range flips which way is nearer there. The
-        // D32 depth buffer rounds window depth to f32: that much NDC depth apart on each side.
-        let rounding = 2.5e-7 / depth_scale.abs();
-        let ndc_nearer = match (depth_scale > 0.0, nearer) {
-            (true, n) => n,
-            (false, Nearer::Smaller) => Nearer::Larger,
-            (false, Nearer::Larger) => Nearer::Smaller,
-        };
-        let rows = DepthRows::new(camera);
+        let Some(nearer) = entries.first().and_then(|e| draws.get(e.draw as usize)).and_then(|d| nearer_of(d, camera.depth)) else { return 0 };
+        let Some(depth) = PixelDepth::new(camera, pixel, nearer) else { return 0 };
+        let known = walked.flatten().filter(|_| PixelDepth::for_convention(camera, pixel).is_some_and(|c| c.nearer == nearer));
         self.near.clear();
         self.occluders.clear();
         for (i, e) in entries.iter().enumerate() {
             let Some(draw) = draws.get(e.draw as usize) else { return 0 };
-            if nearer_of(draw, camera.depth) != Some(nearer) {
+            if !depth.tests_like(draw) {
                 return 0;
             }
-            let near = depth_bounded_by_box(draw).then(|| nearest_key(draw, &rows, ndc_nearer)).flatten().map(|k| k - rounding);
-            if let Some(k) = near.filter(|_| can_occlude(draw)) {
+            let near = depth.near_key(draw);
+            if let Some(k) = near.filter(|_| walked.is_none() && can_occlude(draw)) {
                 self.occluders.push((k, i as u32));
             }
             self.near.push(near);
         }
-        let target = PixelTarget { centre: pixel.as_dvec2() + 0.5, viewport: vp };
         // The farthest key the pixel can end with once the best occluder is drawn.
-        let mut bound: Option<f64> = None;
+        let mut bound: Option<f64> = known;
         for _ in 0..MAX_OCCLUDER_TRIES {
             // The untried occluder with the nearest box.
             let Some(next) = (0..self.occluders.len()).min_by(|&a, &b| self.occluders[a].0.total_cmp(&self.occluders[b].0)) else { break };
@@ -202,22 +379,8 @@ impl Occlusion {
                 break;
             }
             let draw = &draws[entries[i as usize].draw as usize];
-            let Some(geometry) = draw.geometry.as_ref() else { continue };
-            let inverse = draw.model.inverse();
-            if !inverse.is_finite() {
-                continue;
-            }
-            let clip = (camera.view_projection * draw.model.as_dmat4()).as_mat4();
-            let model_ray = ray.transformed(&inverse);
-            let Some((depth, err)) =
-                self.sure_hits.nearest(chunks, geometry, &draw.triangles, &clip, &model_ray, &target, draw.raster.cull_mode, draw.raster.front_face, frame)
-            else {
-                continue;
-            };
-            // The farthest the hit can be, as a key.
-            let far = key(depth, ndc_nearer) + err + rounding;
-            if bound.is_none_or(|b| far < b) {
-                bound = Some(far);
+            if let Some(far) = self.sure_far(&depth, draw, camera, ray, chunks, frame) {
+                bound = Some(bound.map_or(far, |b: f64| b.min(far)));
             }
         }
         let Some(bound) = bound else { return 0 };
@@ -233,7 +396,7 @@ impl Occlusion {
 }
 
 /// Whether a draw's registered geometry can prove a sure hit.
-fn can_occlude(draw: &PickDraw) -> bool {
+pub(crate) fn can_occlude(draw: &PickDraw) -> bool {
     // A hook may discard the fragment: only unhooked draws prove hits.
     draw.geometry.is_some() && draw.hooks.is_none() && draw.position_format == PositionFormat::Float32x3 && draw.raster.topology == Topology::TriangleList
 }
@@ -271,7 +434,7 @@ mod tests {
         let draws: Vec<PickDraw> = draws.iter().cloned().chain([filler]).collect();
         let mut entries: Vec<PlanEntry> =
             (0..draws.len() as u32).map(|draw| PlanEntry { draw, first_range: 0, range_count: 1, ..PlanEntry::default() }).collect();
-        Occlusion::default().prune(&mut entries, &draws, &camera, pixel, &ray, &mut Chunks::default(), 1);
+        Occlusion::default().prune(&mut entries, &draws, &camera, pixel, &ray, &mut Chunks::default(), 1, None);
         entries.iter().map(|e| e.draw).filter(|&d| d as usize != draws.len() - 1).collect()
     }
 
@@ -284,6 +447,57 @@ mod tests {
         // A box reaching in front of the hit stays.
         let thick = draw(4, -20.0).with_bounds(Aabb { min: Vec3::new(-1.0, -1.0, -1.0), max: Vec3::new(1.0, 1.0, 16.0) });
         assert_eq!(prune(&[draw(2, -5.0), thick], centre), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_summary_never_lies_nearer_than_the_draws_it_covers() {
+        // Random boxes under random affine matrices, near the origin and a million units out,
+        // with perspective (both conventions) and orthographic cameras: the key of a summary
+        // (one draw's, or merged) is never farther than any covered draw's own key.
+        let mut rng = 99u32;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 17;
+            rng ^= rng << 5;
+            rng as f32 / u32::MAX as f32
+        };
+        let (mut compared, mut keyed) = (0, 0);
+        for case in 0..200 {
+            let offset = if case % 2 == 0 { Vec3::ZERO } else { Vec3::new(1.0e6, -4.0e5, 2.0e5) };
+            let (projection, depth) = match case % 3 {
+                0 => (glam::camera::rh::proj::vulkan::perspective(1.0, 1.5, 0.1, 100.0), DepthConvention::Standard),
+                1 => (glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, 1.5, 0.1), DepthConvention::Reverse),
+                _ => (glam::camera::rh::proj::vulkan::orthographic(-8.0, 8.0, -6.0, 6.0, 0.1, 100.0), DepthConvention::Standard),
+            };
+            let view = Mat4::from_translation(-offset);
+            let camera = CameraSnapshot::new(view, projection, Viewport::full(64, 48), Some(depth)).unwrap();
+            let pixel = UVec2::new((next() * 63.0) as u32, (next() * 47.0) as u32);
+            let Some(pd) = PixelDepth::for_convention(&camera, pixel) else { continue };
+            let mut merged = DepthSummary::default();
+            let mut nearest = f64::INFINITY;
+            for k in 0..4 {
+                let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::Y);
+                let scale = Vec3::new(0.1 + next() * 3.0, 0.1 + next() * 3.0, 0.1 + next() * 3.0);
+                let t = offset + Vec3::new((next() - 0.5) * 20.0, (next() - 0.5) * 15.0, -2.0 - next() * 60.0);
+                let model = Mat4::from_scale_rotation_translation(scale, glam::Quat::from_axis_angle(axis, next() * 6.0), t);
+                let min = Vec3::new(next(), next(), next()) * -2.0;
+                let bounds = Aabb { min, max: min + Vec3::new(next(), next(), next()) * 3.0 + 0.01 };
+                let d = draw(k + 1, 0.0).with_model(model).with_bounds(bounds);
+                let own = DepthSummary::of(&d);
+                merged = DepthSummary::merge(merged, own);
+                let Some(key) = pd.near_key(&d) else { continue };
+                nearest = nearest.min(key);
+                compared += 1;
+                if let Some(summary_key) = pd.summary_key(&own) {
+                    keyed += 1;
+                    assert!(summary_key <= key, "case {case}: summary {summary_key} beyond the draw's {key}");
+                }
+            }
+            if let Some(summary_key) = pd.summary_key(&merged) {
+                assert!(summary_key <= nearest, "case {case}: merged summary {summary_key} beyond {nearest}");
+            }
+        }
+        assert!(keyed * 2 > compared, "most summaries give a key: {keyed} of {compared}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! and the pixel centre must lie inside the triangle by more than that. A triangle the test
 //! is unsure of is simply not a sure hit.
 
-use super::chunks::{Chunks, CHUNK_TRIANGLES};
+use super::chunks::{Chunks, GROUP_TRIANGLES};
 use super::ray::SlabRay;
 use crate::draw::{MeshGeometry, Triangles};
 use crate::Viewport;
@@ -23,7 +23,7 @@ const CLIP_ULPS: f64 = 16.0;
 const F32_EPS: f64 = 1.0 / (1u64 << 24) as f64;
 /// How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
 const SNAP_PX: f64 = 0.045;
-/// Meshes without a chunk index and more triangles than this are never searched.
+/// Meshes without a group index and more triangles than this are never searched.
 const MAX_SEARCHED_TRIANGLES: u32 = 256;
 
 /// Where the test looks: the pixel centre and the host's viewport.
@@ -33,10 +33,10 @@ pub(crate) struct PixelTarget {
     pub viewport: Viewport,
 }
 
-/// The search's scratch space: the chunks the ray meets.
+/// The search's scratch space: the triangle groups the ray meets.
 #[derive(Default)]
 pub(crate) struct SureHits {
-    chunks: Vec<u32>,
+    groups: Vec<u32>,
 }
 
 /// The three vertex positions of list triangle `t` of a draw.
@@ -129,7 +129,7 @@ impl SureHits {
     /// The smallest NDC depth a sure hit of `geometry`'s triangles leaves at the pixel, as
     /// `(depth, error)`: the pixel ends with a depth no farther than `depth + error` (nearer
     /// wins) once the draw is drawn. `ray` is the pick ray in the draw's model space; large
-    /// meshes are searched through their chunk index, small ones whole.
+    /// meshes are searched through their index of triangle groups, small ones whole.
     #[allow(clippy::too_many_arguments)]
     pub fn nearest(
         &mut self,
@@ -144,19 +144,19 @@ impl SureHits {
         frame: u64,
     ) -> Option<(f64, f64)> {
         let count = triangles.element_count() / 3;
-        self.chunks.clear();
-        if !chunks.along_ray(geometry, triangles, ray, frame, &mut self.chunks) {
+        self.groups.clear();
+        if !chunks.groups_along_ray(geometry, triangles, ray, frame, &mut self.groups) {
             if count > MAX_SEARCHED_TRIANGLES {
                 return None;
             }
-            self.chunks.extend(0..count.div_ceil(CHUNK_TRIANGLES));
+            self.groups.extend(0..count.div_ceil(GROUP_TRIANGLES));
         }
         let clip = clip_matrix.as_dmat4();
         let abs = DMat4::from_cols(clip.x_axis.abs(), clip.y_axis.abs(), clip.z_axis.abs(), clip.w_axis.abs());
         let mut best: Option<(f64, f64)> = None;
-        for &chunk in &self.chunks {
-            let first = chunk * CHUNK_TRIANGLES;
-            for t in first..(first + CHUNK_TRIANGLES).min(count) {
+        for &group in &self.groups {
+            let first = group * GROUP_TRIANGLES;
+            for t in first..(first + GROUP_TRIANGLES).min(count) {
                 let Some(points) = triangle(geometry, triangles, t) else { continue };
                 // The ray must pass through the triangle (a miss in f32 is only a missed chance).
                 if !roughly_crosses(ray, &points) {

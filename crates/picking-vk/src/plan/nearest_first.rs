@@ -1,0 +1,73 @@
+//! Nearest-first planning of a point query over a shared draw list. A ray through a dense
+//! scene meets hundreds of boxes, and occlusion ([`super::occlusion`]) later drops all but
+//! the few in front of a sure hit. Walking the list's hierarchy nearest child first finds
+//! that sure hit among the first draws reached; from then on a subtree whose draws all lie
+//! beyond it (by a summary of their boxes and rounding, see [`DepthSummary`]) is skipped
+//! whole, so the draws occlusion would drop are never reached at all.
+//!
+//! A skipped subtree holds only draws that test depth the convention's way and are bounded
+//! by their boxes. The argument also needs every draw that is drawn to test that way: the
+//! caller checks the planned draws and plans again without skipping when one does not.
+
+use super::admission::admits;
+use super::bvh::NearestFirstVisit;
+use super::chunks::Chunks;
+use super::occlusion::{can_occlude, DepthSummary, Occlusion, PixelDepth};
+use super::ray::PixelRay;
+use crate::draw::PickDraw;
+use crate::request::camera::CameraSnapshot;
+use crate::request::PickRequest;
+
+/// Occluders tried per pixel, in the order reached. More than occlusion's own tries: the
+/// first draws reached are often ones the padded ray only grazes, and a miss is cheap.
+const MAX_WALK_TRIES: usize = 16;
+/// Once a bound is proved, occluders tried in all to tighten it.
+const MAX_TIGHTENING_TRIES: usize = 4;
+
+/// The walk's state: the draws found, and the bound the best sure hit so far proves.
+pub(crate) struct OccludingWalk<'a> {
+    pub draws: &'a [PickDraw],
+    pub request: &'a PickRequest<'a>,
+    /// Per node and child slot of the hierarchy.
+    pub summaries: &'a [[DepthSummary; 4]],
+    pub depth: &'a PixelDepth,
+    pub camera: &'a CameraSnapshot,
+    pub ray: &'a PixelRay,
+    pub occlusion: &'a mut Occlusion,
+    pub chunks: &'a mut Chunks,
+    pub frame: u64,
+    /// Draws whose exact box the ray meets, in the order reached.
+    pub found: &'a mut Vec<u32>,
+    pub bound: Option<f64>,
+    pub tries: usize,
+    /// Whether a subtree was skipped for lying beyond the bound.
+    pub skipped: bool,
+}
+
+impl NearestFirstVisit for OccludingWalk<'_> {
+    fn skip(&mut self, node: u32, slot: usize) -> bool {
+        let Some(bound) = self.bound else { return false };
+        let Some(summary) = self.summaries.get(node as usize).map(|s| s[slot]) else { return false };
+        let beyond = self.depth.summary_key(&summary).is_some_and(|near| near > bound);
+        self.skipped |= beyond;
+        beyond
+    }
+
+    fn item(&mut self, index: u32) {
+        self.found.push(index);
+        let Some(draw) = self.draws.get(index as usize) else { return };
+        let limit = if self.bound.is_some() { MAX_TIGHTENING_TRIES } else { MAX_WALK_TRIES };
+        if self.tries >= limit || !can_occlude(draw) || !self.depth.tests_like(draw) || !admits(self.request, draw) {
+            return;
+        }
+        // A draw whose box lies beyond the bound cannot tighten it.
+        let Some(near) = self.depth.near_key(draw) else { return };
+        if self.bound.is_some_and(|b| near >= b) {
+            return;
+        }
+        self.tries += 1;
+        if let Some(far) = self.occlusion.sure_far(self.depth, draw, self.camera, self.ray, self.chunks, self.frame) {
+            self.bound = Some(self.bound.map_or(far, |b| b.min(far)));
+        }
+    }
+}
