@@ -11,6 +11,8 @@ use super::prefetch::prefetch;
 use super::ray::{Padding, SlabRay};
 use crate::draw::Aabb;
 use glam::{Vec3, Vec4};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Items per leaf.
 const LEAF_SIZE: usize = 4;
@@ -132,31 +134,27 @@ impl BoxBvh {
         }
     }
 
-    /// As [`BoxBvh::query`], but depth first, nearest child first (by where the padded ray
-    /// enters it), reporting each item as its leaf is reached: `visit` may learn from an item
-    /// that whole subtrees farther on can be skipped, and is asked again when one is reached.
-    pub fn query_nearest_first(&self, ray: &SlabRay, pad: Padding, stack: &mut Vec<(u32, u8, f32)>, visit: &mut impl NearestFirstVisit) {
-        stack.clear();
+    /// As [`BoxBvh::query`], but best first: child slots are visited in the order the padded
+    /// ray enters them, and each item is reported as its leaf is reached. `visit` may learn
+    /// from an item that slots farther on can be skipped, and is asked when one is reached.
+    pub fn query_nearest_first(&self, ray: &SlabRay, pad: Padding, queue: &mut NearestFirstQueue, visit: &mut impl NearestFirstVisit) {
+        let heap = &mut queue.heap;
+        heap.clear();
         let lanes_ray = LanesRay::new(ray);
         let mut node_index = 0u32;
         loop {
             if let Some(node) = self.nodes.get(node_index as usize) {
                 let (hits, near, pads) = lanes_ray.test(node, pad);
-                // Children the ray meets, farthest first, so the nearest is popped first.
-                let mut order = [(0f32, 0u8); 4];
-                let mut n = 0;
                 for k in 0..4 {
                     if hits & (1 << k) != 0 && node.child[k] != EMPTY {
-                        order[n] = (near[k], k as u8);
-                        n += 1;
+                        // Entry distances are ordered by their bits once negatives are clamped.
+                        let at = near[k].max(0.0).to_bits();
+                        heap.push((Reverse(at), node_index, k as u8, pads[k].to_bits()));
                     }
                 }
-                order[..n].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-                // A leaf keeps the padding its slot was tested with, for its items.
-                stack.extend(order[..n].iter().map(|&(_, k)| (node_index, k, pads[usize::from(k)])));
             }
             node_index = loop {
-                let Some((parent, lane, leaf_pad)) = stack.pop() else { return };
+                let Some((_, parent, lane, leaf_pad)) = heap.pop() else { return };
                 let Some(node) = self.nodes.get(parent as usize) else { continue };
                 let k = usize::from(lane);
                 if visit.skip(parent, k) {
@@ -165,6 +163,8 @@ impl BoxBvh {
                 match node.count[k] {
                     0 => break node.child[k],
                     count => {
+                        // A leaf's items take the padding its slot was tested with.
+                        let leaf_pad = f32::from_bits(leaf_pad);
                         let first = node.child[k];
                         for item in self.items.get(first as usize..(first + count) as usize).into_iter().flatten() {
                             if item.meets_tight(ray, leaf_pad, pad.along_ray) {
@@ -200,6 +200,13 @@ impl BoxBvh {
         }
         out
     }
+}
+
+/// The child slots a nearest-first walk has yet to visit, nearest entry first: (entry
+/// distance bits, node, slot, padding bits). Reused between walks.
+#[derive(Default)]
+pub(crate) struct NearestFirstQueue {
+    heap: BinaryHeap<(Reverse<u32>, u32, u8, u32)>,
 }
 
 /// What a nearest-first walk asks of its caller.
@@ -327,13 +334,13 @@ mod tests {
         bvh.query(&ray, pad, &mut BvhScratch::default(), &mut want);
         want.sort_unstable();
         let mut all = Collect { found: vec![], summaries: summaries.clone(), beyond: f32::INFINITY };
-        bvh.query_nearest_first(&ray, pad, &mut vec![], &mut all);
+        bvh.query_nearest_first(&ray, pad, &mut NearestFirstQueue::default(), &mut all);
         let mut found = all.found.clone();
         found.sort_unstable();
         assert_eq!(found, want);
         // Skipping what lies beyond distance 8 keeps everything nearer.
         let mut some = Collect { found: vec![], summaries, beyond: 8.0 };
-        bvh.query_nearest_first(&ray, pad, &mut vec![], &mut some);
+        bvh.query_nearest_first(&ray, pad, &mut NearestFirstQueue::default(), &mut some);
         let near: Vec<u32> = want.iter().copied().filter(|&i| nearest(i) <= 8.0).collect();
         assert!(near.iter().all(|i| some.found.contains(i)) && some.found.len() < want.len(), "{:?} of {want:?}", some.found);
     }

@@ -22,7 +22,7 @@ use crate::request::camera::CameraSnapshot;
 use crate::request::{Ignore, PickRequest};
 use admission::{admits, instance_ignored, visible_instance_ranges};
 use affine_box::AffineBox;
-use bvh::{BoxBvh, BvhScratch};
+use bvh::{BoxBvh, BvhScratch, NearestFirstQueue};
 pub(crate) use chunks::run_of;
 use chunks::{chunkable, Chunks, Cut};
 use glam::{Mat4, UVec2};
@@ -115,7 +115,7 @@ pub(crate) struct Plan {
     occlusion: Occlusion,
     /// Whether a nearest-first walk planned this pixel, and the bound it proved.
     walk_bound: Option<Option<f64>>,
-    walk_stack: Vec<(u32, u8, f32)>,
+    walk_queue: NearestFirstQueue,
     chunks: Chunks,
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
@@ -213,9 +213,10 @@ impl Plan {
                         found: &mut self.candidates,
                         bound: None,
                         tries: 0,
+                        tightening_tries: 0,
                         skipped: false,
                     };
-                    bvh.query_nearest_first(&ray.slab(), ray.world_padding(), &mut self.walk_stack, &mut walk);
+                    bvh.query_nearest_first(&ray.slab(), ray.world_padding(), &mut self.walk_queue, &mut walk);
                     (self.walk_bound, skipped) = (Some(walk.bound), walk.skipped);
                 }
                 (Some(bvh), None) => bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates),

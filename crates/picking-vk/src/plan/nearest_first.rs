@@ -1,9 +1,9 @@
 //! Nearest-first planning of a point query over a shared draw list. A ray through a dense
 //! scene meets hundreds of boxes, and occlusion ([`super::occlusion`]) later drops all but
-//! the few in front of a sure hit. Walking the list's hierarchy nearest child first finds
-//! that sure hit among the first draws reached; from then on a subtree whose draws all lie
-//! beyond it (by a summary of their boxes and rounding, see [`DepthSummary`]) is skipped
-//! whole, so the draws occlusion would drop are never reached at all.
+//! the few in front of a sure hit. Walking the list's hierarchy best first (in the order the
+//! ray enters its nodes) finds that sure hit among the first draws reached; from then on a
+//! subtree whose draws all lie beyond it (by a summary of their boxes and rounding, see
+//! [`DepthSummary`]) is skipped whole, so the draws occlusion would drop are never reached.
 //!
 //! A skipped subtree holds only draws that test depth the convention's way and are bounded
 //! by their boxes. The argument also needs every draw that is drawn to test that way: the
@@ -21,7 +21,8 @@ use crate::request::PickRequest;
 /// Occluders tried per pixel, in the order reached. More than occlusion's own tries: the
 /// first draws reached are often ones the padded ray only grazes, and a miss is cheap.
 const MAX_WALK_TRIES: usize = 16;
-/// Once a bound is proved, occluders tried in all to tighten it.
+/// Once a bound is proved, further occluders tried to tighten it (a nearer sure hit drops
+/// more of what is drawn).
 const MAX_TIGHTENING_TRIES: usize = 4;
 
 /// The walk's state: the draws found, and the bound the best sure hit so far proves.
@@ -39,7 +40,9 @@ pub(crate) struct OccludingWalk<'a> {
     /// Draws whose exact box the ray meets, in the order reached.
     pub found: &'a mut Vec<u32>,
     pub bound: Option<f64>,
+    /// Occluders tried before a bound was proved, and after.
     pub tries: usize,
+    pub tightening_tries: usize,
     /// Whether a subtree was skipped for lying beyond the bound.
     pub skipped: bool,
 }
@@ -56,8 +59,8 @@ impl NearestFirstVisit for OccludingWalk<'_> {
     fn item(&mut self, index: u32) {
         self.found.push(index);
         let Some(draw) = self.draws.get(index as usize) else { return };
-        let limit = if self.bound.is_some() { MAX_TIGHTENING_TRIES } else { MAX_WALK_TRIES };
-        if self.tries >= limit || !can_occlude(draw) || !self.depth.tests_like(draw) || !admits(self.request, draw) {
+        let exhausted = if self.bound.is_some() { self.tightening_tries >= MAX_TIGHTENING_TRIES } else { self.tries >= MAX_WALK_TRIES };
+        if exhausted || !can_occlude(draw) || !self.depth.tests_like(draw) || !admits(self.request, draw) {
             return;
         }
         // A draw whose box lies beyond the bound cannot tighten it.
@@ -65,7 +68,10 @@ impl NearestFirstVisit for OccludingWalk<'_> {
         if self.bound.is_some_and(|b| near >= b) {
             return;
         }
-        self.tries += 1;
+        match self.bound {
+            Some(_) => self.tightening_tries += 1,
+            None => self.tries += 1,
+        }
         if let Some(far) = self.occlusion.sure_far(self.depth, draw, self.camera, self.ray, self.chunks, self.frame) {
             self.bound = Some(self.bound.map_or(far, |b| b.min(far)));
         }
