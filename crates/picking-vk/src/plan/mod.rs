@@ -72,6 +72,8 @@ struct DrawCache {
     unpickable: Vec<u32>,
     /// Per node and child slot of `bvh`: how the draws below test depth, and their boxes.
     summaries: Vec<[DepthSummary; 4]>,
+    /// Whether any draw could prove a sure hit: without one, a nearest-first walk only costs.
+    has_occluders: bool,
 }
 
 /// A point query's pixel, for occlusion: planned nearest first when the list is shared.
@@ -195,7 +197,8 @@ impl Plan {
         }
         self.begin();
         self.candidates.clear();
-        let depth = point.and_then(|p| Some((p, PixelDepth::for_convention(p.camera, p.pixel)?)));
+        let occluders = self.draw_cache.as_ref().is_some_and(|c| c.has_occluders);
+        let depth = point.filter(|_| occluders).and_then(|p| Some((p, PixelDepth::for_convention(p.camera, p.pixel)?)));
         let mut skipped = false;
         if let Some(cache) = &self.draw_cache {
             match (&cache.bvh, &depth) {
@@ -303,7 +306,8 @@ impl Plan {
         let bvh = BoxBvh::new(items);
         let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), DepthSummary::of);
         let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
-        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, summaries }
+        let has_occluders = draws.iter().any(occlusion::may_occlude);
+        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, summaries, has_occluders }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.

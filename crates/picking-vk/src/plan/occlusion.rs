@@ -395,6 +395,11 @@ impl Occlusion {
     }
 }
 
+/// Whether a draw can be an occluder for some pixel and depth convention.
+pub(crate) fn may_occlude(draw: &PickDraw) -> bool {
+    can_occlude(draw) && depth_bounded_by_box(draw) && DepthSummary::of(draw).kinds & UNBOUNDED == 0
+}
+
 /// Whether a draw's registered geometry can prove a sure hit.
 pub(crate) fn can_occlude(draw: &PickDraw) -> bool {
     // A hook may discard the fragment: only unhooked draws prove hits.
