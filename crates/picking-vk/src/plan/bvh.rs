@@ -168,7 +168,7 @@ impl BoxBvh {
                         let first = node.child[k];
                         for item in self.items.get(first as usize..(first + count) as usize).into_iter().flatten() {
                             if item.meets_tight(ray, leaf_pad, pad.along_ray) {
-                                visit.item(item.index);
+                                visit.item(item.index, || item.meets(ray, 0.0).is_some());
                             }
                         }
                     }
@@ -213,8 +213,9 @@ pub(crate) struct NearestFirstQueue {
 pub(crate) trait NearestFirstVisit {
     /// Whether child slot `slot` of node `node` can be skipped.
     fn skip(&mut self, node: u32, slot: usize) -> bool;
-    /// An item whose exact box the padded ray meets.
-    fn item(&mut self, index: u32);
+    /// An item whose exact box the padded ray meets; `unpadded` tells whether the ray itself
+    /// does.
+    fn item(&mut self, index: u32, unpadded: impl FnOnce() -> bool);
 }
 
 /// The ray splatted across the four child slots of a node.
@@ -316,7 +317,7 @@ mod tests {
         fn skip(&mut self, node: u32, slot: usize) -> bool {
             self.summaries[node as usize][slot] > self.beyond
         }
-        fn item(&mut self, index: u32) {
+        fn item(&mut self, index: u32, _: impl FnOnce() -> bool) {
             self.found.push(index);
         }
     }

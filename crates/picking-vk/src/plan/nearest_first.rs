@@ -56,7 +56,7 @@ impl NearestFirstVisit for OccludingWalk<'_> {
         beyond
     }
 
-    fn item(&mut self, index: u32) {
+    fn item(&mut self, index: u32, unpadded: impl FnOnce() -> bool) {
         self.found.push(index);
         let Some(draw) = self.draws.get(index as usize) else { return };
         let exhausted = if self.bound.is_some() { self.tightening_tries >= MAX_TIGHTENING_TRIES } else { self.tries >= MAX_WALK_TRIES };
@@ -66,6 +66,10 @@ impl NearestFirstVisit for OccludingWalk<'_> {
         // A draw whose box lies beyond the bound cannot tighten it.
         let Some(near) = self.depth.near_key(draw) else { return };
         if self.bound.is_some_and(|b| near >= b) {
+            return;
+        }
+        // A sure hit needs the ray through the pixel centre to cross a triangle in the box.
+        if !unpadded() {
             return;
         }
         match self.bound {
