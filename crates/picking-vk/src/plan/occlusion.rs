@@ -19,7 +19,7 @@ use super::PlanEntry;
 use crate::draw::{PickDraw, PositionFormat, PrimitiveKind, Topology};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use ash::vk;
-use glam::{DMat4, DVec3, DVec4, UVec2};
+use glam::{DMat4, DVec3, DVec4, UVec2, Vec3};
 
 /// Occluders tried per pixel, nearest box first.
 const MAX_OCCLUDER_TRIES: usize = 4;
@@ -173,20 +173,34 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
 }
 
 /// What the nearest-first walk knows of the draws below a node of the shared list's
-/// hierarchy: how they test depth, a world box around them (f64, around each draw's exact
-/// box) and a bound on their world terms (see [`world_terms`]).
+/// hierarchy: how they test depth, a world box around them (around each draw's exact box,
+/// computed in f64 and rounded outwards to f32) and a bound on their world terms (see
+/// [`world_terms`], rounded up).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DepthSummary {
     kinds: u8,
-    terms: DVec3,
-    lo: DVec3,
-    hi: DVec3,
+    terms: Vec3,
+    lo: Vec3,
+    hi: Vec3,
 }
 
 impl Default for DepthSummary {
     fn default() -> Self {
-        DepthSummary { kinds: 0, terms: DVec3::ZERO, lo: DVec3::INFINITY, hi: DVec3::NEG_INFINITY }
+        DepthSummary { kinds: 0, terms: Vec3::ZERO, lo: Vec3::INFINITY, hi: Vec3::NEG_INFINITY }
     }
+}
+
+/// `v` in f32, rounded down (`up == false`) or up per component.
+fn to_f32_rounded(v: DVec3, up: bool) -> Vec3 {
+    let round = |x: f64| {
+        let f = x as f32;
+        match (up, f64::from(f).total_cmp(&x)) {
+            (true, std::cmp::Ordering::Less) => f.next_up(),
+            (false, std::cmp::Ordering::Greater) => f.next_down(),
+            _ => f,
+        }
+    };
+    Vec3::new(round(v.x), round(v.y), round(v.z))
 }
 
 /// `DepthSummary::kinds`: the draw tests with LESS or LESS_OR_EQUAL, with GREATER or
@@ -213,7 +227,12 @@ impl DepthSummary {
         let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
         // f64 rounding of the box itself, far below any margin.
         let half = half + (centre.abs() + half) * 1e-12;
-        let summary = DepthSummary { kinds, terms: world_terms(&model, c, h), lo: centre - half, hi: centre + half };
+        let summary = DepthSummary {
+            kinds,
+            terms: to_f32_rounded(world_terms(&model, c, h), true),
+            lo: to_f32_rounded(centre - half, false),
+            hi: to_f32_rounded(centre + half, true),
+        };
         if summary.terms.is_finite() && summary.lo.is_finite() && summary.hi.is_finite() {
             summary
         } else {
@@ -295,17 +314,18 @@ impl PixelDepth {
         // The box in world space: the model matrix is the identity, and the rounding is
         // bounded by the camera rows over the summarized world terms (which bound each draw's
         // own, see `nearest_key`).
-        let (c, h) = ((s.lo + s.hi) * 0.5, (s.hi - s.lo) * 0.5);
+        let (lo, hi, terms) = (s.lo.as_dvec3(), s.hi.as_dvec3(), s.terms.as_dvec3());
+        let (c, h) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
         let rows = &self.rows;
-        let ew = rounding_over(rows.w, s.terms);
+        let ew = rounding_over(rows.w, terms);
         let (rz, ez) = match rows.z_of_w {
             Some((alpha, beta)) => {
                 let rz = DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta);
                 // Bounds both forms a draw's own z error takes (through its matrix, or the
                 // world point).
-                (rz, (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, s.terms)))
+                (rz, (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, terms)))
             }
-            None => (rows.z, rounding_over(rows.z, s.terms)),
+            None => (rows.z, rounding_over(rows.z, terms)),
         };
         nearest_key_of(&BoxDepth { c, h, rw: rows.w, rz, ew, ez }, rows, self.ndc_nearer).map(|k| k - self.rounding)
     }
@@ -452,6 +472,14 @@ mod tests {
         // A box reaching in front of the hit stays.
         let thick = draw(4, -20.0).with_bounds(Aabb { min: Vec3::new(-1.0, -1.0, -1.0), max: Vec3::new(1.0, 1.0, 16.0) });
         assert_eq!(prune(&[draw(2, -5.0), thick], centre), vec![0, 1]);
+    }
+
+    #[test]
+    fn summaries_round_outwards_to_f32() {
+        let v = DVec3::new(0.1, -1.0e6 - 0.3, 1.0 / 3.0);
+        let (down, up) = (to_f32_rounded(v, false).as_dvec3(), to_f32_rounded(v, true).as_dvec3());
+        assert!(down.cmple(v).all() && up.cmpge(v).all() && down.cmplt(up).all(), "{down} {v} {up}");
+        assert_eq!(to_f32_rounded(DVec3::splat(0.5), true), Vec3::splat(0.5), "exact values stay");
     }
 
     #[test]
