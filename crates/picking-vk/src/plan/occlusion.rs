@@ -370,7 +370,8 @@ impl Occlusion {
         frame: u64,
         walked: Option<Option<f64>>,
     ) -> u32 {
-        if entries.len() < MIN_ENTRIES && walked.is_none() {
+        // A walk that proved no bound leaves nothing to prune.
+        if (entries.len() < MIN_ENTRIES && walked.is_none()) || walked == Some(None) {
             return 0;
         }
         let Some(nearer) = entries.first().and_then(|e| draws.get(e.draw as usize)).and_then(|d| nearer_of(d, camera.depth)) else { return 0 };
