@@ -283,11 +283,7 @@ impl PixelDepth {
 
     /// For draws that test depth the way the camera's convention does.
     pub fn for_convention(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
-        let nearer = match camera.depth.nearer_wins() {
-            vk::CompareOp::GREATER => Nearer::Larger,
-            _ => Nearer::Smaller,
-        };
-        Self::new(camera, pixel, nearer)
+        Self::new(camera, pixel, nearer_of_compare(camera.depth.nearer_wins())?)
     }
 
     /// Whether `draw` tests depth towards this pixel's `nearer`.
