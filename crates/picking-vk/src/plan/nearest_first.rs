@@ -81,3 +81,62 @@ impl NearestFirstVisit for OccludingWalk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::draw::{BufferRange, IndexWidth, MeshGeometry, PickDraw, Positions, Triangles};
+    use crate::plan::{PixelRay, Plan, PointTarget};
+    use crate::request::camera::CameraSnapshot;
+    use crate::{ObjectId, PickRequest, RasterState, Viewport};
+    use ash::vk;
+    use glam::{Mat4, UVec2, Vec3};
+    use std::sync::Arc;
+
+    /// A column of 2x2 squares facing the camera, one unit apart from z = -5 on: the first
+    /// surely covers the centre pixel and hides the rest.
+    fn column(count: u64) -> Vec<PickDraw> {
+        let positions = vec![Vec3::new(-1.0, -1.0, 0.0), Vec3::new(1.0, -1.0, 0.0), Vec3::new(1.0, 1.0, 0.0), Vec3::new(-1.0, 1.0, 0.0)];
+        let geometry = Arc::new(MeshGeometry { positions, indices: Some(vec![0, 1, 2, 0, 2, 3]), ..Default::default() });
+        let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 10 };
+        let triangles = Triangles::Indexed { range, width: IndexWidth::U32, first_index: 0, index_count: 6, vertex_offset: 0 };
+        (0..count)
+            .map(|k| {
+                PickDraw::new(ObjectId::new(k + 1).unwrap(), Positions { range, stride: 12, vertex_count: 4 }, triangles)
+                    .with_geometry(geometry.clone())
+                    .with_model(Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0 - k as f32)))
+            })
+            .collect()
+    }
+
+    /// Plans the centre pixel through the walk and occlusion: the planned draws' indices,
+    /// draws culled, and draws the walk reached.
+    fn plan_centre(draws: Vec<PickDraw>) -> (Vec<u32>, u32, usize) {
+        let (w, h) = (64, 64);
+        let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
+        let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();
+        let pixel = UVec2::new(32, 32);
+        let ray = PixelRay::new(&camera, pixel).unwrap();
+        let request = PickRequest::new(pixel, Viewport::full(w, h), Mat4::IDENTITY, projection);
+        let draws: Arc<[PickDraw]> = draws.into();
+        let mut plan = Plan::default();
+        plan.build_shared(&request, &draws, Some(&ray), Some(PointTarget { camera: &camera, pixel }));
+        let reached = plan.candidates.len();
+        plan.occlude(&draws, &camera, pixel, &ray);
+        (plan.entries.iter().map(|e| e.draw).collect(), plan.stats.draws_culled, reached)
+    }
+
+    #[test]
+    fn the_walk_skips_what_a_sure_hit_hides_unless_a_draw_tests_depth_another_way() {
+        let (planned, culled, reached) = plan_centre(column(64));
+        assert_eq!(planned, vec![0], "only the nearest square can win the pixel");
+        assert_eq!(culled, 63);
+        assert!(reached < 32, "whole subtrees behind the first square were skipped: {reached} of 64 reached");
+        // One square far behind always passes its depth test: it wins the pixel if drawn
+        // after the nearest, so nothing may be skipped or dropped.
+        let mut draws = column(64);
+        draws[40] = draws[40].clone().with_raster(RasterState::default().with_depth_compare(vk::CompareOp::ALWAYS));
+        let (planned, _, reached) = plan_centre(draws);
+        assert_eq!(planned, (0..64).collect::<Vec<u32>>());
+        assert_eq!(reached, 64, "planned again without skipping");
+    }
+}
