@@ -344,7 +344,7 @@ impl Occlusion {
         if !inverse.is_finite() {
             return None;
         }
-        let clip = (camera.view_projection * draw.model.as_dmat4()).as_mat4();
+        let clip = camera.model_view_projection(&draw.model);
         let model_ray = ray.transformed(&inverse);
         let (cull, front) = (draw.raster.cull_mode, draw.raster.front_face);
         let (hit, err) = self.sure_hits.nearest(chunks, geometry, &draw.triangles, &clip, &model_ray, &depth.target, cull, front, frame)?;

@@ -288,7 +288,7 @@ impl<'a> PassRecording<'a> {
             // A draw cut by chunk culling records each run of triangles as a draw of its own
             // (the snapshot notes where the run starts: the GPU's primitive index restarts).
             let triangle_runs = &planned.runs[entry.first_run as usize..(entry.first_run + entry.run_count) as usize];
-            let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
+            let model_view_projection = self.camera.model_view_projection(&draw.model);
             for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
                 let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
                 let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);

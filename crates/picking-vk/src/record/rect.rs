@@ -125,7 +125,7 @@ impl PassRecording<'_> {
                 } else if key.instance_storage {
                     self.bind_instance_set(draw, layout, &mut bound);
                 }
-                let model_view_projection = (self.camera.view_projection * draw.model.as_dmat4()).as_mat4();
+                let model_view_projection = self.camera.model_view_projection(&draw.model);
                 let base = draw.instances.map_or(0, |i| i.first);
                 for &(start, count) in &tile.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
                     for r in owned {

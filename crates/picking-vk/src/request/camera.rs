@@ -117,6 +117,12 @@ impl CameraSnapshot {
         }
     }
 
+    /// The f32 matrix the pick pass pushes for a draw with `model`: the product taken in f64,
+    /// rounded once. Occlusion proves its sure hits with this same matrix.
+    pub(crate) fn model_view_projection(&self, model: &Mat4) -> Mat4 {
+        (self.view_projection * model.as_dmat4()).as_mat4()
+    }
+
     /// The world point at NDC (x, y, z); `None` when it lies at infinity.
     pub fn unproject_ndc(&self, ndc: DVec3) -> Option<DVec3> {
         let p = self.inverse_view_projection * DVec4::new(ndc.x, ndc.y, ndc.z, 1.0);
