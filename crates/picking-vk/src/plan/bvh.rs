@@ -349,13 +349,7 @@ mod tests {
     #[test]
     fn agrees_with_testing_every_box() {
         let bvh = grid_bvh();
-        let mut rng = 12345u32;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 17;
-            rng ^= rng << 5;
-            rng as f32 / u32::MAX as f32
-        };
+        let mut next = crate::plan::test_rng(12345);
         for _ in 0..200 {
             let origin = Vec3::new(next() * 30.0 - 10.0, next() * 30.0 - 10.0, next() * 30.0 - 10.0);
             let dir = (Vec3::new(4.5, 4.5, 4.5) + Vec3::new(next(), next(), next()) * 8.0 - 4.0 - origin).normalize();

@@ -8,6 +8,7 @@ mod admission;
 mod affine_box;
 mod bvh;
 mod chunks;
+mod depth_keys;
 mod geometry_cache;
 mod nearest_first;
 mod occlusion;
@@ -25,9 +26,10 @@ use affine_box::AffineBox;
 use bvh::{BoxBvh, BvhScratch, NearestFirstQueue};
 pub(crate) use chunks::run_of;
 use chunks::{chunkable, Chunks, Cut};
+use depth_keys::{DepthSummary, PixelDepth};
 use glam::{Mat4, UVec2};
 use nearest_first::OccludingWalk;
-use occlusion::{DepthSummary, Occlusion, PixelDepth};
+use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
 use std::collections::HashMap;
@@ -408,5 +410,17 @@ impl Plan {
         }
         self.ranges.extend(run);
         false
+    }
+}
+
+/// A small deterministic generator of numbers in [0, 1] for the planning tests (xorshift32).
+#[cfg(test)]
+pub(crate) fn test_rng(seed: u32) -> impl FnMut() -> f32 {
+    let mut state = seed.max(1);
+    move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as f32 / u32::MAX as f32
     }
 }

@@ -12,7 +12,8 @@
 use super::admission::admits;
 use super::bvh::NearestFirstVisit;
 use super::chunks::Chunks;
-use super::occlusion::{can_occlude, DepthSummary, Occlusion, PixelDepth};
+use super::depth_keys::{DepthSummary, PixelDepth};
+use super::occlusion::{can_occlude, Occlusion};
 use super::ray::PixelRay;
 use crate::draw::PickDraw;
 use crate::request::camera::CameraSnapshot;

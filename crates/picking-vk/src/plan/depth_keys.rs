@@ -1,0 +1,397 @@
+//! How near a draw can come at a pixel, as a "nearness key" (NDC depth, smaller is nearer):
+//! from its box under its model matrix, less every rounding the GPU's f32 clip coordinates
+//! and the D32 depth buffer can bring (see [`super::occlusion`], which drops what lies beyond
+//! a sure hit); and the same bound for a whole subtree of the shared list's hierarchy, from
+//! a summary of its draws (see [`super::nearest_first`]).
+
+use super::is_affine;
+use super::sure_hit::PixelTarget;
+use crate::draw::{PickDraw, PrimitiveKind};
+use crate::request::camera::{CameraSnapshot, DepthConvention};
+use ash::vk;
+use glam::{DMat4, DVec3, DVec4, UVec2, Vec3};
+
+/// Which way the depth test goes for every planned draw.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Nearer {
+    Smaller,
+    Larger,
+}
+
+/// Which way `draw`'s depth test goes under the convention `depth`; `None` for ALWAYS and the like.
+pub(super) fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
+    nearer_of_compare(draw.raster.depth_compare.unwrap_or(depth.nearer_wins()))
+}
+
+/// Whether a draw's depth at any pixel is bounded by its box under its model matrix.
+pub(crate) fn depth_bounded_by_box(draw: &PickDraw) -> bool {
+    draw.instances.is_none()
+        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
+        && draw.deformation.is_none()
+        && draw.indirect.is_none()
+        && draw.raster.depth_bias.is_none()
+        && draw.raster.topology.primitive() == PrimitiveKind::Triangle
+        && is_affine(&draw.model)
+}
+
+/// NDC depth as a key where smaller is nearer.
+fn key(z: f64, nearer: Nearer) -> f64 {
+    match nearer {
+        Nearer::Smaller => z,
+        Nearer::Larger => -z,
+    }
+}
+
+/// Clip z and w of the camera as functions of the world point, and, for a perspective (or
+/// any) projection whose z is `alpha * w + beta`, those two: depth then depends on w alone.
+struct DepthRows {
+    z: DVec4,
+    w: DVec4,
+    z_of_w: Option<(f64, f64)>,
+}
+
+impl DepthRows {
+    fn new(camera: &CameraSnapshot) -> Self {
+        let (z, w) = (camera.view_projection.row(2), camera.view_projection.row(3));
+        let (zl, wl) = (z.truncate(), w.truncate());
+        let alpha = if wl.length_squared() > 0.0 { zl.dot(wl) / wl.length_squared() } else { 0.0 };
+        let parallel = (zl - alpha * wl).length() <= 1e-12 * zl.length().max(wl.length()) && wl.length_squared() > 0.0;
+        DepthRows { z, w, z_of_w: parallel.then_some((alpha, z.w - alpha * w.w)) }
+    }
+}
+
+/// Clip w and z over a box (centre `c`, half extent `h`) as affine functions of its points,
+/// with bounds on the GPU's f32 error in each.
+struct BoxDepth {
+    c: DVec3,
+    h: DVec3,
+    rw: DVec4,
+    rz: DVec4,
+    ew: f64,
+    ez: f64,
+}
+
+const CLIP_ROUNDING: f64 = 16.0 * f32::EPSILON as f64;
+
+/// The GPU's error in a clip coordinate whose row is `r` over a point within `terms` (per
+/// axis, the sum of the magnitudes that make up the coordinate).
+fn rounding_over(r: DVec4, terms: DVec3) -> f64 {
+    CLIP_ROUNDING * (r.truncate().abs().dot(terms) + r.w.abs())
+}
+
+/// The nearest key any point of the box can take, less the GPU's rounding, or `None`.
+fn nearest_key_of(b: &BoxDepth, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
+    let BoxDepth { c, h, rw, rz, ew, ez } = *b;
+    if rows.z_of_w.is_some() {
+        // z / w = alpha + beta / w: monotone in w, whose range over the box is its centre's
+        // value plus or minus its spread.
+        let (mid, spread) = (rw.truncate().dot(c) + rw.w, rw.truncate().abs().dot(h));
+        let (w_lo, w_hi) = (mid - spread - ew, mid + spread + ew);
+        if w_lo.is_nan() || w_lo <= 0.0 {
+            return None;
+        }
+        let (alpha, beta) = rows.z_of_w?;
+        let (a, b) = (alpha + beta / w_lo, alpha + beta / w_hi);
+        let slack = (ez + a.abs().max(b.abs()) * ew) / w_lo;
+        let nearest = key(a, nearer).min(key(b, nearer)) - slack;
+        return nearest.is_finite().then_some(nearest);
+    }
+    // z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
+    let mut nearest = f64::INFINITY;
+    for corner in 0..8 {
+        let sign = DVec3::new(if corner & 1 == 0 { -1.0 } else { 1.0 }, if corner & 2 == 0 { -1.0 } else { 1.0 }, if corner & 4 == 0 { -1.0 } else { 1.0 });
+        let p = c + sign * h;
+        let (z, w) = (rz.truncate().dot(p) + rz.w, rw.truncate().dot(p) + rw.w);
+        if (w - ew).is_nan() || w - ew <= 0.0 {
+            return None;
+        }
+        // The nearest the GPU's rounding can make this corner.
+        let k = match nearer {
+            Nearer::Smaller => key((z - ez) / if z - ez >= 0.0 { w + ew } else { w - ew }, nearer),
+            Nearer::Larger => key((z + ez) / if z + ez >= 0.0 { w - ew } else { w + ew }, nearer),
+        };
+        nearest = nearest.min(k);
+    }
+    nearest.is_finite().then_some(nearest)
+}
+
+/// Per axis of the world point, the sum of the magnitudes of the terms that make it up over
+/// the box `c` +- `h` under `model`: what bounds the rounding of a shader that goes through
+/// the world point.
+fn world_terms(model: &DMat4, c: DVec3, h: DVec3) -> DVec3 {
+    model.x_axis.truncate().abs() * (c.x.abs() + h.x)
+        + model.y_axis.truncate().abs() * (c.y.abs() + h.y)
+        + model.z_axis.truncate().abs() * (c.z.abs() + h.z)
+        + model.w_axis.truncate().abs()
+}
+
+/// The nearest key any point of `draw`'s box can take, less the GPU's rounding, or `None`.
+fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
+    let local = draw.culling_bounds()?;
+    let model = draw.model.as_dmat4();
+    // Clip z and w as affine functions of the model-space point.
+    let of_model = |v: DVec4| DVec4::new(v.dot(model.x_axis), v.dot(model.y_axis), v.dot(model.z_axis), v.dot(model.w_axis));
+    let rw = of_model(rows.w);
+    let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
+    // Rounding in the GPU's f32 clip coordinates: relative to the terms' magnitudes.
+    // A hooked draw's shader goes through the world point (model, then view-projection):
+    // its rounding is bounded by the camera row's terms over the world point's.
+    let world = draw.hooks.as_ref().map(|_| world_terms(&model, c, h));
+    let rounding_of = |r: DVec4, camera_row: DVec4| rounding_over(r, c.abs() + h).max(world.map_or(0.0, |t| rounding_over(camera_row, t)));
+    let rz = match rows.z_of_w {
+        Some((alpha, beta)) => DVec4::new(alpha * rw.x, alpha * rw.y, alpha * rw.z, alpha * rw.w + beta),
+        None => of_model(rows.z),
+    };
+    let b = BoxDepth { c, h, rw, rz, ew: rounding_of(rw, rows.w), ez: rounding_of(rz, rows.z) };
+    nearest_key_of(&b, rows, nearer)
+}
+
+/// What the nearest-first walk knows of the draws below a node of the shared list's
+/// hierarchy: how they test depth, a world box around them (around each draw's exact box,
+/// computed in f64 and rounded outwards to f32) and a bound on their world terms (see
+/// [`world_terms`], rounded up).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DepthSummary {
+    kinds: u8,
+    terms: Vec3,
+    lo: Vec3,
+    hi: Vec3,
+}
+
+impl Default for DepthSummary {
+    fn default() -> Self {
+        DepthSummary { kinds: 0, terms: Vec3::ZERO, lo: Vec3::INFINITY, hi: Vec3::NEG_INFINITY }
+    }
+}
+
+/// `v` in f32, rounded down (`up == false`) or up per component.
+fn to_f32_rounded(v: DVec3, up: bool) -> Vec3 {
+    let round = |x: f64| {
+        let f = x as f32;
+        match (up, f64::from(f).total_cmp(&x)) {
+            (true, std::cmp::Ordering::Less) => f.next_up(),
+            (false, std::cmp::Ordering::Greater) => f.next_down(),
+            _ => f,
+        }
+    };
+    Vec3::new(round(v.x), round(v.y), round(v.z))
+}
+
+/// `DepthSummary::kinds`: the draw tests with LESS or LESS_OR_EQUAL, with GREATER or
+/// GREATER_OR_EQUAL, with the convention's own test, or its depth is not bounded by its box.
+const TESTS_SMALLER: u8 = 1;
+const TESTS_LARGER: u8 = 2;
+const TESTS_CONVENTION: u8 = 4;
+const UNBOUNDED: u8 = 8;
+
+impl DepthSummary {
+    /// One draw's summary.
+    pub fn of(draw: &PickDraw) -> Self {
+        let unbounded = DepthSummary { kinds: UNBOUNDED, ..DepthSummary::default() };
+        let Some(local) = draw.culling_bounds().filter(|_| depth_bounded_by_box(draw)) else { return unbounded };
+        let kinds = match draw.raster.depth_compare {
+            None => TESTS_CONVENTION,
+            Some(vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL) => TESTS_SMALLER,
+            Some(vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL) => TESTS_LARGER,
+            Some(_) => return unbounded,
+        };
+        let model = draw.model.as_dmat4();
+        let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
+        let centre = model.transform_point3(c);
+        let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+        // f64 rounding of the box itself, far below any margin.
+        let half = half + (centre.abs() + half) * 1e-12;
+        let summary = DepthSummary {
+            kinds,
+            terms: to_f32_rounded(world_terms(&model, c, h), true),
+            lo: to_f32_rounded(centre - half, false),
+            hi: to_f32_rounded(centre + half, true),
+        };
+        if summary.terms.is_finite() && summary.lo.is_finite() && summary.hi.is_finite() {
+            summary
+        } else {
+            unbounded
+        }
+    }
+
+    /// Whether every draw summarized is bounded by its box and tests depth one of the ways
+    /// the nearness keys understand.
+    pub fn is_bounded(&self) -> bool {
+        self.kinds & UNBOUNDED == 0
+    }
+
+    pub fn merge(a: Self, b: Self) -> Self {
+        DepthSummary { kinds: a.kinds | b.kinds, terms: a.terms.max(b.terms), lo: a.lo.min(b.lo), hi: a.hi.max(b.hi) }
+    }
+}
+
+/// The depth arguments for one pixel, for draws that test depth towards `nearer`.
+pub(crate) struct PixelDepth {
+    nearer: Nearer,
+    /// `nearer` in NDC depth (a flipped depth range flips it).
+    ndc_nearer: Nearer,
+    convention: DepthConvention,
+    rows: DepthRows,
+    /// The D32 depth buffer's rounding of window depth, in NDC depth.
+    rounding: f64,
+    target: PixelTarget,
+}
+
+impl PixelDepth {
+    pub(super) fn new(camera: &CameraSnapshot, pixel: UVec2, nearer: Nearer) -> Option<Self> {
+        let vp = camera.viewport;
+        let depth_scale = f64::from(vp.max_depth) - f64::from(vp.min_depth);
+        if depth_scale == 0.0 {
+            return None;
+        }
+        // Keys are NDC depths: a flipped depth range flips which way is nearer there. The
+        // D32 depth buffer rounds window depth to f32: that much NDC depth apart on each side.
+        let ndc_nearer = match (depth_scale > 0.0, nearer) {
+            (true, n) => n,
+            (false, Nearer::Smaller) => Nearer::Larger,
+            (false, Nearer::Larger) => Nearer::Smaller,
+        };
+        Some(PixelDepth {
+            nearer,
+            ndc_nearer,
+            convention: camera.depth,
+            rows: DepthRows::new(camera),
+            rounding: 2.5e-7 / depth_scale.abs(),
+            target: PixelTarget { centre: pixel.as_dvec2() + 0.5, viewport: vp },
+        })
+    }
+
+    /// For draws that test depth the way the camera's convention does.
+    pub fn for_convention(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
+        Self::new(camera, pixel, nearer_of_compare(camera.depth.nearer_wins())?)
+    }
+
+    pub(super) fn nearer(&self) -> Nearer {
+        self.nearer
+    }
+
+    /// Where a sure hit is looked for.
+    pub(super) fn target(&self) -> &PixelTarget {
+        &self.target
+    }
+
+    /// The farthest key the pixel can end with after a sure hit at NDC depth `depth`, give or
+    /// take `err`: the D32 buffer's rounding added.
+    pub(super) fn far_key(&self, depth: f64, err: f64) -> f64 {
+        key(depth, self.ndc_nearer) + err + self.rounding
+    }
+
+    /// Whether `draw` tests depth towards this pixel's `nearer`.
+    pub fn tests_like(&self, draw: &PickDraw) -> bool {
+        nearer_of(draw, self.convention) == Some(self.nearer)
+    }
+
+    /// The nearest key `draw` can leave at the pixel, if its depth is bounded by its box.
+    pub fn near_key(&self, draw: &PickDraw) -> Option<f64> {
+        depth_bounded_by_box(draw).then(|| nearest_key(draw, &self.rows, self.ndc_nearer)).flatten().map(|k| k - self.rounding)
+    }
+
+    /// A key no draw the summary covers can come nearer than, if every one of them tests
+    /// depth towards `nearer` and is bounded by its box.
+    pub fn summary_key(&self, s: &DepthSummary) -> Option<f64> {
+        let convention = if nearer_of_compare(self.convention.nearer_wins()) == Some(self.nearer) { TESTS_CONVENTION } else { 0 };
+        let towards = match self.nearer {
+            Nearer::Smaller => TESTS_SMALLER,
+            Nearer::Larger => TESTS_LARGER,
+        };
+        if s.kinds & !(convention | towards) != 0 || s.kinds == 0 {
+            return None;
+        }
+        // The box in world space: the model matrix is the identity, and the rounding is
+        // bounded by the camera rows over the summarized world terms (which bound each draw's
+        // own, see `nearest_key`).
+        let (lo, hi, terms) = (s.lo.as_dvec3(), s.hi.as_dvec3(), s.terms.as_dvec3());
+        let (c, h) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+        let rows = &self.rows;
+        let ew = rounding_over(rows.w, terms);
+        let (rz, ez) = match rows.z_of_w {
+            Some((alpha, beta)) => {
+                let rz = DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta);
+                // Bounds both forms a draw's own z error takes (through its matrix, or the
+                // world point).
+                (rz, (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, terms)))
+            }
+            None => (rows.z, rounding_over(rows.z, terms)),
+        };
+        nearest_key_of(&BoxDepth { c, h, rw: rows.w, rz, ew, ez }, rows, self.ndc_nearer).map(|k| k - self.rounding)
+    }
+}
+
+fn nearer_of_compare(op: vk::CompareOp) -> Option<Nearer> {
+    match op {
+        vk::CompareOp::LESS | vk::CompareOp::LESS_OR_EQUAL => Some(Nearer::Smaller),
+        vk::CompareOp::GREATER | vk::CompareOp::GREATER_OR_EQUAL => Some(Nearer::Larger),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::{Aabb, BufferRange, Positions, Triangles};
+    use crate::{ObjectId, Viewport};
+    use glam::Mat4;
+
+    fn draw(id: u64) -> PickDraw {
+        let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 10 };
+        PickDraw::new(ObjectId::new(id).unwrap(), Positions { range, stride: 12, vertex_count: 4 }, Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 })
+    }
+
+    #[test]
+    fn summaries_round_outwards_to_f32() {
+        let v = DVec3::new(0.1, -1.0e6 - 0.3, 1.0 / 3.0);
+        let (down, up) = (to_f32_rounded(v, false).as_dvec3(), to_f32_rounded(v, true).as_dvec3());
+        assert!(down.cmple(v).all() && up.cmpge(v).all() && down.cmplt(up).all(), "{down} {v} {up}");
+        assert_eq!(to_f32_rounded(DVec3::splat(0.5), true), Vec3::splat(0.5), "exact values stay");
+    }
+
+    #[test]
+    fn a_summary_never_lies_nearer_than_the_draws_it_covers() {
+        // Random boxes under random affine matrices, near the origin and a million units out,
+        // with perspective (both conventions) and orthographic cameras: the key of a summary
+        // (one draw's, or merged) is never farther than any covered draw's own key.
+        let mut next = crate::plan::test_rng(99);
+        let (mut compared, mut keyed) = (0, 0);
+        for case in 0..200 {
+            let offset = if case % 2 == 0 { Vec3::ZERO } else { Vec3::new(1.0e6, -4.0e5, 2.0e5) };
+            let (projection, depth) = match case % 3 {
+                0 => (glam::camera::rh::proj::vulkan::perspective(1.0, 1.5, 0.1, 100.0), DepthConvention::Standard),
+                1 => (glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, 1.5, 0.1), DepthConvention::Reverse),
+                _ => (glam::camera::rh::proj::vulkan::orthographic(-8.0, 8.0, -6.0, 6.0, 0.1, 100.0), DepthConvention::Standard),
+            };
+            let view = Mat4::from_translation(-offset);
+            let camera = CameraSnapshot::new(view, projection, Viewport::full(64, 48), Some(depth)).unwrap();
+            let pixel = UVec2::new((next() * 63.0) as u32, (next() * 47.0) as u32);
+            let Some(pd) = PixelDepth::for_convention(&camera, pixel) else { continue };
+            let mut merged = DepthSummary::default();
+            let mut nearest = f64::INFINITY;
+            for k in 0..4 {
+                let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::Y);
+                let scale = Vec3::new(0.1 + next() * 3.0, 0.1 + next() * 3.0, 0.1 + next() * 3.0);
+                let t = offset + Vec3::new((next() - 0.5) * 20.0, (next() - 0.5) * 15.0, -2.0 - next() * 60.0);
+                let model = Mat4::from_scale_rotation_translation(scale, glam::Quat::from_axis_angle(axis, next() * 6.0), t);
+                let min = Vec3::new(next(), next(), next()) * -2.0;
+                let bounds = Aabb { min, max: min + Vec3::new(next(), next(), next()) * 3.0 + 0.01 };
+                let d = draw(k + 1).with_model(model).with_bounds(bounds);
+                let own = DepthSummary::of(&d);
+                merged = DepthSummary::merge(merged, own);
+                let Some(key) = pd.near_key(&d) else { continue };
+                nearest = nearest.min(key);
+                compared += 1;
+                if let Some(summary_key) = pd.summary_key(&own) {
+                    keyed += 1;
+                    assert!(summary_key <= key, "case {case}: summary {summary_key} beyond the draw's {key}");
+                }
+            }
+            if let Some(summary_key) = pd.summary_key(&merged) {
+                assert!(summary_key <= nearest, "case {case}: merged summary {summary_key} beyond {nearest}");
+            }
+        }
+        assert!(keyed * 2 > compared, "most summaries give a key: {keyed} of {compared}");
+    }
+}
