@@ -36,41 +36,56 @@ struct Node {
 pub(crate) struct BvhScratch {
     level: Vec<u32>,
     next_level: Vec<u32>,
-    /// Leaves the ray meets: first item, item count, and the padding that held for the leaf.
-    leaves: Vec<(u32, u32, f32)>,
+    /// Leaves the ray meets: first item, item count, the padding that held for the leaf and
+    /// where the ray enters it.
+    leaves: Vec<(u32, u32, f32, f32)>,
 }
 
 pub(crate) struct BoxBvh {
     nodes: Vec<Node>,
     /// Exact boxes in leaf order, so a leaf's items are adjacent in memory.
     items: Vec<AffineBox>,
+    /// Every leaf is one item whose exact box is its slot's bounds (see [`BoxBvh::of_boxes`]):
+    /// the slot test is the item test.
+    slots_exact: bool,
 }
 
 impl BoxBvh {
     /// Each item is its bounds in the hierarchy's space and its exact box. `None` when there
     /// are no items or a bound is not finite.
-    pub fn new(mut items: Vec<(Aabb, AffineBox)>) -> Option<Self> {
+    pub fn new(items: Vec<(Aabb, AffineBox)>) -> Option<Self> {
+        Self::build(items, LEAF_SIZE, false)
+    }
+
+    /// Axis-aligned boxes of the hierarchy's own space, item `i` being `boxes[i]`: one per
+    /// leaf, tested with their node's other children at once instead of one by one.
+    pub fn of_boxes(boxes: &[Aabb]) -> Option<Self> {
+        let items = boxes.iter().enumerate().map(|(i, b)| Some((*b, AffineBox::axis_aligned(b, i as u32)?)));
+        Self::build(items.collect::<Option<Vec<_>>>()?, 1, true)
+    }
+
+    fn build(mut items: Vec<(Aabb, AffineBox)>, leaf_size: usize, slots_exact: bool) -> Option<Self> {
         if items.is_empty() || items.iter().any(|(b, _)| !b.is_finite()) {
             return None;
         }
-        let mut nodes = Vec::with_capacity(items.len() / LEAF_SIZE + 1);
-        Self::build_node(&mut items, 0, &mut nodes);
-        Some(BoxBvh { nodes, items: items.into_iter().map(|(_, e)| e).collect() })
+        let mut nodes = Vec::with_capacity(items.len() / leaf_size + 1);
+        Self::build_node(&mut items, 0, leaf_size, &mut nodes);
+        Some(BoxBvh { nodes, items: items.into_iter().map(|(_, e)| e).collect(), slots_exact })
     }
 
     /// Builds the node over `items` (whose first item is item `offset`), returning its index.
-    fn build_node(items: &mut [(Aabb, AffineBox)], offset: usize, nodes: &mut Vec<Node>) -> u32 {
+    fn build_node(items: &mut [(Aabb, AffineBox)], offset: usize, leaf_size: usize, nodes: &mut Vec<Node>) -> u32 {
         let me = nodes.len();
         nodes.push(Node { min: [Vec4::ZERO; 3], max: [Vec4::ZERO; 3], child: [EMPTY; 4], count: [0; 4] });
         // Two median splits make up to four groups; small inputs stay whole.
         let mut groups = [(0usize, 0usize); 4];
         let mut group_count = 0;
-        let halves = if items.len() > LEAF_SIZE { split_at_median(items) } else { items.len() };
+        let halves = if items.len() > leaf_size { split_at_median(items) } else { items.len() };
         for (start, len) in [(0, halves), (halves, items.len() - halves)] {
             if len == 0 {
                 continue;
             }
-            let quarter = if len > LEAF_SIZE { split_at_median(&mut items[start..start + len]) } else { len };
+            let quarter = if len > leaf_size { split_at_median(&mut items[start..start + len]) } else { len };
             for (s, l) in [(start, quarter), (start + quarter, len - quarter)] {
                 if l > 0 {
                     groups[group_count] = (s, l);
@@ -81,7 +96,8 @@ impl BoxBvh {
         for (k, &(start, len)) in groups[..group_count].iter().enumerate() {
             let group = &mut items[start..start + len];
             let bounds = group.iter().skip(1).fold(group[0].0, |b, (i, _)| b.union(i));
-            let (child, count) = if len <= LEAF_SIZE { ((offset + start) as u32, len as u32) } else { (Self::build_node(group, offset + start, nodes), 0) };
+            let (child, count) =
+                if len <= leaf_size { ((offset + start) as u32, len as u32) } else { (Self::build_node(group, offset + start, leaf_size, nodes), 0) };
             let node = &mut nodes[me];
             for axis in 0..3 {
                 node.min[axis][k] = bounds.min[axis];
@@ -98,6 +114,16 @@ impl BoxBvh {
     /// ray origin, so the padding never falls short for what is inside; items are then
     /// padded for where the ray leaves them.
     pub fn query(&self, ray: &SlabRay, pad: Padding, scratch: &mut BvhScratch, out: &mut Vec<u32>) {
+        self.query_levels(ray, pad, scratch, |index, _| out.push(index));
+    }
+
+    /// As [`BoxBvh::query`], with where the padded ray enters each item, or a lower bound on
+    /// it (the entry of its leaf), as `(entry, index)`.
+    pub fn query_entries(&self, ray: &SlabRay, pad: Padding, scratch: &mut BvhScratch, out: &mut Vec<(f32, u32)>) {
+        self.query_levels(ray, pad, scratch, |index, entry| out.push((entry, index)));
+    }
+
+    fn query_levels(&self, ray: &SlabRay, pad: Padding, scratch: &mut BvhScratch, mut found: impl FnMut(u32, f32)) {
         let BvhScratch { level, next_level, leaves } = scratch;
         level.clear();
         leaves.clear();
@@ -107,30 +133,36 @@ impl BoxBvh {
             next_level.clear();
             for &index in level.iter() {
                 let Some(node) = self.nodes.get(index as usize) else { continue };
-                let (hits, _, pads) = lanes_ray.test(node, pad);
+                let (hits, near, far, pads) = lanes_ray.test(node, pad);
+                // Exact leaf slots are their items: tested tight, as items are.
+                let exact_hits = if self.slots_exact { lanes_ray.tighten(node, pad, (hits, far, pads)) } else { hits };
                 for k in 0..4 {
                     if hits & (1 << k) == 0 || node.child[k] == EMPTY {
                         continue;
                     }
+                    let items = self.items.get(node.child[k] as usize..(node.child[k] + node.count[k]) as usize).unwrap_or(&[]);
                     match node.count[k] {
                         0 => {
                             prefetch(self.nodes.get(node.child[k] as usize));
                             next_level.push(node.child[k]);
                         }
-                        count => {
-                            for item in self.items.get(node.child[k] as usize..(node.child[k] + count) as usize).into_iter().flatten() {
-                                prefetch(Some(item));
+                        _ if self.slots_exact => {
+                            if exact_hits & (1 << k) != 0 {
+                                items.iter().for_each(|item| found(item.index, near[k]));
                             }
-                            leaves.push((node.child[k], count, pads[k]));
+                        }
+                        count => {
+                            prefetch(Some(items));
+                            leaves.push((node.child[k], count, pads[k], near[k]));
                         }
                     }
                 }
             }
             std::mem::swap(level, next_level);
         }
-        for &(first, count, leaf_pad) in leaves.iter() {
+        for &(first, count, leaf_pad, entry) in leaves.iter() {
             let Some(items) = self.items.get(first as usize..(first + count) as usize) else { continue };
-            out.extend(items.iter().filter(|item| item.meets_tight(ray, leaf_pad, pad.along_ray)).map(|item| item.index));
+            items.iter().filter(|item| item.meets_tight(ray, leaf_pad, pad.along_ray)).for_each(|item| found(item.index, entry));
         }
     }
 
@@ -144,9 +176,14 @@ impl BoxBvh {
         let mut node_index = 0u32;
         loop {
             if let Some(node) = self.nodes.get(node_index as usize) {
-                let (hits, near, pads) = lanes_ray.test(node, pad);
+                let (hits, near, _, pads) = lanes_ray.test(node, pad);
                 for k in 0..4 {
                     if hits & (1 << k) != 0 && node.child[k] != EMPTY {
+                        // The walk soon reads what this slot leads to: ask for it now.
+                        match node.count[k] {
+                            0 => prefetch(self.nodes.get(node.child[k] as usize)),
+                            count => prefetch(self.items.get(node.child[k] as usize..(node.child[k] + count) as usize)),
+                        }
                         // Entry distances are ordered by their bits once negatives are clamped.
                         let at = near[k].max(0.0).to_bits();
                         heap.push((Reverse(at), node_index, k as u8, pads[k].to_bits()));
@@ -232,15 +269,31 @@ impl LanesRay {
         }
     }
 
-    /// Which children the ray meets (a bit each), where it enters each, and each child's
-    /// padding: nodes are padded for the farthest any point in them can be from the origin.
-    fn test(&self, node: &Node, pad: Padding) -> (u32, Vec4, Vec4) {
+    /// Which children the ray meets (a bit each), where it enters and leaves each, and each
+    /// child's padding: nodes are padded for the farthest any point in them can be from the
+    /// origin.
+    fn test(&self, node: &Node, pad: Padding) -> (u32, Vec4, Vec4, Vec4) {
         // Farthest distance (an L1 bound: no square root) from the origin to each child.
         let mut reach = Vec4::ZERO;
         for ((min, max), o) in node.min.iter().zip(&node.max).zip(&self.o) {
             reach += (*min - *o).abs().max((*max - *o).abs());
         }
         let pads = Vec4::splat(pad.by_reach.base) + Vec4::splat(pad.by_reach.slope) * reach;
+        let (hits, near, far) = self.slabs(node, pads);
+        (hits, near, far, pads)
+    }
+
+    /// Of the children `test` found met (`hits`, left at `far` under `pads`), those still
+    /// met with the padding where the ray leaves them, as [`AffineBox::meets_tight`] tests
+    /// one item: for leaf slots that are their item.
+    fn tighten(&self, node: &Node, pad: Padding, (hits, far, pads): (u32, Vec4, Vec4)) -> u32 {
+        let tighter = (Vec4::splat(pad.along_ray.base) + Vec4::splat(pad.along_ray.slope) * far.max(Vec4::ZERO)).min(pads);
+        hits & self.slabs(node, tighter).0
+    }
+
+    /// The slab test of the ray against the four children grown by `pads`: which it meets,
+    /// and where it enters and leaves each.
+    fn slabs(&self, node: &Node, pads: Vec4) -> (u32, Vec4, Vec4) {
         let (mut near, mut far) = (Vec4::splat(f32::NEG_INFINITY), Vec4::splat(f32::INFINITY));
         for (((min, max), o), inv) in node.min.iter().zip(&node.max).zip(&self.o).zip(&self.inv) {
             let t1 = (*min - pads - *o) * *inv;
@@ -248,7 +301,7 @@ impl LanesRay {
             near = near.max(t1.min(t2));
             far = far.min(t1.max(t2));
         }
-        ((near.cmple(far) & far.cmpge(Vec4::ZERO)).bitmask(), near, pads)
+        ((near.cmple(far) & far.cmpge(Vec4::ZERO)).bitmask(), near, far)
     }
 }
 
@@ -363,6 +416,49 @@ mod tests {
             bvh.query(&ray, Padding { by_reach: line, along_ray: line }, &mut BvhScratch::default(), &mut found);
             let near_pad: Vec<u32> = bvh.items.iter().filter(|item| item.meets(&ray, line.base).is_some()).map(|item| item.index).collect();
             assert!(near_pad.iter().all(|i| found.contains(i)), "padding at distance 0 is the least any item gets");
+        }
+    }
+
+    #[test]
+    fn boxes_tested_as_slots_find_what_their_items_would() {
+        // Random boxes, some flat, queried with and without padding that grows with distance:
+        // slots that are their items must find exactly what testing each item (tightened as
+        // `meets_tight` does) finds, and report an entry no later than the item's own.
+        let mut next = crate::plan::test_rng(777);
+        let boxes: Vec<Aabb> = (0..300)
+            .map(|i| {
+                let min = Vec3::new(next(), next(), next()) * 20.0 - 10.0;
+                let size = Vec3::new(next(), next(), if i % 7 == 0 { 0.0 } else { next() }) * 2.0;
+                Aabb { min, max: min + size }
+            })
+            .collect();
+        let bvh = BoxBvh::of_boxes(&boxes).unwrap();
+        let exact: Vec<AffineBox> = boxes.iter().enumerate().map(|(i, b)| AffineBox::axis_aligned(b, i as u32).unwrap()).collect();
+        for case in 0..200 {
+            let origin = Vec3::new(next(), next(), next()) * 40.0 - 20.0;
+            let ray = SlabRay::new(origin, (Vec3::new(next(), next(), next()) * 8.0 - 4.0 - origin).normalize());
+            let line = if case % 2 == 0 { PadLine { base: 0.0, slope: 0.0 } } else { PadLine { base: 0.01, slope: 0.004 } };
+            let pad = Padding { by_reach: line, along_ray: line };
+            let mut found = vec![];
+            bvh.query_entries(&ray, pad, &mut BvhScratch::default(), &mut found);
+            let mut got: Vec<u32> = found.iter().map(|&(_, i)| i).collect();
+            got.sort_unstable();
+            // Each item padded for its farthest point from the origin, then tightened.
+            let want: Vec<u32> = exact
+                .iter()
+                .filter(|item| {
+                    let b = &boxes[item.index as usize];
+                    let reach = (b.min - origin).abs().max((b.max - origin).abs()).element_sum();
+                    item.meets_tight(&ray, line.at(reach), line)
+                })
+                .map(|item| item.index)
+                .collect();
+            assert_eq!(got, want, "case {case}");
+            for &(entry, i) in &found {
+                let b = &boxes[i as usize];
+                let t = ((b.min - ray.origin) * ray.inv_dir).min((b.max - ray.origin) * ray.inv_dir).max_element();
+                assert!(entry <= t + 1e-4 * t.abs().max(1.0), "entry {entry} after the box's own {t}");
+            }
         }
     }
 }

@@ -7,9 +7,9 @@
 
 use super::bvh::{BoxBvh, BvhScratch};
 use super::geometry_cache::GeometryCache;
+use super::is_affine;
 use super::ray::{stretch_bound, PadLine, Padding, PixelRay, SlabRay};
 use super::sure_hit::triangle;
-use super::{affine_box::AffineBox, is_affine};
 use crate::draw::{Aabb, MeshGeometry, PickDraw, PositionFormat, Topology, Triangles};
 use std::sync::Arc;
 
@@ -52,17 +52,17 @@ pub(crate) fn chunkable(draw: &PickDraw) -> bool {
 /// A hierarchy over the boxes of `size`-triangle runs of a mesh, in index order.
 fn build_runs(g: &MeshGeometry, triangles: &Triangles, size: u32) -> Option<BoxBvh> {
     let count = triangles.element_count() / 3;
-    let items = (0..count.div_ceil(size)).map(|c| {
+    let mut points = Vec::with_capacity(3 * size as usize);
+    let boxes = (0..count.div_ceil(size)).map(|c| {
         let first = c * size;
-        let mut points = Vec::with_capacity(3 * size as usize);
+        points.clear();
         for t in first..(first + size).min(count) {
             points.extend_from_slice(&triangle(g, triangles, t)?);
         }
-        let bounds = Aabb::from_points(&points)?;
-        Some((bounds, AffineBox::axis_aligned(&bounds, c)?))
+        Aabb::from_points(&points)
     });
     // A chunk that cannot be read or bounded leaves the draw whole.
-    BoxBvh::new(items.collect::<Option<Vec<_>>>()?)
+    BoxBvh::of_boxes(&boxes.collect::<Option<Vec<_>>>()?)
 }
 
 /// Chunk and group indices per draw geometry, and the queries' scratch space.
@@ -92,12 +92,13 @@ fn run_index<'c>(
 
 impl Chunks {
     /// Pushes the groups of [`GROUP_TRIANGLES`] whose boxes `ray` (in model space, unpadded)
-    /// meets onto `out`, in index order; `false` when the mesh has no group index.
-    pub fn groups_along_ray(&mut self, geometry: &Arc<MeshGeometry>, triangles: &Triangles, ray: &SlabRay, frame: u64, out: &mut Vec<u32>) -> bool {
+    /// meets onto `out` as `(entry, group)`, in the order the ray enters them; `false` when
+    /// the mesh has no group index.
+    pub fn groups_along_ray(&mut self, geometry: &Arc<MeshGeometry>, triangles: &Triangles, ray: &SlabRay, frame: u64, out: &mut Vec<(f32, u32)>) -> bool {
         let Some(bvh) = run_index(&mut self.groups, geometry, triangles, GROUP_TRIANGLES, MIN_GROUPS, frame) else { return false };
         let none = PadLine { base: 0.0, slope: 0.0 };
-        bvh.query(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, out);
-        out.sort_unstable();
+        bvh.query_entries(ray, Padding { by_reach: none, along_ray: none }, &mut self.scratch, out);
+        out.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         true
     }
 

@@ -2,7 +2,7 @@
 //! built on first use and kept while the geometry lives and is used.
 
 use crate::draw::{MeshGeometry, Triangles};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Weak};
 
 /// Which part of a shared geometry a draw reads: (geometry, first, count, vertex offset, indexed).
@@ -21,7 +21,7 @@ pub(crate) struct GeometryCache<T> {
 
 impl<T> Default for GeometryCache<T> {
     fn default() -> Self {
-        GeometryCache { entries: HashMap::new() }
+        GeometryCache { entries: HashMap::default() }
     }
 }
 

@@ -27,12 +27,12 @@ use bvh::{BoxBvh, BvhScratch, NearestFirstQueue};
 pub(crate) use chunks::run_of;
 use chunks::{chunkable, Chunks, Cut};
 use depth_keys::{DepthSummary, PixelDepth};
+use foldhash::HashMap;
 use glam::{Mat4, UVec2};
 use nearest_first::OccludingWalk;
 use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
-use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.

@@ -64,13 +64,14 @@ impl NearestFirstVisit for OccludingWalk<'_> {
         if exhausted || !can_occlude(draw) || !self.depth.tests_like(draw) || !admits(self.request, draw) {
             return;
         }
+        // A sure hit needs the ray through the pixel centre to cross a triangle in the box
+        // (the cheaper test first).
+        if !unpadded() {
+            return;
+        }
         // A draw whose box lies beyond the bound cannot tighten it.
         let Some(near) = self.depth.near_key(draw) else { return };
         if self.bound.is_some_and(|b| near >= b) {
-            return;
-        }
-        // A sure hit needs the ray through the pixel centre to cross a triangle in the box.
-        if !unpadded() {
             return;
         }
         match self.bound {

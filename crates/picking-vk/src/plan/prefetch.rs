@@ -4,11 +4,11 @@
 
 /// Asks for the cache lines of `value` ahead of use. A hint only: never faults, reads nothing.
 #[inline(always)]
-pub(crate) fn prefetch<T>(value: Option<&T>) {
+pub(crate) fn prefetch<T: ?Sized>(value: Option<&T>) {
     #[cfg(target_arch = "x86_64")]
     if let Some(v) = value {
         let start = (v as *const T).cast::<i8>();
-        for offset in (0..std::mem::size_of::<T>().max(1)).step_by(64) {
+        for offset in (0..std::mem::size_of_val(v).max(1)).step_by(64) {
             // SAFETY: a prefetch is only a hint: it never faults and has no observable effect,
             // and the address stays within `v`.
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.wrapping_add(offset)) };

@@ -33,10 +33,10 @@ pub(crate) struct PixelTarget {
     pub viewport: Viewport,
 }
 
-/// The search's scratch space: the triangle groups the ray meets.
+/// The search's scratch space: the triangle groups the ray meets, with where it enters them.
 #[derive(Default)]
 pub(crate) struct SureHits {
-    groups: Vec<u32>,
+    groups: Vec<(f32, u32)>,
 }
 
 /// The three vertex positions of list triangle `t` of a draw.
@@ -149,41 +149,45 @@ impl SureHits {
             if count > MAX_SEARCHED_TRIANGLES {
                 return None;
             }
-            self.groups.extend(0..count.div_ceil(GROUP_TRIANGLES));
+            self.groups.extend((0..count.div_ceil(GROUP_TRIANGLES)).map(|g| (0.0, g)));
         }
         let clip = clip_matrix.as_dmat4();
         let abs = DMat4::from_cols(clip.x_axis.abs(), clip.y_axis.abs(), clip.z_axis.abs(), clip.w_axis.abs());
-        let mut best: Option<(f64, f64)> = None;
-        for &group in &self.groups {
+        // The best sure hit so far, and where the ray crosses its triangle.
+        let mut best: Option<(f64, f64, f32)> = None;
+        for &(entry, group) in &self.groups {
+            // Groups come in the order the ray enters them: one entered beyond the best hit
+            // holds only triangles behind it (stopping early only ever loosens the bound).
+            if best.is_some_and(|(_, _, at)| entry > at) {
+                break;
+            }
             let first = group * GROUP_TRIANGLES;
             for t in first..(first + GROUP_TRIANGLES).min(count) {
                 let Some(points) = triangle(geometry, triangles, t) else { continue };
                 // The ray must pass through the triangle (a miss in f32 is only a missed chance).
-                if !roughly_crosses(ray, &points) {
-                    continue;
-                }
+                let Some(at) = roughly_crosses(ray, &points) else { continue };
                 let window = points.map(|p| to_window(&clip, &abs, p, &target.viewport));
                 let [Some(a), Some(b), Some(c)] = window else { continue };
                 if let Some((depth, err)) = covered_depth([a, b, c], target.centre, cull_mode, front_face) {
-                    if best.is_none_or(|(d, e)| depth + err < d + e) {
-                        best = Some((depth, err));
+                    if best.is_none_or(|(d, e, _)| depth + err < d + e) {
+                        best = Some((depth, err, at));
                     }
                 }
             }
         }
-        best
+        best.map(|(depth, err, _)| (depth, err))
     }
 }
 
-/// Whether the ray, from its origin on, passes through the triangle or close to it (a
-/// cheap first test: a sure hit's pixel centre lies well inside its triangle).
-fn roughly_crosses(ray: &SlabRay, [a, b, c]: &[glam::Vec3; 3]) -> bool {
+/// Where the ray, from its origin on, passes through the triangle or close to it, as a ray
+/// parameter (a cheap first test: a sure hit's pixel centre lies well inside its triangle).
+fn roughly_crosses(ray: &SlabRay, [a, b, c]: &[glam::Vec3; 3]) -> Option<f32> {
     const SLACK: f32 = 1e-3;
     let (e1, e2) = (*b - *a, *c - *a);
     let p = ray.dir.cross(e2);
     let det = e1.dot(p);
     if det.abs() <= f32::MIN_POSITIVE || !det.is_finite() {
-        return false;
+        return None;
     }
     let inv = det.recip();
     let s = ray.origin - *a;
@@ -191,7 +195,7 @@ fn roughly_crosses(ray: &SlabRay, [a, b, c]: &[glam::Vec3; 3]) -> bool {
     let q = s.cross(e1);
     let v = ray.dir.dot(q) * inv;
     let t = e2.dot(q) * inv;
-    u >= -SLACK && v >= -SLACK && u + v <= 1.0 + SLACK && t >= -SLACK * t.abs().max(1.0)
+    (u >= -SLACK && v >= -SLACK && u + v <= 1.0 + SLACK && t >= -SLACK * t.abs().max(1.0)).then_some(t)
 }
 
 #[cfg(test)]
@@ -229,9 +233,9 @@ mod tests {
     fn the_first_test_passes_crossings_and_drops_clear_misses() {
         let tri = [glam::Vec3::new(-1.0, -1.0, -5.0), glam::Vec3::new(1.0, -1.0, -5.0), glam::Vec3::new(0.0, 1.0, -5.0)];
         let ray = |x: f32, dir: f32| SlabRay::new(glam::Vec3::new(x, 0.0, 0.0), glam::Vec3::new(0.0, 0.0, dir));
-        assert!(roughly_crosses(&ray(0.0, -1.0), &tri));
-        assert!(!roughly_crosses(&ray(0.9, -1.0), &tri), "beside it");
-        assert!(!roughly_crosses(&ray(0.0, 1.0), &tri), "behind the origin");
+        assert_eq!(roughly_crosses(&ray(0.0, -1.0), &tri), Some(5.0));
+        assert!(roughly_crosses(&ray(0.9, -1.0), &tri).is_none(), "beside it");
+        assert!(roughly_crosses(&ray(0.0, 1.0), &tri).is_none(), "behind the origin");
     }
 
     #[test]
