@@ -11,7 +11,7 @@ use crate::pass::rect::RectKit;
 use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
 use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
 use crate::record::rect::{assign_entries, entries_needed, Tile};
-use crate::record::{prepare_entries, Framing, PassRecording};
+use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::{view_pixels, CheckedQuery, PickQuery, PixelRect, RectMode};
 use crate::request::PickRequest;
@@ -284,7 +284,7 @@ impl Picker {
             let hits = fp.parts.iter().filter(|p| matches!(p, PlannedPart::Hit { .. }));
             if hits.clone().next().is_some() {
                 recording.begin();
-                let mut rows = 0;
+                let (mut rows, mut bound) = (0, BoundState::default());
                 for part in hits.clone() {
                     let PlannedPart::Hit { first, size, at, entries } = part else { continue };
                     recording.set_view(&recording.region_view(*first, *size, *at, request.viewport));
@@ -294,6 +294,7 @@ impl Picker {
                         &mut s.draws,
                         s.batch.as_mut(),
                         &mut rows,
+                        &mut bound,
                     );
                 }
                 recording.end();

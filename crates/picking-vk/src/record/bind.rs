@@ -23,9 +23,10 @@ pub(crate) fn storage_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
 }
 
 /// What the pass has bound so far: engines often draw many objects from one buffer, so only
-/// what changes is bound.
+/// what changes is bound (across the queries of a set too: their views change, not their
+/// bindings).
 #[derive(Default)]
-pub(super) struct BoundState {
+pub(crate) struct BoundState {
     pub(super) pipeline: Option<vk::Pipeline>,
     pub(super) positions: Option<(vk::Buffer, u64)>,
     /// Binding 1: instance matrices or batch rows.

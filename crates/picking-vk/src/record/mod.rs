@@ -24,7 +24,8 @@ use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
-use bind::{instance_attributes, storage_set_buffers, Bindings, BoundState};
+pub(crate) use bind::BoundState;
+use bind::{instance_attributes, storage_set_buffers, Bindings};
 use glam::Vec2;
 use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
@@ -214,7 +215,7 @@ impl<'a> PassRecording<'a> {
             self.begin();
             self.set_view(&self.viewport_and_scissor(request));
             let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
-            stats.draws_recorded = self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0);
+            stats.draws_recorded = self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0, &mut BoundState::default());
             self.end();
             stats
         }
@@ -261,7 +262,7 @@ impl<'a> PassRecording<'a> {
     }
 
     /// Records planned draws into the open render pass (batch rows from `*rows` on); returns
-    /// how many were recorded.
+    /// how many were recorded. `bound` is what this pass has bound so far.
     ///
     /// # Safety
     /// Inside the render pass begun by [`PassRecording::begin`]; the draws' buffers are live
@@ -274,6 +275,7 @@ impl<'a> PassRecording<'a> {
         snapshots: &mut Vec<DrawSnapshot>,
         mut batch: Option<&mut DrawBatchBuffer>,
         rows: &mut u32,
+        bound: &mut BoundState,
     ) -> u32 {
         // The unsafe blocks below ("as above") rest on the caller's contract: `cmd` is inside
         // this render pass, the draws' buffers are live, and render pass, framebuffer and
@@ -281,7 +283,6 @@ impl<'a> PassRecording<'a> {
         let d = self.device;
         let cmd = self.cmd;
         let mut recorded = 0;
-        let mut bound = BoundState::default();
         let mut run: Option<Run> = None;
         for entry in planned.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
@@ -311,7 +312,7 @@ impl<'a> PassRecording<'a> {
                     // Extend the open run, or close it and open one for this draw's bindings.
                     if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
                         // SAFETY: as above.
-                        unsafe { self.record_run(run.take(), batch, &mut bound) };
+                        unsafe { self.record_run(run.take(), batch, bound) };
                     }
                     let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
                     let (count, first, vertex_offset) = match triangles {
@@ -328,14 +329,14 @@ impl<'a> PassRecording<'a> {
                 }
                 if let Some(batch) = batch.as_deref() {
                     // SAFETY: as above.
-                    unsafe { self.record_run(run.take(), batch, &mut bound) };
+                    unsafe { self.record_run(run.take(), batch, bound) };
                 }
                 // SAFETY: as above; offsets and counts were validated against the buffer ranges.
                 unsafe {
-                    self.bind(&bindings, instance_attributes(draw), &mut bound);
+                    self.bind(&bindings, instance_attributes(draw), bound);
                     match &draw.hooks {
                         Some(hooks) => {
-                            self.bind_hooks(hooks, layout, &mut bound);
+                            self.bind_hooks(hooks, layout, bound);
                             let push = self.hook_push(draw, draw_index, [0; 8]);
                             d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
                         }
@@ -344,10 +345,10 @@ impl<'a> PassRecording<'a> {
                             let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
                             let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
                             if key.deform.is_some() {
-                                self.bind_deformation(draw, layout, &mut bound);
+                                self.bind_deformation(draw, layout, bound);
                                 d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
                             } else if key.instance_storage {
-                                self.bind_instance_set(draw, layout, &mut bound);
+                                self.bind_instance_set(draw, layout, bound);
                                 let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
                                 bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
                                 words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
@@ -382,7 +383,7 @@ impl<'a> PassRecording<'a> {
         }
         if let Some(batch) = batch.as_deref() {
             // SAFETY: as above.
-            unsafe { self.record_run(run.take(), batch, &mut bound) };
+            unsafe { self.record_run(run.take(), batch, bound) };
         }
         // SAFETY: as above.
         recorded + unsafe { self.record_contributors(snapshots) }
