@@ -386,7 +386,12 @@ impl<'a> PassRecording<'a> {
             unsafe { self.record_run(run.take(), batch, bound) };
         }
         // SAFETY: as above.
-        recorded + unsafe { self.record_contributors(snapshots) }
+        let contributed = unsafe { self.record_contributors(snapshots) };
+        if contributed > 0 {
+            // Contributors bind what they draw with: nothing this pass bound is known to stay.
+            *bound = BoundState::default();
+        }
+        recorded + contributed
     }
 
     /// Records the host's indirect commands of one draw.
