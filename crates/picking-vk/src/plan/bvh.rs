@@ -140,7 +140,7 @@ impl BoxBvh {
                     if hits & (1 << k) == 0 || node.child[k] == EMPTY {
                         continue;
                     }
-                    let items = self.items.get(node.child[k] as usize..(node.child[k] + node.count[k]) as usize).unwrap_or(&[]);
+                    let items = self.leaf_items(node, k);
                     match node.count[k] {
                         0 => {
                             prefetch(self.nodes.get(node.child[k] as usize));
@@ -182,7 +182,7 @@ impl BoxBvh {
                         // The walk soon reads what this slot leads to: ask for it now.
                         match node.count[k] {
                             0 => prefetch(self.nodes.get(node.child[k] as usize)),
-                            count => prefetch(self.items.get(node.child[k] as usize..(node.child[k] + count) as usize)),
+                            _ => prefetch(Some(self.leaf_items(node, k))),
                         }
                         // Entry distances are ordered by their bits once negatives are clamped.
                         let at = near[k].max(0.0).to_bits();
@@ -199,11 +199,10 @@ impl BoxBvh {
                 }
                 match node.count[k] {
                     0 => break node.child[k],
-                    count => {
+                    _ => {
                         // A leaf's items take the padding its slot was tested with.
                         let leaf_pad = f32::from_bits(leaf_pad);
-                        let first = node.child[k];
-                        for item in self.items.get(first as usize..(first + count) as usize).into_iter().flatten() {
+                        for item in self.leaf_items(node, k) {
                             if item.meets_tight(ray, leaf_pad, pad.along_ray) {
                                 visit.item(item.index, || item.meets(ray, 0.0).is_some());
                             }
@@ -212,6 +211,11 @@ impl BoxBvh {
                 }
             };
         }
+    }
+
+    /// The items of child slot `k` of `node` when it is a leaf (none for an inner slot).
+    fn leaf_items(&self, node: &Node, k: usize) -> &[AffineBox] {
+        self.items.get(node.child[k] as usize..(node.child[k] + node.count[k]) as usize).unwrap_or(&[])
     }
 
     /// Something per child slot of every node, summarized from the items below it (`of`
@@ -227,10 +231,7 @@ impl BoxBvh {
                 }
                 let summary = match node.count[k] {
                     0 => out.get(node.child[k] as usize).and_then(|lanes| lanes.iter().copied().reduce(&merge)),
-                    count => {
-                        let items = self.items.get(node.child[k] as usize..(node.child[k] + count) as usize).unwrap_or(&[]);
-                        items.iter().map(|item| of(item.index)).reduce(&merge)
-                    }
+                    _ => self.leaf_items(node, k).iter().map(|item| of(item.index)).reduce(&merge),
                 };
                 out[index][k] = summary.unwrap_or_default();
             }

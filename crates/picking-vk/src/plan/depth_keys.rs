@@ -18,6 +18,11 @@ pub(super) enum Nearer {
     Larger,
 }
 
+/// Which way the convention's own depth test goes.
+pub(super) fn convention_nearer(depth: DepthConvention) -> Option<Nearer> {
+    nearer_of_compare(depth.nearer_wins())
+}
+
 /// Which way `draw`'s depth test goes under the convention `depth`; `None` for ALWAYS and the like.
 pub(super) fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
     nearer_of_compare(draw.raster.depth_compare.unwrap_or(depth.nearer_wins()))
@@ -263,11 +268,7 @@ impl PixelDepth {
 
     /// For draws that test depth the way the camera's convention does.
     pub fn for_convention(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
-        Self::new(camera, pixel, nearer_of_compare(camera.depth.nearer_wins())?)
-    }
-
-    pub(super) fn nearer(&self) -> Nearer {
-        self.nearer
+        Self::new(camera, pixel, convention_nearer(camera.depth)?)
     }
 
     /// Where a sure hit is looked for.
@@ -294,7 +295,7 @@ impl PixelDepth {
     /// A key no draw the summary covers can come nearer than, if every one of them tests
     /// depth towards `nearer` and is bounded by its box.
     pub fn summary_key(&self, s: &DepthSummary) -> Option<f64> {
-        let convention = if nearer_of_compare(self.convention.nearer_wins()) == Some(self.nearer) { TESTS_CONVENTION } else { 0 };
+        let convention = if convention_nearer(self.convention) == Some(self.nearer) { TESTS_CONVENTION } else { 0 };
         let towards = match self.nearer {
             Nearer::Smaller => TESTS_SMALLER,
             Nearer::Larger => TESTS_LARGER,

@@ -12,7 +12,7 @@
 //! registered geometry read as three f32s, and no hook at all (a hook may discard).
 
 use super::chunks::Chunks;
-use super::depth_keys::{nearer_of, DepthSummary, PixelDepth};
+use super::depth_keys::{convention_nearer, nearer_of, DepthSummary, PixelDepth};
 use super::ray::PixelRay;
 use super::sure_hit::SureHits;
 use super::PlanEntry;
@@ -74,7 +74,7 @@ impl Occlusion {
         }
         let Some(nearer) = entries.first().and_then(|e| draws.get(e.draw as usize)).and_then(|d| nearer_of(d, camera.depth)) else { return 0 };
         let Some(depth) = PixelDepth::new(camera, pixel, nearer) else { return 0 };
-        let known = walked.flatten().filter(|_| PixelDepth::for_convention(camera, pixel).is_some_and(|c| c.nearer() == nearer));
+        let known = walked.flatten().filter(|_| convention_nearer(camera.depth) == Some(nearer));
         self.near.clear();
         self.occluders.clear();
         for (i, e) in entries.iter().enumerate() {
