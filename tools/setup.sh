@@ -30,9 +30,11 @@ if [ ${#missing[@]} -gt 0 ] || [ $lvp_ok = 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
     # The backports suite of the mirror this machine is already configured with.
-    mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    # Some of these files may not exist (a fresh Debian 12 has only debian.sources): cat's
+    # failure must not end the script under pipefail.
+    mirror=$( (cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null || true) \
       | grep -E '^(URIs:|deb) ' | sed -E 's/^URIs:[[:space:]]*//; s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?//' \
-      | awk '$1 ~ /debian\/?$/ && $1 !~ /security/ {print $1; exit}')
+      | awk '$1 ~ /debian\/?$/ && $1 !~ /security/ {print $1; exit}' || true)
     echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
   fi
   $SUDO apt-get update -q
