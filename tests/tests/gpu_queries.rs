@@ -81,6 +81,46 @@ fn sixteen_points_in_one_frame_equal_sixteen_separate_picks() {
 }
 
 #[test]
+fn a_pixel_asked_twice_in_one_set_is_drawn_once_and_answers_both() {
+    let gpu = Gpu::new();
+    let gs = Scene::random(12).upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+    let mut picker = gpu.picker(PickerConfig::default());
+    let covered = gpu.covered_pixels(&request, &gs.draws, 5);
+    let (a, b) = (covered[0], covered[covered.len() / 2]);
+    // Hover and click at `a`, a radius query between them, `b` twice: three distinct points.
+    let repeated =
+        [PickQuery::Point(a), PickQuery::Radius { pixel: b, radius: 2 }, PickQuery::Point(a), PickQuery::Point(b), PickQuery::Point(b), PickQuery::Point(a)];
+    let distinct = [PickQuery::Point(a), PickQuery::Radius { pixel: b, radius: 2 }, PickQuery::Point(b)];
+    let mut record = |queries: &[PickQuery]| {
+        let mut recorded = 0;
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| recorded = unsafe { picker.record_queries(cmd, 0, &request, queries, &gs.draws) }.unwrap().stats.draws_recorded);
+        // SAFETY: `run` waited for the frame.
+        (recorded, unsafe { picker.take_results(0) }.unwrap().unwrap())
+    };
+    let (recorded_twice, twice) = record(&repeated);
+    let (recorded_once, once) = record(&distinct);
+    assert_eq!(recorded_twice, recorded_once, "each distinct pixel drawn once");
+    assert_eq!(twice.results.len(), repeated.len());
+    let point = |r: &QueryResult| match r {
+        QueryResult::Point(p) => (p.pixel, p.hit.as_ref().map(|h| (h.id, h.instance, h.draw_index, h.depth.to_bits()))),
+        other => panic!("not a point: {other:?}"),
+    };
+    for (k, expected) in [(0, 0), (2, 0), (3, 2), (4, 2), (5, 0)] {
+        assert_eq!(point(&twice.results[k]), point(&once.results[expected]), "query {k}");
+    }
+    assert!(point(&once.results[0]).1.is_some() && point(&once.results[2]).1.is_some(), "both pixels are covered");
+    let (QueryResult::Radius { hit_pixel, .. }, QueryResult::Radius { hit_pixel: expected, .. }) = (&twice.results[1], &once.results[1]) else {
+        panic!("query 1 is a radius query")
+    };
+    assert_eq!(hit_pixel, expected);
+    drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
 fn radius_queries_match_a_brute_force_search_of_the_id_image() {
     let gpu = Gpu::new();
     let mut checked = 0;

@@ -145,6 +145,11 @@ pub struct Picker {
     select_through: bool,
     frame_plans: FramePlans,
     checked: Vec<CheckedQuery>,
+    /// Per point query of the set, in order: its texel in the points row. A pixel asked for
+    /// twice (hover and click in one frame) is planned and drawn once and shares the texel.
+    point_texels: Vec<u32>,
+    /// The set's distinct point pixels and their texels.
+    point_pixels: foldhash::HashMap<[u32; 2], u32>,
     /// The rectangle being recorded: its instances' table entries.
     entry_map: Vec<EntryRange>,
     /// The bytes of the slot being resolved; reused.
@@ -286,6 +291,8 @@ impl Picker {
             select_through: host.features.contains(PickFeatures::SELECT_THROUGH),
             frame_plans: FramePlans::default(),
             checked: vec![],
+            point_texels: vec![],
+            point_pixels: Default::default(),
             entry_map: vec![],
             read_buffer: vec![],
         })

@@ -121,15 +121,23 @@ impl Picker {
             self.checked.push(query.check(&view, self.max_radius, self.select_through)?);
         }
         self.frame_plans.clear();
-        let (mut points, mut cells) = (0u32, 0u32);
+        self.point_texels.clear();
+        self.point_pixels.clear();
+        let mut cells = 0u32;
         let checked = std::mem::take(&mut self.checked);
         let planned = (|| {
             for query in &checked {
                 match *query {
                     CheckedQuery::Hit { region, .. } => {
-                        let at = if region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. }) {
-                            points += 1;
-                            UVec2::new(points - 1, 0)
+                        let at = if let CheckedQuery::Hit { pixel, radius: None, .. } = *query {
+                            let next = self.point_pixels.len() as u32;
+                            let texel = *self.point_pixels.entry(pixel.to_array()).or_insert(next);
+                            self.point_texels.push(texel);
+                            if texel != next {
+                                // A pixel already planned: its texel answers this query too.
+                                continue;
+                            }
+                            UVec2::new(texel, 0)
                         } else {
                             cells += 1;
                             UVec2::new(self.max_queries + (cells - 1) * self.cell, 0)
@@ -301,14 +309,14 @@ impl Picker {
             }
             // The points' texels in one copy per attachment, then each radius query's region.
             let mut offset = HEADER_BYTES;
-            let point_count = self.checked.iter().filter(|q| matches!(q, CheckedQuery::Hit { radius: None, .. })).count() as u32;
+            let point_count = self.point_pixels.len() as u32;
             let points_block = RegionBlock { offset, pixels: u64::from(point_count), detail };
             if point_count > 0 {
                 let extent = vk::Extent2D { width: point_count, height: 1 };
                 self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D::default(), extent, &points_block);
                 offset += RegionBlock::bytes(points_block.pixels, detail);
             }
-            let mut point_index = 0;
+            let mut point_texels = self.point_texels.iter();
             let mut hit_parts = hits;
             let mut rect_parts = fp.parts.iter().filter(|p| !matches!(p, PlannedPart::Hit { .. }));
             let mut next_entry = 0u32;
@@ -316,8 +324,8 @@ impl Picker {
             for query in &self.checked {
                 match *query {
                     CheckedQuery::Hit { pixel, radius: None, region } => {
-                        s.queries.push(QueryRecord::Hit { pixel, radius: None, region, block: points_block, texel: point_index });
-                        point_index += 1;
+                        let Some(&texel) = point_texels.next() else { continue };
+                        s.queries.push(QueryRecord::Hit { pixel, radius: None, region, block: points_block, texel: u64::from(texel) });
                     }
                     CheckedQuery::Hit { pixel, radius: Some(radius), region } => {
                         let Some(PlannedPart::Hit { at, size, .. }) = hit_parts.find(|p| matches!(p, PlannedPart::Hit { at, .. } if at.x >= self.max_queries))
