@@ -160,17 +160,18 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
     }
     for (i, node) in scene.nodes.iter_mut().enumerate() {
         let shift = node.mesh.and_then(|m| scene.mesh_shift.get(m)).copied().unwrap_or(DVec3::ZERO);
-        let world = to_scene * worlds[i] * DMat4::from_translation(shift);
-        // A non-finite pose (a degenerate key) keeps the last good transform.
+        let world = (to_scene * worlds[i] * DMat4::from_translation(shift)).as_mat4();
+        // A non-finite pose (a degenerate key, or one past f32's range) keeps the last good
+        // transform.
         if world.is_finite() {
-            node.world = world.as_mat4();
+            node.world = world;
         }
         node.weights = std::mem::take(&mut weights[i]);
     }
     if let (Some(c), Some(desc)) = (scene.camera_node, scene.camera.as_mut()) {
-        let world = to_scene * worlds[c];
-        if world.is_finite() {
-            desc.world = world.as_mat4();
+        // The view ignores the node's scale (glTF 2.0, 3.10.2).
+        if let Some(world) = crate::camera::camera_frame(&worlds[c]).map(|f| (to_scene * f).as_mat4()).filter(Mat4::is_finite) {
+            desc.world = world;
         }
     }
     for skin in &mut scene.skins {

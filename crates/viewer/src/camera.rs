@@ -7,7 +7,7 @@
 //! the scene never vanishes and the matrices never become singular or non-finite.
 
 use crate::scene::{CameraDesc, Scene};
-use glam::Vec3;
+use glam::{DMat4, DVec3, Vec3};
 use picking_vk_host::camera::perspective;
 use picking_vk_host::CameraMatrices;
 
@@ -166,6 +166,19 @@ impl OrbitCamera {
     }
 }
 
+/// A camera node's global transform with its scale ignored, as glTF 2.0 derives the view
+/// matrix (3.10.2): the eye where the node is, looking down its -Z axis with its +Y as up
+/// (made perpendicular to the view direction, so a sheared parent cannot skew the view).
+/// `None` when the node's axes collapse (a zero scale) or are not finite.
+pub fn camera_frame(world: &DMat4) -> Option<DMat4> {
+    let forward = world.transform_vector3(DVec3::NEG_Z).try_normalize()?;
+    let up = world.transform_vector3(DVec3::Y);
+    let right = forward.cross(up).try_normalize()?;
+    let up = right.cross(forward);
+    let frame = DMat4::from_cols(right.extend(0.0), up.extend(0.0), (-forward).extend(0.0), world.w_axis);
+    frame.is_finite().then_some(frame)
+}
+
 /// The matrices of the scene's own camera (exactly as authored), for headless runs.
 pub fn scene_camera(desc: &CameraDesc, aspect: f32) -> CameraMatrices {
     CameraMatrices {
@@ -214,6 +227,26 @@ mod tests {
         let scene = Scene::default();
         let cam = OrbitCamera::from_desc(&desc, &scene);
         assert!((cam.eye() - Vec3::new(0.0, 3.0, 6.0)).length() < 1e-3, "{}", cam.eye());
+    }
+
+    #[test]
+    fn a_camera_nodes_scale_is_ignored() {
+        let eye = DVec3::new(1.0, 2.0, 3.0);
+        let rotation = glam::DQuat::from_euler(glam::EulerRot::YXZ, 0.7, -0.3, 0.2);
+        let rigid = DMat4::from_rotation_translation(rotation, eye);
+        for scale in [DVec3::splat(2.0), DVec3::new(1.0, 1.5, 0.25), DVec3::splat(1e-30), DVec3::splat(1e30)] {
+            let scaled = DMat4::from_scale_rotation_translation(scale, rotation, eye);
+            let frame = camera_frame(&scaled).expect("a frame");
+            assert!(frame.abs_diff_eq(rigid, 1e-12), "scale {scale}: {frame} vs {rigid}");
+        }
+        // A sheared parent (non-uniform scale above a rotated child): the view direction is
+        // kept exactly, the frame stays orthonormal.
+        let sheared = DMat4::from_scale(DVec3::new(1.0, 3.0, 1.0)) * rigid;
+        let frame = camera_frame(&sheared).unwrap();
+        let forward = sheared.transform_vector3(DVec3::NEG_Z).normalize();
+        assert!(frame.transform_vector3(DVec3::NEG_Z).abs_diff_eq(forward, 1e-12));
+        assert!((frame.determinant() - 1.0).abs() < 1e-12);
+        assert_eq!(camera_frame(&DMat4::from_scale(DVec3::ZERO)), None);
     }
 
     #[test]

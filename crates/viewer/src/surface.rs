@@ -40,7 +40,8 @@ pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitD
     (uv, texel)
 }
 
-/// The UV where `ray` first meets `p` under `world` (both sides), by brute force.
+/// The UV where `ray` first meets `p` under `world`, by brute force: both sides, or for a
+/// single-sided primitive only the faces the pick does not cull (front faces).
 fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     let uvs = p.uvs.as_ref()?;
     if p.triangle_count() > MAX_CPU_TRIANGLES {
@@ -53,7 +54,12 @@ fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     for t in 0..p.triangle_count() {
         let corners = p.triangle(t);
         let v = corners.map(|i| p.positions[i as usize].as_dvec3());
-        if let Some((dist, bary)) = intersect(origin, dir, v) {
+        if let Some((dist, bary, det)) = intersect(origin, dir, v) {
+            // In the primitive's own space the front is always the counter-clockwise side: a
+            // mirroring world turns the winding on screen and the pick's front face with it.
+            if p.single_sided && det <= 0.0 {
+                continue;
+            }
             if best.is_none_or(|(d, _, _)| dist < d) {
                 best = Some((dist, corners, bary));
             }
@@ -63,8 +69,9 @@ fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     Some((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * bary[k] as f32))
 }
 
-/// Möller–Trumbore, both sides: the ray parameter and barycentrics.
-fn intersect(origin: DVec3, dir: DVec3, v: [DVec3; 3]) -> Option<(f64, [f64; 3])> {
+/// Möller–Trumbore, both sides: the ray parameter, barycentrics, and the determinant
+/// (positive when the ray meets the counter-clockwise side: it travels against the normal).
+fn intersect(origin: DVec3, dir: DVec3, v: [DVec3; 3]) -> Option<(f64, [f64; 3], f64)> {
     let (e1, e2) = (v[1] - v[0], v[2] - v[0]);
     let p = dir.cross(e2);
     let det = e1.dot(p);
@@ -79,12 +86,13 @@ fn intersect(origin: DVec3, dir: DVec3, v: [DVec3; 3]) -> Option<(f64, [f64; 3])
         return None;
     }
     let t = e2.dot(q) / det;
-    (t > 0.0).then_some((t, [1.0 - u - w, u, w]))
+    (t > 0.0).then_some((t, [1.0 - u - w, u, w], det))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec3;
     use picking_vk_host::shapes;
 
     #[test]
@@ -98,5 +106,36 @@ mod tests {
         let ray = Ray { origin: DVec3::new(10.5, 3.0, -0.5), direction: DVec3::NEG_Y };
         assert!((cpu_uv(&plane, moved, ray).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
         assert_eq!(cpu_uv(&plane, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }), None, "a miss");
+    }
+
+    #[test]
+    fn a_single_sided_primitive_gives_the_uv_of_the_face_the_pick_keeps() {
+        // Two parallel squares, the upper one (y = 1) facing down and UV 0.75, the lower one
+        // (y = 0) facing up and UV 0.25; the ray comes from above.
+        let square = |y: f32, up: bool, uv: f32| {
+            let p = [Vec3::new(-1.0, y, -1.0), Vec3::new(1.0, y, -1.0), Vec3::new(1.0, y, 1.0), Vec3::new(-1.0, y, 1.0)];
+            let order = if up { [0, 3, 2, 0, 2, 1] } else { [0, 1, 2, 0, 2, 3] };
+            (p, order, uv)
+        };
+        let mut positions = vec![];
+        let mut indices = vec![];
+        let mut uvs = vec![];
+        for (p, order, uv) in [square(1.0, false, 0.75), square(0.0, true, 0.25)] {
+            let base = positions.len() as u32;
+            positions.extend(p);
+            uvs.extend([Vec2::splat(uv); 4]);
+            indices.extend(order.map(|i| base + i));
+        }
+        let mut prim = Primitive { positions, uvs: Some(uvs), indices: Some(indices), ..shapes::plane(1.0, [1.0; 4]) };
+        prim.normals = vec![Vec3::Y; prim.positions.len()];
+        let ray = Ray { origin: DVec3::new(0.2, 3.0, 0.1), direction: DVec3::NEG_Y };
+        let uv_of = |p: &Primitive, world| cpu_uv(p, world, ray).unwrap().x;
+        assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.75, "both sides: the nearer square");
+        prim.single_sided = true;
+        assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.25, "the upper square faces away: culled");
+        // Mirrored in y about the plane y = 0.5, the squares swap places and windings turn: the
+        // square now on top (the old lower one) faces away from the ray and is culled.
+        let mirror = glam::DMat4::from_translation(DVec3::new(0.0, 1.0, 0.0)) * glam::DMat4::from_scale(DVec3::new(1.0, -1.0, 1.0));
+        assert_eq!(uv_of(&prim, mirror), 0.75);
     }
 }

@@ -215,6 +215,11 @@ fn built_in_scene_picks_match_the_oracle() {
 /// A scene with a node hierarchy, a camera, a mesh of several primitives (u16 and u32, one
 /// non-indexed) and an instanced field of nodes sharing one mesh.
 fn written_scene() -> GltfBuilder {
+    written_scene_seen_from(glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse())
+}
+
+/// [`written_scene`] with its camera node's transform `camera`.
+fn written_scene_seen_from(camera: Mat4) -> GltfBuilder {
     let mut b = GltfBuilder::new();
     let mut sphere = shapes::sphere(0.8, 12, 16, [0.2, 0.5, 0.9, 1.0]);
     sphere.uvs = None;
@@ -244,13 +249,7 @@ fn written_scene() -> GltfBuilder {
     }
     let group = b.add_node("Field", None, Mat4::from_translation(Vec3::new(0.3, 0.0, 0.0)), &field);
     b.add_root(group);
-    let cam = b.add_camera_node(
-        "Cam",
-        0.9,
-        0.1,
-        Some(40.0),
-        glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse(),
-    );
+    let cam = b.add_camera_node("Cam", 0.9, 0.1, Some(40.0), camera);
     b.add_root(cam);
     b
 }
@@ -273,6 +272,33 @@ fn written_gltf_and_glb_files_pick_like_the_oracle() {
         eprintln!("{}: {agree} picks agree with the oracle, {hits} hits", path.display());
         assert!(agree > 120 && hits > 60, "{agree} / {hits}");
     }
+}
+
+/// glTF derives the view from the camera node's transform with its scale ignored: a scaled
+/// camera node (here non-uniformly, in its own transform) picks as the unscaled one does.
+#[test]
+fn a_camera_nodes_scale_does_not_change_the_view() {
+    let (w, h) = (200, 140);
+    let pixels = random_pixels(8, 200, w, h);
+    let eye = glam::camera::rh::view::look_at_mat4(Vec3::new(0.5, 3.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse();
+    let records = |camera: Mat4, name: &str| {
+        let path = tmp(name);
+        std::fs::write(&path, written_scene_seen_from(camera).to_glb()).unwrap();
+        headless_picks(Some(&path), &pixels, w, h, &[])
+    };
+    let plain = records(eye, "camera-plain.glb");
+    let scaled = records(eye * Mat4::from_scale(Vec3::new(2.0, 0.5, 3.0)), "camera-scaled.glb");
+    let (mut same, mut hits) = (0, 0);
+    for (a, b) in plain.iter().zip(&scaled) {
+        if a["node"] == b["node"] {
+            same += 1;
+            if let (Some(da), Some(db)) = (a["distance"].as_f64(), b["distance"].as_f64()) {
+                hits += 1;
+                assert!((da - db).abs() <= 1e-4 * da, "{a} vs {b}");
+            }
+        }
+    }
+    assert!(same >= pixels.len() - 2 && hits > 60, "{same} of {} picks agree, {hits} hits", pixels.len());
 }
 
 /// A random scene of alpha-tested quads (random textures, nearest and linear samplers,

@@ -150,6 +150,15 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("znear negative", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(-1.0)), "znear"),
         ("zfar below znear", mutated(|d| d["cameras"][0]["perspective"]["zfar"] = json!(0.05)), "zfar"),
         ("aspect zero", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(0.0)), "aspectRatio"),
+        ("camera of zero scale", mutated(|d| d["nodes"][1]["scale"] = json!([0.0, 0.0, 0.0])), "no view direction"),
+        (
+            "transform finite in f64 only",
+            mutated(|d| {
+                d["nodes"] = json!([{"children": [1], "scale": [1e20, 1e20, 1e20]}, {"mesh": 0, "scale": [1e20, 1e20, 1e20]}, {"camera": 0, "translation": [0.3, 0.3, 3.0]}]);
+                d["scenes"][0]["nodes"] = json!([0, 2]);
+            }),
+            "not finite",
+        ),
         ("accessor names a missing view", mutated(|d| d["accessors"][0]["bufferView"] = json!(99)), "glTF"),
         ("view past its buffer", mutated(|d| d["bufferViews"][0]["byteLength"] = json!(400)), "buffer 0"),
         ("buffer longer than its file", mutated(|d| d["buffers"][0]["byteLength"] = json!(4000)), "holds 44"),

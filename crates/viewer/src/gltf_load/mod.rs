@@ -228,7 +228,8 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
             },
         };
         let world = parent_world * transform.matrix();
-        if !world.is_finite() {
+        // What is drawn is in f32: a world finite in f64 alone (a scale of 1e40) is refused too.
+        if !world.is_finite() || !world.as_mat4().is_finite() {
             return bad("its transform is not finite".into());
         }
         let index = scene.nodes.len();
@@ -237,8 +238,11 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
                 match cam.projection() {
                     gltf::camera::Projection::Perspective(p) => {
                         // Placed by `rebase::place`.
+                        let Some(frame) = crate::camera::camera_frame(&world) else {
+                            return bad("its camera's transform has no view direction (a zero scale)".into());
+                        };
                         scene.camera = Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
-                        camera = Some(world);
+                        camera = Some(frame);
                         scene.camera_node = Some(index);
                     }
                     gltf::camera::Projection::Orthographic(_) => {
