@@ -39,7 +39,7 @@ pub struct QueryTimings {
 
 /// The order the seven query sets are recorded in: one point and 16 points swap every frame.
 fn record_order(frame: usize) -> [usize; 7] {
-    if frame % 2 == 0 {
+    if frame.is_multiple_of(2) {
         [0, 1, 2, 3, 4, 5, 6]
     } else {
         [1, 0, 2, 3, 4, 5, 6]
