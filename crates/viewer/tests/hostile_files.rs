@@ -150,6 +150,16 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("znear negative", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(-1.0)), "znear"),
         ("zfar below znear", mutated(|d| d["cameras"][0]["perspective"]["zfar"] = json!(0.05)), "zfar"),
         ("aspect zero", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(0.0)), "aspectRatio"),
+        ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "cannot use"),
+        ("znear of 1e-38", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(1e-38)), "cannot use"),
+        (
+            "znear 1e-30 and zfar 1e30",
+            mutated(|d| {
+                d["cameras"][0]["perspective"]["znear"] = json!(1e-30);
+                d["cameras"][0]["perspective"]["zfar"] = json!(1e30);
+            }),
+            "cannot use",
+        ),
         ("camera of zero scale", mutated(|d| d["nodes"][1]["scale"] = json!([0.0, 0.0, 0.0])), "no view direction"),
         (
             "transform finite in f64 only",

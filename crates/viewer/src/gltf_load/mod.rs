@@ -155,11 +155,29 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     skins::load_animations(&document, &buffers, &mut scene, &node_of)?;
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
+    check_camera(&scene)?;
     let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
     if !drawable {
         return Err(SceneError::Empty);
     }
     Ok(scene)
+}
+
+/// The scene's camera, placed, must give the picker a view and projection it accepts at every
+/// view shape the viewer draws (1 to 8192 pixels a side): its values can each be valid and
+/// the matrices still unusable (a denormal yfov, znear 1e-38), and every pick would fail.
+fn check_camera(scene: &Scene) -> Result<(), SceneError> {
+    let (Some(desc), Some(node)) = (&scene.camera, scene.camera_node.and_then(|n| scene.nodes.get(n))) else { return Ok(()) };
+    for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
+        let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
+        let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection);
+        if let Err(e) = request.ray() {
+            let far = desc.zfar.map_or("infinite".to_owned(), |f| f.to_string());
+            let reason = format!("its camera (yfov {}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.yfov, desc.znear);
+            return Err(SceneError::BadNode { node: node.gltf_index, reason });
+        }
+    }
+    Ok(())
 }
 
 /// A node's billboard, from its extras (`picking_vk_billboard`: `size`, optional `color`).
