@@ -213,11 +213,17 @@ fn query_of(entry: &PickEntry, (w, h): (u32, u32)) -> Result<PickQuery, String> 
 
 /// The record of an entry that did not run.
 fn refused(entry: &PickEntry, why: String, detail_active: bool) -> Record {
-    let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
+    // The record echoes the pixel as the file gave it (-1 stays -1), never a clamped pixel
+    // that could pass for a real one.
+    let as_given = |x: i64, y: i64| {
+        let mut json = PickReport::refused(0, 0, why.clone()).to_json(detail_active);
+        (json["x"], json["y"]) = (x.into(), y.into());
+        json
+    };
     let json = match *entry {
-        PickEntry::Point { x, y } => PickReport::refused(clamp(x), clamp(y), why).to_json(detail_active),
+        PickEntry::Point { x, y } => as_given(x, y),
         PickEntry::Radius { x, y, radius } => {
-            let mut json = PickReport::refused(clamp(x), clamp(y), why).to_json(detail_active);
+            let mut json = as_given(x, y);
             json["radius"] = radius.into();
             json["hit_pixel"] = Value::Null;
             json

@@ -524,6 +524,9 @@ fn bad_arguments_and_pick_files_are_refused() {
     assert_eq!(records.len(), 4);
     assert!(records[0]["error"].as_str().unwrap().contains("outside"));
     assert!(records[1]["error"].as_str().unwrap().contains("outside"));
+    // Refused pixels are echoed as given, never clamped into the view.
+    assert_eq!((records[0]["x"].as_i64(), records[0]["y"].as_i64()), (Some(-1), Some(5)));
+    assert_eq!((records[1]["x"].as_i64(), records[1]["y"].as_i64()), (Some(5000), Some(5)));
     assert!(records[2].get("error").is_none());
     assert!(records[3]["error"].as_str().unwrap().contains("expected [x, y]"), "{}", records[3]);
     let _ = bad_pair;
