@@ -23,6 +23,9 @@ pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
     if length > bytes.len() {
         return bad(format!("truncated: the header says {length} bytes, the file has {}", bytes.len()));
     }
+    if length <= 12 {
+        return bad(format!("the header says {length} bytes: no room for the JSON chunk a GLB starts with"));
+    }
     let mut at = 12;
     while at < length {
         let (Some(chunk), Some(_kind)) = (word(at), word(at + 4)) else { return bad(format!("truncated chunk header at byte {at}")) };
@@ -114,6 +117,9 @@ mod tests {
         assert!(check_glb(&glb).unwrap_err().to_string().contains("truncated"));
         glb.truncate(8);
         assert!(check_glb(&glb).is_err());
+        // A bare 12-byte header: no JSON chunk follows.
+        glb.extend(12u32.to_le_bytes());
+        assert!(check_glb(&glb).unwrap_err().to_string().contains("no room for the JSON chunk"));
         assert!(check_glb(b"{\"asset\":{}}").is_ok(), "JSON is not a GLB");
     }
 
