@@ -150,6 +150,8 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("znear negative", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(-1.0)), "znear"),
         ("zfar below znear", mutated(|d| d["cameras"][0]["perspective"]["zfar"] = json!(0.05)), "zfar"),
         ("aspect zero", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(0.0)), "aspectRatio"),
+        ("glTF 1.0", mutated(|d| d["asset"]["version"] = json!("1.0")), "only glTF 2.x"),
+        ("needs glTF 2.1", mutated(|d| d["asset"]["minVersion"] = json!("2.1")), "only glTF 2.x"),
         ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "cannot use"),
         ("znear of 1e-38", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(1e-38)), "cannot use"),
         (

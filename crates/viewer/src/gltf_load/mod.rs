@@ -42,6 +42,8 @@ pub enum SceneError {
     BadSkin { skin: usize, reason: String },
     #[error("animation {animation}: {reason}")]
     BadAnimation { animation: usize, reason: String },
+    #[error("asset.version {0:?}: only glTF 2.x is read")]
+    Version(String),
     #[error("the file has no triangle meshes to show")]
     Empty,
     #[error("the glTF reader failed on this file ({0}); it is malformed")]
@@ -131,6 +133,12 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     buffers::check_glb(bytes)?;
     validate::references(bytes)?;
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
+    // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
+    let asset = &document.as_json().asset;
+    let major = |v: &str| v.split('.').next().map(str::to_owned);
+    if major(&asset.version).as_deref() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
+        return Err(SceneError::Version(printable(asset.min_version.as_deref().unwrap_or(&asset.version))));
+    }
     let buffers = buffers::load(&document, blob, base, options)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
