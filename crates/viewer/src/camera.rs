@@ -179,11 +179,12 @@ pub fn camera_frame(world: &DMat4) -> Option<DMat4> {
     frame.is_finite().then_some(frame)
 }
 
-/// The matrices of the scene's own camera (exactly as authored), for headless runs.
-pub fn scene_camera(desc: &CameraDesc, aspect: f32) -> CameraMatrices {
+/// The matrices of the scene's own camera (exactly as authored), for headless runs: the
+/// file's `aspectRatio` where it gives one, else `view_aspect` (glTF 2.0, 3.10.3).
+pub fn scene_camera(desc: &CameraDesc, view_aspect: f32) -> CameraMatrices {
     CameraMatrices {
         view: desc.world.inverse(),
-        projection: perspective(desc.yfov, aspect, desc.znear, desc.zfar),
+        projection: perspective(desc.yfov, desc.aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
         eye: desc.world.transform_point3(Vec3::ZERO),
     }
 }
@@ -223,7 +224,7 @@ mod tests {
     #[test]
     fn orbit_from_a_gltf_camera_keeps_its_eye_and_direction() {
         let world = glam::camera::rh::view::look_at_mat4(Vec3::new(0.0, 3.0, 6.0), Vec3::ZERO, Vec3::Y).inverse();
-        let desc = CameraDesc { world, yfov: 0.7, znear: 0.1, zfar: Some(50.0) };
+        let desc = CameraDesc { world, yfov: 0.7, aspect: None, znear: 0.1, zfar: Some(50.0) };
         let scene = Scene::default();
         let cam = OrbitCamera::from_desc(&desc, &scene);
         assert!((cam.eye() - Vec3::new(0.0, 3.0, 6.0)).length() < 1e-3, "{}", cam.eye());

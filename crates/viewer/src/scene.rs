@@ -58,6 +58,8 @@ pub struct SceneBillboard {
 pub struct CameraDesc {
     pub world: Mat4,
     pub yfov: f32,
+    /// The file's `aspectRatio`; `None`: the view's.
+    pub aspect: Option<f32>,
     pub znear: f32,
     /// `None`: infinite far plane.
     pub zfar: Option<f32>,

@@ -301,6 +301,29 @@ fn a_camera_nodes_scale_does_not_change_the_view() {
     assert!(same >= pixels.len() - 2 && hits > 60, "{same} of {} picks agree, {hits} hits", pixels.len());
 }
 
+/// A camera's `aspectRatio`, where the file gives one, shapes the headless projection
+/// whatever the view's size; without one the view's aspect is used.
+#[test]
+fn a_camera_aspect_ratio_is_used_where_the_file_gives_one() {
+    let (json, bin) = written_scene().to_gltf("aspect.bin");
+    std::fs::write(tmp("aspect.bin"), bin).unwrap();
+    let mut doc: Value = serde_json::from_str(&json).unwrap();
+    let load = |doc: &Value, name: &str| {
+        let path = tmp(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        viewer::gltf_load::load_path(&path).unwrap()
+    };
+    let x_scale = |scene: &Scene, view_aspect: f32| viewer::headless::headless_camera(scene, view_aspect).projection.x_axis.x;
+    let plain = load(&doc, "aspect-none.gltf");
+    let focal = 1.0 / (0.9f32 * 0.5).tan();
+    assert!((x_scale(&plain, 1.5) - focal / 1.5).abs() < 1e-5, "no aspectRatio: the view's");
+    doc["cameras"][0]["perspective"]["aspectRatio"] = serde_json::json!(2.0);
+    let given = load(&doc, "aspect-two.gltf");
+    for view_aspect in [1.0, 1.5, 3.0] {
+        assert!((x_scale(&given, view_aspect) - focal / 2.0).abs() < 1e-5, "aspectRatio 2 at a view of {view_aspect}");
+    }
+}
+
 /// A random scene of alpha-tested quads (random textures, nearest and linear samplers,
 /// cutoffs and colour alphas), single-sided boards (some facing away, some mirrored) and an
 /// opaque backdrop, with a camera.

@@ -231,6 +231,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("animation target past the nodes", animated(2, 0, 999, "translation"), "node 999"),
         ("animation input of indices", animated(1, 0, 0, "translation"), "animation input"),
         ("animation key times going back", animated(2, 0, 0, "translation"), "increasing"),
+        ("animation key times standing still", animated(3, 0, 0, "translation"), "strictly increasing"),
         ("animation rotation keys of three floats", animated(3, 0, 0, "rotation"), "animation output"),
     ]
 }
@@ -321,6 +322,19 @@ fn valid_files_that_were_refused_load() {
         d["buffers"][0]["uri"] = json!(format!("data:application/octet-stream;base64,{}", encode(&triangle_bin())));
     });
     assert!(load_path(&write_case("data-uri", &doc)).is_ok());
+    // Strips and fans are drawn and picked as the triangles glTF makes of them.
+    for (mode, name) in [(5, "strip"), (6, "fan")] {
+        let scene = load_path(&write_case(name, &mutated(|d| d["meshes"][0]["primitives"][0]["mode"] = json!(mode)))).unwrap();
+        let prim = &scene.meshes[0].primitives[0];
+        assert_eq!((prim.topology, prim.triangle_count()), (picking_vk::Topology::TriangleList, 1), "{name}");
+    }
+    // A skin that only another scene's nodes use is not read (its joints are not shown).
+    let doc = mutated(|d| {
+        d["nodes"].as_array_mut().unwrap().extend([json!({"mesh": 0, "skin": 0, "children": [3]}), json!({})]);
+        d["scenes"].as_array_mut().unwrap().push(json!({"nodes": [2]}));
+        d["skins"] = json!([{"joints": [3]}]);
+    });
+    assert!(load_path(&write_case("other-scene-skin", &doc)).is_ok());
 }
 
 /// Base64 without a dependency: the test encodes what the loader decodes.

@@ -164,6 +164,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
+    skins::check_skinned_reach(&scene)?;
     let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
     if !drawable {
         return Err(SceneError::Empty);
@@ -267,7 +268,8 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
                         let Some(frame) = crate::camera::camera_frame(&world) else {
                             return bad("its camera's transform has no view direction (a zero scale)".into());
                         };
-                        scene.camera = Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), znear: p.znear(), zfar: p.zfar() });
+                        scene.camera =
+                            Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), aspect: p.aspect_ratio(), znear: p.znear(), zfar: p.zfar() });
                         camera = Some(frame);
                         scene.camera_node = Some(index);
                     }

@@ -15,14 +15,12 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
         use gltf::mesh::Mode;
         let topology = match prim.mode() {
-            Mode::Triangles => Topology::TriangleList,
+            // Strips and fans become lists at load: every later step (lit pass, pick, CPU
+            // casts, chunks) then sees triangles in glTF's own order and winding.
+            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan => Topology::TriangleList,
             Mode::Lines => Topology::LineList,
             Mode::LineStrip | Mode::LineLoop => Topology::LineStrip,
             Mode::Points => Topology::PointList,
-            Mode::TriangleStrip | Mode::TriangleFan => {
-                log::warn!("mesh {} primitive {}: mode {:?} is not drawn (triangle lists, lines and points only)", mesh.index(), prim.index(), prim.mode());
-                continue;
-            }
         };
         let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
         let positions: Vec<Vec3> = reader.read_positions().ok_or_else(|| bad("it has no POSITION attribute".into()))?.map(Vec3::from).collect();
@@ -40,9 +38,9 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
         }
         let count = indices.as_ref().map_or(positions.len(), Vec::len);
-        let whole = match topology {
-            Topology::TriangleList => count.is_multiple_of(3),
-            Topology::LineList => count.is_multiple_of(2),
+        let whole = match prim.mode() {
+            Mode::Triangles => count.is_multiple_of(3),
+            Mode::Lines => count.is_multiple_of(2),
             _ => true,
         };
         if !whole {
@@ -54,6 +52,10 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
                 let mut ix = ix.unwrap_or_else(|| (0..positions.len() as u32).collect());
                 ix.push(ix[0]);
                 Some(ix)
+            }
+            (mode @ (Mode::TriangleStrip | Mode::TriangleFan), ix) => {
+                let ix = ix.unwrap_or_else(|| (0..positions.len() as u32).collect());
+                Some(triangle_list_of(mode == Mode::TriangleFan, &ix))
             }
             (_, ix) => ix,
         };
@@ -120,8 +122,8 @@ where
                 if joints.len() != n || weights.len() != n {
                     return Err(format!("JOINTS_{set} or WEIGHTS_{set} count differs from POSITION's {n}"));
                 }
-                if weights.iter().flatten().any(|w| !w.is_finite()) {
-                    return Err(format!("a WEIGHTS_{set} value is not finite"));
+                if weights.iter().flatten().any(|w| !(w.is_finite() && *w >= 0.0)) {
+                    return Err(format!("a WEIGHTS_{set} value is negative or not finite"));
                 }
                 p.skin.push(SkinInfluences { joints, weights });
             }
@@ -143,4 +145,30 @@ where
         p.morph_targets.push(deltas);
     }
     Ok(())
+}
+
+/// A strip's or fan's triangles as a list, as glTF 2.0 numbers and winds them (3.7.2.1): strip
+/// triangle i is (i, i + 1 + i % 2, i + 2 - i % 2), fan triangle i is (i + 1, i + 2, 0).
+fn triangle_list_of(fan: bool, ix: &[u32]) -> Vec<u32> {
+    let count = ix.len().saturating_sub(2);
+    let mut out = Vec::with_capacity(3 * count);
+    for i in 0..count {
+        let corners = if fan { [i + 1, i + 2, 0] } else { [i, i + 1 + i % 2, i + 2 - i % 2] };
+        out.extend(corners.map(|k| ix[k]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::triangle_list_of;
+
+    #[test]
+    fn strips_and_fans_become_lists_in_gltf_order_and_winding() {
+        let ix = [10, 11, 12, 13, 14];
+        // Strip: (0 1 2), then (1 3 2): every triangle counter-clockwise like the first.
+        assert_eq!(triangle_list_of(false, &ix), vec![10, 11, 12, 11, 13, 12, 12, 13, 14]);
+        assert_eq!(triangle_list_of(true, &ix), vec![11, 12, 10, 12, 13, 10, 13, 14, 10]);
+        assert!(triangle_list_of(false, &ix[..2]).is_empty(), "fewer than three vertices: no triangle");
+    }
 }

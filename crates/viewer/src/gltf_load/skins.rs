@@ -16,6 +16,11 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     for skin in document.skins() {
         let bad = |reason: String| SceneError::BadSkin { skin: skin.index(), reason };
+        // A skin no node of the shown scene uses (one of another scene) is not read.
+        if !scene.nodes.iter().any(|n| n.skin == Some(skin.index())) {
+            scene.skins.push(Skin { joints: vec![], inverse_bind: vec![], palette: vec![] });
+            continue;
+        }
         let mut joints = vec![];
         for joint in skin.joints() {
             let node = node_of.get(joint.index()).copied().flatten().ok_or_else(|| bad(format!("joint node {} is not in the scene", joint.index())))?;
@@ -113,8 +118,8 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
             }
             let reader = channel.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
             let times: Vec<f32> = reader.read_inputs().ok_or_else(|| bad(format!("channel {c}: the key times cannot be read")))?.collect();
-            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] < w[0]) {
-                return Err(bad(format!("channel {c}: key times must be finite and increasing")));
+            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
+                return Err(bad(format!("channel {c}: key times must be finite and strictly increasing")));
             }
             let values: Vec<f32> = match reader.read_outputs().ok_or_else(|| bad(format!("channel {c}: the values cannot be read")))? {
                 ReadOutputs::Translations(v) => v.flatten().collect(),
@@ -134,4 +139,53 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
         scene.animations.push(out);
     }
     Ok(())
+}
+
+/// Refuses a skin whose posed joint matrices (the rest pose) could carry its mesh's vertices
+/// past f32's range: each matrix is finite, but the GPU's products would not be, and the mesh
+/// would vanish from the picture and the picks without an error.
+pub fn check_skinned_reach(scene: &Scene) -> Result<(), SceneError> {
+    for node in &scene.nodes {
+        let (Some(s), Some(m)) = (node.skin, node.mesh) else { continue };
+        let Some(skin) = scene.skins.get(s) else { continue };
+        let largest = skin.palette.iter().flat_map(|m| m.to_cols_array()).fold(0.0f64, |a, v| a.max(f64::from(v.abs())));
+        for p in &scene.meshes[m].primitives {
+            let reach = p.positions.iter().flat_map(|v| v.to_array()).fold(1.0f64, |a, v| a.max(f64::from(v.abs())));
+            let weight = p.skin.iter().flat_map(|set| set.weights.iter().map(|w| w.iter().map(|x| f64::from(*x)).sum::<f64>())).fold(0.0f64, f64::max);
+            // A component of Σ w · M · (x, y, z, 1) is at most (Σ w) · 4 · max |M| · max |v|.
+            if !(weight * 4.0 * largest * reach < f64::from(f32::MAX)) {
+                return Err(SceneError::BadSkin { skin: s, reason: format!("its joint matrices carry node {}'s vertices past f32's range", node.gltf_index) });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{MeshAsset, Node};
+    use picking_vk::SkinInfluences;
+    use picking_vk_host::Primitive;
+
+    /// One node skinned by one joint whose matrix is `palette`, over a vertex at `x`.
+    fn skinned_scene(palette: Mat4, x: f32) -> Scene {
+        let skin = SkinInfluences { joints: vec![[0; 4]], weights: vec![[1.0, 0.0, 0.0, 0.0]] };
+        let prim = Primitive { positions: vec![glam::Vec3::new(x, 0.0, 0.0)], skin: vec![skin], ..Default::default() };
+        let node = Node { gltf_index: 3, mesh: Some(0), skin: Some(0), ..Default::default() };
+        Scene {
+            meshes: vec![MeshAsset { primitives: vec![prim], ..Default::default() }],
+            nodes: vec![node],
+            skins: vec![crate::animation::Skin { joints: vec![0], inverse_bind: vec![DMat4::IDENTITY], palette: vec![palette] }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn joint_matrices_that_carry_vertices_past_f32_are_refused() {
+        let huge = Mat4::from_diagonal(glam::Vec4::new(3e38, 1.0, 1.0, 1.0));
+        assert!(check_skinned_reach(&skinned_scene(Mat4::from_scale(glam::Vec3::splat(1e4)), 1e6)).is_ok(), "a large rig far out is fine");
+        let err = check_skinned_reach(&skinned_scene(huge, 1.5)).unwrap_err().to_string();
+        assert!(err.contains("past f32's range") && err.contains("node 3"), "{err}");
+    }
 }
