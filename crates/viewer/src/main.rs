@@ -64,8 +64,9 @@ struct Args {
     /// Pose the scene's animations at this time in seconds (headless: picks and screenshot;
     /// window: where playback starts, paused). Without it, headless runs use the node
     /// transforms as the file gives them and the window plays from 0.
-    #[arg(long)]
-    time: Option<f32>,
+    /// Read as f64 so that a time past f32's range is refused as such, not as "inf".
+    #[arg(long, allow_negative_numbers = true)]
+    time: Option<f64>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -126,9 +127,9 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
     }
     let load = viewer::gltf_load::LoadOptions { allow_external_uris: args.allow_external_uris, max_bytes: args.max_scene_bytes };
     let mut scene = viewer::load_scene_with(args.scene.as_deref(), &load)?;
-    if let Some(t) = args.time {
+    if let Some((given, t)) = args.time.map(|t| (t, t as f32)) {
         if !t.is_finite() {
-            return Err(ViewerError::Input(format!("--time {t}: must be a finite number of seconds")));
+            return Err(ViewerError::Input(format!("--time {given:e}: must be a finite number of seconds (at most {:e})", f32::MAX)));
         }
         viewer::animation::pose(&mut scene, Some(t));
     }
@@ -229,7 +230,7 @@ fn viewer_window(args: &Args, scene: viewer::scene::Scene) -> Result<ExitCode, V
         detail: !args.no_detail,
         rendering: rendering_of(args),
         exit_after_frames: args.exit_after_frames,
-        time: args.time,
+        time: args.time.map(|t| t as f32),
     };
     viewer::app::run(scene, options).map(ExitCode::from)
 }

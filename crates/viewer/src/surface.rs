@@ -2,10 +2,11 @@
 //! picker already knows the UV; without it (no barycentric extension) the pick ray is cast on
 //! the CPU against the one primitive the hit names (its triangles only, in its own space).
 
-use crate::scene::Scene;
+use crate::scene::{Node, Scene};
 use glam::{DVec3, Vec2};
 use picking_vk::{HitDetail, Ray};
 use picking_vk_host::Primitive;
+use std::borrow::Cow;
 
 /// Primitives with more triangles are not ray cast on the CPU (the panel runs every frame).
 const MAX_CPU_TRIANGLES: usize = 200_000;
@@ -24,11 +25,13 @@ pub struct TexelReport {
 pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitDetail>, ray: Option<Ray>) -> (Option<Vec2>, Option<TexelReport>) {
     let Some(node) = scene.nodes.get(node) else { return (None, None) };
     let Some(p) = node.mesh.and_then(|m| scene.meshes.get(m)).and_then(|m| m.primitives.get(primitive)) else { return (None, None) };
-    // The CPU cast sees the rest pose: not for skinned or morphed nodes.
-    let rigid = node.skin.is_none() && node.weights.iter().all(|w| *w == 0.0);
     let uv = match detail.and_then(|d| d.surface).and_then(|s| s.uv) {
         Some(uv) => Some(uv),
-        None => ray.filter(|_| rigid).and_then(|ray| cpu_uv(p, node.world.as_dmat4(), ray)),
+        None => ray.and_then(|ray| {
+            // A skinned or morphed node is cast against its current pose.
+            let (positions, world) = posed(scene, node, p)?;
+            cpu_uv(p, &positions, world, ray)
+        }),
     };
     let texel = match (uv, p.texture.and_then(|t| scene.textures.get(t).map(|data| (t, data)))) {
         (Some(uv), Some((texture, data))) => {
@@ -40,9 +43,42 @@ pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitD
     (uv, texel)
 }
 
-/// The UV where `ray` first meets `p` under `world`, by brute force: both sides, or for a
-/// single-sided primitive only the faces the pick does not cull (front faces).
-fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
+/// `p` as `node` draws it now, and the matrix that places it: morph targets blended by the
+/// node's weights, then skinned by its joints' matrices (which place it themselves: a
+/// skinned mesh's node transform plays no part, as in glTF). Borrowed when `p` is rigid.
+fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [glam::Vec3]>, glam::DMat4)> {
+    let palette = node.skin.and_then(|s| scene.skins.get(s)).map(|s| s.palette.as_slice()).filter(|_| !p.skin.is_empty());
+    let morphed = node.weights.iter().zip(&p.morph_targets).any(|(w, _)| *w != 0.0);
+    if palette.is_none() && !morphed {
+        return Some((Cow::Borrowed(&p.positions), node.world.as_dmat4()));
+    }
+    if p.positions.len() > MAX_CPU_TRIANGLES {
+        return None;
+    }
+    let mut positions = p.positions.clone();
+    for (w, deltas) in node.weights.iter().zip(&p.morph_targets).filter(|(w, _)| **w != 0.0) {
+        positions.iter_mut().zip(deltas).for_each(|(v, d)| *v += *w * *d);
+    }
+    let Some(palette) = palette else { return Some((Cow::Owned(positions), node.world.as_dmat4())) };
+    for (v, position) in positions.iter_mut().enumerate() {
+        let mut sum = glam::Vec3::ZERO;
+        for set in &p.skin {
+            for k in 0..4 {
+                let (joint, weight) = (set.joints[v][k] as usize, set.weights[v][k]);
+                if weight != 0.0 {
+                    sum += weight * palette.get(joint)?.transform_point3(*position);
+                }
+            }
+        }
+        *position = sum;
+    }
+    Some((Cow::Owned(positions), glam::DMat4::IDENTITY))
+}
+
+/// The UV where `ray` first meets `p`, its vertices at `positions`, under `world`, by brute
+/// force: both sides, or for a single-sided primitive only the faces the pick does not cull
+/// (front faces).
+fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     let uvs = p.uvs.as_ref()?;
     if p.triangle_count() > MAX_CPU_TRIANGLES {
         return None;
@@ -53,7 +89,7 @@ fn cpu_uv(p: &Primitive, world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     let mut best: Option<(f64, [u32; 3], [f64; 3])> = None;
     for t in 0..p.triangle_count() {
         let corners = p.triangle(t);
-        let v = corners.map(|i| p.positions[i as usize].as_dvec3());
+        let v = corners.map(|i| positions.get(i as usize).copied().unwrap_or_default().as_dvec3());
         if let Some((dist, bary, det)) = intersect(origin, dir, v) {
             // In the primitive's own space the front is always the counter-clockwise side: a
             // mirroring world turns the winding on screen and the pick's front face with it.
@@ -100,12 +136,35 @@ mod tests {
         // The plane spans -1..1 in X and Z with UV (0, 0) at (-1, -1) and (1, 1) at (1, 1).
         let plane = shapes::plane(1.0, [1.0; 4]);
         let ray = Ray { origin: DVec3::new(0.5, 3.0, -0.5), direction: DVec3::NEG_Y };
-        let uv = cpu_uv(&plane, glam::DMat4::IDENTITY, ray).unwrap();
+        let uv = cpu_uv(&plane, &plane.positions, glam::DMat4::IDENTITY, ray).unwrap();
         assert!((uv - Vec2::new(0.75, 0.25)).length() < 1e-6, "{uv}");
         let moved = glam::DMat4::from_translation(DVec3::new(10.0, 0.0, 0.0));
         let ray = Ray { origin: DVec3::new(10.5, 3.0, -0.5), direction: DVec3::NEG_Y };
-        assert!((cpu_uv(&plane, moved, ray).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
-        assert_eq!(cpu_uv(&plane, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }), None, "a miss");
+        assert!((cpu_uv(&plane, &plane.positions, moved, ray).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
+        assert_eq!(cpu_uv(&plane, &plane.positions, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }), None, "a miss");
+    }
+
+    #[test]
+    fn skinned_and_morphed_nodes_are_cast_in_their_current_pose() {
+        use crate::scene::{MeshAsset, Node};
+        let mut plane = shapes::plane(1.0, [1.0; 4]);
+        let n = plane.positions.len();
+        plane.skin = vec![picking_vk::SkinInfluences { joints: vec![[0; 4]; n], weights: vec![[1.0, 0.0, 0.0, 0.0]; n] }];
+        plane.morph_targets = vec![vec![Vec3::new(0.0, 0.0, 0.5); n]];
+        // The joint moves the plane 10 along x; the morph target, weighted 1, 0.5 along z.
+        let joint = glam::Mat4::from_translation(Vec3::new(10.0, 0.0, 0.0));
+        let node = Node { mesh: Some(0), skin: Some(0), weights: vec![1.0], ..Default::default() };
+        let scene = Scene {
+            meshes: vec![MeshAsset { primitives: vec![plane], ..Default::default() }],
+            nodes: vec![node],
+            skins: vec![crate::animation::Skin { joints: vec![0], inverse_bind: vec![glam::DMat4::IDENTITY], palette: vec![joint] }],
+            ..Default::default()
+        };
+        // At rest the plane spans -1..1; posed, x 9..11 and z -0.5..1.5: (10.5, -0.5 + 0.5) is
+        // UV (0.75, 0.25) of the posed plane, off the rest one.
+        let ray = Ray { origin: DVec3::new(10.5, 3.0, 0.0), direction: DVec3::NEG_Y };
+        let (uv, _) = lookup(&scene, 0, 0, None, Some(ray));
+        assert!(uv.is_some_and(|uv| (uv - Vec2::new(0.75, 0.25)).length() < 1e-6), "{uv:?}");
     }
 
     #[test]
@@ -129,7 +188,7 @@ mod tests {
         let mut prim = Primitive { positions, uvs: Some(uvs), indices: Some(indices), ..shapes::plane(1.0, [1.0; 4]) };
         prim.normals = vec![Vec3::Y; prim.positions.len()];
         let ray = Ray { origin: DVec3::new(0.2, 3.0, 0.1), direction: DVec3::NEG_Y };
-        let uv_of = |p: &Primitive, world| cpu_uv(p, world, ray).unwrap().x;
+        let uv_of = |p: &Primitive, world| cpu_uv(p, &p.positions, world, ray).unwrap().x;
         assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.75, "both sides: the nearer square");
         prim.single_sided = true;
         assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.25, "the upper square faces away: culled");

@@ -532,6 +532,7 @@ fn bad_arguments_and_pick_files_are_refused() {
         (vec!["--headless", "--pick-file", not_json.to_str().unwrap()], "not JSON"),
         (vec!["--headless", "--size", "0x10", "--demo"], "at least 1x1"),
         (vec!["/nonexistent/scene.glb", "--demo"], "could not read"),
+        (vec!["--demo", "--time", "1e308"], "--time 1e308: must be a finite number"),
     ] {
         let run = viewer(&args);
         assert_ne!(run.code, 0, "{args:?}");

@@ -153,7 +153,8 @@ pub fn check_skinned_reach(scene: &Scene) -> Result<(), SceneError> {
             let reach = p.positions.iter().flat_map(|v| v.to_array()).fold(1.0f64, |a, v| a.max(f64::from(v.abs())));
             let weight = p.skin.iter().flat_map(|set| set.weights.iter().map(|w| w.iter().map(|x| f64::from(*x)).sum::<f64>())).fold(0.0f64, f64::max);
             // A component of Σ w · M · (x, y, z, 1) is at most (Σ w) · 4 · max |M| · max |v|.
-            if !(weight * 4.0 * largest * reach < f64::from(f32::MAX)) {
+            let bound = weight * 4.0 * largest * reach;
+            if bound.is_nan() || bound >= f64::from(f32::MAX) {
                 return Err(SceneError::BadSkin { skin: s, reason: format!("its joint matrices carry node {}'s vertices past f32's range", node.gltf_index) });
             }
         }
