@@ -4,7 +4,7 @@
 
 use crate::scene::{Node, Scene};
 use glam::{DVec3, Vec2};
-use picking_vk::{HitDetail, Ray};
+use picking_vk::{DeformPose, HitDetail, Ray};
 use picking_vk_host::Primitive;
 use std::borrow::Cow;
 
@@ -55,24 +55,13 @@ fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [g
     if p.positions.len() > MAX_CPU_TRIANGLES {
         return None;
     }
-    let mut positions = p.positions.clone();
-    for (w, deltas) in node.weights.iter().zip(&p.morph_targets).filter(|(w, _)| **w != 0.0) {
-        positions.iter_mut().zip(deltas).for_each(|(v, d)| *v += *w * *d);
-    }
-    let Some(palette) = palette else { return Some((Cow::Owned(positions), node.world.as_dmat4())) };
-    for (v, position) in positions.iter_mut().enumerate() {
-        let mut sum = glam::Vec3::ZERO;
-        for set in &p.skin {
-            for k in 0..4 {
-                let (joint, weight) = (set.joints[v][k] as usize, set.weights[v][k]);
-                if weight != 0.0 {
-                    sum += weight * palette.get(joint)?.transform_point3(*position);
-                }
-            }
-        }
-        *position = sum;
-    }
-    Some((Cow::Owned(positions), glam::DMat4::IDENTITY))
+    // Deformed as the pick shader deforms it (the picker's own CPU deformation).
+    let pose = DeformPose { joint_matrices: palette.map(<[_]>::to_vec).unwrap_or_default(), morph_weights: node.weights.clone() };
+    let positions = (0..p.positions.len())
+        .map(|v| pose.deform_vertex(p.positions[v], v, &p.morph_targets, &p.skin, palette.is_some()).map(|(q, _)| q.as_vec3()))
+        .collect::<Option<Vec<_>>>()?;
+    let world = if palette.is_some() { glam::DMat4::IDENTITY } else { node.world.as_dmat4() };
+    Some((Cow::Owned(positions), world))
 }
 
 /// The UV where `ray` first meets `p`, its vertices at `positions`, under `world`, by brute

@@ -392,36 +392,40 @@ impl Deformation {
     }
 }
 
-/// One vertex deformed on the CPU in the draw's model space (f64), and the blended skin
-/// matrix's linear part for its normal (`None` without a skin). `None` when the registered
-/// data does not cover the vertex.
-pub(crate) fn deform_vertex(
-    position: Vec3,
-    v: usize,
-    targets: &[Vec<Vec3>],
-    skin: &[SkinInfluences],
-    pose: &DeformPose,
-    skinned: bool,
-) -> Option<(glam::DVec3, Option<glam::DMat4>)> {
-    let mut p = position.as_dvec3();
-    for (t, weight) in pose.morph_weights.iter().enumerate().take(targets.len()) {
-        if *weight != 0.0 {
-            p += targets[t].get(v)?.as_dvec3() * f64::from(*weight);
+impl DeformPose {
+    /// Vertex `v` (rest position `position`) deformed on the CPU as the pick shader deforms
+    /// it, in f64: morphed by `targets` under this pose's weights, then, when `skinned`,
+    /// skinned by `skin` under its joint matrices. Returns the position (in the draw's model
+    /// space; a skinned vertex is placed by its joints) and the blended skin matrix for its
+    /// normal (`None` without a skin); `None` when the data does not cover the vertex.
+    pub fn deform_vertex(
+        &self,
+        position: Vec3,
+        v: usize,
+        targets: &[Vec<Vec3>],
+        skin: &[SkinInfluences],
+        skinned: bool,
+    ) -> Option<(glam::DVec3, Option<glam::DMat4>)> {
+        let mut p = position.as_dvec3();
+        for (t, weight) in self.morph_weights.iter().enumerate().take(targets.len()) {
+            if *weight != 0.0 {
+                p += targets[t].get(v)?.as_dvec3() * f64::from(*weight);
+            }
         }
-    }
-    if !skinned {
-        return Some((p, None));
-    }
-    let last = pose.joint_matrices.len().checked_sub(1)?;
-    let mut blended = glam::DMat4::ZERO;
-    for set in skin {
-        let (joints, weights) = (set.joints.get(v)?, set.weights.get(v)?);
-        for k in 0..4 {
-            let m = pose.joint_matrices[(joints[k] as usize).min(last)].as_dmat4();
-            blended += m * f64::from(weights[k]);
+        if !skinned {
+            return Some((p, None));
         }
+        let last = self.joint_matrices.len().checked_sub(1)?;
+        let mut blended = glam::DMat4::ZERO;
+        for set in skin {
+            let (joints, weights) = (set.joints.get(v)?, set.weights.get(v)?);
+            for k in 0..4 {
+                let m = self.joint_matrices[(joints[k] as usize).min(last)].as_dmat4();
+                blended += m * f64::from(weights[k]);
+            }
+        }
+        Some((blended.transform_point3(p), Some(blended)))
     }
-    Some((blended.transform_point3(p), Some(blended)))
 }
 
 #[cfg(test)]

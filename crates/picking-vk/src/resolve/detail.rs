@@ -2,7 +2,7 @@
 //! vertices, the interpolated point, normals and UV, in local and world space. No triangle
 //! search: the GPU already said which triangle won.
 
-use crate::draw::deform::{deform_vertex, DeformPose};
+use crate::draw::deform::DeformPose;
 use crate::draw::raster::face_elements;
 use crate::draw::{IndexWidth, MeshGeometry, PrimitiveKind, Topology, Triangles};
 use crate::request::camera::Ray;
@@ -226,7 +226,7 @@ fn deformed_surface(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], bary: &mut 
     let model = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
     let rest = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).copied());
     let rest = [rest[0]?, rest[1]?, rest[2]?];
-    let deformed = [0, 1, 2].map(|k| deform_vertex(rest[k], v[k] as usize, &g.morph_targets, &g.skin, pose, *skinned));
+    let deformed = [0, 1, 2].map(|k| pose.deform_vertex(rest[k], v[k] as usize, &g.morph_targets, &g.skin, *skinned));
     let deformed = [deformed[0]?, deformed[1]?, deformed[2]?];
     let world = deformed.map(|(p, _)| model.transform_point3(p));
     if let Some(exact) = s.ray.and_then(|ray| plane_barycentrics(world, ray)) {
