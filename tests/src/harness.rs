@@ -5,6 +5,15 @@ use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{PassRendering, PickDraw, PickRequest, PickResult, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext, DEFAULT_API_VERSION};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// One [`Gpu`] at a time in a test process. The Vulkan loader (Debian 12's 1.3.239, and
+/// upstream through at least 1.4.341: KhronosGroup/Vulkan-Loader#2018) frees a destroyed
+/// device's entry in its process-wide device list while `vkSetDebugUtilsObjectNameEXT` on
+/// another device walks that list, and picking-vk names its objects. Tests running in parallel
+/// threads, one device each, crashed so (SIGSEGV in CI, and in 2 of 3 runs of a loop naming a
+/// buffer on one device while another thread created and destroyed devices).
+static ONE_DEVICE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 pub struct Gpu {
     pub ctx: VulkanContext,
@@ -12,12 +21,16 @@ pub struct Gpu {
     /// `render-pass` (the default), `dynamic` (`VK_KHR_dynamic_rendering` on Vulkan 1.2) or
     /// `dynamic-1.3` (core dynamic rendering), so the same tests run on every path.
     pub rendering: PassRendering,
+    /// Held until after `ctx` is dropped (fields drop in order): see [`ONE_DEVICE_AT_A_TIME`].
+    _one_at_a_time: MutexGuard<'static, ()>,
 }
 
 impl Gpu {
     /// A context with validation and synchronization validation on. Panics (fails the test)
     /// when no device or no validation layer is found: GPU tests never pass silently.
     pub fn new() -> Gpu {
+        // A test that failed while holding the lock poisons it; the next one still runs.
+        let one_at_a_time = ONE_DEVICE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         let path = std::env::var("PICKING_VK_TEST_RENDERING").unwrap_or_default();
         let (rendering, api_version) = match path.as_str() {
             "" | "render-pass" => (PassRendering::RenderPass, DEFAULT_API_VERSION),
@@ -35,7 +48,7 @@ impl Gpu {
                     vk::api_version_major(api_version),
                     vk::api_version_minor(api_version),
                 );
-                Gpu { ctx, rendering }
+                Gpu { ctx, rendering, _one_at_a_time: one_at_a_time }
             }
             Err(e) => {
                 panic!("GPU TEST COULD NOT RUN: no Vulkan device with the validation layer ({e}). Install lavapipe and vulkan-validationlayers (see README).")
