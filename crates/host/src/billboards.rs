@@ -128,13 +128,13 @@ impl Billboards {
     }
 
     /// Draws the billboards in a lit pass: subpass 0 of `render_pass` (one colour attachment
-    /// and depth, LESS), viewport and scissor set.
+    /// and depth, tested with `compare`), viewport and scissor set.
     ///
     /// # Safety
     /// `cmd` is recording inside `render_pass`; the billboards outlive the command buffer's
     /// execution.
-    pub unsafe fn draw(&self, cmd: vk::CommandBuffer, render_pass: vk::RenderPass, view: Mat4, view_projection: Mat4) {
-        let pipeline = self.cached((TargetKey::Lit(render_pass), Flavour::Lit, vk::CompareOp::LESS), 1, render_pass);
+    pub unsafe fn draw(&self, cmd: vk::CommandBuffer, render_pass: vk::RenderPass, compare: vk::CompareOp, view: Mat4, view_projection: Mat4) {
+        let pipeline = self.cached((TargetKey::Lit(render_pass), Flavour::Lit, compare), 1, render_pass);
         // SAFETY: the caller's contract; `pipeline` was built for `render_pass`.
         unsafe { self.record_with(cmd, pipeline, view, view_projection, 0) };
     }

@@ -10,10 +10,14 @@ pub struct CameraMatrices {
     pub eye: Vec3,
 }
 
-/// A right-handed Vulkan perspective projection; `zfar: None` puts the far plane at infinity.
-pub fn perspective(yfov: f32, aspect: f32, znear: f32, zfar: Option<f32>) -> Mat4 {
+/// A right-handed Vulkan perspective projection with reversed depth (`znear` at 1, `zfar` at
+/// 0; `zfar: None` puts the far plane at infinity). With a float depth buffer, reversed depth
+/// keeps about 24 bits of relative precision at every distance: a standard projection
+/// crowds everything beyond a few `znear` into the last few values below 1, so a glTF camera
+/// with znear 1e-6 drew nothing and picked the wrong one of two boxes 1 unit apart.
+pub fn perspective_reverse_z(yfov: f32, aspect: f32, znear: f32, zfar: Option<f32>) -> Mat4 {
     match zfar {
-        Some(far) => glam::camera::rh::proj::vulkan::perspective(yfov, aspect, znear, far),
-        None => glam::camera::rh::proj::vulkan::perspective_infinite(yfov, aspect, znear),
+        Some(far) => glam::camera::rh::proj::vulkan::perspective(yfov, aspect, far, znear),
+        None => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(yfov, aspect, znear),
     }
 }

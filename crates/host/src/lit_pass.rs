@@ -73,6 +73,9 @@ pub struct LitPass {
     /// Marker meshes: a ball for the picked point, a thin rod for its normal.
     marker_ball: GpuPrimitive,
     marker_rod: GpuPrimitive,
+    /// LESS and a depth cleared to 1 for standard depth; GREATER and 0 for reversed depth.
+    depth_compare: vk::CompareOp,
+    depth_clear: f32,
 }
 
 /// Per-frame-in-flight data the pass reads: each slot's flags and colour, and the marker
@@ -143,7 +146,12 @@ impl FrameStyle {
 
 impl LitPass {
     /// `final_layout`: PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for a screenshot.
-    pub fn new(ctx: &VulkanContext, color_format: vk::Format, final_layout: vk::ImageLayout) -> Result<Self, ContextError> {
+    /// `depth`: the depth convention of the projections it will draw with.
+    pub fn new(ctx: &VulkanContext, color_format: vk::Format, final_layout: vk::ImageLayout, depth: picking_vk::DepthConvention) -> Result<Self, ContextError> {
+        let (depth_compare, depth_clear) = match depth {
+            picking_vk::DepthConvention::Standard => (vk::CompareOp::LESS, 1.0),
+            picking_vk::DepthConvention::Reverse => (vk::CompareOp::GREATER, 0.0),
+        };
         let device = &ctx.device;
         let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, MARKER_COLORS[0]))?;
         let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, MARKER_COLORS[1]))?;
@@ -158,6 +166,8 @@ impl LitPass {
             lines_and_points: [vk::Pipeline::null(); 3],
             pipelines: [vk::Pipeline::null(); 3],
             marker_ball,
+            depth_compare,
+            depth_clear,
             marker_rod,
         };
         let set_bindings = [vk::DescriptorSetLayoutBinding::default()
@@ -200,7 +210,7 @@ impl LitPass {
             fragment: LIT_FRAG,
             bindings: &bindings,
             attributes: &attributes,
-            depth_compare: Some(vk::CompareOp::LESS),
+            depth_compare: Some(depth_compare),
             cull_mode: vk::CullModeFlags::NONE,
             front_face: vk::FrontFace::COUNTER_CLOCKWISE,
             layout: pass.layout,
@@ -229,7 +239,7 @@ impl LitPass {
     pub unsafe fn begin(&self, cmd: vk::CommandBuffer, framebuffer: vk::Framebuffer, extent: vk::Extent2D) {
         let clear = [
             vk::ClearValue { color: vk::ClearColorValue { float32: [0.09, 0.1, 0.12, 1.0] } },
-            vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } },
+            vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: self.depth_clear, stencil: 0 } },
         ];
         let begin = vk::RenderPassBeginInfo::default()
             .render_pass(self.render_pass)
@@ -337,7 +347,7 @@ impl LitPass {
             // Last: the billboards' pipeline layout is their own, and binding it disturbs the
             // frame's push constants for anything drawn after.
             // SAFETY: per the contract: inside this render pass, the billboards outlive the frame.
-            unsafe { b.draw(cmd, self.render_pass, camera.view, view_projection) };
+            unsafe { b.draw(cmd, self.render_pass, self.depth_compare, camera.view, view_projection) };
         }
     }
 

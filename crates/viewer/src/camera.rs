@@ -8,10 +8,13 @@
 
 use crate::scene::{CameraDesc, Scene};
 use glam::{DMat4, DVec3, Vec3};
-use picking_vk_host::camera::perspective;
+use picking_vk_host::camera::perspective_reverse_z;
 use picking_vk_host::CameraMatrices;
 
 /// How far out the wheel zooms, in scene radii (the scene then spans about 2% of the view).
+/// The viewer draws and picks with reversed depth ([`perspective_reverse_z`]).
+pub const DEPTH_CONVENTION: picking_vk::DepthConvention = picking_vk::DepthConvention::Reverse;
+
 pub const MAX_ZOOM_OUT_RADII: f32 = 100.0;
 /// Pans treat a view shorter than this (physical pixels) as this tall: in a 1-pixel view a
 /// 1-pixel cursor move would otherwise pan by the whole view.
@@ -128,7 +131,7 @@ impl OrbitCamera {
         let eye = self.eye();
         let view = glam::camera::rh::view::look_at_mat4(eye, self.target, Vec3::Y);
         let (near, far) = self.clip_planes();
-        CameraMatrices { view, projection: perspective(self.yfov, aspect, near, far), eye }
+        CameraMatrices { view, projection: perspective_reverse_z(self.yfov, aspect, near, far), eye }
     }
 
     pub fn rotate(&mut self, dx: f32, dy: f32) {
@@ -184,7 +187,7 @@ pub fn camera_frame(world: &DMat4) -> Option<DMat4> {
 pub fn scene_camera(desc: &CameraDesc, view_aspect: f32) -> CameraMatrices {
     CameraMatrices {
         view: desc.world.inverse(),
-        projection: perspective(desc.yfov, desc.aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
+        projection: perspective_reverse_z(desc.yfov, desc.aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
         eye: desc.world.transform_point3(Vec3::ZERO),
     }
 }

@@ -314,7 +314,7 @@ pub fn screenshot(
     selected_slot: Option<u32>,
     markers: Option<&Markers>,
 ) -> Result<image::RgbaImage, ViewerError> {
-    let pass = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)?;
+    let pass = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, crate::camera::DEPTH_CONVENTION)?;
     let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
     let mut style = FrameStyle::new(ctx, gpu)?;
     // SAFETY: a fresh style, never drawn with.

@@ -155,6 +155,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "cannot use"),
         ("znear of 1e-38", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(1e-38)), "cannot use"),
         (
+            // Depths of about 1e-31: normal floats, but the rasterizer's depth slopes are not.
             "znear 1e-30 and zfar 1e30",
             mutated(|d| {
                 d["cameras"][0]["perspective"]["znear"] = json!(1e-30);
@@ -233,6 +234,32 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("animation key times going back", animated(2, 0, 0, "translation"), "increasing"),
         ("animation key times standing still", animated(3, 0, 0, "translation"), "strictly increasing"),
         ("animation rotation keys of three floats", animated(3, 0, 0, "rotation"), "animation output"),
+        ("positions of count 0", mutated(|d| d["accessors"][0]["count"] = json!(0)), "count 0"),
+        ("indices of count 0", mutated(|d| d["accessors"][1]["count"] = json!(0)), "count 0"),
+        (
+            // The data holds the whole triangle, but the buffer says it is 10 bytes long.
+            "a data URI longer than its byteLength",
+            mutated(|d| {
+                use base64_engine::encode;
+                d["buffers"][0] = json!({"byteLength": 10, "uri": format!("data:application/octet-stream;base64,{}", encode(&triangle_bin()))});
+            }),
+            "holds 10",
+        ),
+        (
+            // A few megabytes naming one triangle 300,000 times: gigabytes once loaded.
+            "300,000 primitives of one triangle",
+            mutated(|d| d["meshes"][0]["primitives"] = Value::Array(vec![json!({"attributes": {"POSITION": 0}, "indices": 1}); 300_000])),
+            "300000 primitives",
+        ),
+        (
+            "30,000 nodes drawing a mesh of 50 primitives",
+            mutated(|d| {
+                d["meshes"][0]["primitives"] = Value::Array(vec![json!({"attributes": {"POSITION": 0}, "indices": 1}); 50]);
+                d["nodes"] = Value::Array((0..30_000).map(|_| json!({"mesh": 0})).collect());
+                d["scenes"][0]["nodes"] = json!([0]);
+            }),
+            "1500000 node draws",
+        ),
     ]
 }
 
@@ -301,6 +328,17 @@ fn the_budget_counts_what_loading_allocates() {
     let err = budget(20_000).expect_err("over the budget").to_string();
     assert!(err.contains("too large") && err.contains("once read"), "{err}");
     assert!(budget(200_000).is_ok());
+}
+
+#[test]
+fn a_huge_name_is_kept_cut_not_copied_into_every_record() {
+    let long = "é".repeat(300_000);
+    let scene = load_path(&write_case("long-name", &mutated(|d| d["nodes"][0]["name"] = json!(long)))).unwrap();
+    let kept = scene.nodes[0].name.as_deref().unwrap();
+    assert!(kept.len() <= viewer::gltf_load::MAX_NAME_BYTES + '…'.len_utf8() && kept.ends_with('…'), "{} bytes", kept.len());
+    assert!(long.starts_with(kept.trim_end_matches('…')), "cut at a character boundary, from the start");
+    let short = load_path(&write_case("short-name", &mutated(|d| d["nodes"][0]["name"] = json!("é".repeat(512))))).unwrap();
+    assert_eq!(short.nodes[0].name.as_deref(), Some("é".repeat(512).as_str()), "a name of 1024 bytes is kept whole");
 }
 
 #[test]

@@ -142,7 +142,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     };
     let (mut culled, mut unculled, mut listed) = (picker(true)?, picker(false)?, picker(true)?);
     let (mut blog, mut full) = (id_image()?, id_image()?);
-    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, picking_vk::DepthConvention::Standard).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut style = FrameStyle::new(ctx, &scene.gpu).map_err(|x| e(&x))?;
     // SAFETY: a fresh style, never drawn with.

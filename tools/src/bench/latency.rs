@@ -22,7 +22,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
     let cam = camera(w, h);
     // SAFETY: the context outlives the picker.
     let mut picker = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(frames_in_flight)) }.map_err(|x| e(&x))?;
-    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL).map_err(|x| e(&x))?;
+    let lit = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, picking_vk::DepthConvention::Standard).map_err(|x| e(&x))?;
     let target = Offscreen::new(ctx, &lit, vk::Extent2D { width: w, height: h }).map_err(|x| e(&x))?;
     let mut styles = Vec::new();
     for _ in 0..frames_in_flight {

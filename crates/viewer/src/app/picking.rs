@@ -82,7 +82,7 @@ impl Picking {
             PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail).with_max_radius(MAX_HOVER_RADIUS).with_rendering(rendering);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
-        picker.warm_up(draws, picking_vk::DepthConvention::Standard)?;
+        picker.warm_up(draws, crate::camera::DEPTH_CONVENTION)?;
         Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selection: Selection::default(), latency: None, error: None, band_error: None })
     }
 

@@ -108,7 +108,7 @@ impl Gfx {
         let ctx = &gpu.ctx;
         let surface = &gpu.surface;
         let format = surface.format.format;
-        let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR)?;
+        let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR, crate::camera::DEPTH_CONVENTION)?;
         let regions = if view.scene.animated() { FRAMES_IN_FLIGHT as u32 } else { 1 };
         let scene = UploadedScene::new(ctx, &view.scene, &view.objects, regions)?;
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;

@@ -50,7 +50,7 @@ pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path
         let index = buffer.index();
         let length = buffer.length();
         let bad = |reason: String| SceneError::Buffer { index, reason };
-        let data = match buffer.source() {
+        let mut data = match buffer.source() {
             gltf::buffer::Source::Bin => blob.take().ok_or_else(|| bad("it names the GLB binary chunk, which the file does not have".into()))?,
             gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(bad)?,
             gltf::buffer::Source::Uri(uri) => read_file(uri, base, length as u64, options).map_err(bad)?,
@@ -58,6 +58,9 @@ pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path
         if data.len() < length {
             return Err(bad(format!("it declares {length} bytes but holds {}", data.len())));
         }
+        // The buffer is its declared bytes: nothing past them (a GLB chunk's padding, the rest
+        // of a longer data URI) is read, as for a file.
+        data.truncate(length);
         out.push(data);
     }
     Ok(out)

@@ -70,6 +70,20 @@ pub fn printable(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
+/// The longest name kept from a file, in bytes: names reach every pick record and the panel,
+/// so a file's megabyte-long name would be copied into each of them.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+/// `name` cut to [`MAX_NAME_BYTES`] at a character boundary, marked with `…` where cut.
+pub fn kept_name(name: Option<&str>) -> Option<String> {
+    let name = name?;
+    if name.len() <= MAX_NAME_BYTES {
+        return Some(name.to_owned());
+    }
+    let cut = (0..=MAX_NAME_BYTES).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
+    Some(format!("{}…", &name[..cut]))
+}
+
 /// Loads a .gltf or .glb file from disk (a regular file within the size budget).
 pub fn load_path(path: &Path) -> Result<Scene, SceneError> {
     load_path_with(path, &LoadOptions::default())
@@ -142,7 +156,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let buffers = buffers::load(&document, blob, base, options)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
-    let mut budget = options.max_bytes.saturating_sub(geometry);
+    let structure = validate::structure(&document, geometry, options)?;
+    let mut budget = options.max_bytes.saturating_sub(geometry).saturating_sub(structure);
     let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
         if let gltf::camera::Projection::Perspective(p) = camera.projection() {
@@ -172,11 +187,34 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     Ok(scene)
 }
 
+/// The smallest depth a camera may give the scene's far side. Normal f32s (from 1.2e-38) keep
+/// their full precision, but a rasterizer's depth slopes across a triangle are smaller still:
+/// at depths of 1e-31 (znear 1e-30), lavapipe drew some pixels of a box and not others.
+const MIN_DEPTH: f32 = 1e-20;
+
 /// The scene's camera, placed, must give the picker a view and projection it accepts at every
 /// view shape the viewer draws (1 to 8192 pixels a side): its values can each be valid and
 /// the matrices still unusable (a denormal yfov, znear 1e-38), and every pick would fail.
 fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     let (Some(desc), Some(node)) = (&scene.camera, scene.camera_node.and_then(|n| scene.nodes.get(n))) else { return Ok(()) };
+    // Reversed depth puts a surface at distance d at about znear / d. Where the scene reaches
+    // (or halfway to zfar, if nearer), the projection as built in f32 must give a normal float
+    // depth well above the denormals the depth buffer flushes to 0, the cleared (farthest)
+    // depth (see MIN_DEPTH): else nothing there is drawn or picked, as with znear 1e-38.
+    let sphere = crate::camera::Sphere::of(scene);
+    let farthest = desc.world.transform_point3(glam::Vec3::ZERO).distance(sphere.center) + sphere.radius;
+    let reach = desc.zfar.map_or(farthest, |f| farthest.min(desc.znear + (f - desc.znear) * 0.5)).max(desc.znear);
+    let projection = crate::camera::scene_camera(desc, 1.0).projection;
+    let clip = projection * glam::Vec4::new(0.0, 0.0, -reach, 1.0);
+    let depth = clip.z / clip.w;
+    // NaN (a degenerate matrix) is refused too.
+    if reach.is_finite() && depth.partial_cmp(&MIN_DEPTH).is_none_or(std::cmp::Ordering::is_lt) {
+        let reason = format!(
+            "its camera (znear {}) gives depth {depth:e} at distance {reach}, where the scene reaches: below {MIN_DEPTH:e}, which the depth buffer cannot use",
+            desc.znear
+        );
+        return Err(SceneError::BadNode { node: node.gltf_index, reason });
+    }
     for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
         let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
         let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection);
@@ -292,7 +330,7 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
         weights.resize(targets, 0.0);
         scene.nodes.push(Node {
             gltf_index: node.index(),
-            name: node.name().map(str::to_owned),
+            name: kept_name(node.name()),
             world: glam::Mat4::IDENTITY,
             mesh,
             parent: scene_parent,

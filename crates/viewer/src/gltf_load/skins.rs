@@ -79,7 +79,7 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     for animation in document.animations() {
         let bad = |reason: String| SceneError::BadAnimation { animation: animation.index(), reason };
-        let mut out = Animation { name: animation.name().map(str::to_owned), channels: vec![] };
+        let mut out = Animation { name: super::kept_name(animation.name()), channels: vec![] };
         for (c, channel) in animation.channels().enumerate() {
             let target = channel.target();
             let Some(node) = node_of.get(target.node().index()).copied().flatten() else { continue };

@@ -130,6 +130,36 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
     Ok(allocated)
 }
 
+/// What the viewer holds for each primitive beyond its geometry (its GPU buffers, pick and
+/// lit draw state, CPU bookkeeping), measured on lavapipe at 8 to 10 KiB, and for each node
+/// and each primitive a node draws: counted against the budget with the geometry, so a small
+/// file naming one triangle a million times is refused rather than taking gigabytes.
+pub const BYTES_PER_PRIMITIVE: u64 = 8 << 10;
+pub const BYTES_PER_NODE: u64 = 256;
+pub const BYTES_PER_DRAW: u64 = 768;
+
+/// The bytes the scene's structure takes once loaded, by [`BYTES_PER_PRIMITIVE`],
+/// [`BYTES_PER_NODE`] and [`BYTES_PER_DRAW`]; refused with the geometry's `geometry` bytes
+/// when the two exceed the budget.
+pub fn structure(document: &gltf::Document, geometry: u64, options: &LoadOptions) -> Result<u64, SceneError> {
+    let json = document.as_json();
+    let primitives_of = |m: usize| json.meshes.get(m).map_or(0, |mesh| mesh.primitives.len() as u64);
+    let primitives: u64 = (0..json.meshes.len()).map(primitives_of).sum();
+    let draws: u64 = json.nodes.iter().filter_map(|n| n.mesh.as_ref()).map(|m| primitives_of(m.value())).sum();
+    let nodes = json.nodes.len() as u64;
+    let bytes = primitives
+        .saturating_mul(BYTES_PER_PRIMITIVE)
+        .saturating_add(nodes.saturating_mul(BYTES_PER_NODE))
+        .saturating_add(draws.saturating_mul(BYTES_PER_DRAW));
+    if bytes.saturating_add(geometry) > options.max_bytes {
+        return Err(SceneError::Budget(format!(
+            "its {primitives} primitives, {nodes} nodes and {draws} node draws take about {bytes} bytes once loaded ({geometry} more for geometry), over the limit of {} (--max-scene-bytes)",
+            options.max_bytes
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Checks one accessor: in range, of an allowed type, inside its buffer view (stride
 /// included) and its buffer view inside its buffer. Returns its element count.
 pub fn accessor(
@@ -150,6 +180,9 @@ pub fn accessor(
     }
     let element = (data.size() * dims.multiplicity()) as u64;
     let count = a.count.0;
+    if count == 0 {
+        return Err(format!("accessor {index} ({what}) has count 0; glTF requires at least 1"));
+    }
     count.checked_mul(element).ok_or_else(|| format!("accessor {index} ({what}): count {count} overflows"))?;
     if a.sparse.is_some() {
         return Err(format!("accessor {index} ({what}) is sparse, which the viewer does not read"));
@@ -170,7 +203,7 @@ pub fn accessor(
     if offset % data.size() as u64 != 0 {
         return Err(format!("accessor {index} ({what}): byteOffset {offset} is not a multiple of its component size"));
     }
-    let needed = if count == 0 { 0 } else { (count - 1).saturating_mul(stride).saturating_add(offset).saturating_add(element) };
+    let needed = (count - 1).saturating_mul(stride).saturating_add(offset).saturating_add(element);
     if needed > view.byte_length.0 {
         return Err(format!("accessor {index} ({what}) needs {needed} bytes of bufferView {view_index}, which has {}", view.byte_length.0));
     }
