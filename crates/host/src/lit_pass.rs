@@ -166,9 +166,9 @@ impl LitPass {
             lines_and_points: [vk::Pipeline::null(); 3],
             pipelines: [vk::Pipeline::null(); 3],
             marker_ball,
+            marker_rod,
             depth_compare,
             depth_clear,
-            marker_rod,
         };
         let set_bindings = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)

@@ -11,10 +11,10 @@ use glam::{DMat4, DVec3, Vec3};
 use picking_vk_host::camera::perspective_reverse_z;
 use picking_vk_host::CameraMatrices;
 
-/// How far out the wheel zooms, in scene radii (the scene then spans about 2% of the view).
 /// The viewer draws and picks with reversed depth ([`perspective_reverse_z`]).
 pub const DEPTH_CONVENTION: picking_vk::DepthConvention = picking_vk::DepthConvention::Reverse;
 
+/// How far out the wheel zooms, in scene radii (the scene then spans about 2% of the view).
 pub const MAX_ZOOM_OUT_RADII: f32 = 100.0;
 /// Pans treat a view shorter than this (physical pixels) as this tall: in a 1-pixel view a
 /// 1-pixel cursor move would otherwise pan by the whole view.
