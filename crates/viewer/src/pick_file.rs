@@ -48,6 +48,16 @@ pub fn parse_entry(v: &Value) -> PickEntry {
             "expected [x, y], {{\"point\": [x, y], \"radius\": r}} or {{\"rect\": [x0, y0, x1, y1], \"mode\": ...}}, got {v}"
         ));
     };
+    // A key the entry's kind does not take (a typo such as "raduis", or "point" and "rect"
+    // together) makes it malformed: read as a plain point, it would answer another question.
+    let keys: Option<&[&str]> = match (object.contains_key("point"), object.contains_key("rect")) {
+        (true, _) => Some(&["point", "radius"]),
+        (false, true) => Some(&["rect", "mode"]),
+        (false, false) => None,
+    };
+    if let Some((keys, key)) = keys.and_then(|keys| object.keys().find(|k| !keys.contains(&k.as_str())).map(|k| (keys, k))) {
+        return PickEntry::Malformed(format!("an entry with \"{}\" takes only {keys:?}, not {key:?}", keys[0]));
+    }
     if let Some(point) = object.get("point") {
         let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] integers, got {point}")) };
         return match object.get("radius").map(Value::as_i64) {
@@ -100,6 +110,10 @@ mod tests {
             json!({"rect": [1, 2, 3]}),
             json!({"rect": [0, 0, 1, 1], "mode": "some"}),
             json!({}),
+            json!({"point": [1, 2], "raduis": 4}),
+            json!({"point": [1, 2], "rect": [0, 0, 4, 4]}),
+            json!({"rect": [0, 0, 4, 4], "radius": 2}),
+            json!({"rect": [0, 0, 4, 4], "mode": "all", "extra": 1}),
         ] {
             assert!(matches!(parse_entry(&bad), PickEntry::Malformed(_)), "{bad}");
         }
