@@ -27,7 +27,9 @@ pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitD
     let Some(p) = node.mesh.and_then(|m| scene.meshes.get(m)).and_then(|m| m.primitives.get(primitive)) else { return (None, None) };
     let uv = match detail.and_then(|d| d.surface).and_then(|s| s.uv) {
         Some(uv) => Some(uv),
-        None => ray.and_then(|ray| {
+        // Checked before posing: deforming a mesh every frame for a cast that cannot answer
+        // (no UVs, too many triangles) would be wasted.
+        None => ray.filter(|_| p.uvs.is_some() && p.triangle_count() <= MAX_CPU_TRIANGLES).and_then(|ray| {
             // A skinned or morphed node is cast against its current pose.
             let (positions, world) = posed(scene, node, p)?;
             cpu_uv(p, &positions, world, ray)
@@ -52,6 +54,7 @@ fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [g
     if palette.is_none() && !morphed {
         return Some((Cow::Borrowed(&p.positions), node.world.as_dmat4()));
     }
+    // As many vertices as triangles at most: deforming is per vertex, every frame.
     if p.positions.len() > MAX_CPU_TRIANGLES {
         return None;
     }
@@ -69,9 +72,6 @@ fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [g
 /// (front faces).
 fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray) -> Option<Vec2> {
     let uvs = p.uvs.as_ref()?;
-    if p.triangle_count() > MAX_CPU_TRIANGLES {
-        return None;
-    }
     let to_local = world.inverse();
     let origin = to_local.transform_point3(ray.origin);
     let dir = to_local.transform_vector3(ray.direction);
