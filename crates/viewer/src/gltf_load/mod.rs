@@ -149,8 +149,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
     let asset = &document.as_json().asset;
-    let major = |v: &str| v.split('.').next().map(str::to_owned);
-    if major(&asset.version).as_deref() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
+    if asset.version.split('.').next() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
         return Err(SceneError::Version(printable(asset.min_version.as_deref().unwrap_or(&asset.version))));
     }
     let buffers = buffers::load(&document, blob, base, options)?;
