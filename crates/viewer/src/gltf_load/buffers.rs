@@ -7,6 +7,10 @@ use super::{printable, LoadOptions, SceneError};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+/// GLB chunk types: "JSON" and "BIN\0", little-endian.
+const JSON_CHUNK: u32 = 0x4E4F_534A;
+const BIN_CHUNK: u32 = 0x004E_4942;
+
 /// Checks a GLB container's header and chunk lengths against the bytes present, so a
 /// truncated or inconsistent file is named as such (the parser's own word is "could not
 /// completely read the object").
@@ -27,8 +31,20 @@ pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
         return bad(format!("the header says {length} bytes: no room for the JSON chunk a GLB starts with"));
     }
     let mut at = 12;
-    while at < length {
-        let (Some(chunk), Some(_kind)) = (word(at), word(at + 4)) else { return bad(format!("truncated chunk header at byte {at}")) };
+    for index in 0.. {
+        if at >= length {
+            break;
+        }
+        let (Some(chunk), Some(kind)) = (word(at), word(at + 4)) else { return bad(format!("truncated chunk header at byte {at}")) };
+        // The container allows one JSON chunk, first, and at most one binary chunk, second;
+        // chunks of other types are ignored, as the specification asks.
+        match (kind as u32, index) {
+            (JSON_CHUNK, 0) | (BIN_CHUNK, 1) => {}
+            (_, 0) => return bad(format!("the first chunk has type {kind:#010x}, not JSON")),
+            (JSON_CHUNK, _) => return bad(format!("a second JSON chunk at byte {at}")),
+            (BIN_CHUNK, _) => return bad(format!("a binary chunk at byte {at} that is not the second chunk")),
+            _ => {}
+        }
         let end = at.checked_add(8).and_then(|a| a.checked_add(chunk));
         match end {
             Some(end) if end <= length => at = end,
@@ -124,6 +140,34 @@ mod tests {
         glb.extend(12u32.to_le_bytes());
         assert!(check_glb(&glb).unwrap_err().to_string().contains("no room for the JSON chunk"));
         assert!(check_glb(b"{\"asset\":{}}").is_ok(), "JSON is not a GLB");
+    }
+
+    /// A GLB of the given chunks (type, 4 bytes of payload each).
+    fn glb_of(chunks: &[u32]) -> Vec<u8> {
+        let mut glb = b"glTF".to_vec();
+        glb.extend(2u32.to_le_bytes());
+        glb.extend((12 + 12 * chunks.len() as u32).to_le_bytes());
+        for kind in chunks {
+            glb.extend(4u32.to_le_bytes());
+            glb.extend(kind.to_le_bytes());
+            glb.extend(b"{}  ");
+        }
+        glb
+    }
+
+    #[test]
+    fn glb_chunks_come_json_first_and_binary_second_once_each() {
+        const OTHER: u32 = 0x1234_5678;
+        assert!(check_glb(&glb_of(&[JSON_CHUNK])).is_ok());
+        assert!(check_glb(&glb_of(&[JSON_CHUNK, BIN_CHUNK, OTHER])).is_ok(), "unknown chunks are ignored");
+        let refused = |chunks: &[u32], says: &str| {
+            let error = check_glb(&glb_of(chunks)).unwrap_err().to_string();
+            assert!(error.contains(says), "{chunks:x?}: {error}");
+        };
+        refused(&[BIN_CHUNK, JSON_CHUNK], "not JSON");
+        refused(&[JSON_CHUNK, JSON_CHUNK], "second JSON chunk");
+        refused(&[JSON_CHUNK, BIN_CHUNK, BIN_CHUNK], "not the second chunk");
+        refused(&[JSON_CHUNK, OTHER, BIN_CHUNK], "not the second chunk");
     }
 
     #[test]
