@@ -198,6 +198,12 @@ impl GltfBuilder {
         node
     }
 
+    /// Sets a TRS node's translation in f64: the digits a georeferenced file writes, more
+    /// than an f32 holds far from the origin.
+    pub fn set_translation(&mut self, node: usize, t: [f64; 3]) {
+        self.nodes[node]["translation"] = json!(t);
+    }
+
     /// Sets a node's `extras`.
     pub fn set_extras(&mut self, node: usize, extras: Value) {
         self.nodes[node]["extras"] = extras;

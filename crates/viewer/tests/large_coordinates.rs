@@ -175,3 +175,49 @@ fn scenes_a_million_units_away_pick_like_an_f64_ray_caster() {
         }
     }
 }
+
+/// Translations written with more digits than an f32 holds at 5e6 (where f32s are 0.5 apart):
+/// small boxes right under cameras 2 units above them, directly and under a far-off group. Read
+/// as f32, a box moved by up to 0.25 units and the camera looked past it.
+#[test]
+fn decimal_translations_keep_digits_an_f32_drops() {
+    let mut rng = fastrand::Rng::with_seed(31);
+    for case in 0..6 {
+        let grouped = case % 2 == 1;
+        let big = DVec3::new(5.0e6 + rng.f64(), -2.345e6 + rng.f64(), 7.65e5 + rng.f64());
+        let (group, local) = if grouped { (big, DVec3::new(rng.f64() - 0.5, 0.0, 0.0)) } else { (DVec3::ZERO, big) };
+        // The camera a few hundredths off the box's centre, inside its 0.2 width.
+        let aim = local + DVec3::new(rng.f64() * 0.1 - 0.05, rng.f64() * 0.1 - 0.05, 0.0);
+        let mut b = GltfBuilder::new();
+        let mesh = b.add_mesh("Box", &[(&shapes::cuboid(Vec3::splat(0.1), [0.8; 4]), IndexStorage::U32)]);
+        let trs = |t: DVec3| (t.as_vec3(), glam::Quat::IDENTITY, Vec3::ONE);
+        let bx = b.add_trs_node("Box", Some(mesh), trs(local), &[]);
+        b.set_translation(bx, local.to_array());
+        let camera = b.add_camera_node("Cam", 0.5, 0.01, Some(100.0), Mat4::IDENTITY);
+        let cam = b.add_trs_node("CamHolder", None, trs(aim + DVec3::Z * 2.0), &[camera]);
+        b.set_translation(cam, (aim + DVec3::Z * 2.0).to_array());
+        let root = b.add_trs_node("Group", None, trs(group), &[bx, cam]);
+        b.set_translation(root, group.to_array());
+        b.add_root(root);
+        let path = tmp(&format!("decimal{case}.glb"));
+        std::fs::write(&path, b.to_glb()).unwrap();
+        let picks = tmp(&format!("decimal{case}-picks.json"));
+        std::fs::write(&picks, "[[32, 24]]").unwrap();
+        let out = tmp(&format!("decimal{case}-out.json"));
+        let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
+            .args([path.to_str().unwrap(), "--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "case {case}: {}", String::from_utf8_lossy(&run.stderr));
+        let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let r = &records[0];
+        assert_eq!(r["node_name"], "Box", "case {case} (grouped {grouped}): {r}");
+        // Pixel (32, 24)'s centre is half a pixel right of and below the view's axis, which
+        // meets the box's top (0.1 above its centre) 1.9 units from the camera.
+        let world = DVec3::new(r["world"][0].as_f64().unwrap(), r["world"][1].as_f64().unwrap(), r["world"][2].as_f64().unwrap());
+        let half_pixel = 1.9 * (0.25f64).tan() / 48.0;
+        let want = group + aim + DVec3::new(half_pixel, -half_pixel, 0.1);
+        assert!((world - want).length() < 1e-3, "case {case}: world {world} vs {want}");
+        assert!((r["distance"].as_f64().unwrap() - 1.9).abs() < 1e-3, "case {case}: {r}");
+    }
+}

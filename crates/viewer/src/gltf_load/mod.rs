@@ -8,6 +8,7 @@
 
 mod buffers;
 mod materials;
+mod precise;
 mod primitives;
 mod rebase;
 mod skins;
@@ -145,7 +146,9 @@ fn quiet_panics_while_loading() {
 
 fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
     buffers::check_glb(bytes)?;
-    validate::references(bytes)?;
+    let json = if bytes.starts_with(b"glTF") { gltf::Glb::from_slice(bytes)?.json } else { std::borrow::Cow::Borrowed(bytes) };
+    validate::references(&json)?;
+    let precise = precise::node_transforms(&json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
     let asset = &document.as_json().asset;
@@ -168,7 +171,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
         scene.meshes.push(primitives::load_mesh(&mesh, &buffers, &textures)?);
     }
     scene.textures = textures.data;
-    let (worlds, camera) = walk_nodes(&document, &mut scene)?;
+    let (worlds, camera) = walk_nodes(&document, &precise, &mut scene)?;
     let mut node_of = vec![None; document.nodes().len()];
     for (i, node) in scene.nodes.iter().enumerate() {
         node_of[node.gltf_index] = Some(i);
@@ -244,10 +247,11 @@ fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::
     Ok(Some(crate::scene::SceneBillboard { node: index, size, color }))
 }
 
-/// Flattens the default scene's node trees into world transforms, composed in f64 (returned
-/// per node, with the first camera's), and pushes the scene's nodes. glTF nodes have at most
-/// one parent and no cycles; a file that breaks this is refused with the node named.
-fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
+/// Flattens the default scene's node trees into world transforms, composed in f64 from
+/// `precise`, the nodes' transforms as the file writes them (returned per node, with the
+/// first camera's), and pushes the scene's nodes. glTF nodes have at most one parent and no
+/// cycles; a file that breaks this is refused with the node named.
+fn walk_nodes(document: &gltf::Document, precise: &[NodeTransform], scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
     let count = document.nodes().len();
     let mut parent: Vec<Option<usize>> = vec![None; count];
     for node in document.nodes() {
@@ -283,14 +287,7 @@ fn walk_nodes(document: &gltf::Document, scene: &mut Scene) -> Result<(Vec<DMat4
         if depth > 256 {
             return bad("it is nested deeper than 256 levels".into());
         }
-        let transform = match node.transform() {
-            gltf::scene::Transform::Matrix { matrix } => NodeTransform::Matrix(glam::Mat4::from_cols_array_2d(&matrix).as_dmat4()),
-            gltf::scene::Transform::Decomposed { translation, rotation, scale } => NodeTransform::Trs {
-                translation: glam::Vec3::from(translation).as_dvec3(),
-                rotation: glam::Quat::from_array(rotation).as_dquat(),
-                scale: glam::Vec3::from(scale).as_dvec3(),
-            },
-        };
+        let Some(&transform) = precise.get(node.index()) else { return bad("the file's nodes could not be read twice alike".into()) };
         let world = parent_world * transform.matrix();
         // What is drawn is in f32: a world finite in f64 alone (a scale of 1e40) is refused too.
         if !world.is_finite() || !world.as_mat4().is_finite() {

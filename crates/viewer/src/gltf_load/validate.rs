@@ -12,9 +12,8 @@ use gltf::mesh::Semantic;
 /// checking: every accessor index a mesh primitive's attributes and morph targets name (an
 /// index past the list panics inside the crate's own validation), and the nodes, samplers
 /// and accessors skins and animations name.
-pub fn references(bytes: &[u8]) -> Result<(), SceneError> {
-    let json = if bytes.starts_with(b"glTF") { gltf::Glb::from_slice(bytes)?.json.into_owned() } else { bytes.to_vec() };
-    let root: gltf::json::Root = gltf::json::deserialize::from_slice(&json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
+pub fn references(json: &[u8]) -> Result<(), SceneError> {
+    let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let accessors = root.accessors.len();
     for (m, mesh) in root.meshes.iter().enumerate() {
         for (p, prim) in mesh.primitives.iter().enumerate() {
