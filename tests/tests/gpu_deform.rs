@@ -502,6 +502,58 @@ fn rectangles_over_deformed_draws_count_what_the_id_image_shows() {
     gpu.assert_no_validation_messages();
 }
 
+/// 160 morphed meshes, each with its own vertex, index and delta buffers (160 combinations of
+/// storage buffers, more than one pool of descriptor sets holds), and their weights at rising
+/// offsets of one pose buffer, all in one rectangle: each shows, counted as the ID image
+/// counts it, in two frames running.
+#[test]
+fn many_deformed_meshes_with_their_own_buffers_are_picked_in_one_frame() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let g = Mesh::grid(2, 0.12);
+    let objects: Vec<Deformed> = (0..160)
+        .map(|i| Deformed {
+            id: 1 + i as u64,
+            mesh: g.clone(),
+            model: Mat4::from_translation(Vec3::new(-2.4 + 0.32 * (i % 16) as f32, -1.7 + 0.32 * (i / 16) as f32, -6.0)),
+            skin: None,
+            targets: morph_targets(&g, &[(0.05, 3.0)]),
+            shares: None,
+        })
+        .collect();
+    let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.0, -0.3, -6.0), W, H);
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    for seed in [4, 5] {
+        let (poses, weights) = random_pose(&objects, seed);
+        let up = upload(&gpu.ctx, &objects, &poses, &weights, false, false);
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| unsafe { image.record(cmd, &request, &up.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+        // SAFETY: `run` waited.
+        let texels = unsafe { image.read() }.unwrap();
+        let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+        for y in rect.min.y..rect.max.y {
+            for x in rect.min.x..rect.max.x {
+                if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
+                    *want.entry(id.get()).or_default() += 1;
+                }
+            }
+        }
+        assert!(want.len() > 100, "the rectangle covers most meshes: {}", want.len());
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &[PickQuery::Rect { rect, mode: RectMode::Visible }], &up.draws) }.map(|_| ()).unwrap());
+        // SAFETY: `run` waited.
+        let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+        let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
+        let got: BTreeMap<u64, u64> = r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
+        assert_eq!(got, want, "seed {seed}");
+    }
+    drop((picker, image));
+    gpu.assert_no_validation_messages();
+}
+
 #[test]
 fn deformations_that_do_not_fit_are_refused() {
     let gpu = Gpu::new();

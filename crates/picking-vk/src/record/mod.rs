@@ -58,11 +58,13 @@ pub(crate) fn prepare_entries(
     depth: DepthConvention,
     rows_used: &mut u32,
 ) -> Result<(), PickError> {
+    // What an earlier call that failed half-way wanted is not this one's business.
+    sets.forget_wanted();
     for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         if let Some(buffers) = storage_set_buffers(draw) {
-            sets.prepare(&buffers)?;
+            sets.want(buffers);
         }
         // Each run of a chunk-culled draw is recorded as a draw (and takes a row).
         for _ in 0..entry.run_count.max(1) {
@@ -71,7 +73,7 @@ pub(crate) fn prepare_entries(
             *rows_used += u32::from(key.batched);
         }
     }
-    Ok(())
+    sets.prepare_wanted()
 }
 
 #[derive(Clone)]
