@@ -212,15 +212,15 @@ impl PoseLayout {
     /// Words of the slots' world matrices, then of each skin's palette, then of each node's
     /// weights; the region's size in words (a multiple of 16, so regions stay 64-byte apart).
     fn words(&self, slots: u32) -> (Vec<u32>, Vec<u32>, u32) {
-        let mut at = slots * 16;
+        let mut at = slots.saturating_mul(16);
         let mut take = |words: u32| {
             let start = at;
-            at += words;
+            at = at.saturating_add(words);
             start
         };
-        let palettes = self.skin_joints.iter().map(|&j| take(j * 16)).collect();
+        let palettes = self.skin_joints.iter().map(|&j| take(j.saturating_mul(16))).collect();
         let weights = self.weight_counts.iter().map(|&w| take(w)).collect();
-        (palettes, weights, at.next_multiple_of(16).max(16))
+        (palettes, weights, at.checked_next_multiple_of(16).unwrap_or(u32::MAX).max(16))
     }
 }
 
@@ -273,6 +273,17 @@ impl GpuScene {
     ) -> Result<Self, ContextError> {
         let slots = worlds.len() as u32;
         let (palettes, _, region_words) = pose.words(slots);
+        // Deformed draws bind the pose buffer from its start as one storage range, through the
+        // last region's joint matrices and weights: it must fit the device's largest range.
+        let bytes = u64::from(region_words) * u64::from(pose.regions.max(1)) * 4;
+        let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+        if primitives.iter().any(GpuPrimitive::deformable) && bytes > limit {
+            let joints: u64 = pose.skin_joints.iter().map(|&j| u64::from(j)).sum();
+            return Err(ContextError::Invalid(format!(
+                "the scene's pose ({slots} node matrices, {joints} joint matrices and the morph weights; frames in flight: {}) takes {bytes} bytes, over this device's largest storage buffer range ({limit})",
+                pose.regions.max(1)
+            )));
+        }
         let mut region = vec![0f32; region_words as usize];
         for (slot, m) in worlds.iter().enumerate() {
             region[slot * 16..slot * 16 + 16].copy_from_slice(&m.to_cols_array());

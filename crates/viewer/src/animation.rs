@@ -6,6 +6,7 @@
 
 use crate::scene::Scene;
 use glam::{DMat4, DQuat, DVec3, Mat4};
+use std::sync::Arc;
 
 /// A node's transform relative to its parent.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,7 +44,7 @@ pub struct Skin {
 }
 
 /// What a channel animates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Property {
     Translation,
     Rotation,
@@ -68,10 +69,11 @@ pub struct Channel {
     pub node: usize,
     pub property: Property,
     pub interpolation: Interpolation,
-    /// Key times in seconds, increasing.
-    pub times: Vec<f32>,
-    /// Key values, `width` floats per key (three times as many for cubic splines).
-    pub values: Vec<f32>,
+    /// Key times in seconds, increasing (shared by the channels of one sampler input).
+    pub times: Arc<[f32]>,
+    /// Key values, `width` floats per key (three times as many for cubic splines; shared by
+    /// the channels of one sampler output).
+    pub values: Arc<[f32]>,
     pub width: usize,
 }
 
@@ -187,7 +189,7 @@ mod tests {
     use super::*;
 
     fn channel(interpolation: Interpolation, property: Property, times: Vec<f32>, values: Vec<f32>, width: usize) -> Channel {
-        Channel { node: 0, property, interpolation, times, values, width }
+        Channel { node: 0, property, interpolation, times: times.into(), values: values.into(), width }
     }
 
     #[test]

@@ -69,11 +69,11 @@ impl UploadedScene {
             let Some(mesh) = object.mesh(scene) else { continue };
             // Instanced objects group nodes of one handedness (see `ObjectTable::new`).
             let node = &scene.nodes[object.first_node()];
-            let mirrored = node.world.determinant() < 0.0;
             for prim in mesh_prims[mesh].clone() {
                 // Lines and points are drawn rigid (the lit pass deforms triangles only).
                 let deformed = matches!(object.kind, ObjectKind::Node(_)) && gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
                 let skin = node.skin.filter(|_| deformed);
+                let mirrored = mirrored(scene, node, skin.filter(|_| gpu.primitives[prim].skin.is_some()));
                 let weights = weight_index[object.first_node()].filter(|_| deformed);
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
             }
@@ -106,16 +106,19 @@ impl UploadedScene {
         // SAFETY: the caller's contract.
         unsafe { self.gpu.write_pose(region, &worlds, &palettes, &weighted) }?;
         let mut pick_draws = vec![];
+        let mut poses = PoseCache::default();
         for (object, &(first_slot, count)) in objects.objects.iter().zip(&self.object_slots) {
             let Some(mesh) = object.mesh(scene) else { continue };
             let node_index = object.first_node();
             let node = &scene.nodes[node_index];
-            let mirrored = node.world.determinant() < 0.0;
             for prim in self.mesh_prims[mesh].clone() {
+                let skinned = matches!(object.kind, ObjectKind::Node(_)) && self.gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
+                let skin = node.skin.filter(|_| skinned && self.gpu.primitives[prim].skin.is_some());
+                let mirrored = mirrored(scene, node, skin);
                 // The tag names the primitive within its mesh (for the panel's UV and texel).
                 let draw = self.gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - self.mesh_prims[mesh].start) as u64);
                 let draw = match &object.kind {
-                    ObjectKind::Node(n) => self.deformed(scene, *n, prim, region, draw),
+                    ObjectKind::Node(n) => self.deformed(scene, *n, prim, region, draw, &mut poses),
                     ObjectKind::Instanced { nodes, .. } => {
                         let transforms: Arc<[Mat4]> = nodes.iter().map(|&n| scene.nodes[n].world).collect();
                         draw.with_instances(self.gpu.instances(region, first_slot, count)).with_instance_transforms(transforms)
@@ -130,18 +133,23 @@ impl UploadedScene {
 
     /// Node `n`'s pick draw of primitive `prim`: placed by its world, or by its skin's joint
     /// matrices (glTF ignores a skinned node's own transform), morphed by its weights.
-    fn deformed(&self, scene: &Scene, n: usize, prim: usize, region: u32, draw: PickDraw) -> PickDraw {
+    fn deformed(&self, scene: &Scene, n: usize, prim: usize, region: u32, draw: PickDraw, poses: &mut PoseCache) -> PickDraw {
         let node = &scene.nodes[n];
         if self.gpu.primitives[prim].topology != picking_vk::Topology::TriangleList {
             return draw.with_model(node.world);
         }
         let skin = node.skin.filter(|_| self.gpu.primitives[prim].skin.is_some());
         let weights = self.weight_index[n];
-        let pose = DeformPose {
-            joint_matrices: skin.and_then(|s| scene.skins.get(s)).map(|s| s.palette.clone()).unwrap_or_default(),
-            morph_weights: node.weights.clone(),
-        };
-        match self.gpu.deformation(prim, region, skin, weights, Arc::new(pose)) {
+        // One CPU pose per skin and morphed node, shared by its draws: a skin of many joints
+        // is copied once, not once per primitive of every node it moves.
+        let pose = poses
+            .entry((skin, weights.map(|_| n)))
+            .or_insert_with(|| {
+                let joint_matrices = skin.and_then(|s| scene.skins.get(s)).map(|s| s.palette.clone()).unwrap_or_default();
+                Arc::new(DeformPose { joint_matrices, morph_weights: weights.map(|_| node.weights.clone()).unwrap_or_default() })
+            })
+            .clone();
+        match self.gpu.deformation(prim, region, skin, weights, pose) {
             Some(d) => {
                 let model = if d.skin.is_some() { Mat4::IDENTITY } else { node.world };
                 draw.with_model(model).with_deformation(d)
@@ -158,5 +166,19 @@ impl UploadedScene {
     /// The world-matrix slot of a scene node (an index into `Scene::nodes`), if it draws.
     pub fn slot_of_node(&self, scene_node: Option<usize>) -> Option<u32> {
         scene_node.and_then(|n| self.node_slot.get(n).copied().flatten())
+    }
+}
+
+/// CPU poses by (skin, morphed node).
+type PoseCache = std::collections::HashMap<(Option<usize>, Option<usize>), Arc<DeformPose>>;
+
+/// Whether a node's triangles wind clockwise: glTF makes it the sign of the determinant of
+/// the transform that places them. A skinned primitive (`skin`) is placed by its joints, its
+/// node's own transform ignored (as glTF specifies), so it is mirrored only when every joint
+/// matrix of the pose mirrors.
+fn mirrored(scene: &Scene, node: &crate::scene::Node, skin: Option<usize>) -> bool {
+    match skin.and_then(|s| scene.skins.get(s)) {
+        Some(skin) => !skin.palette.is_empty() && skin.palette.iter().all(|m| m.determinant() < 0.0),
+        None => node.world.determinant() < 0.0,
     }
 }

@@ -834,6 +834,74 @@ fn skinned_and_morphed_scenes_posed_at_a_time_pick_like_cpu_deformation() {
     assert!(total.0 > 700 && total.1 > 150 && total.2 > 30, "{total:?}");
 }
 
+/// A single-sided skinned tube whose node, or whose node's parent, mirrors (scale -1 in x):
+/// glTF ignores a skinned node's transform, so its faces wind as the joints place them and
+/// every pick equals the unmirrored file's. Before, culling flipped with the node and picks
+/// saw the tube's inside (the far wall, a radius further off).
+#[test]
+fn a_mirrored_transform_above_a_skinned_mesh_does_not_flip_its_faces() {
+    let build = |node_scale: Vec3, parent_scale: Vec3| {
+        let mut b = GltfBuilder::new();
+        let mut tube = viewer::default_scene::skinned_tube(2.0, 0.4, 5, [0.6, 0.4, 0.9, 1.0]);
+        tube.single_sided = true;
+        let mesh = b.add_mesh("Tube", &[(&tube, IndexStorage::U32)]);
+        let (joints, inverse_bind) = viewer::default_scene::tube_joints(&mut b, "Tube", Vec3::new(0.0, -1.0, 0.0), 2.0, &[0.0; 5]);
+        let tube_node = b.add_node("Tube", Some(mesh), Mat4::from_scale(node_scale), &[]);
+        b.add_skin(tube_node, &joints, &inverse_bind);
+        let holder = b.add_node("Holder", None, Mat4::from_scale(parent_scale), &[tube_node]);
+        b.add_root(joints[0]);
+        b.add_root(holder);
+        let camera = glam::camera::rh::view::look_at_mat4(Vec3::new(0.3, 0.2, 4.0), Vec3::ZERO, Vec3::Y).inverse();
+        let cam = b.add_camera_node("Camera", 0.8, 0.1, Some(50.0), camera);
+        b.add_root(cam);
+        b.to_glb()
+    };
+    let pixels: Vec<UVec2> = (0..12).flat_map(|i| (0..6).map(move |j| UVec2::new(40 + 8 * i, 20 + 16 * j))).collect();
+    let picks = |name: &str, glb: Vec<u8>| {
+        let path = tmp(name);
+        std::fs::write(&path, glb).unwrap();
+        headless_picks(Some(&path), &pixels, 192, 144, &[])
+    };
+    let plain = picks("tube-plain.glb", build(Vec3::ONE, Vec3::ONE));
+    let hits = plain.iter().filter(|r| r["hit"] == true).count();
+    assert!(hits > 20, "the tube fills part of the view: {hits} hits");
+    for (name, node, parent) in
+        [("tube-node-mirrored.glb", Vec3::new(-1.0, 1.0, 1.0), Vec3::ONE), ("tube-parent-mirrored.glb", Vec3::ONE, Vec3::new(-1.0, 1.0, 1.0))]
+    {
+        let mirrored = picks(name, build(node, parent));
+        for ((a, b), p) in plain.iter().zip(&mirrored).zip(&pixels) {
+            assert_eq!(a["node_name"], b["node_name"], "{name} pixel {p}");
+            if let (Some(x), Some(y)) = (a["distance"].as_f64(), b["distance"].as_f64()) {
+                assert!((x - y).abs() < 1e-4, "{name} pixel {p}: distance {y}, unmirrored {x}");
+            }
+        }
+    }
+}
+
+/// One sampler driving the rotation of every tube joint (glTF lets channels share a
+/// sampler): its keys are read once and held once, however many channels use it.
+#[test]
+fn channels_sharing_a_sampler_share_its_keys() {
+    let (json, bin) = deformed_scene().to_gltf("shared-sampler.bin");
+    let mut doc: Value = serde_json::from_str(&json).unwrap();
+    let channels = doc["animations"][0]["channels"].as_array_mut().unwrap();
+    let rotations: Vec<usize> = (0..channels.len()).filter(|&c| channels[c]["target"]["path"] == "rotation").collect();
+    for &c in &rotations {
+        channels[c]["sampler"] = serde_json::json!(0);
+    }
+    std::fs::write(tmp("shared-sampler.bin"), bin).unwrap();
+    let path = tmp("shared-sampler.gltf");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let scene = viewer::load_scene(Some(&path)).unwrap();
+    let rotating: Vec<&viewer::animation::Channel> =
+        scene.animations[0].channels.iter().filter(|c| c.property == viewer::animation::Property::Rotation).collect();
+    assert_eq!(rotating.len(), rotations.len());
+    assert!(rotating.len() >= 4);
+    for c in &rotating[1..] {
+        assert!(std::sync::Arc::ptr_eq(&c.times, &rotating[0].times) && std::sync::Arc::ptr_eq(&c.values, &rotating[0].values));
+    }
+}
+
 /// `deformed_scene`'s skinned tube and morphed grid, every coordinate the file stores a
 /// multiple of 1/16 (so exact in f32 a million units out too), the whole scene moved by
 /// `offset`: vertices, joints, inverse binds, the grid's node and the camera.

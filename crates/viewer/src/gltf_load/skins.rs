@@ -10,6 +10,8 @@ use crate::animation::{Animation, Channel, Interpolation, Property, Skin};
 use crate::scene::Scene;
 use glam::{DMat4, Mat4};
 use gltf::accessor::{DataType, Dimensions};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Reads every skin, maps its joints to scene nodes and checks the meshes it deforms.
 pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>]) -> Result<(), SceneError> {
@@ -77,6 +79,10 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
     use gltf::animation::util::ReadOutputs;
     use gltf::animation::Property as P;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
+    // Samplers' keys, read and checked once per accessor: a sampler of a million keys that
+    // drives 200 channels is held once, not 200 times.
+    let mut read_times: HashMap<usize, Arc<[f32]>> = HashMap::new();
+    let mut read_values: HashMap<(usize, Property), Arc<[f32]>> = HashMap::new();
     for animation in document.animations() {
         let bad = |reason: String| SceneError::BadAnimation { animation: animation.index(), reason };
         let mut out = Animation { name: super::kept_name(animation.name()), channels: vec![] };
@@ -117,19 +123,31 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
                 return Err(bad(format!("channel {c}: {keys} key times and {values} output values, expected {per_key} per key")));
             }
             let reader = channel.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
-            let times: Vec<f32> = reader.read_inputs().ok_or_else(|| bad(format!("channel {c}: the key times cannot be read")))?.collect();
-            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
-                return Err(bad(format!("channel {c}: key times must be finite and strictly increasing")));
-            }
-            let values: Vec<f32> = match reader.read_outputs().ok_or_else(|| bad(format!("channel {c}: the values cannot be read")))? {
-                ReadOutputs::Translations(v) => v.flatten().collect(),
-                ReadOutputs::Scales(v) => v.flatten().collect(),
-                ReadOutputs::Rotations(v) => v.into_f32().flatten().collect(),
-                ReadOutputs::MorphTargetWeights(v) => v.into_f32().collect(),
+            let times = match read_times.get(&sampler.input().index()) {
+                Some(times) => times.clone(),
+                None => {
+                    let times: Arc<[f32]> = reader.read_inputs().ok_or_else(|| bad(format!("channel {c}: the key times cannot be read")))?.collect();
+                    if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
+                        return Err(bad(format!("channel {c}: key times must be finite and strictly increasing")));
+                    }
+                    read_times.entry(sampler.input().index()).or_insert(times).clone()
+                }
             };
-            if values.iter().any(|v| !v.is_finite()) {
-                return Err(bad(format!("channel {c}: a value is not finite")));
-            }
+            let values = match read_values.get(&(sampler.output().index(), property)) {
+                Some(values) => values.clone(),
+                None => {
+                    let values: Arc<[f32]> = match reader.read_outputs().ok_or_else(|| bad(format!("channel {c}: the values cannot be read")))? {
+                        ReadOutputs::Translations(v) => v.flatten().collect(),
+                        ReadOutputs::Scales(v) => v.flatten().collect(),
+                        ReadOutputs::Rotations(v) => v.into_f32().flatten().collect(),
+                        ReadOutputs::MorphTargetWeights(v) => v.into_f32().collect(),
+                    };
+                    if values.iter().any(|v| !v.is_finite()) {
+                        return Err(bad(format!("channel {c}: a value is not finite")));
+                    }
+                    read_values.entry((sampler.output().index(), property)).or_insert(values).clone()
+                }
+            };
             if property != Property::Weights && matches!(scene.nodes[node].local, crate::animation::NodeTransform::Matrix(_)) {
                 log::warn!("animation {} channel {c}: node {} has a matrix, which glTF does not animate", animation.index(), scene.nodes[node].gltf_index);
                 continue;
