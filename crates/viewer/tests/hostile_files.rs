@@ -164,6 +164,18 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "cannot use",
         ),
         ("camera of zero scale", mutated(|d| d["nodes"][1]["scale"] = json!([0.0, 0.0, 0.0])), "no view direction"),
+        ("floats off their alignment in the buffer", mutated(|d| d["bufferViews"][0]["byteOffset"] = json!(2)), "not a multiple of its component size"),
+        ("normalized float positions", mutated(|d| d["accessors"][0]["normalized"] = json!(true)), "normalized F32"),
+        ("normalized indices", mutated(|d| d["accessors"][1]["normalized"] = json!(true)), "normalized"),
+        (
+            "a matrix beside a translation",
+            mutated(|d| {
+                d["nodes"][0]["matrix"] = json!([2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1]);
+                d["nodes"][0]["translation"] = json!([1, 0, 0]);
+            }),
+            "both a matrix",
+        ),
+        ("a projective node matrix", mutated(|d| d["nodes"][0]["matrix"] = json!([1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1])), "affine"),
         (
             "transform finite in f64 only",
             mutated(|d| {

@@ -251,7 +251,7 @@ fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::
 /// `precise`, the nodes' transforms as the file writes them (returned per node, with the
 /// first camera's), and pushes the scene's nodes. glTF nodes have at most one parent and no
 /// cycles; a file that breaks this is refused with the node named.
-fn walk_nodes(document: &gltf::Document, precise: &[NodeTransform], scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
+fn walk_nodes(document: &gltf::Document, precise: &[Result<NodeTransform, String>], scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
     let count = document.nodes().len();
     let mut parent: Vec<Option<usize>> = vec![None; count];
     for node in document.nodes() {
@@ -287,7 +287,11 @@ fn walk_nodes(document: &gltf::Document, precise: &[NodeTransform], scene: &mut 
         if depth > 256 {
             return bad("it is nested deeper than 256 levels".into());
         }
-        let Some(&transform) = precise.get(node.index()) else { return bad("the file's nodes could not be read twice alike".into()) };
+        let transform = match precise.get(node.index()) {
+            Some(Ok(transform)) => *transform,
+            Some(Err(reason)) => return bad(reason.clone()),
+            None => return bad("the file's nodes could not be read twice alike".into()),
+        };
         let world = parent_world * transform.matrix();
         // What is drawn is in f32: a world finite in f64 alone (a scale of 1e40) is refused too.
         if !world.is_finite() || !world.as_mat4().is_finite() {

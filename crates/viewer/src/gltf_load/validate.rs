@@ -115,7 +115,9 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             };
             let mut corners = vertices;
             if let Some(indices) = &prim.indices {
-                corners = read("indices", indices.value(), &|d, t, _| d == Dimensions::Scalar && matches!(t, DataType::U8 | DataType::U16 | DataType::U32))?;
+                corners = read("indices", indices.value(), &|d, t, normalized| {
+                    d == Dimensions::Scalar && !normalized && matches!(t, DataType::U8 | DataType::U16 | DataType::U32)
+                })?;
                 allocated = allocated.saturating_add(corners.saturating_mul(4));
             }
             if !normals {
@@ -174,6 +176,9 @@ pub fn accessor(
         return Err(format!("accessor {index} ({what}) has an unknown component type or type"));
     };
     let (data, dims) = (component.0, *dims);
+    if a.normalized && matches!(data, DataType::F32 | DataType::U32) {
+        return Err(format!("accessor {index} ({what}) is normalized {data:?}; glTF normalizes only 8- and 16-bit integers"));
+    }
     if !allowed(dims, data, a.normalized) {
         return Err(format!("accessor {index} ({what}) is {dims:?} of {data:?}{}, which {what} may not be", if a.normalized { " normalized" } else { "" }));
     }
@@ -205,6 +210,12 @@ pub fn accessor(
     let needed = (count - 1).saturating_mul(stride).saturating_add(offset).saturating_add(element);
     if needed > view.byte_length.0 {
         return Err(format!("accessor {index} ({what}) needs {needed} bytes of bufferView {view_index}, which has {}", view.byte_length.0));
+    }
+    // The accessor's elements start at a multiple of their component size in the buffer,
+    // not only in the view (glTF; a float read off its alignment is garbage to the reader).
+    let view_offset = view.byte_offset.map_or(0, |o| o.0);
+    if view_offset.checked_add(offset).is_none_or(|start| start % data.size() as u64 != 0) {
+        return Err(format!("accessor {index} ({what}) starts at byte {view_offset} + {offset} of its buffer, not a multiple of its component size"));
     }
     let buffer = view.buffer.value();
     let view_end = view.byte_offset.map_or(0, |o| o.0).checked_add(view.byte_length.0).ok_or_else(|| format!("bufferView {view_index} overflows"))?;
