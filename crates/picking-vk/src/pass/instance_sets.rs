@@ -134,6 +134,8 @@ impl InstanceSets {
         self.wanted.push(buffers);
     }
 
+    /// Drops what draws noted as wanted without preparing it (a recording that failed
+    /// half-way: its draws' buffers may be gone by the next one).
     pub fn forget_wanted(&mut self) {
         self.wanted.clear();
     }
