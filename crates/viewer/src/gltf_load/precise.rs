@@ -8,6 +8,9 @@ use crate::animation::NodeTransform;
 use glam::{DMat4, DQuat, DVec3};
 use serde::Deserialize;
 
+/// How far a node matrix's last row may lie from (0, 0, 0, 1), each element.
+const AFFINE_NOISE: f64 = 1e-5;
+
 #[derive(Deserialize)]
 struct Nodes {
     #[serde(default)]
@@ -35,15 +38,22 @@ impl PreciseNode {
         };
         let Some(m) = self.matrix.map(|m| DMat4::from_cols_array(&m)) else { return Ok(trs) };
         let has_trs = self.translation.is_some() || self.rotation.is_some() || self.scale.is_some();
-        if has_trs && m == DMat4::IDENTITY {
+        if has_trs && m.abs_diff_eq(DMat4::IDENTITY, AFFINE_NOISE) {
             return Ok(trs);
         }
         if has_trs {
             return Err("it has both a matrix and translation, rotation or scale; glTF allows one or the other".into());
         }
-        if m.row(3) != glam::DVec4::W {
+        // Exporters' matrices carry float noise there (an inverse's 0.99999988): a last row
+        // within AFFINE_NOISE of (0, 0, 0, 1) is taken as exactly that.
+        if !m.row(3).abs_diff_eq(glam::DVec4::W, AFFINE_NOISE) {
             return Err(format!("its matrix's last row is {:?}, not (0, 0, 0, 1): glTF node matrices are affine", m.row(3).to_array()));
         }
+        let mut m = m;
+        m.x_axis.w = 0.0;
+        m.y_axis.w = 0.0;
+        m.z_axis.w = 0.0;
+        m.w_axis.w = 1.0;
         Ok(NodeTransform::Matrix(m))
     }
 }
@@ -76,12 +86,17 @@ mod tests {
     fn matrices_beside_trs_or_not_affine_are_refused() {
         let json = br#"{"nodes":[{"matrix":[1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1],"translation":[1,2,3]},
             {"matrix":[2,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1],"scale":[1,1,2]},
-            {"matrix":[1,0,0,0.5, 0,1,0,0, 0,0,1,0, 0,0,0,1]},{"matrix":[1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,0]}]}"#;
+            {"matrix":[1,0,0,0.5, 0,1,0,0, 0,0,1,0, 0,0,0,1]},{"matrix":[1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,0]},
+            {"matrix":[1,0,0,0, 0,1,0,-1e-8, 0,0,1,0, 3,0,0,0.99999988]}]}"#;
         let transforms = node_transforms(json).unwrap();
         assert!(matches!(transforms[0], Ok(NodeTransform::Trs { translation, .. }) if translation == DVec3::new(1.0, 2.0, 3.0)));
         assert!(transforms[1].as_ref().unwrap_err().contains("both a matrix and"));
-        for t in &transforms[2..] {
+        for t in &transforms[2..4] {
             assert!(t.as_ref().unwrap_err().contains("affine"), "{t:?}");
         }
+        // Float noise in the last row is taken as the affine row it approximates.
+        let snapped = transforms[4].as_ref().unwrap().matrix();
+        assert_eq!(snapped.row(3), glam::DVec4::W);
+        assert_eq!(snapped.w_axis.x, 3.0);
     }
 }
