@@ -479,3 +479,33 @@ impl GpuScene {
         (skin.is_some() || morph.is_some()).then_some(Deformation { skin, morph, pose: Some(pose), bounds_cover_deformation: false })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use picking_vk_context::ContextOptions;
+
+    /// A pose past the device's largest storage range (lavapipe's and the Vulkan minimum:
+    /// 128 MiB) is refused by name before anything is allocated for it; one that fits loads.
+    #[test]
+    fn a_pose_past_the_largest_storage_range_is_refused_at_upload() {
+        let ctx = VulkanContext::new(&ContextOptions::default()).expect("a Vulkan device");
+        let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+        let mut morphed = crate::shapes::cuboid(glam::Vec3::ONE, [1.0; 4]);
+        morphed.morph_targets = vec![vec![glam::Vec3::Y; morphed.positions.len()]];
+        let scene = |weights: u64| {
+            let primitive = GpuPrimitive::upload(&ctx, &morphed).unwrap();
+            let pose = PoseLayout { regions: 2, skin_joints: vec![], weight_counts: vec![weights as u32] };
+            GpuScene::with_pose(&ctx, vec![primitive], &[Mat4::IDENTITY], &[], pose)
+        };
+        match scene(limit / 4) {
+            Err(ContextError::Invalid(reason)) => assert!(reason.contains("largest storage buffer range"), "{reason}"),
+            Err(other) => panic!("refused for another reason: {other}"),
+            Ok(_) => panic!("a pose of 2 x {limit} bytes was accepted"),
+        }
+        assert!(scene(1).is_ok());
+        assert!(ctx.validation_enabled(), "validation layer must be on for GPU tests");
+        let messages = ctx.take_validation_messages();
+        assert!(messages.is_empty(), "validation: {messages:?}");
+    }
+}
