@@ -132,6 +132,7 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
             return Err(ViewerError::Input(format!("--time {given:e}: must be a finite number of seconds (at most {:e})", f32::MAX)));
         }
         viewer::animation::pose(&mut scene, Some(t));
+        viewer::gltf_load::check_pose(&scene).map_err(|e| ViewerError::Input(format!("--time {t}: {e}")))?;
     }
     if !args.headless && !args.demo {
         return viewer_window(&args, scene);

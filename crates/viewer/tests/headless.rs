@@ -878,6 +878,44 @@ fn a_mirrored_transform_above_a_skinned_mesh_does_not_flip_its_faces() {
     }
 }
 
+/// An animation that flings the tube's root joint to 3e38 (a finite f32) by t = 1: at rest
+/// the scene loads and picks, and `--time 0.7`, where the skinned tube's vertices would leave
+/// f32's range and vanish from picture and picks, is refused by name.
+#[test]
+fn a_time_whose_pose_carries_a_skin_past_f32_is_refused() {
+    let mut b = deformed_scene();
+    let (json, _) = b.to_gltf("unused.bin");
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    let root_joint = doc["skins"][0]["joints"][0].as_u64().unwrap() as usize;
+    let times = [0.0, 1.0];
+    let values = [-0.8, -1.0, 0.0, 3.0e38, -1.0, 0.0];
+    let fling = viewer::gltf_write::ChannelSpec { node: root_joint, path: "translation", interpolation: "LINEAR", times: &times, values: &values };
+    b.add_animation("Fling", &[fling]);
+    let glb = tmp("fling.glb");
+    std::fs::write(&glb, b.to_glb()).unwrap();
+    let picks = tmp("fling-picks.json");
+    std::fs::write(&picks, "[[160, 120]]").unwrap();
+    let out = tmp("fling-out.json");
+    let run = |time: &str| {
+        viewer(&[
+            glb.to_str().unwrap(),
+            "--headless",
+            "--size",
+            "320x240",
+            "--time",
+            time,
+            "--pick-file",
+            picks.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ])
+    };
+    let rest = run("0");
+    assert_eq!(rest.code, 0, "at rest the scene picks: {}", rest.stderr);
+    let flung = run("0.7");
+    assert!(flung.code == 1 && flung.stderr.contains("--time 0.7") && flung.stderr.contains("past f32's range"), "{}", flung.stderr);
+}
+
 /// One sampler driving the rotation of every tube joint (glTF lets channels share a
 /// sampler): its keys are read once and held once, however many channels use it.
 #[test]

@@ -85,6 +85,13 @@ pub fn kept_name(name: Option<&str>) -> Option<String> {
     Some(format!("{}…", &name[..cut]))
 }
 
+/// Checks a scene posed at a time as its rest pose was checked at load: an animated joint can
+/// carry a skinned mesh past f32's range (a key of 3e38 is finite), where the GPU would drop
+/// its triangles from the picture and the picks without an error.
+pub fn check_pose(scene: &Scene) -> Result<(), SceneError> {
+    skins::check_skinned_reach(scene)
+}
+
 /// Loads a .gltf or .glb file from disk (a regular file within the size budget).
 pub fn load_path(path: &Path) -> Result<Scene, SceneError> {
     load_path_with(path, &LoadOptions::default())
