@@ -29,11 +29,16 @@ pub enum PickEntry {
     Malformed(String),
 }
 
+/// A whole number: `8` or `8.0` (JSON writers differ), never `8.5`.
+fn whole(v: &Value) -> Option<i64> {
+    v.as_i64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
+}
+
 fn integers<const N: usize>(v: &Value) -> Option<[i64; N]> {
     let list = v.as_array().filter(|a| a.len() == N)?;
     let mut out = [0; N];
     for (o, x) in out.iter_mut().zip(list) {
-        *o = x.as_i64()?;
+        *o = whole(x)?;
     }
     Some(out)
 }
@@ -59,15 +64,15 @@ pub fn parse_entry(v: &Value) -> PickEntry {
         return PickEntry::Malformed(format!("an entry with \"{}\" takes only {keys:?}, not {key:?}", keys[0]));
     }
     if let Some(point) = object.get("point") {
-        let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] integers, got {point}")) };
-        return match object.get("radius").map(Value::as_i64) {
+        let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] whole numbers, got {point}")) };
+        return match object.get("radius").map(whole) {
             None => PickEntry::Point { x, y },
             Some(Some(radius)) => PickEntry::Radius { x, y, radius },
-            Some(None) => PickEntry::Malformed(format!("\"radius\" must be an integer, got {}", object["radius"])),
+            Some(None) => PickEntry::Malformed(format!("\"radius\" must be a whole number, got {}", object["radius"])),
         };
     }
     if let Some(rect) = object.get("rect") {
-        let Some(rect) = integers::<4>(rect) else { return PickEntry::Malformed(format!("\"rect\" must be [x0, y0, x1, y1] integers, got {rect}")) };
+        let Some(rect) = integers::<4>(rect) else { return PickEntry::Malformed(format!("\"rect\" must be [x0, y0, x1, y1] whole numbers, got {rect}")) };
         let mode = match object.get("mode").map(|m| m.as_str()) {
             None | Some(Some("visible")) => RectMode::Visible,
             Some(Some("all")) => RectMode::All,
@@ -102,10 +107,16 @@ mod tests {
         assert_eq!(parse_entry(&json!({"point": [3, 4]})), PickEntry::Point { x: 3, y: 4 });
         assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4], "mode": "all"})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::All });
         assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4]})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::Visible });
+        // Whole numbers written as floats are whole numbers.
+        assert_eq!(parse_entry(&json!({"point": [3.0, 4], "radius": 8.0})), PickEntry::Radius { x: 3, y: 4, radius: 8 });
+        assert_eq!(parse_entry(&json!([3.0, -4.0])), PickEntry::Point { x: 3, y: -4 });
+        assert_eq!(parse_entry(&json!({"rect": [1.0, 2, 3, 4e0]})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::Visible });
         for bad in [
             json!([3]),
             json!("x"),
             json!({"point": [1.5, 2]}),
+            json!({"point": [1, 2], "radius": 2.5}),
+            json!([1e300, 2]),
             json!({"point": [1, 2], "radius": "4"}),
             json!({"rect": [1, 2, 3]}),
             json!({"rect": [0, 0, 1, 1], "mode": "some"}),
