@@ -357,6 +357,11 @@ fn a_camera_aspect_ratio_is_used_where_the_file_gives_one() {
 /// cutoffs and colour alphas), single-sided boards (some facing away, some mirrored) and an
 /// opaque backdrop, with a camera.
 fn alpha_scene(seed: u64) -> GltfBuilder {
+    alpha_scene_with_uvs(seed, |uv| uv)
+}
+
+/// `alpha_scene` with every board's texture coordinates passed through `uvs`.
+fn alpha_scene_with_uvs(seed: u64, uvs: impl Fn(glam::Vec2) -> glam::Vec2) -> GltfBuilder {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut b = GltfBuilder::new();
     let backdrop = b.add_mesh("Backdrop", &[(&shapes::plane(6.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
@@ -376,6 +381,7 @@ fn alpha_scene(seed: u64) -> GltfBuilder {
             single_sided: !masked || rng.bool(),
             ..shapes::plane(0.5 + rng.f32() * 0.5, [0.6 + rng.f32() * 0.4, 0.7, 0.5, 0.85 + rng.f32() * 0.15])
         };
+        let board = picking_vk_host::Primitive { uvs: board.uvs.as_ref().map(|u| u.iter().map(|&uv| uvs(uv)).collect()), ..board };
         let mesh = b.add_mesh(&format!("Board {i}"), &[(&board, IndexStorage::U16)]);
         let at = Vec3::new(rng.f32() * 3.0 - 1.5, rng.f32() * 2.0 - 1.0, -rng.f32() * 3.0);
         // Stood up to face the camera, turned a little; every third one faces away.
@@ -832,6 +838,55 @@ fn skinned_and_morphed_scenes_posed_at_a_time_pick_like_cpu_deformation() {
         total.0, total.1, total.2
     );
     assert!(total.0 > 700 && total.1 > 150 && total.2 > 30, "{total:?}");
+}
+
+/// The alpha-masked boards with their texture coordinates stored as TEXCOORD_1 only, moved by
+/// the inverse of a `KHR_texture_transform` (offset, rotation, scale) that the materials name
+/// with `texCoord` 1: the masks must cut the same holes as the plain file's, and the same
+/// moved coordinates as TEXCOORD_0 without the transform do not.
+#[test]
+fn texture_transforms_and_coordinate_sets_cut_the_masks_the_file_means() {
+    let (w, h) = (320, 240);
+    let (offset, rotation, scale) = (glam::Vec2::new(0.25, -0.1), 0.3f32, glam::Vec2::new(1.5, 0.75));
+    let transform = glam::Affine2::from_translation(offset) * glam::Affine2::from_angle(-rotation) * glam::Affine2::from_scale(scale);
+    let inverse = transform.inverse();
+    let write = |name: &str, b: GltfBuilder, extension: bool| {
+        let (json, bin) = b.to_gltf(&format!("{name}.bin"));
+        let mut doc: Value = serde_json::from_str(&json).unwrap();
+        if extension {
+            for material in doc["materials"].as_array_mut().unwrap() {
+                if material["pbrMetallicRoughness"].get("baseColorTexture").is_some() {
+                    material["pbrMetallicRoughness"]["baseColorTexture"]["extensions"] = serde_json::json!({"KHR_texture_transform": {
+                        "offset": offset.to_array(), "rotation": rotation, "scale": scale.to_array(), "texCoord": 1}});
+                }
+            }
+            doc["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
+        }
+        for mesh in doc["meshes"].as_array_mut().unwrap() {
+            for prim in mesh["primitives"].as_array_mut().unwrap() {
+                let attributes = prim["attributes"].as_object_mut().unwrap();
+                if extension {
+                    if let Some(uv) = attributes.remove("TEXCOORD_0") {
+                        attributes.insert("TEXCOORD_1".into(), uv);
+                    }
+                }
+            }
+        }
+        std::fs::write(tmp(&format!("{name}.bin")), bin).unwrap();
+        let path = tmp(&format!("{name}.gltf"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let pixels = random_pixels(77, 600, w, h);
+    let ids = |path: &Path| headless_picks(Some(path), &pixels, w, h, &[]).iter().map(|r| r["node"].as_u64()).collect::<Vec<_>>();
+    let plain = ids(&write("plain", alpha_scene(1), false));
+    let moved = ids(&write("moved", alpha_scene_with_uvs(1, |uv| inverse.transform_point2(uv)), true));
+    let unmoved = ids(&write("unmoved", alpha_scene_with_uvs(1, |uv| inverse.transform_point2(uv)), false));
+    let same = plain.iter().zip(&moved).filter(|(a, b)| a == b).count();
+    let differ = plain.iter().zip(&unmoved).filter(|(a, b)| a != b).count();
+    eprintln!("texture transform: {same}/{} picks as the plain file; {differ} differ without the transform", pixels.len());
+    assert!(same * 100 >= pixels.len() * 99, "{same}/{}", pixels.len());
+    assert!(differ >= 20, "the transform must matter: {differ}");
 }
 
 /// A single-sided skinned tube whose node, or whose node's parent, mirrors (scale -1 in x):

@@ -36,9 +36,6 @@ pub fn load_textures(
         if out.by_gltf[texture.index()].is_some() {
             continue;
         }
-        if info.tex_coord() != 0 {
-            log::warn!("material {}: base colour texture set {} is read as TEXCOORD_0", material.index().unwrap_or(0), info.tex_coord());
-        }
         let image = texture.source();
         let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
         let bytes = image_bytes(&image, buffers, base, options).map_err(&bad)?;
@@ -49,6 +46,18 @@ pub fn load_textures(
         out.data.push(TextureData { width: rgba.width(), height: rgba.height(), rgba: rgba.into_raw(), sampler });
     }
     Ok(out)
+}
+
+/// The texture coordinate set a material's base colour texture reads (`texCoord`, or its
+/// `KHR_texture_transform` override) and the transform that extension applies to it
+/// (offset, rotation, scale); set 0 and no transform without a texture.
+pub fn uv_set(material: &gltf::Material) -> (u32, glam::Affine2) {
+    let Some(info) = material.pbr_metallic_roughness().base_color_texture() else { return (0, glam::Affine2::IDENTITY) };
+    let Some(t) = info.texture_transform() else { return (info.tex_coord(), glam::Affine2::IDENTITY) };
+    // KHR_texture_transform: uv' = T(offset) * R(rotation) * S(scale) * uv, where R turns
+    // the other way from glam's (its matrix is [cos sin; -sin cos]).
+    let transform = glam::Affine2::from_translation(t.offset().into()) * glam::Affine2::from_angle(-t.rotation()) * glam::Affine2::from_scale(t.scale().into());
+    (t.tex_coord().unwrap_or(info.tex_coord()), transform)
 }
 
 fn image_bytes(image: &gltf::Image, buffers: &[Vec<u8>], base: Option<&Path>, options: &LoadOptions) -> Result<Vec<u8>, String> {

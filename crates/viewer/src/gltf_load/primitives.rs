@@ -61,10 +61,12 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         };
         let mut p = Primitive { positions, indices, topology, ..Default::default() };
         materials::apply(&mut p, &prim.material(), textures).map_err(bad)?;
-        if let Some(uv) = reader.read_tex_coords(0) {
-            let uvs: Vec<Vec2> = uv.into_f32().map(Vec2::from).collect();
+        // The UVs are the set the base colour texture reads, in its texture transform.
+        let (set, transform) = materials::uv_set(&prim.material());
+        if let Some(uv) = reader.read_tex_coords(set) {
+            let uvs: Vec<Vec2> = uv.into_f32().map(|uv| transform.transform_point2(Vec2::from(uv))).collect();
             if uvs.len() != p.positions.len() {
-                return Err(bad("TEXCOORD_0 and POSITION counts differ".into()));
+                return Err(bad(format!("TEXCOORD_{set} and POSITION counts differ")));
             }
             p.uvs = Some(uvs);
         }
