@@ -971,6 +971,26 @@ fn a_time_whose_pose_carries_a_skin_past_f32_is_refused() {
     assert!(flung.code == 1 && flung.stderr.contains("--time 0.7") && flung.stderr.contains("past f32's range"), "{}", flung.stderr);
 }
 
+/// glTF tells readers to skip GLB chunks of unknown types: a file with one after its binary
+/// chunk loads as the file without it (the glTF crate alone refuses it).
+#[test]
+fn a_glb_chunk_of_unknown_type_is_skipped() {
+    let mut glb = written_scene().to_glb();
+    glb.extend(8u32.to_le_bytes());
+    glb.extend(0x5453_4554u32.to_le_bytes());
+    glb.extend([7u8; 8]);
+    let length = glb.len() as u32;
+    glb[8..12].copy_from_slice(&length.to_le_bytes());
+    let path = tmp("unknown-chunk.glb");
+    std::fs::write(&path, &glb).unwrap();
+    let with = viewer::load_scene(Some(&path)).expect("an unknown chunk is skipped");
+    let plain = tmp("no-unknown-chunk.glb");
+    std::fs::write(&plain, written_scene().to_glb()).unwrap();
+    let without = viewer::load_scene(Some(&plain)).unwrap();
+    assert_eq!(with.nodes.len(), without.nodes.len());
+    assert_eq!(with.meshes.iter().map(|m| m.primitives.len()).sum::<usize>(), without.meshes.iter().map(|m| m.primitives.len()).sum::<usize>());
+}
+
 /// One sampler driving the rotation of every tube joint (glTF lets channels share a
 /// sampler): its keys are read once and held once, however many channels use it.
 #[test]

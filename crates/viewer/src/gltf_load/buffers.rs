@@ -11,12 +11,13 @@ use std::path::{Component, Path, PathBuf};
 const JSON_CHUNK: u32 = 0x4E4F_534A;
 const BIN_CHUNK: u32 = 0x004E_4942;
 
-/// Checks a GLB container's header and chunk lengths against the bytes present, so a
-/// truncated or inconsistent file is named as such (the parser's own word is "could not
-/// completely read the object").
-pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
+/// Splits a GLB container into its JSON and its binary chunk, after checking its header and
+/// chunk lengths against the bytes present, so a truncated or inconsistent file is named as
+/// such (the parser's own word is "could not completely read the object"). Other bytes are a
+/// .gltf's JSON, returned whole.
+pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), SceneError> {
     if !bytes.starts_with(b"glTF") {
-        return Ok(());
+        return Ok((bytes, None));
     }
     let word = |at: usize| bytes.get(at..at + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize);
     let bad = |reason: String| Err(SceneError::Glb(reason));
@@ -31,6 +32,7 @@ pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
         return bad(format!("the header says {length} bytes: no room for the JSON chunk a GLB starts with"));
     }
     let mut at = 12;
+    let (mut json, mut bin) = (&bytes[..0], None);
     for index in 0.. {
         if at >= length {
             break;
@@ -47,11 +49,18 @@ pub fn check_glb(bytes: &[u8]) -> Result<(), SceneError> {
         }
         let end = at.checked_add(8).and_then(|a| a.checked_add(chunk));
         match end {
-            Some(end) if end <= length => at = end,
+            Some(end) if end <= length => {
+                match index {
+                    0 => json = &bytes[at + 8..end],
+                    1 if kind as u32 == BIN_CHUNK => bin = Some(&bytes[at + 8..end]),
+                    _ => {}
+                }
+                at = end;
+            }
             _ => return bad(format!("the chunk at byte {at} claims {chunk} bytes, past the end of the {length}-byte file")),
         }
     }
-    Ok(())
+    Ok((json, bin))
 }
 
 /// Every buffer's bytes, in the document's order.
@@ -133,13 +142,13 @@ mod tests {
         let mut glb = b"glTF".to_vec();
         glb.extend(2u32.to_le_bytes());
         glb.extend(40u32.to_le_bytes());
-        assert!(check_glb(&glb).unwrap_err().to_string().contains("truncated"));
+        assert!(split_glb(&glb).unwrap_err().to_string().contains("truncated"));
         glb.truncate(8);
-        assert!(check_glb(&glb).is_err());
+        assert!(split_glb(&glb).is_err());
         // A bare 12-byte header: no JSON chunk follows.
         glb.extend(12u32.to_le_bytes());
-        assert!(check_glb(&glb).unwrap_err().to_string().contains("no room for the JSON chunk"));
-        assert!(check_glb(b"{\"asset\":{}}").is_ok(), "JSON is not a GLB");
+        assert!(split_glb(&glb).unwrap_err().to_string().contains("no room for the JSON chunk"));
+        assert!(split_glb(b"{\"asset\":{}}").is_ok(), "JSON is not a GLB");
     }
 
     /// A GLB of the given chunks (type, 4 bytes of payload each).
@@ -158,10 +167,14 @@ mod tests {
     #[test]
     fn glb_chunks_come_json_first_and_binary_second_once_each() {
         const OTHER: u32 = 0x1234_5678;
-        assert!(check_glb(&glb_of(&[JSON_CHUNK])).is_ok());
-        assert!(check_glb(&glb_of(&[JSON_CHUNK, BIN_CHUNK, OTHER])).is_ok(), "unknown chunks are ignored");
+        assert!(split_glb(&glb_of(&[JSON_CHUNK])).is_ok());
+        assert!(split_glb(&glb_of(&[JSON_CHUNK, BIN_CHUNK, OTHER])).is_ok(), "unknown chunks are ignored");
+        let glb = glb_of(&[JSON_CHUNK, OTHER]);
+        assert_eq!(split_glb(&glb).unwrap(), (&b"{}  "[..], None), "an unknown chunk is no binary chunk");
+        let glb = glb_of(&[JSON_CHUNK, BIN_CHUNK]);
+        assert_eq!(split_glb(&glb).unwrap().1, Some(&b"{}  "[..]));
         let refused = |chunks: &[u32], says: &str| {
-            let error = check_glb(&glb_of(chunks)).unwrap_err().to_string();
+            let error = split_glb(&glb_of(chunks)).unwrap_err().to_string();
             assert!(error.contains(says), "{chunks:x?}: {error}");
         };
         refused(&[BIN_CHUNK, JSON_CHUNK], "not JSON");

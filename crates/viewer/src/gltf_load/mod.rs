@@ -152,17 +152,18 @@ fn quiet_panics_while_loading() {
 }
 
 fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> Result<Scene, SceneError> {
-    buffers::check_glb(bytes)?;
-    let json = if bytes.starts_with(b"glTF") { gltf::Glb::from_slice(bytes)?.json } else { std::borrow::Cow::Borrowed(bytes) };
-    validate::references(&json)?;
-    let precise = precise::node_transforms(&json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
-    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes)?;
+    // The container is split here, not by the glTF crate, which refuses chunks of unknown
+    // types that glTF says to ignore.
+    let (json, blob) = buffers::split_glb(bytes)?;
+    validate::references(json)?;
+    let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
+    let document = gltf::Gltf::from_slice(json)?.document;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
     let asset = &document.as_json().asset;
     if asset.version.split('.').next() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
         return Err(SceneError::Version(printable(asset.min_version.as_deref().unwrap_or(&asset.version))));
     }
-    let buffers = buffers::load(&document, blob, base, options)?;
+    let buffers = buffers::load(&document, blob.map(<[u8]>::to_vec), base, options)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
     let structure = validate::structure(&document, geometry, options)?;

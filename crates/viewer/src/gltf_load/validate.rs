@@ -95,7 +95,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                 match semantic {
                     Semantic::Positions => positions = Some(count),
                     Semantic::Normals => normals = true,
-                    _ => uvs |= *semantic == Semantic::TexCoords(0),
+                    _ => uvs |= matches!(semantic, Semantic::TexCoords(_)),
                 }
                 let bytes = match semantic {
                     Semantic::TexCoords(_) | Semantic::Joints(_) => 8,
