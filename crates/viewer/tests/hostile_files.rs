@@ -138,8 +138,25 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ),
         ("position accessor past the list", mutated(|d| d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(999)), "999"),
         ("non-UTF-8 percent URI", mutated(|d| d["buffers"][0]["uri"] = json!("%FF%FE.bin")), "UTF-8"),
-        ("sparse 2^31 bomb", sparse(1 << 31), "sparse"),
-        ("sparse 30M", sparse(30_000_000), "sparse"),
+        ("sparse 2^31 bomb", sparse(1 << 31), "over the limit"),
+        (
+            "sparse count past the accessor's",
+            mutated(|d| d["accessors"][0]["sparse"] = json!({"count": 4, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}})),
+            "sparse count 4",
+        ),
+        (
+            "sparse values past their view",
+            mutated(|d| {
+                d["accessors"][0]["sparse"] =
+                    json!({"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0, "byteOffset": 28}})
+            }),
+            "sparse values need",
+        ),
+        (
+            "sparse float indices",
+            mutated(|d| d["accessors"][0]["sparse"] = json!({"count": 1, "indices": {"bufferView": 0, "componentType": 5126}, "values": {"bufferView": 0}})),
+            "glTF",
+        ),
         ("parent directory URI", mutated(|d| d["buffers"][0]["uri"] = json!("../../../../../../etc/passwd")), "scene's folder"),
         ("absolute URI", mutated(|d| d["buffers"][0]["uri"] = json!("/etc/passwd")), "absolute"),
         ("file URI", mutated(|d| d["buffers"][0]["uri"] = json!("file:///etc/passwd")), "absolute"),
@@ -385,6 +402,22 @@ fn valid_files_that_were_refused_load() {
         d["skins"] = json!([{"joints": [3]}]);
     });
     assert!(load_path(&write_case("other-scene-skin", &doc)).is_ok());
+    // Sparse positions (how Blender can write shape keys): the base, then the substitutions.
+    // Index 2 (the third u16 index, 2) takes the second vertex, (1, 0, 0); on a base of zeros
+    // (no bufferView), the other vertices are the origin.
+    for (name, base) in [("sparse-over-base", Some(0)), ("sparse-over-zeros", None)] {
+        let doc = mutated(|d| {
+            d["accessors"][0]["sparse"] =
+                json!({"count": 1, "indices": {"bufferView": 1, "byteOffset": 4, "componentType": 5123}, "values": {"bufferView": 0, "byteOffset": 12}});
+            if base.is_none() {
+                d["accessors"][0].as_object_mut().unwrap().remove("bufferView");
+            }
+        });
+        let scene = load_path(&write_case(name, &doc)).unwrap();
+        let positions = &scene.meshes[0].primitives[0].positions;
+        let second = if base.is_some() { glam::Vec3::X } else { glam::Vec3::ZERO };
+        assert_eq!(positions[..], [glam::Vec3::ZERO, second, glam::Vec3::X], "{name}");
+    }
 }
 
 /// Base64 without a dependency: the test encodes what the loader decodes.

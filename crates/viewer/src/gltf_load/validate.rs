@@ -188,8 +188,11 @@ pub fn accessor(
         return Err(format!("accessor {index} ({what}) has count 0; glTF requires at least 1"));
     }
     count.checked_mul(element).ok_or_else(|| format!("accessor {index} ({what}): count {count} overflows"))?;
-    if a.sparse.is_some() {
-        return Err(format!("accessor {index} ({what}) is sparse, which the viewer does not read"));
+    if let Some(sparse) = &a.sparse {
+        sparse_in_range(json, index, what, sparse, count, element, data.size() as u64, buffer_lengths)?;
+        if a.buffer_view.is_none() {
+            return Ok(count); // zeros, then the sparse values
+        }
     }
     let Some(view_index) = &a.buffer_view else {
         return Err(format!("accessor {index} ({what}) has no bufferView and no sparse data"));
@@ -224,6 +227,62 @@ pub fn accessor(
         return Err(format!("bufferView {view_index} ends at byte {view_end} of buffer {buffer}, which holds {held}"));
     }
     Ok(count)
+}
+
+/// Checks a sparse accessor's substitutions before the glTF reader walks them: at least one
+/// and at most the accessor's count, u8/u16/u32 indices and the values tightly packed inside
+/// their views (no byteStride, as glTF requires), aligned in their buffers, and the views
+/// inside their buffers.
+#[allow(clippy::too_many_arguments)]
+fn sparse_in_range(
+    json: &gltf::json::Root,
+    index: usize,
+    what: &str,
+    sparse: &gltf::json::accessor::sparse::Sparse,
+    count: u64,
+    element: u64,
+    component: u64,
+    buffer_lengths: &[usize],
+) -> Result<(), String> {
+    let n = sparse.count.0;
+    if n == 0 || n > count {
+        return Err(format!("accessor {index} ({what}): its sparse count {n} must lie between 1 and its count {count}"));
+    }
+    let index_size = match &sparse.indices.component_type {
+        Checked::Valid(kind) if matches!(kind.0, DataType::U8 | DataType::U16 | DataType::U32) => kind.0.size() as u64,
+        _ => return Err(format!("accessor {index} ({what}): sparse indices must be u8, u16 or u32")),
+    };
+    let parts = [
+        ("indices", sparse.indices.buffer_view.value(), sparse.indices.byte_offset.0, index_size, index_size),
+        ("values", sparse.values.buffer_view.value(), sparse.values.byte_offset.0, element, component),
+    ];
+    for (part, view_index, offset, size, align) in parts {
+        let view = json
+            .buffer_views
+            .get(view_index)
+            .ok_or_else(|| format!("accessor {index} ({what}): sparse {part} name bufferView {view_index}, which the file lacks"))?;
+        if view.byte_stride.is_some() {
+            return Err(format!("accessor {index} ({what}): bufferView {view_index} of its sparse {part} has a byteStride, which glTF forbids there"));
+        }
+        let needed = n.checked_mul(size).and_then(|b| b.checked_add(offset)).ok_or_else(|| format!("accessor {index} ({what}): sparse {part} overflow"))?;
+        if needed > view.byte_length.0 {
+            return Err(format!(
+                "accessor {index} ({what}): its sparse {part} need {needed} bytes of bufferView {view_index}, which has {}",
+                view.byte_length.0
+            ));
+        }
+        let view_offset = view.byte_offset.map_or(0, |o| o.0);
+        if view_offset.checked_add(offset).is_none_or(|start| start % align != 0) {
+            return Err(format!("accessor {index} ({what}): its sparse {part} start at byte {view_offset} + {offset}, not a multiple of their component size"));
+        }
+        let buffer = view.buffer.value();
+        let held =
+            buffer_lengths.get(buffer).ok_or_else(|| format!("bufferView {view_index} names buffer {buffer}, but the file has {}", buffer_lengths.len()))?;
+        if view_offset.checked_add(view.byte_length.0).is_none_or(|end| end > *held as u64) {
+            return Err(format!("bufferView {view_index} lies past the end of buffer {buffer}, which holds {held}"));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a perspective camera's parameters.
