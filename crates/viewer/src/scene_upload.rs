@@ -73,7 +73,7 @@ impl UploadedScene {
                 // Lines and points are drawn rigid (the lit pass deforms triangles only).
                 let deformed = matches!(object.kind, ObjectKind::Node(_)) && gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
                 let skin = node.skin.filter(|_| deformed);
-                let mirrored = mirrored(scene, node, skin.filter(|_| gpu.primitives[prim].skin.is_some()));
+                let mirrored = mirrored(scene, node, skinned_by(&object.kind, node, &gpu.primitives[prim]));
                 let weights = weight_index[object.first_node()].filter(|_| deformed);
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
             }
@@ -112,9 +112,7 @@ impl UploadedScene {
             let node_index = object.first_node();
             let node = &scene.nodes[node_index];
             for prim in self.mesh_prims[mesh].clone() {
-                let skinned = matches!(object.kind, ObjectKind::Node(_)) && self.gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
-                let skin = node.skin.filter(|_| skinned && self.gpu.primitives[prim].skin.is_some());
-                let mirrored = mirrored(scene, node, skin);
+                let mirrored = mirrored(scene, node, skinned_by(&object.kind, node, &self.gpu.primitives[prim]));
                 // The tag names the primitive within its mesh (for the panel's UV and texel).
                 let draw = self.gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - self.mesh_prims[mesh].start) as u64);
                 let draw = match &object.kind {
@@ -138,7 +136,7 @@ impl UploadedScene {
         if self.gpu.primitives[prim].topology != picking_vk::Topology::TriangleList {
             return draw.with_model(node.world);
         }
-        let skin = node.skin.filter(|_| self.gpu.primitives[prim].skin.is_some());
+        let skin = skinned_by(&ObjectKind::Node(n), node, &self.gpu.primitives[prim]);
         let weights = self.weight_index[n];
         // One CPU pose per skin and morphed node, shared by its draws: a skin of many joints
         // is copied once, not once per primitive of every node it moves.
@@ -167,6 +165,13 @@ impl UploadedScene {
     pub fn slot_of_node(&self, scene_node: Option<usize>) -> Option<u32> {
         scene_node.and_then(|n| self.node_slot.get(n).copied().flatten())
     }
+}
+
+/// The skin that places `prim` as `node` draws it: its node's, for a node drawn on its own
+/// whose triangles carry skin influences (lines, points and instanced nodes are drawn rigid).
+fn skinned_by(kind: &ObjectKind, node: &crate::scene::Node, prim: &GpuPrimitive) -> Option<usize> {
+    let deformable = matches!(kind, ObjectKind::Node(_)) && prim.topology == picking_vk::Topology::TriangleList && prim.skin.is_some();
+    node.skin.filter(|_| deformable)
 }
 
 /// CPU poses by (skin, morphed node).

@@ -155,9 +155,9 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // The container is split here, not by the glTF crate, which refuses chunks of unknown
     // types that glTF says to ignore.
     let (json, blob) = buffers::split_glb(bytes)?;
-    validate::references(json)?;
+    let root = validate::references(json)?;
     let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
-    let document = gltf::Gltf::from_slice(json)?.document;
+    let document = gltf::Document::from_json(root)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
     let asset = &document.as_json().asset;
     if asset.version.split('.').next() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {

@@ -130,7 +130,8 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
                     if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
                         return Err(bad(format!("channel {c}: key times must be finite and strictly increasing")));
                     }
-                    read_times.entry(sampler.input().index()).or_insert(times).clone()
+                    read_times.insert(sampler.input().index(), times.clone());
+                    times
                 }
             };
             let values = match read_values.get(&(sampler.output().index(), property)) {
@@ -145,7 +146,8 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
                     if values.iter().any(|v| !v.is_finite()) {
                         return Err(bad(format!("channel {c}: a value is not finite")));
                     }
-                    read_values.entry((sampler.output().index(), property)).or_insert(values).clone()
+                    read_values.insert((sampler.output().index(), property), values.clone());
+                    values
                 }
             };
             if property != Property::Weights && matches!(scene.nodes[node].local, crate::animation::NodeTransform::Matrix(_)) {

@@ -11,8 +11,9 @@ use gltf::mesh::Semantic;
 /// Checks, before the glTF crate validates the document, what its validation indexes without
 /// checking: every accessor index a mesh primitive's attributes and morph targets name (an
 /// index past the list panics inside the crate's own validation), and the nodes, samplers
-/// and accessors skins and animations name.
-pub fn references(json: &[u8]) -> Result<(), SceneError> {
+/// and accessors skins and animations name. Returns the parsed document, for the crate to
+/// validate and read.
+pub fn references(json: &[u8]) -> Result<gltf::json::Root, SceneError> {
     let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let accessors = root.accessors.len();
     for (m, mesh) in root.meshes.iter().enumerate() {
@@ -57,7 +58,7 @@ pub fn references(json: &[u8]) -> Result<(), SceneError> {
             return Err(SceneError::BadNode { node: n, reason: format!("it names skin {s}, but the file has {}", root.skins.len()) });
         }
     }
-    Ok(())
+    Ok(root)
 }
 
 /// What an attribute may be, per the glTF 2.0 specification's attribute table.
@@ -220,13 +221,19 @@ pub fn accessor(
     if view_offset.checked_add(offset).is_none_or(|start| start % data.size() as u64 != 0) {
         return Err(format!("accessor {index} ({what}) starts at byte {view_offset} + {offset} of its buffer, not a multiple of its component size"));
     }
+    view_in_buffer(view_index, view, buffer_lengths)?;
+    Ok(count)
+}
+
+/// Checks that buffer view `view_index` lies inside its buffer.
+fn view_in_buffer(view_index: usize, view: &gltf::json::buffer::View, buffer_lengths: &[usize]) -> Result<(), String> {
     let buffer = view.buffer.value();
     let view_end = view.byte_offset.map_or(0, |o| o.0).checked_add(view.byte_length.0).ok_or_else(|| format!("bufferView {view_index} overflows"))?;
     let held = buffer_lengths.get(buffer).ok_or_else(|| format!("bufferView {view_index} names buffer {buffer}, but the file has {}", buffer_lengths.len()))?;
     if view_end > *held as u64 {
         return Err(format!("bufferView {view_index} ends at byte {view_end} of buffer {buffer}, which holds {held}"));
     }
-    Ok(count)
+    Ok(())
 }
 
 /// Checks a sparse accessor's substitutions before the glTF reader walks them: at least one
@@ -275,12 +282,7 @@ fn sparse_in_range(
         if view_offset.checked_add(offset).is_none_or(|start| start % align != 0) {
             return Err(format!("accessor {index} ({what}): its sparse {part} start at byte {view_offset} + {offset}, not a multiple of their component size"));
         }
-        let buffer = view.buffer.value();
-        let held =
-            buffer_lengths.get(buffer).ok_or_else(|| format!("bufferView {view_index} names buffer {buffer}, but the file has {}", buffer_lengths.len()))?;
-        if view_offset.checked_add(view.byte_length.0).is_none_or(|end| end > *held as u64) {
-            return Err(format!("bufferView {view_index} lies past the end of buffer {buffer}, which holds {held}"));
-        }
+        view_in_buffer(view_index, view, buffer_lengths)?;
     }
     Ok(())
 }
