@@ -108,6 +108,37 @@ impl Gpu {
     pub fn run(&self, f: impl FnOnce(vk::CommandBuffer)) {
         self.ctx.run_once(f).expect("submit");
     }
+
+    /// As [`Gpu::run`], returning how many primitives the input assembler received from
+    /// what `f` recorded (a pipeline statistics query around it). Panics on a device
+    /// without `pipelineStatisticsQuery`.
+    pub fn count_primitives(&self, f: impl FnOnce(vk::CommandBuffer)) -> u64 {
+        assert!(self.ctx.pipeline_statistics, "the device offers no pipelineStatisticsQuery");
+        let d = &self.ctx.device;
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::PIPELINE_STATISTICS)
+            .query_count(1)
+            .pipeline_statistics(vk::QueryPipelineStatisticFlags::INPUT_ASSEMBLY_PRIMITIVES);
+        // SAFETY: a plain query pool of the context's device, destroyed below.
+        let pool = unsafe { d.create_query_pool(&info, None) }.expect("query pool");
+        self.run(|cmd| {
+            // SAFETY: `cmd` is recording outside a render pass; the query is begun and ended
+            // outside one, around what `f` records.
+            unsafe {
+                d.cmd_reset_query_pool(cmd, pool, 0, 1);
+                d.cmd_begin_query(cmd, pool, 0, vk::QueryControlFlags::empty());
+            }
+            f(cmd);
+            // SAFETY: as above.
+            unsafe { d.cmd_end_query(cmd, pool, 0) };
+        });
+        let mut count = [0u64; 1];
+        // SAFETY: `run` waited for the command buffer; one 64-bit result of query 0.
+        unsafe { d.get_query_pool_results(pool, 0, &mut count, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.expect("query results");
+        // SAFETY: the pool's only use has completed.
+        unsafe { d.destroy_query_pool(pool, None) };
+        count[0]
+    }
 }
 
 impl Default for Gpu {

@@ -123,3 +123,37 @@ fn a_pick_on_a_large_mesh_reports_the_face_within_the_draw() {
     drop((culled, full, gs));
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn a_cut_draw_assembles_only_its_runs_with_and_without_batching() {
+    let gpu = Gpu::new();
+    // Two 1,536-triangle spheres side by side, both under the centre pixel's padded ray only
+    // in part: each is cut to a few runs.
+    let s = Scene {
+        meshes: vec![Mesh::sphere(24, 32)],
+        objects: vec![
+            Object::new(5, 0, Mat4::from_translation(Vec3::new(-0.9, 0.0, -6.0))),
+            Object::new(6, 0, Mat4::from_translation(Vec3::new(0.9, 0.0, -7.0))),
+        ],
+    };
+    let gs = s.upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let request = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let total = 2 * 1536u64;
+    let mut hits = vec![];
+    for rows in [512, 0] {
+        let mut picker = gpu.picker(PickerConfig::default().with_batch_rows(rows));
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        let assembled = gpu.count_primitives(|cmd| unsafe { picker.record(cmd, 0, &request, &gs.draws) }.map(|_| ()).expect("record"));
+        // SAFETY: the frame completed.
+        let result = unsafe { picker.take_result(0) }.expect("resolve").expect("pending");
+        let culled = result.stats.pass.triangles_culled;
+        assert!(culled > 1000, "batch rows {rows}: most of both spheres is left out ({culled})");
+        assert_eq!(assembled, total - culled, "batch rows {rows}: the pass assembles exactly the runs it kept");
+        hits.push(key(&result));
+        drop(picker);
+    }
+    assert!(hits[0].is_some() && hits[0] == hits[1], "{hits:?}");
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}

@@ -102,6 +102,9 @@ pub struct VulkanContext {
     pub picking_features: PickFeatures,
     pub device_name: String,
     pub properties: vk::PhysicalDeviceProperties,
+    /// Whether `pipelineStatisticsQuery` is enabled (wherever the device offers it): tests
+    /// count the primitives a pass assembles with it.
+    pub pipeline_statistics: bool,
     /// The instance's `apiVersion`.
     pub api_version: u32,
     /// Owns the device, the allocator and the instance (dropped after the pools).
@@ -342,8 +345,14 @@ impl VulkanContext {
         let priorities = [1.0];
         let queue_info = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family_index).queue_priorities(&priorities)];
         let picking_features = picking.features();
-        let device_info =
-            picking.add_to_device_create(vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions));
+        // The core features picking needs, plus pipeline statistics where offered.
+        // SAFETY: `physical_device` was enumerated from `instance`.
+        let pipeline_statistics = unsafe { instance.get_physical_device_features(physical_device) }.pipeline_statistics_query == vk::TRUE;
+        let mut core = vk::PhysicalDeviceFeatures::default().pipeline_statistics_query(pipeline_statistics);
+        picking.enable_core(&mut core);
+        let device_info = picking.extension_structs(
+            vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&core),
+        );
         // SAFETY: pointers in `device_info` refer to locals alive for the call; the extensions
         // and features enabled were reported by the device.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }?;
@@ -380,6 +389,7 @@ impl VulkanContext {
             picking_features,
             device_name,
             properties,
+            pipeline_statistics,
             api_version: options.api_version,
             owner,
         })

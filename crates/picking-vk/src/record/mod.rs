@@ -373,7 +373,8 @@ impl<'a> PassRecording<'a> {
                 for &(start, count) in ranges {
                     // SAFETY: as above.
                     unsafe {
-                        match draw.triangles {
+                        // This run's triangles (the whole draw's when it was not cut).
+                        match triangles {
                             Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
                             Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
                                 d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
