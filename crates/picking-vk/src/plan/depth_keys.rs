@@ -5,6 +5,7 @@
 //! a summary of its draws (see [`super::nearest_first`]).
 
 use super::is_affine;
+use super::sphere::BoundingSphere;
 use super::sure_hit::PixelTarget;
 use crate::draw::{PickDraw, PrimitiveKind};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
@@ -130,8 +131,9 @@ fn world_terms(model: &DMat4, c: DVec3, h: DVec3) -> DVec3 {
         + model.w_axis.truncate().abs()
 }
 
-/// The nearest key any point of `draw`'s box can take, less the GPU's rounding, or `None`.
-fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
+/// The nearest key any point of `draw`'s box (and of the box around its world sphere, when
+/// it has one: the farther of the two holds) can take, less the GPU's rounding, or `None`.
+fn nearest_key(draw: &PickDraw, sphere: Option<&BoundingSphere>, rows: &DepthRows, nearer: Nearer) -> Option<f64> {
     let local = draw.culling_bounds()?;
     let model = draw.model.as_dmat4();
     // Clip z and w as affine functions of the model-space point.
@@ -148,7 +150,24 @@ fn nearest_key(draw: &PickDraw, rows: &DepthRows, nearer: Nearer) -> Option<f64>
         None => of_model(rows.z),
     };
     let b = BoxDepth { c, h, rw, rz, ew: rounding_of(rw, rows.w), ez: rounding_of(rz, rows.z) };
-    nearest_key_of(&b, rows, nearer)
+    let of_box = nearest_key_of(&b, rows, nearer)?;
+    // The same vertices, so the same rounding, bounded in world space by the box around the
+    // sphere cut to the world box around the draw's box.
+    let of_sphere = sphere.and_then(|s| {
+        let centre = model.transform_point3(c);
+        let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+        let lo = (centre - half).max(s.centre - s.radius);
+        let hi = (centre + half).min(s.centre + s.radius);
+        if !lo.cmple(hi).all() {
+            return None;
+        }
+        let rz = match rows.z_of_w {
+            Some((alpha, beta)) => DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta),
+            None => rows.z,
+        };
+        nearest_key_of(&BoxDepth { c: (lo + hi) * 0.5, h: (hi - lo) * 0.5, rw: rows.w, rz, ..b }, rows, nearer)
+    });
+    Some(of_sphere.map_or(of_box, |k| k.max(of_box)))
 }
 
 /// What the nearest-first walk knows of the draws below a node of the shared list's
@@ -190,8 +209,8 @@ const TESTS_CONVENTION: u8 = 4;
 const UNBOUNDED: u8 = 8;
 
 impl DepthSummary {
-    /// One draw's summary.
-    pub fn of(draw: &PickDraw) -> Self {
+    /// One draw's summary; its box also within its world sphere's, when it has one.
+    pub fn of(draw: &PickDraw, sphere: Option<&BoundingSphere>) -> Self {
         let unbounded = DepthSummary { kinds: UNBOUNDED, ..DepthSummary::default() };
         let Some(local) = draw.culling_bounds().filter(|_| depth_bounded_by_box(draw)) else { return unbounded };
         let kinds = match draw.raster.depth_compare {
@@ -211,6 +230,12 @@ impl DepthSummary {
             terms: to_f32_rounded(world_terms(&model, c, h), true),
             lo: to_f32_rounded(centre - half, false),
             hi: to_f32_rounded(centre + half, true),
+        };
+        let summary = match sphere.map(BoundingSphere::aabb) {
+            Some(s) if s.min.cmple(summary.hi).all() && summary.lo.cmple(s.max).all() => {
+                DepthSummary { lo: summary.lo.max(s.min), hi: summary.hi.min(s.max), ..summary }
+            }
+            _ => summary,
         };
         if summary.terms.is_finite() && summary.lo.is_finite() && summary.hi.is_finite() {
             summary
@@ -288,8 +313,8 @@ impl PixelDepth {
     }
 
     /// The nearest key `draw` can leave at the pixel, if its depth is bounded by its box.
-    pub fn near_key(&self, draw: &PickDraw) -> Option<f64> {
-        depth_bounded_by_box(draw).then(|| nearest_key(draw, &self.rows, self.ndc_nearer)).flatten().map(|k| k - self.rounding)
+    pub fn near_key(&self, draw: &PickDraw, sphere: Option<&BoundingSphere>) -> Option<f64> {
+        depth_bounded_by_box(draw).then(|| nearest_key(draw, sphere, &self.rows, self.ndc_nearer)).flatten().map(|k| k - self.rounding)
     }
 
     /// A key no draw the summary covers can come nearer than, if every one of them tests
@@ -334,9 +359,11 @@ fn nearer_of_compare(op: vk::CompareOp) -> Option<Nearer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draw::{Aabb, BufferRange, Positions, Triangles};
+    use crate::draw::{Aabb, BufferRange, MeshGeometry, Positions, Triangles};
+    use crate::plan::sphere::spheres_of;
     use crate::{ObjectId, Viewport};
     use glam::Mat4;
+    use std::sync::Arc;
 
     fn draw(id: u64) -> PickDraw {
         let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 10 };
@@ -370,7 +397,7 @@ mod tests {
             let pixel = UVec2::new((next() * 63.0) as u32, (next() * 47.0) as u32);
             let Some(pd) = PixelDepth::for_convention(&camera, pixel) else { continue };
             let mut merged = DepthSummary::default();
-            let mut nearest = f64::INFINITY;
+            let (mut nearest, mut nearest_vertex) = (f64::INFINITY, f64::INFINITY);
             for k in 0..4 {
                 let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::Y);
                 let scale = Vec3::new(0.1 + next() * 3.0, 0.1 + next() * 3.0, 0.1 + next() * 3.0);
@@ -378,19 +405,46 @@ mod tests {
                 let model = Mat4::from_scale_rotation_translation(scale, glam::Quat::from_axis_angle(axis, next() * 6.0), t);
                 let min = Vec3::new(next(), next(), next()) * -2.0;
                 let bounds = Aabb { min, max: min + Vec3::new(next(), next(), next()) * 3.0 + 0.01 };
+                // Every other draw is a mesh of points in its box, so its sphere counts too.
+                // (The draw reads three vertices.)
+                let points: Vec<Vec3> = (0..3).map(|_| bounds.min + (bounds.max - bounds.min) * Vec3::new(next(), next(), next())).collect();
                 let d = draw(k + 1).with_model(model).with_bounds(bounds);
-                let own = DepthSummary::of(&d);
+                let d = if case % 4 < 2 {
+                    d.with_geometry(Arc::new(MeshGeometry { positions: points.clone(), ..Default::default() })).with_bounds(bounds)
+                } else {
+                    d
+                };
+                let sphere = spheres_of(std::slice::from_ref(&d))[0];
+                assert_eq!(sphere.is_some(), case % 4 < 2);
+                let own = DepthSummary::of(&d, sphere.as_ref());
                 merged = DepthSummary::merge(merged, own);
-                let Some(key) = pd.near_key(&d) else { continue };
+                let Some(key) = pd.near_key(&d, sphere.as_ref()) else { continue };
                 nearest = nearest.min(key);
                 compared += 1;
                 if let Some(summary_key) = pd.summary_key(&own) {
                     keyed += 1;
-                    assert!(summary_key <= key, "case {case}: summary {summary_key} beyond the draw's {key}");
+                    // Both bound the same vertices; the summary's world box may be the tighter.
+                    if sphere.is_none() {
+                        assert!(summary_key <= key, "case {case}: summary {summary_key} beyond the draw's {key}");
+                    }
+                }
+                // Neither key lies beyond a vertex the draw has (exact NDC depth in f64).
+                if sphere.is_some() {
+                    let vp = camera.view_projection * model.as_dmat4();
+                    for p in &points {
+                        let clip = vp * p.as_dvec3().extend(1.0);
+                        let k = super::key(clip.z / clip.w, pd.ndc_nearer);
+                        nearest_vertex = nearest_vertex.min(k);
+                        assert!(key <= k, "case {case}: the draw's key {key} beyond its vertex at {k}");
+                        if let Some(summary_key) = pd.summary_key(&own) {
+                            assert!(summary_key <= k, "case {case}: summary {summary_key} beyond a vertex at {k}");
+                        }
+                    }
                 }
             }
             if let Some(summary_key) = pd.summary_key(&merged) {
-                assert!(summary_key <= nearest, "case {case}: merged summary {summary_key} beyond {nearest}");
+                assert!(summary_key <= nearest || case % 4 < 2, "case {case}: merged summary {summary_key} beyond {nearest}");
+                assert!(summary_key <= nearest_vertex, "case {case}: merged summary {summary_key} beyond a vertex at {nearest_vertex}");
             }
         }
         assert!(keyed * 2 > compared, "most summaries give a key: {keyed} of {compared}");

@@ -14,6 +14,7 @@ mod nearest_first;
 mod occlusion;
 mod prefetch;
 mod ray;
+mod sphere;
 mod sure_hit;
 
 use crate::draw::{Aabb, DrawLimits, PickDraw};
@@ -33,6 +34,7 @@ use nearest_first::OccludingWalk;
 use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
+use sphere::{spheres_of, BoundingSphere};
 use std::sync::{Arc, Weak};
 
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
@@ -72,6 +74,8 @@ struct DrawCache {
     unbounded: Vec<u32>,
     /// Draws with `pickable == false`, sorted.
     unpickable: Vec<u32>,
+    /// Per draw: the world sphere around its vertices, where one bounds it.
+    spheres: Vec<Option<BoundingSphere>>,
     /// Per node and child slot of `bvh`: how the draws below test depth, and their boxes.
     summaries: Vec<[DepthSummary; 4]>,
     /// Whether any draw could prove a sure hit: without one, a nearest-first walk only costs.
@@ -85,9 +89,21 @@ pub(crate) struct PointTarget<'a> {
     pub pixel: UVec2,
 }
 
-/// A bounded draw's world box (around all its instances when instanced with CPU transforms)
-/// and the exact box to test: its local box under its model matrix when it is not instanced.
-fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
+/// The part of `world` its sphere (if any) also bounds: both hold every vertex.
+fn within_sphere(world: Aabb, sphere: Option<&BoundingSphere>) -> Aabb {
+    let Some(s) = sphere.map(BoundingSphere::aabb) else { return world };
+    let both = Aabb { min: world.min.max(s.min), max: world.max.min(s.max) };
+    if both.min.cmple(both.max).all() {
+        both
+    } else {
+        world
+    }
+}
+
+/// A bounded draw's world box (around all its instances when instanced with CPU transforms;
+/// within its sphere, if it has one) and the exact box to test: its local box under its model
+/// matrix when it is not instanced.
+fn draw_bounds(draw: &PickDraw, index: u32, sphere: Option<&BoundingSphere>) -> Option<(Aabb, AffineBox)> {
     if !is_affine(&draw.model) || draw.instance_transforms.as_ref().is_some_and(|t| !t.iter().all(is_affine)) {
         return None;
     }
@@ -98,7 +114,7 @@ fn draw_bounds(draw: &PickDraw, index: u32) -> Option<(Aabb, AffineBox)> {
     };
     let world = Some(local.transformed(&draw.model)).filter(Aabb::is_finite)?;
     let exact = draw.instances.is_none().then(|| AffineBox::new(&local, &draw.model, index)).flatten();
-    Some((world, exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
+    Some((within_sphere(world, sphere), exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
 }
 
 /// What to record this frame: the admitted draws and, for instanced ones, which instances.
@@ -209,6 +225,7 @@ impl Plan {
                         draws,
                         request,
                         summaries: &cache.summaries,
+                        spheres: &cache.spheres,
                         depth,
                         camera: target.camera,
                         ray,
@@ -224,7 +241,11 @@ impl Plan {
                     bvh.query_nearest_first(&ray.slab(), ray.world_padding(), &mut self.walk_queue, &mut walk);
                     (self.walk_bound, skipped) = (Some(walk.bound), walk.skipped);
                 }
-                (Some(bvh), None) => bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates),
+                (Some(bvh), None) => {
+                    bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates);
+                    let (slab, margin) = (ray.slab(), ray.margin());
+                    self.candidates.retain(|&i| cache.spheres.get(i as usize).copied().flatten().is_none_or(|s| s.meets(&slab, margin)));
+                }
                 (None, _) => {}
             }
             self.candidates.extend_from_slice(&cache.unbounded);
@@ -264,7 +285,11 @@ impl Plan {
     /// sure hit of another proves cannot win the pixel (see [`occlusion`]).
     pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
         let walked = self.walk_bound.take();
-        let culled = self.occlusion.prune(&mut self.entries, draws, camera, pixel, ray, &mut self.chunks, self.frame, walked);
+        // Spheres are known for the shared list the plan was built over.
+        let spheres =
+            self.draw_cache.as_ref().filter(|c| c.spheres.len() == draws.len() && c.draws.upgrade().is_some_and(|d| std::ptr::eq(d.as_ptr(), draws.as_ptr())));
+        let spheres = spheres.map_or(&[][..], |c| &c.spheres[..]);
+        let culled = self.occlusion.prune(&mut self.entries, draws, spheres, camera, pixel, ray, &mut self.chunks, self.frame, walked);
         self.stats.draws_culled += culled;
     }
 
@@ -298,18 +323,19 @@ impl Plan {
     fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
         let mut items = Vec::with_capacity(draws.len());
         let mut unbounded = vec![];
+        let spheres = spheres_of(draws);
         for (i, draw) in draws.iter().enumerate() {
-            match draw_bounds(draw, i as u32) {
+            match draw_bounds(draw, i as u32, spheres[i].as_ref()) {
                 Some(item) => items.push(item),
                 None => unbounded.push(i as u32),
             }
         }
         let unpickable = (0..draws.len() as u32).filter(|&i| !draws[i as usize].pickable).collect();
         let bvh = BoxBvh::new(items);
-        let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), DepthSummary::of);
+        let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), |d| DepthSummary::of(d, spheres[i as usize].as_ref()));
         let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
         let has_occluders = draws.iter().any(occlusion::may_occlude);
-        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, summaries, has_occluders }
+        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.

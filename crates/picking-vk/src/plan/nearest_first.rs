@@ -15,6 +15,7 @@ use super::chunks::Chunks;
 use super::depth_keys::{DepthSummary, PixelDepth};
 use super::occlusion::{can_occlude, Occlusion};
 use super::ray::PixelRay;
+use super::sphere::BoundingSphere;
 use crate::draw::PickDraw;
 use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
@@ -32,6 +33,8 @@ pub(crate) struct OccludingWalk<'a> {
     pub request: &'a PickRequest<'a>,
     /// Per node and child slot of the hierarchy.
     pub summaries: &'a [[DepthSummary; 4]],
+    /// Per draw, its world sphere where one bounds it.
+    pub spheres: &'a [Option<BoundingSphere>],
     pub depth: &'a PixelDepth,
     pub camera: &'a CameraSnapshot,
     pub ray: &'a PixelRay,
@@ -58,6 +61,10 @@ impl NearestFirstVisit for OccludingWalk<'_> {
     }
 
     fn item(&mut self, index: u32, unpadded: impl FnOnce() -> bool) {
+        let sphere = self.spheres.get(index as usize).copied().flatten();
+        if sphere.is_some_and(|s| !s.meets(&self.ray.slab(), self.ray.margin())) {
+            return;
+        }
         self.found.push(index);
         let Some(draw) = self.draws.get(index as usize) else { return };
         let exhausted = if self.bound.is_some() { self.tightening_tries >= MAX_TIGHTENING_TRIES } else { self.tries >= MAX_WALK_TRIES };
@@ -70,7 +77,7 @@ impl NearestFirstVisit for OccludingWalk<'_> {
             return;
         }
         // A draw whose box lies beyond the bound cannot tighten it.
-        let Some(near) = self.depth.near_key(draw) else { return };
+        let Some(near) = self.depth.near_key(draw, sphere.as_ref()) else { return };
         if self.bound.is_some_and(|b| near >= b) {
             return;
         }
@@ -125,6 +132,40 @@ mod tests {
         let reached = plan.candidates.len();
         plan.occlude(&draws, &camera, pixel, &ray);
         (plan.entries.iter().map(|e| e.draw).collect(), plan.stats.draws_culled, reached)
+    }
+
+    /// An octahedron of circumradius 1 (its box is the cube of side 2) under `model`.
+    fn octahedron(id: u64, model: Mat4) -> PickDraw {
+        let positions = vec![Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z];
+        let indices = vec![0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5];
+        let geometry = Arc::new(MeshGeometry { positions, indices: Some(indices), ..Default::default() });
+        let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1 << 10 };
+        let triangles = Triangles::Indexed { range, width: IndexWidth::U32, first_index: 0, index_count: 24, vertex_offset: 0 };
+        PickDraw::new(ObjectId::new(id).unwrap(), Positions { range, stride: 12, vertex_count: 6 }, triangles).with_geometry(geometry).with_model(model)
+    }
+
+    #[test]
+    fn round_meshes_the_ray_passes_by_are_culled_by_their_spheres() {
+        // A mesh straight ahead, and around it six rotated ones whose boxes' corners reach the
+        // centre pixel's ray and come nearer than the hit, while their spheres stay clear of
+        // both: only the first can win the pixel.
+        let target = octahedron(1, Mat4::from_translation(Vec3::new(0.2, 0.1, -5.0)));
+        let mut draws = vec![target];
+        for k in 0..6 {
+            let angle = k as f32 * std::f32::consts::TAU / 6.0;
+            let at = Vec3::new(1.35 * angle.cos(), 1.35 * angle.sin(), -5.6);
+            // Each box turned so that a corner points at the ray.
+            let towards = glam::Quat::from_rotation_arc(Vec3::new(1.0, 1.0, 1.0).normalize(), -at.truncate().extend(0.0).normalize());
+            draws.push(octahedron(2 + k, Mat4::from_rotation_translation(towards, at)));
+        }
+        let ray_meets_box = |d: &PickDraw| {
+            let exact = crate::plan::affine_box::AffineBox::new(&d.bounds.unwrap(), &d.model, 0).unwrap();
+            exact.meets(&crate::plan::ray::SlabRay::new(Vec3::ZERO, -Vec3::Z), 0.0).is_some()
+        };
+        assert!(draws[1..].iter().all(ray_meets_box), "every box reaches the ray");
+        let (planned, _, reached) = plan_centre(draws);
+        assert_eq!(planned, vec![0], "the six spheres are clear of the ray");
+        assert_eq!(reached, 1);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 use super::chunks::Chunks;
 use super::depth_keys::{convention_nearer, nearer_of, DepthSummary, PixelDepth};
 use super::ray::PixelRay;
+use super::sphere::BoundingSphere;
 use super::sure_hit::SureHits;
 use super::PlanEntry;
 use crate::draw::{PickDraw, PositionFormat, Topology};
@@ -61,6 +62,7 @@ impl Occlusion {
         &mut self,
         entries: &mut Vec<PlanEntry>,
         draws: &[PickDraw],
+        spheres: &[Option<BoundingSphere>],
         camera: &CameraSnapshot,
         pixel: UVec2,
         ray: &PixelRay,
@@ -82,7 +84,7 @@ impl Occlusion {
             if !depth.tests_like(draw) {
                 return 0;
             }
-            let near = depth.near_key(draw);
+            let near = depth.near_key(draw, spheres.get(e.draw as usize).and_then(Option::as_ref));
             if let Some(k) = near.filter(|_| walked.is_none() && can_occlude(draw)) {
                 self.occluders.push((k, i as u32));
             }
@@ -116,7 +118,7 @@ impl Occlusion {
 
 /// Whether a draw can be an occluder for some pixel and depth convention.
 pub(crate) fn may_occlude(draw: &PickDraw) -> bool {
-    can_occlude(draw) && DepthSummary::of(draw).is_bounded()
+    can_occlude(draw) && DepthSummary::of(draw, None).is_bounded()
 }
 
 /// Whether a draw's registered geometry can prove a sure hit.
@@ -159,7 +161,7 @@ mod tests {
         let draws: Vec<PickDraw> = draws.iter().cloned().chain([filler]).collect();
         let mut entries: Vec<PlanEntry> =
             (0..draws.len() as u32).map(|draw| PlanEntry { draw, first_range: 0, range_count: 1, ..PlanEntry::default() }).collect();
-        Occlusion::default().prune(&mut entries, &draws, &camera, pixel, &ray, &mut Chunks::default(), 1, None);
+        Occlusion::default().prune(&mut entries, &draws, &[], &camera, pixel, &ray, &mut Chunks::default(), 1, None);
         entries.iter().map(|e| e.draw).filter(|&d| d as usize != draws.len() - 1).collect()
     }
 
