@@ -371,7 +371,20 @@ fn query_sets_refuse_bad_queries_and_record_nothing() {
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
     assert_eq!(results.results.len(), 1);
     assert!(results.get(picking_vk::QueryTicket { frame: results.frame + 1, index: 0 }).is_none(), "another frame's ticket");
-    drop((picker, gs));
+    // Tiles are planned one by one on the CPU: a set needing more than the cap is refused
+    // before anything is planned (4 views of 1x1 tiles are 76,800; 3 are 57,600).
+    let mut tiny_tiles = gpu.picker(PickerConfig::default().with_max_queries(4).with_rect_tile(1, 1));
+    gpu.run(|cmd| {
+        // SAFETY: as above.
+        let err = unsafe { tiny_tiles.record_queries(cmd, 0, &request, &[full; 4], &gs.draws) }.expect_err("too many tiles");
+        assert!(err.to_string().contains("76800 tiles"), "{err}");
+    });
+    assert!(!tiny_tiles.is_pending(0));
+    // SAFETY: the context's handles belong together; the picker is refused before it exists.
+    let too_many_frames =
+        unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_frames_in_flight(picking_vk::MAX_FRAMES_IN_FLIGHT + 1)) };
+    assert!(matches!(too_many_frames, Err(PickError::InvalidRequest(_))));
+    drop((picker, tiny_tiles, gs));
     gpu.assert_no_validation_messages();
 }
 

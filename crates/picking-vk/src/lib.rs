@@ -110,7 +110,7 @@ pub use draw::{
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;
-pub use host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig};
+pub use host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT, MAX_RECT_TILES};
 pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
 pub use host::HostDevice;
 pub use id::ObjectId;

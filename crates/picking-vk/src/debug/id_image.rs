@@ -12,6 +12,7 @@ use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::Plan;
 use crate::record::{Framing, PassRecording};
+use crate::request::viewport::ViewportLimits;
 use crate::request::PickRequest;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -24,6 +25,7 @@ pub struct IdImage {
     kit: PassKit,
     plan: Plan,
     extent: vk::Extent2D,
+    viewport_limits: ViewportLimits,
 }
 
 /// Per-pixel bytes in the readback buffer: ID (8), draw/instance (8), depth (4).
@@ -49,19 +51,25 @@ impl IdImage {
         if width == 0 || height == 0 {
             return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
         }
+        // SAFETY: the caller guarantees the physical device belongs to the instance.
+        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        let largest = limits.max_framebuffer_width.min(limits.max_image_dimension2_d).min(limits.max_framebuffer_height);
+        if width > largest || height > largest {
+            return Err(PickError::InvalidRequest(format!("an ID image of {width}x{height} pixels exceeds the device's {largest}-pixel framebuffers")));
+        }
+        // SAFETY: as above.
+        let support = unsafe { crate::PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
         let layout = PassLayout { detail: false };
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
         memory.pipeline_cache = host.pipeline_cache;
-        // SAFETY: the caller guarantees the physical device belongs to the instance.
-        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
         let draw_limits = host.draw_limits(&limits);
         let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false, draw_limits)?;
         let extent = vk::Extent2D { width, height };
         let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
         let readback = GpuBuffer::new(&memory, "id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent })
+        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent, viewport_limits: ViewportLimits::of(&limits, &support) })
     }
 
     /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of
@@ -70,6 +78,9 @@ impl IdImage {
     /// # Safety
     /// `device` is a live device.
     pub unsafe fn attachment_bytes_for(device: &ash::Device, width: u32, height: u32) -> Result<u64, PickError> {
+        if width == 0 || height == 0 {
+            return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
+        }
         let layout = PassLayout { detail: false };
         let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let depth = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
@@ -115,6 +126,7 @@ impl IdImage {
         if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
+        self.viewport_limits.check(&request.viewport, 0.0, 0.0)?;
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
         let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?
@@ -204,7 +216,7 @@ impl IdImage {
     }
 
     fn pixel_count(&self) -> usize {
-        (self.extent.width * self.extent.height) as usize
+        (u64::from(self.extent.width) * u64::from(self.extent.height)) as usize
     }
 
     /// Texel `i` of the readback: each attachment's copy sits in its own region.

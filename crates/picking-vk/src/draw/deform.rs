@@ -334,6 +334,9 @@ impl Deformation {
             if needed > r.size {
                 return Err(format!("the {what} need {needed} bytes, the range holds {}", r.size));
             }
+            if r.size == 0 {
+                return Err(format!("the {what} range is empty"));
+            }
             if r.offset.saturating_add(r.size) > u64::from(max_storage_range) {
                 return Err(format!("the {what} buffer's first {} bytes exceed maxStorageBufferRange ({max_storage_range})", r.offset.saturating_add(r.size)));
             }
@@ -377,7 +380,10 @@ impl Deformation {
             }
         }
         if let Some(morph) = &self.morph {
-            storage(&morph.deltas, u64::from(morph.target_count) * u64::from(vertex_count) * 12, "morph deltas")?;
+            if morph.target_count == 0 {
+                return Err("morph targets need at least one target".into());
+            }
+            storage(&morph.deltas, (u64::from(morph.target_count) * u64::from(vertex_count)).saturating_mul(12), "morph deltas")?;
             storage(&morph.weights, u64::from(morph.target_count) * 4, "morph weights")?;
             if let Some(pose) = self.pose.as_ref().filter(|p| p.morph_weights.len() < morph.target_count as usize) {
                 return Err(format!("the CPU pose has {} morph weights for {} targets", pose.morph_weights.len(), morph.target_count));
@@ -458,5 +464,20 @@ mod tests {
         let attributes = Deformation { skin: Some(skin(16, 32, false)), ..Default::default() };
         assert_eq!(attributes.vertex_streams().len(), 4);
         assert_eq!(attributes.push_words(10)[8..], [0; 8]);
+    }
+
+    #[test]
+    fn morphs_bind_non_empty_ranges_of_the_size_their_counts_need() {
+        use ash::vk::Handle;
+        let range = |size: u64| BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size };
+        let morph = |target_count: u32, deltas: u64, weights: u64| Deformation {
+            morph: Some(MorphTargets { deltas: range(deltas), target_count, weights: range(weights) }),
+            ..Default::default()
+        };
+        morph(2, 2 * 10 * 12, 8).validate(10, 2048, u32::MAX).unwrap();
+        assert!(morph(0, 0, 0).validate(10, 2048, u32::MAX).is_err(), "no targets, empty ranges");
+        assert!(morph(2, 2 * 10 * 12 - 4, 8).validate(10, 2048, u32::MAX).is_err(), "deltas short");
+        // Counts whose product passes u64 are refused, not wrapped to a small size.
+        assert!(morph(u32::MAX, u64::MAX, u64::MAX).validate(u32::MAX, 2048, u32::MAX).is_err());
     }
 }

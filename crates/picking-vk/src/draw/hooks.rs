@@ -215,6 +215,9 @@ impl DrawHooks {
         match (source.attribute, self.attribute) {
             (Some(a), Some(s)) => {
                 let (size, component) = (a.format.bytes(), a.format.component_bytes());
+                if s.range.buffer == vk::Buffer::null() {
+                    return Err("the hook attribute stream's buffer is null".into());
+                }
                 if s.stride < size || s.stride > max_stride {
                     return Err(format!("hook attribute stride {} lies outside {size}..={max_stride} bytes", s.stride));
                 }

@@ -4,6 +4,7 @@
 //! rectangles and detail; see [`IndirectDraws`].
 
 use super::BufferRange;
+use ash::vk;
 
 /// Bytes of `VkDrawIndexedIndirectCommand` and of `VkDrawIndirectCommand`.
 pub(crate) const INDEXED_COMMAND_BYTES: u32 = 20;
@@ -48,6 +49,8 @@ pub(crate) struct DrawLimits {
     pub indirect_count: bool,
     /// `maxStorageBufferRange`.
     pub max_storage_range: u32,
+    /// `maxDrawIndirectCount`.
+    pub max_draw_indirect_count: u32,
     /// `maxPushConstantsSize` leaves room for deformed draws' push constants.
     pub deformation: bool,
     /// `wideLines` and `largePoints` are enabled ([`crate::PickFeatures::WIDE_LINES`]).
@@ -58,7 +61,15 @@ impl DrawLimits {
     /// Everything allowed, with `max_stride` (tests).
     #[cfg(test)]
     pub fn stride(max_stride: u32) -> Self {
-        DrawLimits { max_stride, multi_draw_indirect: true, indirect_count: true, max_storage_range: u32::MAX, deformation: true, wide_lines: true }
+        DrawLimits {
+            max_stride,
+            multi_draw_indirect: true,
+            indirect_count: true,
+            max_storage_range: u32::MAX,
+            max_draw_indirect_count: u32::MAX,
+            deformation: true,
+            wide_lines: true,
+        }
     }
 }
 
@@ -73,8 +84,14 @@ impl IndirectDraws {
         if !self.commands.offset.is_multiple_of(4) {
             return Err(format!("indirect commands offset {} is not a multiple of 4", self.commands.offset));
         }
+        if self.commands.buffer == vk::Buffer::null() {
+            return Err("the indirect commands buffer is null".into());
+        }
         if self.max_draw_count > 1 && !limits.multi_draw_indirect {
             return Err(format!("{} indirect commands need multiDrawIndirect (PickFeatures::BATCHING)", self.max_draw_count));
+        }
+        if self.max_draw_count > limits.max_draw_indirect_count {
+            return Err(format!("{} indirect commands exceed maxDrawIndirectCount ({})", self.max_draw_count, limits.max_draw_indirect_count));
         }
         let needed = u64::from(self.max_draw_count.saturating_sub(1)) * u64::from(self.stride) + u64::from(size);
         if self.max_draw_count > 0 && needed > self.commands.size {
@@ -83,6 +100,9 @@ impl IndirectDraws {
         if let Some(count) = self.count {
             if !limits.indirect_count {
                 return Err("a GPU draw count needs drawIndirectCount (PickFeatures::INDIRECT_COUNT)".into());
+            }
+            if count.buffer == vk::Buffer::null() {
+                return Err("the draw count buffer is null".into());
             }
             if !count.offset.is_multiple_of(4) || count.size < 4 {
                 return Err(format!("the draw count at offset {} ({} bytes) must be a 4-byte-aligned u32", count.offset, count.size));

@@ -325,7 +325,7 @@ impl IndexedMesh {
         let size = self.vertices.size.saturating_sub(offset);
         let vertex_count = if size < 12 || self.stride == 0 { 0 } else { (size - 12) / u64::from(self.stride) + 1 };
         let positions = Positions {
-            range: BufferRange { buffer: self.vertices.buffer, offset: self.vertices.offset + offset, size },
+            range: BufferRange { buffer: self.vertices.buffer, offset: self.vertices.offset.saturating_add(offset), size },
             stride: self.stride,
             vertex_count: u32::try_from(vertex_count).unwrap_or(u32::MAX),
         };

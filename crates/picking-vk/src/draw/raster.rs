@@ -70,7 +70,8 @@ pub enum PrimitiveKind {
 pub struct DepthBias {
     /// `depthBiasConstantFactor`.
     pub constant: f32,
-    /// `depthBiasClamp` (non-zero needs the `depthBiasClamp` feature).
+    /// `depthBiasClamp`: must be 0 (a clamp needs the `depthBiasClamp` feature, which
+    /// picking does not enable).
     pub clamp: f32,
     /// `depthBiasSlopeFactor`.
     pub slope: f32,

@@ -60,6 +60,17 @@ impl PickDraw {
         if self.raster.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
             return Err(bad("depth bias has a non-finite value".into()));
         }
+        if self.raster.depth_bias.is_some_and(|b| b.clamp != 0.0) {
+            return Err(bad("a depth bias clamp needs depthBiasClamp, which picking does not enable".into()));
+        }
+        let r = &self.raster;
+        let compare_known = r.depth_compare.is_none_or(|op| (vk::CompareOp::NEVER.as_raw()..=vk::CompareOp::ALWAYS.as_raw()).contains(&op.as_raw()));
+        if !compare_known
+            || !vk::CullModeFlags::FRONT_AND_BACK.contains(r.cull_mode)
+            || ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&r.front_face)
+        {
+            return Err(bad(format!("unknown raster state: depth compare {:?}, cull mode {:?}, front face {:?}", r.depth_compare, r.cull_mode, r.front_face)));
+        }
         let p = &self.positions;
         let (size, component) = (self.position_format.bytes(), self.position_format.component_bytes());
         if p.stride < size || p.stride > max_stride {
@@ -73,6 +84,9 @@ impl PickDraw {
         if let Some(indirect) = &self.indirect {
             // The commands name the elements: only the index buffer binding can be checked.
             if let Triangles::Indexed { range, width, .. } = self.triangles {
+                if range.buffer == vk::Buffer::null() {
+                    return Err(bad("index buffer is null".into()));
+                }
                 if range.offset % width.bytes() != 0 {
                     return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
                 }
@@ -104,6 +118,9 @@ impl PickDraw {
             }
             if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
                 return Err(bad(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride)));
+            }
+            if storage && inst.range.size == 0 {
+                return Err(bad("the instance storage range is empty".into()));
             }
             if inst.first.checked_add(inst.count).is_none() {
                 return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
@@ -218,5 +235,49 @@ mod tests {
         d.validate(0, &DrawLimits::stride(2048)).unwrap();
         d.triangles = Triangles::Indexed { range: buffer(12), width: IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: 3 };
         assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
+        // A storage buffer of instances binds a descriptor range, which may not be empty.
+        let empty =
+            tri_draw().with_instances(Instances { range: buffer(0), stride: 64, first: 0, count: 0 }).with_instance_binding(InstanceBinding::StorageBuffer);
+        assert!(empty.validate(0, &DrawLimits::stride(2048)).is_err());
+    }
+
+    #[test]
+    fn raster_state_the_pipeline_cannot_take_is_refused() {
+        let limits = DrawLimits::stride(2048);
+        let with = |raster: RasterState| tri_draw().with_raster(raster).validate(0, &limits);
+        with(RasterState::default().with_depth_bias(crate::DepthBias { constant: 1.0, clamp: 0.0, slope: 1.0 })).unwrap();
+        assert!(
+            with(RasterState::default().with_depth_bias(crate::DepthBias { constant: 1.0, clamp: 0.5, slope: 1.0 })).is_err(),
+            "a clamp needs depthBiasClamp"
+        );
+        assert!(with(RasterState::default().with_depth_compare(vk::CompareOp::from_raw(8))).is_err());
+        assert!(with(RasterState::default().with_culling(vk::CullModeFlags::from_raw(4), vk::FrontFace::CLOCKWISE)).is_err());
+        assert!(with(RasterState::default().with_culling(vk::CullModeFlags::BACK, vk::FrontFace::from_raw(2))).is_err());
+        with(RasterState::default().with_culling(vk::CullModeFlags::FRONT_AND_BACK, vk::FrontFace::CLOCKWISE)).unwrap();
+    }
+
+    #[test]
+    fn indirect_draws_need_their_buffers_and_the_device_count_limit() {
+        let commands = IndirectDraws { commands: buffer(20 * 8), stride: 20, max_draw_count: 8, count: None };
+        let indexed = |indirect: IndirectDraws, index_buffer: vk::Buffer| {
+            let mut d = tri_draw().with_indirect(indirect);
+            d.triangles = Triangles::Indexed {
+                range: BufferRange { buffer: index_buffer, offset: 0, size: 12 },
+                width: IndexWidth::U32,
+                first_index: 0,
+                index_count: 3,
+                vertex_offset: 0,
+            };
+            d
+        };
+        let limits = DrawLimits::stride(2048);
+        indexed(commands, vk::Buffer::from_raw(2)).validate(0, &limits).unwrap();
+        assert!(indexed(commands, vk::Buffer::null()).validate(0, &limits).is_err(), "a null index buffer");
+        let null_commands = IndirectDraws { commands: BufferRange { buffer: vk::Buffer::null(), ..commands.commands }, ..commands };
+        assert!(indexed(null_commands, vk::Buffer::from_raw(2)).validate(0, &limits).is_err());
+        let null_count = IndirectDraws { count: Some(BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 4 }), ..commands };
+        assert!(indexed(null_count, vk::Buffer::from_raw(2)).validate(0, &limits).is_err());
+        let few = DrawLimits { max_draw_indirect_count: 4, ..limits };
+        assert!(indexed(commands, vk::Buffer::from_raw(2)).validate(0, &few).is_err(), "8 commands past maxDrawIndirectCount 4");
     }
 }

@@ -49,11 +49,19 @@ impl DetailStatus {
     }
 }
 
+/// The most frames in flight a picker takes (each has its own readback slot).
+pub const MAX_FRAMES_IN_FLIGHT: usize = 1024;
+
+/// The most rectangle tiles one query set may plan: a set's rectangles are drawn
+/// [`PickerConfig::rect_tile`] at a time, each tile planned on the CPU.
+pub const MAX_RECT_TILES: u64 = 65_536;
+
 /// How the picker is set up. Build it from `Default` with the `with_*` setters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PickerConfig {
-    /// Frames the host records ahead of the GPU: one readback slot each (default 2).
+    /// Frames the host records ahead of the GPU: one readback slot each (default 2, at most
+    /// [`crate::MAX_FRAMES_IN_FLIGHT`]).
     pub frames_in_flight: usize,
     /// Whether to add the detail attachment (default off).
     pub detail: DetailMode,
@@ -75,7 +83,8 @@ pub struct PickerConfig {
     pub max_radius: u32,
     /// The rectangle tile: rectangle queries are rendered in tiles of at most this many
     /// columns and rows (default 256 x 256), one target of this size shared by every slot.
-    /// Larger rectangles take one pass per tile.
+    /// Larger rectangles take one pass per tile; a query set's rectangles may need at most
+    /// [`MAX_RECT_TILES`] tiles.
     pub rect_tile: [u32; 2],
     /// Objects and instances the rectangle queries of one frame may record (default 4096):
     /// the size of the GPU table their per-object counts are reduced into, 12 bytes each.

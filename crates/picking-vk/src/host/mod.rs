@@ -77,6 +77,7 @@ impl<'a> HostDevice<'a> {
             multi_draw_indirect: self.features.contains(PickFeatures::BATCHING),
             indirect_count: self.features.contains(PickFeatures::INDIRECT_COUNT),
             max_storage_range: limits.max_storage_buffer_range,
+            max_draw_indirect_count: limits.max_draw_indirect_count,
             deformation: limits.max_push_constants_size >= crate::draw::deform::DEFORM_PUSH_BYTES,
             wide_lines: self.features.contains(PickFeatures::WIDE_LINES),
         }

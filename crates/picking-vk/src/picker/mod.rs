@@ -11,7 +11,7 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
-use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig};
+use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
 use crate::pass::pipeline_key::PipelineKey;
@@ -25,6 +25,7 @@ use crate::record::batch::DrawBatchBuffer;
 use crate::record::rect::EntryRange;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::{CheckedQuery, PickQuery, PixelRect, QueryTicket, RectMode};
+use crate::request::viewport::ViewportLimits;
 use crate::request::PickRequest;
 use crate::resolve::query::TableCopy;
 use ash::vk;
@@ -135,9 +136,7 @@ pub struct Picker {
     device_lost: bool,
     /// The shared draw list last validated whole.
     validated_shared: Option<std::sync::Weak<[PickDraw]>>,
-    negative_viewport_height: bool,
-    viewport_bounds: [f32; 2],
-    max_viewport: [u32; 2],
+    viewport_limits: ViewportLimits,
     /// Side of a point or radius query's cell in the targets: `2 * max_radius + 1`.
     cell: u32,
     max_queries: u32,
@@ -169,8 +168,8 @@ impl Picker {
     /// - A shared allocator was created for this same device.
     /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
     pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
-        if config.frames_in_flight == 0 {
-            return Err(PickError::InvalidRequest("frames_in_flight must be at least 1".into()));
+        if !(1..=MAX_FRAMES_IN_FLIGHT).contains(&config.frames_in_flight) {
+            return Err(PickError::InvalidRequest(format!("frames_in_flight must be 1 to {MAX_FRAMES_IN_FLIGHT}, not {}", config.frames_in_flight)));
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
@@ -282,9 +281,7 @@ impl Picker {
             next_frame: 0,
             device_lost: false,
             validated_shared: None,
-            negative_viewport_height: support.negative_viewport_height(),
-            viewport_bounds: limits.viewport_bounds_range,
-            max_viewport: limits.max_viewport_dimensions,
+            viewport_limits: ViewportLimits::of(&limits, &support),
             cell,
             max_queries,
             max_radius: config.max_radius,

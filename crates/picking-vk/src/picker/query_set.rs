@@ -7,6 +7,7 @@ use super::{Pending, PickTicket, Picker, QueryRecord};
 use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::handoff::PassStats;
+use crate::host::config::MAX_RECT_TILES;
 use crate::pass::rect::RectKit;
 use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
 use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
@@ -80,27 +81,9 @@ impl Picker {
     /// Checks the viewport as a pass shifts it so that framebuffer pixel `first` lands on
     /// texel `at` of its target, against the device's viewport limits.
     fn check_shift(&self, request: &PickRequest<'_>, first: UVec2, at: UVec2) -> Result<(), PickError> {
-        let vp = request.viewport;
         let dx = f64::from(at.x) - f64::from(first.x);
         let dy = f64::from(at.y) - f64::from(first.y);
-        let x = f64::from(vp.x) + dx;
-        let (top, bottom) = vp.rows();
-        let (top, bottom) = (top + dy, bottom + dy);
-        let [lo, hi] = self.viewport_bounds.map(f64::from);
-        let [max_w, max_h] = self.max_viewport.map(f64::from);
-        let too_large = f64::from(vp.width) > max_w || (bottom - top) > max_h;
-        if too_large || x < lo || top < lo || x + f64::from(vp.width) > hi || bottom > hi {
-            return Err(PickError::Unsupported {
-                missing: vec![Requirement::Limit {
-                    name: "viewportBoundsRange / maxViewportDimensions",
-                    needed: format!(
-                        "a viewport of {}x{} shifted to ({x}, {top}); the device allows {:?} within {:?}",
-                        vp.width, vp.height, self.max_viewport, self.viewport_bounds
-                    ),
-                }],
-            });
-        }
-        Ok(())
+        self.viewport_limits.check(&request.viewport, dx, dy)
     }
 
     /// Checks the queries and plans each (a rectangle per tile) into `frame_plans`.
@@ -119,6 +102,22 @@ impl Picker {
         self.checked.clear();
         for query in queries {
             self.checked.push(query.check(&view, self.max_radius, self.select_through)?);
+        }
+        if let Some(kit) = self.rect.as_ref() {
+            let (w, h) = (u64::from(kit.tile.width), u64::from(kit.tile.height));
+            let tiles: u64 = self
+                .checked
+                .iter()
+                .map(|q| match q {
+                    CheckedQuery::Rect { rect, .. } => u64::from(rect.size().x).div_ceil(w) * u64::from(rect.size().y).div_ceil(h),
+                    CheckedQuery::Hit { .. } => 0,
+                })
+                .sum();
+            if tiles > MAX_RECT_TILES {
+                return Err(PickError::InvalidRequest(format!(
+                    "the rectangles need {tiles} tiles of {w}x{h} pixels; a query set plans at most {MAX_RECT_TILES} (PickerConfig::rect_tile)"
+                )));
+            }
         }
         self.frame_plans.clear();
         self.point_texels.clear();
@@ -170,7 +169,7 @@ impl Picker {
                         for y in (rect.min.y..rect.max.y).step_by(tile.y as usize) {
                             for x in (rect.min.x..rect.max.x).step_by(tile.x as usize) {
                                 let first = UVec2::new(x, y);
-                                let region = PixelRect { min: first, max: (first + tile).min(rect.max) };
+                                let region = PixelRect { min: first, max: first.saturating_add(tile).min(rect.max) };
                                 self.check_shift(request, first, UVec2::ZERO)?;
                                 let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
                                 plan_frame(&mut self.plan, ray.as_ref(), None)?;
@@ -248,9 +247,6 @@ impl Picker {
         }
         let camera = request.camera()?;
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
-        if request.viewport.height < 0.0 && !self.negative_viewport_height {
-            return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
-        }
         self.plan_queries(request, &camera, queries, draws, plan_frame)?;
         // Pipelines last used before the oldest frame that may still run can be destroyed: the
         // newest frame of every other slot may run; this slot's previous one has completed.

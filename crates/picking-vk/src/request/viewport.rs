@@ -1,8 +1,45 @@
 //! The host's `VkViewport`, taken as it is: offset, negative height (the usual y-flip) and a
 //! reversed depth range included.
 
-use crate::error::PickError;
+use crate::error::{PickError, Requirement};
 use glam::UVec2;
+
+/// The device's viewport limits: `viewportBoundsRange`, `maxViewportDimensions`, and whether
+/// a negative height is allowed (Vulkan 1.1 or `VK_KHR_maintenance1`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ViewportLimits {
+    pub bounds: [f32; 2],
+    pub max: [u32; 2],
+    pub negative_height: bool,
+}
+
+impl ViewportLimits {
+    pub fn of(limits: &ash::vk::PhysicalDeviceLimits, support: &crate::PickSupport) -> Self {
+        ViewportLimits { bounds: limits.viewport_bounds_range, max: limits.max_viewport_dimensions, negative_height: support.negative_viewport_height() }
+    }
+
+    /// Checks `vp` moved by (`dx`, `dy`) pixels against the limits.
+    pub fn check(&self, vp: &Viewport, dx: f64, dy: f64) -> Result<(), PickError> {
+        if vp.height < 0.0 && !self.negative_height {
+            return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 1)] });
+        }
+        let x = f64::from(vp.x) + dx;
+        let (top, bottom) = vp.rows();
+        let (top, bottom) = (top + dy, bottom + dy);
+        let [lo, hi] = self.bounds.map(f64::from);
+        let [max_w, max_h] = self.max.map(f64::from);
+        let too_large = f64::from(vp.width) > max_w || (bottom - top) > max_h;
+        if too_large || x < lo || top < lo || x + f64::from(vp.width) > hi || bottom > hi {
+            return Err(PickError::Unsupported {
+                missing: vec![Requirement::Limit {
+                    name: "viewportBoundsRange / maxViewportDimensions",
+                    needed: format!("a viewport of {}x{} at ({x}, {top}); the device allows {:?} within {:?}", vp.width, vp.height, self.max, self.bounds),
+                }],
+            });
+        }
+        Ok(())
+    }
+}
 
 /// The host's `VkViewport` for the view being picked, in framebuffer pixels. A negative
 /// `height` (Vulkan 1.1) flips y as it does in the host's pass: `y` is then the bottom edge.
