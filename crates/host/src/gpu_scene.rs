@@ -296,7 +296,7 @@ impl GpuScene {
         }
         let all: Vec<f32> = (0..pose.regions.max(1)).flat_map(|_| region.iter().copied()).collect();
         let worlds_buffer = ctx.upload(&all, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)?;
-        let white = TextureData { rgba: vec![255; 4], width: 1, height: 1, sampler: SamplerDesc::default() };
+        let white = TextureData { rgba: vec![255; 4].into(), width: 1, height: 1, sampler: SamplerDesc::default() };
         let mut uploaded = vec![];
         for t in std::iter::once(&white).chain(textures) {
             uploaded.push(ctx.upload_texture(&t.rgba, t.width, t.height, vk::Format::R8G8B8A8_SRGB, &t.sampler.create_info())?);

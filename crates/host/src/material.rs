@@ -57,7 +57,8 @@ impl SamplerDesc {
 /// to bottom (texture coordinate v = 0 at the top row, as glTF and Vulkan have it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureData {
-    pub rgba: Vec<u8>,
+    /// Shared by the textures of one image.
+    pub rgba: std::sync::Arc<[u8]>,
     pub width: u32,
     pub height: u32,
     pub sampler: SamplerDesc,
@@ -120,7 +121,7 @@ mod tests {
     #[test]
     fn nearest_lookup_wraps_as_the_sampler_says() {
         let rgba: Vec<u8> = (0..4u8).flat_map(|i| [i, 0, 0, 255]).collect();
-        let mut t = TextureData { rgba, width: 2, height: 2, sampler: SamplerDesc::default() };
+        let mut t = TextureData { rgba: rgba.into(), width: 2, height: 2, sampler: SamplerDesc::default() };
         assert_eq!(t.nearest(Vec2::new(0.75, 0.25)).0, [1, 0]);
         assert_eq!(t.nearest(Vec2::new(1.25, -0.25)).0, [0, 1], "repeat");
         t.sampler.wrap_s = Wrap::ClampToEdge;

@@ -24,7 +24,7 @@ fn fence_texture() -> TextureData {
             rgba.extend([150 + grain, 105 + grain / 2, 60, if opaque { 255 } else { 0 }]);
         }
     }
-    TextureData { rgba, width: size, height: size, sampler: SamplerDesc { linear_mag: false, linear_min: false, ..SamplerDesc::default() } }
+    TextureData { rgba: rgba.into(), width: size, height: size, sampler: SamplerDesc { linear_mag: false, linear_min: false, ..SamplerDesc::default() } }
 }
 
 /// A tube of `radius` standing `height` tall over `bones` joints: its vertices weighted to

@@ -83,7 +83,7 @@ impl GltfBuilder {
     /// texture's index, which primitives name in [`Primitive::texture`].
     pub fn add_texture(&mut self, texture: &TextureData) -> usize {
         let mut png = vec![];
-        let image = image::RgbaImage::from_raw(texture.width, texture.height, texture.rgba.clone());
+        let image = image::RgbaImage::from_raw(texture.width, texture.height, texture.rgba.to_vec());
         if let Some(image) = image {
             if let Err(e) = image.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png) {
                 log::error!("encoding a texture failed: {e}");

@@ -25,6 +25,11 @@ pub fn check_paths(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Resul
         if path.is_dir() {
             return Err(ViewerError::Input(format!("--{what} {} is a folder, not a file", path.display())));
         }
+        // Outputs are renamed into place: over a device, a pipe or a socket that would
+        // replace the node itself.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(ViewerError::Input(format!("--{what} {} exists and is not a regular file", path.display())));
+        }
         for (other, other_path) in &outputs[..i] {
             if key(path) == key(other_path) {
                 return Err(ViewerError::Input(format!("--{what} and --{other} name the same file {}", path.display())));
@@ -98,6 +103,13 @@ pub fn png(image: &image::RgbaImage) -> Result<Vec<u8>, ViewerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_over_devices_are_refused() {
+        // Renamed into place, a record file would replace the device node itself.
+        let err = check_paths(&[("json", Path::new("/dev/null"))], &[]).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
 
     #[test]
     fn colliding_paths_are_refused() {

@@ -50,7 +50,8 @@ pub fn parse_entry(v: &Value) -> PickEntry {
     }
     let Some(object) = v.as_object() else {
         return PickEntry::Malformed(format!(
-            "expected [x, y], {{\"point\": [x, y], \"radius\": r}} or {{\"rect\": [x0, y0, x1, y1], \"mode\": ...}}, got {v}"
+            "expected [x, y], {{\"point\": [x, y], \"radius\": r}} or {{\"rect\": [x0, y0, x1, y1], \"mode\": ...}}, got {}",
+            echo(v)
         ));
     };
     // A key the entry's kind does not take (a typo such as "raduis", or "point" and "rect"
@@ -61,32 +62,62 @@ pub fn parse_entry(v: &Value) -> PickEntry {
         (false, false) => None,
     };
     if let Some((keys, key)) = keys.and_then(|keys| object.keys().find(|k| !keys.contains(&k.as_str())).map(|k| (keys, k))) {
-        return PickEntry::Malformed(format!("an entry with \"{}\" takes only {keys:?}, not {key:?}", keys[0]));
+        return PickEntry::Malformed(format!("an entry with \"{}\" takes only {keys:?}, not {}", keys[0], echo(&Value::String(key.clone()))));
     }
     if let Some(point) = object.get("point") {
-        let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] whole numbers, got {point}")) };
+        let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] whole numbers, got {}", echo(point))) };
         return match object.get("radius").map(whole) {
             None => PickEntry::Point { x, y },
             Some(Some(radius)) => PickEntry::Radius { x, y, radius },
-            Some(None) => PickEntry::Malformed(format!("\"radius\" must be a whole number, got {}", object["radius"])),
+            Some(None) => PickEntry::Malformed(format!("\"radius\" must be a whole number, got {}", echo(&object["radius"]))),
         };
     }
     if let Some(rect) = object.get("rect") {
-        let Some(rect) = integers::<4>(rect) else { return PickEntry::Malformed(format!("\"rect\" must be [x0, y0, x1, y1] whole numbers, got {rect}")) };
+        let Some(rect) = integers::<4>(rect) else {
+            return PickEntry::Malformed(format!("\"rect\" must be [x0, y0, x1, y1] whole numbers, got {}", echo(rect)));
+        };
         let mode = match object.get("mode").map(|m| m.as_str()) {
             None | Some(Some("visible")) => RectMode::Visible,
             Some(Some("all")) => RectMode::All,
-            Some(_) => return PickEntry::Malformed(format!("\"mode\" must be \"visible\" or \"all\", got {}", object["mode"])),
+            Some(_) => return PickEntry::Malformed(format!("\"mode\" must be \"visible\" or \"all\", got {}", echo(&object["mode"]))),
         };
         return PickEntry::Rect { rect, mode };
     }
-    PickEntry::Malformed(format!("an entry object needs \"point\" or \"rect\", got {v}"))
+    PickEntry::Malformed(format!("an entry object needs \"point\" or \"rect\", got {}", echo(v)))
+}
+
+/// The largest pick file read, in bytes (about 20 million points): it may be a pipe or a
+/// device that never ends.
+pub const MAX_PICK_FILE_BYTES: u64 = 256 << 20;
+
+/// The most of a malformed entry its error record repeats, in bytes.
+const MAX_ECHO_BYTES: usize = 200;
+
+/// `v` as JSON text, cut to [`MAX_ECHO_BYTES`] at a character boundary (marked `…`).
+fn echo(v: &Value) -> String {
+    let text = v.to_string();
+    if text.len() <= MAX_ECHO_BYTES {
+        return text;
+    }
+    let cut = (0..=MAX_ECHO_BYTES).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    format!("{}…", &text[..cut])
 }
 
 /// Reads the pick file. An array of `[x, y]` pairs (the common case, possibly a million
 /// long) is parsed straight into pairs; other files once as a JSON tree.
 pub fn read_pick_file(path: &Path) -> Result<Vec<PickEntry>, ViewerError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display())))?;
+    read_capped(path, MAX_PICK_FILE_BYTES)
+}
+
+fn read_capped(path: &Path, cap: u64) -> Result<Vec<PickEntry>, ViewerError> {
+    use std::io::Read;
+    let fail = |e: std::io::Error| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display()));
+    let mut text = String::new();
+    let file = std::fs::File::open(path).map_err(fail)?;
+    file.take(cap + 1).read_to_string(&mut text).map_err(fail)?;
+    if text.len() as u64 > cap {
+        return Err(ViewerError::Input(format!("pick file {} is larger than {cap} bytes", path.display())));
+    }
     if let Ok(pairs) = serde_json::from_str::<Vec<(i64, i64)>>(&text) {
         return Ok(pairs.into_iter().map(|(x, y)| PickEntry::Point { x, y }).collect());
     }
@@ -128,5 +159,15 @@ mod tests {
         ] {
             assert!(matches!(parse_entry(&bad), PickEntry::Malformed(_)), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_malformed_entry_is_echoed_cut_and_an_endless_file_is_refused() {
+        let huge = Value::Array(vec![json!(1e15); 100_000]);
+        let PickEntry::Malformed(reason) = parse_entry(&huge) else { panic!("an array of 100,000 numbers is no point") };
+        assert!(reason.len() < 400 && reason.ends_with('…'), "{} bytes", reason.len());
+        // A device that never ends is read only up to the cap.
+        let err = read_capped(Path::new("/dev/zero"), 1 << 16).map(|_| ()).unwrap_err();
+        assert!(err.to_string().contains("larger than 65536 bytes"), "{err}");
     }
 }

@@ -5,7 +5,7 @@ use glam::{Mat4, UVec2, Vec3};
 use picking_vk_host::shapes;
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene as oracle_scene;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use viewer::gltf_write::{GltfBuilder, IndexStorage};
@@ -373,7 +373,7 @@ fn alpha_scene_with_uvs(seed: u64, uvs: impl Fn(glam::Vec2) -> glam::Vec2) -> Gl
         let rgba: Vec<u8> = (0..side * side).flat_map(|_| [rng.u8(..), rng.u8(..), rng.u8(..), if rng.bool() { 255 } else { rng.u8(..40) }]).collect();
         let linear = rng.bool();
         let sampler = picking_vk_host::SamplerDesc { linear_mag: linear, linear_min: linear, ..Default::default() };
-        let texture = b.add_texture(&picking_vk_host::TextureData { rgba, width: side, height: side, sampler });
+        let texture = b.add_texture(&picking_vk_host::TextureData { rgba: rgba.into(), width: side, height: side, sampler });
         let masked = i % 3 != 2;
         let board = picking_vk_host::Primitive {
             texture: Some(texture),
@@ -553,6 +553,30 @@ fn malformed_gltf_is_rejected_with_a_clear_message() {
         assert!(run.stderr.contains("viewer: error:") && run.stderr.contains(expect), "{name}: {}", run.stderr);
         assert!(!run.stderr.contains("panicked"), "{name}: {}", run.stderr);
     }
+}
+
+#[test]
+fn a_default_scene_that_draws_nothing_is_shown_empty() {
+    // The written scene's meshes all sit in scene 0; the default scene (1) holds only the
+    // camera: every entry is a miss, not an error.
+    let (json, bin) = written_scene().to_gltf("empty-default.bin");
+    let mut doc: Value = serde_json::from_str(&json).unwrap();
+    let camera = doc["nodes"].as_array().unwrap().iter().position(|n| n.get("camera").is_some()).unwrap();
+    doc["scenes"].as_array_mut().unwrap().push(json!({"nodes": [camera]}));
+    doc["scene"] = json!(1);
+    std::fs::write(tmp("empty-default.bin"), bin).unwrap();
+    let path = tmp("empty-default.gltf");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let entries = json!([[80, 60], {"point": [80, 60], "radius": 8}, {"rect": [0, 0, 160, 120], "mode": "visible"}]);
+    let records = run_entries_with("empty-default-picks", &entries, &[path.to_str().unwrap()]);
+    assert_eq!(records[0]["hit"], json!(false));
+    assert_eq!(records[1]["hit_pixel"], Value::Null);
+    assert_eq!(records[2]["objects"], json!([]));
+    // Scene 0 of the same file shows its meshes.
+    doc["scene"] = json!(0);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let records = run_entries_with("empty-default-picks", &entries, &[path.to_str().unwrap()]);
+    assert!(!records[2]["objects"].as_array().unwrap().is_empty());
 }
 
 #[test]

@@ -124,6 +124,19 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
                 "sparse": {"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}}});
         })
     };
+    // The positions substituted at `indices` (u16s in a second buffer) by the first ones.
+    let sparse_indices = |indices: &[u16]| {
+        let bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let (count, length) = (indices.len(), bytes.len());
+        mutated(|d| {
+            d["buffers"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"byteLength": length, "uri": format!("data:application/octet-stream;base64,{}", base64_engine::encode(&bytes))}));
+            d["bufferViews"].as_array_mut().unwrap().push(json!({"buffer": 1, "byteLength": length}));
+            d["accessors"][0]["sparse"] = json!({"count": count, "indices": {"bufferView": 2, "componentType": 5123}, "values": {"bufferView": 0}});
+        })
+    };
     vec![
         ("stride below the element", mutated(|d| d["bufferViews"][0]["byteStride"] = json!(8)), "byteStride"),
         ("float indices", mutated(|d| d["accessors"][1]["componentType"] = json!(5126)), "indices"),
@@ -239,6 +252,19 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "larger than the limits",
         ),
         ("image view past its buffer", textured(json!({"bufferView": 2, "mimeType": "image/png"})), "lies outside its buffer"),
+        ("image view without a mimeType", textured(json!({"bufferView": 2})), "needs a mimeType"),
+        ("image with neither uri nor view", textured(json!({})), "neither a uri nor a bufferView"),
+        ("image with both uri and view", textured(json!({"bufferView": 2, "mimeType": "image/png", "uri": "x.png"})), "both a uri and a bufferView"),
+        (
+            // A texture needs the coordinate set it names; the triangle has none.
+            "texture coordinates the primitive lacks",
+            textured(json!({"uri": format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(4, 4)))})),
+            "TEXCOORD_0, which the primitive lacks",
+        ),
+        ("animation path that is no property", animated(2, 0, 0, "color"), "target path"),
+        ("sparse indices going back", sparse_indices(&[2, 1]), "increase strictly; 1 follows 2"),
+        ("sparse indices repeated", sparse_indices(&[1, 1]), "increase strictly"),
+        ("sparse index past the count", sparse_indices(&[0, 3]), "sparse index 3 is past its 3 elements"),
         ("image URI outside the folder", textured(json!({"uri": "../../../../etc/passwd"})), "scene's folder"),
         ("image URI is a device", textured(json!({"uri": "/dev/zero"})), "absolute"),
         (
@@ -357,6 +383,27 @@ fn the_budget_counts_what_loading_allocates() {
     let err = budget(20_000).expect_err("over the budget").to_string();
     assert!(err.contains("too large") && err.contains("once read"), "{err}");
     assert!(budget(200_000).is_ok());
+}
+
+#[test]
+fn an_image_shared_by_textures_is_decoded_and_counted_once() {
+    // One 256x256 image (256 KiB decoded) sampled by four textures, each a material's: a
+    // budget of one and a half images holds it, as it would one texture.
+    let png = format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(256, 256)));
+    let doc = mutated(|d| {
+        d["images"] = json!([{"uri": png}]);
+        d["samplers"] = json!([{"magFilter": 9728}, {"magFilter": 9729}]);
+        d["textures"] = json!([{"source": 0}, {"source": 0, "sampler": 0}, {"source": 0, "sampler": 1}, {"source": 0}]);
+        d["materials"] = Value::Array((0..4).map(|t| json!({"pbrMetallicRoughness": {"baseColorTexture": {"index": t}}})).collect());
+        d["meshes"][0]["primitives"][0]["material"] = json!(0);
+        d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC2"}));
+        d["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = json!(2);
+    });
+    let path = write_case("shared-image", &doc);
+    let options = LoadOptions { max_bytes: 400 << 10, ..LoadOptions::default() };
+    let scene = load_path_with(&path, &options).expect("one image's texels fit");
+    assert_eq!(scene.textures.len(), 4);
+    assert!(scene.textures.windows(2).all(|t| std::sync::Arc::ptr_eq(&t[0].rgba, &t[1].rgba)), "one copy of the texels");
 }
 
 #[test]

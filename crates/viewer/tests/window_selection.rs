@@ -77,6 +77,8 @@ fn box_select_ctrl_click_and_highlights_on_the_built_in_scene() {
     let mut v = Viewer::start(&x.display, &[], &[TRACE]);
     // Modifiers reach the window only with keyboard focus (no window manager gives it).
     v.focus();
+    // Playback paused: the swaying tube stays where it is between the two bands.
+    v.xdo_line("key space");
     // The pointer over empty sky: nothing hovered, nothing selected.
     v.xdo_line("mousemove 800 100");
     std::thread::sleep(Duration::from_millis(1500));

@@ -20,6 +20,9 @@ pub struct Textures {
     by_gltf: Vec<Option<usize>>,
 }
 
+/// An image's decoded RGBA8 texels, width and height.
+type Decoded = (std::sync::Arc<[u8]>, u32, u32);
+
 /// Decodes every texture a material uses as its base colour; `budget` is what decoding may
 /// still allocate, in bytes, and shrinks by what it does.
 pub fn load_textures(
@@ -30,6 +33,8 @@ pub fn load_textures(
     budget: &mut u64,
 ) -> Result<Textures, SceneError> {
     let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()] };
+    // Each image is decoded (and counted) once, however many textures sample it.
+    let mut decoded: Vec<Option<Decoded>> = vec![None; document.images().len()];
     for material in document.materials() {
         let Some(info) = material.pbr_metallic_roughness().base_color_texture() else { continue };
         let texture = info.texture();
@@ -37,13 +42,24 @@ pub fn load_textures(
             continue;
         }
         let image = texture.source();
-        let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
-        let bytes = image_bytes(&image, buffers, base, options).map_err(&bad)?;
-        let rgba = decode(&bytes, *budget).map_err(&bad)?;
-        *budget = budget.saturating_sub(rgba.as_raw().len() as u64);
+        let (rgba, width, height) = match decoded.get(image.index()).cloned().flatten() {
+            Some(d) => d,
+            None => {
+                let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
+                let bytes = image_bytes(&image, buffers, base, options).map_err(&bad)?;
+                let rgba = decode(&bytes, *budget).map_err(&bad)?;
+                *budget = budget.saturating_sub(rgba.as_raw().len() as u64);
+                let (width, height) = (rgba.width(), rgba.height());
+                let d: Decoded = (rgba.into_raw().into(), width, height);
+                if let Some(slot) = decoded.get_mut(image.index()) {
+                    *slot = Some(d.clone());
+                }
+                d
+            }
+        };
         let sampler = sampler_of(&texture.sampler());
         out.by_gltf[texture.index()] = Some(out.data.len());
-        out.data.push(TextureData { width: rgba.width(), height: rgba.height(), rgba: rgba.into_raw(), sampler });
+        out.data.push(TextureData { width, height, rgba, sampler });
     }
     Ok(out)
 }

@@ -33,6 +33,8 @@ pub enum SceneError {
     Budget(String),
     #[error("mesh {mesh} primitive {primitive}: {reason}")]
     BadPrimitive { mesh: usize, primitive: usize, reason: String },
+    #[error("accessor {accessor}: {reason}")]
+    BadAccessor { accessor: usize, reason: String },
     #[error("node {node}: {reason}")]
     BadNode { node: usize, reason: String },
     #[error("camera {camera}: {reason}")]
@@ -167,6 +169,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
     let structure = validate::structure(&document, geometry, options)?;
+    validate::sparse_indices(&document, &buffers)?;
     let mut budget = options.max_bytes.saturating_sub(geometry).saturating_sub(structure);
     let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
@@ -190,8 +193,9 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
     skins::check_skinned_reach(&scene)?;
-    let drawable = scene.nodes.iter().any(|n| n.mesh.is_some_and(|m| !scene.meshes[m].primitives.is_empty()));
-    if !drawable {
+    // A file without meshes is refused; a default scene that draws none of them is shown
+    // (empty), as glTF allows.
+    if scene.meshes.iter().all(|m| m.primitives.is_empty()) {
         return Err(SceneError::Empty);
     }
     Ok(scene)

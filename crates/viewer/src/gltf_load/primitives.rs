@@ -63,12 +63,18 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         materials::apply(&mut p, &prim.material(), textures).map_err(bad)?;
         // The UVs are the set the base colour texture reads, in its texture transform.
         let (set, transform) = materials::uv_set(&prim.material());
-        if let Some(uv) = reader.read_tex_coords(set) {
-            let uvs: Vec<Vec2> = uv.into_f32().map(|uv| transform.transform_point2(Vec2::from(uv))).collect();
-            if uvs.len() != p.positions.len() {
-                return Err(bad(format!("TEXCOORD_{set} and POSITION counts differ")));
+        let textured = prim.material().pbr_metallic_roughness().base_color_texture().is_some();
+        match reader.read_tex_coords(set) {
+            Some(uv) => {
+                let uvs: Vec<Vec2> = uv.into_f32().map(|uv| transform.transform_point2(Vec2::from(uv))).collect();
+                if uvs.len() != p.positions.len() {
+                    return Err(bad(format!("TEXCOORD_{set} and POSITION counts differ")));
+                }
+                p.uvs = Some(uvs);
             }
-            p.uvs = Some(uvs);
+            // glTF: a texture binding needs the coordinate set it names.
+            None if textured => return Err(bad(format!("its material's base colour texture reads TEXCOORD_{set}, which the primitive lacks"))),
+            None => {}
         }
         read_deformation(&reader, &mut p).map_err(bad)?;
         match reader.read_normals() {

@@ -46,11 +46,24 @@ pub fn references(json: &[u8]) -> Result<gltf::json::Root, SceneError> {
             if channel.target.node.value() >= nodes {
                 return Err(bad(format!("channel {c} targets node {}, but the file has {nodes}", channel.target.node.value())));
             }
+            if matches!(channel.target.path, Checked::Invalid) {
+                return Err(bad(format!("channel {c}: its target path is not translation, rotation, scale or weights")));
+            }
         }
         for (k, sampler) in animation.samplers.iter().enumerate() {
             if let Some(i) = [sampler.input.value(), sampler.output.value()].into_iter().find(|&i| i >= accessors) {
                 return Err(bad(format!("sampler {k} names accessor {i}, but the file has {accessors}")));
             }
+        }
+    }
+    // Images the crate unwraps without checking: one in a bufferView needs its mimeType.
+    for (i, image) in root.images.iter().enumerate() {
+        let bad = |reason: &str| Err(SceneError::BadImage { image: i, reason: reason.into() });
+        match (&image.uri, &image.buffer_view, &image.mime_type) {
+            (None, None, _) => return bad("it has neither a uri nor a bufferView"),
+            (Some(_), Some(_), _) => return bad("it has both a uri and a bufferView"),
+            (None, Some(_), None) => return bad("an image in a bufferView needs a mimeType"),
+            _ => {}
         }
     }
     for (n, node) in root.nodes.iter().enumerate() {
@@ -283,6 +296,40 @@ fn sparse_in_range(
             return Err(format!("accessor {index} ({what}): its sparse {part} start at byte {view_offset} + {offset}, not a multiple of their component size"));
         }
         view_in_buffer(view_index, view, buffer_lengths)?;
+    }
+    Ok(())
+}
+
+/// Checks every sparse accessor's indices, as glTF requires them: strictly increasing and
+/// below the accessor's count (the glTF reader assumes both, and otherwise substitutes the
+/// wrong elements or drops some). Indices whose bytes lie outside their buffer are left to
+/// the range checks of the accessors that are read.
+pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<(), SceneError> {
+    for a in document.as_json().accessors.iter().enumerate().filter_map(|(i, a)| Some((i, a, a.sparse.as_ref()?))) {
+        let (index, accessor, sparse) = a;
+        let bad = |reason: String| SceneError::BadAccessor { accessor: index, reason };
+        let size = match &sparse.indices.component_type {
+            Checked::Valid(kind) => kind.0.size(),
+            Checked::Invalid => continue,
+        };
+        let Some(view) = document.as_json().buffer_views.get(sparse.indices.buffer_view.value()) else { continue };
+        let start = view.byte_offset.map_or(0, |o| o.0).saturating_add(sparse.indices.byte_offset.0);
+        let bytes = usize::try_from(start).ok().and_then(|s| {
+            let end = s.checked_add(size.checked_mul(usize::try_from(sparse.count.0).ok()?)?)?;
+            buffers.get(view.buffer.value())?.get(s..end)
+        });
+        let Some(bytes) = bytes else { continue };
+        let mut previous: Option<u64> = None;
+        for chunk in bytes.chunks_exact(size) {
+            let i = chunk.iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+            if i >= accessor.count.0 {
+                return Err(bad(format!("sparse index {i} is past its {} elements", accessor.count.0)));
+            }
+            if previous.is_some_and(|p| i <= p) {
+                return Err(bad(format!("sparse indices must increase strictly; {i} follows {}", previous.unwrap_or(0))));
+            }
+            previous = Some(i);
+        }
     }
     Ok(())
 }
