@@ -221,3 +221,40 @@ fn decimal_translations_keep_digits_an_f32_drops() {
         assert!((r["distance"].as_f64().unwrap() - 1.9).abs() < 1e-3, "case {case}: {r}");
     }
 }
+
+/// One mesh whose primitives lie 2e7 apart: a unit box at the origin and a box of half-size 4
+/// at x = 2e7 (where f32s are 2 apart). Re-centred as one, the box at the origin lost its
+/// half-unit corners to f32 and every pick on it missed; each primitive keeps its own.
+#[test]
+fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
+    for (case, (eye, distance)) in [(DVec3::new(0.1, 0.05, 3.0), 2.5), (DVec3::new(2.0e7 + 0.5, 0.25, 10.0), 6.0)].into_iter().enumerate() {
+        let mut b = GltfBuilder::new();
+        let near = shapes::cuboid(Vec3::splat(0.5), [0.8; 4]);
+        let mut far = shapes::cuboid(Vec3::splat(4.0), [0.4; 4]);
+        far.positions.iter_mut().for_each(|p| p.x += 2.0e7);
+        let mesh = b.add_mesh("Parts", &[(&near, IndexStorage::U16), (&far, IndexStorage::U16)]);
+        let node = b.add_node("Parts node", Some(mesh), Mat4::IDENTITY, &[]);
+        b.add_root(node);
+        let trs = |t: DVec3| (t.as_vec3(), glam::Quat::IDENTITY, Vec3::ONE);
+        let camera = b.add_camera_node("Cam", 0.5, 0.01, Some(100.0), Mat4::IDENTITY);
+        let holder = b.add_trs_node("CamHolder", None, trs(eye), &[camera]);
+        b.set_translation(holder, eye.to_array());
+        b.add_root(holder);
+        let path = tmp(&format!("parts{case}.glb"));
+        std::fs::write(&path, b.to_glb()).unwrap();
+        let picks = tmp(&format!("parts{case}-picks.json"));
+        std::fs::write(&picks, "[[32, 24]]").unwrap();
+        let out = tmp(&format!("parts{case}-out.json"));
+        let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
+            .args([path.to_str().unwrap(), "--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "case {case}: {}", String::from_utf8_lossy(&run.stderr));
+        let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let r = &records[0];
+        assert_eq!(r["node_name"], "Parts node", "case {case}: {r}");
+        assert!((r["distance"].as_f64().unwrap() - distance).abs() < 1e-3, "case {case}: {r}");
+        let x = r["world"][0].as_f64().unwrap();
+        assert!((x - eye.x).abs() < 0.1, "case {case}: the hit lies in front of the camera: {r}");
+    }
+}

@@ -189,6 +189,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     }
     skins::load_skins(&document, &buffers, &mut scene, &node_of)?;
     skins::load_animations(&document, &buffers, &mut scene, &node_of)?;
+    let mut worlds = worlds;
+    rebase::split_far_primitives(&mut scene, &mut worlds);
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;

@@ -12,6 +12,52 @@ use glam::{DMat4, DVec3};
 /// Coordinates beyond this are re-centred; nearer scenes are left exactly as loaded.
 const FAR: f64 = 1.0e3;
 
+/// Gives each primitive of a rigid mesh that spans more than `2 * FAR` a mesh of its own,
+/// drawn by a child of every node that draws the mesh (named as that node, at its place):
+/// one shift for the whole mesh would carry primitives far from it out of f32's reach (a box
+/// at the origin, re-centred on the middle of a mesh that also holds a triangle at 2e7, lost
+/// its half-unit corners). Skinned and morphed meshes stay whole. Extends `worlds` for the
+/// new nodes.
+pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
+    for m in 0..scene.meshes.len() {
+        let mesh = &scene.meshes[m];
+        let rigid = !is_skinned(mesh) && mesh.target_count() == 0;
+        let Some((lo, hi)) = mesh_box(mesh) else { continue };
+        if !rigid || mesh.primitives.len() < 2 || (hi - lo).max_element() <= 2.0 * FAR {
+            continue;
+        }
+        let moved: Vec<_> = scene.meshes[m].primitives.drain(1..).collect();
+        let name = scene.meshes[m].name.clone();
+        let users: Vec<usize> = (0..scene.nodes.len()).filter(|&n| scene.nodes[n].mesh == Some(m)).collect();
+        for primitive in moved {
+            let own = scene.meshes.len();
+            scene.meshes.push(crate::scene::MeshAsset { name: name.clone(), primitives: vec![primitive], weights: vec![] });
+            for &n in &users {
+                let parent = &scene.nodes[n];
+                let child = crate::scene::Node {
+                    gltf_index: parent.gltf_index,
+                    name: parent.name.clone(),
+                    world: parent.world,
+                    mesh: Some(own),
+                    parent: Some(n),
+                    ..Default::default()
+                };
+                scene.nodes.push(child);
+                worlds.push(worlds[n]);
+            }
+        }
+    }
+}
+
+/// A mesh's box in f64, if it has vertices.
+fn mesh_box(mesh: &crate::scene::MeshAsset) -> Option<(DVec3, DVec3)> {
+    mesh.primitives
+        .iter()
+        .flat_map(|p| p.positions.iter())
+        .map(|p| p.as_dvec3())
+        .fold(None, |b, p| Some(b.map_or((p, p), |(lo, hi): (DVec3, DVec3)| (lo.min(p), hi.max(p)))))
+}
+
 /// Sets each node's world (relative to the scene's origin) and the camera's, from the f64
 /// worlds the loader composed; re-centres far-off meshes and picks the origin.
 pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
@@ -59,8 +105,7 @@ fn is_skinned(mesh: &crate::scene::MeshAsset) -> bool {
 
 /// Where a mesh would be re-centred: its rounded centre when far off, else zero.
 fn centre_of(mesh: &crate::scene::MeshAsset) -> DVec3 {
-    let points = || mesh.primitives.iter().flat_map(|p| p.positions.iter()).map(|p| p.as_dvec3());
-    let Some((lo, hi)) = points().fold(None, |b: Option<(DVec3, DVec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))) else {
+    let Some((lo, hi)) = mesh_box(mesh) else {
         return DVec3::ZERO;
     };
     if lo.abs().max(hi.abs()).max_element() <= FAR {
@@ -99,17 +144,7 @@ fn recentre(mesh: &mut crate::scene::MeshAsset, centre: DVec3, skinned_ok: bool)
 /// World bounds of every mesh node, in f64: each mesh's box once, then its 8 corners per node
 /// (O(vertices + nodes), however many nodes share a mesh).
 fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
-    let boxes: Vec<Option<(DVec3, DVec3)>> = scene
-        .meshes
-        .iter()
-        .map(|m| {
-            m.primitives
-                .iter()
-                .flat_map(|p| p.positions.iter())
-                .map(|p| p.as_dvec3())
-                .fold(None, |b, p| Some(b.map_or((p, p), |(lo, hi): (DVec3, DVec3)| (lo.min(p), hi.max(p)))))
-        })
-        .collect();
+    let boxes: Vec<Option<(DVec3, DVec3)>> = scene.meshes.iter().map(mesh_box).collect();
     let mut lo = DVec3::splat(f64::INFINITY);
     let mut hi = DVec3::splat(f64::NEG_INFINITY);
     for (node, world) in scene.nodes.iter().zip(worlds) {
