@@ -292,10 +292,14 @@ fn select_through_rectangles_find_everything_the_ray_oracle_hits() {
 #[test]
 fn culling_gives_identical_results_for_radius_and_rectangles() {
     let gpu = Gpu::new();
-    for seed in [51, 52] {
+    // Per-frame and shared lists (culled through the hierarchy and bounding spheres), with the
+    // usual field of view and a wide one, where rays through a rectangle's corners stray most.
+    for (seed, shared, yfov) in [(51, false, 1.0), (52, false, 1.0), (53, true, 1.0), (54, true, 2.4), (55, false, 2.4)] {
         let gs = Scene::random(seed).upload(&gpu.ctx);
-        let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+        let (view, _) = random_scene_camera(DepthConvention::Standard, W, H);
+        let proj = glam::camera::rh::proj::vulkan::perspective(yfov, W as f32 / H as f32, 0.5, 40.0);
         let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+        let list: std::sync::Arc<[PickDraw]> = gs.draws.clone().into();
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut queries = vec![];
         for _ in 0..6 {
@@ -308,7 +312,14 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
         }
         let mut culled = gpu.picker(PickerConfig::default().with_rect_tile(64, 48));
         let mut unculled = gpu.picker(PickerConfig::default().with_rect_tile(64, 48).with_culling(false));
-        let a = run_queries(&gpu, &mut culled, &request, &queries, &gs.draws);
+        let a = if shared {
+            // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+            gpu.run(|cmd| unsafe { culled.record_queries_shared(cmd, 0, &request, &queries, &list) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited for the frame.
+            unsafe { culled.take_results(0) }.expect("resolve").expect("pending")
+        } else {
+            run_queries(&gpu, &mut culled, &request, &queries, &gs.draws)
+        };
         let b = run_queries(&gpu, &mut unculled, &request, &queries, &gs.draws);
         assert!(a.stats.pass.draws_culled > 0, "culling culled something");
         assert_eq!(b.stats.pass.draws_culled, 0);
@@ -329,7 +340,7 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
                 _ => panic!("query {i}: kinds differ"),
             }
         }
-        drop((culled, unculled, gs));
+        drop((culled, unculled, list, gs));
     }
     gpu.assert_no_validation_messages();
 }

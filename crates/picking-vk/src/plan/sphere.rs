@@ -89,14 +89,18 @@ pub(crate) fn spheres_of(draws: &[PickDraw]) -> Vec<Option<BoundingSphere>> {
 
 impl BoundingSphere {
     /// Whether the ray (unit direction, from its origin on) passes within the sphere grown by
-    /// `pad` at the farthest ray parameter the sphere spans.
+    /// `pad` at the farthest any point of the sphere lies from the origin. (Padding is a
+    /// distance between points at equal distance along this ray and a neighbouring one, or a
+    /// corner ray of a region: a point of the sphere at distance `d` from the origin lies
+    /// within `pad(d)` of this ray's point at `d`. The sphere's own extent along the ray is
+    /// not enough: for a wide region the corner rays stray by more than that.)
     pub fn meets(&self, ray: &SlabRay, pad: PadLine) -> bool {
         let (origin, dir) = (ray.origin.as_dvec3(), ray.dir.as_dvec3());
         let to_centre = self.centre - origin;
         let along = to_centre.dot(dir) / dir.length_squared();
         // The nearest point of the ray (from its origin on) to the centre.
         let nearest = origin + dir * along.max(0.0);
-        let reach = self.radius + f64::from(pad.at((along.max(0.0) * dir.length() + self.radius) as f32));
+        let reach = self.radius + f64::from(pad.at((to_centre.length() + self.radius) as f32));
         let distance = (self.centre - nearest).length();
         distance <= reach * (1.0 + 1e-6)
     }
@@ -155,6 +159,31 @@ mod tests {
         assert!(!behind.dir.is_nan() && !sphere.meets(&behind, none));
         let inside = SlabRay::new(Vec3::new(0.0, 0.5, -10.5), Vec3::X);
         assert!(sphere.meets(&inside, none), "the origin inside the sphere");
+    }
+
+    #[test]
+    fn a_wide_rectangle_keeps_what_its_corner_pixels_see() {
+        // A 20x20 rectangle of a view with a field of 2.4 radians: its corner rays stray 1.3
+        // radians from its centre ray. A small mesh straight down the ray of the corner pixel
+        // must be planned (it was culled when the padding was taken at the sphere's extent
+        // along the centre ray rather than at its distance from the origin).
+        use crate::plan::{PixelRay, Plan};
+        use crate::request::camera::CameraSnapshot;
+        use crate::request::query::PixelRect;
+        use crate::{PickRequest, Viewport};
+        use glam::UVec2;
+        let projection = glam::camera::rh::proj::vulkan::perspective(2.4, 64.0 / 48.0, 0.1, 100.0);
+        let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(64, 48), None).unwrap();
+        let rect = PixelRect::new(UVec2::new(27, 16), UVec2::new(47, 36));
+        for corner in [UVec2::new(27, 16), UVec2::new(46, 35), UVec2::new(27, 35), UVec2::new(46, 16)] {
+            let ray = camera.pixel_ray(corner).unwrap();
+            let at = (ray.origin + ray.direction * 3.0).as_vec3();
+            let draws: Arc<[PickDraw]> = vec![octahedron_draw(Mat4::from_translation(at) * Mat4::from_scale(Vec3::splat(0.2)))].into();
+            let request = PickRequest::new(rect.min, Viewport::full(64, 48), Mat4::IDENTITY, projection);
+            let mut plan = Plan::default();
+            plan.build_shared(&request, &draws, PixelRay::covering(&camera, &rect).as_ref(), None);
+            assert_eq!(plan.entries.len(), 1, "the mesh down corner pixel {corner}'s ray is planned");
+        }
     }
 
     #[test]
