@@ -86,9 +86,9 @@ pub fn parse_entry(v: &Value) -> PickEntry {
     PickEntry::Malformed(format!("an entry object needs \"point\" or \"rect\", got {}", echo(v)))
 }
 
-/// The largest pick file read, in bytes (about 20 million points): it may be a pipe or a
-/// device that never ends.
-pub const MAX_PICK_FILE_BYTES: u64 = 256 << 20;
+/// The largest pick file read, in bytes (about 5 million points; parsed, a byte of the file
+/// takes up to 18 in memory): it may be a pipe or a device that never ends.
+pub const MAX_PICK_FILE_BYTES: u64 = 64 << 20;
 
 /// The most of a malformed entry its error record repeats, in bytes.
 const MAX_ECHO_BYTES: usize = 200;
@@ -121,9 +121,20 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<PickEntry>, ViewerError> {
     if let Ok(pairs) = serde_json::from_str::<Vec<(i64, i64)>>(&text) {
         return Ok(pairs.into_iter().map(|(x, y)| PickEntry::Point { x, y }).collect());
     }
-    let value: Value = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("pick file {} is not JSON: {e}", path.display())))?;
-    let list = value.as_array().ok_or_else(|| ViewerError::Input(format!("pick file {}: expected a JSON array of entries", path.display())))?;
-    Ok(list.iter().map(parse_entry).collect())
+    // Entries are split as text first, so one that is valid JSON but not a value this reader
+    // holds (a number past f64, such as 1e400) gets its own error record.
+    let not_json = |e: serde_json::Error| ViewerError::Input(format!("pick file {} is not JSON: {e}", path.display()));
+    let Ok(list) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&text) else {
+        serde_json::from_str::<&serde_json::value::RawValue>(&text).map_err(not_json)?;
+        return Err(ViewerError::Input(format!("pick file {}: expected a JSON array of entries", path.display())));
+    };
+    Ok(list
+        .iter()
+        .map(|raw| match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v) => parse_entry(&v),
+            Err(e) => PickEntry::Malformed(format!("an entry this reader cannot hold ({e}): {}", echo(&Value::String(raw.get().to_string())))),
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -169,5 +180,20 @@ mod tests {
         // A device that never ends is read only up to the cap.
         let err = read_capped(Path::new("/dev/zero"), 1 << 16).map(|_| ()).unwrap_err();
         assert!(err.to_string().contains("larger than 65536 bytes"), "{err}");
+    }
+
+    #[test]
+    fn an_entry_json_allows_but_f64_cannot_hold_is_one_error_record() {
+        let path = std::env::temp_dir().join(format!("viewer-pick-file-{}.json", std::process::id()));
+        std::fs::write(&path, "[[1, 2], [1e400, 0], {\"point\": [3, 4]}]").unwrap();
+        let entries = read_pick_file(&path).unwrap();
+        assert_eq!(entries[0], PickEntry::Point { x: 1, y: 2 });
+        assert!(matches!(&entries[1], PickEntry::Malformed(m) if m.contains("1e400")), "{:?}", entries[1]);
+        assert_eq!(entries[2], PickEntry::Point { x: 3, y: 4 });
+        std::fs::write(&path, "{\"point\": [3, 4]}").unwrap();
+        assert!(read_pick_file(&path).unwrap_err().to_string().contains("expected a JSON array"));
+        std::fs::write(&path, "[[1, 2]").unwrap();
+        assert!(read_pick_file(&path).unwrap_err().to_string().contains("not JSON"));
+        std::fs::remove_file(&path).unwrap();
     }
 }

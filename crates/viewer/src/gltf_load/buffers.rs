@@ -110,10 +110,27 @@ pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &L
     }
     let base = base.ok_or_else(|| format!("URI {shown:?} names a file, but the scene was not loaded from a folder"))?;
     let relative = Path::new(decoded.strip_prefix("file://").unwrap_or(&decoded));
-    if !options.allow_external_uris && relative.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
-        return Err(format!("URI {shown:?} leaves the scene's folder; only files beside the scene are read (--allow-external-uris)"));
-    }
-    let path: PathBuf = base.join(relative);
+    let path: PathBuf = if options.allow_external_uris {
+        base.join(relative)
+    } else {
+        // `..` is followed by name, never above the folder: nothing outside it is looked at.
+        let mut inside = PathBuf::new();
+        for c in relative.components() {
+            let stays = match c {
+                Component::Normal(name) => {
+                    inside.push(name);
+                    true
+                }
+                Component::CurDir => true,
+                Component::ParentDir => inside.pop(),
+                Component::RootDir | Component::Prefix(_) => false,
+            };
+            if !stays {
+                return Err(format!("URI {shown:?} leaves the scene's folder; only files beside the scene are read (--allow-external-uris)"));
+            }
+        }
+        base.join(inside)
+    };
     // A link inside the folder may still point out of it: compare real paths.
     let real = path.canonicalize().map_err(|_| format!("URI {shown:?}: the file cannot be opened"))?;
     if !options.allow_external_uris {
@@ -195,6 +212,9 @@ mod tests {
             assert!(!err.contains("root:"), "{err}");
         }
         assert!(read_file("/dev/zero", Some(&dir), 8, &LoadOptions { allow_external_uris: true, ..options }).unwrap_err().contains("not a regular file"));
+        // A step up that stays inside the folder is followed by name.
+        assert_eq!(read_file("sub/../mesh.bin", Some(&dir), 4, &options).unwrap(), vec![7u8; 4]);
+        assert!(read_file("sub/../../mesh.bin", Some(&dir), 4, &options).unwrap_err().contains("leaves the scene's folder"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
