@@ -55,6 +55,9 @@ impl Staged {
     /// Writes one output through `write` into a temporary file beside `path`.
     pub fn write(&mut self, path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), ViewerError> {
         let fail = |e: std::io::Error| ViewerError::Output(format!("{}: {e}", path.display()));
+        // A link is written through: the file it names is replaced, the link stays.
+        let linked = path.is_symlink().then(|| path.canonicalize().ok()).flatten();
+        let path = linked.as_deref().unwrap_or(path);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
@@ -103,6 +106,21 @@ pub fn png(image: &image::RgbaImage) -> Result<Vec<u8>, ViewerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_through_a_link_replaces_the_file_it_names() {
+        let dir = std::env::temp_dir().join(format!("viewer-outputs-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("real.json"), "old").unwrap();
+        let _ = std::fs::remove_file(dir.join("link.json"));
+        std::os::unix::fs::symlink("real.json", dir.join("link.json")).unwrap();
+        let mut staged = Staged::default();
+        staged.write(&dir.join("link.json"), |w: &mut dyn Write| w.write_all(b"new")).unwrap();
+        staged.commit().unwrap();
+        assert!(dir.join("link.json").is_symlink(), "the link stays a link");
+        assert_eq!(std::fs::read_to_string(dir.join("real.json")).unwrap(), "new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn outputs_over_devices_are_refused() {

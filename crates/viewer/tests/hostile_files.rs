@@ -262,6 +262,12 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "TEXCOORD_0, which the primitive lacks",
         ),
         ("animation path that is no property", animated(2, 0, 0, "color"), "target path"),
+        ("billboard size as a string", mutated(|d| d["nodes"][0]["extras"] = json!({"picking_vk_billboard": {"size": "1"}})), "size must be a number above 0"),
+        (
+            "billboard size past a million",
+            mutated(|d| d["nodes"][0]["extras"] = json!({"picking_vk_billboard": {"size": 1e10}})),
+            "at most 1000000, not 10000000000",
+        ),
         ("sparse indices going back", sparse_indices(&[2, 1]), "increase strictly; 1 follows 2"),
         ("sparse indices repeated", sparse_indices(&[1, 1]), "increase strictly"),
         ("sparse index past the count", sparse_indices(&[0, 3]), "sparse index 3 is past its 3 elements"),

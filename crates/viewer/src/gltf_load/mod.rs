@@ -243,15 +243,20 @@ fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     Ok(())
 }
 
+/// The largest billboard side the viewer draws, in scene units.
+const MAX_BILLBOARD_SIZE: f64 = 1.0e6;
+
 /// A node's billboard, from its extras (`picking_vk_billboard`: `size`, optional `color`).
 fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::SceneBillboard>, String> {
     let Some(raw) = node.extras() else { return Ok(None) };
     let Ok(extras) = serde_json::from_str::<serde_json::Value>(raw.get()) else { return Ok(None) };
     let Some(b) = extras.get("picking_vk_billboard") else { return Ok(None) };
-    let size = b.get("size").and_then(serde_json::Value::as_f64).unwrap_or(0.0) as f32;
-    if !(size.is_finite() && size > 0.0) {
-        return Err(format!("its billboard size {size} must be positive"));
-    }
+    // Past a million units a camera-facing square's f32 corners no longer close over it.
+    let size = b.get("size").and_then(serde_json::Value::as_f64).filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_BILLBOARD_SIZE);
+    let Some(size) = size.map(|s| s as f32) else {
+        let given = b.get("size").map_or("none".to_string(), |v| printable(&v.to_string()));
+        return Err(format!("its billboard size must be a number above 0 and at most {MAX_BILLBOARD_SIZE}, not {given}"));
+    };
     let mut color = [1.0f32; 4];
     if let Some(c) = b.get("color").and_then(serde_json::Value::as_array) {
         for (k, v) in c.iter().take(4).enumerate() {
