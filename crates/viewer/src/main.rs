@@ -161,8 +161,9 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         .into_iter()
         .filter_map(|(w, p)| Some((w, p.as_deref()?)))
         .collect();
-    let inputs: Vec<(&str, &std::path::Path)> =
+    let mut inputs: Vec<(&str, &std::path::Path)> =
         [("scene", args.scene.as_deref()), ("pick file", args.pick_file.as_deref())].into_iter().filter_map(|(w, p)| Some((w, p?))).collect();
+    inputs.extend(scene.files.iter().map(|f| ("scene's own file", f.as_path())));
     viewer::outputs::check_paths(&outputs, &inputs)?;
     let outcome = headless::run(&scene, &options)?;
     print_summary(&outcome, &options, args.demo);

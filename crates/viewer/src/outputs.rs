@@ -11,15 +11,25 @@ use std::path::{Path, PathBuf};
 /// Refuses outputs that name the same file twice, or an input (the scene, the pick file).
 pub fn check_paths(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), ViewerError> {
     let key = |p: &Path| -> PathBuf {
-        // Existing files by their real path (links, `..`); new ones by their folder's.
-        if let Ok(real) = p.canonicalize() {
-            return real;
-        }
+        // Component by component: each existing prefix by its real path (links), so a `..`
+        // after it steps up as the system will; folders still to be made by name.
         let absolute = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        match (absolute.parent().and_then(|d| d.canonicalize().ok()), absolute.file_name()) {
-            (Some(dir), Some(name)) => dir.join(name),
-            _ => absolute,
+        let mut key = PathBuf::new();
+        for c in absolute.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    key.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => {
+                    key.push(other);
+                    if let Ok(real) = key.canonicalize() {
+                        key = real;
+                    }
+                }
+            }
         }
+        key
     };
     for (i, (what, path)) in outputs.iter().enumerate() {
         if path.is_dir() {

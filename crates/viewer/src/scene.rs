@@ -86,6 +86,9 @@ pub struct Scene {
     /// The first camera's node (index into `nodes`), posed with the rest.
     pub camera_node: Option<usize>,
     pub billboards: Vec<SceneBillboard>,
+    /// The real paths of the files the scene's buffers and images were read from (outputs
+    /// must not overwrite them).
+    pub files: Vec<std::path::PathBuf>,
 }
 
 impl Scene {

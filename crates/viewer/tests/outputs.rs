@@ -50,6 +50,28 @@ fn colliding_outputs_are_refused_before_anything_runs() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("overwrite the pick file"), "{err}");
     assert_eq!(std::fs::read(&p).unwrap(), before);
+    // And over a file the scene itself reads (its buffer), found by its real path.
+    let mut b = viewer::gltf_write::GltfBuilder::new();
+    let mesh = b.add_mesh("Box", &[(&picking_vk_host::shapes::cuboid(glam::Vec3::splat(0.5), [0.8; 4]), viewer::gltf_write::IndexStorage::U16)]);
+    let node = b.add_node("Box", Some(mesh), glam::Mat4::IDENTITY, &[]);
+    b.add_root(node);
+    let (json, bin) = b.to_gltf("scene.bin");
+    std::fs::write(d.join("scene.gltf"), json).unwrap();
+    std::fs::write(d.join("scene.bin"), &bin).unwrap();
+    let over = d.join("sub").join("..").join("scene.bin");
+    let (code, _, err) = viewer(&[
+        d.join("scene.gltf").to_str().unwrap(),
+        "--headless",
+        "--size",
+        "64x48",
+        "--pick-file",
+        p.to_str().unwrap(),
+        "--json",
+        over.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("overwrite the scene's own file"), "{err}");
+    assert_eq!(std::fs::read(d.join("scene.bin")).unwrap(), bin);
 }
 
 #[test]

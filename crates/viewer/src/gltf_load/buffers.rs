@@ -63,8 +63,15 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), SceneError> {
     Ok((json, bin))
 }
 
-/// Every buffer's bytes, in the document's order.
-pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path>, options: &LoadOptions) -> Result<Vec<Vec<u8>>, SceneError> {
+/// Every buffer's bytes, in the document's order; the real path of each file read is pushed
+/// onto `files`.
+pub fn load(
+    document: &gltf::Document,
+    blob: Option<Vec<u8>>,
+    base: Option<&Path>,
+    options: &LoadOptions,
+    files: &mut Vec<PathBuf>,
+) -> Result<Vec<Vec<u8>>, SceneError> {
     let mut blob = blob;
     let total = document.buffers().try_fold(0u64, |sum, b| sum.checked_add(b.length() as u64)).unwrap_or(u64::MAX);
     if total > options.max_bytes {
@@ -78,7 +85,11 @@ pub fn load(document: &gltf::Document, blob: Option<Vec<u8>>, base: Option<&Path
         let mut data = match buffer.source() {
             gltf::buffer::Source::Bin => blob.take().ok_or_else(|| bad("it names the GLB binary chunk, which the file does not have".into()))?,
             gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(bad)?,
-            gltf::buffer::Source::Uri(uri) => read_file(uri, base, length as u64, options).map_err(bad)?,
+            gltf::buffer::Source::Uri(uri) => {
+                let (data, real) = read_file(uri, base, length as u64, options).map_err(bad)?;
+                files.push(real);
+                data
+            }
         };
         if data.len() < length {
             return Err(bad(format!("it declares {length} bytes but holds {}", data.len())));
@@ -99,8 +110,9 @@ fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
     base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
 }
 
-/// Reads at most `length` bytes of a regular file named by a relative URI inside `base`.
-pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<Vec<u8>, String> {
+/// Reads at most `length` bytes of a regular file named by a relative URI inside `base`;
+/// returns them and the file's real path.
+pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<(Vec<u8>, PathBuf), String> {
     let shown = printable(uri);
     let decoded = urlencoding::decode_binary(uri.as_bytes());
     let decoded = String::from_utf8(decoded.into_owned()).map_err(|_| format!("URI {shown:?} decodes to bytes that are not UTF-8"))?;
@@ -147,7 +159,7 @@ pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &L
     let file = std::fs::File::open(&real).map_err(|_| format!("URI {shown:?}: the file cannot be opened"))?;
     let mut data = Vec::with_capacity(length.min(meta.len()) as usize);
     file.take(length).read_to_end(&mut data).map_err(|e| format!("URI {shown:?}: reading failed: {e}"))?;
-    Ok(data)
+    Ok((data, real))
 }
 
 #[cfg(test)]
@@ -206,14 +218,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("mesh.bin"), [7u8; 16]).unwrap();
         let options = LoadOptions::default();
-        assert_eq!(read_file("mesh.bin", Some(&dir), 8, &options).unwrap(), vec![7u8; 8], "at most byteLength bytes");
+        assert_eq!(read_file("mesh.bin", Some(&dir), 8, &options).unwrap().0, vec![7u8; 8], "at most byteLength bytes");
         for hostile in ["../../etc/passwd", "/etc/passwd", "file:///etc/passwd", "%2e%2e/%2e%2e/etc/passwd", "sub/../../x.bin", "%FF%FE.bin"] {
             let err = read_file(hostile, Some(&dir), 8, &options).unwrap_err();
             assert!(!err.contains("root:"), "{err}");
         }
         assert!(read_file("/dev/zero", Some(&dir), 8, &LoadOptions { allow_external_uris: true, ..options }).unwrap_err().contains("not a regular file"));
         // A step up that stays inside the folder is followed by name.
-        assert_eq!(read_file("sub/../mesh.bin", Some(&dir), 4, &options).unwrap(), vec![7u8; 4]);
+        assert_eq!(read_file("sub/../mesh.bin", Some(&dir), 4, &options).unwrap().0, vec![7u8; 4]);
         assert!(read_file("sub/../../mesh.bin", Some(&dir), 4, &options).unwrap_err().contains("leaves the scene's folder"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

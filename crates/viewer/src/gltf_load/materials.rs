@@ -18,6 +18,8 @@ const MAX_SIDE: u32 = 8192;
 pub struct Textures {
     pub data: Vec<TextureData>,
     by_gltf: Vec<Option<usize>>,
+    /// The real paths of the image files read.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 /// An image's decoded RGBA8 texels, width and height.
@@ -32,7 +34,7 @@ pub fn load_textures(
     options: &LoadOptions,
     budget: &mut u64,
 ) -> Result<Textures, SceneError> {
-    let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()] };
+    let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()], files: vec![] };
     // Each image is decoded (and counted) once, however many textures sample it.
     let mut decoded: Vec<Option<Decoded>> = vec![None; document.images().len()];
     for material in document.materials() {
@@ -46,7 +48,7 @@ pub fn load_textures(
             Some(d) => d,
             None => {
                 let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
-                let bytes = image_bytes(&image, buffers, base, options).map_err(&bad)?;
+                let bytes = image_bytes(&image, buffers, base, options, &mut out.files).map_err(&bad)?;
                 let rgba = decode(&bytes, *budget).map_err(&bad)?;
                 *budget = budget.saturating_sub(rgba.as_raw().len() as u64);
                 let (width, height) = (rgba.width(), rgba.height());
@@ -76,7 +78,14 @@ pub fn uv_set(material: &gltf::Material) -> (u32, glam::Affine2) {
     (t.tex_coord().unwrap_or(info.tex_coord()), transform)
 }
 
-fn image_bytes(image: &gltf::Image, buffers: &[Vec<u8>], base: Option<&Path>, options: &LoadOptions) -> Result<Vec<u8>, String> {
+/// An image's encoded bytes; a file read has its real path pushed onto `files`.
+fn image_bytes(
+    image: &gltf::Image,
+    buffers: &[Vec<u8>],
+    base: Option<&Path>,
+    options: &LoadOptions,
+    files: &mut Vec<std::path::PathBuf>,
+) -> Result<Vec<u8>, String> {
     match image.source() {
         gltf::image::Source::View { view, .. } => {
             let buffer = buffers.get(view.buffer().index()).ok_or_else(|| format!("buffer view {} names a missing buffer", view.index()))?;
@@ -91,7 +100,10 @@ fn image_bytes(image: &gltf::Image, buffers: &[Vec<u8>], base: Option<&Path>, op
             }
             base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
         }
-        gltf::image::Source::Uri { uri, .. } => read_file(uri, base, options.max_bytes, options),
+        gltf::image::Source::Uri { uri, .. } => read_file(uri, base, options.max_bytes, options).map(|(data, real)| {
+            files.push(real);
+            data
+        }),
     }
 }
 

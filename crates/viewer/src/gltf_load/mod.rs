@@ -165,7 +165,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     if asset.version.split('.').next() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
         return Err(SceneError::Version(printable(asset.min_version.as_deref().unwrap_or(&asset.version))));
     }
-    let buffers = buffers::load(&document, blob.map(<[u8]>::to_vec), base, options)?;
+    let mut files = vec![];
+    let buffers = buffers::load(&document, blob.map(<[u8]>::to_vec), base, options, &mut files)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
     let structure = validate::structure(&document, geometry, options)?;
@@ -182,6 +183,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
         scene.meshes.push(primitives::load_mesh(&mesh, &buffers, &textures)?);
     }
     scene.textures = textures.data;
+    files.extend(textures.files);
+    scene.files = files;
     let (worlds, camera) = walk_nodes(&document, &precise, &mut scene)?;
     let mut node_of = vec![None; document.nodes().len()];
     for (i, node) in scene.nodes.iter().enumerate() {
