@@ -203,3 +203,87 @@ fn bad_line_widths_and_list_restarts_are_refused() {
     drop(picker);
     gpu.assert_no_validation_messages();
 }
+
+#[test]
+fn culling_keeps_every_pixel_a_point_sprite_or_wide_line_covers() {
+    // Every pixel within 6 of each projected vertex, picked with culling (per-frame and shared
+    // lists) and without, at a usual and a wide field of view: the same object everywhere.
+    // (A 5-pixel sprite covers pixel centres 2.5 px away on both axes, farther than the two
+    // footprints culling pads triangles by.)
+    let gpu = Gpu::new();
+    let config = PickerConfig::default().with_max_queries(64);
+    let (mut culled, mut shared, mut full) = (gpu.picker(config), gpu.picker(config), gpu.picker(config.with_culling(false)));
+    let mut compared = 0usize;
+    let mut covered = 0usize;
+    for (seed, yfov) in [(7u64, 0.8f32), (8, 2.6), (9, 2.9)] {
+        // Lone sprites and short lines: a draw's box is then its primitive, as tight as it gets.
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut p = |spread: f32| Vec3::new((rng.f32() - 0.5) * spread, (rng.f32() - 0.5) * spread * 0.75, (rng.f32() - 0.5) * 1.5);
+        let mut things: Vec<Thing> = (0..16)
+            .map(|k| Thing { id: 10 + k, points: vec![p(if yfov > 2.0 { 30.0 } else { 3.2 })], topology: Topology::PointList, thickness: 5.0 })
+            .collect();
+        for k in 0..6 {
+            let a = p(if yfov > 2.0 { 30.0 } else { 3.0 });
+            things.push(Thing { id: 40 + k, points: vec![a, a + Vec3::new(0.05, 0.02, 0.0)], topology: Topology::LineList, thickness: 3.0 });
+        }
+        let (draws, _buffers) = upload(&gpu, &things);
+        let list: Arc<[PickDraw]> = draws.clone().into();
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.2, 0.1, 4.0), Vec3::ZERO, Vec3::Y);
+        let proj = glam::camera::rh::proj::vulkan::perspective(yfov, W as f32 / H as f32, 0.1, 100.0);
+        let vp = picking_vk::Viewport::full(W, H);
+        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let mut pixels = vec![];
+        for t in &things {
+            for p in &t.points {
+                let Some(at) = project(proj * view, *p) else { continue };
+                for dy in -6..=6 {
+                    for dx in -6..=6 {
+                        let (x, y) = (at.x.floor() as i64 + dx, at.y.floor() as i64 + dy);
+                        if (0..i64::from(W)).contains(&x) && (0..i64::from(H)).contains(&y) {
+                            pixels.push(UVec2::new(x as u32, y as u32));
+                        }
+                    }
+                }
+            }
+        }
+        pixels.sort_by_key(|p| (p.y, p.x));
+        pixels.dedup();
+        for chunk in pixels.chunks(64) {
+            let set: Vec<PickQuery> = chunk.iter().map(|&p| PickQuery::Point(p)).collect();
+            let run = |picker: &mut picking_vk::Picker, shared_list: bool| {
+                gpu.run(|cmd| {
+                    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+                    let ticket = unsafe {
+                        if shared_list {
+                            picker.record_queries_shared(cmd, 0, &request, &set, &list)
+                        } else {
+                            picker.record_queries(cmd, 0, &request, &set, &draws)
+                        }
+                    };
+                    ticket.expect("record");
+                });
+                // SAFETY: `run` waited for the frame.
+                let frame = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+                frame
+                    .results
+                    .iter()
+                    .map(|r| match r {
+                        QueryResult::Point(p) => p.hit.as_ref().map(|h| (h.id, h.depth.to_bits())),
+                        other => panic!("a point result, not {other:?}"),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let (a, b, c) = (run(&mut culled, false), run(&mut shared, true), run(&mut full, false));
+            for (k, p) in chunk.iter().enumerate() {
+                assert_eq!(a[k], c[k], "seed {seed} field {yfov} pixel {p}: culled per-frame list vs not culled");
+                assert_eq!(b[k], c[k], "seed {seed} field {yfov} pixel {p}: culled shared list vs not culled");
+                covered += usize::from(c[k].is_some());
+                compared += 1;
+            }
+        }
+    }
+    eprintln!("lines and points culling parity: {compared} pixels identical, {covered} covered");
+    assert!(covered > 500, "the sprites and lines cover many of the pixels: {covered}");
+    drop((culled, shared, full));
+    gpu.assert_no_validation_messages();
+}

@@ -40,6 +40,18 @@ use std::sync::{Arc, Weak};
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
 const MERGE_GAP: u32 = 32;
 
+/// How many pixels beyond its vertices a draw's primitives reach: a point sprite of size `s`
+/// covers pixel centres up to `s / 2` away on each axis (its corners `s / 2 * sqrt(2)`), a
+/// line of width `w` up to `w / 2` aside and about a pixel past its ends; triangles none.
+fn reach_px(draw: &PickDraw) -> f32 {
+    let size = match draw.raster.topology.primitive() {
+        crate::draw::PrimitiveKind::Triangle => return 0.0,
+        crate::draw::PrimitiveKind::Segment => draw.raster.line_width,
+        crate::draw::PrimitiveKind::Point => draw.raster.point_size,
+    };
+    size * 0.5 * std::f32::consts::SQRT_2 + 1.0
+}
+
 /// Whether `m` maps points affinely (last row 0, 0, 0, 1): culling bounds a draw by its box
 /// under the matrix, which holds only then.
 fn is_affine(m: &Mat4) -> bool {
@@ -80,6 +92,8 @@ struct DrawCache {
     summaries: Vec<[DepthSummary; 4]>,
     /// Whether any draw could prove a sure hit: without one, a nearest-first walk only costs.
     has_occluders: bool,
+    /// The farthest any draw's lines or points reach beyond their vertices, in pixels.
+    reach_px: f32,
 }
 
 /// A point query's pixel, for occlusion: planned nearest first when the list is shared.
@@ -188,6 +202,9 @@ impl Plan {
     /// draw is also validated in the same pass over the list, culled or not: a bad draw is an
     /// error whatever the cursor hits.
     pub fn build(&mut self, request: &PickRequest<'_>, draws: &[PickDraw], ray: Option<&PixelRay>, validate: Option<DrawLimits>) -> Result<(), PickError> {
+        // Lines and points cover pixels away from their vertices: the ray grows for them all.
+        let widened = ray.map(|r| r.widened(draws.iter().map(reach_px).fold(0.0, f32::max)));
+        let ray = widened.as_ref();
         self.begin();
         for (index, draw) in draws.iter().enumerate() {
             if let Some(limits) = &validate {
@@ -213,6 +230,9 @@ impl Plan {
         if !fresh {
             self.draw_cache = Some(Self::index_draws(draws));
         }
+        let given = ray;
+        let widened = ray.widened(self.draw_cache.as_ref().map_or(0.0, |c| c.reach_px));
+        let ray = &widened;
         self.begin();
         self.candidates.clear();
         let occluders = self.draw_cache.as_ref().is_some_and(|c| c.has_occluders);
@@ -275,7 +295,7 @@ impl Plan {
         // Skipping was sound only if every drawn draw tests depth the convention's way.
         if let Some((_, depth)) = depth.filter(|_| skipped) {
             if !self.entries.iter().all(|e| draws.get(e.draw as usize).is_some_and(|d| depth.tests_like(d))) {
-                return self.build_shared(request, draws, Some(ray), None);
+                return self.build_shared(request, draws, Some(given), None);
             }
         }
         self.end();
@@ -335,7 +355,8 @@ impl Plan {
         let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), |d| DepthSummary::of(d, spheres[i as usize].as_ref()));
         let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
         let has_occluders = draws.iter().any(occlusion::may_occlude);
-        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders }
+        let reach_px = draws.iter().map(reach_px).fold(0.0, f32::max);
+        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders, reach_px }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.

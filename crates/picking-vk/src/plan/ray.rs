@@ -87,6 +87,13 @@ impl PixelRay {
         })
     }
 
+    /// The same ray padded by `pixels` more footprints: what a line or point sprite that many
+    /// pixels from its vertex still covers.
+    pub fn widened(&self, pixels: f32) -> PixelRay {
+        let grow = 1.0 + pixels.max(0.0) / 2.0;
+        PixelRay { a: self.a * grow, b: self.b * grow, ..*self }
+    }
+
     #[cfg(test)]
     pub fn from_parts(origin: Vec3, dir: Vec3, a: f32, b: f32) -> Self {
         PixelRay { origin, dir, a, b, reach_a: 0.0, reach_b: 0.0 }
