@@ -52,17 +52,25 @@ impl MeshGeometry {
     /// The box around the vertices `triangles` reads (its own range of shared buffers), or
     /// around every vertex when an indexed draw's indices were not registered.
     pub(crate) fn bounds_of(&self, triangles: &Triangles) -> Option<Aabb> {
+        let grow = |b: Option<Aabb>, p: Vec3| Some(b.map_or(Aabb { min: p, max: p }, |b| Aabb { min: b.min.min(p), max: b.max.max(p) }));
+        self.fold_drawn(triangles, None, grow)?.filter(Aabb::is_finite)
+    }
+
+    /// Folds `f` over the vertices `triangles` reads (as [`MeshGeometry::bounds_of`] takes
+    /// them, in index order); `None` when one of them is not in the arrays.
+    pub(crate) fn fold_drawn<B>(&self, triangles: &Triangles, init: B, mut f: impl FnMut(B, Vec3) -> B) -> Option<B> {
         match *triangles {
             Triangles::NonIndexed { first_vertex, vertex_count } => {
                 let range = self.positions.get(first_vertex as usize..(first_vertex as usize).saturating_add(vertex_count as usize))?;
-                Aabb::from_points(range)
+                Some(range.iter().fold(init, |b, &p| f(b, p)))
             }
             Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                let Some(indices) = &self.indices else { return Aabb::from_points(&self.positions) };
+                let Some(indices) = &self.indices else { return Some(self.positions.iter().fold(init, |b, &p| f(b, p))) };
                 let own = indices.get(first_index as usize..(first_index as usize).saturating_add(index_count as usize))?;
-                let vertex = |&i: &u32| usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok().and_then(|v| self.positions.get(v).copied());
-                let points: Option<Vec<Vec3>> = own.iter().map(vertex).collect();
-                Aabb::from_points(&points?)
+                own.iter().try_fold(init, |b, &i| {
+                    let v = usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok()?;
+                    Some(f(b, *self.positions.get(v)?))
+                })
             }
         }
     }

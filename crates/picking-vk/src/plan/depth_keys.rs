@@ -5,9 +5,9 @@
 //! a summary of its draws (see [`super::nearest_first`]).
 
 use super::is_affine;
-use super::sphere::BoundingSphere;
+use super::sphere::{within_sphere, BoundingSphere};
 use super::sure_hit::PixelTarget;
-use crate::draw::{PickDraw, PrimitiveKind};
+use crate::draw::{Aabb, PickDraw, PrimitiveKind};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use ash::vk;
 use glam::{DMat4, DVec3, DVec4, UVec2, Vec3};
@@ -57,6 +57,15 @@ struct DepthRows {
 }
 
 impl DepthRows {
+    /// Clip z's row where clip w's is `w` and z's is `z` (both of one space): for a projection
+    /// whose z follows w, `alpha * w + beta`, else `z` itself.
+    fn z_row(&self, w: DVec4, z: DVec4) -> DVec4 {
+        match self.z_of_w {
+            Some((alpha, beta)) => DVec4::new(alpha * w.x, alpha * w.y, alpha * w.z, alpha * w.w + beta),
+            None => z,
+        }
+    }
+
     fn new(camera: &CameraSnapshot) -> Self {
         let (z, w) = (camera.view_projection.row(2), camera.view_projection.row(3));
         let (zl, wl) = (z.truncate(), w.truncate());
@@ -121,6 +130,12 @@ fn nearest_key_of(b: &BoxDepth, rows: &DepthRows, nearer: Nearer) -> Option<f64>
     nearest.is_finite().then_some(nearest)
 }
 
+/// The world box (centre, half extent) around the box `c` +- `h` under `model`.
+fn world_box(model: &DMat4, c: DVec3, h: DVec3) -> (DVec3, DVec3) {
+    let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+    (model.transform_point3(c), half)
+}
+
 /// Per axis of the world point, the sum of the magnitudes of the terms that make it up over
 /// the box `c` +- `h` under `model`: what bounds the rounding of a shader that goes through
 /// the world point.
@@ -145,26 +160,19 @@ fn nearest_key(draw: &PickDraw, sphere: Option<&BoundingSphere>, rows: &DepthRow
     // its rounding is bounded by the camera row's terms over the world point's.
     let world = draw.hooks.as_ref().map(|_| world_terms(&model, c, h));
     let rounding_of = |r: DVec4, camera_row: DVec4| rounding_over(r, c.abs() + h).max(world.map_or(0.0, |t| rounding_over(camera_row, t)));
-    let rz = match rows.z_of_w {
-        Some((alpha, beta)) => DVec4::new(alpha * rw.x, alpha * rw.y, alpha * rw.z, alpha * rw.w + beta),
-        None => of_model(rows.z),
-    };
+    let rz = rows.z_row(rw, of_model(rows.z));
     let b = BoxDepth { c, h, rw, rz, ew: rounding_of(rw, rows.w), ez: rounding_of(rz, rows.z) };
     let of_box = nearest_key_of(&b, rows, nearer)?;
     // The same vertices, so the same rounding, bounded in world space by the box around the
     // sphere cut to the world box around the draw's box.
     let of_sphere = sphere.and_then(|s| {
-        let centre = model.transform_point3(c);
-        let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+        let (centre, half) = world_box(&model, c, h);
         let lo = (centre - half).max(s.centre - s.radius);
         let hi = (centre + half).min(s.centre + s.radius);
         if !lo.cmple(hi).all() {
             return None;
         }
-        let rz = match rows.z_of_w {
-            Some((alpha, beta)) => DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta),
-            None => rows.z,
-        };
+        let rz = rows.z_row(rows.w, rows.z);
         nearest_key_of(&BoxDepth { c: (lo + hi) * 0.5, h: (hi - lo) * 0.5, rw: rows.w, rz, ..b }, rows, nearer)
     });
     Some(of_sphere.map_or(of_box, |k| k.max(of_box)))
@@ -221,8 +229,7 @@ impl DepthSummary {
         };
         let model = draw.model.as_dmat4();
         let (c, h) = (local.center().as_dvec3(), local.half_extent().as_dvec3());
-        let centre = model.transform_point3(c);
-        let half = model.x_axis.truncate().abs() * h.x + model.y_axis.truncate().abs() * h.y + model.z_axis.truncate().abs() * h.z;
+        let (centre, half) = world_box(&model, c, h);
         // f64 rounding of the box itself, far below any margin.
         let half = half + (centre.abs() + half) * 1e-12;
         let summary = DepthSummary {
@@ -231,12 +238,8 @@ impl DepthSummary {
             lo: to_f32_rounded(centre - half, false),
             hi: to_f32_rounded(centre + half, true),
         };
-        let summary = match sphere.map(BoundingSphere::aabb) {
-            Some(s) if s.min.cmple(summary.hi).all() && summary.lo.cmple(s.max).all() => {
-                DepthSummary { lo: summary.lo.max(s.min), hi: summary.hi.min(s.max), ..summary }
-            }
-            _ => summary,
-        };
+        let cut = within_sphere(Aabb { min: summary.lo, max: summary.hi }, sphere);
+        let summary = DepthSummary { lo: cut.min, hi: cut.max, ..summary };
         if summary.terms.is_finite() && summary.lo.is_finite() && summary.hi.is_finite() {
             summary
         } else {
@@ -335,14 +338,12 @@ impl PixelDepth {
         let (c, h) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
         let rows = &self.rows;
         let ew = rounding_over(rows.w, terms);
-        let (rz, ez) = match rows.z_of_w {
-            Some((alpha, beta)) => {
-                let rz = DVec4::new(alpha * rows.w.x, alpha * rows.w.y, alpha * rows.w.z, alpha * rows.w.w + beta);
-                // Bounds both forms a draw's own z error takes (through its matrix, or the
-                // world point).
-                (rz, (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, terms)))
-            }
-            None => (rows.z, rounding_over(rows.z, terms)),
+        let rz = rows.z_row(rows.w, rows.z);
+        let ez = match rows.z_of_w {
+            // Bounds both forms a draw's own z error takes (through its matrix, or the world
+            // point).
+            Some((alpha, beta)) => (alpha.abs() * ew + CLIP_ROUNDING * beta.abs()).max(rounding_over(rows.z, terms)),
+            None => rounding_over(rows.z, terms),
         };
         nearest_key_of(&BoxDepth { c, h, rw: rows.w, rz, ew, ez }, rows, self.ndc_nearer).map(|k| k - self.rounding)
     }

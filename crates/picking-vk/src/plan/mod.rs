@@ -34,7 +34,7 @@ use nearest_first::OccludingWalk;
 use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
-use sphere::{spheres_of, BoundingSphere};
+use sphere::{spheres_of, within_sphere, BoundingSphere};
 use std::sync::{Arc, Weak};
 
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
@@ -101,17 +101,6 @@ struct DrawCache {
 pub(crate) struct PointTarget<'a> {
     pub camera: &'a CameraSnapshot,
     pub pixel: UVec2,
-}
-
-/// The part of `world` its sphere (if any) also bounds: both hold every vertex.
-fn within_sphere(world: Aabb, sphere: Option<&BoundingSphere>) -> Aabb {
-    let Some(s) = sphere.map(BoundingSphere::aabb) else { return world };
-    let both = Aabb { min: world.min.max(s.min), max: world.max.min(s.max) };
-    if both.min.cmple(both.max).all() {
-        both
-    } else {
-        world
-    }
 }
 
 /// A bounded draw's world box (around all its instances when instanced with CPU transforms;

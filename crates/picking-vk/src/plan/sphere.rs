@@ -8,7 +8,7 @@ use super::depth_keys::depth_bounded_by_box;
 use super::ray::{PadLine, SlabRay};
 use crate::draw::{Aabb, PickDraw, PositionFormat, Triangles};
 use foldhash::HashMap;
-use glam::{DMat3, DVec3, Mat4, Vec3};
+use glam::{DMat3, DVec3, Mat4};
 use std::sync::Arc;
 
 /// Relative slack on radii for f64 rounding, far below any padding.
@@ -35,31 +35,11 @@ fn spectral_bound(m: &Mat4) -> f64 {
     largest.sqrt() * (1.0 + SLACK)
 }
 
-/// The largest distance from `centre` to a vertex `triangles` reads, or `None` when one cannot be read.
-fn radius_about(positions: &[Vec3], indices: Option<&[u32]>, triangles: &Triangles, centre: DVec3) -> Option<f64> {
-    let distance = |p: Vec3| (p.as_dvec3() - centre).length();
-    let max = |acc: Option<f64>, d: f64| acc.map(|a| a.max(d));
-    match (*triangles, indices) {
-        (Triangles::NonIndexed { first_vertex, vertex_count }, _) => {
-            let range = positions.get(first_vertex as usize..(first_vertex as usize).checked_add(vertex_count as usize)?)?;
-            range.iter().map(|&p| distance(p)).fold(Some(0.0), max)
-        }
-        (Triangles::Indexed { first_index, index_count, vertex_offset, .. }, Some(indices)) => {
-            let own = indices.get(first_index as usize..(first_index as usize).checked_add(index_count as usize)?)?;
-            own.iter().try_fold(0.0, |acc: f64, &i| {
-                let v = usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok()?;
-                Some(acc.max(distance(*positions.get(v)?)))
-            })
-        }
-        // Indices not registered: every vertex bounds the draw.
-        (Triangles::Indexed { .. }, None) => positions.iter().map(|&p| distance(p)).fold(Some(0.0), max),
-    }
-}
-
-/// Whether `draw`'s sphere can stand for what the GPU draws: its depth and coverage are
-/// bounded by its vertices under its matrix, and the registered positions are the ones drawn.
+/// Whether a draw with registered geometry and bounds can be bounded by its vertices' sphere:
+/// its depth and coverage are bounded by its vertices under its matrix, and the registered
+/// positions are the ones drawn.
 fn sphere_bounds(draw: &PickDraw) -> bool {
-    draw.geometry.is_some() && draw.position_format == PositionFormat::Float32x3 && depth_bounded_by_box(draw) && draw.culling_bounds().is_some()
+    draw.position_format == PositionFormat::Float32x3 && depth_bounded_by_box(draw)
 }
 
 /// The world spheres of a draw list's draws (`None` where a sphere does not bound one),
@@ -76,8 +56,8 @@ pub(crate) fn spheres_of(draws: &[PickDraw]) -> Vec<Option<BoundingSphere>> {
                 Triangles::Indexed { first_index, index_count, vertex_offset, .. } => [first_index, index_count, vertex_offset as u32],
             };
             let key = (Arc::as_ptr(geometry) as usize, range, centre.to_array().map(f32::to_bits));
-            let radius =
-                *radii.entry(key).or_insert_with(|| radius_about(&geometry.positions, geometry.indices.as_deref(), &draw.triangles, centre.as_dvec3()));
+            let about = centre.as_dvec3();
+            let radius = *radii.entry(key).or_insert_with(|| geometry.fold_drawn(&draw.triangles, 0.0, |r: f64, p| r.max((p.as_dvec3() - about).length())));
             let sphere = BoundingSphere {
                 centre: draw.model.as_dmat4().transform_point3(centre.as_dvec3()),
                 radius: radius? * (1.0 + SLACK) * spectral_bound(&draw.model),
@@ -85,6 +65,17 @@ pub(crate) fn spheres_of(draws: &[PickDraw]) -> Vec<Option<BoundingSphere>> {
             (sphere.centre.is_finite() && sphere.radius.is_finite()).then_some(sphere)
         })
         .collect()
+}
+
+/// The part of `world` its sphere (if any) also bounds: both hold every vertex.
+pub(crate) fn within_sphere(world: Aabb, sphere: Option<&BoundingSphere>) -> Aabb {
+    let Some(s) = sphere.map(BoundingSphere::aabb) else { return world };
+    let both = Aabb { min: world.min.max(s.min), max: world.max.min(s.max) };
+    if both.min.cmple(both.max).all() {
+        both
+    } else {
+        world
+    }
 }
 
 impl BoundingSphere {
@@ -119,7 +110,7 @@ mod tests {
     use crate::draw::{BufferRange, IndexWidth, MeshGeometry, Positions};
     use crate::ObjectId;
     use ash::vk;
-    use glam::Quat;
+    use glam::{Quat, Vec3};
 
     fn octahedron_draw(model: Mat4) -> PickDraw {
         let positions = vec![Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z];
