@@ -159,6 +159,22 @@ fn agreement(name: &str, glb: &[u8], tris: &[Tri], camera: &DMat4, seed: u64) ->
     (unambiguous, agree, worst)
 }
 
+/// The record of pixel (32, 24) of a 64x48 headless run on `glb` (written as `name`.glb).
+fn centre_pick(name: &str, glb: &[u8]) -> Value {
+    let path = tmp(&format!("{name}.glb"));
+    std::fs::write(&path, glb).unwrap();
+    let picks = tmp(&format!("{name}-picks.json"));
+    std::fs::write(&picks, "[[32, 24]]").unwrap();
+    let out = tmp(&format!("{name}-out.json"));
+    let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
+        .args([path.to_str().unwrap(), "--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let mut records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    records.remove(0)
+}
+
 #[test]
 fn scenes_a_million_units_away_pick_like_an_f64_ray_caster() {
     for (seed, offset) in
@@ -199,18 +215,7 @@ fn decimal_translations_keep_digits_an_f32_drops() {
         let root = b.add_trs_node("Group", None, trs(group), &[bx, cam]);
         b.set_translation(root, group.to_array());
         b.add_root(root);
-        let path = tmp(&format!("decimal{case}.glb"));
-        std::fs::write(&path, b.to_glb()).unwrap();
-        let picks = tmp(&format!("decimal{case}-picks.json"));
-        std::fs::write(&picks, "[[32, 24]]").unwrap();
-        let out = tmp(&format!("decimal{case}-out.json"));
-        let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
-            .args([path.to_str().unwrap(), "--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "case {case}: {}", String::from_utf8_lossy(&run.stderr));
-        let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let r = &records[0];
+        let r = &centre_pick(&format!("decimal{case}"), &b.to_glb());
         assert_eq!(r["node_name"], "Box", "case {case} (grouped {grouped}): {r}");
         // Pixel (32, 24)'s centre is half a pixel right of and below the view's axis, which
         // meets the box's top (0.1 above its centre) 1.9 units from the camera.
@@ -240,18 +245,7 @@ fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
         let holder = b.add_trs_node("CamHolder", None, trs(eye), &[camera]);
         b.set_translation(holder, eye.to_array());
         b.add_root(holder);
-        let path = tmp(&format!("parts{case}.glb"));
-        std::fs::write(&path, b.to_glb()).unwrap();
-        let picks = tmp(&format!("parts{case}-picks.json"));
-        std::fs::write(&picks, "[[32, 24]]").unwrap();
-        let out = tmp(&format!("parts{case}-out.json"));
-        let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
-            .args([path.to_str().unwrap(), "--headless", "--size", "64x48", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "case {case}: {}", String::from_utf8_lossy(&run.stderr));
-        let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let r = &records[0];
+        let r = &centre_pick(&format!("parts{case}"), &b.to_glb());
         assert_eq!(r["node_name"], "Parts node", "case {case}: {r}");
         assert!((r["distance"].as_f64().unwrap() - distance).abs() < 1e-3, "case {case}: {r}");
         let x = r["world"][0].as_f64().unwrap();

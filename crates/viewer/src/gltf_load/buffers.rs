@@ -102,7 +102,8 @@ pub fn load(
     Ok(out)
 }
 
-fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
+/// The bytes of a base64 data URI (buffers and images alike).
+pub(super) fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
     let (header, payload) = uri.split_once(',').ok_or("a data URI without a comma")?;
     if !header.ends_with(";base64") {
         return Err(format!("data URI {:?} is not base64", printable(header)));

@@ -4,7 +4,7 @@
 //! data URI, or a file beside the scene (the buffers' rules), and are decoded within the
 //! loader's byte budget and a size limit.
 
-use super::buffers::read_file;
+use super::buffers::{decode_data_uri, read_file};
 use super::{printable, LoadOptions, SceneError};
 use picking_vk_host::{Primitive, SamplerDesc, TextureData, Wrap};
 use std::io::Cursor;
@@ -93,13 +93,7 @@ fn image_bytes(
             let end = end.ok_or_else(|| format!("buffer view {} ({} bytes at {}) lies outside its buffer", view.index(), view.length(), view.offset()))?;
             Ok(buffer[view.offset()..end].to_vec())
         }
-        gltf::image::Source::Uri { uri, .. } if uri.starts_with("data:") => {
-            let (header, payload) = uri.split_once(',').ok_or("a data URI without a comma")?;
-            if !header.ends_with(";base64") {
-                return Err(format!("data URI {:?} is not base64", printable(header)));
-            }
-            base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
-        }
+        gltf::image::Source::Uri { uri, .. } if uri.starts_with("data:") => decode_data_uri(uri),
         gltf::image::Source::Uri { uri, .. } => read_file(uri, base, options.max_bytes, options).map(|(data, real)| {
             files.push(real);
             data
