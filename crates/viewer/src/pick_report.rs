@@ -1,6 +1,7 @@
 //! What the viewer says about a pick, for the panel and the headless JSON: the picker's
 //! result with the scene's names and glTF node indices attached.
 
+use crate::gltf_load::refine::SourceFaces;
 use crate::objects::ObjectTable;
 use crate::scene::Scene;
 use crate::surface::{self, TexelReport};
@@ -56,6 +57,20 @@ impl HitReport {
     }
 }
 
+/// Names the file's triangle in place of the loader's piece of it (see
+/// [`crate::gltf_load::refine`]): face, barycentrics and vertices.
+fn to_source_face(d: &mut HitDetail, faces: &SourceFaces) {
+    if d.primitive != picking_vk::PrimitiveKind::Triangle {
+        return;
+    }
+    let Some((face, barycentrics, vertices)) = faces.source_of(d.face, d.barycentrics) else { return };
+    if let Some((_, gpu, _)) = faces.source_of(d.face, d.gpu_barycentrics) {
+        d.gpu_barycentrics = gpu;
+    }
+    (d.face, d.barycentrics) = (face, barycentrics);
+    d.vertices = d.vertices.map(|_| vertices);
+}
+
 impl PickReport {
     pub fn new(result: &PickResult, scene: &Scene, objects: &ObjectTable) -> Self {
         let hit = result.hit.as_ref().map(|h| {
@@ -74,10 +89,15 @@ impl PickReport {
                 depth: h.depth,
                 world: h.world + scene.origin,
                 distance: h.distance,
-                // The surface point, like the hit point, in the file's coordinates.
+                // The surface point, like the hit point, in the file's coordinates, on the
+                // file's own triangle where the loader split it.
                 detail: h.detail.map(|mut d| {
                     if let Some(surface) = d.surface.as_mut() {
                         surface.world_point += scene.origin;
+                    }
+                    let mesh = node.and_then(|n| n.mesh).and_then(|m| scene.meshes.get(m));
+                    if let Some(faces) = mesh.and_then(|m| m.source_faces.get(h.tag as usize)).and_then(Option::as_ref) {
+                        to_source_face(&mut d, faces);
                     }
                     d
                 }),

@@ -4,6 +4,7 @@
 //! (see [`crate::animation`]).
 
 use crate::animation::{Animation, NodeTransform, Skin};
+use crate::gltf_load::refine::SourceFaces;
 use glam::{DVec3, Mat4, Vec3};
 use picking_vk_host::{Primitive, TextureData};
 
@@ -14,6 +15,9 @@ pub struct MeshAsset {
     pub primitives: Vec<Primitive>,
     /// Default morph target weights (glTF `mesh.weights`; zeros when absent).
     pub weights: Vec<f32>,
+    /// Per primitive, where the loader split its triangles near the camera: each triangle's
+    /// source in the file (see [`crate::gltf_load::refine`]); empty or `None` when unsplit.
+    pub source_faces: Vec<Option<SourceFaces>>,
 }
 
 impl MeshAsset {

@@ -11,6 +11,7 @@ mod materials;
 mod precise;
 mod primitives;
 mod rebase;
+pub mod refine;
 mod skins;
 mod validate;
 
@@ -195,6 +196,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let mut worlds = worlds;
     rebase::split_far_primitives(&mut scene, &mut worlds);
     rebase::place(&mut scene, &worlds, camera);
+    refine::refine_near_camera(&mut scene);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
     skins::check_skinned_reach(&scene)?;

@@ -10,7 +10,12 @@ use picking_vk::{SkinInfluences, Topology};
 use picking_vk_host::Primitive;
 
 pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {
-    let mut asset = MeshAsset { name: super::kept_name(mesh.name()), primitives: vec![], weights: mesh.weights().map(<[f32]>::to_vec).unwrap_or_default() };
+    let mut asset = MeshAsset {
+        name: super::kept_name(mesh.name()),
+        primitives: vec![],
+        weights: mesh.weights().map(<[f32]>::to_vec).unwrap_or_default(),
+        source_faces: vec![],
+    };
     for prim in mesh.primitives() {
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };
         use gltf::mesh::Mode;

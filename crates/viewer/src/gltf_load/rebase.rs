@@ -31,7 +31,7 @@ pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
         let users: Vec<usize> = (0..scene.nodes.len()).filter(|&n| scene.nodes[n].mesh == Some(m)).collect();
         for primitive in moved {
             let own = scene.meshes.len();
-            scene.meshes.push(crate::scene::MeshAsset { name: name.clone(), primitives: vec![primitive], weights: vec![] });
+            scene.meshes.push(crate::scene::MeshAsset { name: name.clone(), primitives: vec![primitive], ..Default::default() });
             for &n in &users {
                 let parent = &scene.nodes[n];
                 let child = crate::scene::Node {
@@ -175,7 +175,7 @@ mod tests {
         let far_positions = positions.iter().map(|p| (p.as_dvec3() + offset).as_vec3()).collect();
         let prim = Primitive { positions: far_positions, ..Default::default() };
         let scene = Scene {
-            meshes: vec![MeshAsset { name: None, primitives: vec![prim], weights: vec![] }],
+            meshes: vec![MeshAsset { name: None, primitives: vec![prim], ..Default::default() }],
             nodes: vec![Node { mesh: Some(0), ..Default::default() }],
             ..Default::default()
         };
