@@ -188,6 +188,10 @@ impl Refiner<'_> {
         let first = a.at.to_array().partial_cmp(&b.at.to_array()).is_some_and(|o| o.is_le());
         let (a, b) = if first { (a.at, b.at) } else { (b.at, a.at) };
         let length = (b - a).length();
+        // Most edges are too short to split anywhere: no distances needed.
+        if !self.focus.iter().any(|f| length > RATIO * f.floor) {
+            return false;
+        }
         self.focus.iter().any(|f| {
             let near = (distance_to_segment(f.eye, a, b) - REACH * length).max(0.0);
             length > RATIO * near.max(f.floor)
