@@ -68,7 +68,7 @@ fn to_source_face(d: &mut HitDetail, faces: &SourceFaces) {
         d.gpu_barycentrics = gpu;
     }
     (d.face, d.barycentrics) = (face, barycentrics);
-    d.vertices = d.vertices.map(|_| vertices);
+    d.vertices = Some(vertices);
 }
 
 impl PickReport {
@@ -95,7 +95,8 @@ impl PickReport {
                     if let Some(surface) = d.surface.as_mut() {
                         surface.world_point += scene.origin;
                     }
-                    let mesh = node.and_then(|n| n.mesh).and_then(|m| scene.meshes.get(m));
+                    // (A billboard's node may draw a mesh too, but the hit is not on it.)
+                    let mesh = node.filter(|_| billboard.is_none()).and_then(|n| n.mesh).and_then(|m| scene.meshes.get(m));
                     if let Some(faces) = mesh.and_then(|m| m.source_faces.get(h.tag as usize)).and_then(Option::as_ref) {
                         to_source_face(&mut d, faces);
                     }

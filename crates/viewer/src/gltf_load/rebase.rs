@@ -63,7 +63,8 @@ fn mesh_box(mesh: &crate::scene::MeshAsset) -> Option<(DVec3, DVec3)> {
 pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // Re-centre far-off meshes; the shift moves into every node that uses the mesh, and into
     // the inverse binds of the skins that deform it.
-    let centres: Vec<DVec3> = scene.meshes.iter().map(centre_of).collect();
+    let eye = camera.map(|c| c.transform_point3(DVec3::ZERO)).filter(|e| e.is_finite());
+    let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(scene, m, worlds, eye)).collect();
     let skinned_ok = skinned_shifts_agree(scene, &centres);
     let shifts: Vec<DVec3> = scene.meshes.iter_mut().zip(&centres).map(|(m, &centre)| recentre(m, centre, skinned_ok)).collect();
     for (s, skin) in scene.skins.iter_mut().enumerate() {
@@ -84,11 +85,10 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
         })
         .collect();
     let (lo, hi) = bounds(scene, &worlds);
-    let eye = camera.map(|c| c.transform_point3(DVec3::ZERO));
     let far = lo.abs().max(hi.abs()).max_element() > FAR || eye.is_some_and(|e| e.abs().max_element() > FAR);
     // Precision matters most where the view is: at the file's camera when it has one (the
     // headless and initial view), else at the centre the default framing looks at.
-    let centre = eye.filter(|e| e.is_finite()).unwrap_or((lo + hi) * 0.5);
+    let centre = eye.unwrap_or((lo + hi) * 0.5);
     scene.origin = if far { centre.round() } else { DVec3::ZERO };
     let to_scene = DMat4::from_translation(-scene.origin);
     for (node, world) in scene.nodes.iter_mut().zip(&worlds) {
@@ -112,6 +112,22 @@ fn centre_of(mesh: &crate::scene::MeshAsset) -> DVec3 {
         return DVec3::ZERO;
     }
     ((lo + hi) * 0.5).round()
+}
+
+/// Where a far-off mesh is re-centred: where precision matters most, the point of its box
+/// nearest the camera, when one node draws it rigidly (a ground 2e6 across, centred on the
+/// origin but seen from near its edge, kept 0.06-unit steps there when centred on its middle);
+/// else its box centre ([`centre_of`]).
+fn centre_near(scene: &Scene, mesh: usize, worlds: &[DMat4], eye: Option<DVec3>) -> DVec3 {
+    let m = &scene.meshes[mesh];
+    let centre = centre_of(m);
+    let mut users = scene.nodes.iter().enumerate().filter(|(_, n)| n.mesh == Some(mesh));
+    let (Some((node, _)), None, Some(eye), Some((lo, hi))) = (users.next(), users.next(), eye, mesh_box(m)) else { return centre };
+    if lo.abs().max(hi.abs()).max_element() <= FAR || is_skinned(m) || m.target_count() > 0 {
+        return centre;
+    }
+    let inverse = worlds.get(node).map(DMat4::inverse).filter(|i| i.is_finite());
+    inverse.map(|i| i.transform_point3(eye).clamp(lo, hi).round()).filter(|c| c.is_finite()).unwrap_or(centre)
 }
 
 /// Whether every skin deforms meshes that would all move by the same shift, so each skin's

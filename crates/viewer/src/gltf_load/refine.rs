@@ -5,11 +5,13 @@
 //! is split into pieces about as large as their distance from it; far away its pieces stay
 //! large, so a quad 2e6 across becomes a few hundred triangles.
 //!
-//! The split is decided per edge, by the edge's two end points alone, so two triangles sharing
-//! an edge split it alike: no T-junctions, no cracks. New vertices are exact f64 combinations
-//! of the file's vertices (their attributes likewise), so the surface is the file's. Each new
-//! triangle remembers its source triangle and where its corners lie in it, and picks report
-//! the file's face and barycentrics.
+//! The split is decided per edge, by its two end points' world positions alone, so two
+//! triangles sharing an edge split it alike: no T-junctions, no cracks. That holds across
+//! primitives and meshes too, as long as all of them are split by the same rule: so either
+//! every eligible primitive is split (when one of them needs it) or none is. New vertices are
+//! exact f64 combinations of the file's vertices (their attributes likewise), so the surface
+//! is the file's. Each new triangle remembers its source triangle and where its corners lie in
+//! it, and picks report the file's face and barycentrics.
 
 use crate::scene::Scene;
 use glam::{DMat4, DVec3, Vec2, Vec3};
@@ -17,21 +19,19 @@ use picking_vk::Topology;
 use picking_vk_host::Primitive;
 use std::collections::HashMap;
 
-/// An edge is split while it is more than this many times longer than the nearest distance
-/// from the camera to a triangle it can bound (f32's error then stays near 1e-5 of the
-/// distance, 0.5 * 2^-24 * 4096), and longer than this many times the camera's znear.
+/// A triangle needs splitting when a vertex lies more than this many times farther from the
+/// camera than the triangle itself (f32's error then stays near 1e-5 of the distance,
+/// 0.5 * 2^-24 * 4096); an edge is split while it is this many times longer than the nearest a
+/// triangle it bounds can come to the camera, and than the camera's znear.
 const RATIO: f64 = 4096.0;
 /// How far a triangle reaches from its longest edge, per unit of that edge (sqrt(3) / 2).
 const REACH: f64 = 0.8661;
-/// Splits per source triangle, at most (each halves an edge); a triangle that needs more
-/// leaves its primitive unsplit, as stopping short would leave a crack beside a neighbour.
+/// Splits per source triangle, at most (each halves an edge).
 const MAX_DEPTH: u32 = 40;
-/// Triangles the splits may add to a scene, in all; a primitive that would need more than
-/// what is left keeps its own triangles.
+/// Triangles the splits may add to a scene, in all.
 const MAX_ADDED_TRIANGLES: usize = 1 << 20;
-/// Meshes drawn by more nodes than this are left alone (each node is a camera position in
-/// the mesh's space to refine around).
-const MAX_USERS: usize = 16;
+/// Larger primitives are not eligible (their copy would cost too much memory).
+const MAX_SOURCE_TRIANGLES: usize = 1 << 20;
 
 /// Where each triangle of a refined primitive came from.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,7 +45,8 @@ pub struct SourceFaces {
 }
 
 impl SourceFaces {
-    /// The source triangle and barycentric weights of a point of triangle `face` at `bary`.
+    /// The source triangle, barycentric weights there and its vertices, of a point of
+    /// triangle `face` at `bary`.
     pub fn source_of(&self, face: u32, bary: [f32; 3]) -> Option<(u32, [f32; 3], [u32; 3])> {
         let source = *self.face.get(face as usize)?;
         let c = self.corners.get(face as usize)?;
@@ -54,53 +55,104 @@ impl SourceFaces {
     }
 }
 
-/// A camera position in a mesh's space, and the distance below which precision is not
-/// chased (the camera's znear there).
+/// The camera a primitive is split around: the mesh's world (mesh space to the rendered
+/// frame), the eye in that frame, and the distance below which precision is not chased (the
+/// camera's znear).
 #[derive(Clone, Copy, Debug)]
 pub struct Focus {
+    pub world: DMat4,
     pub eye: DVec3,
     pub floor: f64,
 }
 
-/// Refines every rigid triangle primitive around the scene's camera (nothing without one).
-/// Runs once the scene is placed, so node worlds are what the GPU draws with.
+/// Splits the scene's rigid triangle primitives around its camera (nothing without one), if
+/// any of them needs it. Eligible: triangle lists of meshes that one node draws, with no skin
+/// or morph targets (a mesh placed twice would split for both places, and its neighbours
+/// only for one). When a mesh that is not eligible has an edge the rule would split, nothing
+/// is split: a neighbour split along that edge would leave a crack. Runs once the scene is
+/// placed, so node worlds are what the GPU draws with.
 pub fn refine_near_camera(scene: &mut Scene) {
     let Some(camera) = scene.camera.as_ref() else { return };
-    let eye = camera.world.w_axis.truncate().as_dvec3();
-    let znear = f64::from(camera.znear);
+    let (eye, floor) = (camera.world.w_axis.truncate().as_dvec3(), f64::from(camera.znear).max(f64::MIN_POSITIVE));
+    let mut users = vec![vec![]; scene.meshes.len()];
+    for (n, node) in scene.nodes.iter().enumerate() {
+        if let Some(list) = node.mesh.and_then(|m| users.get_mut(m)) {
+            list.push(n);
+        }
+    }
+    let focus_of = |n: usize| Focus { world: scene.nodes[n].world.as_dmat4(), eye, floor };
+    let mut eligible: Vec<(usize, Focus)> = vec![];
+    let mut blocked = false;
+    for (m, mesh) in scene.meshes.iter().enumerate() {
+        let rigid = mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty());
+        match users[m][..] {
+            [] => {}
+            [node] if rigid && focus_of(node).world.is_finite() => eligible.push((m, focus_of(node))),
+            ref nodes => blocked |= nodes.iter().any(|&n| mesh.primitives.iter().any(|p| any_edge_splits(p, &focus_of(n)))),
+        }
+    }
+    let needed = eligible.iter().any(|(m, focus)| scene.meshes[*m].primitives.iter().any(|p| needs_split(p, focus)));
+    if !needed {
+        return;
+    }
+    if blocked {
+        log::warn!("picking-vk viewer: triangles far larger than their distance from the camera are left whole (a mesh drawn by several nodes, or deformed, has such triangles too)");
+        return;
+    }
+    // Every eligible primitive with an edge to split is split, or none is.
+    let mut refined = vec![];
     let mut left = MAX_ADDED_TRIANGLES;
-    for m in 0..scene.meshes.len() {
-        let users: Vec<DMat4> = scene.nodes.iter().filter(|n| n.mesh == Some(m)).map(|n| n.world.as_dmat4()).take(MAX_USERS + 1).collect();
-        let mesh = &scene.meshes[m];
-        let deformed = mesh.primitives.iter().any(|p| !p.skin.is_empty() || !p.morph_targets.is_empty());
-        if users.is_empty() || users.len() > MAX_USERS || deformed {
-            continue;
-        }
-        let focus: Vec<Focus> = users.iter().filter_map(|world| focus_in(world, eye, znear)).collect();
-        if focus.len() != users.len() {
-            continue;
-        }
-        for p in 0..scene.meshes[m].primitives.len() {
-            let source = &scene.meshes[m].primitives[p];
-            let (before, limit) = (source.triangle_count(), source.triangle_count().saturating_add(left));
-            if let Some((refined, faces)) = refine(source, &focus, limit) {
-                left -= refined.triangle_count() - before;
-                let mesh = &mut scene.meshes[m];
-                mesh.primitives[p] = refined;
-                mesh.source_faces.resize(mesh.primitives.len(), None);
-                mesh.source_faces[p] = Some(faces);
+    for (m, focus) in &eligible {
+        for (p, source) in scene.meshes[*m].primitives.iter().enumerate() {
+            let before = source.triangle_count();
+            match refine(source, focus, before.saturating_add(left)) {
+                Refined::Unchanged => {}
+                Refined::Split(split) => {
+                    let (primitive, faces) = *split;
+                    left -= primitive.triangle_count() - before;
+                    refined.push((*m, p, primitive, faces));
+                }
+                Refined::TooLarge => {
+                    log::warn!("picking-vk viewer: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)");
+                    return;
+                }
             }
         }
     }
+    for (m, p, primitive, faces) in refined {
+        let mesh = &mut scene.meshes[m];
+        mesh.primitives[p] = primitive;
+        mesh.source_faces.resize(mesh.primitives.len(), None);
+        mesh.source_faces[p] = Some(faces);
+    }
 }
 
-/// The camera in the space of a mesh drawn with `world`; the floor shrinks by its largest
-/// scale, so a split edge is never longer than intended in the world.
-fn focus_in(world: &DMat4, eye: DVec3, znear: f64) -> Option<Focus> {
-    let inverse = world.inverse();
-    let scale = [world.x_axis, world.y_axis, world.z_axis].iter().map(|c| c.truncate().length()).fold(0.0, f64::max);
-    let focus = Focus { eye: inverse.transform_point3(eye), floor: znear.max(f64::MIN_POSITIVE) / scale };
-    (focus.eye.is_finite() && focus.floor.is_finite() && focus.floor > 0.0).then_some(focus)
+/// Whether the rule splits an edge of `p`'s triangles (at its rest pose).
+fn any_edge_splits(p: &Primitive, focus: &Focus) -> bool {
+    let r = Refiner { source: p, focus, index_of: HashMap::new(), new_points: vec![], indices: vec![], faces: SourceFaces::default(), limit: 0 };
+    p.topology == Topology::TriangleList
+        && (0..p.triangle_count())
+            .filter_map(|t| source_corners(p, focus, &p.triangle(t)))
+            .any(|[a, b, c]| r.splits(&a, &b) || r.splits(&b, &c) || r.splits(&c, &a))
+}
+
+/// Whether a triangle of `p` has a vertex more than [`RATIO`] times farther from the camera
+/// than the triangle (or than znear, for triangles nearer than that).
+fn needs_split(p: &Primitive, focus: &Focus) -> bool {
+    if p.topology != Topology::TriangleList {
+        return false;
+    }
+    (0..p.triangle_count()).any(|t| {
+        let Some(v) = world_triangle(p, t, &focus.world) else { return false };
+        let far = v.iter().map(|q| (*q - focus.eye).length()).fold(0.0, f64::max);
+        // Cheap first: no vertex that far from the camera, no need.
+        far > RATIO * focus.floor && far > RATIO * distance_to_triangle(focus.eye, v).max(focus.floor)
+    })
+}
+
+fn world_triangle(p: &Primitive, t: usize, world: &DMat4) -> Option<[DVec3; 3]> {
+    let [a, b, c] = p.triangle(t).map(|i| p.positions.get(i as usize).map(|q| world.transform_point3(q.as_dvec3())));
+    Some([a?, b?, c?])
 }
 
 /// A point of a source triangle: weights of up to three of the file's vertices, sorted by
@@ -115,6 +167,11 @@ struct Point {
 impl Point {
     fn vertex(i: u32) -> Self {
         Point { vertex: [i, u32::MAX, u32::MAX], weight: [1.0, 0.0, 0.0] }
+    }
+
+    /// The file's vertex this point is, if it is one.
+    fn as_vertex(&self) -> Option<u32> {
+        (self.weight[0] == 1.0).then_some(self.vertex[0])
     }
 
     fn key(&self) -> ([u32; 3], [u64; 3]) {
@@ -159,53 +216,66 @@ impl Point {
     }
 }
 
-/// A corner of a triangle being split: the point, its position, and its weights in the source
-/// triangle.
+/// A corner of a triangle being split: the point, its world position, and its weights in the
+/// source triangle.
 #[derive(Clone, Copy)]
 struct Corner {
     point: Point,
-    at: DVec3,
+    world: DVec3,
     bary: [f64; 3],
 }
 
 struct Refiner<'a> {
     source: &'a Primitive,
-    focus: &'a [Focus],
-    /// Output vertices by point; the file's vertices keep their indices.
+    focus: &'a Focus,
+    /// New vertices by point, numbered after the file's.
     index_of: HashMap<([u32; 3], [u64; 3]), u32>,
-    points: Vec<Point>,
+    new_points: Vec<Point>,
     indices: Vec<u32>,
     faces: SourceFaces,
     /// Triangles the output may hold.
     limit: usize,
 }
 
+/// The corner of `p` at `point`, with its weights in the source triangle.
+fn corner(p: &Primitive, focus: &Focus, point: Point, bary: [f64; 3]) -> Option<Corner> {
+    let at = point.blend(&p.positions, Vec3::as_dvec3)?;
+    Some(Corner { point, world: focus.world.transform_point3(at), bary })
+}
+
+/// The corners of source triangle `t` (its vertices, weights the unit vectors).
+fn source_corners(p: &Primitive, focus: &Focus, t: &[u32; 3]) -> Option<[Corner; 3]> {
+    let at = |k: usize| {
+        let mut bary = [0.0; 3];
+        bary[k] = 1.0;
+        corner(p, focus, Point::vertex(t[k]), bary)
+    };
+    Some([at(0)?, at(1)?, at(2)?])
+}
+
 impl Refiner<'_> {
-    /// Whether the edge from `a` to `b` is split: a pure function of its two end points' positions,
-    /// taken in a fixed order, so both triangles that share it agree (also where they do not
-    /// share vertex indices, as in non-indexed meshes).
+    /// Whether the edge from `a` to `b` is split: a pure function of its two end points' world
+    /// positions, taken in a fixed order, so every triangle that shares it agrees (also where
+    /// they do not share vertex indices, as in non-indexed meshes).
     fn splits(&self, a: &Corner, b: &Corner) -> bool {
-        let first = a.at.to_array().partial_cmp(&b.at.to_array()).is_some_and(|o| o.is_le());
-        let (a, b) = if first { (a.at, b.at) } else { (b.at, a.at) };
-        let length = (b - a).length();
-        // Most edges are too short to split anywhere: no distances needed.
-        if !self.focus.iter().any(|f| length > RATIO * f.floor) {
+        let first = a.world.to_array().partial_cmp(&b.world.to_array()).is_some_and(|o| o.is_le());
+        let (a, b) = if first { (a.world, b.world) } else { (b.world, a.world) };
+        let (length, f) = ((b - a).length(), self.focus);
+        // Most edges are too short to split anywhere: no distance needed.
+        if length.is_nan() || length <= RATIO * f.floor {
             return false;
         }
-        self.focus.iter().any(|f| {
-            let near = (distance_to_segment(f.eye, a, b) - REACH * length).max(0.0);
-            length > RATIO * near.max(f.floor)
-        })
+        let near = (distance_to_segment(f.eye, a, b) - REACH * length).max(0.0);
+        length > RATIO * near.max(f.floor)
     }
 
     fn corner_between(&self, a: &Corner, b: &Corner) -> Option<Corner> {
-        let point = Point::midpoint(&a.point, &b.point)?;
-        let at = point.blend(&self.source.positions, Vec3::as_dvec3)?;
-        Some(Corner { point, at, bary: std::array::from_fn(|k| 0.5 * (a.bary[k] + b.bary[k])) })
+        corner(self.source, self.focus, Point::midpoint(&a.point, &b.point)?, std::array::from_fn(|k| 0.5 * (a.bary[k] + b.bary[k])))
     }
 
     /// Splits `tri` (of source triangle `face`) until no edge splits, emitting the pieces in
-    /// order; `None` when the output would pass its limit or [`MAX_DEPTH`].
+    /// order; `None` when the output would pass its limit or [`MAX_DEPTH`] (stopping short
+    /// would leave a crack beside a neighbour that splits the shared edge).
     fn split(&mut self, face: u32, tri: [Corner; 3], depth: u32) -> Option<()> {
         let split = [self.splits(&tri[0], &tri[1]), self.splits(&tri[1], &tri[2]), self.splits(&tri[2], &tri[0])];
         let count = split.iter().filter(|&&s| s).count();
@@ -244,12 +314,19 @@ impl Refiner<'_> {
         if self.faces.face.len() >= self.limit {
             return None;
         }
+        let first_new = self.source.positions.len() as u32;
         for corner in &tri {
-            let next = self.points.len() as u32;
-            let index = *self.index_of.entry(corner.point.key()).or_insert(next);
-            if index == next {
-                self.points.push(corner.point);
-            }
+            let index = match corner.point.as_vertex() {
+                Some(v) => v,
+                None => {
+                    let next = first_new + self.new_points.len() as u32;
+                    let index = *self.index_of.entry(corner.point.key()).or_insert(next);
+                    if index == next {
+                        self.new_points.push(corner.point);
+                    }
+                    index
+                }
+            };
             self.indices.push(index);
         }
         self.faces.face.push(face);
@@ -264,48 +341,71 @@ fn distance_to_segment(p: DVec3, a: DVec3, b: DVec3) -> f64 {
     (p - (a + ab * t)).length()
 }
 
-/// `p` with its triangles split around `focus`, and where each came from; `None` when no
-/// edge splits (or the split would pass `limit` triangles, or `p` is not a plain triangle
-/// list).
-pub fn refine(p: &Primitive, focus: &[Focus], limit: usize) -> Option<(Primitive, SourceFaces)> {
+/// The distance from `p` to the triangle `[a, b, c]` (its closest point, by the regions of
+/// Ericson's Real-Time Collision Detection, 5.1.5); degenerate triangles fall back to their
+/// edges.
+fn distance_to_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> f64 {
+    let edges = distance_to_segment(p, a, b).min(distance_to_segment(p, b, c)).min(distance_to_segment(p, c, a));
+    let n = (b - a).cross(c - a);
+    if n.length_squared().is_nan() || n.length_squared() <= 0.0 {
+        return edges;
+    }
+    // Inside the triangle's prism: the distance to its plane.
+    let inside = [(a, b), (b, c), (c, a)].iter().all(|&(u, v)| (v - u).cross(p - u).dot(n) >= 0.0);
+    if inside {
+        (p - a).dot(n).abs() / n.length()
+    } else {
+        edges
+    }
+}
+
+/// What [`refine`] made of a primitive.
+pub enum Refined {
+    /// No edge splits (or the primitive is not a plain rigid triangle list).
+    Unchanged,
+    Split(Box<(Primitive, SourceFaces)>),
+    /// Splitting it would pass `limit` triangles or [`MAX_DEPTH`], or it is too large to copy.
+    TooLarge,
+}
+
+/// `p` with its triangles split around `focus`, and where each came from.
+pub fn refine(p: &Primitive, focus: &Focus, limit: usize) -> Refined {
     let rigid = p.skin.is_empty() && p.morph_targets.is_empty();
     let attributes_match = p.normals.len() == p.positions.len() && p.uvs.as_ref().is_none_or(|u| u.len() == p.positions.len());
-    if p.topology != Topology::TriangleList || !rigid || !attributes_match || focus.is_empty() || p.positions.len() >= u32::MAX as usize {
-        return None;
+    if p.topology != Topology::TriangleList || !rigid {
+        return Refined::Unchanged;
     }
-    let mut r = Refiner { source: p, focus, index_of: HashMap::new(), points: vec![], indices: vec![], faces: SourceFaces::default(), limit };
-    let corner = |i: u32, k: usize| -> Option<Corner> {
-        let mut bary = [0.0; 3];
-        bary[k] = 1.0;
-        Some(Corner { point: Point::vertex(i), at: p.positions.get(i as usize)?.as_dvec3(), bary })
-    };
+    // Nothing to do unless some edge splits.
+    if !any_edge_splits(p, focus) {
+        return Refined::Unchanged;
+    }
+    let mut r = Refiner { source: p, focus, index_of: HashMap::new(), new_points: vec![], indices: vec![], faces: SourceFaces::default(), limit };
     let source_triangles: Vec<[u32; 3]> = (0..p.triangle_count()).map(|t| p.triangle(t)).collect();
-    // Nothing to do unless some edge splits (most scenes: none).
-    let any = source_triangles.iter().any(|t| {
-        let c = [0, 1, 2].map(|k| corner(t[k], k));
-        let [Some(a), Some(b), Some(c)] = c else { return false };
-        r.splits(&a, &b) || r.splits(&b, &c) || r.splits(&c, &a)
-    });
-    if !any {
-        return None;
-    }
-    for i in 0..p.positions.len() as u32 {
-        r.index_of.insert(Point::vertex(i).key(), i);
-        r.points.push(Point::vertex(i));
+    if !attributes_match || source_triangles.len() > MAX_SOURCE_TRIANGLES || p.positions.len() >= u32::MAX as usize / 2 {
+        return Refined::TooLarge;
     }
     for (face, t) in source_triangles.iter().enumerate() {
-        let [Some(a), Some(b), Some(c)] = [0, 1, 2].map(|k| corner(t[k], k)) else { return None };
-        r.split(face as u32, [a, b, c], 0)?;
+        let Some(tri) = source_corners(p, focus, t) else { return Refined::TooLarge };
+        if r.split(face as u32, tri, 0).is_none() {
+            return Refined::TooLarge;
+        }
     }
     r.faces.source_vertices = source_triangles;
-    let blend3 = |values: &[Vec3]| r.points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| v.as_vec3())).collect::<Option<Vec<_>>>();
-    let positions = blend3(&p.positions)?;
+    // The file's vertices as they are, then the new ones.
+    let blended = |values: &[Vec3]| -> Option<Vec<Vec3>> {
+        let new = r.new_points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| v.as_vec3()));
+        values.iter().copied().map(Some).chain(new).collect()
+    };
+    let (Some(positions), Some(normals)) = (blended(&p.positions), blended(&p.normals)) else { return Refined::TooLarge };
     // Normals are blended, not renormalised: the shaders normalise after interpolating, so a
     // split triangle shades as its source did.
-    let normals = blend3(&p.normals)?;
     let uvs = match &p.uvs {
         Some(uvs) => {
-            Some(r.points.iter().map(|q| q.blend(uvs, |v: Vec2| v.as_dvec2().extend(0.0)).map(|v| v.truncate().as_vec2())).collect::<Option<Vec<_>>>()?)
+            let new = r.new_points.iter().map(|q| q.blend(uvs, |v: Vec2| v.as_dvec2().extend(0.0)).map(|v| v.truncate().as_vec2()));
+            match uvs.iter().copied().map(Some).chain(new).collect::<Option<Vec<_>>>() {
+                Some(uvs) => Some(uvs),
+                None => return Refined::TooLarge,
+            }
         }
         None => None,
     };
@@ -321,12 +421,14 @@ pub fn refine(p: &Primitive, focus: &[Focus], limit: usize) -> Option<(Primitive
         topology: p.topology,
         ..Default::default()
     };
-    Some((refined, r.faces))
+    Refined::Split(Box::new((refined, r.faces)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scene::{CameraDesc, MeshAsset, Node};
+    use glam::Mat4;
 
     /// A square of half-size `s` on y = 0, as two counter-clockwise triangles seen from +y.
     fn ground(s: f32) -> Primitive {
@@ -335,24 +437,35 @@ mod tests {
         Primitive { positions, normals: vec![Vec3::Y; 4], uvs, indices: Some(vec![0, 2, 1, 0, 3, 2]), color: [1.0; 4], ..Default::default() }
     }
 
-    /// Every edge by its end points' positions (what the rasterizer's watertightness needs):
-    /// +1 one way, -1 the other, so an inner edge of a consistently wound surface sums to 0.
-    fn edges(p: &Primitive) -> HashMap<([u32; 3], [u32; 3]), i32> {
-        let mut count = HashMap::new();
+    fn focus_at(eye: DVec3) -> Focus {
+        Focus { world: DMat4::IDENTITY, eye, floor: 0.01 }
+    }
+
+    fn split(p: &Primitive, focus: &Focus) -> (Primitive, SourceFaces) {
+        match refine(p, focus, usize::MAX) {
+            Refined::Split(split) => *split,
+            Refined::Unchanged => panic!("not split"),
+            Refined::TooLarge => panic!("too large"),
+        }
+    }
+
+    /// Every edge by its end points' world positions (what the rasterizer's watertightness
+    /// needs): +1 one way, -1 the other, so an inner edge of a consistently wound surface sums
+    /// to 0.
+    fn add_edges(p: &Primitive, world: Mat4, count: &mut HashMap<([u32; 3], [u32; 3]), i32>) {
         for t in 0..p.triangle_count() {
-            let [a, b, c] = p.triangle(t).map(|i| p.positions[i as usize].to_array().map(f32::to_bits));
+            let [a, b, c] = p.triangle(t).map(|i| world.transform_point3(p.positions[i as usize]).to_array().map(f32::to_bits));
             for (u, v) in [(a, b), (b, c), (c, a)] {
                 *count.entry((u.min(v), u.max(v))).or_insert(0) += if u < v { 1 } else { -1 };
             }
         }
-        count
     }
 
-    /// Watertight: every edge inside the square is shared by two triangles wound apart; the
-    /// only open edges lie on the square's border.
-    fn assert_watertight(p: &Primitive, half: f32) {
+    /// Watertight: every edge inside the square of half-size `half` is shared by two triangles
+    /// wound apart; the only open edges lie on its border.
+    fn assert_watertight(edges: &HashMap<([u32; 3], [u32; 3]), i32>, half: f32) {
         let border = |q: [u32; 3]| f32::from_bits(q[0]).abs() == half || f32::from_bits(q[2]).abs() == half;
-        for ((u, v), sum) in edges(p) {
+        for (&(u, v), &sum) in edges {
             if !(border(u) && border(v)) {
                 assert_eq!(sum, 0, "edge {u:?}-{v:?} is not shared by two triangles wound apart");
             }
@@ -362,14 +475,19 @@ mod tests {
     #[test]
     fn a_huge_ground_is_split_near_the_camera_without_cracks() {
         let source = ground(1.0e6);
-        let focus = [Focus { eye: DVec3::new(0.3, 1.4, 0.2), floor: 0.01 }];
-        let (p, faces) = refine(&source, &focus, usize::MAX).expect("refined");
+        let focus = focus_at(DVec3::new(0.3, 1.4, 0.2));
+        assert!(needs_split(&source, &focus));
+        let (p, faces) = split(&source, &focus);
         let n = p.triangle_count();
         assert!(n > 20 && n < 2000, "{n} triangles");
-        assert_watertight(&p, 1.0e6);
+        let mut edges = HashMap::new();
+        add_edges(&p, Mat4::IDENTITY, &mut edges);
+        assert_watertight(&edges, 1.0e6);
         // Without shared vertices (each triangle its own three), the pieces still meet.
-        let (loose, _) = refine(&picking_vk_host::shapes::plane(1.0e6, [1.0; 4]), &focus, usize::MAX).expect("refined");
-        assert_watertight(&loose, 1.0e6);
+        let (loose, _) = split(&picking_vk_host::shapes::plane(1.0e6, [1.0; 4]), &focus);
+        let mut edges = HashMap::new();
+        add_edges(&loose, Mat4::IDENTITY, &mut edges);
+        assert_watertight(&edges, 1.0e6);
         // Same surface: every vertex on the plane, areas summing to the square's, same winding.
         assert!(p.positions.iter().all(|q| q.y == 0.0));
         let area: f64 = (0..n)
@@ -383,14 +501,9 @@ mod tests {
         assert!((area / 4.0e12 - 1.0).abs() < 1e-9, "{area}");
         // Near the camera the pieces are small: the one under it spans no more than an edge
         // may (RATIO times the floor).
-        let under = (0..n)
-            .find(|&t| {
-                let [a, b, c] = p.triangle(t).map(|i| p.positions[i as usize].as_dvec3());
-                let (e, f) = (DVec3::new(0.3, 0.0, 0.2), (b - a).cross(c - a).y);
-                [(a, b), (b, c), (c, a)].iter().all(|&(u, v)| (v - u).cross(e - u).y * f >= 0.0)
-            })
-            .unwrap();
-        let size = p.triangle(under).map(|i| p.positions[i as usize].as_dvec3()).iter().map(|q| (*q - DVec3::new(0.3, 0.0, 0.2)).length()).fold(0.0, f64::max);
+        let below = DVec3::new(0.3, 0.0, 0.2);
+        let under = (0..n).find(|&t| distance_to_triangle(below, p.triangle(t).map(|i| p.positions[i as usize].as_dvec3())) == 0.0).unwrap();
+        let size = p.triangle(under).map(|i| (p.positions[i as usize].as_dvec3() - below).length()).into_iter().fold(0.0, f64::max);
         assert!(size <= RATIO * 0.01, "the triangle under the camera reaches {size} units");
         // Each piece knows its source: its corners, placed by their weights in the source
         // triangle, are its vertices; attributes blend alike.
@@ -417,17 +530,22 @@ mod tests {
     }
 
     #[test]
-    fn ordinary_meshes_change_nothing_and_far_cameras_little() {
-        let focus = [Focus { eye: DVec3::new(0.3, 1.4, 0.2), floor: 0.01 }];
-        // A 20-unit ground under the same camera: f32 is exact enough.
-        assert!(refine(&ground(10.0), &focus, usize::MAX).is_none());
-        // The huge ground seen from high above it is split far less than from near it.
-        let near = refine(&ground(1.0e6), &focus, usize::MAX).unwrap().0.triangle_count();
-        let high = refine(&ground(1.0e6), &[Focus { eye: DVec3::new(0.0, 1.0e4, 0.0), floor: 0.01 }], usize::MAX).unwrap().0.triangle_count();
-        assert!(high * 2 < near, "{high} vs {near}");
+    fn only_triangles_far_larger_than_their_distance_need_splitting() {
+        let near = focus_at(DVec3::new(0.3, 1.4, 0.2));
+        // A 20-unit ground under the camera: f32 is exact enough, and no edge splits.
+        assert!(!needs_split(&ground(10.0), &near));
+        assert!(matches!(refine(&ground(10.0), &near, usize::MAX), Refined::Unchanged));
+        // A 6-unit floor under a camera whose znear is 1e-3: edges split, none needs to.
+        assert!(!needs_split(&ground(3.0), &Focus { floor: 1e-3, ..near }));
+        // The huge ground seen from high above: no need (its far corners are 141 times its
+        // distance), and its edges, asked anyway, split far less than from near it.
+        let high = focus_at(DVec3::new(0.0, 1.0e4, 0.0));
+        assert!(!needs_split(&ground(1.0e6), &high));
+        assert!(split(&ground(1.0e6), &high).0.triangle_count() * 2 < split(&ground(1.0e6), &near).0.triangle_count());
         // Lines are not split.
         let lines = Primitive { topology: Topology::LineList, ..ground(1.0e6) };
-        assert!(refine(&lines, &focus, usize::MAX).is_none());
+        assert!(!needs_split(&lines, &near));
+        assert!(matches!(refine(&lines, &near, usize::MAX), Refined::Unchanged));
     }
 
     #[test]
@@ -435,10 +553,59 @@ mod tests {
         // No edge passes near the camera: the triangle's own reach decides.
         let positions = vec![Vec3::new(-1.0e6, 0.0, 1.0e6), Vec3::new(1.0e6, 0.0, 1.0e6), Vec3::new(0.0, 0.0, -1.0e6)];
         let p = Primitive { positions, normals: vec![Vec3::Y; 3], indices: None, ..Default::default() };
-        let (refined, faces) = refine(&p, &[Focus { eye: DVec3::new(0.0, 2.0, 0.2), floor: 0.01 }], usize::MAX).expect("refined");
+        let focus = focus_at(DVec3::new(0.0, 2.0, 0.2));
+        assert!(needs_split(&p, &focus));
+        let (refined, faces) = split(&p, &focus);
         assert!(refined.triangle_count() > 10);
         assert!(faces.face.iter().all(|&f| f == 0));
-        // Past its limit a primitive keeps its own triangles.
-        assert!(refine(&p, &[Focus { eye: DVec3::new(0.0, 2.0, 0.2), floor: 0.01 }], refined.triangle_count() - 1).is_none());
+        // Past its limit a primitive is too large to split, not split part way.
+        assert!(matches!(refine(&p, &focus, refined.triangle_count() - 1), Refined::TooLarge));
+    }
+
+    fn scene_of(meshes: Vec<Primitive>, worlds: &[(usize, Mat4)], eye: Vec3) -> Scene {
+        Scene {
+            meshes: meshes.into_iter().map(|p| MeshAsset { primitives: vec![p], ..Default::default() }).collect(),
+            nodes: worlds.iter().map(|&(m, world)| Node { mesh: Some(m), world, ..Default::default() }).collect(),
+            camera: Some(CameraDesc { world: Mat4::from_translation(eye), yfov: 1.0, aspect: None, znear: 0.01, zfar: None }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn scenes_split_in_world_space_alike_across_meshes_or_not_at_all() {
+        let eye = Vec3::new(0.3, 1.4, 0.2);
+        // A unit square stretched a million times by its node: distances are the world's.
+        let mut stretched = scene_of(vec![ground(1.0)], &[(0, Mat4::from_scale(Vec3::new(1.0e6, 1.0, 1.0e6)))], eye);
+        refine_near_camera(&mut stretched);
+        let p = &stretched.meshes[0].primitives[0];
+        let world = stretched.nodes[0].world;
+        let under = (0..p.triangle_count())
+            .map(|t| p.triangle(t).map(|i| world.transform_point3(p.positions[i as usize]).as_dvec3()))
+            .find(|&v| distance_to_triangle(DVec3::new(0.3, 0.0, 0.2), v) == 0.0)
+            .unwrap();
+        let size = under.iter().map(|q| (*q - DVec3::new(0.3, 0.0, 0.2)).length()).fold(0.0, f64::max);
+        assert!(size <= RATIO * 0.01, "under the camera a piece reaches {size} units of the world");
+        // The two halves of a huge ground as two meshes: split alike along the edge they share.
+        let half = |x0: f32, x1: f32| {
+            let positions = vec![Vec3::new(x0, 0.0, -1.0e6), Vec3::new(x1, 0.0, -1.0e6), Vec3::new(x1, 0.0, 1.0e6), Vec3::new(x0, 0.0, 1.0e6)];
+            Primitive { positions, normals: vec![Vec3::Y; 4], indices: Some(vec![0, 2, 1, 0, 3, 2]), ..Default::default() }
+        };
+        let mut halves = scene_of(vec![half(-1.0e6, 0.0), half(0.0, 1.0e6)], &[(0, Mat4::IDENTITY), (1, Mat4::IDENTITY)], eye);
+        refine_near_camera(&mut halves);
+        let mut edges = HashMap::new();
+        for mesh in &halves.meshes {
+            assert!(mesh.source_faces[0].is_some());
+            add_edges(&mesh.primitives[0], Mat4::IDENTITY, &mut edges);
+        }
+        assert_watertight(&edges, 1.0e6);
+        // A mesh two nodes draw is left whole; so is its neighbour then, or they would not meet.
+        let mut shared =
+            scene_of(vec![half(-1.0e6, 0.0), half(0.0, 1.0e6)], &[(0, Mat4::IDENTITY), (1, Mat4::IDENTITY), (1, Mat4::from_translation(Vec3::Y))], eye);
+        let before: Vec<Vec<Vec3>> = shared.meshes.iter().map(|m| m.primitives[0].positions.clone()).collect();
+        refine_near_camera(&mut shared);
+        for (mesh, before) in shared.meshes.iter().zip(&before) {
+            assert!(mesh.source_faces.is_empty());
+            assert_eq!(&mesh.primitives[0].positions, before);
+        }
     }
 }
