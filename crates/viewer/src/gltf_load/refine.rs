@@ -27,7 +27,7 @@ const RATIO: f64 = 4096.0;
 /// How far a triangle reaches from its longest edge, per unit of that edge (sqrt(3) / 2).
 const REACH: f64 = 0.8661;
 /// Splits per source triangle, at most (each halves an edge).
-const MAX_DEPTH: u32 = 40;
+const MAX_DEPTH: u32 = 120;
 /// Triangles the splits may add to a scene, in all.
 const MAX_ADDED_TRIANGLES: usize = 1 << 20;
 /// Larger primitives are not eligible (their copy would cost too much memory).
@@ -277,37 +277,20 @@ impl Refiner<'_> {
     /// order; `None` when the output would pass its limit or [`MAX_DEPTH`] (stopping short
     /// would leave a crack beside a neighbour that splits the shared edge).
     fn split(&mut self, face: u32, tri: [Corner; 3], depth: u32) -> Option<()> {
-        let split = [self.splits(&tri[0], &tri[1]), self.splits(&tri[1], &tri[2]), self.splits(&tri[2], &tri[0])];
-        let count = split.iter().filter(|&&s| s).count();
-        if count == 0 {
-            return self.emit(face, tri);
-        }
+        // The longest edge the rule splits is halved, through the opposite corner; the
+        // halves take the other edges, which are split (or not) further down. One edge at a
+        // time keeps a sliver's pieces as wide as it is (splitting all three edges at once
+        // keeps their shape, and a sliver 1e6 long and 1 wide became a million pieces).
+        let marked = (0..3).filter(|&k| self.splits(&tri[k], &tri[(k + 1) % 3]));
+        let length = |k: usize| (tri[(k + 1) % 3].world - tri[k].world).length();
+        let Some(r) = marked.max_by(|&i, &j| length(i).total_cmp(&length(j)).then(j.cmp(&i))) else { return self.emit(face, tri) };
         if depth >= MAX_DEPTH {
             return None;
         }
-        // Rotate so that the split edges come first: edge 0 (and edge 1 when two split).
-        let r = match (count, split) {
-            (1, [true, _, _]) | (2, [true, true, _]) | (3, _) => 0,
-            (1, [_, true, _]) | (2, [_, true, true]) => 1,
-            _ => 2,
-        };
         let [a, b, c] = [tri[r], tri[(r + 1) % 3], tri[(r + 2) % 3]];
         let ab = self.corner_between(&a, &b)?;
-        let children = match count {
-            1 => vec![[a, ab, c], [ab, b, c]],
-            2 => {
-                let bc = self.corner_between(&b, &c)?;
-                vec![[ab, b, bc], [a, ab, bc], [a, bc, c]]
-            }
-            _ => {
-                let (bc, ca) = (self.corner_between(&b, &c)?, self.corner_between(&c, &a)?);
-                vec![[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]
-            }
-        };
-        for child in children {
-            self.split(face, child, depth + 1)?;
-        }
-        Some(())
+        self.split(face, [a, ab, c], depth + 1)?;
+        self.split(face, [ab, b, c], depth + 1)
     }
 
     fn emit(&mut self, face: u32, tri: [Corner; 3]) -> Option<()> {
@@ -560,6 +543,31 @@ mod tests {
         assert!(faces.face.iter().all(|&f| f == 0));
         // Past its limit a primitive is too large to split, not split part way.
         assert!(matches!(refine(&p, &focus, refined.triangle_count() - 1), Refined::TooLarge));
+    }
+
+    #[test]
+    fn slivers_split_into_few_pieces_as_wide_as_they_are() {
+        // A million units long and one wide, passing 0.06 from the camera; and one with its
+        // wide end there.
+        for (positions, eye) in [
+            ([Vec3::new(-5.0e5, 0.0, 0.0), Vec3::new(5.0e5, 0.0, 0.0), Vec3::new(0.0, 0.0, 1.0)], DVec3::new(0.3, 0.0649, 0.5)),
+            ([Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0e6, 0.0, 0.5), Vec3::new(0.0, 0.0, 1.0)], DVec3::new(0.2, 0.05, 0.5)),
+        ] {
+            let p = Primitive { positions: positions.to_vec(), normals: vec![Vec3::Y; 3], indices: None, ..Default::default() };
+            let focus = Focus { world: DMat4::IDENTITY, eye, floor: 0.0185 };
+            assert!(needs_split(&p, &focus));
+            let (refined, _) = split(&p, &focus);
+            let n = refined.triangle_count();
+            assert!(n < 1000, "{n} pieces");
+            let area: f64 = (0..n)
+                .map(|t| {
+                    let [a, b, c] = refined.triangle(t).map(|i| refined.positions[i as usize].as_dvec3());
+                    (b - a).cross(c - a).length() * 0.5
+                })
+                .sum();
+            let [a, b, c] = positions.map(|q| q.as_dvec3());
+            assert!((area / ((b - a).cross(c - a).length() * 0.5) - 1.0).abs() < 1e-6, "{area}");
+        }
     }
 
     fn scene_of(meshes: Vec<Primitive>, worlds: &[(usize, Mat4)], eye: Vec3) -> Scene {
