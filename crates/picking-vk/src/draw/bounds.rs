@@ -2,6 +2,11 @@
 
 use glam::{Mat4, Vec3};
 
+/// Boxes reaching farther than this from the origin are never culled: the f32 ray tests
+/// multiply coordinates by coordinate-sized values, which overflow past about 1e19 (a mesh
+/// with one vertex at 3e38 was culled whole, its ordinary triangles with it).
+pub(crate) const MAX_CULLED_COORDINATE: f32 = 1e18;
+
 /// A local-space axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {
@@ -23,6 +28,12 @@ impl Aabb {
     /// Whether both corners are finite and ordered.
     pub fn is_finite(&self) -> bool {
         self.min.is_finite() && self.max.is_finite() && self.min.cmple(self.max).all()
+    }
+
+    /// Whether culling can test the box: finite, ordered, and within [`MAX_CULLED_COORDINATE`]
+    /// of the origin.
+    pub(crate) fn is_cullable(&self) -> bool {
+        self.is_finite() && self.min.abs().max(self.max.abs()).max_element() < MAX_CULLED_COORDINATE
     }
 
     /// The centre point.

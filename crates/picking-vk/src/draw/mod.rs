@@ -291,7 +291,7 @@ impl PickDraw {
     /// move the surface out of them.
     pub(crate) fn culling_bounds(&self) -> Option<Aabb> {
         let deformation_kept = self.deformation.as_ref().is_none_or(|d| d.bounds_cover_deformation);
-        self.bounds.filter(|_| deformation_kept && self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
+        self.bounds.filter(|b| b.is_cullable() && deformation_kept && self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
     }
 
     /// Number of instances the draw renders (1 when not instanced).

@@ -52,7 +52,7 @@ pub(crate) struct BoxBvh {
 
 impl BoxBvh {
     /// Each item is its bounds in the hierarchy's space and its exact box. `None` when there
-    /// are no items or a bound is not finite.
+    /// are no items or a bound cannot be culled ([`Aabb::is_cullable`]).
     pub fn new(items: Vec<(Aabb, AffineBox)>) -> Option<Self> {
         Self::build(items, LEAF_SIZE, false)
     }
@@ -65,7 +65,7 @@ impl BoxBvh {
     }
 
     fn build(mut items: Vec<(Aabb, AffineBox)>, leaf_size: usize, slots_exact: bool) -> Option<Self> {
-        if items.is_empty() || items.iter().any(|(b, _)| !b.is_finite()) {
+        if items.is_empty() || items.iter().any(|(b, _)| !b.is_cullable()) {
             return None;
         }
         let mut nodes = Vec::with_capacity(items.len() / leaf_size + 1);

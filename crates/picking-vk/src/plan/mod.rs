@@ -115,7 +115,7 @@ fn draw_bounds(draw: &PickDraw, index: u32, sphere: Option<&BoundingSphere>) -> 
         (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c))?,
         _ => return None,
     };
-    let world = Some(local.transformed(&draw.model)).filter(Aabb::is_finite)?;
+    let world = Some(local.transformed(&draw.model)).filter(Aabb::is_cullable)?;
     let exact = draw.instances.is_none().then(|| AffineBox::new(&local, &draw.model, index)).flatten();
     Some((within_sphere(world, sphere), exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
 }
@@ -389,9 +389,10 @@ impl Plan {
                 return false;
             }
             // The world box first (no inverse needed), then the exact local box. A box that is
-            // not finite cannot be tested: the draw stays (and validation refuses its matrix).
+            // not finite (or too far out) cannot be tested: the draw stays (and validation
+            // refuses a matrix that is not finite).
             let (slab, margin, world) = (ray.slab(), ray.margin(), local.transformed(&draw.model));
-            if world.is_finite() {
+            if world.is_cullable() {
                 let Some(pad) = slab.meets_padded(&world, margin) else { return true };
                 if AffineBox::new(local, &draw.model, 0).is_some_and(|exact| !exact.meets_tight(&slab, pad, margin)) {
                     return true;

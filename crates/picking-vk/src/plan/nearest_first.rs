@@ -145,6 +145,28 @@ mod tests {
     }
 
     #[test]
+    fn meshes_reaching_past_f32s_products_are_never_culled() {
+        // A square straight ahead with one more triangle reaching 3e38 away: its box's ray
+        // tests overflow, which once culled the whole mesh (per frame and over a shared list).
+        let mut draws = column(1);
+        let mut geometry = (**draws[0].geometry.as_ref().unwrap()).clone();
+        geometry.positions.push(Vec3::new(-3.0e38, 0.0, -3.0e38));
+        geometry.indices.as_mut().unwrap().extend([0, 1, 4]);
+        let bounds = crate::Aabb::from_points(&geometry.positions).unwrap();
+        draws[0] = draws[0].clone().with_geometry(Arc::new(geometry)).with_bounds(bounds);
+        let (planned, culled, _) = plan_centre(draws.clone());
+        assert_eq!((planned, culled), (vec![0], 0));
+        let (w, h) = (64, 64);
+        let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
+        let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();
+        let ray = PixelRay::new(&camera, UVec2::new(32, 32)).unwrap();
+        let request = PickRequest::new(UVec2::new(32, 32), Viewport::full(w, h), Mat4::IDENTITY, projection);
+        let mut plan = Plan::default();
+        plan.build(&request, &draws, Some(&ray), None).unwrap();
+        assert_eq!(plan.entries.len(), 1, "per frame");
+    }
+
+    #[test]
     fn round_meshes_the_ray_passes_by_are_culled_by_their_spheres() {
         // A mesh straight ahead, and around it six rotated ones whose boxes' corners reach the
         // centre pixel's ray and come nearer than the hit, while their spheres stay clear of
