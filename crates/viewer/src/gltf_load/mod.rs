@@ -196,7 +196,6 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let mut worlds = worlds;
     rebase::split_far_primitives(&mut scene, &mut worlds);
     rebase::place(&mut scene, &worlds, camera);
-    refine::refine_near_camera(&mut scene);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
     skins::check_skinned_reach(&scene)?;

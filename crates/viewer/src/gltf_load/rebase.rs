@@ -64,9 +64,23 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // Re-centre far-off meshes; the shift moves into every node that uses the mesh, and into
     // the inverse binds of the skins that deform it.
     let eye = camera.map(|c| c.transform_point3(DVec3::ZERO)).filter(|e| e.is_finite());
+    // A mesh that several nodes draw, and that must be split near the camera, gets a copy per
+    // node (each split for its own place).
+    super::refine::unshare(scene, worlds, eye);
     let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(scene, m, worlds, eye)).collect();
     let skinned_ok = skinned_shifts_agree(scene, &centres);
-    let shifts: Vec<DVec3> = scene.meshes.iter_mut().zip(&centres).map(|(m, &centre)| recentre(m, centre, skinned_ok)).collect();
+    let shifts: Vec<DVec3> = scene.meshes.iter().zip(&centres).map(|(m, &centre)| if is_skinned(m) && !skinned_ok { DVec3::ZERO } else { centre }).collect();
+    // Triangles far larger than their distance from the camera are split from the file's own
+    // values, the pieces written already shifted (shifting first would round the far corners
+    // at their size, tilting the whole plane); the rest are shifted here.
+    let split = super::refine::refine_near_camera(scene, worlds, eye, &shifts);
+    for (m, (mesh, &shift)) in scene.meshes.iter_mut().zip(&shifts).enumerate() {
+        for (p, primitive) in mesh.primitives.iter_mut().enumerate() {
+            if shift != DVec3::ZERO && !split.contains(&(m, p)) {
+                primitive.positions.iter_mut().for_each(|q| *q = (q.as_dvec3() - shift).as_vec3());
+            }
+        }
+    }
     for (s, skin) in scene.skins.iter_mut().enumerate() {
         let skinned_mesh = |n: &crate::scene::Node| n.mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
         let shift = scene.nodes.iter().filter(|n| n.skin == Some(s)).find_map(|n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
@@ -141,20 +155,6 @@ fn skinned_shifts_agree(scene: &Scene, centres: &[DVec3]) -> bool {
         let first = used.next();
         used.all(|c| Some(c) == first)
     })
-}
-
-/// Moves a far-off mesh's positions to `centre` (its [`centre_of`]); returns the shift (zero
-/// for a mesh near the origin, and for a skinned one unless `skinned_ok`).
-fn recentre(mesh: &mut crate::scene::MeshAsset, centre: DVec3, skinned_ok: bool) -> DVec3 {
-    if is_skinned(mesh) && !skinned_ok {
-        return DVec3::ZERO;
-    }
-    if centre != DVec3::ZERO {
-        for p in mesh.primitives.iter_mut().flat_map(|p| p.positions.iter_mut()) {
-            *p = (p.as_dvec3() - centre).as_vec3();
-        }
-    }
-    centre
 }
 
 /// World bounds of every mesh node, in f64: each mesh's box once, then its 8 corners per node

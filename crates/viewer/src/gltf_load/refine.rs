@@ -13,11 +13,11 @@
 //! is the file's. Each new triangle remembers its source triangle and where its corners lie in
 //! it, and picks report the file's face and barycentrics.
 
-use crate::scene::Scene;
+use crate::scene::{MeshAsset, Scene};
 use glam::{DMat4, DVec3, Vec2, Vec3};
 use picking_vk::Topology;
 use picking_vk_host::Primitive;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A triangle needs splitting when a vertex lies more than this many times farther from the
 /// camera than the triangle itself (f32's error then stays near 1e-5 of the distance,
@@ -27,7 +27,7 @@ const RATIO: f64 = 4096.0;
 /// How far a triangle reaches from its longest edge, per unit of that edge (sqrt(3) / 2).
 const REACH: f64 = 0.8661;
 /// Splits per source triangle, at most (each halves an edge).
-const MAX_DEPTH: u32 = 120;
+const MAX_DEPTH: u32 = 400;
 /// Triangles the splits may add to a scene, in all.
 const MAX_ADDED_TRIANGLES: usize = 1 << 20;
 /// Larger primitives are not eligible (their copy would cost too much memory).
@@ -55,9 +55,9 @@ impl SourceFaces {
     }
 }
 
-/// The camera a primitive is split around: the mesh's world (mesh space to the rendered
-/// frame), the eye in that frame, and the distance below which precision is not chased (the
-/// camera's znear).
+/// The camera a primitive is split around: the mesh's world (mesh space to the file's frame),
+/// the eye in that frame, and the distance below which precision is not chased (the camera's
+/// znear).
 #[derive(Clone, Copy, Debug)]
 pub struct Focus {
     pub world: DMat4,
@@ -65,66 +65,96 @@ pub struct Focus {
     pub floor: f64,
 }
 
-/// Splits the scene's rigid triangle primitives around its camera (nothing without one), if
-/// any of them needs it. Eligible: triangle lists of meshes that one node draws, with no skin
-/// or morph targets (a mesh placed twice would split for both places, and its neighbours
-/// only for one). When a mesh that is not eligible has an edge the rule would split, nothing
-/// is split: a neighbour split along that edge would leave a crack. Runs once the scene is
-/// placed, so node worlds are what the GPU draws with.
-pub fn refine_near_camera(scene: &mut Scene) {
-    let Some(camera) = scene.camera.as_ref() else { return };
-    let (eye, floor) = (camera.world.w_axis.truncate().as_dvec3(), f64::from(camera.znear).max(f64::MIN_POSITIVE));
+/// Meshes that more nodes draw are not split (each node is another place to split for).
+const MAX_USERS: usize = 16;
+
+/// The nodes that draw each mesh.
+fn users_of(scene: &Scene) -> Vec<Vec<usize>> {
     let mut users = vec![vec![]; scene.meshes.len()];
     for (n, node) in scene.nodes.iter().enumerate() {
         if let Some(list) = node.mesh.and_then(|m| users.get_mut(m)) {
             list.push(n);
         }
     }
-    let focus_of = |n: usize| Focus { world: scene.nodes[n].world.as_dmat4(), eye, floor };
-    let mut eligible: Vec<(usize, Focus)> = vec![];
-    let mut blocked = false;
-    for (m, mesh) in scene.meshes.iter().enumerate() {
-        let rigid = mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty());
-        match users[m][..] {
-            [] => {}
-            [node] if rigid && focus_of(node).world.is_finite() => eligible.push((m, focus_of(node))),
-            ref nodes => blocked |= nodes.iter().any(|&n| mesh.primitives.iter().any(|p| any_edge_splits(p, &focus_of(n)))),
+    users
+}
+
+fn is_rigid(mesh: &MeshAsset) -> bool {
+    mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty())
+}
+
+/// The camera's znear, the floor of the split.
+fn floor_of(scene: &Scene) -> Option<f64> {
+    scene.camera.as_ref().map(|c| f64::from(c.znear).max(f64::MIN_POSITIVE))
+}
+
+/// Gives every node but the first its own copy of a rigid mesh that 2 to [`MAX_USERS`]
+/// nodes draw and that the split rule cuts somewhere: the split follows each copy's place.
+/// `worlds`: each node's world in the file's frame (f64); `eye` the camera there.
+pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) {
+    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return };
+    let users = users_of(scene);
+    for (m, nodes) in users.iter().enumerate() {
+        if nodes.len() < 2 || nodes.len() > MAX_USERS || !is_rigid(&scene.meshes[m]) {
+            continue;
+        }
+        let cut = nodes.iter().any(|&n| {
+            let focus = Focus { world: worlds.get(n).copied().unwrap_or(DMat4::NAN), eye, floor };
+            focus.world.is_finite() && scene.meshes[m].primitives.iter().any(|p| any_edge_splits(p, &focus))
+        });
+        if !cut {
+            continue;
+        }
+        for &n in &nodes[1..] {
+            scene.nodes[n].mesh = Some(scene.meshes.len());
+            scene.meshes.push(scene.meshes[m].clone());
         }
     }
+}
+
+/// Splits the scene's rigid triangle primitives around its camera (nothing without one), if
+/// any of them needs it, and returns the `(mesh, primitive)`s split. Eligible: triangle lists
+/// of meshes that one node draws (see [`unshare`]), with no skin or morph targets. Runs in the
+/// file's frame, before far-off meshes are re-centred: `worlds` are the nodes' worlds there,
+/// `eye` the camera's place, and `shifts` each mesh's re-centring, which the split pieces'
+/// positions are written with. A primitive whose split passes the limits stays whole.
+pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>, shifts: &[DVec3]) -> HashSet<(usize, usize)> {
+    let mut split = HashSet::new();
+    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return split };
+    let users = users_of(scene);
+    let eligible: Vec<(usize, Focus)> = (0..scene.meshes.len())
+        .filter_map(|m| {
+            let [node] = users[m][..] else { return None };
+            let world = worlds.get(node).copied().filter(DMat4::is_finite)?;
+            is_rigid(&scene.meshes[m]).then_some((m, Focus { world, eye, floor }))
+        })
+        .collect();
     let needed = eligible.iter().any(|(m, focus)| scene.meshes[*m].primitives.iter().any(|p| needs_split(p, focus)));
     if !needed {
-        return;
+        return split;
     }
-    if blocked {
-        log::warn!("picking-vk viewer: triangles far larger than their distance from the camera are left whole (a mesh drawn by several nodes, or deformed, has such triangles too)");
-        return;
-    }
-    // Every eligible primitive with an edge to split is split, or none is.
-    let mut refined = vec![];
     let mut left = MAX_ADDED_TRIANGLES;
     for (m, focus) in &eligible {
-        for (p, source) in scene.meshes[*m].primitives.iter().enumerate() {
+        let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
+        for p in 0..scene.meshes[*m].primitives.len() {
+            let source = &scene.meshes[*m].primitives[p];
             let before = source.triangle_count();
-            match refine(source, focus, before.saturating_add(left)) {
+            match refine(source, focus, shift, before.saturating_add(left)) {
                 Refined::Unchanged => {}
-                Refined::Split(split) => {
-                    let (primitive, faces) = *split;
+                Refined::Split(refined) => {
+                    let (primitive, faces) = *refined;
                     left -= primitive.triangle_count() - before;
-                    refined.push((*m, p, primitive, faces));
+                    let mesh = &mut scene.meshes[*m];
+                    mesh.primitives[p] = primitive;
+                    mesh.source_faces.resize(mesh.primitives.len(), None);
+                    mesh.source_faces[p] = Some(faces);
+                    split.insert((*m, p));
                 }
-                Refined::TooLarge => {
-                    log::warn!("picking-vk viewer: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)");
-                    return;
-                }
+                Refined::TooLarge => log::warn!("picking-vk viewer: mesh {m} primitive {p}: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)"),
             }
         }
     }
-    for (m, p, primitive, faces) in refined {
-        let mesh = &mut scene.meshes[m];
-        mesh.primitives[p] = primitive;
-        mesh.source_faces.resize(mesh.primitives.len(), None);
-        mesh.source_faces[p] = Some(faces);
-    }
+    split
 }
 
 /// Whether the rule splits an edge of `p`'s triangles (at its rest pose).
@@ -351,8 +381,9 @@ pub enum Refined {
     TooLarge,
 }
 
-/// `p` with its triangles split around `focus`, and where each came from.
-pub fn refine(p: &Primitive, focus: &Focus, limit: usize) -> Refined {
+/// `p` with its triangles split around `focus`, and where each came from; its positions (the
+/// file's vertices and the new ones, blended from the file's in f64) are written less `shift`.
+pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refined {
     let rigid = p.skin.is_empty() && p.morph_targets.is_empty();
     let attributes_match = p.normals.len() == p.positions.len() && p.uvs.as_ref().is_none_or(|u| u.len() == p.positions.len());
     if p.topology != Topology::TriangleList || !rigid {
@@ -374,12 +405,12 @@ pub fn refine(p: &Primitive, focus: &Focus, limit: usize) -> Refined {
         }
     }
     r.faces.source_vertices = source_triangles;
-    // The file's vertices as they are, then the new ones.
-    let blended = |values: &[Vec3]| -> Option<Vec<Vec3>> {
-        let new = r.new_points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| v.as_vec3()));
-        values.iter().copied().map(Some).chain(new).collect()
+    // The file's vertices, then the new ones.
+    let blended = |values: &[Vec3], less: DVec3| -> Option<Vec<Vec3>> {
+        let new = r.new_points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| (v - less).as_vec3()));
+        values.iter().map(|v| Some((v.as_dvec3() - less).as_vec3())).chain(new).collect()
     };
-    let (Some(positions), Some(normals)) = (blended(&p.positions), blended(&p.normals)) else { return Refined::TooLarge };
+    let (Some(positions), Some(normals)) = (blended(&p.positions, shift), blended(&p.normals, DVec3::ZERO)) else { return Refined::TooLarge };
     // Normals are blended, not renormalised: the shaders normalise after interpolating, so a
     // split triangle shades as its source did.
     let uvs = match &p.uvs {
@@ -425,7 +456,7 @@ mod tests {
     }
 
     fn split(p: &Primitive, focus: &Focus) -> (Primitive, SourceFaces) {
-        match refine(p, focus, usize::MAX) {
+        match refine(p, focus, DVec3::ZERO, usize::MAX) {
             Refined::Split(split) => *split,
             Refined::Unchanged => panic!("not split"),
             Refined::TooLarge => panic!("too large"),
@@ -517,7 +548,7 @@ mod tests {
         let near = focus_at(DVec3::new(0.3, 1.4, 0.2));
         // A 20-unit ground under the camera: f32 is exact enough, and no edge splits.
         assert!(!needs_split(&ground(10.0), &near));
-        assert!(matches!(refine(&ground(10.0), &near, usize::MAX), Refined::Unchanged));
+        assert!(matches!(refine(&ground(10.0), &near, DVec3::ZERO, usize::MAX), Refined::Unchanged));
         // A 6-unit floor under a camera whose znear is 1e-3: edges split, none needs to.
         assert!(!needs_split(&ground(3.0), &Focus { floor: 1e-3, ..near }));
         // The huge ground seen from high above: no need (its far corners are 141 times its
@@ -528,7 +559,7 @@ mod tests {
         // Lines are not split.
         let lines = Primitive { topology: Topology::LineList, ..ground(1.0e6) };
         assert!(!needs_split(&lines, &near));
-        assert!(matches!(refine(&lines, &near, usize::MAX), Refined::Unchanged));
+        assert!(matches!(refine(&lines, &near, DVec3::ZERO, usize::MAX), Refined::Unchanged));
     }
 
     #[test]
@@ -542,7 +573,7 @@ mod tests {
         assert!(refined.triangle_count() > 10);
         assert!(faces.face.iter().all(|&f| f == 0));
         // Past its limit a primitive is too large to split, not split part way.
-        assert!(matches!(refine(&p, &focus, refined.triangle_count() - 1), Refined::TooLarge));
+        assert!(matches!(refine(&p, &focus, DVec3::ZERO, refined.triangle_count() - 1), Refined::TooLarge));
     }
 
     #[test]
@@ -570,6 +601,14 @@ mod tests {
         }
     }
 
+    /// What placing does for the split, on a scene in the file's frame (no re-centring).
+    fn split_scene(scene: &mut Scene) {
+        let worlds: Vec<DMat4> = scene.nodes.iter().map(|n| n.world.as_dmat4()).collect();
+        let eye = scene.camera.as_ref().map(|c| c.world.w_axis.truncate().as_dvec3());
+        unshare(scene, &worlds, eye);
+        refine_near_camera(scene, &worlds, eye, &vec![DVec3::ZERO; scene.meshes.len()]);
+    }
+
     fn scene_of(meshes: Vec<Primitive>, worlds: &[(usize, Mat4)], eye: Vec3) -> Scene {
         Scene {
             meshes: meshes.into_iter().map(|p| MeshAsset { primitives: vec![p], ..Default::default() }).collect(),
@@ -584,7 +623,7 @@ mod tests {
         let eye = Vec3::new(0.3, 1.4, 0.2);
         // A unit square stretched a million times by its node: distances are the world's.
         let mut stretched = scene_of(vec![ground(1.0)], &[(0, Mat4::from_scale(Vec3::new(1.0e6, 1.0, 1.0e6)))], eye);
-        refine_near_camera(&mut stretched);
+        split_scene(&mut stretched);
         let p = &stretched.meshes[0].primitives[0];
         let world = stretched.nodes[0].world;
         let under = (0..p.triangle_count())
@@ -599,21 +638,59 @@ mod tests {
             Primitive { positions, normals: vec![Vec3::Y; 4], indices: Some(vec![0, 2, 1, 0, 3, 2]), ..Default::default() }
         };
         let mut halves = scene_of(vec![half(-1.0e6, 0.0), half(0.0, 1.0e6)], &[(0, Mat4::IDENTITY), (1, Mat4::IDENTITY)], eye);
-        refine_near_camera(&mut halves);
+        split_scene(&mut halves);
         let mut edges = HashMap::new();
         for mesh in &halves.meshes {
             assert!(mesh.source_faces[0].is_some());
             add_edges(&mesh.primitives[0], Mat4::IDENTITY, &mut edges);
         }
         assert_watertight(&edges, 1.0e6);
-        // A mesh two nodes draw is left whole; so is its neighbour then, or they would not meet.
-        let mut shared =
-            scene_of(vec![half(-1.0e6, 0.0), half(0.0, 1.0e6)], &[(0, Mat4::IDENTITY), (1, Mat4::IDENTITY), (1, Mat4::from_translation(Vec3::Y))], eye);
-        let before: Vec<Vec<Vec3>> = shared.meshes.iter().map(|m| m.primitives[0].positions.clone()).collect();
-        refine_near_camera(&mut shared);
-        for (mesh, before) in shared.meshes.iter().zip(&before) {
-            assert!(mesh.source_faces.is_empty());
-            assert_eq!(&mesh.primitives[0].positions, before);
+        // A mesh two nodes draw gets a copy for the second, each split for its own place: the
+        // first still meets its neighbour without cracks.
+        let lifted = Mat4::from_translation(Vec3::Y);
+        let mut shared = scene_of(vec![half(-1.0e6, 0.0), half(0.0, 1.0e6)], &[(0, Mat4::IDENTITY), (1, Mat4::IDENTITY), (1, lifted)], eye);
+        split_scene(&mut shared);
+        assert_eq!(shared.meshes.len(), 3);
+        assert_eq!(shared.nodes.iter().map(|n| n.mesh).collect::<Vec<_>>(), [Some(0), Some(1), Some(2)]);
+        let mut edges = HashMap::new();
+        for mesh in &shared.meshes[..2] {
+            add_edges(&mesh.primitives[0], Mat4::IDENTITY, &mut edges);
         }
+        assert_watertight(&edges, 1.0e6);
+        assert!(shared.meshes.iter().all(|m| m.source_faces[0].is_some()));
+    }
+
+    #[test]
+    fn pieces_are_written_shifted_from_the_files_values() {
+        // A tilted ground 4e7 across, re-centred near a camera 1e6 from its middle: shifting
+        // first rounds its far corners at their size (steps of 2), which tilts the whole plane;
+        // the pieces near the camera, blended from the file's values, stay on the file's plane.
+        let turn = Mat4::from_rotation_x(0.3);
+        let mut p = ground(2.0e7);
+        p.positions.iter_mut().for_each(|q| *q = turn.transform_point3(*q));
+        let on_plane = turn.transform_point3(Vec3::new(1.0e6, 0.0, 1.0e6)).as_dvec3();
+        let normal = turn.transform_vector3(Vec3::Y).as_dvec3();
+        let eye = on_plane + normal * 2.0;
+        let shift = eye.round();
+        let (refined, _) = match refine(&p, &Focus { world: DMat4::IDENTITY, eye, floor: 0.01 }, shift, usize::MAX) {
+            Refined::Split(split) => *split,
+            _ => panic!("not split"),
+        };
+        // The file's plane, through its first three vertices in f64.
+        let [a, b, c] = p.triangle(0).map(|i| p.positions[i as usize].as_dvec3());
+        let n = (b - a).cross(c - a).normalize();
+        let worst_near = |refined: &Primitive| {
+            let near: Vec<DVec3> = refined.positions.iter().map(|q| q.as_dvec3() + shift).filter(|q| (*q - eye).length() < 100.0).collect();
+            assert!(near.len() >= 3);
+            near.iter().map(|q| (*q - a).dot(n).abs()).fold(0.0, f64::max)
+        };
+        assert!(worst_near(&refined) < 1e-3, "{}", worst_near(&refined));
+        // Shifted first, then split: the pieces near the camera lie off the file's plane.
+        let mut shifted = p.clone();
+        shifted.positions.iter_mut().for_each(|q| *q = (q.as_dvec3() - shift).as_vec3());
+        let Refined::Split(late) = refine(&shifted, &Focus { world: DMat4::IDENTITY, eye: eye - shift, floor: 0.01 }, DVec3::ZERO, usize::MAX) else {
+            panic!()
+        };
+        assert!(worst_near(&late.0) > 1e-2, "{}", worst_near(&late.0));
     }
 }
