@@ -7,11 +7,12 @@
 //!
 //! The split is decided per edge, by its two end points' world positions alone, so two
 //! triangles sharing an edge split it alike: no T-junctions, no cracks. That holds across
-//! primitives and meshes too, as long as all of them are split by the same rule: so either
-//! every eligible primitive is split (when one of them needs it) or none is. New vertices are
-//! exact f64 combinations of the file's vertices (their attributes likewise), so the surface
-//! is the file's. Each new triangle remembers its source triangle and where its corners lie in
-//! it, and picks report the file's face and barycentrics.
+//! primitives and meshes too, as long as all of them are split by the same rule: so when one
+//! needs it, every eligible primitive is split (a mesh several nodes draw gets a copy per
+//! node first). New vertices are exact f64 combinations of the file's vertices (their
+//! attributes likewise), computed before the mesh is re-centred, so the surface is the file's.
+//! Each new triangle remembers its source triangle and where its corners lie in it, and picks
+//! report the file's face and barycentrics.
 
 use crate::scene::{MeshAsset, Scene};
 use glam::{DMat4, DVec3, Vec2, Vec3};
