@@ -89,23 +89,37 @@ fn floor_of(scene: &Scene) -> Option<f64> {
     scene.camera.as_ref().map(|c| f64::from(c.znear).max(f64::MIN_POSITIVE))
 }
 
-/// Gives every node but the first its own copy of a rigid mesh that 2 to [`MAX_USERS`]
-/// nodes draw and that the split rule cuts somewhere: the split follows each copy's place.
-/// `worlds`: each node's world in the file's frame (f64); `eye` the camera there.
+/// When the scene needs splitting, gives every node but the first its own copy of a rigid
+/// mesh that 2 to [`MAX_USERS`] nodes draw and that the split rule cuts somewhere: the split
+/// follows each copy's place. Copies add at most [`MAX_ADDED_TRIANGLES`] in all. `worlds`:
+/// each node's world in the file's frame (f64); `eye` the camera there.
 pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) {
     let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return };
     let users = users_of(scene);
+    // Per mesh: the places it is drawn at, if it is rigid and every one is finite.
+    let places: Vec<Vec<Focus>> = (0..scene.meshes.len())
+        .map(|m| {
+            let focus: Option<Vec<Focus>> =
+                users[m].iter().map(|&n| Some(Focus { world: worlds.get(n).copied().filter(DMat4::is_finite)?, eye, floor })).collect();
+            focus.filter(|_| is_rigid(&scene.meshes[m])).unwrap_or_default()
+        })
+        .collect();
+    let needed = places.iter().zip(&scene.meshes).any(|(places, mesh)| places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f))));
+    if !needed {
+        return;
+    }
+    let mut left = MAX_ADDED_TRIANGLES;
     for (m, nodes) in users.iter().enumerate() {
-        if nodes.len() < 2 || nodes.len() > MAX_USERS || !is_rigid(&scene.meshes[m]) {
+        let triangles: usize = scene.meshes[m].primitives.iter().map(Primitive::triangle_count).sum();
+        let added = triangles.saturating_mul(nodes.len().saturating_sub(1));
+        if nodes.len() < 2 || nodes.len() > MAX_USERS || added > left {
             continue;
         }
-        let cut = nodes.iter().any(|&n| {
-            let focus = Focus { world: worlds.get(n).copied().unwrap_or(DMat4::NAN), eye, floor };
-            focus.world.is_finite() && scene.meshes[m].primitives.iter().any(|p| any_edge_splits(p, &focus))
-        });
+        let cut = places[m].iter().any(|f| scene.meshes[m].primitives.iter().any(|p| any_edge_splits(p, f)));
         if !cut {
             continue;
         }
+        left -= added;
         for &n in &nodes[1..] {
             scene.nodes[n].mesh = Some(scene.meshes.len());
             scene.meshes.push(scene.meshes[m].clone());
@@ -557,6 +571,12 @@ mod tests {
         let high = focus_at(DVec3::new(0.0, 1.0e4, 0.0));
         assert!(!needs_split(&ground(1.0e6), &high));
         assert!(split(&ground(1.0e6), &high).0.triangle_count() * 2 < split(&ground(1.0e6), &near).0.triangle_count());
+        // A 100-unit floor two nodes draw: edges the rule would cut, but no need, so the mesh
+        // stays shared (and instanced where more nodes draw it).
+        let mut floors = scene_of(vec![ground(50.0)], &[(0, Mat4::IDENTITY), (0, Mat4::from_translation(Vec3::X * 100.0))], Vec3::new(0.3, 1.4, 0.2));
+        split_scene(&mut floors);
+        assert_eq!(floors.meshes.len(), 1);
+        assert!(floors.meshes[0].source_faces.is_empty());
         // Lines are not split.
         let lines = Primitive { topology: Topology::LineList, ..ground(1.0e6) };
         assert!(!needs_split(&lines, &near));
