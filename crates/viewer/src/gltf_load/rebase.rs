@@ -67,7 +67,8 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // A mesh that several nodes draw, and that must be split near the camera, gets a copy per
     // node (each split for its own place).
     super::refine::unshare(scene, worlds, eye);
-    let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(scene, m, worlds, eye)).collect();
+    let users = super::refine::users_of(scene);
+    let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(&scene.meshes[m], &users[m], worlds, eye)).collect();
     let skinned_ok = skinned_shifts_agree(scene, &centres);
     let shifts: Vec<DVec3> = scene.meshes.iter().zip(&centres).map(|(m, &centre)| if is_skinned(m) && !skinned_ok { DVec3::ZERO } else { centre }).collect();
     // Triangles far larger than their distance from the camera are split from the file's own
@@ -132,11 +133,10 @@ fn centre_of(mesh: &crate::scene::MeshAsset) -> DVec3 {
 /// nearest the camera, when one node draws it rigidly (a ground 2e6 across, centred on the
 /// origin but seen from near its edge, kept 0.06-unit steps there when centred on its middle);
 /// else its box centre ([`centre_of`]).
-fn centre_near(scene: &Scene, mesh: usize, worlds: &[DMat4], eye: Option<DVec3>) -> DVec3 {
-    let m = &scene.meshes[mesh];
+/// `users`: the nodes that draw it.
+fn centre_near(m: &crate::scene::MeshAsset, users: &[usize], worlds: &[DMat4], eye: Option<DVec3>) -> DVec3 {
     let centre = centre_of(m);
-    let mut users = scene.nodes.iter().enumerate().filter(|(_, n)| n.mesh == Some(mesh));
-    let (Some((node, _)), None, Some(eye), Some((lo, hi))) = (users.next(), users.next(), eye, mesh_box(m)) else { return centre };
+    let (&[node], Some(eye), Some((lo, hi))) = (users, eye, mesh_box(m)) else { return centre };
     if lo.abs().max(hi.abs()).max_element() <= FAR || is_skinned(m) || m.target_count() > 0 {
         return centre;
     }

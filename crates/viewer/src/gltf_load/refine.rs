@@ -70,7 +70,7 @@ pub struct Focus {
 const MAX_USERS: usize = 16;
 
 /// The nodes that draw each mesh.
-fn users_of(scene: &Scene) -> Vec<Vec<usize>> {
+pub(super) fn users_of(scene: &Scene) -> Vec<Vec<usize>> {
     let mut users = vec![vec![]; scene.meshes.len()];
     for (n, node) in scene.nodes.iter().enumerate() {
         if let Some(list) = node.mesh.and_then(|m| users.get_mut(m)) {
