@@ -1,10 +1,12 @@
 //! Placing a scene in small f32 coordinates, with the file's float32 values as the truth.
 //! Georeferenced scenes sit at 1e5 to 1e6, where an f32 step is 0.01 to 0.06: composing
 //! transforms or rendering there in f32 moves surfaces by whole units. Node transforms are
-//! composed in f64 (by the loader), a far-off mesh's positions are re-centred on the mesh
-//! (the difference of nearby floats is exact; a skinned mesh's skins take the shift into their
-//! inverse bind matrices), and a far-off scene is rebased on its centre ([`Scene::origin`]),
-//! so that every f32 matrix and position the GPU sees is small.
+//! composed in f64 (by the loader), a far-off mesh's positions are re-centred on the mesh, or
+//! on its point nearest the camera (the difference of nearby floats is exact; a skinned mesh's
+//! skins take the shift into their inverse bind matrices), triangles far larger than their
+//! distance from the camera are split first ([`super::refine`]), and a far-off scene is
+//! rebased on its camera or centre ([`Scene::origin`]), so that every f32 matrix and position
+//! the GPU sees is small.
 
 use crate::scene::Scene;
 use glam::{DMat4, DVec3};
