@@ -68,7 +68,7 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     let eye = camera.map(|c| c.transform_point3(DVec3::ZERO)).filter(|e| e.is_finite());
     // A mesh that several nodes draw, and that must be split near the camera, gets a copy per
     // node (each split for its own place).
-    super::refine::unshare(scene, worlds, eye);
+    let needs_split = super::refine::unshare(scene, worlds, eye);
     let users = super::refine::users_of(scene);
     let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(&scene.meshes[m], &users[m], worlds, eye)).collect();
     let skinned_ok = skinned_shifts_agree(scene, &centres);
@@ -76,7 +76,7 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // Triangles far larger than their distance from the camera are split from the file's own
     // values, the pieces written already shifted (shifting first would round the far corners
     // at their size, tilting the whole plane); the rest are shifted here.
-    let split = super::refine::refine_near_camera(scene, worlds, eye, &shifts);
+    let split = if needs_split { super::refine::refine_near_camera(scene, worlds, eye, &shifts) } else { Default::default() };
     for (m, (mesh, &shift)) in scene.meshes.iter_mut().zip(&shifts).enumerate() {
         for (p, primitive) in mesh.primitives.iter_mut().enumerate() {
             if shift != DVec3::ZERO && !split.contains(&(m, p)) {

@@ -92,9 +92,10 @@ fn floor_of(scene: &Scene) -> Option<f64> {
 /// When the scene needs splitting, gives every node but the first its own copy of a rigid
 /// mesh that 2 to [`MAX_USERS`] nodes draw and that the split rule cuts somewhere: the split
 /// follows each copy's place. Copies add at most [`MAX_ADDED_TRIANGLES`] in all. `worlds`:
-/// each node's world in the file's frame (f64); `eye` the camera there.
-pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) {
-    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return };
+/// each node's world in the file's frame (f64); `eye` the camera there. Returns whether a mesh
+/// that one node now draws needs splitting: only then is [`refine_near_camera`] called.
+pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool {
+    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return false };
     let users = users_of(scene);
     // Per mesh: the places it is drawn at, if it is rigid and every one is finite.
     let places: Vec<Vec<Focus>> = (0..scene.meshes.len())
@@ -104,10 +105,13 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) {
             focus.filter(|_| is_rigid(&scene.meshes[m])).unwrap_or_default()
         })
         .collect();
-    let needed = places.iter().zip(&scene.meshes).any(|(places, mesh)| places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f))));
-    if !needed {
-        return;
+    let needs: Vec<bool> =
+        places.iter().zip(&scene.meshes).map(|(places, mesh)| places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f)))).collect();
+    if !needs.contains(&true) {
+        return false;
     }
+    // Whether each mesh ends up drawn by one node (its copies too).
+    let mut single: Vec<bool> = users.iter().map(|nodes| nodes.len() == 1).collect();
     let mut left = MAX_ADDED_TRIANGLES;
     for (m, nodes) in users.iter().enumerate() {
         let triangles: usize = scene.meshes[m].primitives.iter().map(Primitive::triangle_count).sum();
@@ -120,16 +124,19 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) {
             continue;
         }
         left -= added;
+        single[m] = true;
         for &n in &nodes[1..] {
             scene.nodes[n].mesh = Some(scene.meshes.len());
             scene.meshes.push(scene.meshes[m].clone());
         }
     }
+    // A copy needs what its original needed for some place: say so when one needed at all.
+    needs.iter().zip(&single).any(|(&need, &one)| need && one)
 }
 
-/// Splits the scene's rigid triangle primitives around its camera (nothing without one), if
-/// any of them needs it, and returns the `(mesh, primitive)`s split. Eligible: triangle lists
-/// of meshes that one node draws (see [`unshare`]), with no skin or morph targets. Runs in the
+/// Splits the scene's rigid triangle primitives around its camera (nothing without one), and
+/// returns the `(mesh, primitive)`s split; called when [`unshare`] found one that needs it.
+/// Eligible: triangle lists of meshes that one node draws, with no skin or morph targets. Runs in the
 /// file's frame, before far-off meshes are re-centred: `worlds` are the nodes' worlds there,
 /// `eye` the camera's place, and `shifts` each mesh's re-centring, which the split pieces'
 /// positions are written with. A primitive whose split passes the limits stays whole.
@@ -144,10 +151,6 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
             is_rigid(&scene.meshes[m]).then_some((m, Focus { world, eye, floor }))
         })
         .collect();
-    let needed = eligible.iter().any(|(m, focus)| scene.meshes[*m].primitives.iter().any(|p| needs_split(p, focus)));
-    if !needed {
-        return split;
-    }
     let mut left = MAX_ADDED_TRIANGLES;
     for (m, focus) in &eligible {
         let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
@@ -174,11 +177,10 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
 
 /// Whether the rule splits an edge of `p`'s triangles (at its rest pose).
 fn any_edge_splits(p: &Primitive, focus: &Focus) -> bool {
-    let r = Refiner { source: p, focus, index_of: HashMap::new(), new_points: vec![], indices: vec![], faces: SourceFaces::default(), limit: 0 };
     p.topology == Topology::TriangleList
         && (0..p.triangle_count())
             .filter_map(|t| source_corners(p, focus, &p.triangle(t)))
-            .any(|[a, b, c]| r.splits(&a, &b) || r.splits(&b, &c) || r.splits(&c, &a))
+            .any(|[a, b, c]| focus.splits(&a, &b) || focus.splits(&b, &c) || focus.splits(&c, &a))
 }
 
 /// Whether a triangle of `p` has a vertex more than [`RATIO`] times farther from the camera
@@ -188,16 +190,11 @@ fn needs_split(p: &Primitive, focus: &Focus) -> bool {
         return false;
     }
     (0..p.triangle_count()).any(|t| {
-        let Some(v) = world_triangle(p, t, &focus.world) else { return false };
+        let Some(v) = source_corners(p, focus, &p.triangle(t)).map(|c| c.map(|c| c.world)) else { return false };
         let far = v.iter().map(|q| (*q - focus.eye).length()).fold(0.0, f64::max);
         // Cheap first: no vertex that far from the camera, no need.
         far > RATIO * focus.floor && far > RATIO * distance_to_triangle(focus.eye, v).max(focus.floor)
     })
-}
-
-fn world_triangle(p: &Primitive, t: usize, world: &DMat4) -> Option<[DVec3; 3]> {
-    let [a, b, c] = p.triangle(t).map(|i| p.positions.get(i as usize).map(|q| world.transform_point3(q.as_dvec3())));
-    Some([a?, b?, c?])
 }
 
 /// A point of a source triangle: weights of up to three of the file's vertices, sorted by
@@ -298,22 +295,24 @@ fn source_corners(p: &Primitive, focus: &Focus, t: &[u32; 3]) -> Option<[Corner;
     Some([at(0)?, at(1)?, at(2)?])
 }
 
-impl Refiner<'_> {
+impl Focus {
     /// Whether the edge from `a` to `b` is split: a pure function of its two end points' world
     /// positions, taken in a fixed order, so every triangle that shares it agrees (also where
     /// they do not share vertex indices, as in non-indexed meshes).
     fn splits(&self, a: &Corner, b: &Corner) -> bool {
         let first = a.world.to_array().partial_cmp(&b.world.to_array()).is_some_and(|o| o.is_le());
         let (a, b) = if first { (a.world, b.world) } else { (b.world, a.world) };
-        let (length, f) = ((b - a).length(), self.focus);
+        let length = (b - a).length();
         // Most edges are too short to split anywhere: no distance needed.
-        if length.is_nan() || length <= RATIO * f.floor {
+        if length.is_nan() || length <= RATIO * self.floor {
             return false;
         }
-        let near = (distance_to_segment(f.eye, a, b) - REACH * length).max(0.0);
-        length > RATIO * near.max(f.floor)
+        let near = (distance_to_segment(self.eye, a, b) - REACH * length).max(0.0);
+        length > RATIO * near.max(self.floor)
     }
+}
 
+impl Refiner<'_> {
     fn corner_between(&self, a: &Corner, b: &Corner) -> Option<Corner> {
         corner(self.source, self.focus, Point::midpoint(&a.point, &b.point)?, std::array::from_fn(|k| 0.5 * (a.bary[k] + b.bary[k])))
     }
@@ -326,7 +325,7 @@ impl Refiner<'_> {
         // halves take the other edges, which are split (or not) further down. One edge at a
         // time keeps a sliver's pieces as wide as it is (splitting all three edges at once
         // keeps their shape, and a sliver 1e6 long and 1 wide became a million pieces).
-        let marked = (0..3).filter(|&k| self.splits(&tri[k], &tri[(k + 1) % 3]));
+        let marked = (0..3).filter(|&k| self.focus.splits(&tri[k], &tri[(k + 1) % 3]));
         let length = |k: usize| (tri[(k + 1) % 3].world - tri[k].world).length();
         let Some(r) = marked.max_by(|&i, &j| length(i).total_cmp(&length(j)).then(j.cmp(&i))) else { return self.emit(face, tri) };
         if depth >= MAX_DEPTH {
@@ -626,8 +625,9 @@ mod tests {
     fn split_scene(scene: &mut Scene) {
         let worlds: Vec<DMat4> = scene.nodes.iter().map(|n| n.world.as_dmat4()).collect();
         let eye = scene.camera.as_ref().map(|c| c.world.w_axis.truncate().as_dvec3());
-        unshare(scene, &worlds, eye);
-        refine_near_camera(scene, &worlds, eye, &vec![DVec3::ZERO; scene.meshes.len()]);
+        if unshare(scene, &worlds, eye) {
+            refine_near_camera(scene, &worlds, eye, &vec![DVec3::ZERO; scene.meshes.len()]);
+        }
     }
 
     fn scene_of(meshes: Vec<Primitive>, worlds: &[(usize, Mat4)], eye: Vec3) -> Scene {
