@@ -1,0 +1,245 @@
+//! Splitting triangles far larger than their distance from the camera. The GPU transforms
+//! vertices in f32, so a vertex a million units away lands a few hundredths off, and a triangle
+//! reaching that far carries the error into its whole plane: a ground quad 2e6 across, seen
+//! from 1.4 units above, drew (and picked) 0.03 units high. Near the camera such a triangle
+//! is split into pieces about as large as their distance from it; far away its pieces stay
+//! large, so a quad 2e6 across becomes a few hundred triangles.
+//!
+//! The split is decided per edge, by its two end points' world positions alone, so two
+//! triangles sharing an edge split it alike: no T-junctions, no cracks. That holds across
+//! primitives and meshes too, as long as all of them are split by the same rule: so when one
+//! needs it, every eligible primitive is split (a mesh several nodes draw gets a copy per
+//! node first). New vertices are exact f64 combinations of the file's vertices (their
+//! attributes likewise), computed before the mesh is re-centred, so the surface is the file's.
+//! Each new triangle remembers its source triangle and where its corners lie in it, and picks
+//! report the file's face and barycentrics.
+
+mod split;
+
+use crate::scene::{MeshAsset, Scene};
+use glam::{DMat4, DVec3};
+use picking_vk::Topology;
+use picking_vk_host::Primitive;
+use split::{refine, source_corners, Corner, Refined};
+use std::collections::HashSet;
+
+/// A triangle needs splitting when a vertex lies more than this many times farther from the
+/// camera than the triangle itself (f32's error then stays near 1e-5 of the distance,
+/// 0.5 * 2^-24 * 4096); an edge is split while it is this many times longer than the nearest a
+/// triangle it bounds can come to the camera, and than the camera's znear.
+const RATIO: f64 = 4096.0;
+/// How far a triangle reaches from its longest edge, per unit of that edge (sqrt(3) / 2).
+const REACH: f64 = 0.8661;
+/// Splits per source triangle, at most (each halves an edge).
+const MAX_DEPTH: u32 = 400;
+/// Triangles the splits may add to a scene, in all.
+const MAX_ADDED_TRIANGLES: usize = 1 << 20;
+/// Larger primitives are not eligible (their copy would cost too much memory).
+const MAX_SOURCE_TRIANGLES: usize = 1 << 20;
+
+/// Where each triangle of a refined primitive came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceFaces {
+    /// Per triangle: its source triangle's index in the file's primitive.
+    pub face: Vec<u32>,
+    /// Per triangle: its corners' barycentric weights in the source triangle.
+    pub corners: Vec<[[f32; 3]; 3]>,
+    /// Per source triangle: its vertex indices (which the refined primitive keeps).
+    pub source_vertices: Vec<[u32; 3]>,
+}
+
+impl SourceFaces {
+    /// The source triangle, barycentric weights there and its vertices, of a point of
+    /// triangle `face` at `bary`.
+    pub fn source_of(&self, face: u32, bary: [f32; 3]) -> Option<(u32, [f32; 3], [u32; 3])> {
+        let source = *self.face.get(face as usize)?;
+        let c = self.corners.get(face as usize)?;
+        let w = std::array::from_fn(|k| bary[0] * c[0][k] + bary[1] * c[1][k] + bary[2] * c[2][k]);
+        Some((source, w, *self.source_vertices.get(source as usize)?))
+    }
+}
+
+/// The camera a primitive is split around: the mesh's world (mesh space to the file's frame),
+/// the eye in that frame, and the distance below which precision is not chased (the camera's
+/// znear).
+#[derive(Clone, Copy, Debug)]
+pub struct Focus {
+    pub world: DMat4,
+    pub eye: DVec3,
+    pub floor: f64,
+}
+
+/// Meshes that more nodes draw are not split (each node is another place to split for).
+const MAX_USERS: usize = 16;
+
+/// The nodes that draw each mesh.
+pub(super) fn users_of(scene: &Scene) -> Vec<Vec<usize>> {
+    let mut users = vec![vec![]; scene.meshes.len()];
+    for (n, node) in scene.nodes.iter().enumerate() {
+        if let Some(list) = node.mesh.and_then(|m| users.get_mut(m)) {
+            list.push(n);
+        }
+    }
+    users
+}
+
+fn is_rigid(mesh: &MeshAsset) -> bool {
+    mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty())
+}
+
+/// The camera's znear, the floor of the split.
+fn floor_of(scene: &Scene) -> Option<f64> {
+    scene.camera.as_ref().map(|c| f64::from(c.znear).max(f64::MIN_POSITIVE))
+}
+
+/// When the scene needs splitting, gives every node but the first its own copy of a rigid
+/// mesh that 2 to [`MAX_USERS`] nodes draw and that the split rule cuts somewhere: the split
+/// follows each copy's place. Copies add at most [`MAX_ADDED_TRIANGLES`] in all. `worlds`:
+/// each node's world in the file's frame (f64); `eye` the camera there. Returns whether a mesh
+/// that one node now draws needs splitting: only then is [`refine_near_camera`] called.
+pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool {
+    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return false };
+    let users = users_of(scene);
+    // Per mesh: the places it is drawn at, if it is rigid and every one is finite.
+    let places: Vec<Vec<Focus>> = (0..scene.meshes.len())
+        .map(|m| {
+            let focus: Option<Vec<Focus>> =
+                users[m].iter().map(|&n| Some(Focus { world: worlds.get(n).copied().filter(DMat4::is_finite)?, eye, floor })).collect();
+            focus.filter(|_| is_rigid(&scene.meshes[m])).unwrap_or_default()
+        })
+        .collect();
+    let needs: Vec<bool> =
+        places.iter().zip(&scene.meshes).map(|(places, mesh)| places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f)))).collect();
+    if !needs.contains(&true) {
+        return false;
+    }
+    // Whether each mesh ends up drawn by one node (its copies too).
+    let mut single: Vec<bool> = users.iter().map(|nodes| nodes.len() == 1).collect();
+    let mut left = MAX_ADDED_TRIANGLES;
+    for (m, nodes) in users.iter().enumerate() {
+        let triangles: usize = scene.meshes[m].primitives.iter().map(Primitive::triangle_count).sum();
+        let added = triangles.saturating_mul(nodes.len().saturating_sub(1));
+        if nodes.len() < 2 || nodes.len() > MAX_USERS || added > left {
+            continue;
+        }
+        let cut = places[m].iter().any(|f| scene.meshes[m].primitives.iter().any(|p| any_edge_splits(p, f)));
+        if !cut {
+            continue;
+        }
+        left -= added;
+        single[m] = true;
+        for &n in &nodes[1..] {
+            scene.nodes[n].mesh = Some(scene.meshes.len());
+            scene.meshes.push(scene.meshes[m].clone());
+        }
+    }
+    // A copy needs what its original needed for some place: say so when one needed at all.
+    needs.iter().zip(&single).any(|(&need, &one)| need && one)
+}
+
+/// Splits the scene's rigid triangle primitives around its camera (nothing without one), and
+/// returns the `(mesh, primitive)`s split; called when [`unshare`] found one that needs it.
+/// Eligible: triangle lists of meshes that one node draws, with no skin or morph targets. Runs in the
+/// file's frame, before far-off meshes are re-centred: `worlds` are the nodes' worlds there,
+/// `eye` the camera's place, and `shifts` each mesh's re-centring, which the split pieces'
+/// positions are written with. A primitive whose split passes the limits stays whole.
+pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>, shifts: &[DVec3]) -> HashSet<(usize, usize)> {
+    let mut split = HashSet::new();
+    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return split };
+    let users = users_of(scene);
+    let eligible: Vec<(usize, Focus)> = (0..scene.meshes.len())
+        .filter_map(|m| {
+            let [node] = users[m][..] else { return None };
+            let world = worlds.get(node).copied().filter(DMat4::is_finite)?;
+            is_rigid(&scene.meshes[m]).then_some((m, Focus { world, eye, floor }))
+        })
+        .collect();
+    let mut left = MAX_ADDED_TRIANGLES;
+    for (m, focus) in &eligible {
+        let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
+        for p in 0..scene.meshes[*m].primitives.len() {
+            let source = &scene.meshes[*m].primitives[p];
+            let before = source.triangle_count();
+            match refine(source, focus, shift, before.saturating_add(left)) {
+                Refined::Unchanged => {}
+                Refined::Split(refined) => {
+                    let (primitive, faces) = *refined;
+                    left -= primitive.triangle_count() - before;
+                    let mesh = &mut scene.meshes[*m];
+                    mesh.primitives[p] = primitive;
+                    mesh.source_faces.resize(mesh.primitives.len(), None);
+                    mesh.source_faces[p] = Some(faces);
+                    split.insert((*m, p));
+                }
+                Refined::TooLarge => log::warn!("picking-vk viewer: mesh {m} primitive {p}: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)"),
+            }
+        }
+    }
+    split
+}
+
+/// Whether the rule splits an edge of `p`'s triangles (at its rest pose).
+fn any_edge_splits(p: &Primitive, focus: &Focus) -> bool {
+    p.topology == Topology::TriangleList
+        && (0..p.triangle_count())
+            .filter_map(|t| source_corners(p, focus, &p.triangle(t)))
+            .any(|[a, b, c]| focus.splits(&a, &b) || focus.splits(&b, &c) || focus.splits(&c, &a))
+}
+
+/// Whether a triangle of `p` has a vertex more than [`RATIO`] times farther from the camera
+/// than the triangle (or than znear, for triangles nearer than that).
+fn needs_split(p: &Primitive, focus: &Focus) -> bool {
+    if p.topology != Topology::TriangleList {
+        return false;
+    }
+    (0..p.triangle_count()).any(|t| {
+        let Some(v) = source_corners(p, focus, &p.triangle(t)).map(|c| c.map(|c| c.world)) else { return false };
+        let far = v.iter().map(|q| (*q - focus.eye).length()).fold(0.0, f64::max);
+        // Cheap first: no vertex that far from the camera, no need.
+        far > RATIO * focus.floor && far > RATIO * distance_to_triangle(focus.eye, v).max(focus.floor)
+    })
+}
+
+impl Focus {
+    /// Whether the edge from `a` to `b` is split: a pure function of its two end points' world
+    /// positions, taken in a fixed order, so every triangle that shares it agrees (also where
+    /// they do not share vertex indices, as in non-indexed meshes).
+    fn splits(&self, a: &Corner, b: &Corner) -> bool {
+        let first = a.world.to_array().partial_cmp(&b.world.to_array()).is_some_and(|o| o.is_le());
+        let (a, b) = if first { (a.world, b.world) } else { (b.world, a.world) };
+        let length = (b - a).length();
+        // Most edges are too short to split anywhere: no distance needed.
+        if length.is_nan() || length <= RATIO * self.floor {
+            return false;
+        }
+        let near = (distance_to_segment(self.eye, a, b) - REACH * length).max(0.0);
+        length > RATIO * near.max(self.floor)
+    }
+}
+
+fn distance_to_segment(p: DVec3, a: DVec3, b: DVec3) -> f64 {
+    let ab = b - a;
+    let t = if ab.length_squared() > 0.0 { ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    (p - (a + ab * t)).length()
+}
+
+/// The distance from `p` to the triangle `[a, b, c]` (its closest point, by the regions of
+/// Ericson's Real-Time Collision Detection, 5.1.5); degenerate triangles fall back to their
+/// edges.
+fn distance_to_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> f64 {
+    let edges = distance_to_segment(p, a, b).min(distance_to_segment(p, b, c)).min(distance_to_segment(p, c, a));
+    let n = (b - a).cross(c - a);
+    if n.length_squared().is_nan() || n.length_squared() <= 0.0 {
+        return edges;
+    }
+    // Inside the triangle's prism: the distance to its plane.
+    let inside = [(a, b), (b, c), (c, a)].iter().all(|&(u, v)| (v - u).cross(p - u).dot(n) >= 0.0);
+    if inside {
+        (p - a).dot(n).abs() / n.length()
+    } else {
+        edges
+    }
+}
+
+#[cfg(test)]
+mod tests;
