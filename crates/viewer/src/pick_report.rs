@@ -57,10 +57,11 @@ impl HitReport {
     }
 }
 
-/// Names the file's triangle in place of the loader's piece of it (see
+/// Names the file's triangle (or segment) in place of the loader's piece of it (see
 /// [`crate::gltf_load::refine`]): face, barycentrics and vertices.
 fn to_source_face(d: &mut HitDetail, faces: &SourceFaces) {
-    if d.primitive != picking_vk::PrimitiveKind::Triangle {
+    // Points are never split; a segment's weights are (1 - t, t, 0), mapped alike.
+    if d.primitive == picking_vk::PrimitiveKind::Point {
         return;
     }
     let Some((face, barycentrics, vertices)) = faces.source_of(d.face, d.barycentrics) else { return };

@@ -12,15 +12,15 @@
 //! node first). New vertices are exact f64 combinations of the file's vertices (their
 //! attributes likewise), computed before the mesh is re-centred, so the surface is the file's.
 //! Each new triangle remembers its source triangle and where its corners lie in it, and picks
-//! report the file's face and barycentrics.
+//! report the file's face and barycentrics. Segments of lines are split by the same rule (a
+//! strip becomes a list), their pieces reporting the file's segment and its `t`.
 
 mod split;
 
 use crate::scene::{MeshAsset, Scene};
 use glam::{DMat4, DVec3};
-use picking_vk::Topology;
 use picking_vk_host::Primitive;
-use split::{refine, source_corners, Corner, Refined};
+use split::{element_count, refine, source_corners, source_elements, Corner, Refined};
 use std::collections::HashSet;
 
 /// A triangle needs splitting when a vertex lies more than this many times farther from the
@@ -32,7 +32,7 @@ const RATIO: f64 = 4096.0;
 const REACH: f64 = 0.8661;
 /// Splits per source triangle, at most (each halves an edge).
 const MAX_DEPTH: u32 = 400;
-/// Triangles the splits may add to a scene, in all.
+/// Triangles (and segments) the splits may add to a scene, in all.
 const MAX_ADDED_TRIANGLES: usize = 1 << 20;
 /// Larger primitives are not eligible (their copy would cost too much memory).
 const MAX_SOURCE_TRIANGLES: usize = 1 << 20;
@@ -117,7 +117,7 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
     let mut single: Vec<bool> = users.iter().map(|nodes| nodes.len() == 1).collect();
     let mut left = MAX_ADDED_TRIANGLES;
     for (m, nodes) in users.iter().enumerate() {
-        let triangles: usize = scene.meshes[m].primitives.iter().map(Primitive::triangle_count).sum();
+        let triangles: usize = scene.meshes[m].primitives.iter().map(element_count).sum();
         let added = triangles.saturating_mul(nodes.len().saturating_sub(1));
         if nodes.len() < 2 || nodes.len() > MAX_USERS || added > left {
             continue;
@@ -139,7 +139,7 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
 
 /// Splits the scene's rigid triangle primitives around its camera (nothing without one), and
 /// returns the `(mesh, primitive)`s split; called when [`unshare`] found one that needs it.
-/// Eligible: triangle lists of meshes that one node draws, with no skin or morph targets. Runs in the
+/// Eligible: triangle lists and lines of meshes that one node draws, with no skin or morph targets. Runs in the
 /// file's frame, before far-off meshes are re-centred: `worlds` are the nodes' worlds there,
 /// `eye` the camera's place, and `shifts` each mesh's re-centring, which the split pieces'
 /// positions are written with. A primitive whose split passes the limits stays whole.
@@ -159,12 +159,12 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
         let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
         for p in 0..scene.meshes[*m].primitives.len() {
             let source = &scene.meshes[*m].primitives[p];
-            let before = source.triangle_count();
+            let before = element_count(source);
             match refine(source, focus, shift, before.saturating_add(left)) {
                 Refined::Unchanged => {}
                 Refined::Split(refined) => {
                     let (primitive, faces) = *refined;
-                    left -= primitive.triangle_count() - before;
+                    left -= element_count(&primitive) - before;
                     let mesh = &mut scene.meshes[*m];
                     mesh.primitives[p] = primitive;
                     mesh.source_faces.resize(mesh.primitives.len(), None);
@@ -178,22 +178,18 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
     split
 }
 
-/// Whether the rule splits an edge of `p`'s triangles (at its rest pose).
+/// Whether the rule splits an edge of `p`'s triangles or a segment of its lines (at its rest
+/// pose).
 fn any_edge_splits(p: &Primitive, focus: &Focus) -> bool {
-    p.topology == Topology::TriangleList
-        && (0..p.triangle_count())
-            .filter_map(|t| source_corners(p, focus, &p.triangle(t)))
-            .any(|[a, b, c]| focus.splits(&a, &b) || focus.splits(&b, &c) || focus.splits(&c, &a))
+    source_elements(p).iter().filter_map(|t| source_corners(p, focus, t)).any(|[a, b, c]| focus.splits(&a, &b) || focus.splits(&b, &c) || focus.splits(&c, &a))
 }
 
-/// Whether a triangle of `p` has a vertex more than [`RATIO`] times farther from the camera
-/// than the triangle (or than znear, for triangles nearer than that).
+/// Whether a triangle (or segment) of `p` has a vertex more than [`RATIO`] times farther from
+/// the camera than the triangle (or than znear, for triangles nearer than that).
 fn needs_split(p: &Primitive, focus: &Focus) -> bool {
-    if p.topology != Topology::TriangleList {
-        return false;
-    }
-    (0..p.triangle_count()).any(|t| {
-        let Some(v) = source_corners(p, focus, &p.triangle(t)).map(|c| c.map(|c| c.world)) else { return false };
+    source_elements(p).iter().any(|t| {
+        // A segment `[a, b, b]` is a degenerate triangle: its distance is the segment's.
+        let Some(v) = source_corners(p, focus, t).map(|c| c.map(|c| c.world)) else { return false };
         let far = v.iter().map(|q| (*q - focus.eye).length()).fold(0.0, f64::max);
         // Cheap first: no vertex that far from the camera, no need.
         far > RATIO * focus.floor && far > RATIO * distance_to_triangle(focus.eye, v).max(focus.floor)

@@ -131,12 +131,27 @@ impl Refiner<'_> {
         self.split(face, [ab, b, c], depth + 1)
     }
 
-    fn emit(&mut self, face: u32, tri: [Corner; 3]) -> Option<()> {
+    /// Splits segment `[a, b]` (of source segment `face`) in halves until the rule splits
+    /// neither, as [`Refiner::split`] does a triangle.
+    fn split_segment(&mut self, face: u32, [a, b]: [Corner; 2], depth: u32) -> Option<()> {
+        if !self.focus.splits(&a, &b) {
+            return self.emit(face, [a, b]);
+        }
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let ab = self.corner_between(&a, &b)?;
+        self.split_segment(face, [a, ab], depth + 1)?;
+        self.split_segment(face, [ab, b], depth + 1)
+    }
+
+    /// Emits a triangle or a segment (`N` = 3 or 2).
+    fn emit<const N: usize>(&mut self, face: u32, corners: [Corner; N]) -> Option<()> {
         if self.faces.face.len() >= self.limit {
             return None;
         }
         let first_new = self.source.positions.len() as u32;
-        for corner in &tri {
+        for corner in &corners {
             let index = match corner.point.as_vertex() {
                 Some(v) => v,
                 None => {
@@ -151,26 +166,58 @@ impl Refiner<'_> {
             self.indices.push(index);
         }
         self.faces.face.push(face);
-        self.faces.corners.push(tri.map(|c| c.bary.map(|w| w as f32)));
+        // A segment's third corner weighs nothing.
+        self.faces.corners.push(std::array::from_fn(|k| corners.get(k).map_or([0.0; 3], |c| c.bary.map(|w| w as f32))));
         Some(())
     }
 }
 
+/// A primitive's triangles, or its segments as `[a, b, b]` (how picks name a segment's
+/// vertices), in the order picks number them (a strip's segment `k` joins its vertices `k`
+/// and `k + 1`); none for points.
+pub(super) fn source_elements(p: &Primitive) -> Vec<[u32; 3]> {
+    let vertex = |k: usize| p.indices.as_ref().map_or(Some(k as u32), |ix| ix.get(k).copied());
+    let count = p.indices.as_ref().map_or(p.positions.len(), Vec::len);
+    let segment = |a: usize, b: usize| Some([vertex(a)?, vertex(b)?, vertex(b)?]);
+    match p.topology {
+        Topology::TriangleList => (0..p.triangle_count()).map(|t| p.triangle(t)).collect(),
+        Topology::LineList => (0..count / 2).filter_map(|s| segment(2 * s, 2 * s + 1)).collect(),
+        Topology::LineStrip => (1..count).filter_map(|k| segment(k - 1, k)).collect(),
+        _ => vec![],
+    }
+}
+
+/// How many triangles or segments `p` has ([`source_elements`] without the list).
+pub(super) fn element_count(p: &Primitive) -> usize {
+    let count = p.indices.as_ref().map_or(p.positions.len(), Vec::len);
+    match p.topology {
+        Topology::TriangleList => count / 3,
+        Topology::LineList => count / 2,
+        Topology::LineStrip => count.saturating_sub(1),
+        _ => 0,
+    }
+}
+
+fn is_lines(p: &Primitive) -> bool {
+    matches!(p.topology, Topology::LineList | Topology::LineStrip)
+}
+
 /// What [`refine`] made of a primitive.
 pub enum Refined {
-    /// No edge splits (or the primitive is not a plain rigid triangle list).
+    /// No edge splits (or the primitive is not a plain rigid triangle or line primitive).
     Unchanged,
     Split(Box<(Primitive, SourceFaces)>),
     /// Splitting it would pass `limit` triangles or [`MAX_DEPTH`], or it is too large to copy.
     TooLarge,
 }
 
-/// `p` with its triangles split around `focus`, and where each came from; its positions (the
+/// `p` with its triangles (or segments: a strip becomes a list) split around `focus`, and
+/// where each came from; its positions (the
 /// file's vertices and the new ones, blended from the file's in f64) are written less `shift`.
 pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refined {
     let rigid = p.skin.is_empty() && p.morph_targets.is_empty();
     let attributes_match = p.normals.len() == p.positions.len() && p.uvs.as_ref().is_none_or(|u| u.len() == p.positions.len());
-    if p.topology != Topology::TriangleList || !rigid {
+    if !(p.topology == Topology::TriangleList || is_lines(p)) || !rigid {
         return Refined::Unchanged;
     }
     // Nothing to do unless some edge splits.
@@ -178,17 +225,18 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         return Refined::Unchanged;
     }
     let mut r = Refiner { source: p, focus, index_of: HashMap::new(), new_points: vec![], indices: vec![], faces: SourceFaces::default(), limit };
-    let source_triangles: Vec<[u32; 3]> = (0..p.triangle_count()).map(|t| p.triangle(t)).collect();
-    if !attributes_match || source_triangles.len() > MAX_SOURCE_TRIANGLES || p.positions.len() >= u32::MAX as usize / 2 {
+    let sources = source_elements(p);
+    if !attributes_match || sources.len() > MAX_SOURCE_TRIANGLES || p.positions.len() >= u32::MAX as usize / 2 {
         return Refined::TooLarge;
     }
-    for (face, t) in source_triangles.iter().enumerate() {
-        let Some(tri) = source_corners(p, focus, t) else { return Refined::TooLarge };
-        if r.split(face as u32, tri, 0).is_none() {
+    for (face, t) in sources.iter().enumerate() {
+        let Some([a, b, c]) = source_corners(p, focus, t) else { return Refined::TooLarge };
+        let split = if is_lines(p) { r.split_segment(face as u32, [a, b], 0) } else { r.split(face as u32, [a, b, c], 0) };
+        if split.is_none() {
             return Refined::TooLarge;
         }
     }
-    r.faces.source_vertices = source_triangles;
+    r.faces.source_vertices = sources;
     // The file's vertices, then the new ones.
     let blended = |values: &[Vec3], less: DVec3| -> Option<Vec<Vec3>> {
         let new = r.new_points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| (v - less).as_vec3()));
@@ -216,7 +264,8 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         texture: p.texture,
         alpha_cutoff: p.alpha_cutoff,
         single_sided: p.single_sided,
-        topology: p.topology,
+        // Pieces of a strip are separate segments.
+        topology: if is_lines(p) { Topology::LineList } else { p.topology },
         ..Default::default()
     };
     Refined::Split(Box::new((refined, r.faces)))

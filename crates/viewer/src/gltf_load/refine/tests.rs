@@ -1,6 +1,7 @@
 use super::*;
 use crate::scene::{CameraDesc, MeshAsset, Node};
 use glam::{Mat4, Vec2, Vec3};
+use picking_vk::Topology;
 use std::collections::HashMap;
 
 /// A square of half-size `s` on y = 0, as two counter-clockwise triangles seen from +y.
@@ -121,10 +122,55 @@ fn only_triangles_far_larger_than_their_distance_need_splitting() {
     split_scene(&mut floors);
     assert_eq!(floors.meshes.len(), 1);
     assert!(floors.meshes[0].source_faces.is_empty());
-    // Lines are not split.
-    let lines = Primitive { topology: Topology::LineList, ..ground(1.0e6) };
-    assert!(!needs_split(&lines, &near));
-    assert!(matches!(refine(&lines, &near, DVec3::ZERO, usize::MAX), Refined::Unchanged));
+    // Points are not split.
+    let points = Primitive { topology: Topology::PointList, ..ground(1.0e6) };
+    assert!(!needs_split(&points, &near));
+    assert!(matches!(refine(&points, &near, DVec3::ZERO, usize::MAX), Refined::Unchanged));
+}
+
+#[test]
+fn long_lines_split_into_pieces_that_chain_back_to_their_segments() {
+    // A strip of two diagonal segments 2e6 long, one passing 0.5 from the camera, the other
+    // far from it, and a short one the rule leaves whole.
+    let positions =
+        vec![Vec3::new(-1.0e6, -0.5, -1.0e6), Vec3::new(1.0e6, -0.5, 1.0e6), Vec3::new(1.0e6, 3.0e5, -1.0e6), Vec3::new(1.0e6, 3.0e5 + 1.0, -1.0e6)];
+    let strip = Primitive { positions, normals: vec![Vec3::Y; 4], topology: Topology::LineStrip, color: [1.0; 4], ..Default::default() };
+    let focus = focus_at(DVec3::ZERO);
+    assert!(needs_split(&strip, &focus));
+    let (lines, faces) = split(&strip, &focus);
+    assert_eq!(lines.topology, Topology::LineList);
+    let ix = lines.indices.as_ref().unwrap();
+    let pieces = ix.len() / 2;
+    assert_eq!((faces.face.len(), &faces.source_vertices), (pieces, &vec![[0, 1, 1], [1, 2, 2], [2, 3, 3]]));
+    assert!(pieces < 200, "{pieces} pieces");
+    let at = |i: u32| lines.positions[i as usize].as_dvec3();
+    for source in 0..3u32 {
+        // The pieces of each segment, in order, run from its start to its end without gaps.
+        let mine: Vec<usize> = (0..pieces).filter(|&k| faces.face[k] == source).collect();
+        let mut t = 0.0f32;
+        for &k in &mine {
+            let [c0, c1, c2] = faces.corners[k];
+            assert_eq!((c0[0] + c0[1], c1[0] + c1[1], c2), (1.0, 1.0, [0.0; 3]));
+            assert_eq!(c0[1], t, "piece {k} starts where the last ended");
+            t = c1[1];
+            // Its end points are the source segment's at those weights.
+            let [a, b, _] = faces.source_vertices[source as usize].map(|v| strip.positions[v as usize].as_dvec3());
+            for (corner, index) in [(c0, ix[2 * k]), (c1, ix[2 * k + 1])] {
+                let want = a.lerp(b, f64::from(corner[1]));
+                assert!((at(index) - want).length() <= 1e-7 * want.length().max(1.0), "piece {k}");
+            }
+            // A hit halfway along the piece maps halfway between its weights.
+            let (from, w, _) = faces.source_of(k as u32, [0.5, 0.5, 0.0]).unwrap();
+            assert_eq!((from, w), (source, [1.0 - (c0[1] + c1[1]) / 2.0, (c0[1] + c1[1]) / 2.0, 0.0]));
+        }
+        assert_eq!(t, 1.0, "segment {source} is covered to its end");
+        // The near segment is cut finely close to the camera; the short one not at all.
+        match source {
+            0 => assert!(mine.iter().any(|&k| (at(ix[2 * k + 1]) - at(ix[2 * k])).length() < 1e4), "pieces near the camera are short"),
+            2 => assert_eq!(mine.len(), 1),
+            _ => {}
+        }
+    }
 }
 
 #[test]
