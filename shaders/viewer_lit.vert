@@ -18,6 +18,8 @@ layout(location = 4) in vec4 in_world2;
 layout(location = 5) in vec4 in_world3;
 layout(location = 6) in uvec4 in_flags; // x: flags, y: base colour (packUnorm4x8), z: alpha cutoff, w: alpha
 layout(location = 7) in vec2 in_uv;
+// The vertex colour (glTF COLOR_0; white when the primitive has none).
+layout(location = 8) in vec4 in_color;
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
@@ -25,6 +27,7 @@ layout(location = 2) flat out uint out_flags;
 layout(location = 3) flat out vec4 out_base;
 layout(location = 4) flat out float out_cutoff;
 layout(location = 5) out vec2 out_uv;
+layout(location = 6) out vec4 out_color;
 
 void main() {
     mat4 world = mat4(in_world0, in_world1, in_world2, in_world3);
@@ -36,6 +39,7 @@ void main() {
     out_base = vec4(unpackUnorm4x8(in_flags.y).rgb, uintBitsToFloat(in_flags.w));
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;
+    out_color = in_color;
     gl_Position = frame.view_projection * p;
     gl_PointSize = POINT_SIZE;
 }

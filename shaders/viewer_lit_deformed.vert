@@ -28,6 +28,8 @@ layout(location = 4) in vec4 in_world2;
 layout(location = 5) in vec4 in_world3;
 layout(location = 6) in uvec4 in_flags;
 layout(location = 7) in vec2 in_uv;
+// The vertex colour (glTF COLOR_0; white when the primitive has none).
+layout(location = 8) in vec4 in_color;
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
@@ -35,6 +37,7 @@ layout(location = 2) flat out uint out_flags;
 layout(location = 3) flat out vec4 out_base;
 layout(location = 4) flat out float out_cutoff;
 layout(location = 5) out vec2 out_uv;
+layout(location = 6) out vec4 out_color;
 
 mat4 joint_matrix(uint j) {
     uint at = frame.deform.x + j * 16u;
@@ -73,6 +76,7 @@ void main() {
     out_base = vec4(unpackUnorm4x8(in_flags.y).rgb, uintBitsToFloat(in_flags.w));
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;
+    out_color = in_color;
     gl_Position = frame.view_projection * vec4(moved, 1.0);
     gl_PointSize = POINT_SIZE;
 }

@@ -19,11 +19,17 @@ use crate::material::{SamplerDesc, TextureData};
 use crate::mesh::Primitive;
 
 /// One primitive's buffers (tight `vec3` positions and normals, `vec2` UVs (zeros when it has
-/// none), optional u32 indices), its material, and its CPU geometry for detail picking.
+/// none), `vec4` vertex colours where it has them, optional u32 indices), its material, and its
+/// CPU geometry for detail picking.
 pub struct GpuPrimitive {
     pub positions: HostBuffer,
     pub normals: HostBuffer,
     pub uvs: HostBuffer,
+    /// `None`: the lit pass binds [`GpuScene::white_colors`] instead.
+    pub colors: Option<HostBuffer>,
+    /// A masked primitive with vertex colours: per vertex its UV and colour alpha (`u, v, a,
+    /// 0`), the attribute of its pick discard hook.
+    pub mask_attribute: Option<HostBuffer>,
     pub indices: Option<HostBuffer>,
     /// Indices (indexed) or vertices (non-indexed) to draw.
     pub count: u32,
@@ -57,6 +63,15 @@ impl GpuPrimitive {
             Some(uvs) => ctx.upload(uvs, usage)?,
             None => ctx.upload(&vec![[0f32; 2]; p.positions.len().max(1)], usage)?,
         };
+        let colors = p.colors.as_ref().map(|c| ctx.upload(&c.iter().map(|c| c.to_array()).collect::<Vec<_>>(), usage)).transpose()?;
+        let mask_attribute = match (&p.colors, p.alpha_cutoff) {
+            (Some(colors), Some(_)) => {
+                let uv = |v: usize| p.uvs.as_ref().and_then(|uvs| uvs.get(v)).map_or([0.0; 2], |uv| uv.to_array());
+                let words: Vec<[f32; 4]> = colors.iter().enumerate().map(|(v, c)| [uv(v)[0], uv(v)[1], c.w, 0.0]).collect();
+                Some(ctx.upload(&words, usage)?)
+            }
+            _ => None,
+        };
         let indices = p.indices.as_ref().map(|ix| ctx.upload(ix, vk::BufferUsageFlags::INDEX_BUFFER)).transpose()?;
         let geometry = Arc::new(MeshGeometry {
             positions: p.positions.clone(),
@@ -88,6 +103,8 @@ impl GpuPrimitive {
             positions,
             normals,
             uvs,
+            colors,
+            mask_attribute,
             indices,
             count: p.indices.as_ref().map_or(p.positions.len(), Vec::len) as u32,
             vertex_count: p.positions.len() as u32,
@@ -130,12 +147,19 @@ impl GpuPrimitive {
 
     /// A pick draw of this primitive as object `id`, with its CPU geometry registered (for
     /// detail results and culling bounds); the caller adds the model matrix or instances. It
-    /// culls as the lit pass does (see [`RenderDraw::mirrored`]); a masked, textured primitive
-    /// gets [`GpuScene::pick_draw`]'s discard hook instead of this.
+    /// culls as the lit pass does (see [`RenderDraw::mirrored`]); a masked primitive with a
+    /// texture or vertex colours gets [`GpuScene::pick_draw`]'s discard hook on top of this.
     pub fn pick_draw(&self, id: ObjectId, mirrored: bool) -> PickDraw {
         let draw = PickDraw::new(id, self.positions(), self.triangles()).with_geometry(self.geometry.clone()).with_raster(self.raster(mirrored));
         // A mask its colour alone fails hides the whole primitive.
-        draw.with_pickable(!(self.texture.is_none() && self.alpha_cutoff.is_some_and(|c| self.color[3] < c)))
+        draw.with_pickable(!(self.masked_by_hook().is_none() && self.alpha_cutoff.is_some_and(|c| self.color[3] < c)))
+    }
+
+    /// For a masked primitive whose alpha varies over it (a texture, vertex colours): the
+    /// cutoff, and whether its vertex colours take part.
+    fn masked_by_hook(&self) -> Option<(f32, bool)> {
+        let cutoff = self.alpha_cutoff?;
+        (self.texture.is_some() || self.mask_attribute.is_some()).then_some((cutoff, self.mask_attribute.is_some()))
     }
 
     /// Culling and winding as the lit pass draws the primitive: glTF's counter-clockwise front
@@ -184,14 +208,16 @@ pub struct GpuScene {
     /// A set per texture, after a first set with a white texel (untextured primitives): the
     /// lit pass and the pick hooks bind the same set.
     pub texture_sets: TextureSets,
+    /// White vertex colours for as many vertices as the largest primitive without its own.
+    pub white_colors: HostBuffer,
     /// Per primitive, for deformed ones: the lit pass's set 1 (pose buffer, skin, deltas).
     pub deform_sets: Vec<Option<vk::DescriptorSet>>,
     /// Billboards, drawn by the lit pass and in the pick pass as a contributor.
     pub billboards: Option<crate::billboards::Billboards>,
     /// Dropped after the sets that name them.
     _textures: Vec<Texture>,
-    /// Discard hooks of masked materials, one per (cutoff, colour alpha).
-    mask_programs: Vec<((u32, u32), Arc<HookProgram>)>,
+    /// Discard hooks of masked materials, one per (cutoff, colour alpha, vertex colours).
+    mask_programs: Vec<((u32, u32, bool), Arc<HookProgram>)>,
     /// Owns `deform_sets` and their layout (null without deformed primitives).
     _deform_pool: DeformPool,
 }
@@ -336,6 +362,8 @@ impl GpuScene {
                 deform_sets[i] = Some(set);
             }
         }
+        let uncoloured = primitives.iter().filter(|p| p.colors.is_none()).map(|p| p.vertex_count as usize).max().unwrap_or(0);
+        let white_colors = ctx.upload(&vec![[1f32; 4]; uncoloured.max(1)], vk::BufferUsageFlags::VERTEX_BUFFER)?;
         Ok(GpuScene {
             primitives,
             worlds: worlds_buffer,
@@ -344,6 +372,7 @@ impl GpuScene {
             render_draws: vec![],
             pick_draws: Arc::new([]),
             texture_sets,
+            white_colors,
             deform_sets,
             billboards: None,
             _textures: uploaded,
@@ -403,25 +432,29 @@ impl GpuScene {
     }
 
     /// The pick draw of primitive `index` as object `id` ([`GpuPrimitive::pick_draw`]): a
-    /// masked, textured primitive gets a discard hook that samples its texture through the
-    /// lit pass's set with its UVs and compares with the same cutoff.
+    /// masked primitive with a texture or vertex colours gets a discard hook that samples its
+    /// texture through the lit pass's set with its UVs, times its vertex alpha where it has
+    /// colours, and compares with the same cutoff as the lit pass.
     pub fn pick_draw(&mut self, index: usize, id: ObjectId, mirrored: bool) -> PickDraw {
         let p = &self.primitives[index];
         let draw = p.pick_draw(id, mirrored);
-        let (Some(cutoff), Some(_)) = (p.alpha_cutoff, p.texture) else { return draw };
-        let key = (cutoff.to_bits(), p.color[3].to_bits());
+        let Some((cutoff, coloured)) = p.masked_by_hook() else { return draw };
+        let key = (cutoff.to_bits(), p.color[3].to_bits(), coloured);
         let program = match self.mask_programs.iter().find(|(k, _)| *k == key) {
             Some((_, program)) => program.clone(),
             None => {
+                // The lit pass's product, in its order: colour alpha, texel alpha, vertex alpha.
+                let vertex_alpha = if coloured { " * f.attrib.z" } else { "" };
+                let format = if coloured { AttributeFormat::Float32x4 } else { AttributeFormat::Float32x2 };
                 let program = HookProgram::new(HookSource {
                     name: format!("alpha mask {cutoff}"),
                     shared: "layout(set = 1, binding = 0) uniform sampler2D base_colour;\n".into(),
                     discard: Some(format!(
-                        "bool pick_discard(PickFragment f) {{\n    return {:?} * texture(base_colour, f.attrib.xy).a < {:?};\n}}\n",
+                        "bool pick_discard(PickFragment f) {{\n    return {:?} * texture(base_colour, f.attrib.xy).a{vertex_alpha} < {:?};\n}}\n",
                         p.color[3], cutoff
                     )),
                     world: None,
-                    attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
+                    attribute: Some(HookAttribute { format, interpolation: Interpolation::Smooth }),
                     set_layout: self.texture_sets.layout,
                 });
                 self.mask_programs.push((key, program.clone()));
@@ -429,9 +462,13 @@ impl GpuScene {
             }
         };
         let p = &self.primitives[index];
-        let uvs = AttributeStream { range: BufferRange { buffer: p.uvs.buffer, offset: 0, size: p.uvs.size }, stride: 8, vertex_count: p.vertex_count };
+        let (buffer, stride) = match &p.mask_attribute {
+            Some(b) => (b, 16),
+            None => (&p.uvs, 8),
+        };
+        let stream = AttributeStream { range: BufferRange { buffer: buffer.buffer, offset: 0, size: buffer.size }, stride, vertex_count: p.vertex_count };
         let set = self.texture_set(p);
-        draw.with_hooks(DrawHooks::new(program).with_attribute(uvs).with_descriptor_set(set))
+        draw.with_hooks(DrawHooks::new(program).with_attribute(stream).with_descriptor_set(set))
     }
 
     /// Slots `first..first + count` of pose region `region` as a pick draw's instances.

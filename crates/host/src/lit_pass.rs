@@ -183,13 +183,15 @@ impl LitPass {
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
         // SAFETY: the create info points at locals alive for the call.
         pass.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
-        // Positions, normals and UVs per vertex; the slot's world matrix and style per instance.
+        // Positions, normals, UVs and colours per vertex; the slot's world matrix and style per
+        // instance.
         let bindings = [
             vk::VertexInputBindingDescription { binding: 0, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 1, stride: 12, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 2, stride: 64, input_rate: vk::VertexInputRate::INSTANCE },
             vk::VertexInputBindingDescription { binding: 3, stride: 16, input_rate: vk::VertexInputRate::INSTANCE },
             vk::VertexInputBindingDescription { binding: 4, stride: 8, input_rate: vk::VertexInputRate::VERTEX },
+            vk::VertexInputBindingDescription { binding: 5, stride: 16, input_rate: vk::VertexInputRate::VERTEX },
         ];
         let mut attributes = vec![
             vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 },
@@ -200,6 +202,7 @@ impl LitPass {
         }
         attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 3, format: vk::Format::R32G32B32A32_UINT, offset: 0 });
         attributes.push(vk::VertexInputAttributeDescription { location: 7, binding: 4, format: vk::Format::R32G32_SFLOAT, offset: 0 });
+        attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 5, format: vk::Format::R32G32B32A32_SFLOAT, offset: 0 });
         let culling = [
             (vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE),
             (vk::CullModeFlags::BACK, vk::FrontFace::COUNTER_CLOCKWISE),
@@ -305,8 +308,9 @@ impl LitPass {
                         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
                         d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, FRAME_PUSH_BYTES as u32, &bytes);
                     }
-                    let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer];
-                    d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0]);
+                    let colors = prim.colors.as_ref().map_or(scene.white_colors.buffer, |c| c.buffer);
+                    let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer, colors];
+                    d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0, 0]);
                     match &prim.indices {
                         Some(ib) => {
                             d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);

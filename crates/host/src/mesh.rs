@@ -1,6 +1,6 @@
 //! A triangle-list mesh on the CPU, as shapes build it, glTF loads it and upload sends it.
 
-use glam::{Vec2, Vec3};
+use glam::{Vec2, Vec3, Vec4};
 use picking_vk::{SkinInfluences, Topology};
 
 /// One triangle-list primitive (a glTF mesh primitive) with its material: a base colour, an
@@ -10,13 +10,15 @@ pub struct Primitive {
     pub positions: Vec<Vec3>,
     pub normals: Vec<Vec3>,
     pub uvs: Option<Vec<Vec2>>,
+    /// Vertex colours (glTF `COLOR_0`, linear RGBA), multiplying the base colour and its alpha.
+    pub colors: Option<Vec<Vec4>>,
     /// `None`: every three vertices form a triangle.
     pub indices: Option<Vec<u32>>,
     pub color: [f32; 4],
     /// Index of the base colour texture in the scene's textures (sampled with `uvs`).
     pub texture: Option<usize>,
-    /// glTF `alphaMode` MASK: fragments whose alpha (colour alpha times texture alpha) is
-    /// below the cutoff are not drawn, and not picked.
+    /// glTF `alphaMode` MASK: fragments whose alpha (colour alpha times texture alpha times
+    /// vertex alpha) is below the cutoff are not drawn, and not picked.
     pub alpha_cutoff: Option<f32>,
     /// glTF `doubleSided: false`: back faces are culled, when drawn and when picked.
     pub single_sided: bool,
@@ -65,7 +67,7 @@ impl Primitive {
 
     /// The same triangles, each with its own three vertices and its face normal: the flat
     /// normals glTF 2.0 requires for a primitive without NORMAL. Triangle order (and so every
-    /// face index) is kept; UVs follow their vertices.
+    /// face index) is kept; UVs and colours follow their vertices.
     pub fn flat_shaded(&self) -> Primitive {
         let count = self.triangle_count();
         let mut out = Primitive {
@@ -78,6 +80,7 @@ impl Primitive {
             ..Default::default()
         };
         let mut uvs = self.uvs.as_ref().map(|_| Vec::with_capacity(3 * count));
+        let mut colors = self.colors.as_ref().map(|_| Vec::with_capacity(3 * count));
         for t in 0..count {
             let [a, b, c] = self.triangle(t).map(|i| i as usize);
             let [pa, pb, pc] = [a, b, c].map(|i| self.positions[i]);
@@ -86,6 +89,9 @@ impl Primitive {
             out.normals.extend([normal; 3]);
             if let (Some(out_uvs), Some(src)) = (uvs.as_mut(), self.uvs.as_ref()) {
                 out_uvs.extend([a, b, c].map(|i| src[i]));
+            }
+            if let (Some(out_colors), Some(src)) = (colors.as_mut(), self.colors.as_ref()) {
+                out_colors.extend([a, b, c].map(|i| src[i]));
             }
             for (out_set, set) in out.skin.iter_mut().zip(&self.skin) {
                 out_set.joints.extend([a, b, c].map(|i| set.joints[i]));
@@ -96,6 +102,7 @@ impl Primitive {
             }
         }
         out.uvs = uvs;
+        out.colors = colors;
         out
     }
 

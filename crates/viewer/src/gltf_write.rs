@@ -132,6 +132,10 @@ impl GltfBuilder {
                 let uv: Vec<f32> = uvs.iter().flat_map(|v| v.to_array()).collect();
                 attributes["TEXCOORD_0"] = json!(self.push_floats(&uv, 2, false));
             }
+            if let Some(colors) = &p.colors {
+                let rgba: Vec<f32> = colors.iter().flat_map(|c| c.to_array()).collect();
+                attributes["COLOR_0"] = json!(self.push_floats(&rgba, 4, false));
+            }
             for (set, influences) in p.skin.iter().enumerate() {
                 let joints: Vec<u8> = influences.joints.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
                 let view = self.push_view(&joints, Some(34962));

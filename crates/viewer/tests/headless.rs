@@ -111,13 +111,22 @@ impl SceneOracle<'_> {
         self.oracle.pick_through(p, |hit| {
             let prim = self.prims[hit.object];
             let Some(cutoff) = prim.alpha_cutoff else { return Some(false) };
-            let Some(texture) = prim.texture.and_then(|t| self.scene.textures.get(t)) else { return Some(prim.color[3] < cutoff) };
+            let texture = prim.texture.and_then(|t| self.scene.textures.get(t));
+            if texture.is_none() && prim.colors.is_none() {
+                return Some(prim.color[3] < cutoff);
+            }
             let corners = prim.triangle(hit.triangle);
-            let uvs = prim.uvs.as_ref()?;
             let b = hit.barycentrics;
-            let uv = (0..3).fold(glam::Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * b[k] as f32);
-            let (alpha, to_edge) = texture.alpha(uv);
-            let alpha = alpha * prim.color[3];
+            // The vertex alpha, interpolated (glTF COLOR_0; 1 without colours).
+            let vertex_alpha = prim.colors.as_ref().map_or(1.0, |c| (0..3).map(|k| c[corners[k] as usize].w * b[k] as f32).sum());
+            let (texel_alpha, to_edge) = match texture {
+                Some(texture) => {
+                    let uvs = prim.uvs.as_ref()?;
+                    texture.alpha((0..3).fold(glam::Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * b[k] as f32))
+                }
+                None => (1.0, 1.0),
+            };
+            let alpha = texel_alpha * prim.color[3] * vertex_alpha;
             ((alpha - cutoff).abs() > 0.02 && to_edge > 0.01).then_some(alpha < cutoff)
         })
     }
@@ -362,6 +371,15 @@ fn alpha_scene(seed: u64) -> GltfBuilder {
 
 /// `alpha_scene` with every board's texture coordinates passed through `uvs`.
 fn alpha_scene_with_uvs(seed: u64, uvs: impl Fn(glam::Vec2) -> glam::Vec2) -> GltfBuilder {
+    alpha_scene_dressed(seed, uvs, |_| None)
+}
+
+/// `alpha_scene_with_uvs`, each masked board given the vertex colours `colors` makes for it.
+fn alpha_scene_dressed(
+    seed: u64,
+    uvs: impl Fn(glam::Vec2) -> glam::Vec2,
+    mut colors: impl FnMut(&picking_vk_host::Primitive) -> Option<Vec<glam::Vec4>>,
+) -> GltfBuilder {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut b = GltfBuilder::new();
     let backdrop = b.add_mesh("Backdrop", &[(&shapes::plane(6.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
@@ -382,6 +400,7 @@ fn alpha_scene_with_uvs(seed: u64, uvs: impl Fn(glam::Vec2) -> glam::Vec2) -> Gl
             ..shapes::plane(0.5 + rng.f32() * 0.5, [0.6 + rng.f32() * 0.4, 0.7, 0.5, 0.85 + rng.f32() * 0.15])
         };
         let board = picking_vk_host::Primitive { uvs: board.uvs.as_ref().map(|u| u.iter().map(|&uv| uvs(uv)).collect()), ..board };
+        let board = picking_vk_host::Primitive { colors: board.alpha_cutoff.and_then(|_| colors(&board)), ..board };
         let mesh = b.add_mesh(&format!("Board {i}"), &[(&board, IndexStorage::U16)]);
         let at = Vec3::new(rng.f32() * 3.0 - 1.5, rng.f32() * 2.0 - 1.0, -rng.f32() * 3.0);
         // Stood up to face the camera, turned a little; every third one faces away.
@@ -426,6 +445,70 @@ fn alpha_masked_and_single_sided_gltf_scenes_pick_like_a_ray_caster_with_texture
     }
     eprintln!("alpha-masked scenes: {agree} unambiguous picks agree with the ray caster, {hits} hits, {changed} where masks or culling change the answer");
     assert!(agree > 900 && hits > 600 && changed > 60, "{agree} / {hits} / {changed}");
+}
+
+#[test]
+fn vertex_colours_tint_the_lit_pass_and_their_alpha_masks_picks_like_a_ray_caster() {
+    // The alpha scene's masked boards given random vertex colours (three in four fading to
+    // alpha 0 along one edge), and a red board of its own.
+    let (w, h) = (320, 240);
+    let (mut agree, mut hits, mut changed) = (0, 0, 0);
+    for seed in 0..2 {
+        let mut rng = fastrand::Rng::with_seed(seed + 40);
+        let mut b = alpha_scene_dressed(
+            seed,
+            |uv| uv,
+            |board| {
+                let fade = rng.usize(..4) != 0;
+                let alpha = |at: Vec3| if fade && at.x < 0.0 { 0.0 } else { 1.0 };
+                Some(board.positions.iter().map(|&at| glam::Vec4::new(rng.f32(), rng.f32(), rng.f32(), alpha(at))).collect())
+            },
+        );
+        // A white board in red vertex colours (drawn in the plain scene too, uncoloured).
+        let add_red = |b: &mut GltfBuilder, color: Option<glam::Vec4>| {
+            let plane = shapes::plane(0.6, [1.0; 4]);
+            let red = picking_vk_host::Primitive { colors: color.map(|c| vec![c; plane.positions.len()]), ..plane };
+            let mesh = b.add_mesh("Red", &[(&red, IndexStorage::U16)]);
+            let place = Mat4::from_translation(Vec3::new(-1.6, -1.2, 0.5)) * Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2);
+            let node = b.add_node("Red", Some(mesh), place, &[]);
+            b.add_root(node);
+            node
+        };
+        let red_node = add_red(&mut b, Some(glam::Vec4::new(1.0, 0.0, 0.0, 1.0)));
+        let mut plain = alpha_scene(seed);
+        add_red(&mut plain, None);
+        let plain = viewer::gltf_load::load_bytes(&plain.to_glb(), None).unwrap();
+        let glb = tmp(&format!("vertex-colours-{seed}.glb"));
+        std::fs::write(&glb, b.to_glb()).unwrap();
+        let scene = viewer::gltf_load::load_path(&glb).unwrap();
+        assert!(scene.meshes.iter().flat_map(|m| &m.primitives).filter(|p| p.colors.is_some()).count() > 5, "COLOR_0 is read");
+        let pixels = random_pixels(seed + 50, 1000, w, h);
+        let shot = tmp(&format!("vertex-colours-{seed}.png"));
+        let (a, hit) = check_scene_against_oracle(Some(&glb), &scene, &pixels, w, h, &["--screenshot", shot.to_str().unwrap()]);
+        (agree, hits) = (agree + a, hits + hit);
+        // The lit pass multiplies the white material by the red vertex colour (the first pick
+        // is highlighted: left out).
+        let image = image::open(&shot).unwrap().to_rgba8();
+        let records = headless_picks(Some(&glb), &pixels, w, h, &[]);
+        let on_red: Vec<[u8; 4]> = records
+            .iter()
+            .zip(&pixels)
+            .skip(1)
+            .filter(|(r, _)| r["node"].as_u64() == Some(red_node as u64))
+            .map(|(_, p)| image.get_pixel(p.x, p.y).0)
+            .collect();
+        assert!(on_red.len() >= 3, "{} picks on the red board", on_red.len());
+        for [r, g, b, _] in &on_red {
+            assert!(*r > 60 && u32::from(*g) * 3 < u32::from(*r) && u32::from(*b) * 3 < u32::from(*r), "the red board is drawn red: {r} {g} {b}");
+        }
+        let (with_colours, without) = (SceneOracle::new(&scene, w, h), SceneOracle::new(&plain, w, h));
+        for p in &pixels {
+            let (want, old) = (with_colours.pick(*p), without.pick(*p));
+            changed += usize::from(!want.ambiguous && !old.ambiguous && want.hit.map(|h| h.id) != old.hit.map(|h| h.id));
+        }
+    }
+    eprintln!("vertex-coloured masks: {agree} unambiguous picks agree with the ray caster, {hits} hits, {changed} where vertex alpha changes the answer");
+    assert!(agree > 1600 && hits > 1200 && changed > 30, "{agree} / {hits} / {changed}");
 }
 
 #[test]

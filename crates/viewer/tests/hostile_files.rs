@@ -149,6 +149,22 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             }),
             "TexCoords",
         ),
+        (
+            "two-component colours",
+            mutated(|d| {
+                d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC2"}));
+                d["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"] = json!(2);
+            }),
+            "which Colors(0) may not be",
+        ),
+        (
+            "unnormalized byte colours",
+            mutated(|d| {
+                d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 0, "componentType": 5121, "count": 3, "type": "VEC4"}));
+                d["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"] = json!(2);
+            }),
+            "which Colors(0) may not be",
+        ),
         ("position accessor past the list", mutated(|d| d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(999)), "999"),
         ("non-UTF-8 percent URI", mutated(|d| d["buffers"][0]["uri"] = json!("%FF%FE.bin")), "UTF-8"),
         ("sparse 2^31 bomb", sparse(1 << 31), "over the limit"),

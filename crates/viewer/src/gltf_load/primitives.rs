@@ -5,7 +5,7 @@
 use super::materials::{self, Textures};
 use super::SceneError;
 use crate::scene::MeshAsset;
-use glam::{Vec2, Vec3};
+use glam::{Vec2, Vec3, Vec4};
 use picking_vk::{SkinInfluences, Topology};
 use picking_vk_host::Primitive;
 
@@ -80,6 +80,16 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             // glTF: a texture binding needs the coordinate set it names.
             None if textured => return Err(bad(format!("its material's base colour texture reads TEXCOORD_{set}, which the primitive lacks"))),
             None => {}
+        }
+        if let Some(colors) = reader.read_colors(0) {
+            let colors: Vec<Vec4> = colors.into_rgba_f32().map(Vec4::from).collect();
+            if colors.len() != p.positions.len() {
+                return Err(bad("COLOR_0 and POSITION counts differ".into()));
+            }
+            if colors.iter().any(|c| !c.is_finite()) {
+                return Err(bad("a COLOR_0 value is not finite".into()));
+            }
+            p.colors = Some(colors);
         }
         read_deformation(&reader, &mut p).map_err(bad)?;
         match reader.read_normals() {

@@ -81,6 +81,9 @@ fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bo
         Semantic::TexCoords(_) => dims == Dimensions::Vec2 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
         Semantic::Joints(_) => dims == Dimensions::Vec4 && !normalized && matches!(data, DataType::U8 | DataType::U16),
         Semantic::Weights(_) => dims == Dimensions::Vec4 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
+        Semantic::Colors(_) => {
+            matches!(dims, Dimensions::Vec3 | Dimensions::Vec4) && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16)))
+        }
         // Attributes the viewer does not read are not checked further here.
         _ => true,
     }
@@ -98,22 +101,26 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             let read = |what: &str, index: usize, check: &dyn Fn(Dimensions, DataType, bool) -> bool| {
                 accessor(document, index, buffer_lengths, what, check).map_err(bad)
             };
-            let (mut positions, mut normals, mut uvs) = (None, false, false);
+            let (mut positions, mut normals, mut uvs, mut colors) = (None, false, false, false);
             for (semantic, index) in &prim.attributes {
                 let Checked::Valid(semantic) = semantic else { continue };
                 // The viewer reads two sets of skin influences (eight per vertex).
-                if !matches!(semantic, Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_) | Semantic::Joints(0..=1) | Semantic::Weights(0..=1)) {
+                if !matches!(
+                    semantic,
+                    Semantic::Positions | Semantic::Normals | Semantic::TexCoords(_) | Semantic::Colors(0) | Semantic::Joints(0..=1) | Semantic::Weights(0..=1)
+                ) {
                     continue;
                 }
                 let count = read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
                 match semantic {
                     Semantic::Positions => positions = Some(count),
                     Semantic::Normals => normals = true,
+                    Semantic::Colors(_) => colors = true,
                     _ => uvs |= matches!(semantic, Semantic::TexCoords(_)),
                 }
                 let bytes = match semantic {
                     Semantic::TexCoords(_) | Semantic::Joints(_) => 8,
-                    Semantic::Weights(_) => 16,
+                    Semantic::Weights(_) | Semantic::Colors(_) => 16,
                     _ => 12,
                 };
                 allocated = allocated.saturating_add(count.saturating_mul(bytes));
@@ -135,7 +142,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                 allocated = allocated.saturating_add(corners.saturating_mul(4));
             }
             if !normals {
-                allocated = allocated.saturating_add(corners.saturating_mul(if uvs { 32 } else { 24 }));
+                allocated = allocated.saturating_add(corners.saturating_mul(24 + if uvs { 8 } else { 0 } + if colors { 16 } else { 0 }));
             }
         }
     }

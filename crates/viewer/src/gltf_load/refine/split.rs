@@ -216,7 +216,8 @@ pub enum Refined {
 /// file's vertices and the new ones, blended from the file's in f64) are written less `shift`.
 pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refined {
     let rigid = p.skin.is_empty() && p.morph_targets.is_empty();
-    let attributes_match = p.normals.len() == p.positions.len() && p.uvs.as_ref().is_none_or(|u| u.len() == p.positions.len());
+    let n = p.positions.len();
+    let attributes_match = p.normals.len() == n && p.uvs.as_ref().is_none_or(|u| u.len() == n) && p.colors.as_ref().is_none_or(|c| c.len() == n);
     if !(p.topology == Topology::TriangleList || is_lines(p)) || !rigid {
         return Refined::Unchanged;
     }
@@ -255,10 +256,20 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         }
         None => None,
     };
+    let colors = match &p.colors {
+        Some(colors) => {
+            let rgb: Vec<Vec3> = colors.iter().map(|c| c.truncate()).collect();
+            let alpha: Vec<Vec3> = colors.iter().map(|c| Vec3::splat(c.w)).collect();
+            let (Some(rgb), Some(alpha)) = (blended(&rgb, DVec3::ZERO), blended(&alpha, DVec3::ZERO)) else { return Refined::TooLarge };
+            Some(rgb.into_iter().zip(alpha).map(|(c, a)| c.extend(a.x)).collect())
+        }
+        None => None,
+    };
     let refined = Primitive {
         positions,
         normals,
         uvs,
+        colors,
         indices: Some(r.indices),
         color: p.color,
         texture: p.texture,

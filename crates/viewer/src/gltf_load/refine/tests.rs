@@ -1,6 +1,6 @@
 use super::*;
 use crate::scene::{CameraDesc, MeshAsset, Node};
-use glam::{Mat4, Vec2, Vec3};
+use glam::{Mat4, Vec2, Vec3, Vec4};
 use picking_vk::Topology;
 use std::collections::HashMap;
 
@@ -48,7 +48,8 @@ fn assert_watertight(edges: &HashMap<([u32; 3], [u32; 3]), i32>, half: f32) {
 
 #[test]
 fn a_huge_ground_is_split_near_the_camera_without_cracks() {
-    let source = ground(1.0e6);
+    let colors = vec![Vec4::new(1.0, 0.0, 0.0, 1.0), Vec4::new(0.0, 1.0, 0.0, 0.5), Vec4::new(0.0, 0.0, 1.0, 0.0), Vec4::new(0.2, 0.4, 0.6, 0.8)];
+    let source = Primitive { colors: Some(colors), ..ground(1.0e6) };
     let focus = focus_at(DVec3::new(0.3, 1.4, 0.2));
     assert!(needs_split(&source, &focus));
     let (p, faces) = split(&source, &focus);
@@ -81,9 +82,10 @@ fn a_huge_ground_is_split_near_the_camera_without_cracks() {
     assert!(size <= RATIO * 0.01, "the triangle under the camera reaches {size} units");
     // Each piece knows its source: its corners, placed by their weights in the source
     // triangle, are its vertices; attributes blend alike.
-    let in_source = |vertices: [u32; 3], w: [f32; 3]| -> (DVec3, Vec2) {
+    let in_source = |vertices: [u32; 3], w: [f32; 3]| -> (DVec3, Vec2, Vec4) {
         let at = (0..3).map(|j| source.positions[vertices[j] as usize].as_dvec3() * f64::from(w[j])).sum();
-        (at, (0..3).map(|j| source.uvs.as_ref().unwrap()[vertices[j] as usize] * w[j]).sum())
+        let uv = (0..3).map(|j| source.uvs.as_ref().unwrap()[vertices[j] as usize] * w[j]).sum();
+        (at, uv, (0..3).map(|j| source.colors.as_ref().unwrap()[vertices[j] as usize] * w[j]).sum())
     };
     for t in 0..n {
         let tri = p.triangle(t);
@@ -94,9 +96,10 @@ fn a_huge_ground_is_split_near_the_camera_without_cracks() {
         let centre: DVec3 = tri.iter().map(|&i| p.positions[i as usize].as_dvec3() * f64::from(third)).sum();
         assert!((in_source(vertices, w).0 - centre).length() < 1.0, "triangle {t}");
         for (k, &vertex) in tri.iter().enumerate() {
-            let (at, uv) = in_source(vertices, faces.corners[t][k]);
+            let (at, uv, color) = in_source(vertices, faces.corners[t][k]);
             assert!((at - p.positions[vertex as usize].as_dvec3()).length() < 1.0, "triangle {t} corner {k}");
             assert!((uv - p.uvs.as_ref().unwrap()[vertex as usize]).length() < 1e-6);
+            assert!((color - p.colors.as_ref().unwrap()[vertex as usize]).length() < 1e-6, "colours blend as the vertices do");
         }
     }
     // The file's vertices keep their indices.
