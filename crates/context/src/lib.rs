@@ -18,7 +18,7 @@ pub use buffers::HostBuffer;
 pub use commands::CommandBuffers;
 pub use images::DeviceImage;
 pub use messages::ValidationLog;
-pub use textures::{Texture, TextureSets};
+pub use textures::{Sampler, Texture, TextureSets};
 
 use ash::vk;
 use commands::Pool;

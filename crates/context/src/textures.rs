@@ -8,18 +8,25 @@ use crate::{ContextError, VulkanContext};
 use ash::vk;
 use std::sync::Arc;
 
-/// An RGBA8 image in SHADER_READ_ONLY_OPTIMAL and its sampler; freed on drop.
-pub struct Texture {
+/// A sampler, destroyed on drop; shared by the textures that sample alike.
+pub struct Sampler {
     owner: Arc<DeviceOwner>,
-    pub image: DeviceImage,
-    pub sampler: vk::Sampler,
+    pub handle: vk::Sampler,
 }
 
-impl Drop for Texture {
+impl Drop for Sampler {
     fn drop(&mut self) {
-        // SAFETY: users drop textures only after the GPU is done with them.
-        unsafe { self.owner.device.destroy_sampler(self.sampler, None) };
+        // SAFETY: users drop samplers (through their textures) only after the GPU is done.
+        unsafe { self.owner.device.destroy_sampler(self.handle, None) };
     }
+}
+
+/// An RGBA8 image in SHADER_READ_ONLY_OPTIMAL and its sampler, either possibly shared with
+/// other textures (an image sampled two ways is held once); each freed with its last user.
+#[derive(Clone)]
+pub struct Texture {
+    pub image: Arc<DeviceImage>,
+    pub sampler: Arc<Sampler>,
 }
 
 /// A descriptor set layout (binding 0: a combined image sampler) and a pool of sets of it.
@@ -52,6 +59,19 @@ impl VulkanContext {
         format: vk::Format,
         sampler: &vk::SamplerCreateInfo<'_>,
     ) -> Result<Texture, ContextError> {
+        let image = self.upload_image(rgba, width, height, format)?;
+        Ok(Texture { image, sampler: self.sampler(sampler)? })
+    }
+
+    /// A sampler of `info`.
+    pub fn sampler(&self, info: &vk::SamplerCreateInfo<'_>) -> Result<Arc<Sampler>, ContextError> {
+        // SAFETY: a valid sampler create info on a live device; owned by the `Sampler` at once.
+        let handle = unsafe { self.device.create_sampler(info, None) }?;
+        Ok(Arc::new(Sampler { owner: self.owner.clone(), handle }))
+    }
+
+    /// Uploads `rgba` as [`VulkanContext::upload_texture`] does, without a sampler.
+    pub fn upload_image(&self, rgba: &[u8], width: u32, height: u32, format: vk::Format) -> Result<Arc<DeviceImage>, ContextError> {
         let bytes = u64::from(width) * u64::from(height) * 4;
         if width == 0 || height == 0 || rgba.len() as u64 != bytes {
             return Err(ContextError::Invalid(format!("a {width}x{height} RGBA8 texture needs {bytes} bytes, got {}", rgba.len())));
@@ -101,9 +121,7 @@ impl VulkanContext {
                 d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, shaders, vk::DependencyFlags::empty(), &[], &[], &[to_read]);
             }
         })?;
-        // SAFETY: a valid sampler create info on a live device; destroyed with the texture.
-        let sampler = unsafe { self.device.create_sampler(sampler, None) }?;
-        Ok(Texture { owner: self.owner.clone(), image, sampler })
+        Ok(Arc::new(image))
     }
 
     /// A set per texture, each binding it as a combined image sampler at binding 0.
@@ -127,8 +145,11 @@ impl VulkanContext {
             out.sets = unsafe { d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(out.pool).set_layouts(&layouts)) }?;
         }
         for (&set, texture) in out.sets.iter().zip(textures) {
-            let info =
-                [vk::DescriptorImageInfo { sampler: texture.sampler, image_view: texture.image.view, image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
+            let info = [vk::DescriptorImageInfo {
+                sampler: texture.sampler.handle,
+                image_view: texture.image.view,
+                image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            }];
             let write =
                 vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&info);
             // SAFETY: the set, sampler and view are live; the set is not in use yet.

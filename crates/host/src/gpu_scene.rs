@@ -12,7 +12,8 @@ use picking_vk::{
     Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, ObjectId, PickDraw, Positions, RasterState, Skin, Topology, Triangles, VertexStream,
     WeightFormat,
 };
-use picking_vk_context::{ContextError, HostBuffer, Texture, TextureSets, VulkanContext};
+use picking_vk_context::{ContextError, DeviceImage, HostBuffer, Sampler, Texture, TextureSets, VulkanContext};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::material::{SamplerDesc, TextureData};
@@ -323,9 +324,31 @@ impl GpuScene {
         let all: Vec<f32> = (0..pose.regions.max(1)).flat_map(|_| region.iter().copied()).collect();
         let worlds_buffer = ctx.upload(&all, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)?;
         let white = TextureData { rgba: vec![255; 4].into(), width: 1, height: 1, sampler: SamplerDesc::default() };
-        let mut uploaded = vec![];
+        // Textures of one image (the loader shares its texels) upload it once, and textures
+        // that sample alike share a sampler: a file naming one large image from many textures
+        // must not take its memory (or the device's samplers) many times over.
+        let mut images: HashMap<(usize, u32, u32), Arc<DeviceImage>> = HashMap::new();
+        let mut samplers: Vec<(SamplerDesc, Arc<Sampler>)> = vec![];
+        let mut uploaded: Vec<Texture> = vec![];
         for t in std::iter::once(&white).chain(textures) {
-            uploaded.push(ctx.upload_texture(&t.rgba, t.width, t.height, vk::Format::R8G8B8A8_SRGB, &t.sampler.create_info())?);
+            let sampler = match samplers.iter().find(|(desc, _)| *desc == t.sampler) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    let s = ctx.sampler(&t.sampler.create_info())?;
+                    samplers.push((t.sampler, s.clone()));
+                    s
+                }
+            };
+            let key = (Arc::as_ptr(&t.rgba) as *const u8 as usize, t.width, t.height);
+            let image = match images.get(&key) {
+                Some(image) => image.clone(),
+                None => {
+                    let image = ctx.upload_image(&t.rgba, t.width, t.height, vk::Format::R8G8B8A8_SRGB)?;
+                    images.insert(key, image.clone());
+                    image
+                }
+            };
+            uploaded.push(Texture { image, sampler });
         }
         let texture_sets = ctx.texture_sets(&uploaded.iter().collect::<Vec<_>>())?;
         let mut deform_pool = DeformPool { device: ctx.device.clone(), pool: vk::DescriptorPool::null(), layout: vk::DescriptorSetLayout::null() };

@@ -429,6 +429,42 @@ fn an_image_shared_by_textures_is_decoded_and_counted_once() {
 }
 
 #[test]
+fn many_textures_of_one_image_upload_it_once() {
+    // One 4096x4096 image (64 MiB decoded, a few KiB as PNG) behind 100 textures, each the
+    // base colour of its own triangle's material: uploaded per texture that took 6.4 GiB (and
+    // the process was killed); shared, the run stays under a 3 GB address space.
+    let png = format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(4096, 4096)));
+    let n = 100;
+    let doc = mutated(|d| {
+        d["images"] = json!([{"uri": png}]);
+        d["samplers"] = json!([{"magFilter": 9728}, {"magFilter": 9729}]);
+        d["textures"] = Value::Array((0..n).map(|t| json!({"source": 0, "sampler": t % 2})).collect());
+        d["materials"] = Value::Array((0..n).map(|t| json!({"pbrMetallicRoughness": {"baseColorTexture": {"index": t}}})).collect());
+        d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC2"}));
+        let prim = |m: usize| json!({"attributes": {"POSITION": 0, "TEXCOORD_0": 2}, "indices": 1, "material": m});
+        d["meshes"] = Value::Array((0..n).map(|m| json!({"primitives": [prim(m)]})).collect());
+        let mut nodes: Vec<Value> = (0..n).map(|m| json!({"mesh": m, "translation": [m as f64 * 0.001, 0.0, 0.0]})).collect();
+        nodes.push(json!({"camera": 0, "translation": [0.3, 0.3, 3.0]}));
+        d["nodes"] = Value::Array(nodes);
+        d["scenes"] = json!([{"nodes": (0..=n).collect::<Vec<usize>>()}]);
+    });
+    let path = write_case("one-image-many-textures", &doc);
+    let dir = path.parent().unwrap();
+    std::fs::write(dir.join("picks.json"), "[[160, 120]]").unwrap();
+    let run = Command::new("prlimit")
+        .args(["--as=3000000000", "--cpu=60", "--"])
+        .arg(env!("CARGO_BIN_EXE_viewer"))
+        .arg(&path)
+        .args(["--headless", "--size", "320x240", "--pick-file", dir.join("picks.json").to_str().unwrap(), "--json", dir.join("out.json").to_str().unwrap()])
+        .output()
+        .expect("run the viewer");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let records: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(records[0]["hit"], json!(true), "{records}");
+}
+
+#[test]
 fn a_huge_name_is_kept_cut_not_copied_into_every_record() {
     let long = "é".repeat(300_000);
     let scene = load_path(&write_case("long-name", &mutated(|d| d["nodes"][0]["name"] = json!(long)))).unwrap();
