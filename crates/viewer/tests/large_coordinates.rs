@@ -288,3 +288,49 @@ fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
         assert!((x - eye.x).abs() < 0.1, "case {case}: the hit lies in front of the camera: {r}");
     }
 }
+
+/// A ground 2.6e5 across under a telephoto camera 316 units above it (a field of 6e-4
+/// radians, found by fuzzing): every ray meets the ground far inside one triangle, yet unsplit
+/// the pick pass lost the view's last column to f32 clipping (36 of 1,728 pixels; a field of
+/// 5e-6 lost half the view). A narrow field tightens the split rule by as much as it magnifies.
+#[test]
+fn a_telephoto_camera_picks_every_pixel_of_a_large_ground() {
+    let mut b = GltfBuilder::new();
+    let ground = shapes::plane(128_088.44, [0.5; 4]);
+    let mesh = b.add_mesh("Ground", &[(&ground, IndexStorage::U16)]);
+    let node = b.add_node("Ground", Some(mesh), Mat4::IDENTITY, &[]);
+    b.add_root(node);
+    let rotation = glam::Quat::from_xyzw(-0.561_034_7, -0.349_167_4, -0.281_567, 0.695_731_45).normalize();
+    let cam =
+        b.add_camera_node("Cam", 5.901_104e-4, 0.323_438_74, None, Mat4::from_rotation_translation(rotation, Vec3::new(-86.887_9, 316.092_46, 44.215_027)));
+    b.add_root(cam);
+    let path = tmp("telephoto.glb");
+    std::fs::write(&path, b.to_glb()).unwrap();
+    let (w, h) = (48u32, 36u32);
+    let mut entries: Vec<Value> = (0..h).flat_map(|y| (0..w).map(move |x| serde_json::json!([x, y]))).collect();
+    entries.push(serde_json::json!({"rect": [0, 0, w, h], "mode": "visible"}));
+    let picks = tmp("telephoto-picks.json");
+    std::fs::write(&picks, serde_json::to_string(&entries).unwrap()).unwrap();
+    let out = tmp("telephoto-out.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_viewer"))
+        .args([
+            path.to_str().unwrap(),
+            "--headless",
+            "--validation",
+            "--size",
+            &format!("{w}x{h}"),
+            "--pick-file",
+            picks.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let missed: Vec<(u64, u64)> =
+        records.iter().filter(|r| r["x"].is_u64() && r["node_name"] != "Ground").map(|r| (r["x"].as_u64().unwrap(), r["y"].as_u64().unwrap())).collect();
+    assert!(missed.is_empty(), "{} of {} pixels miss the ground: {:?}", missed.len(), w * h, &missed[..missed.len().min(8)]);
+    let objects = records.last().unwrap()["objects"].as_array().unwrap();
+    assert_eq!((objects.len(), objects[0]["pixels"].as_u64()), (1, Some(u64::from(w * h))), "{objects:?}");
+}

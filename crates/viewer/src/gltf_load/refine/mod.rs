@@ -28,6 +28,8 @@ use std::collections::HashSet;
 /// 0.5 * 2^-24 * 4096); an edge is split while it is this many times longer than the nearest a
 /// triangle it bounds can come to the camera, and than the camera's znear.
 const RATIO: f64 = 4096.0;
+/// The least the ratio comes to under a narrow field of view ([`ratio_of`]).
+const MIN_RATIO: f64 = 16.0;
 /// How far a triangle reaches from its longest edge, per unit of that edge (sqrt(3) / 2).
 const REACH: f64 = 0.8661;
 /// Splits per source triangle, at most (each halves an edge).
@@ -60,13 +62,14 @@ impl SourceFaces {
 }
 
 /// The camera a primitive is split around: the mesh's world (mesh space to the file's frame),
-/// the eye in that frame, and the distance below which precision is not chased (the camera's
-/// znear).
+/// the eye in that frame, the distance below which precision is not chased (the camera's
+/// znear), and the ratio of the rule ([`ratio_of`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Focus {
     pub world: DMat4,
     pub eye: DVec3,
     pub floor: f64,
+    pub ratio: f64,
 }
 
 /// Meshes that more nodes draw are not split (each node is another place to split for).
@@ -87,9 +90,24 @@ fn is_rigid(mesh: &MeshAsset) -> bool {
     mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty())
 }
 
-/// The camera's znear, the floor of the split.
-fn floor_of(scene: &Scene) -> Option<f64> {
-    scene.camera.as_ref().map(|c| f64::from(c.znear).max(f64::MIN_POSITIVE))
+/// The camera's znear, the floor of the split, and the rule's ratio.
+fn floor_of(scene: &Scene) -> Option<(f64, f64)> {
+    scene.camera.as_ref().map(|c| (f64::from(c.znear).max(f64::MIN_POSITIVE), ratio_of(c.yfov)))
+}
+
+/// [`RATIO`] for a camera of vertical field `yfov`: a narrower field magnifies f32's error on
+/// screen by as much (tan(yfov / 2) against a 1 radian field's), so the rule tightens by that
+/// factor, to [`MIN_RATIO`] at most (pieces near the camera are the ratio times znear across:
+/// below that, a ground under a field of 2e-6 radians became too many to split, and drew
+/// nothing whole). A ground 2.6e5 across seen from 316 units with a field of 6e-4 radians lost
+/// a column of the pick pass to near-plane clipping, unsplit.
+fn ratio_of(yfov: f32) -> f64 {
+    let tan = (f64::from(yfov) * 0.5).tan();
+    if tan.is_finite() && tan > 0.0 {
+        (RATIO * (tan / 0.5f64.tan()).min(1.0)).max(MIN_RATIO)
+    } else {
+        RATIO
+    }
 }
 
 /// When the scene needs splitting, gives every node but the first its own copy of a rigid
@@ -98,13 +116,13 @@ fn floor_of(scene: &Scene) -> Option<f64> {
 /// each node's world in the file's frame (f64); `eye` the camera there. Returns whether a mesh
 /// that one node now draws needs splitting: only then is [`refine_near_camera`] called.
 pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool {
-    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return false };
+    let (Some(eye), Some((floor, ratio))) = (eye, floor_of(scene)) else { return false };
     let users = users_of(scene);
     // Per mesh: the places it is drawn at, if it is rigid and every one is finite.
     let places: Vec<Vec<Focus>> = (0..scene.meshes.len())
         .map(|m| {
             let focus: Option<Vec<Focus>> =
-                users[m].iter().map(|&n| Some(Focus { world: worlds.get(n).copied().filter(DMat4::is_finite)?, eye, floor })).collect();
+                users[m].iter().map(|&n| Some(Focus { world: worlds.get(n).copied().filter(DMat4::is_finite)?, eye, floor, ratio })).collect();
             focus.filter(|_| is_rigid(&scene.meshes[m])).unwrap_or_default()
         })
         .collect();
@@ -145,13 +163,13 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
 /// positions are written with. A primitive whose split passes the limits stays whole.
 pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>, shifts: &[DVec3]) -> HashSet<(usize, usize)> {
     let mut split = HashSet::new();
-    let (Some(eye), Some(floor)) = (eye, floor_of(scene)) else { return split };
+    let (Some(eye), Some((floor, ratio))) = (eye, floor_of(scene)) else { return split };
     let users = users_of(scene);
     let eligible: Vec<(usize, Focus)> = (0..scene.meshes.len())
         .filter_map(|m| {
             let [node] = users[m][..] else { return None };
             let world = worlds.get(node).copied().filter(DMat4::is_finite)?;
-            is_rigid(&scene.meshes[m]).then_some((m, Focus { world, eye, floor }))
+            is_rigid(&scene.meshes[m]).then_some((m, Focus { world, eye, floor, ratio }))
         })
         .collect();
     let mut left = MAX_ADDED_TRIANGLES;
@@ -184,7 +202,7 @@ fn any_edge_splits(p: &Primitive, focus: &Focus) -> bool {
     source_elements(p).iter().filter_map(|t| source_corners(p, focus, t)).any(|[a, b, c]| focus.splits(&a, &b) || focus.splits(&b, &c) || focus.splits(&c, &a))
 }
 
-/// Whether a triangle (or segment) of `p` has a vertex more than [`RATIO`] times farther from
+/// Whether a triangle (or segment) of `p` has a vertex more than the ratio times farther from
 /// the camera than the triangle (or than znear, for triangles nearer than that).
 fn needs_split(p: &Primitive, focus: &Focus) -> bool {
     source_elements(p).iter().any(|t| {
@@ -192,7 +210,7 @@ fn needs_split(p: &Primitive, focus: &Focus) -> bool {
         let Some(v) = source_corners(p, focus, t).map(|c| c.map(|c| c.world)) else { return false };
         let far = v.iter().map(|q| (*q - focus.eye).length()).fold(0.0, f64::max);
         // Cheap first: no vertex that far from the camera, no need.
-        far > RATIO * focus.floor && far > RATIO * distance_to_triangle(focus.eye, v).max(focus.floor)
+        far > focus.ratio * focus.floor && far > focus.ratio * distance_to_triangle(focus.eye, v).max(focus.floor)
     })
 }
 
@@ -205,11 +223,11 @@ impl Focus {
         let (a, b) = if first { (a.world, b.world) } else { (b.world, a.world) };
         let length = (b - a).length();
         // Most edges are too short to split anywhere: no distance needed.
-        if length.is_nan() || length <= RATIO * self.floor {
+        if length.is_nan() || length <= self.ratio * self.floor {
             return false;
         }
         let near = (distance_to_segment(self.eye, a, b) - REACH * length).max(0.0);
-        length > RATIO * near.max(self.floor)
+        length > self.ratio * near.max(self.floor)
     }
 }
 

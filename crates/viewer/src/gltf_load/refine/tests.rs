@@ -12,7 +12,7 @@ fn ground(s: f32) -> Primitive {
 }
 
 fn focus_at(eye: DVec3) -> Focus {
-    Focus { world: DMat4::IDENTITY, eye, floor: 0.01 }
+    Focus { world: DMat4::IDENTITY, eye, floor: 0.01, ratio: RATIO }
 }
 
 fn split(p: &Primitive, focus: &Focus) -> (Primitive, SourceFaces) {
@@ -199,7 +199,7 @@ fn slivers_split_into_few_pieces_as_wide_as_they_are() {
         ([Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0e6, 0.0, 0.5), Vec3::new(0.0, 0.0, 1.0)], DVec3::new(0.2, 0.05, 0.5)),
     ] {
         let p = Primitive { positions: positions.to_vec(), normals: vec![Vec3::Y; 3], indices: None, ..Default::default() };
-        let focus = Focus { world: DMat4::IDENTITY, eye, floor: 0.0185 };
+        let focus = Focus { world: DMat4::IDENTITY, eye, floor: 0.0185, ratio: RATIO };
         assert!(needs_split(&p, &focus));
         let (refined, _) = split(&p, &focus);
         let n = refined.triangle_count();
@@ -287,7 +287,7 @@ fn pieces_are_written_shifted_from_the_files_values() {
     let normal = turn.transform_vector3(Vec3::Y).as_dvec3();
     let eye = on_plane + normal * 2.0;
     let shift = eye.round();
-    let (refined, _) = match refine(&p, &Focus { world: DMat4::IDENTITY, eye, floor: 0.01 }, shift, usize::MAX) {
+    let (refined, _) = match refine(&p, &Focus { world: DMat4::IDENTITY, eye, floor: 0.01, ratio: RATIO }, shift, usize::MAX) {
         Refined::Split(split) => *split,
         _ => panic!("not split"),
     };
@@ -303,6 +303,21 @@ fn pieces_are_written_shifted_from_the_files_values() {
     // Shifted first, then split: the pieces near the camera lie off the file's plane.
     let mut shifted = p.clone();
     shifted.positions.iter_mut().for_each(|q| *q = (q.as_dvec3() - shift).as_vec3());
-    let Refined::Split(late) = refine(&shifted, &Focus { world: DMat4::IDENTITY, eye: eye - shift, floor: 0.01 }, DVec3::ZERO, usize::MAX) else { panic!() };
+    let Refined::Split(late) = refine(&shifted, &Focus { world: DMat4::IDENTITY, eye: eye - shift, floor: 0.01, ratio: RATIO }, DVec3::ZERO, usize::MAX) else {
+        panic!()
+    };
     assert!(worst_near(&late.0) > 1e-2, "{}", worst_near(&late.0));
+}
+
+#[test]
+fn a_narrow_field_of_view_tightens_the_rule() {
+    assert_eq!((ratio_of(1.0), ratio_of(2.5), ratio_of(0.0), ratio_of(f32::NAN)), (RATIO, RATIO, RATIO, RATIO));
+    let tele = ratio_of(0.05);
+    assert!((tele / RATIO - (0.025f64.tan() / 0.5f64.tan())).abs() < 1e-9, "{tele}");
+    assert_eq!((ratio_of(5.9e-4), ratio_of(1e-30)), (MIN_RATIO, MIN_RATIO));
+    // A ground 2.6e5 across 316 units below: left whole under a wide field, split under a
+    // narrow one.
+    let eye = DVec3::new(-86.9, 316.1, 44.2);
+    assert!(!needs_split(&ground(1.28e5), &focus_at(eye)));
+    assert!(needs_split(&ground(1.28e5), &Focus { ratio: ratio_of(5.9e-4), ..focus_at(eye) }));
 }
