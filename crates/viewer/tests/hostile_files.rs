@@ -165,6 +165,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             }),
             "which Colors(0) may not be",
         ),
+        ("a field of view f32 cannot aim", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-10)), "below 1e-6 radians"),
         ("position accessor past the list", mutated(|d| d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(999)), "999"),
         ("non-UTF-8 percent URI", mutated(|d| d["buffers"][0]["uri"] = json!("%FF%FE.bin")), "UTF-8"),
         ("sparse 2^31 bomb", sparse(1 << 31), "over the limit"),
@@ -198,7 +199,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("aspect zero", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(0.0)), "aspectRatio"),
         ("glTF 1.0", mutated(|d| d["asset"]["version"] = json!("1.0")), "only glTF 2.x"),
         ("needs glTF 2.1", mutated(|d| d["asset"]["minVersion"] = json!("2.1")), "only glTF 2.x"),
-        ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "cannot use"),
+        ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "below 1e-6 radians"),
         ("znear of 1e-38", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(1e-38)), "cannot use"),
         (
             // Depths of about 1e-31: normal floats, but the rasterizer's depth slopes are not.
