@@ -251,6 +251,13 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "cycle",
         ),
         (
+            "a cycle no scene reaches",
+            mutated(|d| {
+                d["nodes"].as_array_mut().unwrap().extend([json!({"children": [3]}), json!({"children": [2]})]);
+            }),
+            "cycle",
+        ),
+        (
             "too deep",
             mutated(|d| {
                 let mut nodes: Vec<Value> = (0..300).map(|i| json!({"children": [i + 1]})).collect();

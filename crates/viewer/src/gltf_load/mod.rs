@@ -285,6 +285,22 @@ fn walk_nodes(document: &gltf::Document, precise: &[Result<NodeTransform, String
             }
         }
     }
+    // Every chain of parents ends, also among nodes no scene reaches (glTF's nodes are a
+    // forest): 0 not seen, 1 on the chain being followed, 2 known to end.
+    let mut state = vec![0u8; count];
+    let mut chain = vec![];
+    for start in 0..count {
+        let mut at = Some(start);
+        while let Some(n) = at.filter(|&n| state[n] != 2) {
+            if state[n] == 1 {
+                return Err(SceneError::BadNode { node: n, reason: "the node hierarchy has a cycle through it".into() });
+            }
+            state[n] = 1;
+            chain.push(n);
+            at = parent[n];
+        }
+        chain.drain(..).for_each(|n| state[n] = 2);
+    }
     let root_scene = document.default_scene().or_else(|| document.scenes().next());
     let roots: Vec<gltf::Node> = match &root_scene {
         Some(s) => s.nodes().collect(),

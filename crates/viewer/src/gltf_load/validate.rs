@@ -354,7 +354,9 @@ pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), S
         return bad(format!("yfov {yfov} must lie strictly between 0 and pi"));
     }
     if yfov < MIN_YFOV {
-        return bad(format!("yfov {yfov:e} is below {MIN_YFOV:e} radians: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"));
+        return bad(format!(
+            "yfov {yfov:e} is below {MIN_YFOV:e} radians: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+        ));
     }
     if !(znear.is_finite() && znear > 0.0) {
         return bad(format!("znear {znear} must be positive"));
