@@ -21,8 +21,8 @@ impl Drop for Sampler {
     }
 }
 
-/// An RGBA8 image in SHADER_READ_ONLY_OPTIMAL and its sampler, either possibly shared with
-/// other textures (an image sampled two ways is held once); each freed with its last user.
+/// An RGBA8 image in SHADER_READ_ONLY_OPTIMAL and its sampler, each possibly shared with other
+/// textures (an image sampled two ways is held once); each freed with its last user.
 #[derive(Clone)]
 pub struct Texture {
     pub image: Arc<DeviceImage>,
