@@ -3,7 +3,7 @@
 //! its corners lie in its source triangle.
 
 use super::{any_edge_splits, Focus, SourceFaces, MAX_DEPTH, MAX_SOURCE_TRIANGLES};
-use glam::{DVec3, Vec2, Vec3};
+use glam::{DVec3, DVec4, Vec2, Vec3, Vec4};
 use picking_vk::Topology;
 use picking_vk_host::Primitive;
 use std::collections::HashMap;
@@ -57,9 +57,10 @@ impl Point {
         Some(out)
     }
 
-    /// The weighted sum of `values` (in slot order, so the same point always sums alike).
-    fn blend<T: Copy>(&self, values: &[T], to: impl Fn(T) -> DVec3) -> Option<DVec3> {
-        let mut sum = DVec3::ZERO;
+    /// The weighted sum of `values`, each taken to f64 by `to` (in slot order, so the same point
+    /// always sums alike).
+    fn blend<T: Copy, S: Copy + Default + std::ops::AddAssign + std::ops::Mul<f64, Output = S>>(&self, values: &[T], to: impl Fn(T) -> S) -> Option<S> {
+        let mut sum = S::default();
         for k in 0..3 {
             if self.vertex[k] != u32::MAX {
                 sum += to(*values.get(self.vertex[k] as usize)?) * self.weight[k];
@@ -238,33 +239,20 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         }
     }
     r.faces.source_vertices = sources;
-    // The file's vertices, then the new ones.
-    let blended = |values: &[Vec3], less: DVec3| -> Option<Vec<Vec3>> {
-        let new = r.new_points.iter().map(|q| q.blend(values, Vec3::as_dvec3).map(|v| (v - less).as_vec3()));
-        values.iter().map(|v| Some((v.as_dvec3() - less).as_vec3())).chain(new).collect()
-    };
-    let (Some(positions), Some(normals)) = (blended(&p.positions, shift), blended(&p.normals, DVec3::ZERO)) else { return Refined::TooLarge };
+    // The file's vertices, then the new ones; positions written less the shift (after the
+    // blend, as the file's own are).
+    let new_points = &r.new_points;
+    let vec3 = |v: Vec3| v.as_dvec3().extend(0.0);
+    let positions = with_new_points(&p.positions, new_points, vec3, |d| (d.truncate() - shift).as_vec3());
     // Normals are blended, not renormalised: the shaders normalise after interpolating, so a
     // split triangle shades as its source did.
-    let uvs = match &p.uvs {
-        Some(uvs) => {
-            let new = r.new_points.iter().map(|q| q.blend(uvs, |v: Vec2| v.as_dvec2().extend(0.0)).map(|v| v.truncate().as_vec2()));
-            match uvs.iter().copied().map(Some).chain(new).collect::<Option<Vec<_>>>() {
-                Some(uvs) => Some(uvs),
-                None => return Refined::TooLarge,
-            }
-        }
-        None => None,
-    };
-    let colors = match &p.colors {
-        Some(colors) => {
-            let rgb: Vec<Vec3> = colors.iter().map(|c| c.truncate()).collect();
-            let alpha: Vec<Vec3> = colors.iter().map(|c| Vec3::splat(c.w)).collect();
-            let (Some(rgb), Some(alpha)) = (blended(&rgb, DVec3::ZERO), blended(&alpha, DVec3::ZERO)) else { return Refined::TooLarge };
-            Some(rgb.into_iter().zip(alpha).map(|(c, a)| c.extend(a.x)).collect())
-        }
-        None => None,
-    };
+    let normals = with_new_points(&p.normals, new_points, vec3, |d| d.truncate().as_vec3());
+    // Optional attributes: `Some(None)` without them, `None` when a blend fails.
+    let uvs = p.uvs.as_ref().map_or(Some(None), |uvs| {
+        with_new_points(uvs, new_points, |v: Vec2| v.as_dvec2().extend(0.0).extend(0.0), |d| d.truncate().truncate().as_vec2()).map(Some)
+    });
+    let colors = p.colors.as_ref().map_or(Some(None), |colors| with_new_points(colors, new_points, Vec4::as_dvec4, |d| d.as_vec4()).map(Some));
+    let (Some(positions), Some(normals), Some(uvs), Some(colors)) = (positions, normals, uvs, colors) else { return Refined::TooLarge };
     let refined = Primitive {
         positions,
         normals,
@@ -280,4 +268,11 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         ..Default::default()
     };
     Refined::Split(Box::new((refined, r.faces)))
+}
+
+/// `values` (one per file vertex) followed by each new point's blend of them, through f64:
+/// `to` takes a value there, `from` brings it (or a blend) back.
+fn with_new_points<T: Copy>(values: &[T], new_points: &[Point], to: impl Fn(T) -> DVec4, from: impl Fn(DVec4) -> T) -> Option<Vec<T>> {
+    let new = new_points.iter().map(|q| q.blend(values, &to).map(&from));
+    values.iter().map(|&v| Some(from(to(v)))).chain(new).collect()
 }
