@@ -213,8 +213,8 @@ pub enum Refined {
 }
 
 /// `p` with its triangles (or segments: a strip becomes a list) split around `focus`, and
-/// where each came from; its positions (the
-/// file's vertices and the new ones, blended from the file's in f64) are written less `shift`.
+/// where each came from; its positions (the file's vertices and the new ones, blended from the
+/// file's in f64) are written less `shift`.
 pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refined {
     let rigid = p.skin.is_empty() && p.morph_targets.is_empty();
     let n = p.positions.len();
