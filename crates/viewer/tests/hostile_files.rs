@@ -110,6 +110,41 @@ fn animated(input: usize, output: usize, node: usize, path: &str) -> Value {
     })
 }
 
+/// Adds `bytes` as a buffer of their own (a data URI), with a view and an accessor of
+/// `count` elements of `ty` and component type `component` over them; returns the accessor's
+/// index. `bounds`: its min and max.
+fn add_accessor(d: &mut Value, bytes: &[u8], component: u32, count: usize, ty: &str, bounds: Option<(Value, Value)>) -> usize {
+    let uri = format!("data:application/octet-stream;base64,{}", base64_engine::encode(bytes));
+    let buffers = d["buffers"].as_array_mut().unwrap();
+    buffers.push(json!({"byteLength": bytes.len(), "uri": uri}));
+    let buffer = buffers.len() - 1;
+    let views = d["bufferViews"].as_array_mut().unwrap();
+    views.push(json!({"buffer": buffer, "byteLength": bytes.len()}));
+    let view = views.len() - 1;
+    let mut accessor = json!({"bufferView": view, "componentType": component, "count": count, "type": ty});
+    if let Some((min, max)) = bounds {
+        (accessor["min"], accessor["max"]) = (min, max);
+    }
+    let accessors = d["accessors"].as_array_mut().unwrap();
+    accessors.push(accessor);
+    accessors.len() - 1
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The valid file with node 0's translation animated over key times `times` (values 0), by
+/// `channels` channels.
+fn translated_at(times: &[f32], channels: usize) -> Value {
+    mutated(|d| {
+        let input = add_accessor(d, &f32_bytes(times), 5126, times.len(), "SCALAR", Some((json!([times[0]]), json!([times[times.len() - 1]]))));
+        let output = add_accessor(d, &f32_bytes(&vec![0.0; 3 * times.len()]), 5126, times.len(), "VEC3", None);
+        let channel = json!({"sampler": 0, "target": {"node": 0, "path": "translation"}});
+        d["animations"] = json!([{"samplers": [{"input": input, "output": output}], "channels": vec![channel; channels]}]);
+    })
+}
+
 fn mutated(f: impl FnOnce(&mut Value)) -> Value {
     let mut doc = valid();
     f(&mut doc);
@@ -319,6 +354,45 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("animation key times going back", animated(2, 0, 0, "translation"), "increasing"),
         ("animation key times standing still", animated(3, 0, 0, "translation"), "strictly increasing"),
         ("animation rotation keys of three floats", animated(3, 0, 0, "rotation"), "animation output"),
+        ("animation key times below zero", translated_at(&[-1.0, 0.5, 1.0], 1), "non-negative"),
+        ("two channels animating one property", translated_at(&[0.0, 1.0], 2), "channels 0 and 1 animate the same property of node 0"),
+        (
+            "a rotation key of zeros",
+            mutated(|d| {
+                let input = add_accessor(d, &f32_bytes(&[0.0, 1.0]), 5126, 2, "SCALAR", Some((json!([0.0]), json!([1.0]))));
+                let output = add_accessor(d, &f32_bytes(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]), 5126, 2, "VEC4", None);
+                let channel = json!({"sampler": 0, "target": {"node": 0, "path": "rotation"}});
+                d["animations"] = json!([{"samplers": [{"input": input, "output": output}], "channels": [channel]}]);
+            }),
+            "a rotation key is all zeros",
+        ),
+        (
+            // Finite offsets, but the morphed vertex's clip coordinates would not be.
+            "a morph target carrying a vertex past f32's range",
+            mutated(|d| {
+                let offsets = f32_bytes(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3e38, 0.0]);
+                let target = add_accessor(d, &offsets, 5126, 3, "VEC3", Some((json!([0, 0, 0]), json!([0, 3e38, 0]))));
+                d["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": target}]);
+                d["meshes"][0]["weights"] = json!([1.0]);
+            }),
+            "node 0: its morph weights carry its vertices past f32's range",
+        ),
+        (
+            // glTF: every joint index names a joint of the skin, weighted or not.
+            "a joint index past the skin, at weight 0",
+            mutated(|d| {
+                let joints: Vec<u8> = [0, 0, 0, 200].repeat(3);
+                let joints = add_accessor(d, &joints, 5121, 3, "VEC4", None);
+                let weights = add_accessor(d, &f32_bytes(&[1.0, 0.0, 0.0, 0.0].repeat(3)), 5126, 3, "VEC4", None);
+                let attributes = &mut d["meshes"][0]["primitives"][0]["attributes"];
+                (attributes["JOINTS_0"], attributes["WEIGHTS_0"]) = (json!(joints), json!(weights));
+                d["nodes"].as_array_mut().unwrap().push(json!({"name": "joint"}));
+                d["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(2));
+                d["skins"] = json!([{"joints": [2]}]);
+                d["nodes"][0]["skin"] = json!(0);
+            }),
+            "names joint 200, but skin 0 has 1 joints",
+        ),
         ("positions of count 0", mutated(|d| d["accessors"][0]["count"] = json!(0)), "count 0"),
         ("indices of count 0", mutated(|d| d["accessors"][1]["count"] = json!(0)), "count 0"),
         (
@@ -515,6 +589,16 @@ fn valid_files_that_were_refused_load() {
         d["skins"] = json!([{"joints": [3]}]);
     });
     assert!(load_path(&write_case("other-scene-skin", &doc)).is_ok());
+    // A channel whose target names no node (an extension would say what it animates) is
+    // dropped; the others still play.
+    let doc = mutated(|d| {
+        let input = add_accessor(d, &f32_bytes(&[0.0, 1.0]), 5126, 2, "SCALAR", Some((json!([0.0]), json!([1.0]))));
+        let output = add_accessor(d, &f32_bytes(&[0.0, 0.0, 0.0, 2.0, 0.0, 0.0]), 5126, 2, "VEC3", None);
+        let channels = json!([{"sampler": 0, "target": {"path": "translation"}}, {"sampler": 0, "target": {"node": 0, "path": "translation"}}]);
+        d["animations"] = json!([{"samplers": [{"input": input, "output": output}], "channels": channels}]);
+    });
+    let scene = load_path(&write_case("channel-without-node", &doc)).unwrap();
+    assert_eq!(scene.animations[0].channels.len(), 1, "the channel with a node is read");
     // Sparse positions (how Blender can write shape keys): the base, then the substitutions.
     // Index 2 (the third u16 index, 2) takes the second vertex, (1, 0, 0); on a base of zeros
     // (no bufferView), the other vertices are the origin.

@@ -88,11 +88,11 @@ pub fn kept_name(name: Option<&str>) -> Option<String> {
     Some(format!("{}…", &name[..cut]))
 }
 
-/// Checks a scene posed at a time as its rest pose was checked at load: an animated joint can
-/// carry a skinned mesh past f32's range (a key of 3e38 is finite), where the GPU would drop
-/// its triangles from the picture and the picks without an error.
+/// Checks a scene posed at a time as its rest pose was checked at load: an animated joint or
+/// morph weight can carry a deformed mesh past f32's range (a key of 3e38 is finite), where
+/// the GPU would drop its triangles from the picture and the picks without an error.
 pub fn check_pose(scene: &Scene) -> Result<(), SceneError> {
-    skins::check_skinned_reach(scene)
+    skins::check_deformed_reach(scene)
 }
 
 /// Loads a .gltf or .glb file from disk (a regular file within the size budget).
@@ -198,7 +198,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
-    skins::check_skinned_reach(&scene)?;
+    skins::check_deformed_reach(&scene)?;
     // A file without meshes is refused; a default scene that draws none of them is shown
     // (empty), as glTF allows.
     if scene.meshes.iter().all(|m| m.primitives.is_empty()) {

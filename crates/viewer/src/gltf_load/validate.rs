@@ -8,13 +8,36 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::json::validation::Checked;
 use gltf::mesh::Semantic;
 
+/// glTF lets a channel's target name no node (an extension then says what it animates), but
+/// the glTF crate's parser needs one: such channels are dropped, with a warning. The JSON
+/// without them, or `None` when there are none.
+fn without_nodeless_channels(json: &[u8]) -> Option<Vec<u8>> {
+    let mut root: serde_json::Value = serde_json::from_slice(json).ok()?;
+    let mut dropped = 0;
+    for animation in root.get_mut("animations")?.as_array_mut()? {
+        let Some(channels) = animation.get_mut("channels").and_then(serde_json::Value::as_array_mut) else { continue };
+        let before = channels.len();
+        channels.retain(|c| c.get("target").is_none_or(|t| t.get("node").is_some()));
+        dropped += before - channels.len();
+    }
+    if dropped == 0 {
+        return None;
+    }
+    log::warn!("{dropped} animation channels name no node (an extension's targets): they are not read");
+    serde_json::to_vec(&root).ok()
+}
+
 /// Checks, before the glTF crate validates the document, what its validation indexes without
 /// checking: every accessor index a mesh primitive's attributes and morph targets name (an
 /// index past the list panics inside the crate's own validation), and the nodes, samplers
 /// and accessors skins and animations name. Returns the parsed document, for the crate to
 /// validate and read.
 pub fn references(json: &[u8]) -> Result<gltf::json::Root, SceneError> {
-    let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
+    let parse = |json: &[u8]| gltf::json::deserialize::from_slice::<gltf::json::Root>(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)));
+    let root = match parse(json) {
+        Ok(root) => root,
+        Err(e) => parse(&without_nodeless_channels(json).ok_or(e)?)?,
+    };
     let accessors = root.accessors.len();
     for (m, mesh) in root.meshes.iter().enumerate() {
         for (p, prim) in mesh.primitives.iter().enumerate() {
