@@ -101,7 +101,7 @@ impl Running {
         // A moving scene is posed into this slot's region: the frame that last read it is done.
         let pose_region = match input.settings.playback.as_mut() {
             Some(playback) => {
-                crate::animation::pose(&mut scene_view.scene, Some(playback.advance(std::time::Instant::now())));
+                playback.pose(&mut scene_view.scene, std::time::Instant::now());
                 // SAFETY: `finish_slot` waited on this slot's fence, and region `slot` is only
                 // read by this slot's frames.
                 unsafe { gfx.scene.pose(&scene_view.scene, &scene_view.objects, slot as u32) }?;

@@ -61,12 +61,35 @@ pub(super) struct Playback {
     /// The longest animation's length; playback loops over it.
     pub duration: f32,
     last: Option<std::time::Instant>,
+    /// The time of the pose shown (`None`: the file's rest pose), and the last time whose pose
+    /// was refused (reported once).
+    shown: Option<f32>,
+    refused: Option<f32>,
 }
 
 impl Playback {
     /// Playing from 0, or paused at `start`.
     pub fn new(duration: f32, start: Option<f32>) -> Self {
-        Playback { playing: start.is_none(), time: start.unwrap_or(0.0), duration, last: None }
+        Playback { playing: start.is_none(), time: start.unwrap_or(0.0), duration, last: None, shown: None, refused: None }
+    }
+
+    /// Poses `scene` at this frame's time. A pose the loader would refuse (one that carries a
+    /// skinned or morphed mesh past f32's range, where it would vanish without an error) is
+    /// not shown: playback pauses on the last pose shown, with a warning.
+    pub fn pose(&mut self, scene: &mut crate::scene::Scene, now: std::time::Instant) {
+        let time = self.advance(now);
+        crate::animation::pose(scene, Some(time));
+        match crate::gltf_load::check_pose(scene) {
+            Ok(()) => self.shown = Some(time),
+            Err(e) => {
+                if self.refused != Some(time) {
+                    log::warn!("the animations at {time} s: {e}; playback paused");
+                    self.refused = Some(time);
+                }
+                self.playing = false;
+                crate::animation::pose(scene, self.shown);
+            }
+        }
     }
 
     /// The time to pose this frame: advanced by the wall time since the last frame while
@@ -455,5 +478,40 @@ mod tests {
         assert!(input.band().is_none());
         send(&mut input, &mut cam, button(ElementState::Released, MouseButton::Left));
         assert!(input.take_band().is_none() && input.take_click().is_none());
+    }
+
+    #[test]
+    fn playback_pauses_on_the_last_pose_shown_rather_than_one_past_f32() {
+        use crate::animation::{Animation, Channel, Interpolation, Property};
+        use crate::scene::{MeshAsset, Node, Scene};
+        // A triangle whose one morph target moves a vertex by 3e38, its weight animated from
+        // 0 (at 0 s) to 1 (at 1 s): past 0.5 s the vertex passes f32's range.
+        let positions = vec![glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Y];
+        let target = vec![glam::Vec3::ZERO, glam::Vec3::ZERO, glam::Vec3::new(0.0, 3e38, 0.0)];
+        let prim = picking_vk_host::Primitive { positions, morph_targets: vec![target], ..Default::default() };
+        let node = Node { mesh: Some(0), weights: vec![0.0], default_weights: vec![0.0], ..Default::default() };
+        let channel = Channel {
+            node: 0,
+            property: Property::Weights,
+            interpolation: Interpolation::Linear,
+            times: vec![0.0, 1.0].into(),
+            values: vec![0.0, 1.0].into(),
+            width: 1,
+        };
+        let mut scene = Scene {
+            meshes: vec![MeshAsset { primitives: vec![prim], ..Default::default() }],
+            nodes: vec![node],
+            animations: vec![Animation { name: None, channels: vec![channel] }],
+            ..Default::default()
+        };
+        let mut playback = Playback::new(1.0, Some(0.1));
+        let now = std::time::Instant::now();
+        playback.pose(&mut scene, now);
+        assert_eq!(scene.nodes[0].weights, vec![0.1], "a pose in range is shown");
+        playback.time = 0.9;
+        playback.playing = true;
+        playback.pose(&mut scene, now);
+        assert_eq!(scene.nodes[0].weights, vec![0.1], "the pose at 0.9 s is refused; the last one stays");
+        assert!(!playback.playing, "playback paused");
     }
 }
