@@ -2,25 +2,23 @@
 //! query, the rectangle pass tile by tile) into the host's command buffers and resolves the
 //! results once the host says that frame's GPU work is done.
 
+mod create;
 mod query_set;
 mod results;
 
+use create::Timestamps;
 use query_set::FramePlans;
 
 use crate::draw::PickDraw;
-use crate::error::{PickError, Requirement};
-use crate::gpu::{Memory, Owned};
+use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
-use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
-use crate::host::features::{PickFeatures, PickSupport};
-use crate::host::HostDevice;
+use crate::host::config::DetailStatus;
 use crate::pass::pipeline_key::PipelineKey;
 use crate::pass::rect::RectKit;
-use crate::pass::rendering::Rendering;
 use crate::pass::targets::PassTargets;
-use crate::pass::{PassKit, PassLayout};
+use crate::pass::PassKit;
 use crate::plan::Plan;
-use crate::readback::{RegionBlock, StagingRing, HEADER_BYTES};
+use crate::readback::{RegionBlock, StagingRing};
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::rect::EntryRange;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
@@ -32,20 +30,6 @@ use ash::vk;
 use glam::UVec2;
 use std::ops::Range;
 use std::sync::Arc;
-
-/// Timestamp queries around each slot's pass and copy.
-struct Timestamps {
-    pool: Owned<vk::QueryPool>,
-    period_ns: f64,
-    mask: u64,
-}
-
-/// # Safety
-/// `pool` is a query pool of `device` that the GPU no longer uses.
-unsafe fn destroy_query_pool(device: &ash::Device, pool: vk::QueryPool) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_query_pool(pool, None) };
-}
 
 /// Returned by [`Picker::record`] and [`Picker::record_queries`]: which slot and frame the
 /// results will belong to.
@@ -76,7 +60,7 @@ pub struct PickMemory {
     /// The staging ring, a slot per frame in flight.
     pub staging: u64,
     /// The batch buffers' rows and indirect commands: sized once by
-    /// [`PickerConfig::batch_rows`], never by the window.
+    /// [`PickerConfig::batch_rows`](crate::PickerConfig::batch_rows), never by the window.
     pub draw_batches: u64,
 }
 
@@ -156,145 +140,6 @@ pub struct Picker {
 }
 
 impl Picker {
-    /// Creates the picker's render passes, targets (sized by `config`), pipelines and staging
-    /// ring.
-    ///
-    /// # Safety
-    /// - `host.device` was created from `host.physical_device` of `host.instance`, with at
-    ///   least one queue of `host.queue_family_index`, and all three outlive the picker; the
-    ///   instance was created with `host.instance_api_version`.
-    /// - `host.features` were enabled at device creation, through
-    ///   [`crate::DeviceFeatures`] (or the same extensions and features by hand).
-    /// - A shared allocator was created for this same device.
-    /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
-    pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
-        if !(1..=MAX_FRAMES_IN_FLIGHT).contains(&config.frames_in_flight) {
-            return Err(PickError::InvalidRequest(format!("frames_in_flight must be 1 to {MAX_FRAMES_IN_FLIGHT}, not {}", config.frames_in_flight)));
-        }
-        // SAFETY: the caller guarantees the physical device belongs to the instance.
-        let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
-        // The host's claim is checked against the device: a feature it cannot have enabled is an error.
-        let mut missing = support.missing(host.features);
-        // SAFETY: as above.
-        let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
-        let family = families.get(host.queue_family_index as usize);
-        if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) {
-            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "graphics" });
-        }
-        let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
-        if config.timestamps && timestamp_bits == 0 {
-            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
-        }
-        let detail_status = DetailStatus::resolve(config.detail, &support, host.features);
-        if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
-            missing.extend(gaps.iter().cloned());
-        }
-        if config.rendering == PassRendering::Dynamic && !host.features.contains(PickFeatures::DYNAMIC_RENDERING) {
-            missing.extend(support.missing(PickFeatures::DYNAMIC_RENDERING));
-            if missing.is_empty() {
-                // Offered, but the host did not say it enabled it.
-                missing.push(Requirement::Feature("dynamicRendering (enabled, and PickFeatures::DYNAMIC_RENDERING in HostDevice::features)"));
-            }
-        }
-        if !missing.is_empty() {
-            return Err(PickError::Unsupported { missing });
-        }
-        // SAFETY: the device belongs to the instance (the caller's contract).
-        let rendering = unsafe { Rendering::load(host.instance, host.device, config.rendering == PassRendering::Dynamic, support.dynamic_rendering_core()) }?;
-        // SAFETY: as above.
-        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let layout = PassLayout { detail: detail_status == DetailStatus::Active };
-        let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
-        // SAFETY: the caller's contract is `Memory::new`'s.
-        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
-        memory.pipeline_cache = host.pipeline_cache;
-        let draw_limits = host.draw_limits(&limits);
-        let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;
-        kit.pipelines.set_limit(config.max_pipelines);
-        let max_queries = config.max_queries.max(1);
-        let cell = config
-            .max_radius
-            .checked_mul(2)
-            .and_then(|c| c.checked_add(1))
-            .filter(|&c| (u64::from(c) + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
-        let Some(cell) = cell else {
-            return Err(PickError::InvalidRequest(format!(
-                "{} query cells of {}x{} pixels exceed the device's framebuffer limits",
-                max_queries,
-                u64::from(config.max_radius) * 2 + 1,
-                u64::from(config.max_radius) * 2 + 1
-            )));
-        };
-        // Points side by side in row 0 (one copy takes them all), then a cell per radius query.
-        let atlas = vk::Extent2D { width: (cell + 1) * max_queries, height: cell };
-        let targets = PassTargets::new(&memory, &kit.pass, layout, atlas)?;
-        let [tile_w, tile_h] = config.rect_tile;
-        let rect = if config.rect_entries > 0 && tile_w > 0 && tile_h > 0 {
-            if tile_w > limits.max_framebuffer_width || tile_h > limits.max_framebuffer_height {
-                return Err(PickError::InvalidRequest(format!("rectangle tile {tile_w}x{tile_h} exceeds the device's framebuffer limits")));
-            }
-            let tile = vk::Extent2D { width: tile_w, height: tile_h };
-            let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
-            let instance_sets = kit.instance_sets.layout.handle;
-            let pipeline_limits = crate::pass::pipeline_key::PipelineLimits::of(&limits, draw_limits.wide_lines);
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, pipeline_limits)?;
-            kit.visible.set_limit(config.max_pipelines);
-            if let Some(all) = kit.all.as_mut() {
-                all.set_limit(config.max_pipelines);
-            }
-            Some(kit)
-        } else {
-            None
-        };
-        let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
-        let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
-        let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
-        let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
-        if batching {
-            for slot in &mut slots {
-                slot.batch = Some(DrawBatchBuffer::new(&memory, config.batch_rows)?);
-            }
-            kit.batch_rows = config.batch_rows;
-        }
-        let timestamps = if config.timestamps {
-            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
-            // SAFETY: valid create info on the host's live device.
-            let pool = unsafe { host.device.create_query_pool(&info, None) }?;
-            memory.name(pool, "timestamps");
-            // SAFETY: just created on this device, owned by nothing else.
-            let pool = unsafe { Owned::new(host.device, pool, destroy_query_pool) };
-            let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
-            Some(Timestamps { pool, period_ns: f64::from(limits.timestamp_period), mask })
-        } else {
-            None
-        };
-        Ok(Picker {
-            slots,
-            staging,
-            targets,
-            rect,
-            timestamps,
-            kit,
-            detail_status,
-            culling: config.culling,
-            plan: Plan::default(),
-            next_frame: 0,
-            device_lost: false,
-            validated_shared: None,
-            viewport_limits: ViewportLimits::of(&limits, &support),
-            cell,
-            max_queries,
-            max_radius: config.max_radius,
-            select_through: host.features.contains(PickFeatures::SELECT_THROUGH),
-            frame_plans: FramePlans::default(),
-            checked: vec![],
-            point_texels: vec![],
-            point_pixels: Default::default(),
-            entry_map: vec![],
-            read_buffer: vec![],
-        })
-    }
-
     /// Whether detail picking runs, and if not, why.
     pub fn detail_status(&self) -> &DetailStatus {
         &self.detail_status
@@ -305,7 +150,7 @@ impl Picker {
         self.slots.len()
     }
 
-    /// Whether runs of draws are recorded as indirect draws (see [`PickerConfig::batch_rows`]).
+    /// Whether runs of draws are recorded as indirect draws (see [`PickerConfig::batch_rows`](crate::PickerConfig::batch_rows)).
     pub fn batching_active(&self) -> bool {
         self.slots.iter().all(|s| s.batch.is_some())
     }
@@ -490,7 +335,7 @@ impl Picker {
         self.kit.pipelines.hook_compilations() + rect
     }
 
-    /// Pipelines built and kept (at most [`PickerConfig::max_pipelines`] per pass flavour,
+    /// Pipelines built and kept (at most [`PickerConfig::max_pipelines`](crate::PickerConfig::max_pipelines) per pass flavour,
     /// beyond which the least recently used one no running frame needs is destroyed).
     pub fn pipeline_count(&self) -> usize {
         let rect = self.rect.as_ref().map_or(0, |r| r.visible.len() + r.all.as_ref().map_or(0, |a| a.len()));
