@@ -14,6 +14,7 @@ mod nearest_first;
 mod occlusion;
 mod prefetch;
 mod ray;
+mod shared_list;
 mod sphere;
 mod sure_hit;
 
@@ -27,14 +28,12 @@ use affine_box::AffineBox;
 use bvh::{BoxBvh, BvhScratch, NearestFirstQueue};
 pub(crate) use chunks::run_of;
 use chunks::{chunkable, Chunks, Cut};
-use depth_keys::{DepthSummary, PixelDepth};
 use foldhash::HashMap;
 use glam::{Mat4, UVec2};
-use nearest_first::OccludingWalk;
 use occlusion::Occlusion;
 use ray::stretch_bound;
 pub(crate) use ray::PixelRay;
-use sphere::{spheres_of, within_sphere, BoundingSphere};
+use shared_list::DrawCache;
 use std::sync::{Arc, Weak};
 
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
@@ -78,46 +77,11 @@ struct CachedBvh {
     last_used: u64,
 }
 
-/// A hierarchy over the world bounds of a shared draw list, valid while that list lives.
-struct DrawCache {
-    draws: Weak<[PickDraw]>,
-    bvh: Option<BoxBvh>,
-    /// Draws that cannot be bounded (no bounds, or instanced without CPU transforms), sorted.
-    unbounded: Vec<u32>,
-    /// Draws with `pickable == false`, sorted.
-    unpickable: Vec<u32>,
-    /// Per draw: the world sphere around its vertices, where one bounds it.
-    spheres: Vec<Option<BoundingSphere>>,
-    /// Per node and child slot of `bvh`: how the draws below test depth, and their boxes.
-    summaries: Vec<[DepthSummary; 4]>,
-    /// Whether any draw could prove a sure hit: without one, a nearest-first walk only costs.
-    has_occluders: bool,
-    /// The farthest any draw's lines or points reach beyond their vertices, in pixels.
-    reach_px: f32,
-}
-
 /// A point query's pixel, for occlusion: planned nearest first when the list is shared.
 #[derive(Clone, Copy)]
 pub(crate) struct PointTarget<'a> {
     pub camera: &'a CameraSnapshot,
     pub pixel: UVec2,
-}
-
-/// A bounded draw's world box (around all its instances when instanced with CPU transforms;
-/// within its sphere, if it has one) and the exact box to test: its local box under its model
-/// matrix when it is not instanced.
-fn draw_bounds(draw: &PickDraw, index: u32, sphere: Option<&BoundingSphere>) -> Option<(Aabb, AffineBox)> {
-    if !is_affine(&draw.model) || draw.instance_transforms.as_ref().is_some_and(|t| !t.iter().all(is_affine)) {
-        return None;
-    }
-    let local = match (draw.culling_bounds(), draw.instances, draw.instance_transforms.as_ref()) {
-        (Some(b), None, _) => b,
-        (Some(b), Some(inst), Some(t)) => t.iter().take(inst.count as usize).map(|m| b.transformed(m)).reduce(|a, c| a.union(&c))?,
-        _ => return None,
-    };
-    let world = Some(local.transformed(&draw.model)).filter(Aabb::is_cullable)?;
-    let exact = draw.instances.is_none().then(|| AffineBox::new(&local, &draw.model, index)).flatten();
-    Some((within_sphere(world, sphere), exact.or_else(|| AffineBox::axis_aligned(&world, index))?))
 }
 
 /// What to record this frame: the admitted draws and, for instanced ones, which instances.
@@ -205,91 +169,6 @@ impl Plan {
         Ok(())
     }
 
-    /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
-    /// once per list, finds the draws the ray can meet in O(log n + hits). With `point`, the
-    /// hierarchy is walked nearest first and what lies surely behind a hit is never reached
-    /// (see [`nearest_first`]); `occlude` then finishes the job.
-    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>, point: Option<PointTarget<'_>>) {
-        let Some(ray) = ray else {
-            // Shared lists are validated once, by the owner.
-            let _ = self.build(request, draws, None, None);
-            return;
-        };
-        let fresh = self.draw_cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
-        if !fresh {
-            self.draw_cache = Some(Self::index_draws(draws));
-        }
-        let given = ray;
-        let widened = ray.widened(self.draw_cache.as_ref().map_or(0.0, |c| c.reach_px));
-        let ray = &widened;
-        self.begin();
-        self.candidates.clear();
-        let occluders = self.draw_cache.as_ref().is_some_and(|c| c.has_occluders);
-        let depth = point.filter(|_| occluders).and_then(|p| Some((p, PixelDepth::for_convention(p.camera, p.pixel)?)));
-        let mut skipped = false;
-        if let Some(cache) = &self.draw_cache {
-            match (&cache.bvh, &depth) {
-                (Some(bvh), Some((target, depth))) => {
-                    let mut walk = OccludingWalk {
-                        draws,
-                        request,
-                        summaries: &cache.summaries,
-                        spheres: &cache.spheres,
-                        depth,
-                        camera: target.camera,
-                        ray,
-                        occlusion: &mut self.occlusion,
-                        chunks: &mut self.chunks,
-                        frame: self.frame,
-                        found: &mut self.candidates,
-                        bound: None,
-                        tries: 0,
-                        tightening_tries: 0,
-                        skipped: false,
-                    };
-                    bvh.query_nearest_first(&ray.slab(), ray.world_padding(), &mut self.walk_queue, &mut walk);
-                    (self.walk_bound, skipped) = (Some(walk.bound), walk.skipped);
-                }
-                (Some(bvh), None) => {
-                    bvh.query(&ray.slab(), ray.world_padding(), &mut self.bvh_scratch, &mut self.candidates);
-                    let (slab, margin) = (ray.slab(), ray.margin());
-                    self.candidates.retain(|&i| cache.spheres.get(i as usize).copied().flatten().is_none_or(|s| s.meets(&slab, margin)));
-                }
-                (None, _) => {}
-            }
-            self.candidates.extend_from_slice(&cache.unbounded);
-        }
-        // Draw order decides depth ties: keep the host's order.
-        self.candidates.sort_unstable();
-        for &index in &self.candidates {
-            prefetch::prefetch(draws.get(index as usize));
-        }
-        let candidates = std::mem::take(&mut self.candidates);
-        let cache = self.draw_cache.take();
-        for &index in &candidates {
-            let Some(draw) = draws.get(index as usize) else { continue };
-            // A non-instanced draw the hierarchy returned already passed its exact box test;
-            // instanced ones and unbounded ones still go through the per-draw culling.
-            let unbounded = cache.as_ref().is_none_or(|c| c.unbounded.binary_search(&index).is_ok());
-            let tested = !unbounded && draw.instances.is_none();
-            self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
-        }
-        // Unpickable draws count as skipped whether or not the hierarchy left them out, as
-        // they do in `build`.
-        let unpickable_left_out = cache.as_ref().map_or(0, |c| c.unpickable.iter().filter(|i| candidates.binary_search(i).is_err()).count());
-        self.draw_cache = cache;
-        self.stats.draws_skipped += unpickable_left_out as u32;
-        self.stats.draws_culled += (draws.len() - candidates.len() - unpickable_left_out) as u32;
-        self.candidates = candidates;
-        // Skipping was sound only if every drawn draw tests depth the convention's way.
-        if let Some((_, depth)) = depth.filter(|_| skipped) {
-            if !self.entries.iter().all(|e| draws.get(e.draw as usize).is_some_and(|d| depth.tests_like(d))) {
-                return self.build_shared(request, draws, Some(given), None);
-            }
-        }
-        self.end();
-    }
-
     /// For a point query (one pixel, culled with its ray): drops the planned draws that a
     /// sure hit of another proves cannot win the pixel (see [`occlusion`]).
     pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
@@ -326,26 +205,6 @@ impl Plan {
         });
         self.stats.draws_culled += culled;
         self.stats.triangles_culled += triangles_culled;
-    }
-
-    /// World boxes of every boundable draw, once per shared list.
-    fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
-        let mut items = Vec::with_capacity(draws.len());
-        let mut unbounded = vec![];
-        let spheres = spheres_of(draws);
-        for (i, draw) in draws.iter().enumerate() {
-            match draw_bounds(draw, i as u32, spheres[i].as_ref()) {
-                Some(item) => items.push(item),
-                None => unbounded.push(i as u32),
-            }
-        }
-        let unpickable = (0..draws.len() as u32).filter(|&i| !draws[i as usize].pickable).collect();
-        let bvh = BoxBvh::new(items);
-        let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), |d| DepthSummary::of(d, spheres[i as usize].as_ref()));
-        let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
-        let has_occluders = draws.iter().any(occlusion::may_occlude);
-        let reach_px = draws.iter().map(reach_px).fold(0.0, f32::max);
-        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders, reach_px }
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
