@@ -54,7 +54,7 @@ pub enum Property {
 }
 
 /// How a sampler interpolates between keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Interpolation {
     Step,
     Linear,

@@ -87,6 +87,9 @@ pub struct Scene {
     pub mesh_shift: Vec<DVec3>,
     pub skins: Vec<Skin>,
     pub animations: Vec<Animation>,
+    /// Per mesh, per primitive: what bounds its deformed vertices (for the meshes a skin or
+    /// morph targets deform), measured at load so that every pose is checked cheaply.
+    pub deformed_reach: Vec<Vec<crate::gltf_load::reach::PrimitiveReach>>,
     /// The first camera's node (index into `nodes`), posed with the rest.
     pub camera_node: Option<usize>,
     pub billboards: Vec<SceneBillboard>,

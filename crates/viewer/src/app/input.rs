@@ -61,16 +61,16 @@ pub(super) struct Playback {
     /// The longest animation's length; playback loops over it.
     pub duration: f32,
     last: Option<std::time::Instant>,
-    /// The time of the pose shown (`None`: the file's rest pose), and the last time whose pose
-    /// was refused (reported once).
+    /// The time of the pose shown (`None`: the file's rest pose), and whether the last pose
+    /// tried was refused (reported once, until one is shown again).
     shown: Option<f32>,
-    refused: Option<f32>,
+    refused: bool,
 }
 
 impl Playback {
     /// Playing from 0, or paused at `start`.
     pub fn new(duration: f32, start: Option<f32>) -> Self {
-        Playback { playing: start.is_none(), time: start.unwrap_or(0.0), duration, last: None, shown: None, refused: None }
+        Playback { playing: start.is_none(), time: start.unwrap_or(0.0), duration, last: None, shown: None, refused: false }
     }
 
     /// Poses `scene` at this frame's time. A pose the loader would refuse (one that carries a
@@ -80,13 +80,15 @@ impl Playback {
         let time = self.advance(now);
         crate::animation::pose(scene, Some(time));
         match crate::gltf_load::check_pose(scene) {
-            Ok(()) => self.shown = Some(time),
+            Ok(()) => (self.shown, self.refused) = (Some(time), false),
             Err(e) => {
-                if self.refused != Some(time) {
+                if !self.refused {
                     log::warn!("the animations at {time} s: {e}; playback paused");
-                    self.refused = Some(time);
+                    self.refused = true;
                 }
                 self.playing = false;
+                // The slider shows the pose the picture shows.
+                self.time = self.shown.unwrap_or(self.time);
                 crate::animation::pose(scene, self.shown);
             }
         }
@@ -485,7 +487,8 @@ mod tests {
         use crate::animation::{Animation, Channel, Interpolation, Property};
         use crate::scene::{MeshAsset, Node, Scene};
         // A triangle whose one morph target moves a vertex by 3e38, its weight animated from
-        // 0 (at 0 s) to 1 (at 1 s): past 0.5 s the vertex passes f32's range.
+        // 0 (at 0 s) to 1 (at 1 s): from about 0.28 s on, the GPU's products could pass f32's
+        // range.
         let positions = vec![glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Y];
         let target = vec![glam::Vec3::ZERO, glam::Vec3::ZERO, glam::Vec3::new(0.0, 3e38, 0.0)];
         let prim = picking_vk_host::Primitive { positions, morph_targets: vec![target], ..Default::default() };
@@ -513,5 +516,6 @@ mod tests {
         playback.pose(&mut scene, now);
         assert_eq!(scene.nodes[0].weights, vec![0.1], "the pose at 0.9 s is refused; the last one stays");
         assert!(!playback.playing, "playback paused");
+        assert_eq!(playback.time, 0.1, "the slider shows the pose shown");
     }
 }

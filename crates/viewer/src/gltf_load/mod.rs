@@ -10,6 +10,7 @@ mod buffers;
 mod materials;
 mod precise;
 mod primitives;
+pub mod reach;
 mod rebase;
 pub mod refine;
 mod skins;
@@ -92,7 +93,7 @@ pub fn kept_name(name: Option<&str>) -> Option<String> {
 /// morph weight can carry a deformed mesh past f32's range (a key of 3e38 is finite), where
 /// the GPU would drop its triangles from the picture and the picks without an error.
 pub fn check_pose(scene: &Scene) -> Result<(), SceneError> {
-    skins::check_deformed_reach(scene)
+    reach::check(scene)
 }
 
 /// Loads a .gltf or .glb file from disk (a regular file within the size budget).
@@ -198,7 +199,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
-    skins::check_deformed_reach(&scene)?;
+    scene.deformed_reach = reach::measure(&scene);
+    reach::check(&scene)?;
     // A file without meshes is refused; a default scene that draws none of them is shown
     // (empty), as glTF allows.
     if scene.meshes.iter().all(|m| m.primitives.is_empty()) {

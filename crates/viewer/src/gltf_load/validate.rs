@@ -23,7 +23,7 @@ fn without_nodeless_channels(json: &[u8]) -> Option<Vec<u8>> {
     if dropped == 0 {
         return None;
     }
-    log::warn!("{dropped} animation channels name no node (an extension's targets): they are not read");
+    log::warn!("animation channels naming no node (an extension's targets) are not read: {dropped}");
     serde_json::to_vec(&root).ok()
 }
 
