@@ -237,7 +237,13 @@ fn rectangles_with_hooks_count_what_the_hooked_id_image_shows() {
     let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
     let program = alpha_program(sets.layout);
     let scene = quad_scene(9);
-    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    let mut hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    // Hooked and plain draws alternate: the rectangle pass binds its table set with one layout,
+    // then the other, and the hook set after it must be bound again each time (it once stayed
+    // stale, and validation caught the draw).
+    for i in (1..hooked.draws.len()).step_by(2) {
+        hooked.draws[i] = hooked._gs.draws[i].clone();
+    }
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
     // SAFETY: the context's handles outlive the image.

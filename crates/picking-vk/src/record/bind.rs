@@ -34,12 +34,12 @@ pub(crate) struct BoundState {
     pub(super) indices: Option<(vk::Buffer, u64, vk::IndexType)>,
     /// Binding 2: a hook's attribute stream.
     pub(super) attribute: Option<(vk::Buffer, u64)>,
-    /// The host's hook set, and the layout it was bound with.
-    pub(super) hook_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
     /// The layout the pass's own set 0 (the rectangle table) was last bound with.
     pub(super) set0_layout: Option<vk::PipelineLayout>,
-    /// The instance storage set, and the layout it was bound with.
-    pub(super) instance_set: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
+    /// Set 1, and the layout it was bound with: the host's hook set or the instance storage
+    /// set, whichever the last draw that used it needed (one slot: binding either replaces
+    /// the other). Binding set 0 with another layout disturbs it: the rectangle pass forgets it then.
+    pub(super) set1: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
     /// Bindings 3..: a deformed draw's skin streams (read as vertex attributes).
     pub(super) skin_streams: Vec<(vk::Buffer, u64)>,
 }
@@ -101,10 +101,10 @@ impl PassRecording<'_> {
             log::error!("picking-vk: no set for a draw's storage buffers; was prepare() skipped?");
             return;
         };
-        if bound.instance_set != Some((layout, set)) {
+        if bound.set1 != Some((layout, set)) {
             // SAFETY: the caller's contract.
             unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 1, &[set], &[]) };
-            bound.instance_set = Some((layout, set));
+            bound.set1 = Some((layout, set));
         }
     }
 }

@@ -52,9 +52,9 @@ impl PassRecording<'_> {
                 d.cmd_bind_vertex_buffers(cmd, 2, &[a.0], &[a.1]);
                 bound.attribute = Some(a);
             }
-            if set != vk::DescriptorSet::null() && bound.hook_set != Some((layout, set)) {
+            if set != vk::DescriptorSet::null() && bound.set1 != Some((layout, set)) {
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOK_SET, &[set], &[]);
-                bound.hook_set = Some((layout, set));
+                bound.set1 = Some((layout, set));
             }
         }
     }

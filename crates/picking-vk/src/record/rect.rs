@@ -112,10 +112,11 @@ impl PassRecording<'_> {
                 recorded += 1;
                 self.bind(&Bindings::of(draw, pipeline), instance_attributes(draw), &mut bound);
                 // The table set, again whenever the layout changes (hooked layouts differ in
-                // their push constants, which disturbs set 0).
+                // their push constants, which disturbs set 0); binding it with another layout
+                // disturbs set 1 in turn, which is then bound again.
                 if bound.set0_layout != Some(layout) {
                     d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
-                    bound.set0_layout = Some(layout);
+                    (bound.set0_layout, bound.set1) = (Some(layout), None);
                 }
                 if let Some(hooks) = &draw.hooks {
                     self.bind_hooks(hooks, layout, &mut bound);
