@@ -594,6 +594,10 @@ fn valid_files_that_were_refused_load() {
     assert!(scene.meshes[0].primitives[0].skin[0].joints.iter().flatten().all(|&j| j == 0), "padding reads joint 0");
     let err = load_path(&write_case("weighted-joint-past-the-skin", &weighted(0.5))).unwrap_err().to_string();
     assert!(err.contains("names joint 200, but skin 0 has 1 joints"), "{err}");
+    // A scene without a node list is an empty scene (glTF leaves the list optional).
+    let doc = mutated(|d| d["scenes"] = json!([{"name": "empty"}]));
+    let scene = load_path(&write_case("scene-without-nodes", &doc)).unwrap();
+    assert!(scene.nodes.is_empty(), "nothing is drawn");
     // A channel whose target names no node (an extension would say what it animates) is
     // dropped; the others still play.
     let doc = mutated(|d| {
