@@ -2,7 +2,8 @@
 //! host's texture through its descriptor set, with a UV attribute stream) against ray, UV,
 //! texel, discard and on to the next hit; a displaced grid (a world-adjust hook) against the
 //! CPU-displaced mesh; rectangles with hooks against the hooked full-size ID image; compile
-//! errors with the hook's own line numbers; and draws without hooks never compiling.
+//! errors with the hook's own line numbers; draws without hooks never compiling; and hook
+//! sets bound again after another set 1 (instance storage) or a rectangle table rebind.
 
 use ash::vk;
 use glam::{DVec3, Mat4, Quat, UVec2, Vec2, Vec3};
@@ -475,4 +476,53 @@ fn discard_hooks_see_the_host_pixel_id_and_instance_in_every_pass() {
     }
     drop((picker, gs));
     gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn hooked_draws_around_an_instance_storage_draw_bind_their_set_again() {
+    // The hook set and the instance storage set are both set 1: a hooked draw after the
+    // storage draw must bind its set again, though the one before bound the same set.
+    let gpu = Gpu::new();
+    let nearest = vk::SamplerCreateInfo::default().mag_filter(vk::Filter::NEAREST).min_filter(vk::Filter::NEAREST);
+    let texture = gpu.ctx.upload_texture(&alpha_texels(3), TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let program = alpha_program(sets.layout);
+    let mut scene = quad_scene(3);
+    scene.meshes.push(Mesh::sphere(4, 6));
+    let mut spheres = Object::new(50, 1, Mat4::IDENTITY);
+    spheres.instances =
+        Some((0..4).map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.2), Quat::IDENTITY, Vec3::new(i as f32 * 0.5 - 0.75, 0.0, -8.0))).collect());
+    scene.objects.push(spheres);
+    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    let plain_instanced = hooked._gs.draws.last().unwrap().clone();
+    let inst = plain_instanced.instances.expect("instanced");
+    let storage = gpu.ctx.upload(&inst_matrices(&scene), vk::BufferUsageFlags::STORAGE_BUFFER).unwrap();
+    let stored = plain_instanced
+        .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
+        .with_instance_format(picking_vk::InstanceFormat::Mat4)
+        .with_instances(picking_vk::Instances { range: BufferRange { buffer: storage.buffer, offset: 0, size: storage.size }, stride: 64, ..inst });
+    // Hooked quads, the storage draw, then the other hooked quads, every one drawn at every pixel.
+    let quads = &hooked.draws[..hooked.draws.len() - 1];
+    let mut draws: Vec<PickDraw> = quads[..2].to_vec();
+    draws.push(stored);
+    draws.extend_from_slice(&quads[2..]);
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let pixels = random_pixels(11, 16, W, H);
+    let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+    // Drawn one by one, and batched into indirect draws.
+    let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
+    let mut answers = vec![];
+    for rows in [0, 256] {
+        let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(16).with_culling(false).with_batch_rows(rows));
+        answers.push(gpu.pick_batch(&mut picker, &requests, &draws).iter().map(key).collect::<Vec<_>>());
+    }
+    assert!(answers[0].iter().filter(|a| a.is_some()).count() >= 4, "{:?}", answers[0]);
+    assert_eq!(answers[0], answers[1]);
+    drop((storage, hooked, sets, texture));
+    gpu.assert_no_validation_messages();
+}
+
+/// The instance matrices of the scene's instanced object, as the storage buffer holds them.
+fn inst_matrices(scene: &Scene) -> Vec<f32> {
+    scene.objects.iter().filter_map(|o| o.instances.as_ref()).flatten().flat_map(|m| m.to_cols_array()).collect()
 }
