@@ -1289,3 +1289,31 @@ fn built_in_signposts_are_billboards_picked_through_the_contributor() {
         assert_eq!(r["id"].as_u64(), Some(viewer::objects::BILLBOARD_ID_BASE + k as u64));
     }
 }
+
+#[test]
+fn a_masked_texture_on_a_morphed_mesh_is_picked_as_opaque_and_the_rest_still_picks() {
+    // picking-vk does not combine deformation with discard hooks: a deformed draw with one
+    // made every pick of the frame an error. The board is now picked as opaque, and the
+    // backdrop beside it as ever.
+    let mut b = GltfBuilder::new();
+    let clear = picking_vk_host::TextureData { rgba: [255u8, 255, 255, 0].repeat(4).into(), width: 2, height: 2, sampler: Default::default() };
+    let texture = b.add_texture(&clear);
+    let mut board = picking_vk_host::Primitive { texture: Some(texture), alpha_cutoff: Some(0.5), ..shapes::plane(1.0, [1.0; 4]) };
+    board.morph_targets = vec![vec![Vec3::new(0.0, 0.1, 0.0); board.positions.len()]];
+    let mesh = b.add_mesh("Board", &[(&board, IndexStorage::U16)]);
+    let node = b.add_node("Board", Some(mesh), Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2), &[]);
+    b.set_weights(node, &[1.0]);
+    b.add_root(node);
+    let backdrop = b.add_mesh("Backdrop", &[(&shapes::plane(8.0, [0.5, 0.5, 0.5, 1.0]), IndexStorage::U16)]);
+    let behind =
+        b.add_node("Backdrop", Some(backdrop), Mat4::from_translation(Vec3::new(0.0, 0.0, -2.0)) * Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2), &[]);
+    b.add_root(behind);
+    let cam = b.add_camera_node("Cam", 0.9, 0.1, Some(40.0), Mat4::from_translation(Vec3::new(0.0, 0.0, 3.0)));
+    b.add_root(cam);
+    let glb = tmp("masked-morph.glb");
+    std::fs::write(&glb, b.to_glb()).unwrap();
+    let records = headless_picks(Some(&glb), &[UVec2::new(32, 24), UVec2::new(2, 2)], 64, 48, &[]);
+    assert!(records.iter().all(|r| r.get("error").is_none()), "{records:?}");
+    assert_eq!(records[0]["node_name"], "Board", "picked as opaque: {records:?}");
+    assert_eq!(records[1]["node_name"], "Backdrop", "{records:?}");
+}
