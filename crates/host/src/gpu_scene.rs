@@ -158,7 +158,7 @@ impl GpuPrimitive {
 
     /// For a masked primitive whose alpha varies over it (a texture, vertex colours): the
     /// cutoff, and whether its vertex colours take part.
-    pub fn masked_by_hook(&self) -> Option<(f32, bool)> {
+    fn masked_by_hook(&self) -> Option<(f32, bool)> {
         let cutoff = self.alpha_cutoff?;
         (self.texture.is_some() || self.mask_attribute.is_some()).then_some((cutoff, self.mask_attribute.is_some()))
     }

@@ -1,7 +1,9 @@
 // Pick vertex shader of hooked draws: the world position is computed, handed to the
 // world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4,
 // PICK_INSTANCED_ROWS or PICK_BATCHED (the draw's model, ID and snapshot index from a batch row,
-// as shaders/pick_batched.vert reads them), PICK_ATTRIBUTE with PICK_ATTRIBUTE_FLAT.
+// as shaders/pick_batched.vert reads them), or PICK_DEFORM (the vertex morphed and skinned
+// first, by deform.glsl, inserted before with its defines), PICK_ATTRIBUTE with
+// PICK_ATTRIBUTE_FLAT.
 
 // The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
 layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
@@ -57,14 +59,18 @@ void main() {
     // mat4() takes columns: built from the rows it is the transpose of the instance matrix.
     object = object * transpose(mat4(in_instance_0, in_instance_1, in_instance_2, vec4(0.0, 0.0, 0.0, 1.0)));
 #endif
-    vec4 w = object * vec4(in_position, 1.0);
+    vec3 local = in_position;
+#ifdef PICK_DEFORM
+    local = pick_deformed(local, uint(gl_VertexIndex));
+#endif
+    vec4 w = object * vec4(local, 1.0);
     vec4 attrib = vec4(0.0, 0.0, 0.0, 1.0);
 #ifdef PICK_ATTRIBUTE
     attrib = in_attribute;
 #endif
     vec3 world = w.xyz / w.w;
 #ifdef PICK_WORLD_HOOK
-    world = pick_world(PickVertex(in_position, world, mat3(object), instance, attrib));
+    world = pick_world(PickVertex(local, world, mat3(object), instance, attrib));
 #endif
     gl_Position = pc.view_projection * vec4(world, 1.0);
     gl_PointSize = PICK_POINT_SIZE;

@@ -78,13 +78,6 @@ impl UploadedScene {
                 gpu.render_draws.push(RenderDraw { primitive: prim, first_slot, slot_count: count, mirrored, skin, weights });
             }
         }
-        let unhooked =
-            gpu.render_draws.iter().filter(|d| (d.skin.is_some() || d.weights.is_some()) && gpu.primitives[d.primitive].masked_by_hook().is_some()).count();
-        if unhooked > 0 {
-            log::warn!(
-                "{unhooked} masked primitives of skinned or morphed meshes are picked as opaque: picking-vk does not combine deformation with discard hooks yet (the picture still shows their holes)"
-            );
-        }
         if !scene.billboards.is_empty() {
             let boards: Vec<Billboard> =
                 scene.billboards.iter().map(|b| Billboard { centre: scene.nodes[b.node].world.w_axis.truncate(), size: b.size, color: b.color }).collect();
@@ -157,9 +150,7 @@ impl UploadedScene {
         match self.gpu.deformation(prim, region, skin, weights, pose) {
             Some(d) => {
                 let model = if d.skin.is_some() { Mat4::IDENTITY } else { node.world };
-                // picking-vk refuses a deformed draw with hooks, and with it every pick of the
-                // frame: a masked primitive here is picked as opaque instead (warned at upload).
-                PickDraw { hooks: None, ..draw }.with_model(model).with_deformation(d)
+                draw.with_model(model).with_deformation(d)
             }
             None => draw.with_model(node.world),
         }

@@ -1291,15 +1291,16 @@ fn built_in_signposts_are_billboards_picked_through_the_contributor() {
 }
 
 #[test]
-fn a_masked_texture_on_a_morphed_mesh_is_picked_as_opaque_and_the_rest_still_picks() {
-    // picking-vk does not combine deformation with discard hooks: a deformed draw with one
-    // made every pick of the frame an error. The board is now picked as opaque, and the
-    // backdrop beside it as ever.
+fn a_masked_texture_on_a_morphed_mesh_is_picked_through_its_holes() {
+    // A board morphed up, masked by a texture clear on its left half (u < 0.5), before a
+    // backdrop: the left half is picked through onto the backdrop, the right half hits the
+    // board. (picking-vk once refused deformation with hooks, and the board was picked as
+    // opaque; before that every pick of the frame was an error.)
     let mut b = GltfBuilder::new();
-    let clear = picking_vk_host::TextureData { rgba: [255u8, 255, 255, 0].repeat(4).into(), width: 2, height: 2, sampler: Default::default() };
-    let texture = b.add_texture(&clear);
+    let half = [[255u8, 255, 255, 0], [255, 255, 255, 255]].concat().repeat(2);
+    let texture = b.add_texture(&picking_vk_host::TextureData { rgba: half.into(), width: 2, height: 2, sampler: Default::default() });
     let mut board = picking_vk_host::Primitive { texture: Some(texture), alpha_cutoff: Some(0.5), ..shapes::plane(1.0, [1.0; 4]) };
-    board.morph_targets = vec![vec![Vec3::new(0.0, 0.1, 0.0); board.positions.len()]];
+    board.morph_targets = vec![vec![Vec3::new(0.0, 0.0, -0.4); board.positions.len()]];
     let mesh = b.add_mesh("Board", &[(&board, IndexStorage::U16)]);
     let node = b.add_node("Board", Some(mesh), Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2), &[]);
     b.set_weights(node, &[1.0]);
@@ -1312,8 +1313,12 @@ fn a_masked_texture_on_a_morphed_mesh_is_picked_as_opaque_and_the_rest_still_pic
     b.add_root(cam);
     let glb = tmp("masked-morph.glb");
     std::fs::write(&glb, b.to_glb()).unwrap();
-    let records = headless_picks(Some(&glb), &[UVec2::new(32, 24), UVec2::new(2, 2)], 64, 48, &[]);
+    // The morph lifts the board 0.4 (local -z, world +y): pixel row 4 is on it only morphed.
+    let pixels = [UVec2::new(22, 24), UVec2::new(42, 24), UVec2::new(42, 4), UVec2::new(2, 2)];
+    let records = headless_picks(Some(&glb), &pixels, 64, 48, &[]);
     assert!(records.iter().all(|r| r.get("error").is_none()), "{records:?}");
-    assert_eq!(records[0]["node_name"], "Board", "picked as opaque: {records:?}");
-    assert_eq!(records[1]["node_name"], "Backdrop", "{records:?}");
+    let names: Vec<&str> = records.iter().map(|r| r["node_name"].as_str().unwrap_or("-")).collect();
+    assert_eq!(names, ["Backdrop", "Board", "Board", "Backdrop"], "{records:?}");
+    // The hole's pick lies on the backdrop, 2 units behind the board.
+    assert!((records[0]["world"][2].as_f64().unwrap() + 2.0).abs() < 1e-3, "{records:?}");
 }

@@ -13,7 +13,8 @@
 //!
 //! ```glsl
 //! struct PickVertex {     // vertex stage: vec3 pick_world(PickVertex v)
-//!     vec3 local;         // the position as stored (dequantized by the model matrix)
+//!     vec3 local;         // the position as stored (dequantized by the model matrix),
+//!                         // morphed and skinned first for a deformed draw
 //!     vec3 world;         // model (x instance) times local
 //!     mat3 basis;         // the linear part of model (x instance)
 //!     uint instance;      // instance index within the draw, from 0
@@ -28,7 +29,9 @@
 //! };
 //! ```
 //!
-//! The host's descriptor set is bound at `set = 1` ([`HOOK_SET`]); `set = 0` is the picker's.
+//! The host's descriptor set is bound at `set = 1` ([`HOOK_SET`]); `set = 0` is the picker's,
+//! and so is `set = 2` for a deformed draw (its buffers). Hooks on a deformed draw need
+//! `maxPushConstantsSize` >= 256 (the deformation's words follow the hooked push block).
 
 use super::BufferRange;
 use ash::vk;

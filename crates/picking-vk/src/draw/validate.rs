@@ -137,8 +137,8 @@ impl PickDraw {
             if !limits.deformation {
                 return Err(bad(format!("deformed draws need {} bytes of push constants (maxPushConstantsSize)", crate::draw::deform::DEFORM_PUSH_BYTES)));
             }
-            if self.instances.is_some() || self.hooks.is_some() {
-                return Err(bad("deformed draws do not combine with instances or hooks yet".into()));
+            if self.instances.is_some() {
+                return Err(bad("deformed draws do not combine with instances yet".into()));
             }
             deformation.validate(self.positions.vertex_count, max_stride, limits.max_storage_range).map_err(bad)?;
         }

@@ -8,6 +8,9 @@ const COMMON: &str = include_str!("../../glsl/hook_common.glsl");
 const VERTEX: &str = include_str!("../../glsl/hook_pick.vert");
 const FRAGMENT: &str = include_str!("../../glsl/hook_pick.frag");
 const RECT_TABLE: &str = include_str!("../../glsl/rect_table.glsl");
+const DEFORM: &str = include_str!("../../glsl/deform.glsl");
+/// The set a deformed hooked draw's buffers are bound at: after the host's hook set.
+pub(crate) const HOOKED_DEFORM_SET: u32 = crate::draw::hooks::HOOK_SET + 1;
 const MARKER: &str = "// @HOOKS@";
 
 /// The names `#line` gives the host's parts; `hook_compile` maps them back.
@@ -23,6 +26,12 @@ pub(crate) enum VertexVariant {
     InstancedRows,
     /// Batch rows carry each draw's model, ID and snapshot index.
     Batched,
+    /// A deformed draw: morph targets and `skin_sets` influence sets (0 to 2), read as vertex
+    /// attributes or as storage words.
+    Deformed {
+        skin_sets: u8,
+        from_storage: bool,
+    },
 }
 
 /// What a hooked fragment stage writes.
@@ -41,36 +50,45 @@ pub(crate) enum Stage {
 
 /// The complete source of one stage of `source`'s pipelines.
 pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
-    let mut defines = vec![];
+    let mut defines: Vec<String> = vec![];
     if source.discard.is_some() {
-        defines.push("PICK_DISCARD_HOOK");
+        defines.push("PICK_DISCARD_HOOK".into());
     }
     if source.world.is_some() {
-        defines.push("PICK_WORLD_HOOK");
+        defines.push("PICK_WORLD_HOOK".into());
     }
     if let Some(a) = source.attribute {
-        defines.push("PICK_ATTRIBUTE");
+        defines.push("PICK_ATTRIBUTE".into());
         if a.interpolation == Interpolation::Flat {
-            defines.push("PICK_ATTRIBUTE_FLAT");
+            defines.push("PICK_ATTRIBUTE_FLAT".into());
         }
     }
     let (template, template_name, hook) = match stage {
         Stage::Vertex(v) => {
-            defines.extend(match v {
-                VertexVariant::Plain => None,
-                VertexVariant::InstancedMat4 => Some("PICK_INSTANCED_MAT4"),
-                VertexVariant::InstancedRows => Some("PICK_INSTANCED_ROWS"),
-                VertexVariant::Batched => Some("PICK_BATCHED"),
-            });
+            match *v {
+                VertexVariant::Plain => {}
+                VertexVariant::InstancedMat4 => defines.push("PICK_INSTANCED_MAT4".into()),
+                VertexVariant::InstancedRows => defines.push("PICK_INSTANCED_ROWS".into()),
+                VertexVariant::Batched => defines.push("PICK_BATCHED".into()),
+                VertexVariant::Deformed { skin_sets, from_storage } => {
+                    defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {skin_sets}"), format!("PICK_DEFORM_SET {HOOKED_DEFORM_SET}")]);
+                    if from_storage {
+                        defines.push("SKIN_FROM_STORAGE".into());
+                    }
+                }
+            }
             (VERTEX, "hook_pick.vert", source.world.as_deref().map(|w| (WORLD_PART, w)))
         }
         Stage::Fragment(f) => {
-            defines.push(match f {
-                FragmentVariant::Hit => "PICK_HIT",
-                FragmentVariant::HitDetail => "PICK_HIT_DETAIL",
-                FragmentVariant::RectVisible => "PICK_RECT_VISIBLE",
-                FragmentVariant::RectAll => "PICK_RECT_ALL",
-            });
+            defines.push(
+                match f {
+                    FragmentVariant::Hit => "PICK_HIT",
+                    FragmentVariant::HitDetail => "PICK_HIT_DETAIL",
+                    FragmentVariant::RectVisible => "PICK_RECT_VISIBLE",
+                    FragmentVariant::RectAll => "PICK_RECT_ALL",
+                }
+                .into(),
+            );
             (FRAGMENT, "hook_pick.frag", source.discard.as_deref().map(|d| (DISCARD_PART, d)))
         }
     };
@@ -82,6 +100,9 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
     out.push_str(&format!("#line 1 \"hook_common.glsl\"\n{COMMON}\n"));
     if matches!(stage, Stage::Fragment(FragmentVariant::RectAll)) {
         out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
+    }
+    if matches!(stage, Stage::Vertex(VertexVariant::Deformed { .. })) {
+        out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n"));
     }
     out.push_str(&format!("#line 1 \"{template_name}\"\n{head}\n"));
     out.push_str(&format!("#line 1 \"{SHARED_PART}\"\n{}\n", source.shared));
@@ -112,5 +133,9 @@ mod tests {
         let vert = assemble(&source, &Stage::Vertex(VertexVariant::InstancedRows));
         assert!(vert.contains("#define PICK_INSTANCED_ROWS\n"));
         assert!(!vert.contains("#line 1 \"discard\""), "the discard hook stays in the fragment stage");
+        assert!(!vert.contains("vec3 pick_deformed("), "the deformation comes with deformed variants only");
+        let deformed = assemble(&source, &Stage::Vertex(VertexVariant::Deformed { skin_sets: 2, from_storage: true }));
+        assert!(deformed.contains("#define SKIN_SETS 2\n") && deformed.contains("#define SKIN_FROM_STORAGE\n"));
+        assert!(deformed.contains("#define PICK_DEFORM_SET 2\n") && deformed.contains("vec3 pick_deformed("));
     }
 }

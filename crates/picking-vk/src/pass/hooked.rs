@@ -1,17 +1,22 @@
 //! What hooked pipelines are built from: per hook program, its shader modules (compiled on the
-//! first pick that needs them, then kept) and its pipeline layout (the pass's set 0, the
-//! host's set at `HOOK_SET`, and the larger push block of `glsl/hook_common.glsl`).
+//! first pick that needs them, then kept) and its pipeline layouts (the pass's set 0, the
+//! host's set at `HOOK_SET`, and the larger push block of `glsl/hook_common.glsl`; for
+//! deformed draws also the deformation's buffers at `HOOKED_DEFORM_SET` and its push words).
 
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
 use crate::error::{PickError, Requirement};
 use crate::gpu::Memory;
 use crate::pass::hook_compile::compile;
-use crate::pass::hook_glsl::{FragmentVariant, Stage, VertexVariant};
+use crate::pass::hook_glsl::{FragmentVariant, Stage, VertexVariant, HOOKED_DEFORM_SET};
 use ash::vk;
 use glam::{Mat4, Vec2};
 
 /// Bytes of [`HookPush`].
 pub(crate) const HOOK_PUSH_SIZE: u32 = 184;
+/// Bytes of a deformed draw's hooked push block: [`HookPush`], then the deformation's sixteen
+/// words from byte 192 (`glsl/hook_common.glsl` with `PICK_DEFORM`).
+pub(crate) const HOOK_DEFORM_PUSH_SIZE: u32 = 256;
+const DEFORM_WORDS_AT: usize = 192;
 
 /// Push constants of hooked pipelines, laid out as `HookPush` in `glsl/hook_common.glsl`.
 pub(crate) struct HookPush {
@@ -42,15 +47,32 @@ impl HookPush {
         }
         out
     }
+
+    /// The push block of a deformed draw: these words, then the deformation's `words`.
+    pub fn to_bytes_deformed(&self, words: [u32; 16]) -> [u8; HOOK_DEFORM_PUSH_SIZE as usize] {
+        let mut out = [0u8; HOOK_DEFORM_PUSH_SIZE as usize];
+        out[..HOOK_PUSH_SIZE as usize].copy_from_slice(&self.to_bytes());
+        for (chunk, word) in out[DEFORM_WORDS_AT..].chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&word.to_ne_bytes());
+        }
+        out
+    }
 }
+
+/// Vertex modules per program: four rigid variants, then five deformed ones.
+const VERTEX_VARIANTS: usize = 9;
 
 /// One program's modules (the fragment stage, and a vertex stage per variant, built as
 /// needed) and its layout.
 struct ProgramShaders {
     program: u64,
     layout: vk::PipelineLayout,
+    /// For deformed draws, made on first need (null until then).
+    deform_layout: vk::PipelineLayout,
+    /// The host's set layout, or an empty one: what set `HOOK_SET` of `deform_layout` holds.
+    hook_set_layout: vk::DescriptorSetLayout,
     frag: vk::ShaderModule,
-    verts: [vk::ShaderModule; 4],
+    verts: [vk::ShaderModule; VERTEX_VARIANTS],
 }
 
 /// The hooked shaders of one pass flavour; freed on drop (after the pipelines built from them).
@@ -58,9 +80,13 @@ pub(crate) struct HookedShaders {
     memory: Memory,
     fragment: FragmentVariant,
     /// Set 0 of every hooked layout: the flavour's own set (the rectangle table), else an
-    /// empty set made on first need (`own_set0`).
+    /// empty set made on first need (`own_empty`).
     set0: vk::DescriptorSetLayout,
-    own_set0: vk::DescriptorSetLayout,
+    /// An empty set layout, made on first need: set 0 where the flavour has none, and the
+    /// hook set of deformed layouts whose program has none.
+    own_empty: vk::DescriptorSetLayout,
+    /// The layout of a deformed draw's buffers (the pass's storage sets).
+    deform_set: vk::DescriptorSetLayout,
     max_push_constants: u32,
     programs: Vec<ProgramShaders>,
     /// Stages compiled so far (tests check that draws without hooks never compile).
@@ -73,25 +99,39 @@ fn vertex_index(v: VertexVariant) -> usize {
         VertexVariant::InstancedMat4 => 1,
         VertexVariant::InstancedRows => 2,
         VertexVariant::Batched => 3,
+        // As the precompiled deformed modules: 0 to 2 sets as attributes, then 1 or 2 from storage.
+        VertexVariant::Deformed { skin_sets, from_storage } => {
+            let sets = usize::from(skin_sets.min(2));
+            4 + if from_storage && sets > 0 { 2 + sets } else { sets }
+        }
     }
 }
 
 impl HookedShaders {
-    pub fn new(memory: &Memory, fragment: FragmentVariant, set0: Option<vk::DescriptorSetLayout>, max_push_constants: u32) -> Self {
+    pub fn new(
+        memory: &Memory,
+        fragment: FragmentVariant,
+        set0: Option<vk::DescriptorSetLayout>,
+        deform_set: vk::DescriptorSetLayout,
+        max_push_constants: u32,
+    ) -> Self {
         HookedShaders {
             memory: memory.clone(),
             fragment,
             set0: set0.unwrap_or_default(),
-            own_set0: vk::DescriptorSetLayout::null(),
+            own_empty: vk::DescriptorSetLayout::null(),
+            deform_set,
             max_push_constants,
             programs: vec![],
             compilations: 0,
         }
     }
 
-    /// The layout of `program`'s pipelines, once prepared.
-    pub fn layout(&self, program: u64) -> Option<vk::PipelineLayout> {
-        self.programs.iter().find(|p| p.program == program).map(|p| p.layout)
+    /// The layout of `program`'s pipelines (of deformed draws' with `deformed`), once prepared.
+    pub fn layout(&self, program: u64, deformed: bool) -> Option<vk::PipelineLayout> {
+        let p = self.programs.iter().find(|p| p.program == program)?;
+        let layout = if deformed { p.deform_layout } else { p.layout };
+        (layout != vk::PipelineLayout::null()).then_some(layout)
     }
 
     /// The vertex and fragment modules and the layout for `hooks` with `vertex`'s instancing,
@@ -106,13 +146,44 @@ impl HookedShaders {
                 self.programs.len() - 1
             }
         };
+        let deformed = matches!(vertex, VertexVariant::Deformed { .. });
+        if deformed && self.programs[index].deform_layout == vk::PipelineLayout::null() {
+            let layout = self.deform_layout(self.programs[index].hook_set_layout)?;
+            self.memory.name(layout, &format!("deformed hook layout {:?}", hooks.program.source().name));
+            self.programs[index].deform_layout = layout;
+        }
         let v = vertex_index(vertex);
         if self.programs[index].verts[v] == vk::ShaderModule::null() {
             let module = self.module(hooks, Stage::Vertex(vertex))?;
             self.programs[index].verts[v] = module;
         }
         let p = &self.programs[index];
-        Ok((p.verts[v], p.frag, p.layout))
+        Ok((p.verts[v], p.frag, if deformed { p.deform_layout } else { p.layout }))
+    }
+
+    /// An empty set layout, made once.
+    fn empty_set(&mut self) -> Result<vk::DescriptorSetLayout, PickError> {
+        if self.own_empty == vk::DescriptorSetLayout::null() {
+            // SAFETY: an empty set layout on a live device; destroyed in `Drop`.
+            self.own_empty = unsafe { self.memory.device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None) }?;
+        }
+        Ok(self.own_empty)
+    }
+
+    /// The layout of a program's deformed draws: set 0, the hook set (`hook_set`), the
+    /// deformation's buffers, and the push block with the deformation's words.
+    fn deform_layout(&mut self, hook_set: vk::DescriptorSetLayout) -> Result<vk::PipelineLayout, PickError> {
+        if self.max_push_constants < HOOK_DEFORM_PUSH_SIZE {
+            let needed = format!("{HOOK_DEFORM_PUSH_SIZE} bytes for hooked deformed draws, the device has {}", self.max_push_constants);
+            return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxPushConstantsSize", needed }] });
+        }
+        let set_layouts = [self.set0, hook_set, self.deform_set];
+        debug_assert_eq!(set_layouts.len() as u32, HOOKED_DEFORM_SET + 1);
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        let ranges = [vk::PushConstantRange::default().stage_flags(stages).size(HOOK_DEFORM_PUSH_SIZE)];
+        let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
+        // SAFETY: the set layouts are live (the host keeps its own alive, per `HookSource`).
+        Ok(unsafe { self.memory.device.create_pipeline_layout(&info, None) }?)
     }
 
     fn new_program(&mut self, hooks: &DrawHooks) -> Result<ProgramShaders, PickError> {
@@ -122,11 +193,13 @@ impl HookedShaders {
         }
         let device = self.memory.device.clone();
         if self.set0 == vk::DescriptorSetLayout::null() {
-            // SAFETY: an empty set layout on a live device; destroyed in `Drop`.
-            self.own_set0 = unsafe { device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None) }?;
-            self.set0 = self.own_set0;
+            self.set0 = self.empty_set()?;
         }
         let source = hooks.program.source();
+        let hook_set_layout = match source.set_layout {
+            l if l == vk::DescriptorSetLayout::null() => self.empty_set()?,
+            l => l,
+        };
         let mut set_layouts = vec![self.set0];
         if source.set_layout != vk::DescriptorSetLayout::null() {
             debug_assert_eq!(set_layouts.len() as u32, HOOK_SET);
@@ -146,7 +219,14 @@ impl HookedShaders {
             }
         };
         self.memory.name(layout, &format!("hook layout {:?}", source.name));
-        Ok(ProgramShaders { program: hooks.program.id(), layout, frag, verts: [vk::ShaderModule::null(); 4] })
+        Ok(ProgramShaders {
+            program: hooks.program.id(),
+            layout,
+            deform_layout: vk::PipelineLayout::null(),
+            hook_set_layout,
+            frag,
+            verts: [vk::ShaderModule::null(); VERTEX_VARIANTS],
+        })
     }
 
     fn module(&mut self, hooks: &DrawHooks, stage: Stage) -> Result<vk::ShaderModule, PickError> {
@@ -170,8 +250,9 @@ impl Drop for HookedShaders {
                     self.memory.device.destroy_shader_module(m, None);
                 }
                 self.memory.device.destroy_pipeline_layout(p.layout, None);
+                self.memory.device.destroy_pipeline_layout(p.deform_layout, None);
             }
-            self.memory.device.destroy_descriptor_set_layout(self.own_set0, None);
+            self.memory.device.destroy_descriptor_set_layout(self.own_empty, None);
         }
     }
 }
@@ -198,5 +279,9 @@ mod tests {
         assert_eq!((word(20), word(27)), (7, 14), "rectangle words at 80");
         assert_eq!(f32::from_bits(word(28)), 100.0, "model at 112");
         assert_eq!((f32::from_bits(word(44)), f32::from_bits(word(45))), (-2.0, 3.5), "pixel shift at 176");
+        let deformed = push.to_bytes_deformed(std::array::from_fn(|i| 200 + i as u32));
+        assert_eq!(deformed[..HOOK_PUSH_SIZE as usize], bytes[..]);
+        let word = |i: usize| u32::from_ne_bytes(deformed[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!((word(48), word(63)), (200, 215), "the deformation's words at 192, as hook_common.glsl declares them");
     }
 }

@@ -99,7 +99,7 @@ impl Pipelines {
             Flavour::RectAll => FragmentVariant::RectAll,
         };
         let mut this = Pipelines {
-            hooked: HookedShaders::new(memory, fragment, set_layout, max_push_constants),
+            hooked: HookedShaders::new(memory, fragment, set_layout, instance_set_layout, max_push_constants),
             memory: memory.clone(),
             target,
             flavour,
@@ -227,7 +227,7 @@ impl Pipelines {
     pub fn cached(&self, key: PipelineKey) -> Option<(vk::Pipeline, vk::PipelineLayout)> {
         let pipeline = self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)?;
         match key.hook {
-            Some(h) => Some((pipeline, self.hooked.layout(h.program)?)),
+            Some(h) => Some((pipeline, self.hooked.layout(h.program, key.deform.is_some())?)),
             None if key.deform.is_some() => Some((pipeline, self.deform_layout)),
             None if key.instance_storage => Some((pipeline, self.storage_layout)),
             None => Some((pipeline, self.layout)),
@@ -238,11 +238,12 @@ impl Pipelines {
         let entry = c"main";
         let (vert, frag, layout) = match (key.hook, hooks) {
             (Some(_), Some(hooks)) => {
-                let variant = match key.instance_stride {
-                    Some(_) if key.instance_rows => VertexVariant::InstancedRows,
-                    Some(_) => VertexVariant::InstancedMat4,
-                    None if key.batched => VertexVariant::Batched,
-                    None => VertexVariant::Plain,
+                let variant = match (key.instance_stride, key.deform) {
+                    (_, Some(d)) => VertexVariant::Deformed { skin_sets: d.set_count().min(2) as u8, from_storage: d.from_storage },
+                    (Some(_), None) if key.instance_rows => VertexVariant::InstancedRows,
+                    (Some(_), None) => VertexVariant::InstancedMat4,
+                    (None, None) if key.batched => VertexVariant::Batched,
+                    (None, None) => VertexVariant::Plain,
                 };
                 self.hooked.prepare(hooks, variant)?
             }

@@ -1,6 +1,7 @@
 //! Recording hooked draws: their push block ([`HookPush`]: the view-projection and model
-//! apart, since the hook works in world space), the attribute stream at binding 2 and the
-//! host's descriptor set at `HOOK_SET`.
+//! apart, since the hook works in world space; a deformed draw's words after it), the
+//! attribute stream at binding 2, the host's descriptor set at `HOOK_SET`, and a deformed
+//! draw's buffers.
 
 use super::{BoundState, PassRecording};
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
@@ -23,14 +24,35 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Binds the hooks' attribute stream and descriptor set where they differ from what is bound.
+    /// Binds the hooks' attribute stream and descriptor set where they differ from what is
+    /// bound, and a deformed draw's buffers (after the hook set, which disturbs them).
     ///
     /// # Safety
     /// As [`PassRecording::record`]; `layout` is the layout of the bound (hooked) pipeline,
-    /// and the hooks' buffer and set are live.
-    pub(super) unsafe fn bind_hooks(&self, hooks: &DrawHooks, layout: vk::PipelineLayout, bound: &mut BoundState) {
+    /// the hooks' buffer and set are live, and a deformed draw's set was prepared.
+    pub(super) unsafe fn bind_hooks(&self, draw: &PickDraw, hooks: &DrawHooks, layout: vk::PipelineLayout, bound: &mut BoundState) {
         // SAFETY: the caller's contract.
-        unsafe { self.bind_hook_inputs(hooks.attribute.map(|a| (a.range.buffer, a.range.offset)), hooks.descriptor_set, layout, bound) }
+        unsafe {
+            self.bind_hook_inputs(hooks.attribute.map(|a| (a.range.buffer, a.range.offset)), hooks.descriptor_set, layout, bound);
+            self.bind_deformation(draw, layout, bound);
+        }
+    }
+
+    /// Pushes a hooked draw's block (`rect`: as [`PassRecording::hook_push`]), with a deformed
+    /// draw's words after it.
+    ///
+    /// # Safety
+    /// As [`PassRecording::bind_hooks`], whose layout this is.
+    pub(super) unsafe fn push_hooked(&self, draw: &PickDraw, draw_index: u32, rect: [u32; 8], layout: vk::PipelineLayout) {
+        let push = self.hook_push(draw, draw_index, rect);
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        // SAFETY: the caller's contract; the block's size is the layout's push range.
+        unsafe {
+            match &draw.deformation {
+                Some(d) => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_deformed(d.push_words(draw.positions.vertex_count))),
+                None => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes()),
+            }
+        }
     }
 
     /// As [`PassRecording::bind_hooks`], from the parts: the attribute stream's buffer and
@@ -54,7 +76,7 @@ impl PassRecording<'_> {
             }
             if set != vk::DescriptorSet::null() && bound.set1 != Some((layout, set)) {
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOK_SET, &[set], &[]);
-                bound.set1 = Some((layout, set));
+                (bound.set1, bound.set2) = (Some((layout, set)), None);
             }
         }
     }

@@ -338,9 +338,8 @@ impl<'a> PassRecording<'a> {
                     self.bind(&bindings, instance_attributes(draw), bound);
                     match &draw.hooks {
                         Some(hooks) => {
-                            self.bind_hooks(hooks, layout, bound);
-                            let push = self.hook_push(draw, draw_index, [0; 8]);
-                            d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                            self.bind_hooks(draw, hooks, layout, bound);
+                            self.push_hooked(draw, draw_index, [0; 8], layout);
                         }
                         None => {
                             let first_instance = draw.instances.map_or(0, |i| i.first);

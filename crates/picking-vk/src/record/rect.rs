@@ -116,12 +116,11 @@ impl PassRecording<'_> {
                 // disturbs set 1 in turn, which is then bound again.
                 if bound.set0_layout != Some(layout) {
                     d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
-                    (bound.set0_layout, bound.set1) = (Some(layout), None);
+                    (bound.set0_layout, bound.set1, bound.set2) = (Some(layout), None, None);
                 }
                 if let Some(hooks) = &draw.hooks {
-                    self.bind_hooks(hooks, layout, &mut bound);
-                }
-                if key.deform.is_some() {
+                    self.bind_hooks(draw, hooks, layout, &mut bound);
+                } else if key.deform.is_some() {
                     self.bind_deformation(draw, layout, &mut bound);
                 } else if key.instance_storage {
                     self.bind_instance_set(draw, layout, &mut bound);
@@ -138,7 +137,7 @@ impl PassRecording<'_> {
                         let draw_index = r.base.wrapping_sub(r.start);
                         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
                         if draw.hooks.is_some() {
-                            d.cmd_push_constants(cmd, layout, stages, 0, &self.hook_push(draw, draw_index, rect_words).to_bytes());
+                            self.push_hooked(draw, draw_index, rect_words, layout);
                         } else if key.deform.is_some() {
                             let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
                             d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &p, rect_words));

@@ -44,7 +44,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
                 world: d.world(instance),
                 ray,
                 adjusted_world: (d.world_adjusted || d.deform.as_ref().is_some_and(|(pose, _)| pose.is_none())).then_some(world),
-                deform: d.deform.as_ref().and_then(|(pose, skinned)| Some((pose.clone()?, *skinned))),
+                // A world-adjust hook moved the deformed vertices: the CPU pose no longer says where.
+                deform: d.deform.as_ref().filter(|_| !d.world_adjusted).and_then(|(pose, skinned)| Some((pose.clone()?, *skinned))),
             });
             // The face within the draw: a chunk-culled recording's primitives count from its run.
             let face = face.wrapping_add(draw.map_or(0, |d| d.primitive_base));
