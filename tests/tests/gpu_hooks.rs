@@ -2,8 +2,9 @@
 //! host's texture through its descriptor set, with a UV attribute stream) against ray, UV,
 //! texel, discard and on to the next hit; a displaced grid (a world-adjust hook) against the
 //! CPU-displaced mesh; rectangles with hooks against the hooked full-size ID image; compile
-//! errors with the hook's own line numbers; draws without hooks never compiling; and hook
-//! sets bound again after another set 1 (instance storage) or a rectangle table rebind.
+//! errors with the hook's own line numbers; draws without hooks never compiling; hook sets
+//! bound again after another set 1 (instance storage) or a rectangle table rebind; and
+//! alpha-tested instances read from a storage buffer against the oracle.
 
 use ash::vk;
 use glam::{DVec3, Mat4, Quat, UVec2, Vec2, Vec3};
@@ -519,6 +520,141 @@ fn hooked_draws_around_an_instance_storage_draw_bind_their_set_again() {
     assert!(answers[0].iter().filter(|a| a.is_some()).count() >= 4, "{:?}", answers[0]);
     assert_eq!(answers[0], answers[1]);
     drop((storage, hooked, sets, texture));
+    gpu.assert_no_validation_messages();
+}
+
+/// Alpha-tested quads instanced 20 times, their transforms read from a storage buffer (as 3x4
+/// rows, after unrelated words) by the hooked pipeline: picked through their holes like the
+/// oracle, and like the same draw reading its instances as vertex attributes; between them an
+/// unhooked storage draw and a hooked plain one, so set 1 and set 2 change hands; rectangles
+/// count what the hooked ID image shows.
+#[test]
+fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
+    let gpu = Gpu::new();
+    let nearest = vk::SamplerCreateInfo::default()
+        .mag_filter(vk::Filter::NEAREST)
+        .min_filter(vk::Filter::NEAREST)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    let alpha = alpha_texels(5);
+    let texture = gpu.ctx.upload_texture(&alpha, TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let program = alpha_program(sets.layout);
+    let mut rng = fastrand::Rng::with_seed(12);
+    let mut scene = Scene { meshes: vec![Mesh::quad(1.0), Mesh::sphere(4, 6)], objects: vec![] };
+    let mut field = Object::new(1, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0)));
+    field.instances = Some(
+        (0..20)
+            .map(|_| {
+                let at = Vec3::new(rng.f32() * 2.4 - 1.2, rng.f32() * 1.6 - 0.8, -rng.f32() * 3.0);
+                let turn = Quat::from_euler(glam::EulerRot::XYZ, rng.f32() * 0.8 - 0.4, rng.f32() * 0.8 - 0.4, rng.f32() * 3.0);
+                Mat4::from_scale_rotation_translation(Vec3::splat(1.0 + rng.f32() * 0.8), turn, at)
+            })
+            .collect(),
+    );
+    scene.objects.push(field);
+    let mut balls = Object::new(2, 1, Mat4::IDENTITY);
+    balls.instances =
+        Some((0..3).map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.3), Quat::IDENTITY, Vec3::new(i as f32 * 0.9 - 0.9, 0.5, -9.0))).collect());
+    scene.objects.push(balls);
+    scene.objects.push(Object::new(3, 0, Mat4::from_scale_rotation_translation(Vec3::splat(3.0), Quat::IDENTITY, Vec3::new(0.0, 0.0, -10.0))));
+    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    // Each instanced draw's transforms as 3x4 rows in one storage buffer, the quads' after 7
+    // unrelated words.
+    let rows = |m: &Mat4| (0..3).flat_map(|r| m.row(r).to_array()).collect::<Vec<f32>>();
+    let mut words = vec![f32::NAN; 7];
+    let quads_at = words.len();
+    words.extend(scene.objects[0].instances.as_ref().unwrap().iter().flat_map(rows));
+    let balls_at = words.len();
+    words.extend(scene.objects[1].instances.as_ref().unwrap().iter().flat_map(rows));
+    let storage = gpu.ctx.upload(&words, vk::BufferUsageFlags::STORAGE_BUFFER).unwrap();
+    let stored = |d: &PickDraw, at: usize| {
+        let inst = d.instances.expect("instanced");
+        let range = BufferRange { buffer: storage.buffer, offset: at as u64 * 4, size: (words.len() - at) as u64 * 4 };
+        d.clone()
+            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
+            .with_instance_format(picking_vk::InstanceFormat::Rows3x4)
+            .with_instances(picking_vk::Instances { range, stride: 48, ..inst })
+    };
+    let as_attributes = hooked.draws.clone();
+    // The plain quad, the unhooked balls from storage, then the hooked field from storage.
+    let plain_balls = stored(&hooked._gs.draws[1], balls_at);
+    let from_storage = vec![hooked.draws[2].clone(), plain_balls.clone(), stored(&hooked.draws[0], quads_at)];
+    let as_attributes = vec![as_attributes[2].clone(), hooked._gs.draws[1].clone(), as_attributes[0].clone()];
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
+    let uv_of = |hit: &picking_vk_tests::oracle::OracleHit| {
+        let b = hit.barycentrics;
+        let k = [3 * hit.triangle, 3 * hit.triangle + 1, 3 * hit.triangle + 2];
+        QUAD_UVS[k[0]] * b[0] as f32 + QUAD_UVS[k[1]] * b[1] as f32 + QUAD_UVS[k[2]] * b[2] as f32
+    };
+    let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64));
+    let pixels = random_pixels(13, 640, W, H);
+    let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
+    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let mut answers = vec![];
+    for draws in [&as_attributes, &from_storage] {
+        let mut got = vec![];
+        for chunk in queries.chunks(64) {
+            // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, chunk, draws) }.map(|_| ()).unwrap());
+            // SAFETY: `run` waited.
+            let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+            got.extend(results.results.into_iter().map(|r| match r {
+                QueryResult::Point(p) => p.hit.map(|h| (h.id.get(), h.instance, h.distance)),
+                _ => panic!("a point"),
+            }));
+        }
+        answers.push(got);
+    }
+    let (mut agree, mut through, mut instanced) = (0, 0, 0);
+    for (k, pixel) in pixels.iter().enumerate() {
+        let got = answers[1][k];
+        let want = oracle.pick_through(*pixel, |hit| if hit.id == 2 { Some(false) } else { transparent(&alpha, uv_of(hit)) });
+        if want.ambiguous {
+            continue;
+        }
+        assert_eq!(got.map(|g| (g.0, g.1)), want.hit.map(|h| (h.id, h.instance)), "pixel {pixel}");
+        assert_eq!(answers[0][k].map(|a| (a.0, a.1)), got.map(|g| (g.0, g.1)), "pixel {pixel}: instances as attributes");
+        if let (Some(g), Some(w)) = (got, want.hit) {
+            assert!((g.2 - w.distance).abs() <= 1e-3 * w.distance, "pixel {pixel}: distance {} vs {}", g.2, w.distance);
+            instanced += usize::from(g.0 == 1);
+        }
+        let raw = oracle.pick(*pixel);
+        through += usize::from(!raw.ambiguous && raw.hit.map(|h| (h.id, h.instance)) != want.hit.map(|h| (h.id, h.instance)));
+        agree += 1;
+    }
+    eprintln!(
+        "alpha-tested instances from storage: {agree} unambiguous picks agree with the oracle, {instanced} on the field's instances, {through} through a hole"
+    );
+    assert!(agree > 400 && instanced > 60 && through > 30, "{agree} / {instanced} / {through}");
+    // A rectangle over the storage draws, against the hooked ID image.
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &from_storage, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let texels = unsafe { image.read() }.unwrap();
+    let rect = PixelRect { min: UVec2::new(10, 8), max: UVec2::new(150, 112) };
+    let mut want: std::collections::BTreeMap<(u64, u32), u64> = Default::default();
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            let t = texels[(y * W + x) as usize];
+            if let Some(id) = picking_vk::ObjectId::from_words(t.id) {
+                *want.entry((id.get(), t.draw_instance[1])).or_default() += 1;
+            }
+        }
+    }
+    let query = [PickQuery::Rect { rect, mode: RectMode::Visible }];
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &query, &from_storage) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+    let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
+    let got: std::collections::BTreeMap<(u64, u32), u64> = r.objects.iter().map(|o| ((o.id.get(), o.instance.unwrap_or(0)), o.pixels)).collect();
+    assert!(want.keys().filter(|k| k.0 == 1).count() > 6, "most of the field shows: {want:?}");
+    assert_eq!(got, want);
+    drop((picker, image, storage, hooked, sets, texture));
     gpu.assert_no_validation_messages();
 }
 

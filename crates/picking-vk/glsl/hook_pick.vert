@@ -1,9 +1,10 @@
 // Pick vertex shader of hooked draws: the world position is computed, handed to the
 // world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4,
 // PICK_INSTANCED_ROWS or PICK_BATCHED (the draw's model, ID and snapshot index from a batch row,
-// as shaders/pick_batched.vert reads them), or PICK_DEFORM (the vertex morphed and skinned
-// first, by deform.glsl, inserted before with its defines), PICK_ATTRIBUTE with
-// PICK_ATTRIBUTE_FLAT.
+// as shaders/pick_batched.vert reads them), PICK_INSTANCED_STORAGE (instance transforms from
+// storage, by instance_storage.glsl) or PICK_DEFORM (the vertex morphed and skinned first, by
+// deform.glsl); the included parts are inserted before, with their defines. PICK_ATTRIBUTE
+// with PICK_ATTRIBUTE_FLAT.
 
 // The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
 layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
@@ -58,6 +59,8 @@ void main() {
 #elif defined(PICK_INSTANCED_ROWS)
     // mat4() takes columns: built from the rows it is the transpose of the instance matrix.
     object = object * transpose(mat4(in_instance_0, in_instance_1, in_instance_2, vec4(0.0, 0.0, 0.0, 1.0)));
+#elif defined(PICK_INSTANCED_STORAGE)
+    object = object * pick_storage_instance(uint(gl_InstanceIndex));
 #endif
     vec3 local = in_position;
 #ifdef PICK_DEFORM

@@ -30,8 +30,9 @@
 //! ```
 //!
 //! The host's descriptor set is bound at `set = 1` ([`HOOK_SET`]); `set = 0` is the picker's,
-//! and so is `set = 2` for a deformed draw (its buffers). Hooks on a deformed draw need
-//! `maxPushConstantsSize` >= 256 (the deformation's words follow the hooked push block).
+//! and so is `set = 2` for a deformed draw (its buffers) or one that reads its instance
+//! transforms from storage. Hooks on those need `maxPushConstantsSize` >= 256 (their words
+//! follow the hooked push block).
 
 use super::BufferRange;
 use ash::vk;

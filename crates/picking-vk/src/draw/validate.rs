@@ -96,9 +96,6 @@ impl PickDraw {
             self.validate_elements(p).map_err(bad)?;
         }
         let storage = self.instances.is_some() && self.instance_binding == InstanceBinding::StorageBuffer;
-        if storage && self.hooks.is_some() {
-            return Err(bad("instance transforms in a storage buffer do not combine with hooks yet".into()));
-        }
         if let Some(inst) = self.instances {
             let size = self.instance_format.bytes();
             if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {

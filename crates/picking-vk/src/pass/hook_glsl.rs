@@ -9,8 +9,10 @@ const VERTEX: &str = include_str!("../../glsl/hook_pick.vert");
 const FRAGMENT: &str = include_str!("../../glsl/hook_pick.frag");
 const RECT_TABLE: &str = include_str!("../../glsl/rect_table.glsl");
 const DEFORM: &str = include_str!("../../glsl/deform.glsl");
-/// The set a deformed hooked draw's buffers are bound at: after the host's hook set.
-pub(crate) const HOOKED_DEFORM_SET: u32 = crate::draw::hooks::HOOK_SET + 1;
+const INSTANCE_STORAGE: &str = include_str!("../../glsl/instance_storage.glsl");
+/// The set a hooked draw's storage buffers (its deformation's, or its instance transforms) are
+/// bound at: after the host's hook set.
+pub(crate) const HOOKED_STORAGE_SET: u32 = crate::draw::hooks::HOOK_SET + 1;
 const MARKER: &str = "// @HOOKS@";
 
 /// The names `#line` gives the host's parts; `hook_compile` maps them back.
@@ -26,6 +28,8 @@ pub(crate) enum VertexVariant {
     InstancedRows,
     /// Batch rows carry each draw's model, ID and snapshot index.
     Batched,
+    /// Instance transforms read from a storage buffer.
+    InstancedStorage,
     /// A deformed draw: morph targets and `skin_sets` influence sets (0 to 2), read as vertex
     /// attributes or as storage words.
     Deformed {
@@ -70,8 +74,9 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
                 VertexVariant::InstancedMat4 => defines.push("PICK_INSTANCED_MAT4".into()),
                 VertexVariant::InstancedRows => defines.push("PICK_INSTANCED_ROWS".into()),
                 VertexVariant::Batched => defines.push("PICK_BATCHED".into()),
+                VertexVariant::InstancedStorage => defines.extend(["PICK_INSTANCED_STORAGE".into(), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]),
                 VertexVariant::Deformed { skin_sets, from_storage } => {
-                    defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {skin_sets}"), format!("PICK_DEFORM_SET {HOOKED_DEFORM_SET}")]);
+                    defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {skin_sets}"), format!("PICK_DEFORM_SET {HOOKED_STORAGE_SET}")]);
                     if from_storage {
                         defines.push("SKIN_FROM_STORAGE".into());
                     }
@@ -101,8 +106,10 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
     if matches!(stage, Stage::Fragment(FragmentVariant::RectAll)) {
         out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
     }
-    if matches!(stage, Stage::Vertex(VertexVariant::Deformed { .. })) {
-        out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n"));
+    match stage {
+        Stage::Vertex(VertexVariant::Deformed { .. }) => out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n")),
+        Stage::Vertex(VertexVariant::InstancedStorage) => out.push_str(&format!("#line 1 \"instance_storage.glsl\"\n{INSTANCE_STORAGE}\n")),
+        _ => {}
     }
     out.push_str(&format!("#line 1 \"{template_name}\"\n{head}\n"));
     out.push_str(&format!("#line 1 \"{SHARED_PART}\"\n{}\n", source.shared));
@@ -137,5 +144,8 @@ mod tests {
         let deformed = assemble(&source, &Stage::Vertex(VertexVariant::Deformed { skin_sets: 2, from_storage: true }));
         assert!(deformed.contains("#define SKIN_SETS 2\n") && deformed.contains("#define SKIN_FROM_STORAGE\n"));
         assert!(deformed.contains("#define PICK_DEFORM_SET 2\n") && deformed.contains("vec3 pick_deformed("));
+        let stored = assemble(&source, &Stage::Vertex(VertexVariant::InstancedStorage));
+        assert!(stored.contains("#define PICK_STORAGE_SET 2\n") && stored.contains("mat4 pick_storage_instance("));
+        assert!(!stored.contains("vec3 pick_deformed(") && !deformed.contains("mat4 pick_storage_instance("));
     }
 }

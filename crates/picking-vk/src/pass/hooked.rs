@@ -1,22 +1,24 @@
 //! What hooked pipelines are built from: per hook program, its shader modules (compiled on the
 //! first pick that needs them, then kept) and its pipeline layouts (the pass's set 0, the
 //! host's set at `HOOK_SET`, and the larger push block of `glsl/hook_common.glsl`; for
-//! deformed draws also the deformation's buffers at `HOOKED_DEFORM_SET` and its push words).
+//! deformed draws and instance transforms in storage also those buffers at
+//! `HOOKED_STORAGE_SET` and their push words).
 
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
 use crate::error::{PickError, Requirement};
 use crate::gpu::Memory;
 use crate::pass::hook_compile::compile;
-use crate::pass::hook_glsl::{FragmentVariant, Stage, VertexVariant, HOOKED_DEFORM_SET};
+use crate::pass::hook_glsl::{FragmentVariant, Stage, VertexVariant, HOOKED_STORAGE_SET};
 use ash::vk;
 use glam::{Mat4, Vec2};
 
 /// Bytes of [`HookPush`].
 pub(crate) const HOOK_PUSH_SIZE: u32 = 184;
-/// Bytes of a deformed draw's hooked push block: [`HookPush`], then the deformation's sixteen
-/// words from byte 192 (`glsl/hook_common.glsl` with `PICK_DEFORM`).
-pub(crate) const HOOK_DEFORM_PUSH_SIZE: u32 = 256;
-const DEFORM_WORDS_AT: usize = 192;
+/// Bytes of the hooked push block of a draw with storage buffers: [`HookPush`], then up to
+/// sixteen words from byte 192 (`glsl/hook_common.glsl` with `PICK_DEFORM`: the deformation's,
+/// or with `PICK_INSTANCED_STORAGE`: the instance storage's four).
+pub(crate) const HOOK_STORAGE_PUSH_SIZE: u32 = 256;
+const STORAGE_WORDS_AT: usize = 192;
 
 /// Push constants of hooked pipelines, laid out as `HookPush` in `glsl/hook_common.glsl`.
 pub(crate) struct HookPush {
@@ -48,28 +50,29 @@ impl HookPush {
         out
     }
 
-    /// The push block of a deformed draw: these words, then the deformation's `words`.
-    pub fn to_bytes_deformed(&self, words: [u32; 16]) -> [u8; HOOK_DEFORM_PUSH_SIZE as usize] {
-        let mut out = [0u8; HOOK_DEFORM_PUSH_SIZE as usize];
+    /// The push block of a draw with storage buffers: these words, then its storage `words`.
+    pub fn to_bytes_with_storage(&self, words: &[u32]) -> [u8; HOOK_STORAGE_PUSH_SIZE as usize] {
+        let mut out = [0u8; HOOK_STORAGE_PUSH_SIZE as usize];
         out[..HOOK_PUSH_SIZE as usize].copy_from_slice(&self.to_bytes());
-        for (chunk, word) in out[DEFORM_WORDS_AT..].chunks_exact_mut(4).zip(words) {
+        for (chunk, word) in out[STORAGE_WORDS_AT..].chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_ne_bytes());
         }
         out
     }
 }
 
-/// Vertex modules per program: four rigid variants, then five deformed ones.
-const VERTEX_VARIANTS: usize = 9;
+/// Vertex modules per program: five rigid variants, then five deformed ones.
+const VERTEX_VARIANTS: usize = 10;
 
 /// One program's modules (the fragment stage, and a vertex stage per variant, built as
 /// needed) and its layout.
 struct ProgramShaders {
     program: u64,
     layout: vk::PipelineLayout,
-    /// For deformed draws, made on first need (null until then).
-    deform_layout: vk::PipelineLayout,
-    /// The host's set layout, or an empty one: what set `HOOK_SET` of `deform_layout` holds.
+    /// For draws with storage buffers (deformed, or instance transforms in storage), made on
+    /// first need (null until then).
+    storage_layout: vk::PipelineLayout,
+    /// The host's set layout, or an empty one: what set `HOOK_SET` of `storage_layout` holds.
     hook_set_layout: vk::DescriptorSetLayout,
     frag: vk::ShaderModule,
     verts: [vk::ShaderModule; VERTEX_VARIANTS],
@@ -83,10 +86,10 @@ pub(crate) struct HookedShaders {
     /// empty set made on first need (`own_empty`).
     set0: vk::DescriptorSetLayout,
     /// An empty set layout, made on first need: set 0 where the flavour has none, and the
-    /// hook set of deformed layouts whose program has none.
+    /// hook set of storage layouts whose program has none.
     own_empty: vk::DescriptorSetLayout,
-    /// The layout of a deformed draw's buffers (the pass's storage sets).
-    deform_set: vk::DescriptorSetLayout,
+    /// The layout of a draw's storage buffers (the pass's storage sets).
+    storage_set: vk::DescriptorSetLayout,
     max_push_constants: u32,
     programs: Vec<ProgramShaders>,
     /// Stages compiled so far (tests check that draws without hooks never compile).
@@ -99,10 +102,11 @@ fn vertex_index(v: VertexVariant) -> usize {
         VertexVariant::InstancedMat4 => 1,
         VertexVariant::InstancedRows => 2,
         VertexVariant::Batched => 3,
+        VertexVariant::InstancedStorage => 4,
         // As the precompiled deformed modules: 0 to 2 sets as attributes, then 1 or 2 from storage.
         VertexVariant::Deformed { skin_sets, from_storage } => {
             let sets = usize::from(skin_sets.min(2));
-            4 + if from_storage && sets > 0 { 2 + sets } else { sets }
+            5 + if from_storage && sets > 0 { 2 + sets } else { sets }
         }
     }
 }
@@ -112,7 +116,7 @@ impl HookedShaders {
         memory: &Memory,
         fragment: FragmentVariant,
         set0: Option<vk::DescriptorSetLayout>,
-        deform_set: vk::DescriptorSetLayout,
+        storage_set: vk::DescriptorSetLayout,
         max_push_constants: u32,
     ) -> Self {
         HookedShaders {
@@ -120,17 +124,18 @@ impl HookedShaders {
             fragment,
             set0: set0.unwrap_or_default(),
             own_empty: vk::DescriptorSetLayout::null(),
-            deform_set,
+            storage_set,
             max_push_constants,
             programs: vec![],
             compilations: 0,
         }
     }
 
-    /// The layout of `program`'s pipelines (of deformed draws' with `deformed`), once prepared.
-    pub fn layout(&self, program: u64, deformed: bool) -> Option<vk::PipelineLayout> {
+    /// The layout of `program`'s pipelines (with `storage`: of draws with storage buffers),
+    /// once prepared.
+    pub fn layout(&self, program: u64, storage: bool) -> Option<vk::PipelineLayout> {
         let p = self.programs.iter().find(|p| p.program == program)?;
-        let layout = if deformed { p.deform_layout } else { p.layout };
+        let layout = if storage { p.storage_layout } else { p.layout };
         (layout != vk::PipelineLayout::null()).then_some(layout)
     }
 
@@ -146,11 +151,11 @@ impl HookedShaders {
                 self.programs.len() - 1
             }
         };
-        let deformed = matches!(vertex, VertexVariant::Deformed { .. });
-        if deformed && self.programs[index].deform_layout == vk::PipelineLayout::null() {
-            let layout = self.deform_layout(self.programs[index].hook_set_layout)?;
-            self.memory.name(layout, &format!("deformed hook layout {:?}", hooks.program.source().name));
-            self.programs[index].deform_layout = layout;
+        let storage = matches!(vertex, VertexVariant::Deformed { .. } | VertexVariant::InstancedStorage);
+        if storage && self.programs[index].storage_layout == vk::PipelineLayout::null() {
+            let layout = self.storage_layout(self.programs[index].hook_set_layout)?;
+            self.memory.name(layout, &format!("hook layout with storage {:?}", hooks.program.source().name));
+            self.programs[index].storage_layout = layout;
         }
         let v = vertex_index(vertex);
         if self.programs[index].verts[v] == vk::ShaderModule::null() {
@@ -158,7 +163,7 @@ impl HookedShaders {
             self.programs[index].verts[v] = module;
         }
         let p = &self.programs[index];
-        Ok((p.verts[v], p.frag, if deformed { p.deform_layout } else { p.layout }))
+        Ok((p.verts[v], p.frag, if storage { p.storage_layout } else { p.layout }))
     }
 
     /// An empty set layout, made once.
@@ -170,17 +175,20 @@ impl HookedShaders {
         Ok(self.own_empty)
     }
 
-    /// The layout of a program's deformed draws: set 0, the hook set (`hook_set`), the
-    /// deformation's buffers, and the push block with the deformation's words.
-    fn deform_layout(&mut self, hook_set: vk::DescriptorSetLayout) -> Result<vk::PipelineLayout, PickError> {
-        if self.max_push_constants < HOOK_DEFORM_PUSH_SIZE {
-            let needed = format!("{HOOK_DEFORM_PUSH_SIZE} bytes for hooked deformed draws, the device has {}", self.max_push_constants);
+    /// The layout of a program's draws with storage buffers: set 0, the hook set (`hook_set`),
+    /// the storage buffers' set, and the push block with their words.
+    fn storage_layout(&mut self, hook_set: vk::DescriptorSetLayout) -> Result<vk::PipelineLayout, PickError> {
+        if self.max_push_constants < HOOK_STORAGE_PUSH_SIZE {
+            let needed = format!(
+                "{HOOK_STORAGE_PUSH_SIZE} bytes for hooked draws that are deformed or read instances from storage, the device has {}",
+                self.max_push_constants
+            );
             return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxPushConstantsSize", needed }] });
         }
-        let set_layouts = [self.set0, hook_set, self.deform_set];
-        debug_assert_eq!(set_layouts.len() as u32, HOOKED_DEFORM_SET + 1);
+        let set_layouts = [self.set0, hook_set, self.storage_set];
+        debug_assert_eq!(set_layouts.len() as u32, HOOKED_STORAGE_SET + 1);
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-        let ranges = [vk::PushConstantRange::default().stage_flags(stages).size(HOOK_DEFORM_PUSH_SIZE)];
+        let ranges = [vk::PushConstantRange::default().stage_flags(stages).size(HOOK_STORAGE_PUSH_SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
         // SAFETY: the set layouts are live (the host keeps its own alive, per `HookSource`).
         Ok(unsafe { self.memory.device.create_pipeline_layout(&info, None) }?)
@@ -222,7 +230,7 @@ impl HookedShaders {
         Ok(ProgramShaders {
             program: hooks.program.id(),
             layout,
-            deform_layout: vk::PipelineLayout::null(),
+            storage_layout: vk::PipelineLayout::null(),
             hook_set_layout,
             frag,
             verts: [vk::ShaderModule::null(); VERTEX_VARIANTS],
@@ -250,7 +258,7 @@ impl Drop for HookedShaders {
                     self.memory.device.destroy_shader_module(m, None);
                 }
                 self.memory.device.destroy_pipeline_layout(p.layout, None);
-                self.memory.device.destroy_pipeline_layout(p.deform_layout, None);
+                self.memory.device.destroy_pipeline_layout(p.storage_layout, None);
             }
             self.memory.device.destroy_descriptor_set_layout(self.own_empty, None);
         }
@@ -279,7 +287,7 @@ mod tests {
         assert_eq!((word(20), word(27)), (7, 14), "rectangle words at 80");
         assert_eq!(f32::from_bits(word(28)), 100.0, "model at 112");
         assert_eq!((f32::from_bits(word(44)), f32::from_bits(word(45))), (-2.0, 3.5), "pixel shift at 176");
-        let deformed = push.to_bytes_deformed(std::array::from_fn(|i| 200 + i as u32));
+        let deformed = push.to_bytes_with_storage(&std::array::from_fn::<u32, 16, _>(|i| 200 + i as u32));
         assert_eq!(deformed[..HOOK_PUSH_SIZE as usize], bytes[..]);
         let word = |i: usize| u32::from_ne_bytes(deformed[i * 4..i * 4 + 4].try_into().unwrap());
         assert_eq!((word(48), word(63)), (200, 215), "the deformation's words at 192, as hook_common.glsl declares them");

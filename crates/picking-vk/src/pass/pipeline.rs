@@ -227,7 +227,7 @@ impl Pipelines {
     pub fn cached(&self, key: PipelineKey) -> Option<(vk::Pipeline, vk::PipelineLayout)> {
         let pipeline = self.cache.iter().find(|(k, _, _)| *k == key).map(|(_, p, _)| *p)?;
         match key.hook {
-            Some(h) => Some((pipeline, self.hooked.layout(h.program, key.deform.is_some())?)),
+            Some(h) => Some((pipeline, self.hooked.layout(h.program, key.deform.is_some() || key.instance_storage)?)),
             None if key.deform.is_some() => Some((pipeline, self.deform_layout)),
             None if key.instance_storage => Some((pipeline, self.storage_layout)),
             None => Some((pipeline, self.layout)),
@@ -240,6 +240,7 @@ impl Pipelines {
             (Some(_), Some(hooks)) => {
                 let variant = match (key.instance_stride, key.deform) {
                     (_, Some(d)) => VertexVariant::Deformed { skin_sets: d.set_count().min(2) as u8, from_storage: d.from_storage },
+                    (Some(_), None) if key.instance_storage => VertexVariant::InstancedStorage,
                     (Some(_), None) if key.instance_rows => VertexVariant::InstancedRows,
                     (Some(_), None) => VertexVariant::InstancedMat4,
                     (None, None) if key.batched => VertexVariant::Batched,

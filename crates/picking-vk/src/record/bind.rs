@@ -3,7 +3,7 @@
 
 use super::PassRecording;
 use crate::draw::{Instances, PickDraw, Triangles};
-use crate::pass::hook_glsl::HOOKED_DEFORM_SET;
+use crate::pass::hook_glsl::HOOKED_STORAGE_SET;
 use crate::pass::instance_sets::{InstanceSets, SetBuffers};
 use ash::vk;
 
@@ -41,8 +41,8 @@ pub(crate) struct BoundState {
     /// set, whichever the last draw that used it needed (one slot: binding either replaces
     /// the other). Binding set 0 with another layout disturbs it: the rectangle pass forgets it then.
     pub(super) set1: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
-    /// Set 2: a hooked deformed draw's deformation set (binding set 1 disturbs it, so binding
-    /// set 1 forgets it).
+    /// Set 2: a hooked draw's storage set (its deformation's, or its instance transforms;
+    /// binding set 1 disturbs it, so binding set 1 forgets it).
     pub(super) set2: Option<(vk::PipelineLayout, vk::DescriptorSet)>,
     /// Bindings 3..: a deformed draw's skin streams (read as vertex attributes).
     pub(super) skin_streams: Vec<(vk::Buffer, u64)>,
@@ -76,7 +76,7 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Binds a deformed draw's storage set (at set 1, or at `HOOKED_DEFORM_SET` for a hooked
+    /// Binds a deformed draw's storage set (at set 1, or at `HOOKED_STORAGE_SET` for a hooked
     /// draw's layout) and skin streams (bindings 3..), where not bound.
     ///
     /// # Safety
@@ -87,7 +87,7 @@ impl PassRecording<'_> {
         // SAFETY: the caller's contract.
         unsafe {
             match draw.hooks {
-                Some(_) => self.bind_hooked_deformation_set(draw, layout, bound),
+                Some(_) => self.bind_hooked_storage_set(draw, layout, bound),
                 None => self.bind_instance_set(draw, layout, bound),
             }
             if !streams.is_empty() && bound.skin_streams != streams {
@@ -116,20 +116,21 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Binds a hooked deformed draw's deformation set at `HOOKED_DEFORM_SET` of its layout, if
-    /// not bound; a set 1 bound with another layout is disturbed by it, and forgotten.
+    /// Binds a hooked draw's storage set (deformation or instance transforms) at
+    /// `HOOKED_STORAGE_SET` of its layout, if it has one and it is not bound; a set 1 bound with
+    /// another layout is disturbed by it, and forgotten.
     ///
     /// # Safety
     /// As [`PassRecording::record`]; the set was prepared for this frame.
-    unsafe fn bind_hooked_deformation_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
+    pub(super) unsafe fn bind_hooked_storage_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
         let Some(buffers) = storage_set_buffers(draw) else { return };
         let Some(set) = self.instance_sets.get(&buffers) else {
-            log::error!("picking-vk: no set for a draw's deformation buffers; was prepare() skipped?");
+            log::error!("picking-vk: no set for a hooked draw's storage buffers; was prepare() skipped?");
             return;
         };
         if bound.set2 != Some((layout, set)) {
             // SAFETY: the caller's contract.
-            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOKED_DEFORM_SET, &[set], &[]) };
+            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOKED_STORAGE_SET, &[set], &[]) };
             bound.set2 = Some((layout, set));
             if bound.set1.is_some_and(|(l, _)| l != layout) {
                 bound.set1 = None;

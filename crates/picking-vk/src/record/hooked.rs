@@ -1,13 +1,19 @@
 //! Recording hooked draws: their push block ([`HookPush`]: the view-projection and model
 //! apart, since the hook works in world space; a deformed draw's words after it), the
 //! attribute stream at binding 2, the host's descriptor set at `HOOK_SET`, and a deformed
-//! draw's buffers.
+//! draw's buffers or the instance transforms of one that reads them from storage.
 
+use super::push::storage_words;
 use super::{BoundState, PassRecording};
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
 use crate::draw::PickDraw;
 use crate::pass::hooked::HookPush;
 use ash::vk;
+
+/// Whether `draw` reads its instance transforms from a storage buffer.
+fn instances_in_storage(draw: &PickDraw) -> bool {
+    draw.instances.is_some() && draw.instance_binding == crate::draw::InstanceBinding::StorageBuffer
+}
 
 impl PassRecording<'_> {
     /// The push block of a hooked draw; `rect`: the rectangle pass's tile words (zero in the
@@ -25,7 +31,8 @@ impl PassRecording<'_> {
     }
 
     /// Binds the hooks' attribute stream and descriptor set where they differ from what is
-    /// bound, and a deformed draw's buffers (after the hook set, which disturbs them).
+    /// bound, then a deformed draw's buffers or a storage instance set (after the hook set,
+    /// which disturbs them).
     ///
     /// # Safety
     /// As [`PassRecording::record`]; `layout` is the layout of the bound (hooked) pipeline,
@@ -34,12 +41,15 @@ impl PassRecording<'_> {
         // SAFETY: the caller's contract.
         unsafe {
             self.bind_hook_inputs(hooks.attribute.map(|a| (a.range.buffer, a.range.offset)), hooks.descriptor_set, layout, bound);
-            self.bind_deformation(draw, layout, bound);
+            match draw.deformation {
+                Some(_) => self.bind_deformation(draw, layout, bound),
+                None => self.bind_hooked_storage_set(draw, layout, bound),
+            }
         }
     }
 
     /// Pushes a hooked draw's block (`rect`: as [`PassRecording::hook_push`]), with a deformed
-    /// draw's words after it.
+    /// draw's words, or a storage instance draw's, after it.
     ///
     /// # Safety
     /// As [`PassRecording::bind_hooks`], whose layout this is.
@@ -49,7 +59,10 @@ impl PassRecording<'_> {
         // SAFETY: the caller's contract; the block's size is the layout's push range.
         unsafe {
             match &draw.deformation {
-                Some(d) => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_deformed(d.push_words(draw.positions.vertex_count))),
+                Some(d) => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_with_storage(&d.push_words(draw.positions.vertex_count))),
+                None if instances_in_storage(draw) => {
+                    self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_with_storage(&storage_words(draw)))
+                }
                 None => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes()),
             }
         }
