@@ -10,6 +10,7 @@ mod buffers;
 mod materials;
 mod precise;
 mod primitives;
+mod quantized;
 pub mod reach;
 mod rebase;
 pub mod refine;
@@ -159,7 +160,15 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // The container is split here, not by the glTF crate, which refuses chunks of unknown
     // types that glTF says to ignore.
     let (json, blob) = buffers::split_glb(bytes)?;
-    let root = validate::references(json)?;
+    let mut root = validate::references(json)?;
+    // KHR_mesh_quantization is read here (`quantized`), though the glTF crate's validation
+    // refuses it as required; the attribute types it allows are checked in `validate`.
+    if root.extensions_required.iter().any(|e| e == quantized::EXTENSION) {
+        root.extensions_required.retain(|e| e != quantized::EXTENSION);
+        if !root.extensions_used.iter().any(|e| e == quantized::EXTENSION) {
+            root.extensions_used.push(quantized::EXTENSION.into());
+        }
+    }
     let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let document = gltf::Document::from_json(root)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.

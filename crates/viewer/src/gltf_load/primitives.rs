@@ -1,8 +1,11 @@
 //! Reading a mesh's triangle primitives once [`super::validate`] has passed them: positions,
 //! indices (checked against the vertex count), normals (flat per triangle when the file has
-//! none, as glTF 2.0 requires), the first texture coordinates, and the material.
+//! none, as glTF 2.0 requires), the first texture coordinates, and the material; positions,
+//! normals, texture coordinates and morph offsets dequantized where KHR_mesh_quantization
+//! stores them as integers ([`super::quantized`]).
 
 use super::materials::{self, Textures};
+use super::quantized::read_floats;
 use super::SceneError;
 use crate::scene::MeshAsset;
 use glam::{Vec2, Vec3, Vec4};
@@ -28,7 +31,11 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             Mode::Points => Topology::PointList,
         };
         let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
-        let positions: Vec<Vec3> = reader.read_positions().ok_or_else(|| bad("it has no POSITION attribute".into()))?.map(Vec3::from).collect();
+        let data = |b: gltf::Buffer<'_>| buffers.get(b.index()).map(Vec::as_slice);
+        let attribute = |semantic: gltf::Semantic| prim.get(&semantic);
+        let positions = attribute(gltf::Semantic::Positions).ok_or_else(|| bad("it has no POSITION attribute".into()))?;
+        let positions: Vec<Vec3> =
+            read_floats::<3>(positions, data).ok_or_else(|| bad("its POSITION accessor cannot be read".into()))?.into_iter().map(Vec3::from).collect();
         if positions.iter().any(|p| !p.is_finite()) {
             return Err(bad("a position is not finite".into()));
         }
@@ -69,9 +76,10 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         // The UVs are the set the base colour texture reads, in its texture transform.
         let (set, transform) = materials::uv_set(&prim.material());
         let textured = prim.material().pbr_metallic_roughness().base_color_texture().is_some();
-        match reader.read_tex_coords(set) {
+        match attribute(gltf::Semantic::TexCoords(set)) {
             Some(uv) => {
-                let uvs: Vec<Vec2> = uv.into_f32().map(|uv| transform.transform_point2(Vec2::from(uv))).collect();
+                let uv = read_floats::<2>(uv, data).ok_or_else(|| bad(format!("its TEXCOORD_{set} accessor cannot be read")))?;
+                let uvs: Vec<Vec2> = uv.into_iter().map(|uv| transform.transform_point2(Vec2::from(uv))).collect();
                 if uvs.len() != p.positions.len() {
                     return Err(bad(format!("TEXCOORD_{set} and POSITION counts differ")));
                 }
@@ -91,10 +99,11 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
             p.colors = Some(colors);
         }
-        read_deformation(&reader, &mut p).map_err(bad)?;
-        match reader.read_normals() {
+        read_deformation(&prim, &reader, data, &mut p).map_err(bad)?;
+        match attribute(gltf::Semantic::Normals) {
             Some(n) => {
-                p.normals = n.map(|v| Vec3::from(v).normalize_or(Vec3::Y)).collect();
+                let n = read_floats::<3>(n, data).ok_or_else(|| bad("its NORMAL accessor cannot be read".into()))?;
+                p.normals = n.into_iter().map(|v| Vec3::from(v).normalize_or(Vec3::Y)).collect();
                 if p.normals.len() != p.positions.len() {
                     return Err(bad("NORMAL and POSITION counts differ".into()));
                 }
@@ -132,9 +141,10 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
 
 /// Reads skin influences (two sets of four at most) and morph target position deltas, all
 /// one per vertex.
-fn read_deformation<'a, 's, F>(reader: &gltf::mesh::Reader<'a, 's, F>, p: &mut Primitive) -> Result<(), String>
+fn read_deformation<'a, 's, F, G>(prim: &gltf::Primitive<'a>, reader: &gltf::mesh::Reader<'a, 's, F>, data: G, p: &mut Primitive) -> Result<(), String>
 where
     F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    G: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
 {
     let n = p.positions.len();
     for set in 0..2 {
@@ -154,9 +164,12 @@ where
             _ => return Err(format!("JOINTS_{set} and WEIGHTS_{set} come in pairs")),
         }
     }
-    for (t, target) in reader.read_morph_targets().enumerate() {
-        let deltas: Vec<Vec3> = match target.0 {
-            Some(positions) => positions.map(Vec3::from).collect(),
+    for (t, target) in prim.morph_targets().enumerate() {
+        let deltas: Vec<Vec3> = match target.positions() {
+            Some(positions) => {
+                let read = read_floats::<3>(positions, data.clone()).ok_or_else(|| format!("morph target {t}'s POSITION accessor cannot be read"))?;
+                read.into_iter().map(Vec3::from).collect()
+            }
             None => vec![Vec3::ZERO; n],
         };
         if deltas.len() != n {

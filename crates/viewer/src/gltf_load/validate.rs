@@ -104,11 +104,17 @@ pub fn references(json: &[u8]) -> Result<gltf::json::Root, SceneError> {
     Ok(root)
 }
 
-/// What an attribute may be, per the glTF 2.0 specification's attribute table.
-fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bool) -> bool {
+/// What an attribute may be, per the glTF 2.0 specification's attribute table, and with
+/// `quantized` (the file uses KHR_mesh_quantization) that extension's: positions and texture
+/// coordinates also as 8- and 16-bit integers, normalized or not, normals as normalized ones.
+fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bool, quantized: bool) -> bool {
+    let small = matches!(data, DataType::I8 | DataType::U8 | DataType::I16 | DataType::U16);
     match semantic {
-        Semantic::Positions | Semantic::Normals => dims == Dimensions::Vec3 && data == DataType::F32,
-        Semantic::TexCoords(_) => dims == Dimensions::Vec2 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
+        Semantic::Positions => dims == Dimensions::Vec3 && (data == DataType::F32 || (quantized && small)),
+        Semantic::Normals => dims == Dimensions::Vec3 && (data == DataType::F32 || (quantized && normalized && matches!(data, DataType::I8 | DataType::I16))),
+        Semantic::TexCoords(_) => {
+            dims == Dimensions::Vec2 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16)) || (quantized && small))
+        }
         Semantic::Joints(_) => dims == Dimensions::Vec4 && !normalized && matches!(data, DataType::U8 | DataType::U16),
         Semantic::Weights(_) => dims == Dimensions::Vec4 && (data == DataType::F32 || (normalized && matches!(data, DataType::U8 | DataType::U16))),
         Semantic::Colors(_) => {
@@ -124,6 +130,7 @@ fn allowed(semantic: &Semantic, dims: Dimensions, data: DataType, normalized: bo
 /// gets when flat normals are made for a primitive without NORMAL).
 pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: &LoadOptions) -> Result<u64, SceneError> {
     let json = document.as_json();
+    let quantized = json.extensions_used.iter().any(|e| e == super::quantized::EXTENSION);
     let mut allocated = 0u64;
     for (mesh_index, mesh) in json.meshes.iter().enumerate() {
         for (p, prim) in mesh.primitives.iter().enumerate() {
@@ -141,7 +148,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                 ) {
                     continue;
                 }
-                let count = read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n))?;
+                let count = read(&format!("{semantic:?}"), index.value(), &|d, t, n| allowed(semantic, d, t, n, quantized))?;
                 match semantic {
                     Semantic::Positions => positions = Some(count),
                     Semantic::Normals => normals = true,
@@ -157,7 +164,9 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             }
             for (t, target) in prim.targets.iter().flatten().enumerate() {
                 if let Some(index) = &target.positions {
-                    let count = read(&format!("morph target {t} POSITION"), index.value(), &|d, t, _| d == Dimensions::Vec3 && t == DataType::F32)?;
+                    // KHR_mesh_quantization: offsets also as 8- and 16-bit signed integers.
+                    let offsets = |d, t, _| d == Dimensions::Vec3 && (t == DataType::F32 || (quantized && matches!(t, DataType::I8 | DataType::I16)));
+                    let count = read(&format!("morph target {t} POSITION"), index.value(), &offsets)?;
                     allocated = allocated.saturating_add(count.saturating_mul(12));
                 }
             }
