@@ -4,7 +4,7 @@
 //! the GPU. Every animation of the file plays at once, each held at its last key after it ends
 //! (glTF samplers clamp).
 
-use crate::scene::Scene;
+use crate::scene::{PoseFault, Scene};
 use glam::{DMat4, DQuat, DVec3, Mat4};
 use std::sync::Arc;
 
@@ -160,28 +160,38 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
         let parent = node.parent.map_or(DMat4::IDENTITY, |p| worlds[p]);
         worlds.push(parent * locals[i].matrix());
     }
+    // A non-finite pose (a degenerate key, or one past f32's range) keeps the last good
+    // transform, and says so in `pose_fault` (the loader and `--time` refuse it, playback
+    // pauses before it).
+    let mut fault = None;
+    let billboard_nodes: Vec<usize> = scene.billboards.iter().map(|b| b.node).collect();
     for (i, node) in scene.nodes.iter_mut().enumerate() {
         let shift = node.mesh.and_then(|m| scene.mesh_shift.get(m)).copied().unwrap_or(DVec3::ZERO);
         let world = (to_scene * worlds[i] * DMat4::from_translation(shift)).as_mat4();
-        // A non-finite pose (a degenerate key, or one past f32's range) keeps the last good
-        // transform.
         if world.is_finite() {
             node.world = world;
+        } else if node.mesh.is_some() || billboard_nodes.contains(&i) {
+            fault = fault.or(Some(PoseFault::Node(node.gltf_index)));
         }
         node.weights = std::mem::take(&mut weights[i]);
     }
     if let (Some(c), Some(desc)) = (scene.camera_node, scene.camera.as_mut()) {
         // The view ignores the node's scale (glTF 2.0, 3.10.2).
-        if let Some(world) = crate::camera::camera_frame(&worlds[c]).map(|f| (to_scene * f).as_mat4()).filter(Mat4::is_finite) {
-            desc.world = world;
+        match crate::camera::camera_frame(&worlds[c]).map(|f| (to_scene * f).as_mat4()).filter(Mat4::is_finite) {
+            Some(world) => desc.world = world,
+            None => fault = fault.or(Some(PoseFault::Camera(scene.nodes[c].gltf_index))),
         }
     }
-    for skin in &mut scene.skins {
+    for (s, skin) in scene.skins.iter_mut().enumerate() {
         skin.palette = skin.joints.iter().zip(&skin.inverse_bind).map(|(&j, ibm)| (to_scene * worlds[j] * *ibm).as_mat4()).collect();
         if skin.palette.iter().any(|m| !m.is_finite()) {
             skin.palette.iter_mut().for_each(|m| *m = Mat4::IDENTITY);
+            if scene.nodes.iter().any(|n| n.skin == Some(s) && n.mesh.is_some()) {
+                fault = fault.or(Some(PoseFault::Skin(s)));
+            }
         }
     }
+    scene.pose_fault = fault;
 }
 
 #[cfg(test)]

@@ -96,6 +96,20 @@ pub struct Scene {
     /// The real paths of the files the scene's buffers and images were read from (outputs
     /// must not overwrite them).
     pub files: Vec<std::path::PathBuf>,
+    /// What the last pose ([`crate::animation::pose`]) could not place within f32's range:
+    /// it kept the last good transform there, which the file's pose does not give.
+    pub pose_fault: Option<PoseFault>,
+}
+
+/// A part of a pose past f32's range, by the file's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoseFault {
+    /// A node that draws (a mesh or a billboard).
+    Node(usize),
+    /// The camera's node.
+    Camera(usize),
+    /// A skin's joint matrices.
+    Skin(usize),
 }
 
 impl Scene {

@@ -706,3 +706,75 @@ fn the_viewer_exits_1_on_hostile_files_within_bounded_time_and_memory() {
     }
     assert!(!Path::new(&out).join("picks.json").exists(), "nothing is written for a refused scene");
 }
+
+/// The valid file with a CUBICSPLINE translation of `node` from x = 3e38 back to 3e38 whose
+/// tangents make it overshoot past f32's range between the keys (3.75e38 at 0.5 s), with
+/// `extra` done to the file (a skin, say).
+fn overshooting(node: usize, extra: impl FnOnce(&mut Value)) -> Value {
+    mutated(|d| {
+        let input = add_accessor(d, &f32_bytes(&[0.0, 1.0]), 5126, 2, "SCALAR", Some((json!([0.0]), json!([1.0]))));
+        // Per key: in-tangent, value, out-tangent.
+        let keys = [0.0, 0.0, 0.0, 3e38, 0.0, 0.0, 3e38, 0.0, 0.0, -3e38, 0.0, 0.0, 3e38, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let output = add_accessor(d, &f32_bytes(&keys), 5126, 6, "VEC3", None);
+        let channel = json!({"sampler": 0, "target": {"node": node, "path": "translation"}});
+        d["animations"] = json!([{"samplers": [{"input": input, "output": output, "interpolation": "CUBICSPLINE"}], "channels": [channel]}]);
+        extra(d);
+    })
+}
+
+#[test]
+fn poses_past_f32s_range_between_keys_are_refused_not_shown_at_rest() {
+    // Found by fuzz round 15: a node, the camera or a skin's joint posed past f32's range kept
+    // its last good (rest) transform, and was drawn and picked there at `--time` without a word.
+    let joint = |d: &mut Value| {
+        d["nodes"].as_array_mut().unwrap().push(json!({"name": "Joint"}));
+        d["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(2));
+        let joints = add_accessor(d, &[0u8, 0, 0, 0].repeat(3), 5121, 3, "VEC4", None);
+        let weights = add_accessor(d, &f32_bytes(&[1.0, 0.0, 0.0, 0.0].repeat(3)), 5126, 3, "VEC4", None);
+        d["meshes"][0]["primitives"][0]["attributes"]["JOINTS_0"] = json!(joints);
+        d["meshes"][0]["primitives"][0]["attributes"]["WEIGHTS_0"] = json!(weights);
+        d["skins"] = json!([{"joints": [2]}]);
+        d["nodes"][0]["skin"] = json!(0);
+    };
+    let cases: [(&str, Value, &str); 3] = [
+        ("overshooting-node", overshooting(0, |_| {}), "node 0: its pose puts it past f32's range"),
+        ("overshooting-camera", overshooting(1, |_| {}), "node 1: its pose puts its camera past f32's range"),
+        ("overshooting-joint", overshooting(2, joint), "skin 0: its pose puts its joint matrices past f32's range"),
+    ];
+    for (name, doc, expected) in cases {
+        let mut scene = load_path(&write_case(name, &doc)).unwrap_or_else(|e| panic!("{name}: the keys themselves are fine: {e}"));
+        for time in [0.25, 0.5, 0.75] {
+            viewer::animation::pose(&mut scene, Some(time));
+            let err = viewer::gltf_load::check_pose(&scene).map(|_| ()).expect_err(name).to_string();
+            assert!(err.contains(expected), "{name} at {time}: {err}");
+        }
+        // At the last key the node and the camera are finite again (the joint's 3e38 then
+        // fails the deformed-reach bound instead).
+        viewer::animation::pose(&mut scene, Some(1.0));
+        assert!(viewer::gltf_load::check_pose(&scene).is_ok() || name == "overshooting-joint", "{name}: at the last key the pose is finite");
+    }
+}
+
+#[test]
+fn scenes_too_wide_to_frame_and_non_finite_uvs_are_refused() {
+    // Found by fuzz round 15: a scene 2.8e20 across without a camera was framed as a unit
+    // sphere (f32 lengths overflow) and showed nothing; NaN UVs were reported as nulls.
+    let wide = |half: f32| {
+        let mut doc = mutated(|d| {
+            d["nodes"] = json!([{"mesh": 0, "name": "Tri", "scale": [half, half, half]}]);
+            d["scenes"][0]["nodes"] = json!([0]);
+            d.as_object_mut().unwrap().remove("cameras");
+        });
+        doc["accessors"][0]["max"] = json!([1, 1, 0]);
+        doc
+    };
+    let err = load_path(&write_case("too-wide", &wide(1e20))).map(|_| ()).expect_err("too wide").to_string();
+    assert!(err.contains("has no camera") && err.contains("frames scenes up to"), "{err}");
+    assert!(load_path(&write_case("wide-enough", &wide(1e15))).is_ok(), "1e15 across is framed");
+    let nan_uvs = mutated(|d| {
+        let uvs = add_accessor(d, &f32_bytes(&[f32::NAN; 6]), 5126, 3, "VEC2", None);
+        d["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = json!(uvs);
+    });
+    let err = load_path(&write_case("nan-uvs", &nan_uvs)).map(|_| ()).expect_err("NaN UVs").to_string();
+    assert!(err.contains("TEXCOORD_0 value") && err.contains("not finite"), "{err}");
+}

@@ -18,7 +18,7 @@ mod skins;
 mod validate;
 
 use crate::animation::NodeTransform;
-use crate::scene::{CameraDesc, Node, Scene};
+use crate::scene::{CameraDesc, Node, PoseFault, Scene};
 use glam::DMat4;
 use std::path::Path;
 
@@ -90,10 +90,19 @@ pub fn kept_name(name: Option<&str>) -> Option<String> {
     Some(format!("{}…", &name[..cut]))
 }
 
-/// Checks a scene posed at a time as its rest pose was checked at load: an animated joint or
-/// morph weight can carry a deformed mesh past f32's range (a key of 3e38 is finite), where
-/// the GPU would drop its triangles from the picture and the picks without an error.
+/// Checks a scene posed at a time as its rest pose was checked at load: an animated node,
+/// camera or joint past f32's range (a spline between keys of 3e38 overshoots them) kept its
+/// last good transform, which the file's pose does not give; an animated joint or morph weight
+/// can carry a deformed mesh past f32's range, where the GPU would drop its triangles from the
+/// picture and the picks without an error.
 pub fn check_pose(scene: &Scene) -> Result<(), SceneError> {
+    const PAST: &str = "past f32's range";
+    match scene.pose_fault {
+        Some(PoseFault::Node(node)) => return Err(SceneError::BadNode { node, reason: format!("its pose puts it {PAST}") }),
+        Some(PoseFault::Camera(node)) => return Err(SceneError::BadNode { node, reason: format!("its pose puts its camera {PAST}") }),
+        Some(PoseFault::Skin(skin)) => return Err(SceneError::BadSkin { skin, reason: format!("its pose puts its joint matrices {PAST}") }),
+        None => {}
+    }
     reach::check(scene)
 }
 
@@ -208,8 +217,9 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
     check_camera(&scene)?;
+    check_framing(&scene)?;
     scene.deformed_reach = reach::measure(&scene);
-    reach::check(&scene)?;
+    check_pose(&scene)?;
     // A file without meshes is refused; a default scene that draws none of them is shown
     // (empty), as glTF allows.
     if scene.meshes.iter().all(|m| m.primitives.is_empty()) {
@@ -222,6 +232,28 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
 /// their full precision, but a rasterizer's depth slopes across a triangle are smaller still:
 /// at depths of 1e-31 (znear 1e-30), lavapipe drew some pixels of a box and not others.
 const MIN_DEPTH: f32 = 1e-20;
+
+/// The largest scene radius the viewer frames without a camera: the orbit camera's f32
+/// arithmetic squares distances of up to `MAX_ZOOM_OUT_RADII` radii, which overflow past
+/// about 1.8e19 (a triangle 2e20 across was framed as a unit sphere, and showed nothing).
+pub const MAX_FRAMED_RADIUS: f64 = 1e16;
+
+/// A scene without a camera must fit the framing: else it is refused, not shown blank.
+fn check_framing(scene: &Scene) -> Result<(), SceneError> {
+    if scene.camera.is_some() {
+        return Ok(());
+    }
+    let (lo, hi) = scene.bounds();
+    let radius = (hi.as_dvec3() - lo.as_dvec3()).length() * 0.5;
+    if radius <= MAX_FRAMED_RADIUS {
+        return Ok(());
+    }
+    Err(SceneError::Budget(format!(
+        "it spans {:.3e} units and has no camera: the viewer frames scenes up to {:.0e} across (give the file a camera)",
+        2.0 * radius,
+        2.0 * MAX_FRAMED_RADIUS
+    )))
+}
 
 /// The scene's camera, placed, must give the picker a view and projection it accepts at every
 /// view shape the viewer draws (1 to 8192 pixels a side): its values can each be valid and

@@ -83,6 +83,9 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
                 if uvs.len() != p.positions.len() {
                     return Err(bad(format!("TEXCOORD_{set} and POSITION counts differ")));
                 }
+                if uvs.iter().any(|uv| !uv.is_finite()) {
+                    return Err(bad(format!("a TEXCOORD_{set} value (in its texture transform) is not finite")));
+                }
                 p.uvs = Some(uvs);
             }
             // glTF: a texture binding needs the coordinate set it names.
