@@ -76,8 +76,11 @@ pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, 
     let outcome = render_and_pick(&ctx, scene, options, &mut staged);
     let validation_messages = ctx.take_validation_messages();
     let mut outcome = outcome?;
-    // Every output succeeded: move them all into place (a failure above left none behind).
-    staged.commit()?;
+    // Every output succeeded: move them all into place (a failure above left none behind). A
+    // run with validation messages fails (exit 3): its outputs are dropped too.
+    if validation_messages.is_empty() {
+        staged.commit()?;
+    }
     outcome.device = ctx.device_name.clone();
     outcome.validation_messages = validation_messages;
     Ok(outcome)

@@ -219,8 +219,9 @@ fn print_summary(outcome: &headless::HeadlessOutcome, options: &HeadlessOptions,
         println!("... and {} more (all in the JSON file)", outcome.picks - outcome.shown.len());
     }
     println!("{} picks, {} hits", outcome.picks, outcome.hits);
+    // A run with validation messages fails and writes no outputs.
     for (what, path) in [("pick records", &options.json), ("screenshot", &options.screenshot), ("ID view", &options.id_view)] {
-        if let Some(p) = path {
+        if let Some(p) = path.as_ref().filter(|_| outcome.validation_messages.is_empty()) {
             println!("{what}: {}", p.display());
         }
     }
