@@ -558,26 +558,9 @@ fn hooks_on_deformed_draws_pick_through_holes_and_at_the_adjusted_world() {
                 agree += 1;
             }
             // Rectangles over the same draws, against the hooked ID image.
-            // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            gpu.run(|cmd| unsafe { image.record(cmd, &request, &up.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
-            // SAFETY: `run` waited.
-            let texels = unsafe { image.read() }.unwrap();
             let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
-            let mut want: BTreeMap<u64, u64> = BTreeMap::new();
-            for y in rect.min.y..rect.max.y {
-                for x in rect.min.x..rect.max.x {
-                    if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
-                        *want.entry(id.get()).or_default() += 1;
-                    }
-                }
-            }
-            let query = [PickQuery::Rect { rect, mode: RectMode::Visible }];
-            // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &query, &up.draws) }.map(|_| ()).unwrap());
-            // SAFETY: `run` waited.
-            let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
-            let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
-            let got: BTreeMap<u64, u64> = r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
+            let want = id_image_counts(&gpu, &mut image, &request, &up.draws, rect);
+            let got = rect_counts(&gpu, &mut picker, &request, &up.draws, rect);
             assert_eq!(want.len(), objects.len(), "every object shows: {want:?}");
             assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{name}, pose {seed}");
             for (o, obj) in objects.iter().enumerate() {
@@ -602,6 +585,34 @@ fn obj_world(obj: &Deformed) -> DMat4 {
     obj.model.as_dmat4()
 }
 
+/// Per object, the pixels of `rect` the full-size ID image gives it.
+fn id_image_counts(gpu: &Gpu, image: &mut IdImage, request: &PickRequest<'_>, draws: &[PickDraw], rect: PixelRect) -> BTreeMap<u64, u64> {
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let texels = unsafe { image.read() }.unwrap();
+    let mut counts = BTreeMap::new();
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
+                *counts.entry(id.get()).or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Per object, the pixels a `Visible` rectangle query over `rect` counts.
+fn rect_counts(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, draws: &[PickDraw], rect: PixelRect) -> BTreeMap<u64, u64> {
+    let query = [PickQuery::Rect { rect, mode: RectMode::Visible }];
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, &query, draws) }.map(|_| ()).unwrap());
+    // SAFETY: `run` waited.
+    let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
+    let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
+    r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect()
+}
+
 #[test]
 fn rectangles_over_deformed_draws_count_what_the_id_image_shows() {
     let gpu = Gpu::new();
@@ -613,26 +624,9 @@ fn rectangles_over_deformed_draws_count_what_the_id_image_shows() {
     let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
-    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, &request, &up.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
-    // SAFETY: `run` waited.
-    let texels = unsafe { image.read() }.unwrap();
     let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
-    let mut want: BTreeMap<u64, u64> = BTreeMap::new();
-    for y in rect.min.y..rect.max.y {
-        for x in rect.min.x..rect.max.x {
-            if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
-                *want.entry(id.get()).or_default() += 1;
-            }
-        }
-    }
-    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &[PickQuery::Rect { rect, mode: RectMode::Visible }], &up.draws) }.map(|_| ()).unwrap());
-    // SAFETY: `run` waited.
-    let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
-    let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
-    let got: BTreeMap<u64, u64> = r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
-    assert_eq!(got, want);
+    let want = id_image_counts(&gpu, &mut image, &request, &up.draws, rect);
+    assert_eq!(rect_counts(&gpu, &mut picker, &request, &up.draws, rect), want);
     assert_eq!(want.len(), objects.len(), "every deformed object shows: {want:?}");
     drop((picker, image));
     gpu.assert_no_validation_messages();
@@ -665,26 +659,9 @@ fn many_deformed_meshes_with_their_own_buffers_are_picked_in_one_frame() {
     for seed in [4, 5] {
         let (poses, weights) = random_pose(&objects, seed);
         let up = upload(&gpu.ctx, &objects, &poses, &weights, false, false);
-        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { image.record(cmd, &request, &up.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
-        // SAFETY: `run` waited.
-        let texels = unsafe { image.read() }.unwrap();
-        let mut want: BTreeMap<u64, u64> = BTreeMap::new();
-        for y in rect.min.y..rect.max.y {
-            for x in rect.min.x..rect.max.x {
-                if let Some(id) = picking_vk::ObjectId::from_words(texels[(y * W + x) as usize].id) {
-                    *want.entry(id.get()).or_default() += 1;
-                }
-            }
-        }
+        let want = id_image_counts(&gpu, &mut image, &request, &up.draws, rect);
         assert!(want.len() > 100, "the rectangle covers most meshes: {}", want.len());
-        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &[PickQuery::Rect { rect, mode: RectMode::Visible }], &up.draws) }.map(|_| ()).unwrap());
-        // SAFETY: `run` waited.
-        let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
-        let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
-        let got: BTreeMap<u64, u64> = r.objects.iter().map(|o| (o.id.get(), o.pixels)).collect();
-        assert_eq!(got, want, "seed {seed}");
+        assert_eq!(rect_counts(&gpu, &mut picker, &request, &up.draws, rect), want, "seed {seed}");
     }
     drop((picker, image));
     gpu.assert_no_validation_messages();

@@ -1424,55 +1424,47 @@ fn quantized_grid_file(quantized: bool, declared: bool) -> Value {
         }
         (out, stride)
     };
+    // An attribute of stored integers `q` (component type `component`), each standing for
+    // `value(q)`: as stored in the quantized file, as those f32 values in the twin; `bounds`:
+    // with min and max (positions need them).
+    let mut attribute = |q: &[Vec<i64>], component: u32, normalized: bool, value: &dyn Fn(i64) -> f32, bounds: bool| {
+        let twin: Vec<Vec<f32>> = q.iter().map(|v| v.iter().map(|&c| value(c)).collect()).collect();
+        let (bytes, stride) = vectors(q, component, (!quantized).then_some(&twin[..]));
+        let dims = q[0].len();
+        let mut accessor = json!({"componentType": if quantized { component } else { 5126 }, "count": q.len(), "type": format!("VEC{dims}")});
+        if quantized && normalized {
+            accessor["normalized"] = json!(true);
+        }
+        if bounds {
+            let column = |c: usize| -> (Value, Value) {
+                if quantized {
+                    (json!(q.iter().map(|v| v[c]).min()), json!(q.iter().map(|v| v[c]).max()))
+                } else {
+                    (json!(twin.iter().map(|v| v[c]).fold(f32::MAX, f32::min)), json!(twin.iter().map(|v| v[c]).fold(f32::MIN, f32::max)))
+                }
+            };
+            let (lo, hi): (Vec<Value>, Vec<Value>) = (0..dims).map(column).unzip();
+            (accessor["min"], accessor["max"]) = (json!(lo), json!(hi));
+        }
+        add(bytes, Some(stride), accessor, 34962)
+    };
     let mut mesh_json = vec![];
     let mut nodes = vec![];
     for (m, mesh) in meshes.iter().enumerate() {
         let q: Vec<Vec<i64>> = grid.iter().map(|p| p.iter().map(|&c| (mesh.quantize)(c)).collect()).collect();
-        let twin: Vec<Vec<f32>> = q.iter().map(|v| v.iter().map(|&c| (mesh.value)(c)).collect()).collect();
-        let (lo, hi) = (0..3).fold((vec![], vec![]), |(mut lo, mut hi), c| {
-            let (a, b) = if quantized {
-                let col = q.iter().map(|v| v[c]);
-                (json!(col.clone().min().unwrap()), json!(col.max().unwrap()))
-            } else {
-                let col = twin.iter().map(|v| v[c]);
-                (json!(col.clone().fold(f32::MAX, f32::min)), json!(col.fold(f32::MIN, f32::max)))
-            };
-            lo.push(a);
-            hi.push(b);
-            (lo, hi)
-        });
-        let (bytes, stride) = vectors(&q, mesh.component, (!quantized).then_some(&twin[..]));
-        let mut position = json!({"componentType": if quantized { mesh.component } else { 5126 }, "count": q.len(), "type": "VEC3", "min": lo, "max": hi});
-        if quantized && mesh.normalized {
-            position["normalized"] = json!(true);
-        }
-        let position = add(bytes, Some(stride), position, 34962);
+        let position = attribute(&q, mesh.component, mesh.normalized, &mesh.value, true);
         // Normals as normalized i8 (the grid's, roughly: the loader renormalizes them).
         let nq: Vec<Vec<i64>> = grid.iter().map(|p| vec![(-0.3 * p[0] * 127.0) as i64, (0.2 * p[1] * 127.0) as i64, 120]).collect();
-        let nf: Vec<Vec<f32>> = nq.iter().map(|v| v.iter().map(|&c| (c as f32 / 127.0).max(-1.0)).collect()).collect();
-        let (bytes, stride) = vectors(&nq, 5120, (!quantized).then_some(&nf[..]));
-        let mut normal = json!({"componentType": if quantized { 5120 } else { 5126 }, "count": nq.len(), "type": "VEC3"});
-        if quantized {
-            normal["normalized"] = json!(true);
-        }
-        let normal = add(bytes, Some(stride), normal, 34962);
+        let normal = attribute(&nq, 5120, true, &|c| (c as f32 / 127.0).max(-1.0), false);
         // UVs as raw u8 grid steps (0..8).
         let uq: Vec<Vec<i64>> = (0..n * n).map(|k| vec![(k % n) as i64, (k / n) as i64]).collect();
-        let uf: Vec<Vec<f32>> = uq.iter().map(|v| v.iter().map(|&c| c as f32).collect()).collect();
-        let (bytes, stride) = vectors(&uq, 5121, (!quantized).then_some(&uf[..]));
-        let uv = add(bytes, Some(stride), json!({"componentType": if quantized { 5121 } else { 5126 }, "count": uq.len(), "type": "VEC2"}), 34962);
+        let uv = attribute(&uq, 5121, false, &|c| c as f32, false);
         let mut primitive = json!({"attributes": {"POSITION": position, "NORMAL": normal, "TEXCOORD_0": uv}, "indices": index_accessor});
         let mut mesh_value = json!({"name": mesh.name, "primitives": []});
         if m == 2 {
             // A morph target of normalized i16 offsets, at weight 0.5.
             let dq: Vec<Vec<i64>> = grid.iter().map(|p| vec![0, (0.3 * (3.0 * p[0]).cos() * 32767.0) as i64, (0.25 * p[1] * 32767.0) as i64]).collect();
-            let df: Vec<Vec<f32>> = dq.iter().map(|v| v.iter().map(|&c| (c as f32 / 32767.0).max(-1.0)).collect()).collect();
-            let (bytes, stride) = vectors(&dq, 5122, (!quantized).then_some(&df[..]));
-            let mut offsets = json!({"componentType": if quantized { 5122 } else { 5126 }, "count": dq.len(), "type": "VEC3"});
-            if quantized {
-                offsets["normalized"] = json!(true);
-            }
-            let offsets = add(bytes, Some(stride), offsets, 34962);
+            let offsets = attribute(&dq, 5122, true, &|c| (c as f32 / 32767.0).max(-1.0), false);
             primitive["targets"] = json!([{"POSITION": offsets}]);
             mesh_value["weights"] = json!([0.5]);
         }

@@ -86,10 +86,7 @@ impl PassRecording<'_> {
         let streams: Vec<(vk::Buffer, u64)> = deformation.vertex_streams().iter().map(|s| (s.range.buffer, s.range.offset)).collect();
         // SAFETY: the caller's contract.
         unsafe {
-            match draw.hooks {
-                Some(_) => self.bind_hooked_storage_set(draw, layout, bound),
-                None => self.bind_instance_set(draw, layout, bound),
-            }
+            self.bind_storage_set(draw, layout, if draw.hooks.is_some() { HOOKED_STORAGE_SET } else { 1 }, bound);
             if !streams.is_empty() && bound.skin_streams != streams {
                 let (buffers, offsets): (Vec<vk::Buffer>, Vec<u64>) = streams.iter().copied().unzip();
                 self.device.cmd_bind_vertex_buffers(self.cmd, 3, &buffers, &offsets);
@@ -98,43 +95,30 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Binds the set of `draw`'s storage buffers (instance transforms or deformation) at set 1
-    /// of `layout`, if not bound.
+    /// Binds the set of `draw`'s storage buffers (instance transforms or deformation) at set
+    /// `index` of `layout`, if not bound: 1, or `HOOKED_STORAGE_SET` in hooked layouts.
+    /// Binding set 1 disturbs set 2, and binding set 2 with another layout disturbs set 1:
+    /// the disturbed one is forgotten.
     ///
     /// # Safety
     /// As [`PassRecording::record`]; the set was prepared for this frame.
-    pub(super) unsafe fn bind_instance_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
+    pub(super) unsafe fn bind_storage_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, index: u32, bound: &mut BoundState) {
         let Some(buffers) = storage_set_buffers(draw) else { return };
         let Some(set) = self.instance_sets.get(&buffers) else {
             log::error!("picking-vk: no set for a draw's storage buffers; was prepare() skipped?");
             return;
         };
-        if bound.set1 != Some((layout, set)) {
-            // SAFETY: the caller's contract.
-            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 1, &[set], &[]) };
-            (bound.set1, bound.set2) = (Some((layout, set)), None);
-        }
-    }
-
-    /// Binds a hooked draw's storage set (deformation or instance transforms) at
-    /// `HOOKED_STORAGE_SET` of its layout, if it has one and it is not bound; a set 1 bound with
-    /// another layout is disturbed by it, and forgotten.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`]; the set was prepared for this frame.
-    pub(super) unsafe fn bind_hooked_storage_set(&self, draw: &PickDraw, layout: vk::PipelineLayout, bound: &mut BoundState) {
-        let Some(buffers) = storage_set_buffers(draw) else { return };
-        let Some(set) = self.instance_sets.get(&buffers) else {
-            log::error!("picking-vk: no set for a hooked draw's storage buffers; was prepare() skipped?");
+        let slot = if index == HOOKED_STORAGE_SET { &mut bound.set2 } else { &mut bound.set1 };
+        if *slot == Some((layout, set)) {
             return;
-        };
-        if bound.set2 != Some((layout, set)) {
-            // SAFETY: the caller's contract.
-            unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, HOOKED_STORAGE_SET, &[set], &[]) };
-            bound.set2 = Some((layout, set));
-            if bound.set1.is_some_and(|(l, _)| l != layout) {
-                bound.set1 = None;
-            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, index, &[set], &[]) };
+        *slot = Some((layout, set));
+        if index == HOOKED_STORAGE_SET {
+            bound.set1 = bound.set1.filter(|(l, _)| *l == layout);
+        } else {
+            bound.set2 = None;
         }
     }
 }

@@ -7,6 +7,7 @@ use super::push::storage_words;
 use super::{BoundState, PassRecording};
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
 use crate::draw::PickDraw;
+use crate::pass::hook_glsl::HOOKED_STORAGE_SET;
 use crate::pass::hooked::HookPush;
 use ash::vk;
 
@@ -43,7 +44,7 @@ impl PassRecording<'_> {
             self.bind_hook_inputs(hooks.attribute.map(|a| (a.range.buffer, a.range.offset)), hooks.descriptor_set, layout, bound);
             match draw.deformation {
                 Some(_) => self.bind_deformation(draw, layout, bound),
-                None => self.bind_hooked_storage_set(draw, layout, bound),
+                None => self.bind_storage_set(draw, layout, HOOKED_STORAGE_SET, bound),
             }
         }
     }

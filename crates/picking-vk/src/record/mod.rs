@@ -349,7 +349,7 @@ impl<'a> PassRecording<'a> {
                                 self.bind_deformation(draw, layout, bound);
                                 d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
                             } else if key.instance_storage {
-                                self.bind_instance_set(draw, layout, bound);
+                                self.bind_storage_set(draw, layout, 1, bound);
                                 let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
                                 bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
                                 words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);

@@ -123,7 +123,7 @@ impl PassRecording<'_> {
                 } else if key.deform.is_some() {
                     self.bind_deformation(draw, layout, &mut bound);
                 } else if key.instance_storage {
-                    self.bind_instance_set(draw, layout, &mut bound);
+                    self.bind_storage_set(draw, layout, 1, &mut bound);
                 }
                 let model_view_projection = self.camera.model_view_projection(&draw.model);
                 let base = draw.instances.map_or(0, |i| i.first);
