@@ -28,7 +28,7 @@ layout(location = 0) flat out uint out_instance;
 layout(location = 1) flat out uvec2 out_object_id;
 layout(location = 2) flat out uint out_draw_index;
 
-#define PICK_DEFORM_SET 1
+#define PICK_STORAGE_SET 1
 #include "deform.glsl"
 
 void main() {

@@ -46,6 +46,15 @@ fn transparent(alpha: &[u8], uv: Vec2) -> Option<bool> {
     Some(alpha[((y * TEX + x) * 4 + 3) as usize] < 128)
 }
 
+/// The sampler the oracle's texel lookup matches: nearest texel, clamped at the edges.
+fn nearest_clamped() -> vk::SamplerCreateInfo<'static> {
+    vk::SamplerCreateInfo::default()
+        .mag_filter(vk::Filter::NEAREST)
+        .min_filter(vk::Filter::NEAREST)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+}
+
 fn alpha_program(set_layout: vk::DescriptorSetLayout) -> Arc<HookProgram> {
     HookProgram::new(HookSource {
         name: "alpha test".into(),
@@ -92,11 +101,7 @@ fn pick(gpu: &Gpu, picker: &mut picking_vk::Picker, pixel: UVec2, view: Mat4, pr
 fn alpha_tested_quads_are_picked_through_their_holes_like_the_oracle() {
     let gpu = Gpu::new();
     let mut picker = gpu.picker(PickerConfig::default().with_detail(picking_vk::DetailMode::IfEnabled));
-    let nearest = vk::SamplerCreateInfo::default()
-        .mag_filter(vk::Filter::NEAREST)
-        .min_filter(vk::Filter::NEAREST)
-        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    let nearest = nearest_clamped();
     let (mut agree, mut hits, mut through) = (0, 0, 0);
     for seed in 0..3u64 {
         let alpha = alpha_texels(seed);
@@ -531,11 +536,7 @@ fn hooked_draws_around_an_instance_storage_draw_bind_their_set_again() {
 #[test]
 fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     let gpu = Gpu::new();
-    let nearest = vk::SamplerCreateInfo::default()
-        .mag_filter(vk::Filter::NEAREST)
-        .min_filter(vk::Filter::NEAREST)
-        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    let nearest = nearest_clamped();
     let alpha = alpha_texels(5);
     let texture = gpu.ctx.upload_texture(&alpha, TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
     let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();

@@ -3,14 +3,14 @@
 // deformed shaders (shaders/pick_deform.glsl) and by hooked pipelines of deformed draws
 // (hook_pick.vert), which define first: SKIN_SETS (0, 1 or 2 influence sets), SKIN_FROM_STORAGE
 // where joints and weights are read as storage words rather than vertex attributes,
-// PICK_DEFORM_SET (the set the host's buffers are bound at, whole: offsets need no descriptor
+// PICK_STORAGE_SET (the set the host's buffers are bound at, whole: offsets need no descriptor
 // alignment), and a push block `pc` with the deformation's words: `bases` (joint, delta and
 // weight base words, target count), `counts` (joint count, vertices per morph target),
 // `stream_first` and `stream_stride` (the influence streams' first words and strides).
 
-layout(std430, set = PICK_DEFORM_SET, binding = 0) readonly buffer JointWords { float words[]; } joint_words;
-layout(std430, set = PICK_DEFORM_SET, binding = 1) readonly buffer DeltaWords { float words[]; } delta_words;
-layout(std430, set = PICK_DEFORM_SET, binding = 2) readonly buffer WeightWords { float words[]; } weight_words;
+layout(std430, set = PICK_STORAGE_SET, binding = 0) readonly buffer JointWords { float words[]; } joint_words;
+layout(std430, set = PICK_STORAGE_SET, binding = 1) readonly buffer DeltaWords { float words[]; } delta_words;
+layout(std430, set = PICK_STORAGE_SET, binding = 2) readonly buffer WeightWords { float words[]; } weight_words;
 
 #ifdef SKIN_FROM_STORAGE
 // The streams' formats: joints 0 = four u8, 1 = four u16; weights 0 = four f32, 1 = four
@@ -19,11 +19,11 @@ layout(constant_id = 1) const uint JOINT_FORMAT_0 = 0;
 layout(constant_id = 2) const uint WEIGHT_FORMAT_0 = 0;
 layout(constant_id = 3) const uint JOINT_FORMAT_1 = 0;
 layout(constant_id = 4) const uint WEIGHT_FORMAT_1 = 0;
-layout(std430, set = PICK_DEFORM_SET, binding = 3) readonly buffer Joints0 { uint words[]; } joints0;
-layout(std430, set = PICK_DEFORM_SET, binding = 4) readonly buffer Weights0 { uint words[]; } weights0;
+layout(std430, set = PICK_STORAGE_SET, binding = 3) readonly buffer Joints0 { uint words[]; } joints0;
+layout(std430, set = PICK_STORAGE_SET, binding = 4) readonly buffer Weights0 { uint words[]; } weights0;
 #if SKIN_SETS >= 2
-layout(std430, set = PICK_DEFORM_SET, binding = 5) readonly buffer Joints1 { uint words[]; } joints1;
-layout(std430, set = PICK_DEFORM_SET, binding = 6) readonly buffer Weights1 { uint words[]; } weights1;
+layout(std430, set = PICK_STORAGE_SET, binding = 5) readonly buffer Joints1 { uint words[]; } joints1;
+layout(std430, set = PICK_STORAGE_SET, binding = 6) readonly buffer Weights1 { uint words[]; } weights1;
 #endif
 
 uint joint_word(uint set, uint i) {

@@ -164,13 +164,12 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
     // transform, and says so in `pose_fault` (the loader and `--time` refuse it, playback
     // pauses before it).
     let mut fault = None;
-    let billboard_nodes: Vec<usize> = scene.billboards.iter().map(|b| b.node).collect();
     for (i, node) in scene.nodes.iter_mut().enumerate() {
         let shift = node.mesh.and_then(|m| scene.mesh_shift.get(m)).copied().unwrap_or(DVec3::ZERO);
         let world = (to_scene * worlds[i] * DMat4::from_translation(shift)).as_mat4();
         if world.is_finite() {
             node.world = world;
-        } else if node.mesh.is_some() || billboard_nodes.contains(&i) {
+        } else if node.mesh.is_some() || scene.billboards.iter().any(|b| b.node == i) {
             fault = fault.or(Some(PoseFault::Node(node.gltf_index)));
         }
         node.weights = std::mem::take(&mut weights[i]);

@@ -238,6 +238,17 @@ pub(crate) struct DeformKey {
 }
 
 impl DeformKey {
+    /// Which of the five deformed vertex shaders (precompiled, or a hook program's) draws it:
+    /// 0 to 2 influence sets read as vertex attributes, then 1 or 2 read from storage.
+    pub fn shader_variant(&self) -> usize {
+        let sets = self.set_count().min(2);
+        if self.from_storage && sets > 0 {
+            2 + sets
+        } else {
+            sets
+        }
+    }
+
     pub fn of(d: &Deformation) -> Self {
         let from_storage = d.skin.as_ref().is_some_and(Skin::reads_streams_from_storage);
         let set = |i: &Influences| {

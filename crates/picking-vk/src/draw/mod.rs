@@ -287,6 +287,11 @@ impl PickDraw {
         self
     }
 
+    /// The draw's instances, when their transforms are read from a storage buffer.
+    pub(crate) fn instances_in_storage(&self) -> Option<Instances> {
+        self.instances.filter(|_| self.instance_binding == InstanceBinding::StorageBuffer)
+    }
+
     /// The local bounds culling may use: none when a world-adjust hook or a deformation may
     /// move the surface out of them.
     pub(crate) fn culling_bounds(&self) -> Option<Aabb> {

@@ -95,7 +95,7 @@ impl PickDraw {
         } else {
             self.validate_elements(p).map_err(bad)?;
         }
-        let storage = self.instances.is_some() && self.instance_binding == InstanceBinding::StorageBuffer;
+        let storage = self.instances_in_storage().is_some();
         if let Some(inst) = self.instances {
             let size = self.instance_format.bytes();
             if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {

@@ -2,6 +2,7 @@
 //! defines, and the host's hook source where the template marks it. `#line` directives name
 //! each part, so the compiler's messages point into the hook's own lines.
 
+use crate::draw::deform::DeformKey;
 use crate::draw::hooks::{HookSource, Interpolation};
 
 const COMMON: &str = include_str!("../../glsl/hook_common.glsl");
@@ -30,12 +31,9 @@ pub(crate) enum VertexVariant {
     Batched,
     /// Instance transforms read from a storage buffer.
     InstancedStorage,
-    /// A deformed draw: morph targets and `skin_sets` influence sets (0 to 2), read as vertex
-    /// attributes or as storage words.
-    Deformed {
-        skin_sets: u8,
-        from_storage: bool,
-    },
+    /// A deformed draw: morph targets and up to two influence sets, read as vertex attributes
+    /// or as storage words.
+    Deformed(DeformKey),
 }
 
 /// What a hooked fragment stage writes.
@@ -75,9 +73,9 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
                 VertexVariant::InstancedRows => defines.push("PICK_INSTANCED_ROWS".into()),
                 VertexVariant::Batched => defines.push("PICK_BATCHED".into()),
                 VertexVariant::InstancedStorage => defines.extend(["PICK_INSTANCED_STORAGE".into(), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]),
-                VertexVariant::Deformed { skin_sets, from_storage } => {
-                    defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {skin_sets}"), format!("PICK_DEFORM_SET {HOOKED_STORAGE_SET}")]);
-                    if from_storage {
+                VertexVariant::Deformed(d) => {
+                    defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {}", d.set_count().min(2)), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]);
+                    if d.from_storage {
                         defines.push("SKIN_FROM_STORAGE".into());
                     }
                 }
@@ -107,7 +105,7 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
         out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
     }
     match stage {
-        Stage::Vertex(VertexVariant::Deformed { .. }) => out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n")),
+        Stage::Vertex(VertexVariant::Deformed(_)) => out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n")),
         Stage::Vertex(VertexVariant::InstancedStorage) => out.push_str(&format!("#line 1 \"instance_storage.glsl\"\n{INSTANCE_STORAGE}\n")),
         _ => {}
     }
@@ -141,9 +139,10 @@ mod tests {
         assert!(vert.contains("#define PICK_INSTANCED_ROWS\n"));
         assert!(!vert.contains("#line 1 \"discard\""), "the discard hook stays in the fragment stage");
         assert!(!vert.contains("vec3 pick_deformed("), "the deformation comes with deformed variants only");
-        let deformed = assemble(&source, &Stage::Vertex(VertexVariant::Deformed { skin_sets: 2, from_storage: true }));
+        let influences = (crate::JointFormat::U8x4, 0, crate::WeightFormat::Float32x4, 0, None);
+        let deformed = assemble(&source, &Stage::Vertex(VertexVariant::Deformed(DeformKey { sets: [Some(influences); 2], from_storage: true })));
         assert!(deformed.contains("#define SKIN_SETS 2\n") && deformed.contains("#define SKIN_FROM_STORAGE\n"));
-        assert!(deformed.contains("#define PICK_DEFORM_SET 2\n") && deformed.contains("vec3 pick_deformed("));
+        assert!(deformed.contains("#define PICK_STORAGE_SET 2\n") && deformed.contains("vec3 pick_deformed("));
         let stored = assemble(&source, &Stage::Vertex(VertexVariant::InstancedStorage));
         assert!(stored.contains("#define PICK_STORAGE_SET 2\n") && stored.contains("mat4 pick_storage_instance("));
         assert!(!stored.contains("vec3 pick_deformed(") && !deformed.contains("mat4 pick_storage_instance("));

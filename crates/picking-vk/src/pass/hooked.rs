@@ -103,11 +103,7 @@ fn vertex_index(v: VertexVariant) -> usize {
         VertexVariant::InstancedRows => 2,
         VertexVariant::Batched => 3,
         VertexVariant::InstancedStorage => 4,
-        // As the precompiled deformed modules: 0 to 2 sets as attributes, then 1 or 2 from storage.
-        VertexVariant::Deformed { skin_sets, from_storage } => {
-            let sets = usize::from(skin_sets.min(2));
-            5 + if from_storage && sets > 0 { 2 + sets } else { sets }
-        }
+        VertexVariant::Deformed(d) => 5 + d.shader_variant(),
     }
 }
 
@@ -151,7 +147,7 @@ impl HookedShaders {
                 self.programs.len() - 1
             }
         };
-        let storage = matches!(vertex, VertexVariant::Deformed { .. } | VertexVariant::InstancedStorage);
+        let storage = matches!(vertex, VertexVariant::Deformed(_) | VertexVariant::InstancedStorage);
         if storage && self.programs[index].storage_layout == vk::PipelineLayout::null() {
             let layout = self.storage_layout(self.programs[index].hook_set_layout)?;
             self.memory.name(layout, &format!("hook layout with storage {:?}", hooks.program.source().name));

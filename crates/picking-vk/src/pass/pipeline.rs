@@ -239,7 +239,7 @@ impl Pipelines {
         let (vert, frag, layout) = match (key.hook, hooks) {
             (Some(_), Some(hooks)) => {
                 let variant = match (key.instance_stride, key.deform) {
-                    (_, Some(d)) => VertexVariant::Deformed { skin_sets: d.set_count().min(2) as u8, from_storage: d.from_storage },
+                    (_, Some(d)) => VertexVariant::Deformed(d),
                     (Some(_), None) if key.instance_storage => VertexVariant::InstancedStorage,
                     (Some(_), None) if key.instance_rows => VertexVariant::InstancedRows,
                     (Some(_), None) => VertexVariant::InstancedMat4,
@@ -253,8 +253,7 @@ impl Pipelines {
                 if self.deform_layout == vk::PipelineLayout::null() {
                     return Err(PickError::InvalidRequest(format!("deformed draws need {DEFORM_PUSH_SIZE} bytes of push constants")));
                 }
-                let (sets, from_storage) = key.deform.map_or((0, false), |d| (d.set_count().min(2), d.from_storage));
-                let module = if from_storage && sets > 0 { 2 + sets } else { sets };
+                let module = key.deform.map_or(0, |d| d.shader_variant());
                 (self.vert_deformed[module], self.frag, self.deform_layout)
             }
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),

@@ -4,7 +4,7 @@
 use crate::draw::deform::DeformKey;
 use crate::draw::hooks::HookKey;
 use crate::draw::raster::RasterKey;
-use crate::draw::{InstanceBinding, InstanceFormat, PickDraw, PositionFormat};
+use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
 use crate::request::camera::DepthConvention;
 use ash::vk;
 use glam::Mat4;
@@ -123,7 +123,7 @@ impl PipelineKey {
             position_format: draw.position_format,
             instance_stride: draw.instances.map(|i| i.stride),
             instance_rows: draw.instance_format == InstanceFormat::Rows3x4,
-            instance_storage: draw.instances.is_some() && draw.instance_binding == InstanceBinding::StorageBuffer,
+            instance_storage: draw.instances_in_storage().is_some(),
             batched: batched && draw.indirect.is_none() && draw.deformation.is_none(),
             depth,
             raster: draw.raster.key(),

@@ -19,7 +19,7 @@ pub(crate) fn storage_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
     if let Some(d) = &draw.deformation {
         return Some(d.storage());
     }
-    let inst: Instances = draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::StorageBuffer)?;
+    let inst: Instances = draw.instances_in_storage()?;
     Some(InstanceSets::single(inst.range.buffer, inst.range.offset.saturating_add(inst.range.size)))
 }
 

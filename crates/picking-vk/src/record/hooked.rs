@@ -11,11 +11,6 @@ use crate::pass::hook_glsl::HOOKED_STORAGE_SET;
 use crate::pass::hooked::HookPush;
 use ash::vk;
 
-/// Whether `draw` reads its instance transforms from a storage buffer.
-fn instances_in_storage(draw: &PickDraw) -> bool {
-    draw.instances.is_some() && draw.instance_binding == crate::draw::InstanceBinding::StorageBuffer
-}
-
 impl PassRecording<'_> {
     /// The push block of a hooked draw; `rect`: the rectangle pass's tile words (zero in the
     /// hit pass).
@@ -61,7 +56,7 @@ impl PassRecording<'_> {
         unsafe {
             match &draw.deformation {
                 Some(d) => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_with_storage(&d.push_words(draw.positions.vertex_count))),
-                None if instances_in_storage(draw) => {
+                None if draw.instances_in_storage().is_some() => {
                     self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes_with_storage(&storage_words(draw)))
                 }
                 None => self.device.cmd_push_constants(self.cmd, layout, stages, 0, &push.to_bytes()),

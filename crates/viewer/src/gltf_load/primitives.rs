@@ -30,8 +30,8 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             Mode::LineStrip | Mode::LineLoop => Topology::LineStrip,
             Mode::Points => Topology::PointList,
         };
-        let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
         let data = |b: gltf::Buffer<'_>| buffers.get(b.index()).map(Vec::as_slice);
+        let reader = prim.reader(data);
         let attribute = |semantic: gltf::Semantic| prim.get(&semantic);
         let positions = attribute(gltf::Semantic::Positions).ok_or_else(|| bad("it has no POSITION attribute".into()))?;
         let positions: Vec<Vec3> =
@@ -144,10 +144,9 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
 
 /// Reads skin influences (two sets of four at most) and morph target position deltas, all
 /// one per vertex.
-fn read_deformation<'a, 's, F, G>(prim: &gltf::Primitive<'a>, reader: &gltf::mesh::Reader<'a, 's, F>, data: G, p: &mut Primitive) -> Result<(), String>
+fn read_deformation<'a, 's, F>(prim: &gltf::Primitive<'a>, reader: &gltf::mesh::Reader<'a, 's, F>, data: F, p: &mut Primitive) -> Result<(), String>
 where
     F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
-    G: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
 {
     let n = p.positions.len();
     for set in 0..2 {
