@@ -46,6 +46,13 @@ fn transparent(alpha: &[u8], uv: Vec2) -> Option<bool> {
     Some(alpha[((y * TEX + x) * 4 + 3) as usize] < 128)
 }
 
+/// The UV the oracle's hit on a quad interpolates (`Mesh::quad`'s triangles, `QUAD_UVS`).
+fn quad_uv(hit: &picking_vk_tests::oracle::OracleHit) -> Vec2 {
+    let b = hit.barycentrics;
+    let k = [3 * hit.triangle, 3 * hit.triangle + 1, 3 * hit.triangle + 2];
+    QUAD_UVS[k[0]] * b[0] as f32 + QUAD_UVS[k[1]] * b[1] as f32 + QUAD_UVS[k[2]] * b[2] as f32
+}
+
 /// The sampler the oracle's texel lookup matches: nearest texel, clamped at the edges.
 fn nearest_clamped() -> vk::SamplerCreateInfo<'static> {
     vk::SamplerCreateInfo::default()
@@ -112,13 +119,8 @@ fn alpha_tested_quads_are_picked_through_their_holes_like_the_oracle() {
         let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
         let (view, proj, _) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
-        let uv_of = |hit: &picking_vk_tests::oracle::OracleHit| {
-            let b = hit.barycentrics;
-            let k = [3 * hit.triangle, 3 * hit.triangle + 1, 3 * hit.triangle + 2];
-            QUAD_UVS[k[0]] * b[0] as f32 + QUAD_UVS[k[1]] * b[1] as f32 + QUAD_UVS[k[2]] * b[2] as f32
-        };
         for pixel in random_pixels(seed + 40, 250, W, H) {
-            let want = oracle.pick_through(pixel, |hit| transparent(&alpha, uv_of(hit)));
+            let want = oracle.pick_through(pixel, |hit| transparent(&alpha, quad_uv(hit)));
             if want.ambiguous {
                 continue;
             }
@@ -580,15 +582,10 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     let as_attributes = hooked.draws.clone();
     // The plain quad, the unhooked balls from storage, then the hooked field from storage.
     let plain_balls = stored(&hooked._gs.draws[1], balls_at);
-    let from_storage = vec![hooked.draws[2].clone(), plain_balls.clone(), stored(&hooked.draws[0], quads_at)];
+    let from_storage = vec![hooked.draws[2].clone(), plain_balls, stored(&hooked.draws[0], quads_at)];
     let as_attributes = vec![as_attributes[2].clone(), hooked._gs.draws[1].clone(), as_attributes[0].clone()];
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
-    let uv_of = |hit: &picking_vk_tests::oracle::OracleHit| {
-        let b = hit.barycentrics;
-        let k = [3 * hit.triangle, 3 * hit.triangle + 1, 3 * hit.triangle + 2];
-        QUAD_UVS[k[0]] * b[0] as f32 + QUAD_UVS[k[1]] * b[1] as f32 + QUAD_UVS[k[2]] * b[2] as f32
-    };
     let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64));
     let pixels = random_pixels(13, 640, W, H);
     let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
@@ -611,7 +608,7 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     let (mut agree, mut through, mut instanced) = (0, 0, 0);
     for (k, pixel) in pixels.iter().enumerate() {
         let got = answers[1][k];
-        let want = oracle.pick_through(*pixel, |hit| if hit.id == 2 { Some(false) } else { transparent(&alpha, uv_of(hit)) });
+        let want = oracle.pick_through(*pixel, |hit| if hit.id == 2 { Some(false) } else { transparent(&alpha, quad_uv(hit)) });
         if want.ambiguous {
             continue;
         }
