@@ -65,7 +65,8 @@ struct Args {
     /// window: where playback starts, paused). Without it, headless runs use the node
     /// transforms as the file gives them and the window plays from 0.
     /// Read as f64 so that a time past f32's range is refused as such, not as "inf".
-    #[arg(long, allow_negative_numbers = true)]
+    /// Takes a leading hyphen, so that `-inf` is refused as a time, not as a flag.
+    #[arg(long, allow_hyphen_values = true)]
     time: Option<f64>,
 }
 

@@ -131,10 +131,46 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<PickEntry>, ViewerError> {
     Ok(list
         .iter()
         .map(|raw| match serde_json::from_str::<Value>(raw.get()) {
-            Ok(v) => parse_entry(&v),
+            Ok(v) => match repeated_key(raw.get()) {
+                Some(key) => PickEntry::Malformed(format!("an entry names {} twice", echo(&Value::String(key)))),
+                None => parse_entry(&v),
+            },
             Err(e) => PickEntry::Malformed(format!("an entry this reader cannot hold ({e}): {}", echo(&Value::String(raw.get().to_string())))),
         })
         .collect())
+}
+
+/// The first key an entry object names twice: JSON readers keep one of the two values, so
+/// `{"point": [1, 2], "point": [3, 4]}` would quietly answer only one of its questions.
+fn repeated_key(entry: &str) -> Option<String> {
+    struct Repeated(Option<String>);
+    impl<'de> serde::Deserialize<'de> for Repeated {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Keys;
+            impl<'de> serde::de::Visitor<'de> for Keys {
+                type Value = Repeated;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an entry")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Repeated, A::Error> {
+                    let mut seen = std::collections::HashSet::new();
+                    let mut repeated = None;
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        if !seen.insert(key.clone()) && repeated.is_none() {
+                            repeated = Some(key);
+                        }
+                    }
+                    Ok(Repeated(repeated))
+                }
+            }
+            d.deserialize_map(Keys)
+        }
+    }
+    if !entry.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Repeated>(entry).ok().and_then(|r| r.0)
 }
 
 #[cfg(test)]
@@ -190,6 +226,12 @@ mod tests {
         assert_eq!(entries[0], PickEntry::Point { x: 1, y: 2 });
         assert!(matches!(&entries[1], PickEntry::Malformed(m) if m.contains("1e400")), "{:?}", entries[1]);
         assert_eq!(entries[2], PickEntry::Point { x: 3, y: 4 });
+        // A key named twice would keep one value: refused, the rest still read.
+        std::fs::write(&path, r#"[{"point": [1, 2], "point": [3, 4]}, {"rect": [0, 0, 2, 2], "mode": "all", "mode": "visible"}, {"point": [5, 6]}]"#).unwrap();
+        let entries = read_pick_file(&path).unwrap();
+        assert!(matches!(&entries[0], PickEntry::Malformed(m) if m.contains("names \"point\" twice")), "{:?}", entries[0]);
+        assert!(matches!(&entries[1], PickEntry::Malformed(m) if m.contains("names \"mode\" twice")), "{:?}", entries[1]);
+        assert_eq!(entries[2], PickEntry::Point { x: 5, y: 6 });
         std::fs::write(&path, "{\"point\": [3, 4]}").unwrap();
         assert!(read_pick_file(&path).unwrap_err().to_string().contains("expected a JSON array"));
         std::fs::write(&path, "[[1, 2]").unwrap();

@@ -687,6 +687,8 @@ fn bad_arguments_and_pick_files_are_refused() {
         (vec!["--headless", "--size", "0x10", "--demo"], "at least 1x1"),
         (vec!["/nonexistent/scene.glb", "--demo"], "could not read"),
         (vec!["--demo", "--time", "1e308"], "--time 1e308: must be a finite number"),
+        // A leading hyphen is a negative time, not a flag.
+        (vec!["--demo", "--time", "-inf"], "--time -inf: must be a finite number"),
     ] {
         let run = viewer(&args);
         assert_ne!(run.code, 0, "{args:?}");

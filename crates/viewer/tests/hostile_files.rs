@@ -375,6 +375,18 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             }),
             "node 0: its morph weights carry its vertices past f32's range",
         ),
+        (
+            // glTF asks for one weight per target; an empty list is not that (nor is absent).
+            "morph targets with an empty weights list",
+            mutated(|d| {
+                let target = add_accessor(d, &f32_bytes(&[0.0; 9]), 5126, 3, "VEC3", Some((json!([0, 0, 0]), json!([0, 0, 0]))));
+                d["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": target}]);
+                d["meshes"][0]["weights"] = json!([]);
+            }),
+            "the mesh has 0 weights for 1 morph targets",
+        ),
+        // A megabyte-long URI is named by its first 200 characters and its length.
+        ("a megabyte-long absolute URI", mutated(|d| d["buffers"][0]["uri"] = json!(format!("/{}", "a".repeat(1 << 20)))), "… (1048577 bytes)"),
         ("positions of count 0", mutated(|d| d["accessors"][0]["count"] = json!(0)), "count 0"),
         ("indices of count 0", mutated(|d| d["accessors"][1]["count"] = json!(0)), "count 0"),
         (
@@ -416,6 +428,7 @@ fn every_hostile_class_is_a_clear_error() {
             Ok(_) => panic!("{name}: loaded, but must be refused"),
         };
         assert!(message.contains(expect), "{name}: {message:?} should mention {expect:?}");
+        assert!(message.len() < 2048, "{name}: a message of {} bytes", message.len());
         assert!(!message.contains("reader failed"), "{name}: validation must catch it before the glTF reader panics: {message:?}");
         assert!(!message.contains('\u{1b}') && !message.contains("root:"), "{name}: {message:?} leaks raw bytes or another file");
     }

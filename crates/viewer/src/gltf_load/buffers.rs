@@ -3,7 +3,7 @@
 //! `byteLength` is read from it. Data URIs are decoded in memory; the GLB binary chunk is
 //! checked against the header before anything is parsed.
 
-use super::{printable, LoadOptions, SceneError};
+use super::{printable_cut, LoadOptions, SceneError};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -106,7 +106,7 @@ pub fn load(
 pub(super) fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
     let (header, payload) = uri.split_once(',').ok_or("a data URI without a comma")?;
     if !header.ends_with(";base64") {
-        return Err(format!("data URI {:?} is not base64", printable(header)));
+        return Err(format!("data URI {:?} is not base64", printable_cut(header)));
     }
     base64::decode(payload).map_err(|e| format!("its base64 data does not decode: {e}"))
 }
@@ -114,7 +114,7 @@ pub(super) fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
 /// Reads at most `length` bytes of a regular file named by a relative URI inside `base`;
 /// returns them and the file's real path.
 pub(super) fn read_file(uri: &str, base: Option<&Path>, length: u64, options: &LoadOptions) -> Result<(Vec<u8>, PathBuf), String> {
-    let shown = printable(uri);
+    let shown = printable_cut(uri);
     let decoded = urlencoding::decode_binary(uri.as_bytes());
     let decoded = String::from_utf8(decoded.into_owned()).map_err(|_| format!("URI {shown:?} decodes to bytes that are not UTF-8"))?;
     let absolute = decoded.contains(':') || decoded.starts_with('/') || decoded.starts_with('\\');

@@ -76,6 +76,18 @@ pub fn printable(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
+/// Characters of a file's string (a URI) an error message repeats.
+const SHOWN_CHARS: usize = 200;
+
+/// [`printable`], cut to its first [`SHOWN_CHARS`] characters with its length noted where
+/// cut: a message naming a megabyte-long URI need not repeat it.
+pub fn printable_cut(s: &str) -> String {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{}… ({} bytes)", printable(&s[..end]), s.len()),
+        None => printable(s),
+    }
+}
+
 /// The longest name kept from a file, in bytes: names reach every pick record and the panel,
 /// so a file's megabyte-long name would be copied into each of them.
 pub const MAX_NAME_BYTES: usize = 1024;

@@ -128,7 +128,9 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             reason: format!("it has {} morph targets, the mesh's first primitive {targets}", asset.primitives[p].morph_targets.len()),
         });
     }
-    if !asset.weights.is_empty() && asset.weights.len() != targets {
+    // An empty list is no list of one weight per target either (the schema's minItems is 1).
+    let given = mesh.weights().is_some();
+    if given && asset.weights.len() != targets {
         return Err(SceneError::BadPrimitive {
             mesh: mesh.index(),
             primitive: 0,
