@@ -1,5 +1,5 @@
 // Deformation in a pick vertex shader: morph targets, then linear blend skinning, in the
-// draw's model space (see crates/picking-vk/src/draw/deform.rs). Included by the offline
+// draw's model space (see crates/picking-vk/src/draw/deform/mod.rs). Included by the offline
 // deformed shaders (shaders/pick_deform.glsl) and by hooked pipelines of deformed draws
 // (hook_pick.vert), which define first: SKIN_SETS (0, 1 or 2 influence sets), SKIN_FROM_STORAGE
 // where joints and weights are read as storage words rather than vertex attributes,

@@ -73,7 +73,7 @@
 //! |---|---|---|
 //! | host contract | `host/`: [`HostDevice`], [`PickSupport`] and [`DeviceFeatures`], [`PickerConfig`] | a new optional feature, a new setting |
 //! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
-//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform.rs`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
+//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform/`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
 //! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
 //! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |

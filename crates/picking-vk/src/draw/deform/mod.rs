@@ -23,9 +23,13 @@
 //! triangle from [`DeformPose`] and the per-vertex data registered in
 //! [`crate::MeshGeometry`] (`skin`, `morph_targets`): see [`crate::SurfaceDetail`].
 
+mod key;
+mod validate;
+
 use super::BufferRange;
 use ash::vk;
 use glam::{Mat4, Vec3};
+pub(crate) use key::DeformKey;
 use std::sync::Arc;
 
 /// Bytes of push constants a deformed draw's pipelines use (`shaders/pick_deform.glsl`):
@@ -223,64 +227,6 @@ pub struct SkinInfluences {
     pub weights: Vec<[f32; 4]>,
 }
 
-/// One influence set's vertex layout: joint format and stride, weight format and stride, and
-/// where joints and weights interleave in one buffer at one stride, the weights' offset from
-/// the joints (then one vertex binding serves both).
-pub(crate) type SetLayout = (JointFormat, u32, WeightFormat, u32, Option<u32>);
-
-/// What distinguishes deformed pipelines: how many influence sets, and their vertex layouts
-/// (read from storage: only the formats, strides 0 and nothing shared).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct DeformKey {
-    pub sets: [Option<SetLayout>; 2],
-    /// Joints and weights are read as storage words, not vertex attributes.
-    pub from_storage: bool,
-}
-
-impl DeformKey {
-    /// Which of the five deformed vertex shaders (precompiled, or a hook program's) draws it:
-    /// 0 to 2 influence sets read as vertex attributes, then 1 or 2 read from storage.
-    pub fn shader_variant(&self) -> usize {
-        let sets = self.set_count().min(2);
-        if self.from_storage && sets > 0 {
-            2 + sets
-        } else {
-            sets
-        }
-    }
-
-    pub fn of(d: &Deformation) -> Self {
-        let from_storage = d.skin.as_ref().is_some_and(Skin::reads_streams_from_storage);
-        let set = |i: &Influences| {
-            if from_storage {
-                return (i.joint_format, 0, i.weight_format, 0, None);
-            }
-            let (j, w) = (&i.joints, &i.weights);
-            // 2047: the least maxVertexInputAttributeOffset a device may have.
-            let shared = (j.range.buffer == w.range.buffer && j.stride == w.stride && w.range.offset >= j.range.offset)
-                .then(|| w.range.offset - j.range.offset)
-                .filter(|&delta| delta <= 2047)
-                .map(|delta| delta as u32);
-            (i.joint_format, j.stride, i.weight_format, w.stride, shared)
-        };
-        let skin = d.skin.as_ref();
-        DeformKey { sets: [skin.map(|s| set(&s.influences)), skin.and_then(|s| s.more_influences.as_ref().map(set))], from_storage }
-    }
-
-    /// The shader's format codes (joints, weights of each set; 0 for a missing set), its
-    /// specialization constants 1 to 4.
-    pub fn format_codes(&self) -> [u32; 4] {
-        let codes = |set: &Option<SetLayout>| set.map_or([0, 0], |(j, _, w, _, _)| [j.code(), w.code()]);
-        let ([a, b], [c, d]) = (codes(&self.sets[0]), codes(&self.sets[1]));
-        [a, b, c, d]
-    }
-
-    /// Influence sets the shader reads (0, 1 or 2).
-    pub fn set_count(&self) -> usize {
-        self.sets.iter().flatten().count()
-    }
-}
-
 impl Deformation {
     /// The streams bound at vertex bindings 3.. (joints, weights of each set) when they are
     /// read as vertex attributes; none when they are read from storage.
@@ -327,85 +273,6 @@ impl Deformation {
             }
         }
         out
-    }
-
-    /// Checks streams, buffers and the CPU pose against the draw's `vertex_count` positions,
-    /// the device's largest binding stride and storage range.
-    pub(crate) fn validate(&self, vertex_count: u32, max_stride: u32, max_storage_range: u32) -> Result<(), String> {
-        if self.skin.is_none() && self.morph.is_none() {
-            return Err("the deformation has neither a skin nor morph targets".into());
-        }
-        let storage = |r: &BufferRange, needed: u64, what: &str| -> Result<(), String> {
-            if r.buffer == vk::Buffer::null() {
-                return Err(format!("the {what} buffer is null"));
-            }
-            if !r.offset.is_multiple_of(4) {
-                return Err(format!("the {what} offset {} is not a multiple of 4", r.offset));
-            }
-            if needed > r.size {
-                return Err(format!("the {what} need {needed} bytes, the range holds {}", r.size));
-            }
-            if r.size == 0 {
-                return Err(format!("the {what} range is empty"));
-            }
-            if r.offset.saturating_add(r.size) > u64::from(max_storage_range) {
-                return Err(format!("the {what} buffer's first {} bytes exceed maxStorageBufferRange ({max_storage_range})", r.offset.saturating_add(r.size)));
-            }
-            Ok(())
-        };
-        let stream = |s: &VertexStream, size: u32, component: u32, what: &str| -> Result<(), String> {
-            if s.range.buffer == vk::Buffer::null() {
-                return Err(format!("the {what} buffer is null"));
-            }
-            if s.stride < size || s.stride > max_stride {
-                return Err(format!("{what} stride {} lies outside {size}..={max_stride} bytes", s.stride));
-            }
-            if !s.range.offset.is_multiple_of(u64::from(component)) || !s.stride.is_multiple_of(component) {
-                return Err(format!("{what} offset {} and stride {} must be multiples of {component} bytes", s.range.offset, s.stride));
-            }
-            let needed = u64::from(vertex_count.saturating_sub(1)) * u64::from(s.stride) + u64::from(size);
-            if vertex_count > 0 && needed > s.range.size {
-                return Err(format!("{what} of {vertex_count} vertices need {needed} bytes, the range holds {}", s.range.size));
-            }
-            Ok(())
-        };
-        if let Some(skin) = &self.skin {
-            if skin.joint_count == 0 {
-                return Err("a skin needs at least one joint".into());
-            }
-            storage(&skin.matrices, u64::from(skin.joint_count) * 64, "joint matrices")?;
-            for (k, set) in std::iter::once(&skin.influences).chain(&skin.more_influences).enumerate() {
-                stream(&set.joints, set.joint_format.bytes(), set.joint_format.component_bytes(), &format!("joints_{k}"))?;
-                stream(&set.weights, set.weight_format.bytes(), set.weight_format.component_bytes(), &format!("weights_{k}"))?;
-            }
-            if skin.reads_streams_from_storage() {
-                for (k, s) in skin.streams().enumerate() {
-                    if s.range.offset.saturating_add(s.range.size) > u64::from(max_storage_range) {
-                        let end = s.range.offset.saturating_add(s.range.size);
-                        return Err(format!("streams_in_storage: influence stream {k}'s first {end} bytes exceed maxStorageBufferRange ({max_storage_range})"));
-                    }
-                }
-            }
-            if let Some(pose) = self.pose.as_ref().filter(|p| p.joint_matrices.len() < skin.joint_count as usize) {
-                return Err(format!("the CPU pose has {} joint matrices for {} joints", pose.joint_matrices.len(), skin.joint_count));
-            }
-        }
-        if let Some(morph) = &self.morph {
-            if morph.target_count == 0 {
-                return Err("morph targets need at least one target".into());
-            }
-            storage(&morph.deltas, (u64::from(morph.target_count) * u64::from(vertex_count)).saturating_mul(12), "morph deltas")?;
-            storage(&morph.weights, u64::from(morph.target_count) * 4, "morph weights")?;
-            if let Some(pose) = self.pose.as_ref().filter(|p| p.morph_weights.len() < morph.target_count as usize) {
-                return Err(format!("the CPU pose has {} morph weights for {} targets", pose.morph_weights.len(), morph.target_count));
-            }
-        }
-        if let Some(pose) = &self.pose {
-            if !pose.joint_matrices.iter().all(Mat4::is_finite) || !pose.morph_weights.iter().all(|w| w.is_finite()) {
-                return Err("the CPU pose has a non-finite value".into());
-            }
-        }
-        Ok(())
     }
 }
 
