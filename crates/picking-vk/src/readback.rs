@@ -82,6 +82,20 @@ impl RegionBlock {
     }
 }
 
+/// A fragment's depth as reported: within [0, 1]. Where Vulkan leaves it undefined, the
+/// attachment may hold anything: a host's depth bias can push a fragment past the depth
+/// range (a float attachment keeps such values only with `VK_EXT_depth_range_unrestricted`;
+/// lavapipe kept -1e6, which unprojected to a world point a million units off), and a model
+/// matrix that sends vertices to clip w = 0 rasterizes at NaN depth. Such a hit reports the
+/// range's end, or `far` for NaN.
+pub(crate) fn window_depth(depth: f32, far: f32) -> f32 {
+    if depth.is_nan() {
+        far
+    } else {
+        depth.clamp(0.0, 1.0)
+    }
+}
+
 pub(crate) struct StagingRing {
     buffer: GpuBuffer,
     slot_stride: u64,

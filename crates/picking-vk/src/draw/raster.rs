@@ -89,7 +89,8 @@ pub struct RasterState {
     pub front_face: vk::FrontFace,
     /// The host's depth compare op; `None`: LESS, or GREATER under reverse-Z.
     pub depth_compare: Option<vk::CompareOp>,
-    /// The host's depth bias, if its pipeline enables one.
+    /// The host's depth bias, if its pipeline enables one. A bias that carries a fragment's
+    /// depth outside [0, 1] leaves it undefined (Vulkan); such a hit reports depth 0 or 1.
     pub depth_bias: Option<DepthBias>,
     /// How the draw's vertices (or indices) form triangles.
     pub topology: Topology,

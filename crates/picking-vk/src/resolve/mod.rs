@@ -28,7 +28,8 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             log::warn!("picking-vk: recorded draw {recorded} of frame {frame} does not carry ID {id}; texels inconsistent");
         }
         let instanced = draw.is_some_and(|d| d.instanced);
-        let world = camera.unproject_pixel(pixel, texels.depth);
+        let depth = crate::readback::window_depth(texels.depth, camera.clear_depth());
+        let world = camera.unproject_pixel(pixel, depth);
         let (world, distance) = match world {
             Some(w) => (w, (w - camera.eye).length()),
             None => (DVec3::splat(f64::INFINITY), f64::INFINITY),
@@ -56,7 +57,7 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
             instance: instanced.then_some(instance),
             draw_index: draw.map_or(u32::MAX, |d| d.draw_index),
             tag: draw.map_or(0, |d| d.tag),
-            depth: texels.depth,
+            depth,
             world,
             distance,
             detail,

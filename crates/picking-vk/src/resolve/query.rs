@@ -25,7 +25,7 @@ pub struct RectObject {
     /// `Visible`: pixels where the object is the nearest surface. `All`: fragments its
     /// triangles produced in the rectangle (a closed mesh covers a pixel twice, front and back).
     pub pixels: u64,
-    /// Framebuffer depth of its nearest fragment in the rectangle.
+    /// Framebuffer depth of its nearest fragment in the rectangle, within [0, 1].
     pub depth: f32,
     /// A representative pixel: its first in row-major order.
     pub pixel: UVec2,
@@ -169,7 +169,7 @@ pub(crate) fn resolve_rect(
                 draw_index: draw.draw_index,
                 tag: draw.tag,
                 pixels: u64::from(count),
-                depth: f32::from_bits(bits),
+                depth: crate::readback::window_depth(f32::from_bits(bits), if depth == DepthConvention::Reverse { 0.0 } else { 1.0 }),
                 pixel: rect.min + UVec2::new(code % width, code / width),
             });
         }

@@ -18,7 +18,7 @@ pub struct PickHit {
     pub draw_index: u32,
     /// The draw's [`crate::PickDraw::tag`].
     pub tag: u64,
-    /// Framebuffer depth of the nearest fragment.
+    /// Framebuffer depth of the nearest fragment, within [0, 1].
     pub depth: f32,
     /// World-space point: the pixel centre unprojected at `depth`.
     pub world: DVec3,
