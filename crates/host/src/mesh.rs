@@ -52,6 +52,25 @@ impl Primitive {
         }
     }
 
+    /// What the alpha mask compares with [`Primitive::alpha_cutoff`] at barycentrics `b` of
+    /// triangle `t`, in the lit pass's order: colour alpha, texel alpha (`texture`, this
+    /// primitive's base colour texture), vertex alpha; and how far the texel lookup lies from
+    /// a place where its answer jumps, in texels (infinite where none can). `None` when a
+    /// texture is given but the primitive has no UVs.
+    pub fn mask_alpha(&self, t: usize, b: [f64; 3], texture: Option<&crate::TextureData>) -> Option<(f32, f32)> {
+        let corners = self.triangle(t);
+        let at = |k: usize| corners[k] as usize;
+        let vertex_alpha = self.colors.as_ref().map_or(1.0, |c| (0..3).map(|k| c.get(at(k)).map_or(1.0, |c| c.w) * b[k] as f32).sum());
+        let (texel_alpha, to_edge) = match texture {
+            Some(texture) => {
+                let uvs = self.uvs.as_ref()?;
+                texture.alpha((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs.get(at(k)).copied().unwrap_or_default() * b[k] as f32))
+            }
+            None => (1.0, f32::INFINITY),
+        };
+        Some((self.color[3] * texel_alpha * vertex_alpha, to_edge))
+    }
+
     /// Smooth vertex normals from the triangles (for files without normals).
     pub fn compute_normals(&mut self) {
         let mut normals = vec![Vec3::ZERO; self.positions.len()];

@@ -172,8 +172,16 @@ impl OrbitCamera {
 /// A camera node's global transform with its scale ignored, as glTF 2.0 derives the view
 /// matrix (3.10.2): the eye where the node is, looking down its -Z axis with its +Y as up
 /// (made perpendicular to the view direction, so a sheared parent cannot skew the view).
-/// `None` when the node's axes collapse (a zero scale) or are not finite.
+/// `None` when the node's axes collapse (a zero scale, or two axes parallel: which way is up
+/// or right is then anyone's guess) or are not finite.
 pub fn camera_frame(world: &DMat4) -> Option<DMat4> {
+    let (x, y, z) = (world.x_axis.truncate(), world.y_axis.truncate(), world.z_axis.truncate());
+    // The sine-like volume of the three axes, free of their scale: 1 for orthogonal axes.
+    // Below 1e-6 the axes are parallel within what f32 authoring tools round to.
+    let volume = x.dot(y.cross(z)).abs() / (x.length() * y.length() * z.length());
+    if !volume.is_finite() || volume <= 1e-6 {
+        return None;
+    }
     let forward = world.transform_vector3(DVec3::NEG_Z).try_normalize()?;
     let up = world.transform_vector3(DVec3::Y);
     let right = forward.cross(up).try_normalize()?;
@@ -251,6 +259,14 @@ mod tests {
         assert!(frame.transform_vector3(DVec3::NEG_Z).abs_diff_eq(forward, 1e-12));
         assert!((frame.determinant() - 1.0).abs() < 1e-12);
         assert_eq!(camera_frame(&DMat4::from_scale(DVec3::ZERO)), None);
+        assert_eq!(camera_frame(&DMat4::from_scale(DVec3::new(0.0, 1.0, 1.0))), None);
+        // Two axes parallel: no frame, whichever pair and however they are scaled.
+        let axis = rotation * DVec3::new(0.3, -0.5, 0.8).normalize();
+        let other = rotation * DVec3::X;
+        for (a, b, c) in [(axis, axis * 2.0, other), (other, axis, axis * -0.5), (axis, other, axis)] {
+            let world = DMat4::from_cols(a.extend(0.0), b.extend(0.0), c.extend(0.0), eye.extend(1.0));
+            assert_eq!(camera_frame(&world), None, "{world}");
+        }
     }
 
     #[test]

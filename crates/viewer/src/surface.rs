@@ -5,7 +5,7 @@
 use crate::scene::{Node, Scene};
 use glam::{DVec3, Vec2};
 use picking_vk::{DeformPose, HitDetail, Ray};
-use picking_vk_host::Primitive;
+use picking_vk_host::{Primitive, TextureData};
 use std::borrow::Cow;
 
 /// Primitives with more triangles are not ray cast on the CPU (the panel runs every frame).
@@ -32,7 +32,7 @@ pub fn lookup(scene: &Scene, node: usize, primitive: usize, detail: Option<&HitD
         None => ray.filter(|_| p.uvs.is_some() && p.triangle_count() <= MAX_CPU_TRIANGLES).and_then(|ray| {
             // A skinned or morphed node is cast against its current pose.
             let (positions, world) = posed(scene, node, p)?;
-            cpu_uv(p, &positions, world, ray)
+            cpu_uv(p, &positions, world, ray, p.texture.and_then(|t| scene.textures.get(t)))
         }),
     };
     let texel = match (uv, p.texture.and_then(|t| scene.textures.get(t).map(|data| (t, data)))) {
@@ -69,8 +69,9 @@ fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [g
 
 /// The UV where `ray` first meets `p`, its vertices at `positions`, under `world`, by brute
 /// force: both sides, or for a single-sided primitive only the faces the pick does not cull
-/// (front faces).
-fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray) -> Option<Vec2> {
+/// (front faces); for a masked one only where its alpha (`texture`: its base colour
+/// texture) passes the cutoff, as the pick's discard hook has it.
+fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray, texture: Option<&TextureData>) -> Option<Vec2> {
     let uvs = p.uvs.as_ref()?;
     let to_local = world.inverse();
     let origin = to_local.transform_point3(ray.origin);
@@ -85,7 +86,10 @@ fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray)
             if p.single_sided && det <= 0.0 {
                 continue;
             }
-            if best.is_none_or(|(d, _, _)| dist < d) {
+            // A hole of the mask is passed through (checked only for a nearer face: the
+            // texel lookup costs more than the comparison).
+            let masked = || p.alpha_cutoff.is_some_and(|cutoff| p.mask_alpha(t, bary, texture).is_some_and(|(alpha, _)| alpha < cutoff));
+            if best.is_none_or(|(d, _, _)| dist < d) && !masked() {
                 best = Some((dist, corners, bary));
             }
         }
@@ -125,12 +129,12 @@ mod tests {
         // The plane spans -1..1 in X and Z with UV (0, 0) at (-1, -1) and (1, 1) at (1, 1).
         let plane = shapes::plane(1.0, [1.0; 4]);
         let ray = Ray { origin: DVec3::new(0.5, 3.0, -0.5), direction: DVec3::NEG_Y };
-        let uv = cpu_uv(&plane, &plane.positions, glam::DMat4::IDENTITY, ray).unwrap();
+        let uv = cpu_uv(&plane, &plane.positions, glam::DMat4::IDENTITY, ray, None).unwrap();
         assert!((uv - Vec2::new(0.75, 0.25)).length() < 1e-6, "{uv}");
         let moved = glam::DMat4::from_translation(DVec3::new(10.0, 0.0, 0.0));
         let ray = Ray { origin: DVec3::new(10.5, 3.0, -0.5), direction: DVec3::NEG_Y };
-        assert!((cpu_uv(&plane, &plane.positions, moved, ray).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
-        assert_eq!(cpu_uv(&plane, &plane.positions, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }), None, "a miss");
+        assert!((cpu_uv(&plane, &plane.positions, moved, ray, None).unwrap() - Vec2::new(0.75, 0.25)).length() < 1e-6);
+        assert_eq!(cpu_uv(&plane, &plane.positions, moved, Ray { origin: DVec3::new(0.0, 3.0, 0.0), direction: DVec3::NEG_Y }, None), None, "a miss");
     }
 
     #[test]
@@ -177,7 +181,7 @@ mod tests {
         let mut prim = Primitive { positions, uvs: Some(uvs), indices: Some(indices), ..shapes::plane(1.0, [1.0; 4]) };
         prim.normals = vec![Vec3::Y; prim.positions.len()];
         let ray = Ray { origin: DVec3::new(0.2, 3.0, 0.1), direction: DVec3::NEG_Y };
-        let uv_of = |p: &Primitive, world| cpu_uv(p, &p.positions, world, ray).unwrap().x;
+        let uv_of = |p: &Primitive, world| cpu_uv(p, &p.positions, world, ray, None).unwrap().x;
         assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.75, "both sides: the nearer square");
         prim.single_sided = true;
         assert_eq!(uv_of(&prim, glam::DMat4::IDENTITY), 0.25, "the upper square faces away: culled");
@@ -185,5 +189,40 @@ mod tests {
         // square now on top (the old lower one) faces away from the ray and is culled.
         let mirror = glam::DMat4::from_translation(DVec3::new(0.0, 1.0, 0.0)) * glam::DMat4::from_scale(DVec3::new(1.0, -1.0, 1.0));
         assert_eq!(uv_of(&prim, mirror), 0.75);
+    }
+
+    #[test]
+    fn a_masked_primitive_gives_the_uv_of_the_face_its_mask_keeps() {
+        // Two squares facing up, y = 1 over y = 0; u runs with x, the lower one's half a
+        // texture further, and v tells them apart (0.1 upper, 0.9 lower). The texture is one
+        // row of two texels: u < 0.5 a hole (alpha 0), the rest solid.
+        let mut positions = vec![];
+        let mut uvs = vec![];
+        let mut indices = vec![];
+        for (y, shift, v) in [(1.0, 0.0, 0.1), (0.0, 0.5, 0.9)] {
+            let base = positions.len() as u32;
+            for (x, z) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                positions.push(Vec3::new(x, y, z));
+                uvs.push(Vec2::new((x + 1.0) / 2.0 + shift, v));
+            }
+            indices.extend([0, 3, 2, 0, 2, 1].map(|i| base + i));
+        }
+        let mut prim = Primitive { positions, uvs: Some(uvs), indices: Some(indices), ..shapes::plane(1.0, [1.0; 4]) };
+        prim.normals = vec![Vec3::Y; prim.positions.len()];
+        let sampler = picking_vk_host::SamplerDesc { linear_mag: false, linear_min: false, ..Default::default() };
+        let texture = TextureData { rgba: vec![255, 255, 255, 0, 255, 255, 255, 255].into(), width: 2, height: 1, sampler };
+        let uv_at = |p: &Primitive, x: f64| {
+            let ray = Ray { origin: DVec3::new(x, 3.0, 0.2), direction: DVec3::NEG_Y };
+            let uv = cpu_uv(p, &p.positions, glam::DMat4::IDENTITY, ray, Some(&texture)).expect("a hit");
+            (uv * 100.0).round() / 100.0
+        };
+        assert_eq!(uv_at(&prim, -0.5), Vec2::new(0.25, 0.1), "unmasked: the upper square");
+        prim.alpha_cutoff = Some(0.5);
+        assert_eq!(uv_at(&prim, -0.5), Vec2::new(0.75, 0.9), "through the upper square's hole to the lower one");
+        assert_eq!(uv_at(&prim, 0.5), Vec2::new(0.75, 0.1), "the upper square is solid here");
+        // The colour's alpha takes part: at 0.4 everything is below the cutoff.
+        prim.color[3] = 0.4;
+        let ray = Ray { origin: DVec3::new(0.5, 3.0, 0.2), direction: DVec3::NEG_Y };
+        assert_eq!(cpu_uv(&prim, &prim.positions, glam::DMat4::IDENTITY, ray, Some(&texture)), None);
     }
 }

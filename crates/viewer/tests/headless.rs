@@ -115,18 +115,7 @@ impl SceneOracle<'_> {
             if texture.is_none() && prim.colors.is_none() {
                 return Some(prim.color[3] < cutoff);
             }
-            let corners = prim.triangle(hit.triangle);
-            let b = hit.barycentrics;
-            // The vertex alpha, interpolated (glTF COLOR_0; 1 without colours).
-            let vertex_alpha = prim.colors.as_ref().map_or(1.0, |c| (0..3).map(|k| c[corners[k] as usize].w * b[k] as f32).sum());
-            let (texel_alpha, to_edge) = match texture {
-                Some(texture) => {
-                    let uvs = prim.uvs.as_ref()?;
-                    texture.alpha((0..3).fold(glam::Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * b[k] as f32))
-                }
-                None => (1.0, 1.0),
-            };
-            let alpha = texel_alpha * prim.color[3] * vertex_alpha;
+            let (alpha, to_edge) = prim.mask_alpha(hit.triangle, hit.barycentrics, texture)?;
             ((alpha - cutoff).abs() > 0.02 && to_edge > 0.01).then_some(alpha < cutoff)
         })
     }
@@ -178,6 +167,15 @@ fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &
             assert!((glam::DVec3::new(world[0], world[1], world[2]) - hw.point).length() < 1e-3 * hw.distance);
             let name = scene.nodes.iter().find(|n| n.gltf_index as u64 == hw.id - 1).and_then(|n| n.name.clone());
             assert_eq!(r["node_name"].as_str().map(str::to_owned), name);
+            // The UV is the hit face's (a masked primitive's hole passed through), away from
+            // the face's edges, where a neighbour with other UVs ties.
+            let prim = oracle.prims[hw.object];
+            if let Some(uvs) = prim.uvs.as_ref().filter(|_| hw.barycentrics.iter().all(|&b| b > 1e-3)) {
+                let corners = prim.triangle(hw.triangle);
+                let want = (0..3).fold(glam::DVec2::ZERO, |sum, k| sum + uvs[corners[k] as usize].as_dvec2() * hw.barycentrics[k]);
+                let got = r["uv"].as_array().map(|uv| glam::DVec2::new(uv[0].as_f64().unwrap(), uv[1].as_f64().unwrap()));
+                assert!(got.is_some_and(|got| (got - want).length() < 1e-3 * (1.0 + want.length())), "pixel {p}: uv {got:?}, the hit face's {want} ({r})");
+            }
         }
         agree += 1;
     }
@@ -363,8 +361,8 @@ fn a_camera_aspect_ratio_is_used_where_the_file_gives_one() {
 }
 
 /// A random scene of alpha-tested quads (random textures, nearest and linear samplers,
-/// cutoffs and colour alphas), single-sided boards (some facing away, some mirrored) and an
-/// opaque backdrop, with a camera.
+/// cutoffs and colour alphas), single-sided boards (some facing away, some mirrored; every
+/// other one two layers deep, see [`with_a_layer_behind`]) and an opaque backdrop, with a camera.
 fn alpha_scene(seed: u64) -> GltfBuilder {
     alpha_scene_with_uvs(seed, |uv| uv)
 }
@@ -401,6 +399,7 @@ fn alpha_scene_dressed(
         };
         let board = picking_vk_host::Primitive { uvs: board.uvs.as_ref().map(|u| u.iter().map(|&uv| uvs(uv)).collect()), ..board };
         let board = picking_vk_host::Primitive { colors: board.alpha_cutoff.and_then(|_| colors(&board)), ..board };
+        let board = if i % 2 == 0 { with_a_layer_behind(board) } else { board };
         let mesh = b.add_mesh(&format!("Board {i}"), &[(&board, IndexStorage::U16)]);
         let at = Vec3::new(rng.f32() * 3.0 - 1.5, rng.f32() * 2.0 - 1.0, -rng.f32() * 3.0);
         // Stood up to face the camera, turned a little; every third one faces away.
@@ -419,6 +418,25 @@ fn alpha_scene_dressed(
     );
     b.add_root(cam);
     b
+}
+
+/// `board` (a plane facing +y) with a second copy of itself 0.2 below, in the same primitive,
+/// its UVs shifted: where the front layer's mask has a hole, the pick and the UV it reports
+/// are the back layer's.
+fn with_a_layer_behind(board: picking_vk_host::Primitive) -> picking_vk_host::Primitive {
+    let n = board.positions.len() as u32;
+    let mut out = board.clone();
+    out.positions.extend(board.positions.iter().map(|p| *p - Vec3::Y * 0.2));
+    out.normals.extend_from_slice(&board.normals);
+    if let (Some(uvs), Some(src)) = (out.uvs.as_mut(), board.uvs.as_ref()) {
+        uvs.extend(src.iter().map(|uv| *uv + glam::Vec2::new(0.37, 0.21)));
+    }
+    if let (Some(colors), Some(src)) = (out.colors.as_mut(), board.colors.as_ref()) {
+        colors.extend_from_slice(src);
+    }
+    let indices: Vec<u32> = board.indices.clone().unwrap_or_else(|| (0..n).collect());
+    out.indices = Some(indices.iter().copied().chain(indices.iter().map(|i| i + n)).collect());
+    out
 }
 
 #[test]

@@ -246,6 +246,14 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "cannot use",
         ),
         ("camera of zero scale", mutated(|d| d["nodes"][1]["scale"] = json!([0.0, 0.0, 0.0])), "no view direction"),
+        (
+            // Decomposes to no rotation: which way is up is anyone's guess (an x axis of zero
+            // scale likewise).
+            "camera with parallel x and y axes",
+            mutated(|d| d["nodes"][1] = json!({"camera": 0, "matrix": [0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.3, 0.3, 3, 1]})),
+            "two axes parallel",
+        ),
+        ("camera of zero x scale", mutated(|d| d["nodes"][1]["scale"] = json!([0.0, 1.0, 1.0])), "no view direction"),
         ("floats off their alignment in the buffer", mutated(|d| d["bufferViews"][0]["byteOffset"] = json!(2)), "not a multiple of its component size"),
         ("normalized float positions", mutated(|d| d["accessors"][0]["normalized"] = json!(true)), "normalized F32"),
         ("normalized indices", mutated(|d| d["accessors"][1]["normalized"] = json!(true)), "normalized"),

@@ -398,7 +398,7 @@ fn walk_nodes(document: &gltf::Document, precise: &[Result<NodeTransform, String
                     gltf::camera::Projection::Perspective(p) => {
                         // Placed by `rebase::place`.
                         let Some(frame) = crate::camera::camera_frame(&world) else {
-                            return bad("its camera's transform has no view direction (a zero scale)".into());
+                            return bad("its camera's transform has no view direction (a zero scale, or two axes parallel)".into());
                         };
                         scene.camera =
                             Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), aspect: p.aspect_ratio(), znear: p.znear(), zfar: p.zfar() });
