@@ -169,6 +169,17 @@ impl OrbitCamera {
     }
 }
 
+/// The narrowest field of view a camera may have, vertical or horizontal, in radians. A pixel
+/// of a view that narrow spans less than f32 resolves of a direction: at 1e-7 a rectangle lost
+/// 3% of a ground it saw whole, at 1e-10 points missed a box the view was filled with (and an
+/// aspectRatio of 1e-8 lost half the view's columns).
+pub const MIN_FOV: f32 = 1e-6;
+
+/// The horizontal field of view, in radians, of a camera of vertical field `yfov` at `aspect`.
+pub fn horizontal_field(yfov: f32, aspect: f32) -> f64 {
+    2.0 * (f64::from(aspect) * (f64::from(yfov) / 2.0).tan()).atan()
+}
+
 /// A camera node's global transform with its scale ignored, as glTF 2.0 derives the view
 /// matrix (3.10.2): the eye where the node is, looking down its -Z axis with its +Y as up
 /// (made perpendicular to the view direction, so a sheared parent cannot skew the view).

@@ -730,6 +730,44 @@ fn bad_arguments_and_pick_files_are_refused() {
     let _ = bad_pair;
 }
 
+#[test]
+fn a_view_too_tall_for_the_scene_cameras_horizontal_field_is_refused() {
+    // A quad filling a camera of yfov 1e-4 with no aspectRatio: the view's shape sets its
+    // horizontal field, 1.2e-8 radians at 1x8192 (every pick missed there, unrefused).
+    let mut b = GltfBuilder::new();
+    let quad = b.add_mesh("Quad", &[(&shapes::plane(1.0, [1.0; 4]), IndexStorage::U16)]);
+    let node = b.add_node("Quad", Some(quad), Mat4::from_rotation_x(std::f32::consts::FRAC_PI_2), &[]);
+    b.add_root(node);
+    let cam = b.add_camera_node("Cam", 1e-4, 0.1, None, Mat4::from_translation(Vec3::new(0.0, 0.0, 3.0)));
+    b.add_root(cam);
+    let glb = tmp("narrow-camera.glb");
+    std::fs::write(&glb, b.to_glb()).unwrap();
+    let picks = tmp("narrow-picks.json");
+    std::fs::write(&picks, "[[0, 0], [32, 320], [63, 639]]").unwrap();
+    let out = tmp("narrow-out.json");
+    let args = |size| {
+        vec![
+            glb.to_str().unwrap().to_owned(),
+            "--headless".into(),
+            "--validation".into(),
+            "--size".into(),
+            size,
+            "--pick-file".into(),
+            picks.to_str().unwrap().to_owned(),
+            "--json".into(),
+            out.to_str().unwrap().to_owned(),
+        ]
+    };
+    let run = viewer(&args("1x8192".into()).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("horizontal field"), "{}", run.stderr);
+    // At a shape its field allows, the quad fills the view.
+    let run = viewer(&args("64x640".into()).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(records.iter().all(|r| r["node"] == json!(0)), "{records:?}");
+}
+
 /// Runs a headless pick file on the built-in scene at 160x120 and returns its records.
 fn run_entries(name: &str, entries: &Value) -> Vec<Value> {
     run_entries_with(name, entries, &[])

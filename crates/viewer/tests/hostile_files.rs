@@ -235,6 +235,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("glTF 1.0", mutated(|d| d["asset"]["version"] = json!("1.0")), "only glTF 2.x"),
         ("needs glTF 2.1", mutated(|d| d["asset"]["minVersion"] = json!("2.1")), "only glTF 2.x"),
         ("denormal yfov", mutated(|d| d["cameras"][0]["perspective"]["yfov"] = json!(1e-40)), "below 1e-6 radians"),
+        ("a horizontal field of 1e-8 radians", mutated(|d| d["cameras"][0]["perspective"]["aspectRatio"] = json!(1e-8)), "horizontal field"),
         ("znear of 1e-38", mutated(|d| d["cameras"][0]["perspective"]["znear"] = json!(1e-38)), "cannot use"),
         (
             // Depths of about 1e-31: normal floats, but the rasterizer's depth slopes are not.

@@ -380,21 +380,17 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
     Ok(())
 }
 
-/// The narrowest vertical field of view a camera may have, in radians. A pixel of a view that
-/// narrow spans less than f32 resolves of a direction: at 1e-7 a rectangle lost 3% of a ground
-/// it saw whole, at 1e-10 points missed a box the view was filled with.
-const MIN_YFOV: f32 = 1e-6;
-
 /// Checks a perspective camera's parameters.
 pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
+    use crate::camera::{horizontal_field, MIN_FOV};
     let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
     let (yfov, znear) = (p.yfov(), p.znear());
     if !(yfov.is_finite() && yfov > 0.0 && yfov < std::f32::consts::PI) {
         return bad(format!("yfov {yfov} must lie strictly between 0 and pi"));
     }
-    if yfov < MIN_YFOV {
+    if yfov < MIN_FOV {
         return bad(format!(
-            "yfov {yfov:e} is below {MIN_YFOV:e} radians: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+            "yfov {yfov:e} is below {MIN_FOV:e} radians: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
         ));
     }
     if !(znear.is_finite() && znear > 0.0) {
@@ -405,6 +401,14 @@ pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), S
     }
     if let Some(aspect) = p.aspect_ratio().filter(|&a| !(a.is_finite() && a > 0.0)) {
         return bad(format!("aspectRatio {aspect} must be positive"));
+    }
+    if let Some(aspect) = p.aspect_ratio() {
+        let xfov = horizontal_field(yfov, aspect);
+        if xfov < f64::from(MIN_FOV) {
+            return bad(format!(
+                "aspectRatio {aspect:e} makes the horizontal field {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+            ));
+        }
     }
     Ok(())
 }
