@@ -357,6 +357,24 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("inverse bind matrices past the list", skinned(json!({"joints": [0], "inverseBindMatrices": 999})), "accessor 999"),
         ("skin past the list", mutated(|d| d["nodes"][0]["skin"] = json!(4)), "skin 4"),
         ("inverse bind matrices of vectors", skinned(json!({"joints": [0], "inverseBindMatrices": 0})), "inverseBindMatrices"),
+        (
+            // A projective inverse bind matrix (last row 0.5, 0, 0, 1), in a buffer of its own.
+            "inverse bind matrix not affine",
+            {
+                let mut d = skinned(json!({"joints": [0], "inverseBindMatrices": 2}));
+                let ibm = "AACAPwAAAAAAAAAAAAAAPwAAAAAAAIA/AAAAAAAAAAAAAAAAAAAAAAAAgD8AAAAAAAAAAAAAAAAAAAAAAACAPw==";
+                d["buffers"].as_array_mut().unwrap().push(json!({"byteLength": 64, "uri": format!("data:application/octet-stream;base64,{ibm}")}));
+                d["bufferViews"].as_array_mut().unwrap().push(json!({"buffer": 1, "byteLength": 64}));
+                d["accessors"].as_array_mut().unwrap().push(json!({"bufferView": 2, "componentType": 5126, "count": 1, "type": "MAT4"}));
+                d
+            },
+            "not (0, 0, 0, 1)",
+        ),
+        (
+            "camera type without its projection object",
+            mutated(|d| d["cameras"][0] = json!({"type": "perspective", "orthographic": {"xmag": 1, "ymag": 1, "znear": 0.1, "zfar": 10}})),
+            "whose object it lacks",
+        ),
         ("animation input past the list", animated(999, 0, 0, "translation"), "accessor 999"),
         ("animation target past the nodes", animated(2, 0, 999, "translation"), "node 999"),
         ("animation input of indices", animated(1, 0, 0, "translation"), "animation input"),

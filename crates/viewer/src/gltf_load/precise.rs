@@ -9,7 +9,7 @@ use glam::{DMat4, DQuat, DVec3};
 use serde::Deserialize;
 
 /// How far a node matrix's last row may lie from (0, 0, 0, 1), each element.
-const AFFINE_NOISE: f64 = 1e-5;
+pub(super) const AFFINE_NOISE: f64 = 1e-5;
 
 #[derive(Deserialize)]
 struct Nodes {

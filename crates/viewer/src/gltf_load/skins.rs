@@ -45,6 +45,10 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
                 if matrices.iter().any(|m| !m.is_finite()) {
                     return Err(bad("an inverse bind matrix is not finite".into()));
                 }
+                // As for node matrices: glTF's are affine (float noise in the last row aside).
+                if let Some(k) = matrices.iter().position(|m| !m.row(3).abs_diff_eq(glam::DVec4::W, super::precise::AFFINE_NOISE)) {
+                    return Err(bad(format!("inverse bind matrix {k}'s last row is {:?}, not (0, 0, 0, 1): glTF's are affine", matrices[k].row(3).to_array())));
+                }
                 matrices
             }
             None => vec![DMat4::IDENTITY; joints.len()],
