@@ -27,6 +27,14 @@ impl DepthConvention {
             DepthConvention::Reverse => ash::vk::CompareOp::GREATER,
         }
     }
+
+    /// The framebuffer depth of the far end of the range: what the pass clears to.
+    pub(crate) fn far_depth(self) -> f32 {
+        match self {
+            DepthConvention::Standard => 1.0,
+            DepthConvention::Reverse => 0.0,
+        }
+    }
 }
 
 /// A ray through the picked pixel's centre.
@@ -111,10 +119,7 @@ impl CameraSnapshot {
 
     /// The depth value the pass clears to: the far end of the framebuffer depth range.
     pub fn clear_depth(&self) -> f32 {
-        match self.depth {
-            DepthConvention::Standard => 1.0,
-            DepthConvention::Reverse => 0.0,
-        }
+        self.depth.far_depth()
     }
 
     /// The f32 matrix the pick pass pushes for a draw with `model`: the product taken in f64,

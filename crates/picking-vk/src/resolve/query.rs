@@ -169,7 +169,7 @@ pub(crate) fn resolve_rect(
                 draw_index: draw.draw_index,
                 tag: draw.tag,
                 pixels: u64::from(count),
-                depth: crate::readback::window_depth(f32::from_bits(bits), if depth == DepthConvention::Reverse { 0.0 } else { 1.0 }),
+                depth: crate::readback::window_depth(f32::from_bits(bits), depth.far_depth()),
                 pixel: rect.min + UVec2::new(code % width, code / width),
             });
         }
