@@ -52,6 +52,13 @@ impl Primitive {
         }
     }
 
+    /// The texture coordinate at barycentrics `b` of triangle `t`; `None` without UVs.
+    pub fn uv_at(&self, t: usize, b: [f64; 3]) -> Option<Vec2> {
+        let uvs = self.uvs.as_ref()?;
+        let corners = self.triangle(t);
+        Some((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs.get(corners[k] as usize).copied().unwrap_or_default() * b[k] as f32))
+    }
+
     /// What the alpha mask compares with [`Primitive::alpha_cutoff`] at barycentrics `b` of
     /// triangle `t`, in the lit pass's order: colour alpha, texel alpha (`texture`, this
     /// primitive's base colour texture), vertex alpha; and how far the texel lookup lies from
@@ -62,10 +69,7 @@ impl Primitive {
         let at = |k: usize| corners[k] as usize;
         let vertex_alpha = self.colors.as_ref().map_or(1.0, |c| (0..3).map(|k| c.get(at(k)).map_or(1.0, |c| c.w) * b[k] as f32).sum());
         let (texel_alpha, to_edge) = match texture {
-            Some(texture) => {
-                let uvs = self.uvs.as_ref()?;
-                texture.alpha((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs.get(at(k)).copied().unwrap_or_default() * b[k] as f32))
-            }
+            Some(texture) => texture.alpha(self.uv_at(t, b)?),
             None => (1.0, f32::INFINITY),
         };
         Some((self.color[3] * texel_alpha * vertex_alpha, to_edge))

@@ -72,11 +72,10 @@ fn posed<'p>(scene: &Scene, node: &Node, p: &'p Primitive) -> Option<(Cow<'p, [g
 /// (front faces); for a masked one only where its alpha (`texture`: its base colour
 /// texture) passes the cutoff, as the pick's discard hook has it.
 fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray, texture: Option<&TextureData>) -> Option<Vec2> {
-    let uvs = p.uvs.as_ref()?;
     let to_local = world.inverse();
     let origin = to_local.transform_point3(ray.origin);
     let dir = to_local.transform_vector3(ray.direction);
-    let mut best: Option<(f64, [u32; 3], [f64; 3])> = None;
+    let mut best: Option<(f64, usize, [f64; 3])> = None;
     for t in 0..p.triangle_count() {
         let corners = p.triangle(t);
         let v = corners.map(|i| positions.get(i as usize).copied().unwrap_or_default().as_dvec3());
@@ -90,12 +89,12 @@ fn cpu_uv(p: &Primitive, positions: &[glam::Vec3], world: glam::DMat4, ray: Ray,
             // texel lookup costs more than the comparison).
             let masked = || p.alpha_cutoff.is_some_and(|cutoff| p.mask_alpha(t, bary, texture).is_some_and(|(alpha, _)| alpha < cutoff));
             if best.is_none_or(|(d, _, _)| dist < d) && !masked() {
-                best = Some((dist, corners, bary));
+                best = Some((dist, t, bary));
             }
         }
     }
-    let (_, corners, bary) = best?;
-    Some((0..3).fold(Vec2::ZERO, |sum, k| sum + uvs[corners[k] as usize] * bary[k] as f32))
+    let (_, t, bary) = best?;
+    p.uv_at(t, bary)
 }
 
 /// Möller–Trumbore, both sides: the ray parameter, barycentrics, and the determinant
