@@ -175,9 +175,11 @@ impl OrbitCamera {
 /// aspectRatio of 1e-8 lost half the view's columns).
 pub const MIN_FOV: f32 = 1e-6;
 
-/// The horizontal field of view, in radians, of a camera of vertical field `yfov` at `aspect`.
-pub fn horizontal_field(yfov: f32, aspect: f32) -> f64 {
-    2.0 * (f64::from(aspect) * (f64::from(yfov) / 2.0).tan()).atan()
+/// The horizontal field of view, in radians, of a camera of vertical field `yfov` at `aspect`,
+/// where it is narrower than [`MIN_FOV`]: the view such a camera would give is refused.
+pub fn too_narrow_horizontally(yfov: f32, aspect: f32) -> Option<f64> {
+    let field = 2.0 * (f64::from(aspect) * (f64::from(yfov) / 2.0).tan()).atan();
+    (field < f64::from(MIN_FOV)).then_some(field)
 }
 
 /// A camera node's global transform with its scale ignored, as glTF 2.0 derives the view

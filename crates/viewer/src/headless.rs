@@ -3,7 +3,7 @@
 //! write one record per entry as JSON, and optionally a screenshot (first point highlighted)
 //! and the ID view.
 
-use crate::camera::{horizontal_field, scene_camera, OrbitCamera, MIN_FOV};
+use crate::camera::{scene_camera, too_narrow_horizontally, OrbitCamera, MIN_FOV};
 use crate::id_view;
 use crate::objects::ObjectTable;
 use crate::outputs::{png, Staged};
@@ -74,8 +74,7 @@ pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, 
     // A camera without its own aspectRatio takes the view's: a tall enough view narrows its
     // horizontal field past what the f32 pipeline aims (as the loader refuses for a file's).
     if let Some(desc) = scene.camera.as_ref().filter(|d| d.aspect.is_none()) {
-        let xfov = horizontal_field(desc.yfov, w as f32 / h as f32);
-        if xfov < f64::from(MIN_FOV) {
+        if let Some(xfov) = too_narrow_horizontally(desc.yfov, w as f32 / h as f32) {
             return Err(ViewerError::Input(format!(
                 "--size {w}x{h}: the scene camera (yfov {:e}, no aspectRatio) would see a horizontal field of {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow",
                 desc.yfov

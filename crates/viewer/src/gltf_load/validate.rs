@@ -382,7 +382,7 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
 
 /// Checks a perspective camera's parameters.
 pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
-    use crate::camera::{horizontal_field, MIN_FOV};
+    use crate::camera::{too_narrow_horizontally, MIN_FOV};
     let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
     let (yfov, znear) = (p.yfov(), p.znear());
     if !(yfov.is_finite() && yfov > 0.0 && yfov < std::f32::consts::PI) {
@@ -402,13 +402,10 @@ pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), S
     if let Some(aspect) = p.aspect_ratio().filter(|&a| !(a.is_finite() && a > 0.0)) {
         return bad(format!("aspectRatio {aspect} must be positive"));
     }
-    if let Some(aspect) = p.aspect_ratio() {
-        let xfov = horizontal_field(yfov, aspect);
-        if xfov < f64::from(MIN_FOV) {
-            return bad(format!(
-                "aspectRatio {aspect:e} makes the horizontal field {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
-            ));
-        }
+    if let Some((aspect, xfov)) = p.aspect_ratio().and_then(|a| too_narrow_horizontally(yfov, a).map(|field| (a, field))) {
+        return bad(format!(
+            "aspectRatio {aspect:e} makes the horizontal field {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+        ));
     }
     Ok(())
 }
