@@ -206,20 +206,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let mut budget = options.max_bytes.saturating_sub(geometry).saturating_sub(structure);
     let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
-        // The reader assumes the object its type names is there (and panics where it is not).
-        let raw = &document.as_json().cameras[camera.index()];
-        let has_its_projection = match raw.type_ {
-            gltf::json::validation::Checked::Valid(gltf::json::camera::Type::Perspective) => raw.perspective.is_some(),
-            gltf::json::validation::Checked::Valid(gltf::json::camera::Type::Orthographic) => raw.orthographic.is_some(),
-            gltf::json::validation::Checked::Invalid => false,
-        };
-        if !has_its_projection {
-            let reason = "its type names a projection (perspective or orthographic) whose object it lacks".to_owned();
-            return Err(SceneError::BadCamera { camera: camera.index(), reason });
-        }
-        if let gltf::camera::Projection::Perspective(p) = camera.projection() {
-            validate::perspective(camera.index(), &p)?;
-        }
+        validate::camera(&document, &camera)?;
     }
     let mut scene = Scene::default();
     for mesh in document.meshes() {

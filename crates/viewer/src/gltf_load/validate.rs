@@ -380,8 +380,28 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
     Ok(())
 }
 
+/// Checks a camera: the projection object its type names is there (the reader assumes it,
+/// and panics where it is not), and a perspective one's parameters.
+pub fn camera(document: &gltf::Document, camera: &gltf::Camera) -> Result<(), SceneError> {
+    use gltf::json::{camera::Type, validation::Checked};
+    let raw = &document.as_json().cameras[camera.index()];
+    let has_its_projection = match raw.type_ {
+        Checked::Valid(Type::Perspective) => raw.perspective.is_some(),
+        Checked::Valid(Type::Orthographic) => raw.orthographic.is_some(),
+        Checked::Invalid => false,
+    };
+    if !has_its_projection {
+        let reason = "its type names a projection (perspective or orthographic) whose object it lacks".to_owned();
+        return Err(SceneError::BadCamera { camera: camera.index(), reason });
+    }
+    match camera.projection() {
+        gltf::camera::Projection::Perspective(p) => perspective(camera.index(), &p),
+        gltf::camera::Projection::Orthographic(_) => Ok(()),
+    }
+}
+
 /// Checks a perspective camera's parameters.
-pub fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
+fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
     use crate::camera::{too_narrow_horizontally, MIN_FOV};
     let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
     let (yfov, znear) = (p.yfov(), p.znear());
