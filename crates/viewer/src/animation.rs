@@ -154,6 +154,12 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
             Property::Weights => {}
         }
     }
+    // An instance's weights are its file node's (which animations target).
+    for (i, node) in scene.nodes.iter().enumerate() {
+        if let (Some(_), Some(p)) = (node.gpu_instance, node.parent) {
+            weights[i] = weights[p].clone();
+        }
+    }
     let to_scene = DMat4::from_translation(-scene.origin);
     let mut worlds: Vec<DMat4> = Vec::with_capacity(scene.nodes.len());
     for (i, node) in scene.nodes.iter().enumerate() {

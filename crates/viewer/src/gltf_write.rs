@@ -21,6 +21,7 @@ pub struct GltfBuilder {
     skins: Vec<Value>,
     animations: Vec<Value>,
     roots: Vec<usize>,
+    extensions_used: Vec<&'static str>,
 }
 
 /// An animation channel to write: node, path (`translation`, `rotation`, `scale`,
@@ -218,6 +219,27 @@ impl GltfBuilder {
         self.nodes[node]["weights"] = json!(weights);
     }
 
+    /// Draws `node`'s mesh once per instance (EXT_mesh_gpu_instancing) instead of once at the
+    /// node: instance `k` at `translations[k]`, `rotations[k]` and `scales[k]` in the node's
+    /// frame (an empty list leaves that attribute out).
+    pub fn set_gpu_instances(&mut self, node: usize, translations: &[Vec3], rotations: &[Quat], scales: &[Vec3]) {
+        let mut attributes = serde_json::Map::new();
+        let lists: [(&str, Vec<f32>, usize); 3] = [
+            ("TRANSLATION", translations.iter().flat_map(|v| v.to_array()).collect(), 3),
+            ("ROTATION", rotations.iter().flat_map(|q| q.to_array()).collect(), 4),
+            ("SCALE", scales.iter().flat_map(|v| v.to_array()).collect(), 3),
+        ];
+        for (name, data, components) in lists {
+            if !data.is_empty() {
+                attributes.insert(name.into(), json!(self.push_floats(&data, components, false)));
+            }
+        }
+        self.nodes[node]["extensions"] = json!({ "EXT_mesh_gpu_instancing": { "attributes": attributes } });
+        if !self.extensions_used.contains(&"EXT_mesh_gpu_instancing") {
+            self.extensions_used.push("EXT_mesh_gpu_instancing");
+        }
+    }
+
     /// Adds a skin over `joints` (node indices) with their inverse bind matrices and makes
     /// `node` use it; returns the skin's index.
     pub fn add_skin(&mut self, node: usize, joints: &[usize], inverse_bind: &[Mat4]) -> usize {
@@ -291,6 +313,9 @@ impl GltfBuilder {
         }
         if !self.animations.is_empty() {
             doc["animations"] = json!(self.animations);
+        }
+        if !self.extensions_used.is_empty() {
+            doc["extensionsUsed"] = json!(self.extensions_used);
         }
         if !self.textures.is_empty() {
             doc["images"] = json!(self.images);

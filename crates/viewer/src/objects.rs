@@ -16,6 +16,9 @@ const INSTANCED_ID_BASE: u64 = 1 << 40;
 /// Billboard `i` (of `Scene::billboards`) is ID `BILLBOARD_ID_BASE + i`, drawn by the
 /// billboard contributor.
 pub const BILLBOARD_ID_BASE: u64 = 1 << 41;
+/// A node the loader made for an EXT_mesh_gpu_instancing instance, drawn on its own, is ID
+/// `GPU_INSTANCE_ID_BASE` + its index in `Scene::nodes`: its file node's ID is not its alone.
+const GPU_INSTANCE_ID_BASE: u64 = 1 << 42;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectKind {
@@ -89,7 +92,11 @@ impl ObjectTable {
             let deformed = node.skin.is_some() || !node.default_weights.is_empty();
             if grouped.binary_search(&m).is_err() || node.world.determinant() <= 0.0 || deformed {
                 // glTF node index + 1: IDs are stable across runs and never 0.
-                let id = ObjectId::new(node.gltf_index as u64 + 1).unwrap_or_else(|_| unreachable!("index + 1 > 0"));
+                let id = match node.gpu_instance {
+                    None => node.gltf_index as u64 + 1,
+                    Some(_) => GPU_INSTANCE_ID_BASE + i as u64,
+                };
+                let id = ObjectId::new(id).unwrap_or_else(|_| unreachable!("index + 1 > 0, and the base > 0"));
                 objects.push(SceneObject { id, kind: ObjectKind::Node(i) });
             }
         }

@@ -28,6 +28,8 @@ pub struct HitReport {
     pub node: Option<usize>,
     pub node_name: Option<String>,
     pub instance: Option<u32>,
+    /// The EXT_mesh_gpu_instancing instance of the glTF node, when it is instanced so.
+    pub gpu_instance: Option<u32>,
     pub depth: f32,
     /// In the file's world coordinates (the scene's origin added back, in f64).
     pub world: DVec3,
@@ -87,6 +89,7 @@ impl PickReport {
                 node: node.map(|n| n.gltf_index),
                 node_name: node.and_then(|n| n.name.clone()),
                 instance: h.instance,
+                gpu_instance: node.and_then(|n| n.gpu_instance),
                 depth: h.depth,
                 world: h.world + scene.origin,
                 distance: h.distance,
@@ -133,6 +136,9 @@ impl PickReport {
         });
         if let Some(b) = h.and_then(|h| h.billboard) {
             v["billboard"] = json!(b);
+        }
+        if let Some(k) = h.and_then(|h| h.gpu_instance) {
+            v["gpu_instance"] = json!(k);
         }
         if detail_active {
             let d = h.and_then(|h| h.detail);

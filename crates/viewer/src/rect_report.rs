@@ -17,6 +17,8 @@ pub struct RectEntry {
     pub node: Option<usize>,
     pub node_name: Option<String>,
     pub instance: Option<u32>,
+    /// The EXT_mesh_gpu_instancing instance of the glTF node, when it is instanced so.
+    pub gpu_instance: Option<u32>,
     /// Pixels where it is nearest (`Visible`), or fragments it produced (`All`).
     pub pixels: u64,
     pub depth: f32,
@@ -53,6 +55,7 @@ impl RectReport {
                     node: node.map(|n| n.gltf_index),
                     node_name: node.and_then(|n| n.name.clone()),
                     instance: o.instance,
+                    gpu_instance: node.and_then(|n| n.gpu_instance),
                     pixels: o.pixels,
                     depth: o.depth,
                     pixel: o.pixel.to_array(),
@@ -64,13 +67,14 @@ impl RectReport {
     }
 
     /// `{"rect": [...], "mode": ..., "objects": [{"id", "node", "node_name", "instance",
-    /// "pixels", "depth", "pixel": [x, y]}, ...]}`.
+    /// "pixels", "depth", "pixel": [x, y]}, ...]}`, and `gpu_instance` for an object that is
+    /// an EXT_mesh_gpu_instancing instance.
     pub fn to_json(&self) -> Value {
         let objects: Vec<Value> = self
             .objects
             .iter()
             .map(|o| {
-                json!({
+                let mut v = json!({
                     "id": o.id,
                     "node": o.node,
                     "node_name": o.node_name,
@@ -78,7 +82,11 @@ impl RectReport {
                     "pixels": o.pixels,
                     "depth": o.depth,
                     "pixel": o.pixel,
-                })
+                });
+                if let Some(k) = o.gpu_instance {
+                    v["gpu_instance"] = json!(k);
+                }
+                v
             })
             .collect();
         json!({ "rect": self.rect, "mode": mode_name(self.mode), "objects": objects })

@@ -45,6 +45,9 @@ pub struct Node {
     pub weights: Vec<f32>,
     /// Morph weights when no animation sets them (the node's, else the mesh's, else zeros).
     pub default_weights: Vec<f32>,
+    /// Which EXT_mesh_gpu_instancing instance of its file node (`gltf_index`, the parent) this
+    /// node draws; `None` for the file's own nodes.
+    pub gpu_instance: Option<u32>,
 }
 
 /// A camera-facing square drawn at a node's position through the picker's contributor seam:

@@ -192,6 +192,9 @@ fn report_grid(ui: &mut egui::Ui, r: &PickReport) {
         row("Object", h.node_name.clone().unwrap_or_else(|| "unnamed".into()));
         row("glTF node", h.node.map_or("-".into(), |n| n.to_string()));
         row("Instance", h.instance.map_or("-".into(), |i| i.to_string()));
+        if let Some(k) = h.gpu_instance {
+            row("Node instance", k.to_string());
+        }
         row("Pixel", format!("({}, {})", r.x, r.y));
         row("Depth", format!("{:.6}", h.depth));
         row("World", v3(h.world));

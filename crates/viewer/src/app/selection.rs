@@ -187,6 +187,7 @@ mod tests {
                 node: Some(id as usize),
                 node_name: Some(name.into()),
                 instance,
+                gpu_instance: None,
                 depth: 0.5,
                 world: glam::DVec3::ZERO,
                 distance: 1.0,
@@ -200,7 +201,17 @@ mod tests {
     }
 
     fn entry(id: u64, instance: Option<u32>, name: &str) -> RectEntry {
-        RectEntry { id, scene_node: Some(id as usize), node: Some(id as usize), node_name: Some(name.into()), instance, pixels: 1, depth: 0.5, pixel: [0, 0] }
+        RectEntry {
+            id,
+            scene_node: Some(id as usize),
+            node: Some(id as usize),
+            node_name: Some(name.into()),
+            instance,
+            gpu_instance: None,
+            pixels: 1,
+            depth: 0.5,
+            pixel: [0, 0],
+        }
     }
 
     fn band(objects: Vec<RectEntry>) -> RectReport {

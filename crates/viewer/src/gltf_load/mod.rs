@@ -7,6 +7,7 @@
 //! [`SceneError`] naming the accessor, buffer view, buffer, camera or node at fault.
 
 mod buffers;
+mod gpu_instancing;
 mod materials;
 mod precise;
 mod primitives;
@@ -190,6 +191,11 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
             root.extensions_used.push(quantized::EXTENSION.into());
         }
     }
+    // EXT_mesh_gpu_instancing is read here (`gpu_instancing`), from the JSON the glTF crate
+    // drops it from; a file must declare it to use it.
+    let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));
+    root.extensions_required.retain(|e| e != gpu_instancing::EXTENSION);
+    let instanced = if instancing { gpu_instancing::accessors_of_nodes(json)? } else { vec![] };
     let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let document = gltf::Document::from_json(root)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
@@ -204,6 +210,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let structure = validate::structure(&document, geometry, options)?;
     validate::sparse_indices(&document, &buffers)?;
     let mut budget = options.max_bytes.saturating_sub(geometry).saturating_sub(structure);
+    let instances = gpu_instancing::read(&document, &instanced, &buffers, &mut budget)?;
     let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
         validate::camera(&document, &camera)?;
@@ -215,9 +222,10 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     scene.textures = textures.data;
     files.extend(textures.files);
     scene.files = files;
-    let (worlds, camera) = walk_nodes(&document, &precise, &mut scene)?;
+    let (worlds, camera) = walk_nodes(&document, &precise, &instances, &mut scene)?;
     let mut node_of = vec![None; document.nodes().len()];
-    for (i, node) in scene.nodes.iter().enumerate() {
+    // The file's nodes, not the instances the loader made for them.
+    for (i, node) in scene.nodes.iter().enumerate().filter(|(_, n)| n.gpu_instance.is_none()) {
         node_of[node.gltf_index] = Some(i);
     }
     skins::load_skins(&document, &buffers, &mut scene, &node_of)?;
@@ -325,9 +333,15 @@ fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::
 
 /// Flattens the default scene's node trees into world transforms, composed in f64 from
 /// `precise`, the nodes' transforms as the file writes them (returned per node, with the
-/// first camera's), and pushes the scene's nodes. glTF nodes have at most one parent and no
-/// cycles; a file that breaks this is refused with the node named.
-fn walk_nodes(document: &gltf::Document, precise: &[Result<NodeTransform, String>], scene: &mut Scene) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
+/// first camera's), and pushes the scene's nodes, with a child node per instance of a node
+/// that `instances` gives (EXT_mesh_gpu_instancing). glTF nodes have at most one parent and
+/// no cycles; a file that breaks this is refused with the node named.
+fn walk_nodes(
+    document: &gltf::Document,
+    precise: &[Result<NodeTransform, String>],
+    instances: &[Option<Vec<NodeTransform>>],
+    scene: &mut Scene,
+) -> Result<(Vec<DMat4>, Option<DMat4>), SceneError> {
     let count = document.nodes().len();
     let mut parent: Vec<Option<usize>> = vec![None; count];
     for node in document.nodes() {
@@ -420,18 +434,45 @@ fn walk_nodes(document: &gltf::Document, precise: &[Result<NodeTransform, String
             _ => mesh.map(|m| scene.meshes[m].weights.clone()).unwrap_or_default(),
         };
         weights.resize(targets, 0.0);
+        let instanced = instances.get(node.index()).and_then(Option::as_ref).filter(|_| mesh.is_some());
+        if instanced.is_some() && node.skin().is_some() {
+            return bad(format!("it is skinned and instanced ({}); the viewer does not read the two together", gpu_instancing::EXTENSION));
+        }
+        let name = kept_name(node.name());
         scene.nodes.push(Node {
             gltf_index: node.index(),
-            name: kept_name(node.name()),
+            name: name.clone(),
             world: glam::Mat4::IDENTITY,
-            mesh,
+            // An instanced node draws its mesh only at its instances.
+            mesh: mesh.filter(|_| instanced.is_none()),
             parent: scene_parent,
             local: transform,
             skin: node.skin().map(|s| s.index()),
             weights: weights.clone(),
-            default_weights: weights,
+            default_weights: weights.clone(),
+            gpu_instance: None,
         });
         worlds.push(world);
+        for (k, local) in instanced.into_iter().flatten().enumerate() {
+            let instance_world = world * local.matrix();
+            if !instance_world.is_finite() || !instance_world.as_mat4().is_finite() {
+                return bad(format!("the transform of its instance {k} is not finite"));
+            }
+            let (weights, name) = (weights.clone(), name.clone());
+            let gpu_instance = Some(k as u32);
+            scene.nodes.push(Node {
+                gltf_index: node.index(),
+                name,
+                mesh,
+                parent: Some(index),
+                local: *local,
+                default_weights: weights.clone(),
+                weights,
+                gpu_instance,
+                ..Default::default()
+            });
+            worlds.push(instance_world);
+        }
         for child in node.children().collect::<Vec<_>>().into_iter().rev() {
             stack.push((child, world, depth + 1, Some(index)));
         }

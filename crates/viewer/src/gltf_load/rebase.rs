@@ -42,6 +42,7 @@ pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
                     world: parent.world,
                     mesh: Some(own),
                     parent: Some(n),
+                    gpu_instance: parent.gpu_instance,
                     ..Default::default()
                 };
                 scene.nodes.push(child);
