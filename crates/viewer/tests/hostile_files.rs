@@ -151,6 +151,16 @@ fn mutated(f: impl FnOnce(&mut Value)) -> Value {
     doc
 }
 
+/// The valid file with node 0 instanced (EXT_mesh_gpu_instancing) by the attributes
+/// `attributes` returns, after adding their accessors.
+fn instanced(attributes: impl FnOnce(&mut Value) -> Value) -> Value {
+    mutated(|d| {
+        let attributes = attributes(d);
+        d["nodes"][0]["extensions"] = json!({"EXT_mesh_gpu_instancing": {"attributes": attributes}});
+        d["extensionsUsed"] = json!(["EXT_mesh_gpu_instancing"]);
+    })
+}
+
 /// Every class of hostile file, with a word its error message must contain.
 fn corpus() -> Vec<(&'static str, Value, &'static str)> {
     let sparse = |count: u64| {
@@ -430,6 +440,29 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "300,000 primitives of one triangle",
             mutated(|d| d["meshes"][0]["primitives"] = Value::Array(vec![json!({"attributes": {"POSITION": 0}, "indices": 1}); 300_000])),
             "300000 primitives",
+        ),
+        (
+            // EXT_mesh_gpu_instancing: 5 million instances from a sparse accessor of one value.
+            "5,000,000 instances of one translation",
+            instanced(|d| {
+                let a = add_accessor(d, &f32_bytes(&[1.0, 0.0, 0.0]), 5126, 1, "VEC3", None);
+                d["accessors"][a]["count"] = json!(5_000_000);
+                let view = d["accessors"][a]["bufferView"].take();
+                d["accessors"][a]["sparse"] = json!({"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": view}});
+                json!({"TRANSLATION": a})
+            }),
+            "5000000 EXT_mesh_gpu_instancing instances",
+        ),
+        ("an instance rotation of zeros", instanced(|d| json!({"ROTATION": add_accessor(d, &f32_bytes(&[0.0; 4]), 5126, 1, "VEC4", None)})), "not a rotation"),
+        (
+            "a NaN instance scale",
+            instanced(|d| json!({"SCALE": add_accessor(d, &f32_bytes(&[1.0, f32::NAN, 1.0]), 5126, 1, "VEC3", None)})),
+            "SCALE is not finite",
+        ),
+        (
+            "an instance translation as unsigned bytes",
+            instanced(|d| json!({"TRANSLATION": add_accessor(d, &[1, 2, 3, 0], 5121, 1, "VEC3", None)})),
+            "TRANSLATION may not be",
         ),
         (
             "30,000 nodes drawing a mesh of 50 primitives",
