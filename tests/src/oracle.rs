@@ -15,12 +15,15 @@ pub struct OracleCamera {
     pub eye: DVec3,
     /// (x, y, width, height) of the viewport in pixels.
     pub viewport: [f64; 4],
+    /// Parallel rays (clip w does not depend on the point), from the near plane.
+    pub orthographic: bool,
 }
 
 impl OracleCamera {
     pub fn new(view: Mat4, projection: Mat4, viewport: [f64; 4]) -> Self {
         let view = view.as_dmat4();
-        OracleCamera { view_projection: projection.as_dmat4() * view, eye: view.inverse().transform_point3(DVec3::ZERO), viewport }
+        let orthographic = projection.row(3) == glam::Vec4::W;
+        OracleCamera { view_projection: projection.as_dmat4() * view, eye: view.inverse().transform_point3(DVec3::ZERO), viewport, orthographic }
     }
 
     /// Screen position (pixels) and clip w of a world point.
@@ -31,13 +34,21 @@ impl OracleCamera {
     }
 
     /// World-space ray (origin, unit direction) through a pixel centre: from the eye through
-    /// any point the pixel centre unprojects to (perspective cameras).
+    /// any point the pixel centre unprojects to (perspective cameras), or, orthographic, from
+    /// where it unprojects on the plane of NDC depth 0 through where it does on depth 1.
     fn ray(&self, pixel: UVec2) -> (DVec3, DVec3) {
         let [x, y, w, h] = self.viewport;
         let nx = (f64::from(pixel.x) + 0.5 - x) / w * 2.0 - 1.0;
         let ny = (f64::from(pixel.y) + 0.5 - y) / h * 2.0 - 1.0;
-        let p = self.view_projection.inverse() * DVec4::new(nx, ny, 0.5, 1.0);
-        (self.eye, (p.truncate() / p.w - self.eye).normalize())
+        let unproject = |z: f64| {
+            let p = self.view_projection.inverse() * DVec4::new(nx, ny, z, 1.0);
+            p.truncate() / p.w
+        };
+        if self.orthographic {
+            let origin = unproject(0.0);
+            return (origin, (unproject(1.0) - origin).normalize());
+        }
+        (self.eye, (unproject(0.5) - self.eye).normalize())
     }
 }
 

@@ -21,3 +21,9 @@ pub fn perspective_reverse_z(yfov: f32, aspect: f32, znear: f32, zfar: Option<f3
         None => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(yfov, aspect, znear),
     }
 }
+
+/// A right-handed Vulkan orthographic projection with reversed depth (`znear` at 1, `zfar` at
+/// 0): `xmag` and `ymag` are half the view's width and height, as glTF gives them.
+pub fn orthographic_reverse_z(xmag: f32, ymag: f32, znear: f32, zfar: f32) -> Mat4 {
+    glam::camera::rh::proj::vulkan::orthographic(-xmag, xmag, -ymag, ymag, zfar, znear)
+}

@@ -6,9 +6,9 @@
 //! pans are guarded against tiny views, and the far plane always reaches past the scene, so
 //! the scene never vanishes and the matrices never become singular or non-finite.
 
-use crate::scene::{CameraDesc, Scene};
+use crate::scene::{CameraDesc, Lens, Scene};
 use glam::{DMat4, DVec3, Vec3};
-use picking_vk_host::camera::perspective_reverse_z;
+use picking_vk_host::camera::{orthographic_reverse_z, perspective_reverse_z};
 use picking_vk_host::CameraMatrices;
 
 /// The viewer draws and picks with reversed depth ([`perspective_reverse_z`]).
@@ -47,6 +47,9 @@ pub struct OrbitCamera {
     pub yaw: f32,
     pub pitch: f32,
     pub yfov: f32,
+    /// An orthographic camera's half view height per unit of `distance` (so the wheel zooms
+    /// it); `None`: perspective, with `yfov`.
+    pub ortho: Option<f32>,
     pub znear: f32,
     /// The far plane asked for (`None`: infinite); [`OrbitCamera::matrices`] pushes a finite
     /// one out when the scene would cross it.
@@ -70,6 +73,7 @@ impl OrbitCamera {
             yaw: 0.35,
             pitch: 0.45,
             yfov,
+            ortho: None,
             znear: radius * 0.01,
             zfar: Some(radius * 20.0),
             scene: bounds,
@@ -79,13 +83,19 @@ impl OrbitCamera {
         camera.with_limits()
     }
 
-    /// An orbit camera placed where a glTF camera is, looking at the same point.
+    /// An orbit camera placed where a glTF camera is, looking at the same point (an
+    /// orthographic one keeps its view height, stretched to the window's shape).
     pub fn from_desc(desc: &CameraDesc, scene: &Scene) -> Self {
         let bounds = Sphere::of(scene);
         let eye = desc.world.transform_point3(Vec3::ZERO);
         let forward = desc.world.transform_vector3(-Vec3::Z).normalize_or(-Vec3::Z);
-        // Orbit around the point on the view axis closest to the scene's centre.
-        let distance = ((bounds.center - eye).dot(forward)).max(desc.znear * 10.0);
+        // Orbit around the point on the view axis closest to the scene's centre (an
+        // orthographic camera's near plane may be 0: the distance keeps a floor).
+        let distance = ((bounds.center - eye).dot(forward)).max(desc.znear * 10.0).max(bounds.radius * 1e-3);
+        let (yfov, ortho) = match desc.lens {
+            Lens::Perspective { yfov, .. } => (yfov, None),
+            Lens::Orthographic { ymag, .. } => (0.8, Some(ymag / distance)),
+        };
         let target = eye + forward * distance;
         let dir = (eye - target).normalize_or(Vec3::Z);
         let camera = OrbitCamera {
@@ -93,7 +103,8 @@ impl OrbitCamera {
             distance,
             yaw: dir.x.atan2(dir.z),
             pitch: dir.y.clamp(-1.0, 1.0).asin(),
-            yfov: desc.yfov,
+            yfov,
+            ortho,
             znear: desc.znear,
             zfar: desc.zfar,
             scene: bounds,
@@ -113,7 +124,10 @@ impl OrbitCamera {
 
     pub fn eye(&self) -> Vec3 {
         let dir = Vec3::new(self.pitch.cos() * self.yaw.sin(), self.pitch.sin(), self.pitch.cos() * self.yaw.cos());
-        self.target + dir * self.distance
+        // An orthographic view does not change with the eye's distance (its height follows
+        // `distance`): the eye stays clear of the scene, so zooming in never clips it away.
+        let clear = self.target.distance(self.scene.center) + 2.0 * self.scene.radius;
+        self.target + dir * if self.ortho.is_some() { self.distance.max(clear) } else { self.distance }
     }
 
     /// Near and far planes for the current eye: the far plane (when finite) reaches past the
@@ -131,7 +145,16 @@ impl OrbitCamera {
         let eye = self.eye();
         let view = glam::camera::rh::view::look_at_mat4(eye, self.target, Vec3::Y);
         let (near, far) = self.clip_planes();
-        CameraMatrices { view, projection: perspective_reverse_z(self.yfov, aspect, near, far), eye }
+        let projection = match self.ortho {
+            None => perspective_reverse_z(self.yfov, aspect, near, far),
+            Some(scale) => {
+                let half = scale * self.distance;
+                // The far plane reaches past the scene (an orthographic file camera has one).
+                let far = far.unwrap_or(self.eye().distance(self.scene.center) + 2.0 * self.scene.radius);
+                orthographic_reverse_z(half * aspect, half, near, far)
+            }
+        };
+        CameraMatrices { view, projection, eye }
     }
 
     pub fn rotate(&mut self, dx: f32, dy: f32) {
@@ -151,7 +174,8 @@ impl OrbitCamera {
         let right = Vec3::new(m.view.x_axis.x, m.view.y_axis.x, m.view.z_axis.x);
         let up = Vec3::new(m.view.x_axis.y, m.view.y_axis.y, m.view.z_axis.y);
         let height = if viewport_height.is_finite() { viewport_height.max(MIN_PAN_VIEW_HEIGHT) } else { MIN_PAN_VIEW_HEIGHT };
-        let scale = 2.0 * self.distance * (self.yfov * 0.5).tan() / height;
+        let half_height = self.ortho.map_or(self.distance * (self.yfov * 0.5).tan(), |scale| scale * self.distance);
+        let scale = 2.0 * half_height / height;
         let target = self.target + (-right * dx + up * dy) * scale;
         // The target stays within the zoom range of the scene: the scene can be panned out of
         // view, but not so far that the camera cannot come back.
@@ -204,13 +228,15 @@ pub fn camera_frame(world: &DMat4) -> Option<DMat4> {
 }
 
 /// The matrices of the scene's own camera (exactly as authored), for headless runs: the
-/// file's `aspectRatio` where it gives one, else `view_aspect` (glTF 2.0, 3.10.3).
+/// file's `aspectRatio` where it gives one, else `view_aspect` (glTF 2.0, 3.10.3); an
+/// orthographic camera's `xmag` and `ymag` as they are, whatever the view's shape.
 pub fn scene_camera(desc: &CameraDesc, view_aspect: f32) -> CameraMatrices {
-    CameraMatrices {
-        view: desc.world.inverse(),
-        projection: perspective_reverse_z(desc.yfov, desc.aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
-        eye: desc.world.transform_point3(Vec3::ZERO),
-    }
+    let projection = match desc.lens {
+        Lens::Perspective { yfov, aspect } => perspective_reverse_z(yfov, aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
+        // Validation gives an orthographic camera a far plane.
+        Lens::Orthographic { xmag, ymag } => orthographic_reverse_z(xmag, ymag, desc.znear, desc.zfar.unwrap_or(f32::MAX)),
+    };
+    CameraMatrices { view: desc.world.inverse(), projection, eye: desc.world.transform_point3(Vec3::ZERO) }
 }
 
 #[cfg(test)]
@@ -248,7 +274,7 @@ mod tests {
     #[test]
     fn orbit_from_a_gltf_camera_keeps_its_eye_and_direction() {
         let world = glam::camera::rh::view::look_at_mat4(Vec3::new(0.0, 3.0, 6.0), Vec3::ZERO, Vec3::Y).inverse();
-        let desc = CameraDesc { world, yfov: 0.7, aspect: None, znear: 0.1, zfar: Some(50.0) };
+        let desc = CameraDesc { world, lens: Lens::Perspective { yfov: 0.7, aspect: None }, znear: 0.1, zfar: Some(50.0) };
         let scene = Scene::default();
         let cam = OrbitCamera::from_desc(&desc, &scene);
         assert!((cam.eye() - Vec3::new(0.0, 3.0, 6.0)).length() < 1e-3, "{}", cam.eye());
@@ -292,7 +318,9 @@ mod tests {
     #[test]
     fn zooming_out_a_thousand_steps_stays_finite_and_keeps_the_scene_in_depth_range() {
         let s = scene();
-        for start in [OrbitCamera::framing(&s), OrbitCamera::from_desc(s.camera.as_ref().unwrap(), &s)] {
+        let desc = s.camera.unwrap();
+        let ortho = CameraDesc { lens: Lens::Orthographic { xmag: 3.0, ymag: 2.0 }, zfar: Some(100.0), ..desc };
+        for start in [OrbitCamera::framing(&s), OrbitCamera::from_desc(&desc, &s), OrbitCamera::from_desc(&ortho, &s)] {
             let mut cam = start;
             for i in 0..1000 {
                 cam.zoom(-1.0);
@@ -307,6 +335,24 @@ mod tests {
             assert!((cam.distance - cam.min_distance).abs() <= cam.min_distance * 1e-6);
             assert!(finite_and_invertible(&cam.matrices(1.6)));
         }
+    }
+
+    #[test]
+    fn an_orthographic_file_camera_starts_the_orbit_at_its_view_height_and_zooms_it() {
+        let s = scene();
+        let desc = CameraDesc { lens: Lens::Orthographic { xmag: 3.0, ymag: 2.0 }, zfar: Some(100.0), ..s.camera.unwrap() };
+        let mut cam = OrbitCamera::from_desc(&desc, &s);
+        // Clip y of a point 2 units above the view axis, at the target: the view's edge.
+        let edge = |cam: &OrbitCamera| {
+            let m = cam.matrices(1.5);
+            let up = Vec3::new(m.view.x_axis.y, m.view.y_axis.y, m.view.z_axis.y);
+            let clip = m.projection * m.view * (cam.target + up * 2.0).extend(1.0);
+            clip.y / clip.w
+        };
+        assert!((edge(&cam).abs() - 1.0).abs() < 1e-4, "{}", edge(&cam));
+        cam.zoom(5.0);
+        assert!(edge(&cam).abs() > 1.5, "zooming in magnifies: {}", edge(&cam));
+        assert!(cam.eye().distance(cam.scene.center) > cam.scene.radius, "the eye stays clear of the scene");
     }
 
     #[test]

@@ -285,8 +285,28 @@ impl GltfBuilder {
         node
     }
 
+    /// Adds a node holding an orthographic camera looking down its local -Z, `xmag` and `ymag`
+    /// half its view's width and height.
+    pub fn add_orthographic_camera_node(&mut self, name: &str, (xmag, ymag): (f32, f32), znear: f32, zfar: f32, local: Mat4) -> usize {
+        self.cameras.push(json!({ "type": "orthographic", "orthographic": { "xmag": xmag, "ymag": ymag, "znear": znear, "zfar": zfar } }));
+        let node = self.add_node(name, None, local, &[]);
+        self.nodes[node]["camera"] = json!(self.cameras.len() - 1);
+        node
+    }
+
     pub fn add_root(&mut self, node: usize) {
         self.roots.push(node);
+    }
+
+    /// Makes `node` the scene's first root (its camera is met first).
+    pub fn add_root_first(&mut self, node: usize) {
+        self.roots.insert(0, node);
+    }
+
+    /// Keeps only the roots named in `names` (and roots added later).
+    pub fn clear_roots_but(&mut self, names: &[&str]) {
+        let nodes = &self.nodes;
+        self.roots.retain(|&r| nodes[r]["name"].as_str().is_some_and(|n| names.contains(&n)));
     }
 
     fn document(&self, uri: Option<&str>) -> Value {

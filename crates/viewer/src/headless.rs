@@ -10,7 +10,7 @@ use crate::outputs::{png, Staged};
 use crate::pick_file::PickEntry;
 use crate::pick_report::PickReport;
 use crate::rect_report::{mode_name, RectReport};
-use crate::scene::Scene;
+use crate::scene::{Lens, Scene};
 use crate::scene_upload::UploadedScene;
 use crate::ViewerError;
 use ash::vk;
@@ -73,11 +73,10 @@ pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, 
     }
     // A camera without its own aspectRatio takes the view's: a tall enough view narrows its
     // horizontal field past what the f32 pipeline aims (as the loader refuses for a file's).
-    if let Some(desc) = scene.camera.as_ref().filter(|d| d.aspect.is_none()) {
-        if let Some(xfov) = too_narrow_horizontally(desc.yfov, w as f32 / h as f32) {
+    if let Some(Lens::Perspective { yfov, aspect: None }) = scene.camera.as_ref().map(|d| d.lens) {
+        if let Some(xfov) = too_narrow_horizontally(yfov, w as f32 / h as f32) {
             return Err(ViewerError::Input(format!(
-                "--size {w}x{h}: the scene camera (yfov {:e}, no aspectRatio) would see a horizontal field of {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow",
-                desc.yfov
+                "--size {w}x{h}: the scene camera (yfov {yfov:e}, no aspectRatio) would see a horizontal field of {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow"
             )));
         }
     }

@@ -64,12 +64,29 @@ pub struct SceneBillboard {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CameraDesc {
     pub world: Mat4,
-    pub yfov: f32,
-    /// The file's `aspectRatio`; `None`: the view's.
-    pub aspect: Option<f32>,
+    pub lens: Lens,
     pub znear: f32,
-    /// `None`: infinite far plane.
+    /// `None`: infinite far plane (perspective cameras only).
     pub zfar: Option<f32>,
+}
+
+/// How a camera projects, as glTF describes its two kinds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lens {
+    /// `yfov` in radians; `aspect`: the file's `aspectRatio` (`None`: the view's).
+    Perspective { yfov: f32, aspect: Option<f32> },
+    /// Half the view's width and height in the camera's units (glTF `xmag`, `ymag`): the
+    /// view stretches them over whatever shape it has, as glTF's matrix does.
+    Orthographic { xmag: f32, ymag: f32 },
+}
+
+impl std::fmt::Display for Lens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Lens::Perspective { yfov, .. } => write!(f, "yfov {yfov}"),
+            Lens::Orthographic { xmag, ymag } => write!(f, "xmag {xmag}, ymag {ymag}"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

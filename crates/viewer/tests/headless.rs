@@ -47,9 +47,13 @@ impl SceneOracle<'_> {
 
     /// `culling: false` gives a plain ray caster that sees both sides of everything.
     fn with_culling(scene: &Scene, w: u32, h: u32, culling: bool) -> SceneOracle<'_> {
+        Self::seen_by(scene, w, h, culling, viewer::headless::headless_camera(scene, w as f32 / h as f32))
+    }
+
+    /// The scene through the camera `cam`, made by the test rather than the viewer.
+    fn seen_by(scene: &Scene, w: u32, h: u32, culling: bool, cam: picking_vk_host::CameraMatrices) -> SceneOracle<'_> {
         let mut os = oracle_scene::Scene::default();
         let mut prims = vec![];
-        let cam = viewer::headless::headless_camera(scene, w as f32 / h as f32);
         let view_projection = (cam.projection * cam.view).as_dmat4();
         let project = |p: glam::DVec3| {
             let c = view_projection * p.extend(1.0);
@@ -148,7 +152,12 @@ static NO_MASK: std::sync::LazyLock<picking_vk_host::Primitive> = std::sync::Laz
 /// `extra`: more viewer arguments.
 fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &[UVec2], w: u32, h: u32, extra: &[&str]) -> (usize, usize) {
     let records = headless_picks(scene_arg, pixels, w, h, extra);
-    let oracle = SceneOracle::new(scene, w, h);
+    check_records_against(&SceneOracle::new(scene, w, h), scene, &records, pixels)
+}
+
+/// Compares headless records (one per pixel of `pixels`) with `oracle` where it is sure:
+/// (picks that agree, hits among them).
+fn check_records_against(oracle: &SceneOracle, scene: &Scene, records: &[Value], pixels: &[UVec2]) -> (usize, usize) {
     let (mut agree, mut hits) = (0, 0);
     for (r, p) in records.iter().zip(pixels) {
         assert_eq!((r["x"].as_u64(), r["y"].as_u64()), (Some(u64::from(p.x)), Some(u64::from(p.y))));
@@ -1742,4 +1751,48 @@ fn malformed_gpu_instancing_is_refused_by_name() {
     std::fs::write(&path, d.to_string()).unwrap();
     let scene = viewer::gltf_load::load_path(&path).unwrap();
     assert_eq!(scene.nodes.iter().filter(|n| n.gpu_instance.is_some()).count(), 15);
+}
+
+#[test]
+fn orthographic_cameras_pick_like_a_ray_caster_with_parallel_rays() {
+    // An orthographic camera (CAD and architectural files): glTF's xmag and ymag stretched over
+    // the view whatever its shape, parallel rays. The oracle's rays come from the test's own
+    // projection (standard depth; glTF's x and y), not the viewer's.
+    let eye = glam::camera::rh::view::look_at_mat4(Vec3::new(1.5, 4.0, 5.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y).inverse();
+    let (xmag, ymag, znear, zfar) = (3.2, 2.0, 0.5, 30.0);
+    let mut b = written_scene_seen_from(eye);
+    // The perspective camera is left out of the scene: only the orthographic one is seen.
+    b.clear_roots_but(&["Parent", "Ground", "Field"]);
+    let ortho = b.add_orthographic_camera_node("Ortho", (xmag, ymag), znear, zfar, eye);
+    b.add_root(ortho);
+    let path = tmp("orthographic.glb");
+    std::fs::write(&path, b.to_glb()).unwrap();
+    let scene = viewer::gltf_load::load_path(&path).unwrap();
+    assert_eq!(scene.camera.map(|c| c.lens), Some(viewer::scene::Lens::Orthographic { xmag, ymag }));
+    // 200x100: a view wider than xmag / ymag, so the picture is stretched as glTF's matrix says.
+    let (w, h) = (200, 100);
+    let projection = glam::camera::rh::proj::vulkan::orthographic(-xmag, xmag, -ymag, ymag, znear, zfar);
+    let cam = picking_vk_host::CameraMatrices { view: eye.inverse(), projection, eye: eye.w_axis.truncate() };
+    let pixels = random_pixels(21, 400, w, h);
+    let records = headless_picks(Some(&path), &pixels, w, h, &[]);
+    let (agree, hits) = check_records_against(&SceneOracle::seen_by(&scene, w, h, true, cam), &scene, &records, &pixels);
+    eprintln!("orthographic: {agree} unambiguous picks agree with the oracle, {hits} hits");
+    assert!(agree > 280 && hits > 150, "{agree} / {hits}");
+    // A perspective camera anywhere in the file is the view, before an orthographic one.
+    let mut b = written_scene_seen_from(eye);
+    let ortho = b.add_orthographic_camera_node("Ortho", (xmag, ymag), znear, zfar, eye);
+    b.add_root_first(ortho);
+    std::fs::write(&path, b.to_glb()).unwrap();
+    let scene = viewer::gltf_load::load_path(&path).unwrap();
+    assert!(matches!(scene.camera.map(|c| c.lens), Some(viewer::scene::Lens::Perspective { .. })));
+    // Magnifications of 0 or below, and a far plane before the near one, are refused by name.
+    for (mags, near, far, expected) in [((0.0, 1.0), 0.1, 10.0, "xmag 0"), ((2.0, -1.0), 0.1, 10.0, "mirror the view"), ((2.0, 1.0), 5.0, 4.0, "zfar 4")] {
+        let mut b = written_scene_seen_from(eye);
+        b.clear_roots_but(&["Parent", "Ground", "Field"]);
+        let ortho = b.add_orthographic_camera_node("Ortho", mags, near, far, eye);
+        b.add_root(ortho);
+        std::fs::write(&path, b.to_glb()).unwrap();
+        let err = viewer::gltf_load::load_path(&path).map(|_| ()).expect_err(expected).to_string();
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
 }

@@ -19,7 +19,7 @@ mod skins;
 mod validate;
 
 use crate::animation::NodeTransform;
-use crate::scene::{CameraDesc, Node, PoseFault, Scene};
+use crate::scene::{CameraDesc, Lens, Node, PoseFault, Scene};
 use glam::DMat4;
 use std::path::Path;
 
@@ -296,12 +296,24 @@ fn check_camera(scene: &Scene) -> Result<(), SceneError> {
         );
         return Err(SceneError::BadNode { node: node.gltf_index, reason });
     }
+    // An orthographic view as narrow against the scene's distance as a perspective field below
+    // MIN_FOV is as far past what f32 aims.
+    if let Lens::Orthographic { xmag, ymag } = desc.lens {
+        let field = 2.0 * f64::from(xmag.min(ymag)) / f64::from(farthest);
+        if field < f64::from(crate::camera::MIN_FOV) {
+            let reason = format!(
+                "its orthographic camera's xmag {xmag} and ymag {ymag} span {field:e} of the scene's distance ({farthest}), below {:e}: the f32 pipeline cannot aim a pixel that narrow",
+                crate::camera::MIN_FOV
+            );
+            return Err(SceneError::BadNode { node: node.gltf_index, reason });
+        }
+    }
     for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
         let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
         let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection);
         if let Err(e) = request.ray() {
             let far = desc.zfar.map_or("infinite".to_owned(), |f| f.to_string());
-            let reason = format!("its camera (yfov {}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.yfov, desc.znear);
+            let reason = format!("its camera ({}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.lens, desc.znear);
             return Err(SceneError::BadNode { node: node.gltf_index, reason });
         }
     }
@@ -404,24 +416,27 @@ fn walk_nodes(
             return bad("its transform is not finite".into());
         }
         let index = scene.nodes.len();
-        if let Some(cam) = node.camera() {
-            if scene.camera.is_none() {
-                match cam.projection() {
-                    gltf::camera::Projection::Perspective(p) => {
-                        // Placed by `rebase::place`.
-                        let Some(frame) = crate::camera::camera_frame(&world) else {
-                            return bad("its camera's transform has no view direction (a zero scale, or two axes parallel)".into());
-                        };
-                        scene.camera =
-                            Some(CameraDesc { world: glam::Mat4::IDENTITY, yfov: p.yfov(), aspect: p.aspect_ratio(), znear: p.znear(), zfar: p.zfar() });
-                        camera = Some(frame);
-                        scene.camera_node = Some(index);
-                    }
-                    gltf::camera::Projection::Orthographic(_) => {
-                        log::warn!("node {}: orthographic cameras are not supported; using the default view", node.index())
-                    }
+        // The view is the first perspective camera's, else the first orthographic one's.
+        let lens = node.camera().map(|cam| match cam.projection() {
+            gltf::camera::Projection::Perspective(p) => (Lens::Perspective { yfov: p.yfov(), aspect: p.aspect_ratio() }, p.znear(), p.zfar()),
+            gltf::camera::Projection::Orthographic(o) => (Lens::Orthographic { xmag: o.xmag(), ymag: o.ymag() }, o.znear(), Some(o.zfar())),
+        });
+        let taken = scene.camera.as_ref().map(|c| matches!(c.lens, Lens::Perspective { .. }));
+        if let Some((lens, znear, zfar)) = lens.filter(|(lens, ..)| taken.is_none() || (taken == Some(false) && matches!(lens, Lens::Perspective { .. }))) {
+            if let Lens::Orthographic { xmag, ymag } = lens {
+                if xmag < 0.0 || ymag < 0.0 {
+                    return bad(format!(
+                        "its orthographic camera's xmag {xmag} and ymag {ymag} mirror the view, which the viewer does not draw (glTF asks for positive ones)"
+                    ));
                 }
             }
+            // Placed by `rebase::place`.
+            let Some(frame) = crate::camera::camera_frame(&world) else {
+                return bad("its camera's transform has no view direction (a zero scale, or two axes parallel)".into());
+            };
+            scene.camera = Some(CameraDesc { world: glam::Mat4::IDENTITY, lens, znear, zfar });
+            camera = Some(frame);
+            scene.camera_node = Some(index);
         }
         if let Some(b) = billboard_of(&node, index).map_err(|reason| SceneError::BadNode { node: node.index(), reason })? {
             scene.billboards.push(b);

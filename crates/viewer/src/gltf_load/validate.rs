@@ -381,7 +381,7 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
 }
 
 /// Checks a camera: the projection object its type names is there (the reader assumes it,
-/// and panics where it is not), and a perspective one's parameters.
+/// and panics where it is not), and its parameters.
 pub fn camera(document: &gltf::Document, camera: &gltf::Camera) -> Result<(), SceneError> {
     use gltf::json::{camera::Type, validation::Checked};
     let raw = &document.as_json().cameras[camera.index()];
@@ -396,8 +396,26 @@ pub fn camera(document: &gltf::Document, camera: &gltf::Camera) -> Result<(), Sc
     }
     match camera.projection() {
         gltf::camera::Projection::Perspective(p) => perspective(camera.index(), &p),
-        gltf::camera::Projection::Orthographic(_) => Ok(()),
+        gltf::camera::Projection::Orthographic(o) => orthographic(camera.index(), &o),
     }
+}
+
+/// Checks an orthographic camera's parameters: magnifications finite and not 0, znear at
+/// least 0 and zfar beyond it, as glTF requires. (A negative magnification, which glTF
+/// discourages but allows, is refused where the camera is used: see `walk_nodes`.)
+fn orthographic(camera: usize, o: &gltf::camera::Orthographic) -> Result<(), SceneError> {
+    let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
+    let (xmag, ymag, znear, zfar) = (o.xmag(), o.ymag(), o.znear(), o.zfar());
+    if let Some((name, value)) = [("xmag", xmag), ("ymag", ymag)].into_iter().find(|(_, v)| !(v.is_finite() && *v != 0.0)) {
+        return bad(format!("{name} {value} must be a number other than 0"));
+    }
+    if !(znear.is_finite() && znear >= 0.0) {
+        return bad(format!("znear {znear} must be 0 or more"));
+    }
+    if !(zfar.is_finite() && zfar > znear) {
+        return bad(format!("zfar {zfar} must be greater than znear {znear}"));
+    }
+    Ok(())
 }
 
 /// Checks a perspective camera's parameters.

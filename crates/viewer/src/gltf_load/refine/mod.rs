@@ -17,7 +17,7 @@
 
 mod split;
 
-use crate::scene::{MeshAsset, Scene};
+use crate::scene::{Lens, MeshAsset, Scene};
 use glam::{DMat4, DVec3};
 use picking_vk_host::Primitive;
 use split::{element_count, refine, source_corners, source_elements, Corner, Refined};
@@ -90,9 +90,13 @@ fn is_rigid(mesh: &MeshAsset) -> bool {
     mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty())
 }
 
-/// The camera's znear, the floor of the split, and the rule's ratio.
+/// The camera's znear, the floor of the split, and the rule's ratio. The rule is about
+/// perspective, where f32's error grows with a vertex's distance against the triangle's:
+/// scenes seen through an orthographic camera are not split.
 fn floor_of(scene: &Scene) -> Option<(f64, f64)> {
-    scene.camera.as_ref().map(|c| (f64::from(c.znear).max(f64::MIN_POSITIVE), ratio_of(c.yfov)))
+    let c = scene.camera.as_ref()?;
+    let Lens::Perspective { yfov, .. } = c.lens else { return None };
+    Some((f64::from(c.znear).max(f64::MIN_POSITIVE), ratio_of(yfov)))
 }
 
 /// [`RATIO`] for a camera of vertical field `yfov`: a narrower field magnifies f32's error on

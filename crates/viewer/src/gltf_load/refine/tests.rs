@@ -1,5 +1,5 @@
 use super::*;
-use crate::scene::{CameraDesc, MeshAsset, Node};
+use crate::scene::{CameraDesc, Lens, MeshAsset, Node};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use picking_vk::Topology;
 use std::collections::HashMap;
@@ -228,7 +228,7 @@ fn scene_of(meshes: Vec<Primitive>, worlds: &[(usize, Mat4)], eye: Vec3) -> Scen
     Scene {
         meshes: meshes.into_iter().map(|p| MeshAsset { primitives: vec![p], ..Default::default() }).collect(),
         nodes: worlds.iter().map(|&(m, world)| Node { mesh: Some(m), world, ..Default::default() }).collect(),
-        camera: Some(CameraDesc { world: Mat4::from_translation(eye), yfov: 1.0, aspect: None, znear: 0.01, zfar: None }),
+        camera: Some(CameraDesc { world: Mat4::from_translation(eye), lens: Lens::Perspective { yfov: 1.0, aspect: None }, znear: 0.01, zfar: None }),
         ..Default::default()
     }
 }
