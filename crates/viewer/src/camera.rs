@@ -84,17 +84,21 @@ impl OrbitCamera {
     }
 
     /// An orbit camera placed where a glTF camera is, looking at the same point (an
-    /// orthographic one keeps its view height, stretched to the window's shape).
+    /// orthographic one keeps its view height, at the window's shape).
     pub fn from_desc(desc: &CameraDesc, scene: &Scene) -> Self {
         let bounds = Sphere::of(scene);
         let eye = desc.world.transform_point3(Vec3::ZERO);
         let forward = desc.world.transform_vector3(-Vec3::Z).normalize_or(-Vec3::Z);
-        // Orbit around the point on the view axis closest to the scene's centre (an
-        // orthographic camera's near plane may be 0: the distance keeps a floor).
-        let distance = ((bounds.center - eye).dot(forward)).max(desc.znear * 10.0).max(bounds.radius * 1e-3);
-        let (yfov, ortho) = match desc.lens {
-            Lens::Perspective { yfov, .. } => (yfov, None),
-            Lens::Orthographic { ymag, .. } => (0.8, Some(ymag / distance)),
+        // Orbit around the point on the view axis closest to the scene's centre.
+        let distance = ((bounds.center - eye).dot(forward)).max(desc.znear * 10.0);
+        let (yfov, ortho, distance) = match desc.lens {
+            Lens::Perspective { yfov, .. } => (yfov, None, distance),
+            // An orthographic camera's znear may be 0: its distance (which sets the view
+            // height) keeps a floor.
+            Lens::Orthographic { ymag, .. } => {
+                let distance = distance.max(bounds.radius * 1e-3);
+                (0.8, Some(ymag / distance), distance)
+            }
         };
         let target = eye + forward * distance;
         let dir = (eye - target).normalize_or(Vec3::Z);

@@ -1778,9 +1778,10 @@ fn orthographic_cameras_pick_like_a_ray_caster_with_parallel_rays() {
     let (agree, hits) = check_records_against(&SceneOracle::seen_by(&scene, w, h, true, cam), &scene, &records, &pixels);
     eprintln!("orthographic: {agree} unambiguous picks agree with the oracle, {hits} hits");
     assert!(agree > 280 && hits > 150, "{agree} / {hits}");
-    // A perspective camera anywhere in the file is the view, before an orthographic one.
+    // A perspective camera anywhere in the file is the view, before an orthographic one (met
+    // first, and mirrored, which would be refused were it the view).
     let mut b = written_scene_seen_from(eye);
-    let ortho = b.add_orthographic_camera_node("Ortho", (xmag, ymag), znear, zfar, eye);
+    let ortho = b.add_orthographic_camera_node("Ortho", (xmag, -ymag), znear, zfar, eye);
     b.add_root_first(ortho);
     std::fs::write(&path, b.to_glb()).unwrap();
     let scene = viewer::gltf_load::load_path(&path).unwrap();

@@ -299,6 +299,11 @@ fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     // An orthographic view as narrow against the scene's distance as a perspective field below
     // MIN_FOV is as far past what f32 aims.
     if let Lens::Orthographic { xmag, ymag } = desc.lens {
+        if xmag < 0.0 || ymag < 0.0 {
+            let reason =
+                format!("its orthographic camera's xmag {xmag} and ymag {ymag} mirror the view, which the viewer does not draw (glTF asks for positive ones)");
+            return Err(SceneError::BadNode { node: node.gltf_index, reason });
+        }
         let field = 2.0 * f64::from(xmag.min(ymag)) / f64::from(farthest);
         if field < f64::from(crate::camera::MIN_FOV) {
             let reason = format!(
@@ -423,13 +428,6 @@ fn walk_nodes(
         });
         let taken = scene.camera.as_ref().map(|c| matches!(c.lens, Lens::Perspective { .. }));
         if let Some((lens, znear, zfar)) = lens.filter(|(lens, ..)| taken.is_none() || (taken == Some(false) && matches!(lens, Lens::Perspective { .. }))) {
-            if let Lens::Orthographic { xmag, ymag } = lens {
-                if xmag < 0.0 || ymag < 0.0 {
-                    return bad(format!(
-                        "its orthographic camera's xmag {xmag} and ymag {ymag} mirror the view, which the viewer does not draw (glTF asks for positive ones)"
-                    ));
-                }
-            }
             // Placed by `rebase::place`.
             let Some(frame) = crate::camera::camera_frame(&world) else {
                 return bad("its camera's transform has no view direction (a zero scale, or two axes parallel)".into());

@@ -402,7 +402,7 @@ pub fn camera(document: &gltf::Document, camera: &gltf::Camera) -> Result<(), Sc
 
 /// Checks an orthographic camera's parameters: magnifications finite and not 0, znear at
 /// least 0 and zfar beyond it, as glTF requires. (A negative magnification, which glTF
-/// discourages but allows, is refused where the camera is used: see `walk_nodes`.)
+/// discourages but allows, is refused where the camera is used: see `check_camera`.)
 fn orthographic(camera: usize, o: &gltf::camera::Orthographic) -> Result<(), SceneError> {
     let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
     let (xmag, ymag, znear, zfar) = (o.xmag(), o.ymag(), o.znear(), o.zfar());
