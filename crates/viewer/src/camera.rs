@@ -149,12 +149,19 @@ impl OrbitCamera {
         let eye = self.eye();
         let view = glam::camera::rh::view::look_at_mat4(eye, self.target, Vec3::Y);
         let (near, far) = self.clip_planes();
+        // A window far taller than wide would narrow the horizontal field past what f32 aims
+        // (MIN_FOV, which the loader and headless runs refuse): the view widens instead.
+        let widest = f64::from(MIN_FOV) * 1.01;
         let projection = match self.ortho {
-            None => perspective_reverse_z(self.yfov, aspect, near, far),
+            None => {
+                let yfov = f64::from(self.yfov).max(2.0 * ((widest * 0.5).tan() / f64::from(aspect)).atan());
+                perspective_reverse_z(yfov as f32, aspect, near, far)
+            }
             Some(scale) => {
-                let half = scale * self.distance;
                 // The far plane reaches past the scene (an orthographic file camera has one).
-                let far = far.unwrap_or(self.eye().distance(self.scene.center) + 2.0 * self.scene.radius);
+                let reach = self.eye().distance(self.scene.center) + 2.0 * self.scene.radius;
+                let far = far.unwrap_or(reach);
+                let half = (scale * self.distance).max((widest * 0.5 * f64::from(reach) / f64::from(aspect.min(1.0))) as f32);
                 orthographic_reverse_z(half * aspect, half, near, far)
             }
         };
@@ -338,6 +345,34 @@ mod tests {
             }
             assert!((cam.distance - cam.min_distance).abs() <= cam.min_distance * 1e-6);
             assert!(finite_and_invertible(&cam.matrices(1.6)));
+        }
+    }
+
+    #[test]
+    fn a_window_far_taller_than_wide_widens_the_view_rather_than_narrow_it_past_min_fov() {
+        let s = scene();
+        let narrow = CameraDesc { lens: Lens::Perspective { yfov: 2e-6, aspect: None }, ..s.camera.unwrap() };
+        let ortho = CameraDesc { lens: Lens::Orthographic { xmag: 1e-5, ymag: 1e-5 }, zfar: Some(100.0), ..s.camera.unwrap() };
+        for desc in [narrow, ortho] {
+            let cam = OrbitCamera::from_desc(&desc, &s);
+            let aspect = 1.0 / 8192.0;
+            let m = cam.matrices(aspect);
+            // The horizontal field: how far apart the view's left and right edges lie at the
+            // target, against the distance to the scene's far side.
+            let inverse = (m.projection * m.view).inverse();
+            let at = |x: f32| {
+                let depth = (m.projection * m.view * cam.target.extend(1.0)).z / (m.projection * m.view * cam.target.extend(1.0)).w;
+                inverse.project_point3(Vec3::new(x, 0.0, depth))
+            };
+            let reach = cam.eye().distance(cam.scene.center) + 2.0 * cam.scene.radius;
+            let field = at(1.0).distance(at(-1.0)) / if cam.ortho.is_some() { reach } else { cam.eye().distance(cam.target) };
+            assert!(field >= MIN_FOV, "{desc:?}: a horizontal field of {field:e}");
+            assert!(finite_and_invertible(&m));
+            // A square window keeps a field of 2e-6 as it is.
+            if let Lens::Perspective { yfov, .. } = desc.lens {
+                let (near, far) = cam.clip_planes();
+                assert_eq!(cam.matrices(1.0).projection, perspective_reverse_z(yfov, 1.0, near, far));
+            }
         }
     }
 
