@@ -191,6 +191,17 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
             root.extensions_used.push(quantized::EXTENSION.into());
         }
     }
+    // Extensions that change only shading, or add what the viewer neither draws nor picks: a
+    // file that requires them draws and picks the same geometry, so it is read, with a warning
+    // (the glTF crate refuses every required extension it does not know).
+    let (shading, required): (Vec<String>, Vec<String>) = std::mem::take(&mut root.extensions_required).into_iter().partition(|e| shading_only(e));
+    root.extensions_required = required;
+    if !shading.is_empty() {
+        log::warn!(
+            "the file requires {}: read, but drawn with the viewer's own shading",
+            shading.iter().map(|e| printable_cut(e)).collect::<Vec<_>>().join(", ")
+        );
+    }
     // EXT_mesh_gpu_instancing is read here (`gpu_instancing`), from the JSON the glTF crate
     // drops it from; a file must declare it to use it.
     let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));
@@ -244,6 +255,14 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
         return Err(SceneError::Empty);
     }
     Ok(scene)
+}
+
+/// Whether a required extension changes only how surfaces are shaded (materials but the one
+/// that replaces the base colour, and its alpha mask, with its own), or adds lights or
+/// metadata: nothing the viewer draws or picks moves or changes its mask.
+fn shading_only(extension: &str) -> bool {
+    (extension.starts_with("KHR_materials_") && extension != "KHR_materials_pbrSpecularGlossiness")
+        || matches!(extension, "KHR_lights_punctual" | "EXT_lights_image_based" | "KHR_xmp_json_ld")
 }
 
 /// The smallest depth a camera may give the scene's far side. Normal f32s (from 1.2e-38) keep
