@@ -22,8 +22,11 @@ pub fn perspective_reverse_z(yfov: f32, aspect: f32, znear: f32, zfar: Option<f3
     }
 }
 
-/// A right-handed Vulkan orthographic projection with reversed depth (`znear` at 1, `zfar` at
-/// 0): `xmag` and `ymag` are half the view's width and height, as glTF gives them.
-pub fn orthographic_reverse_z(xmag: f32, ymag: f32, znear: f32, zfar: f32) -> Mat4 {
-    glam::camera::rh::proj::vulkan::orthographic(-xmag, xmag, -ymag, ymag, zfar, znear)
+/// A right-handed Vulkan orthographic projection with standard depth (`znear` at 0, `zfar` at
+/// 1): `xmag` and `ymag` are half the view's width and height, as glTF gives them. Its depth is
+/// linear in distance, so standard depth keeps it precise: a float's spacing near 0 follows
+/// the value, where reversed depth puts near surfaces near 1, spaced by `zfar` times 6e-8 (at
+/// zfar 1e8 a surface 2 units off lost to one 5 units off).
+pub fn orthographic(xmag: f32, ymag: f32, znear: f32, zfar: f32) -> Mat4 {
+    glam::camera::rh::proj::vulkan::orthographic(-xmag, xmag, -ymag, ymag, znear, zfar)
 }

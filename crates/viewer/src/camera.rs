@@ -8,11 +8,22 @@
 
 use crate::scene::{CameraDesc, Lens, Scene};
 use glam::{DMat4, DVec3, Vec3};
-use picking_vk_host::camera::{orthographic_reverse_z, perspective_reverse_z};
+use picking_vk::DepthConvention;
+use picking_vk_host::camera::{orthographic, perspective_reverse_z};
 use picking_vk_host::CameraMatrices;
 
-/// The viewer draws and picks with reversed depth ([`perspective_reverse_z`]).
-pub const DEPTH_CONVENTION: picking_vk::DepthConvention = picking_vk::DepthConvention::Reverse;
+/// The depth convention the viewer draws and picks a projection with: reversed for a
+/// perspective one ([`perspective_reverse_z`]), whose precision then holds at every distance;
+/// standard for an orthographic one ([`orthographic`]: its depth is linear). It is stated
+/// with every pick, since an orthographic projection whose near plane is the eye's (znear 0)
+/// does not show which way its depth goes.
+pub fn depth_convention(projection: &glam::Mat4) -> DepthConvention {
+    if projection.row(3) == glam::Vec4::W {
+        DepthConvention::Standard
+    } else {
+        DepthConvention::Reverse
+    }
+}
 
 /// How far out the wheel zooms, in scene radii (the scene then spans about 2% of the view).
 pub const MAX_ZOOM_OUT_RADII: f32 = 100.0;
@@ -162,7 +173,7 @@ impl OrbitCamera {
                 let reach = self.eye().distance(self.scene.center) + 2.0 * self.scene.radius;
                 let far = far.unwrap_or(reach);
                 let half = (scale * self.distance).max((widest * 0.5 * f64::from(reach) / f64::from(aspect.min(1.0))) as f32);
-                orthographic_reverse_z(half * aspect, half, near, far)
+                orthographic(half * aspect, half, near, far)
             }
         };
         CameraMatrices { view, projection, eye }
@@ -245,7 +256,7 @@ pub fn scene_camera(desc: &CameraDesc, view_aspect: f32) -> CameraMatrices {
     let projection = match desc.lens {
         Lens::Perspective { yfov, aspect } => perspective_reverse_z(yfov, aspect.unwrap_or(view_aspect), desc.znear, desc.zfar),
         // Validation gives an orthographic camera a far plane.
-        Lens::Orthographic { xmag, ymag } => orthographic_reverse_z(xmag, ymag, desc.znear, desc.zfar.unwrap_or(f32::MAX)),
+        Lens::Orthographic { xmag, ymag } => orthographic(xmag, ymag, desc.znear, desc.zfar.unwrap_or(f32::MAX)),
     };
     CameraMatrices { view: desc.world.inverse(), projection, eye: desc.world.transform_point3(Vec3::ZERO) }
 }

@@ -3,7 +3,7 @@
 //! write one record per entry as JSON, and optionally a screenshot (first point highlighted)
 //! and the ID view.
 
-use crate::camera::{scene_camera, too_narrow_horizontally, OrbitCamera, MIN_FOV};
+use crate::camera::{depth_convention, scene_camera, too_narrow_horizontally, OrbitCamera, MIN_FOV};
 use crate::id_view;
 use crate::objects::ObjectTable;
 use crate::outputs::{png, Staged};
@@ -163,7 +163,9 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
         // SAFETY: the context's handles outlive the image.
         let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }?;
         let contributors = gpu.contributors();
-        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection).with_contributors(&contributors);
+        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection)
+            .with_depth(depth_convention(&camera.projection))
+            .with_contributors(&contributors);
         // SAFETY: as for the picks.
         ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::debug::IdCopy::Whole) })??;
         // SAFETY: `run_once` waited.
@@ -268,7 +270,9 @@ fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
 /// picker's refusal is returned inside (device loss apart).
 fn run_set(frame: &FrameInputs<'_>, picker: &mut Picker, queries: &[PickQuery]) -> Result<Result<Vec<QueryResult>, PickError>, ViewerError> {
     let contributors = frame.gpu.contributors();
-    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection).with_contributors(&contributors);
+    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection)
+        .with_depth(depth_convention(&frame.camera.projection))
+        .with_contributors(&contributors);
     let mut recorded = Ok(());
     frame.ctx.run_once(|cmd| {
         // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the
@@ -326,7 +330,7 @@ pub fn screenshot(
     selected_slot: Option<u32>,
     markers: Option<&Markers>,
 ) -> Result<image::RgbaImage, ViewerError> {
-    let pass = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, crate::camera::DEPTH_CONVENTION)?;
+    let pass = LitPass::new(ctx, COLOR_FORMAT, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, depth_convention(&camera.projection))?;
     let target = Offscreen::new(ctx, &pass, vk::Extent2D { width: w, height: h })?;
     let mut style = FrameStyle::new(ctx, gpu)?;
     // SAFETY: a fresh style, never drawn with.

@@ -1778,6 +1778,23 @@ fn orthographic_cameras_pick_like_a_ray_caster_with_parallel_rays() {
     let (agree, hits) = check_records_against(&SceneOracle::seen_by(&scene, w, h, true, cam), &scene, &records, &pixels);
     eprintln!("orthographic: {agree} unambiguous picks agree with the oracle, {hits} hits");
     assert!(agree > 280 && hits > 150, "{agree} / {hits}");
+    // Its near plane at the eye (znear 0, which leaves the projection's depth direction to the
+    // request's word), and a far plane 1e8 away (linear depth, held precise by standard depth):
+    // both once picked the farthest surface.
+    for (near, far) in [(0.0, zfar), (znear, 1e8)] {
+        let mut b = written_scene_seen_from(eye);
+        b.clear_roots_but(&["Parent", "Ground", "Field"]);
+        let ortho = b.add_orthographic_camera_node("Ortho", (xmag, ymag), near, far, eye);
+        b.add_root(ortho);
+        let path = tmp(&format!("orthographic-{near}-{far}.glb"));
+        std::fs::write(&path, b.to_glb()).unwrap();
+        let scene = viewer::gltf_load::load_path(&path).unwrap();
+        let projection = glam::camera::rh::proj::vulkan::orthographic(-xmag, xmag, -ymag, ymag, near, far);
+        let cam = picking_vk_host::CameraMatrices { view: eye.inverse(), projection, eye: eye.w_axis.truncate() };
+        let records = headless_picks(Some(&path), &pixels, w, h, &[]);
+        let (agree, hits) = check_records_against(&SceneOracle::seen_by(&scene, w, h, true, cam), &scene, &records, &pixels);
+        assert!(agree > 280 && hits > 150, "znear {near}, zfar {far}: {agree} / {hits}");
+    }
     // A perspective camera anywhere in the file is the view, before an orthographic one (met
     // first, and mirrored, which would be refused were it the view).
     let mut b = written_scene_seen_from(eye);
@@ -1787,7 +1804,12 @@ fn orthographic_cameras_pick_like_a_ray_caster_with_parallel_rays() {
     let scene = viewer::gltf_load::load_path(&path).unwrap();
     assert!(matches!(scene.camera.map(|c| c.lens), Some(viewer::scene::Lens::Perspective { .. })));
     // Magnifications of 0 or below, and a far plane before the near one, are refused by name.
-    for (mags, near, far, expected) in [((0.0, 1.0), 0.1, 10.0, "xmag 0"), ((2.0, -1.0), 0.1, 10.0, "mirror the view"), ((2.0, 1.0), 5.0, 4.0, "zfar 4")] {
+    for (mags, near, far, expected) in [
+        ((0.0, 1.0), 0.1, 10.0, "xmag 0"),
+        ((2.0, -1.0), 0.1, 10.0, "mirror the view"),
+        ((2.0, 1.0), 5.0, 4.0, "zfar 4"),
+        ((2.0, 1.0), 0.1, 3e38, "depth buffer cannot use"),
+    ] {
         let mut b = written_scene_seen_from(eye);
         b.clear_roots_but(&["Parent", "Ground", "Field"]);
         let ortho = b.add_orthographic_camera_node("Ortho", mags, near, far, eye);

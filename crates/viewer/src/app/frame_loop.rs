@@ -214,7 +214,9 @@ impl Gfx {
         if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), pixel) {
             let view_matrix = if plan.invalid_pick { glam::Mat4::NAN } else { camera.view };
             let contributors = self.scene.gpu.contributors();
-            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection).with_contributors(&contributors);
+            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection)
+                .with_depth(crate::camera::depth_convention(&camera.projection))
+                .with_contributors(&contributors);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, q) }?;

@@ -73,7 +73,9 @@ impl IdBufferView {
             self.image = self.check(unsafe { IdImage::new(ctx.host_device(), w, h) })?;
         }
         // The ID view shows the 3D view alone, so its viewport starts at the image origin.
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection).with_contributors(&contributors);
+        let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection)
+            .with_depth(crate::camera::depth_convention(&camera.projection))
+            .with_contributors(&contributors);
         if let Some(ids) = self.image.as_mut() {
             // SAFETY: per the contract; no other copy into the image is in flight.
             let recorded = unsafe { ids.record(cmd, &request, draws, false, IdCopy::Whole) };

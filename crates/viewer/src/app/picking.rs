@@ -21,7 +21,7 @@ use crate::scene::Scene;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
-use picking_vk::{DetailMode, DetailStatus, PassRendering, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult};
+use picking_vk::{DepthConvention, DetailMode, DetailStatus, PassRendering, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult};
 use picking_vk_context::VulkanContext;
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,15 +74,15 @@ struct PendingSet {
 
 impl Picking {
     /// `detail`: use the detail attachment (face, barycentrics, normal, UV) where the device has it.
-    /// The picker's pipelines for `draws` are built here, so the first hover does not pay for
-    /// them (the viewer's projections use standard depth).
-    pub fn new(ctx: &VulkanContext, detail: bool, rendering: PassRendering, draws: &[PickDraw]) -> Result<Self, ViewerError> {
+    /// The picker's pipelines for `draws` are built here, for the view's depth convention
+    /// `depth`, so the first hover does not pay for them.
+    pub fn new(ctx: &VulkanContext, detail: bool, rendering: PassRendering, draws: &[PickDraw], depth: DepthConvention) -> Result<Self, ViewerError> {
         let detail = if detail { DetailMode::IfEnabled } else { DetailMode::Off };
         let config =
             PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail).with_max_radius(MAX_HOVER_RADIUS).with_rendering(rendering);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
-        picker.warm_up(draws, crate::camera::DEPTH_CONVENTION)?;
+        picker.warm_up(draws, depth)?;
         Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selection: Selection::default(), latency: None, error: None, band_error: None })
     }
 

@@ -108,11 +108,12 @@ impl Gfx {
         let ctx = &gpu.ctx;
         let surface = &gpu.surface;
         let format = surface.format.format;
-        let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR, crate::camera::DEPTH_CONVENTION)?;
+        let depth = crate::camera::depth_convention(&view.camera.matrices(1.0).projection);
+        let lit = LitPass::new(ctx, format, vk::ImageLayout::PRESENT_SRC_KHR, depth)?;
         let regions = if view.scene.animated() { FRAMES_IN_FLIGHT as u32 } else { 1 };
         let scene = UploadedScene::new(ctx, &view.scene, &view.objects, regions)?;
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
-        let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws)?;
+        let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws, depth)?;
         let frames = Frames::new(ctx, &scene.gpu)?;
         let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(

@@ -297,16 +297,18 @@ fn check_framing(scene: &Scene) -> Result<(), SceneError> {
 /// the matrices still unusable (a denormal yfov, znear 1e-38), and every pick would fail.
 fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     let (Some(desc), Some(node)) = (&scene.camera, scene.camera_node.and_then(|n| scene.nodes.get(n))) else { return Ok(()) };
-    // Reversed depth puts a surface at distance d at about znear / d. Where the scene reaches
-    // (or halfway to zfar, if nearer), the projection as built in f32 must give a normal float
-    // depth well above the denormals the depth buffer flushes to 0, the cleared (farthest)
-    // depth (see MIN_DEPTH): else nothing there is drawn or picked, as with znear 1e-38.
+    // Reversed depth puts a surface at distance d at about znear / d; an orthographic view's
+    // standard depth at (d - znear) / (zfar - znear). Where the scene reaches (or halfway to
+    // zfar, if nearer), the projection as built in f32 must give a normal float depth well
+    // above the denormals the depth buffer flushes to 0 (see MIN_DEPTH): else nothing there is
+    // drawn or picked right, as with znear 1e-38, or an orthographic zfar of 3e38.
     let sphere = crate::camera::Sphere::of(scene);
     let farthest = desc.world.transform_point3(glam::Vec3::ZERO).distance(sphere.center) + sphere.radius;
     let reach = desc.zfar.map_or(farthest, |f| farthest.min(desc.znear + (f - desc.znear) * 0.5)).max(desc.znear);
     let projection = crate::camera::scene_camera(desc, 1.0).projection;
     let clip = projection * glam::Vec4::new(0.0, 0.0, -reach, 1.0);
-    let depth = clip.z / clip.w;
+    // (A scene wholly before an orthographic camera's near plane is not drawn: nothing to check.)
+    let depth = if matches!(desc.lens, Lens::Orthographic { .. }) && reach <= desc.znear { 1.0 } else { clip.z / clip.w };
     // NaN (a degenerate matrix) is refused too.
     if reach.is_finite() && depth.partial_cmp(&MIN_DEPTH).is_none_or(std::cmp::Ordering::is_lt) {
         let reason = format!(
@@ -334,7 +336,8 @@ fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     }
     for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
         let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
-        let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection);
+        let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection)
+            .with_depth(crate::camera::depth_convention(&m.projection));
         if let Err(e) = request.ray() {
             let far = desc.zfar.map_or("infinite".to_owned(), |f| f.to_string());
             let reason = format!("its camera ({}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.lens, desc.znear);
