@@ -1714,6 +1714,11 @@ fn gpu_instanced_nodes_pick_like_their_instances_written_as_nodes() {
     assert!(rect_got.len() >= 12, "{rect_got:?}");
 }
 
+/// The scene node of the file node named "Stack".
+fn stack_node(scene: &Scene) -> usize {
+    scene.nodes.iter().position(|n| n.name.as_deref() == Some("Stack")).unwrap()
+}
+
 #[test]
 fn malformed_gpu_instancing_is_refused_by_name() {
     let (file, _) = gpu_instanced_scene(false);
@@ -1744,6 +1749,13 @@ fn malformed_gpu_instancing_is_refused_by_name() {
         let err = viewer::gltf_load::load_path(&path).map(|_| ()).expect_err(&pointer).to_string();
         assert!(err.contains(&format!("node {stack}")) && err.contains(expected), "{pointer}: {err}");
     }
+    // Undeclared, it is not read (as glTF asks): the node draws its mesh once, at the node.
+    let mut d = doc.clone();
+    d.as_object_mut().unwrap().remove("extensionsUsed");
+    let path = tmp("instancing-undeclared.gltf");
+    std::fs::write(&path, d.to_string()).unwrap();
+    let scene = viewer::gltf_load::load_path(&path).unwrap();
+    assert!(scene.nodes.iter().all(|n| n.gpu_instance.is_none()) && scene.nodes[stack_node(&scene)].mesh.is_some());
     // Declared as required, it is read, not refused.
     let mut d = doc.clone();
     d["extensionsRequired"] = json!(["EXT_mesh_gpu_instancing"]);

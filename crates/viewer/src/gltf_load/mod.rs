@@ -207,6 +207,10 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));
     root.extensions_required.retain(|e| e != gpu_instancing::EXTENSION);
     let instanced = if instancing { gpu_instancing::accessors_of_nodes(json)? } else { vec![] };
+    // glTF reads an extension only where the file declares it; say so where one is left unread.
+    if !instancing && json.windows(gpu_instancing::EXTENSION.len()).any(|w| w == gpu_instancing::EXTENSION.as_bytes()) {
+        log::warn!("the file names {} without declaring it in extensionsUsed: its nodes draw their meshes once, at the node", gpu_instancing::EXTENSION);
+    }
     let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     let document = gltf::Document::from_json(root)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
