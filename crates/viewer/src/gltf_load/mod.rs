@@ -17,6 +17,7 @@ mod rebase;
 pub mod refine;
 mod skins;
 mod validate;
+mod view_checks;
 
 use crate::animation::NodeTransform;
 use crate::scene::{CameraDesc, Lens, Node, PoseFault, Scene};
@@ -249,8 +250,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     rebase::split_far_primitives(&mut scene, &mut worlds);
     rebase::place(&mut scene, &worlds, camera);
     crate::animation::pose(&mut scene, None);
-    check_camera(&scene)?;
-    check_framing(&scene)?;
+    view_checks::check_camera(&scene)?;
+    view_checks::check_framing(&scene)?;
     scene.deformed_reach = reach::measure(&scene);
     check_pose(&scene)?;
     // A file without meshes is refused; a default scene that draws none of them is shown
@@ -267,88 +268,6 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
 fn shading_only(extension: &str) -> bool {
     (extension.starts_with("KHR_materials_") && extension != "KHR_materials_pbrSpecularGlossiness")
         || matches!(extension, "KHR_lights_punctual" | "EXT_lights_image_based" | "KHR_xmp_json_ld")
-}
-
-/// The smallest depth a camera may give the scene's far side. Normal f32s (from 1.2e-38) keep
-/// their full precision, but a rasterizer's depth slopes across a triangle are smaller still:
-/// at depths of 1e-31 (znear 1e-30), lavapipe drew some pixels of a box and not others.
-const MIN_DEPTH: f32 = 1e-20;
-
-/// The largest scene radius the viewer frames without a camera: the orbit camera's f32
-/// arithmetic squares distances of up to `MAX_ZOOM_OUT_RADII` radii, which overflow past
-/// about 1.8e19 (a triangle 2e20 across was framed as a unit sphere, and showed nothing).
-pub const MAX_FRAMED_RADIUS: f64 = 1e16;
-
-/// A scene without a camera must fit the framing: else it is refused, not shown blank.
-fn check_framing(scene: &Scene) -> Result<(), SceneError> {
-    if scene.camera.is_some() {
-        return Ok(());
-    }
-    let (lo, hi) = scene.bounds();
-    let radius = (hi.as_dvec3() - lo.as_dvec3()).length() * 0.5;
-    if radius <= MAX_FRAMED_RADIUS {
-        return Ok(());
-    }
-    Err(SceneError::Budget(format!(
-        "it spans {:.3e} units and has no camera: the viewer frames scenes up to {:.0e} across (give the file a camera)",
-        2.0 * radius,
-        2.0 * MAX_FRAMED_RADIUS
-    )))
-}
-
-/// The scene's camera, placed, must give the picker a view and projection it accepts at every
-/// view shape the viewer draws (1 to 8192 pixels a side): its values can each be valid and
-/// the matrices still unusable (a denormal yfov, znear 1e-38), and every pick would fail.
-fn check_camera(scene: &Scene) -> Result<(), SceneError> {
-    let (Some(desc), Some(node)) = (&scene.camera, scene.camera_node.and_then(|n| scene.nodes.get(n))) else { return Ok(()) };
-    // Reversed depth puts a surface at distance d at about znear / d; an orthographic view's
-    // standard depth at (d - znear) / (zfar - znear). Where the scene reaches (or halfway to
-    // zfar, if nearer), the projection as built in f32 must give a normal float depth well
-    // above the denormals the depth buffer flushes to 0 (see MIN_DEPTH): else nothing there is
-    // drawn or picked right, as with znear 1e-38, or an orthographic zfar of 3e38.
-    let sphere = crate::camera::Sphere::of(scene);
-    let farthest = desc.world.transform_point3(glam::Vec3::ZERO).distance(sphere.center) + sphere.radius;
-    let reach = desc.zfar.map_or(farthest, |f| farthest.min(desc.znear + (f - desc.znear) * 0.5)).max(desc.znear);
-    let projection = crate::camera::scene_camera(desc, 1.0).projection;
-    let clip = projection * glam::Vec4::new(0.0, 0.0, -reach, 1.0);
-    // (A scene wholly before an orthographic camera's near plane is not drawn: nothing to check.)
-    let depth = if matches!(desc.lens, Lens::Orthographic { .. }) && reach <= desc.znear { 1.0 } else { clip.z / clip.w };
-    // NaN (a degenerate matrix) is refused too.
-    if reach.is_finite() && depth.partial_cmp(&MIN_DEPTH).is_none_or(std::cmp::Ordering::is_lt) {
-        let reason = format!(
-            "its camera (znear {}) gives depth {depth:e} at distance {reach}, where the scene reaches: below {MIN_DEPTH:e}, which the depth buffer cannot use",
-            desc.znear
-        );
-        return Err(SceneError::BadNode { node: node.gltf_index, reason });
-    }
-    // An orthographic view as narrow against the scene's distance as a perspective field below
-    // MIN_FOV is as far past what f32 aims.
-    if let Lens::Orthographic { xmag, ymag } = desc.lens {
-        if xmag < 0.0 || ymag < 0.0 {
-            let reason =
-                format!("its orthographic camera's xmag {xmag} and ymag {ymag} mirror the view, which the viewer does not draw (glTF asks for positive ones)");
-            return Err(SceneError::BadNode { node: node.gltf_index, reason });
-        }
-        let field = 2.0 * f64::from(xmag.min(ymag)) / f64::from(farthest);
-        if field < f64::from(crate::camera::MIN_FOV) {
-            let reason = format!(
-                "its orthographic camera's xmag {xmag} and ymag {ymag} span {field:e} of the scene's distance ({farthest}), below {:e}: the f32 pipeline cannot aim a pixel that narrow",
-                crate::camera::MIN_FOV
-            );
-            return Err(SceneError::BadNode { node: node.gltf_index, reason });
-        }
-    }
-    for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
-        let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
-        let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection)
-            .with_depth(crate::camera::depth_convention(&m.projection));
-        if let Err(e) = request.ray() {
-            let far = desc.zfar.map_or("infinite".to_owned(), |f| f.to_string());
-            let reason = format!("its camera ({}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.lens, desc.znear);
-            return Err(SceneError::BadNode { node: node.gltf_index, reason });
-        }
-    }
-    Ok(())
 }
 
 /// The largest billboard side the viewer draws, in scene units.
