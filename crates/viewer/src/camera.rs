@@ -149,11 +149,16 @@ impl OrbitCamera {
     /// whole scene, and the near plane moves out with the eye once the scene is far away, so
     /// depth keeps its precision when zoomed out.
     pub fn clip_planes(&self) -> (f32, Option<f32>) {
-        let from_centre = self.eye().distance(self.scene.center);
-        let gap = from_centre - self.scene.radius;
+        let gap = self.eye().distance(self.scene.center) - self.scene.radius;
         let near = if gap > 0.0 { self.znear.max(gap * 1e-3) } else { self.znear };
-        let far = self.zfar.map(|f| f.max(from_centre + 2.0 * self.scene.radius).max(near * 2.0));
+        let far = self.zfar.map(|f| f.max(self.past_scene()).max(near * 2.0));
         (near, far)
+    }
+
+    /// A distance from the eye beyond the whole scene, with a margin: the nearest a far plane
+    /// may lie.
+    fn past_scene(&self) -> f32 {
+        self.eye().distance(self.scene.center) + 2.0 * self.scene.radius
     }
 
     pub fn matrices(&self, aspect: f32) -> CameraMatrices {
@@ -170,7 +175,7 @@ impl OrbitCamera {
             }
             Some(scale) => {
                 // The far plane reaches past the scene (an orthographic file camera has one).
-                let reach = self.eye().distance(self.scene.center) + 2.0 * self.scene.radius;
+                let reach = self.past_scene();
                 let far = far.unwrap_or(reach);
                 let half = (scale * self.distance).max((widest * 0.5 * f64::from(reach) / f64::from(aspect.min(1.0))) as f32);
                 orthographic(half * aspect, half, near, far)
@@ -371,11 +376,9 @@ mod tests {
             // The horizontal field: how far apart the view's left and right edges lie at the
             // target, against the distance to the scene's far side.
             let inverse = (m.projection * m.view).inverse();
-            let at = |x: f32| {
-                let depth = (m.projection * m.view * cam.target.extend(1.0)).z / (m.projection * m.view * cam.target.extend(1.0)).w;
-                inverse.project_point3(Vec3::new(x, 0.0, depth))
-            };
-            let reach = cam.eye().distance(cam.scene.center) + 2.0 * cam.scene.radius;
+            let target = m.projection * m.view * cam.target.extend(1.0);
+            let at = |x: f32| inverse.project_point3(Vec3::new(x, 0.0, target.z / target.w));
+            let reach = cam.past_scene();
             let field = at(1.0).distance(at(-1.0)) / if cam.ortho.is_some() { reach } else { cam.eye().distance(cam.target) };
             assert!(field >= MIN_FOV, "{desc:?}: a horizontal field of {field:e}");
             assert!(finite_and_invertible(&m));

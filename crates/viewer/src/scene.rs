@@ -80,6 +80,12 @@ pub enum Lens {
     Orthographic { xmag: f32, ymag: f32 },
 }
 
+impl Lens {
+    pub fn is_perspective(&self) -> bool {
+        matches!(self, Lens::Perspective { .. })
+    }
+}
+
 impl std::fmt::Display for Lens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -362,7 +362,8 @@ fn walk_nodes(
         };
         let world = parent_world * transform.matrix();
         // What is drawn is in f32: a world finite in f64 alone (a scale of 1e40) is refused too.
-        if !world.is_finite() || !world.as_mat4().is_finite() {
+        let drawable = |world: &DMat4| world.is_finite() && world.as_mat4().is_finite();
+        if !drawable(&world) {
             return bad("its transform is not finite".into());
         }
         let index = scene.nodes.len();
@@ -371,8 +372,8 @@ fn walk_nodes(
             gltf::camera::Projection::Perspective(p) => (Lens::Perspective { yfov: p.yfov(), aspect: p.aspect_ratio() }, p.znear(), p.zfar()),
             gltf::camera::Projection::Orthographic(o) => (Lens::Orthographic { xmag: o.xmag(), ymag: o.ymag() }, o.znear(), Some(o.zfar())),
         });
-        let taken = scene.camera.as_ref().map(|c| matches!(c.lens, Lens::Perspective { .. }));
-        if let Some((lens, znear, zfar)) = lens.filter(|(lens, ..)| taken.is_none() || (taken == Some(false) && matches!(lens, Lens::Perspective { .. }))) {
+        let preferred = |lens: &Lens| scene.camera.as_ref().is_none_or(|c| !c.lens.is_perspective() && lens.is_perspective());
+        if let Some((lens, znear, zfar)) = lens.filter(|(lens, ..)| preferred(lens)) {
             // Placed by `rebase::place`.
             let Some(frame) = crate::camera::camera_frame(&world) else {
                 return bad("its camera's transform has no view direction (a zero scale, or two axes parallel)".into());
@@ -413,7 +414,7 @@ fn walk_nodes(
         worlds.push(world);
         for (k, local) in instanced.into_iter().flatten().enumerate() {
             let instance_world = world * local.matrix();
-            if !instance_world.is_finite() || !instance_world.as_mat4().is_finite() {
+            if !drawable(&instance_world) {
                 return bad(format!("the transform of its instance {k} is not finite"));
             }
             let (weights, name) = (weights.clone(), name.clone());

@@ -48,7 +48,7 @@ pub(super) fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     let projection = crate::camera::scene_camera(desc, 1.0).projection;
     let clip = projection * glam::Vec4::new(0.0, 0.0, -reach, 1.0);
     // (A scene wholly before an orthographic camera's near plane is not drawn: nothing to check.)
-    let depth = if matches!(desc.lens, Lens::Orthographic { .. }) && reach <= desc.znear { 1.0 } else { clip.z / clip.w };
+    let depth = if !desc.lens.is_perspective() && reach <= desc.znear { 1.0 } else { clip.z / clip.w };
     // NaN (a degenerate matrix) is refused too.
     if reach.is_finite() && depth.partial_cmp(&MIN_DEPTH).is_none_or(std::cmp::Ordering::is_lt) {
         let reason = format!(
