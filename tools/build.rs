@@ -1,9 +1,9 @@
-//! Debian's libshaderc_combined.a is not self-contained: link the static glslang and
-//! SPIRV-Tools libraries it needs (see ../shared/ENVIRONMENT.md).
+//! The tools link shaderc themselves (the shader compiler and its freshness test), so they add
+//! glslang and SPIRV-Tools where the system's shaderc needs them, as picking-vk's `hooks` does.
+
+#[path = "../crates/picking-vk/build/glslang.rs"]
+mod glslang;
+
 fn main() {
-    println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
-    for lib in ["glslang", "MachineIndependent", "GenericCodeGen", "OSDependent", "OGLCompiler", "SPIRV", "SPIRV-Tools-opt", "SPIRV-Tools"] {
-        println!("cargo:rustc-link-lib=static={lib}");
-    }
-    println!("cargo:rustc-link-lib=dylib=stdc++");
+    glslang::link_glslang_where_needed();
 }

@@ -179,7 +179,8 @@ fn random_draw(rng: &mut fastrand::Rng, b: &Buffers, id: u64) -> PickDraw {
             draw = draw.with_instance_binding(InstanceBinding::StorageBuffer);
         }
         if rng.f32() < 0.7 {
-            let count = mostly(rng, INSTANCES as usize, &[0, 1, 3]);
+            // Mostly one per instance drawn (any other length is refused).
+            let count = mostly(rng, (instances.count as usize).min(INSTANCES as usize), &[0, 1, 3, INSTANCES as usize]);
             draw = draw.with_instance_transforms(b.transforms[..count].to_vec().into());
         }
     }

@@ -36,7 +36,7 @@ fn shared_buffer_draws(base: &[PickDraw], seed: u64) -> Vec<PickDraw> {
 #[test]
 fn batched_recording_never_changes_a_result() {
     let gpu = Gpu::new();
-    let (mut compared, mut hits, mut max_recorded) = (0usize, 0usize, 0u32);
+    let (mut compared, mut hits, mut max_recorded) = (0usize, 0usize, 0u64);
     for (seed, depth, culling) in [(71, DepthConvention::Standard, false), (72, DepthConvention::Reverse, false), (73, DepthConvention::Standard, true)] {
         let gs = Scene::random(seed).upload(&gpu.ctx);
         let draws = shared_buffer_draws(&gs.draws, seed);
@@ -69,7 +69,7 @@ fn batched_recording_never_changes_a_result() {
     }
     eprintln!("batching parity: {compared} pixels identical batched and direct ({hits} hits); up to {max_recorded} draws per pick, {BATCH_ROWS} rows per slot");
     assert!(hits > compared / 3, "the scenes cover much of the view");
-    assert!(max_recorded > 2 * BATCH_ROWS, "some picks overflow the batch rows and record the rest directly");
+    assert!(max_recorded > 2 * u64::from(BATCH_ROWS), "some picks overflow the batch rows and record the rest directly");
     gpu.assert_no_validation_messages();
 }
 

@@ -106,23 +106,35 @@ pub(crate) struct EntrySpan {
 
 /// What a recorded pass drew. For a query set, the counts are summed over its queries' plans
 /// (a rectangle plans once over its whole area and once per tile), so they may exceed the
-/// number of draws handed in.
+/// number of draws handed in. Counts are 64-bit and saturate: a set of 65,536 rectangle
+/// tiles over millions of culled instances cannot overflow them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {
     /// Draws recorded into the pass.
-    pub draws_recorded: u32,
+    pub draws_recorded: u64,
     /// Draws left out by `pickable`, the filter or a whole-object ignore. With
     /// `record_shared`, a draw that the hierarchy already left out and that fails only the
     /// filter or an ignore rule counts as culled (finding out would cost O(draws)); unpickable
     /// draws count as skipped on both paths.
-    pub draws_skipped: u32,
+    pub draws_skipped: u64,
     /// Draws whose bounds the pick ray missed (culling on).
-    pub draws_culled: u32,
+    pub draws_culled: u64,
     /// Instances of recorded draws whose bounds the pick ray missed.
-    pub instances_culled: u32,
+    pub instances_culled: u64,
     /// Triangles of recorded draws left out by chunk culling: a large mesh draws only the
     /// runs of its triangles whose bounds the pick ray meets.
     pub triangles_culled: u64,
+}
+
+impl PassStats {
+    /// Adds another plan's counts (saturating).
+    pub(crate) fn add(&mut self, other: &PassStats) {
+        self.draws_recorded = self.draws_recorded.saturating_add(other.draws_recorded);
+        self.draws_skipped = self.draws_skipped.saturating_add(other.draws_skipped);
+        self.draws_culled = self.draws_culled.saturating_add(other.draws_culled);
+        self.instances_culled = self.instances_culled.saturating_add(other.instances_culled);
+        self.triangles_culled = self.triangles_culled.saturating_add(other.triangles_culled);
+    }
 }
 
 /// The raw values read back for one pixel.
@@ -136,4 +148,24 @@ pub struct Texels {
     pub depth: f32,
     /// (primitive index, barycentric bits x3) when the detail attachment exists.
     pub detail: Option<[u32; 4]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PassStats;
+
+    #[test]
+    fn pass_statistics_sum_past_u32_and_saturate() {
+        // 65,536 tiles, each culling 100,000 instances: 6.5e9, past u32::MAX.
+        let tile = PassStats { instances_culled: 100_000, draws_culled: 70_000, ..PassStats::default() };
+        let mut sum = PassStats::default();
+        for _ in 0..65_536 {
+            sum.add(&tile);
+        }
+        assert_eq!(sum.instances_culled, 6_553_600_000);
+        assert_eq!(sum.draws_culled, 4_587_520_000);
+        sum.add(&PassStats { triangles_culled: u64::MAX, draws_recorded: u64::MAX, ..PassStats::default() });
+        sum.add(&PassStats { triangles_culled: 1, draws_recorded: 1, ..PassStats::default() });
+        assert_eq!((sum.triangles_culled, sum.draws_recorded), (u64::MAX, u64::MAX));
+    }
 }

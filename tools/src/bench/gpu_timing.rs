@@ -27,7 +27,7 @@ pub struct Timings {
     pub in_frame_us: f64,
     /// Median draws recorded per pick: culling (shared list), no culling.
     pub draws_recorded: [f64; 2],
-    pub instances_culled: u32,
+    pub instances_culled: u64,
 }
 
 pub fn median(v: &mut [f64]) -> f64 {
@@ -218,8 +218,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             for k in 0..3 {
                 cpu[k].push(cpu_frame[k]);
             }
-            recorded_counts[0].push(f64::from(a.stats.pass.draws_recorded));
-            recorded_counts[1].push(f64::from(b.stats.pass.draws_recorded));
+            recorded_counts[0].push(a.stats.pass.draws_recorded as f64);
+            recorded_counts[1].push(b.stats.pass.draws_recorded as f64);
             instances_culled = instances_culled.max(a.stats.pass.instances_culled);
         }
     }

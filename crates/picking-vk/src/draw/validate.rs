@@ -123,8 +123,15 @@ impl PickDraw {
                 return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
             }
             check_elements(inst.range, inst.stride, u64::from(size), inst.first, inst.count, "instance").map_err(bad)?;
-            if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() < inst.count as usize) {
-                return Err(bad(format!("{} CPU instance transforms for {} instances", t.len(), inst.count)));
+            // One transform per instance drawn, `[i]` for instance i (buffer element first + i): a
+            // longer list (a mirror of the whole buffer, say) would cull by the wrong boxes.
+            if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() != inst.count as usize) {
+                return Err(bad(format!(
+                    "{} CPU instance transforms for {} instances: give exactly one per instance drawn, [i] for buffer element first + i ({} + i)",
+                    t.len(),
+                    inst.count,
+                    inst.first
+                )));
             }
         }
         if let Some(hooks) = &self.hooks {
@@ -220,6 +227,12 @@ mod tests {
         d.validate(0, &DrawLimits::stride(2048)).unwrap();
         let short: Arc<[Mat4]> = vec![Mat4::IDENTITY; 3].into();
         assert!(d.clone().with_instance_transforms(short).validate(0, &DrawLimits::stride(2048)).is_err(), "fewer CPU transforms than instances");
+        let exact: Arc<[Mat4]> = vec![Mat4::IDENTITY; 4].into();
+        d.clone().with_instance_transforms(exact).validate(0, &DrawLimits::stride(2048)).unwrap();
+        // A mirror of a whole buffer drawn from `first = 3`: the boxes would be off by three.
+        let whole: Arc<[Mat4]> = vec![Mat4::IDENTITY; 7].into();
+        let from_three = tri_draw().with_instances(Instances { range: buffer(64 * 7), stride: 64, first: 3, count: 4 }).with_instance_transforms(whole);
+        assert!(from_three.validate(0, &DrawLimits::stride(2048)).is_err(), "more CPU transforms than instances");
         let overflow = tri_draw().with_instances(Instances { first: u32::MAX, count: 2, ..inst });
         assert!(overflow.validate(0, &DrawLimits::stride(2048)).is_err());
         assert!(d.validate(0, &DrawLimits::stride(63)).is_err(), "stride past the device limit");

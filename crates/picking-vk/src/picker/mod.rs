@@ -46,7 +46,8 @@ pub struct PickTicket {
 impl PickTicket {
     /// The ticket of query `index` of the set recorded (its position in the query list).
     pub fn query(&self, index: usize) -> QueryTicket {
-        QueryTicket { frame: self.frame, index: index as u32 }
+        // Lossless: usize is at most 64 bits on every target Vulkan runs on.
+        QueryTicket { frame: self.frame, index: index as u64 }
     }
 }
 
@@ -345,5 +346,27 @@ impl Picker {
     /// Whether a result is waiting in `slot`.
     pub fn is_pending(&self, slot: usize) -> bool {
         self.slots.get(slot).is_some_and(|s| s.pending.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::query::{FrameResults, QueryResult};
+    use crate::resolve::result::{PickResult, PickStats};
+
+    fn miss() -> PickResult {
+        PickResult { stats: PickStats::default(), frame: 7, pixel: UVec2::ZERO, ray: None, hit: None }
+    }
+
+    #[test]
+    fn query_tickets_past_u32_do_not_alias_a_recorded_query() {
+        let ticket = PickTicket { slot: 0, frame: 7, stats: PassStats::default() };
+        let far = ticket.query((1usize << 32) + 1);
+        assert_ne!(far, ticket.query(1));
+        assert_eq!(far.index, (1u64 << 32) + 1);
+        let results = FrameResults { frame: 7, stats: PickStats::default(), results: vec![QueryResult::Point(miss()), QueryResult::Point(miss())] };
+        assert!(results.get(ticket.query(1)).is_some());
+        assert!(results.get(far).is_none(), "index 2^32 + 1 named query 1");
     }
 }

@@ -69,10 +69,7 @@ impl FramePlans {
         self.ranges.extend_from_slice(&plan.ranges);
         self.runs.extend_from_slice(&plan.runs);
         self.entries.extend(plan.entries.iter().map(|e| PlanEntry { first_range: e.first_range + base, first_run: e.first_run + run_base, ..*e }));
-        self.stats.draws_skipped += plan.stats.draws_skipped;
-        self.stats.draws_culled += plan.stats.draws_culled;
-        self.stats.instances_culled += plan.stats.instances_culled;
-        self.stats.triangles_culled += plan.stats.triangles_culled;
+        self.stats.add(&plan.stats);
         start..self.entries.len()
     }
 }
@@ -284,7 +281,7 @@ impl Picker {
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
             self.staging.begin(device, cmd, slot);
-            let mut recorded = 0;
+            let mut recorded = 0u64;
             let hits = fp.parts.iter().filter(|p| matches!(p, PlannedPart::Hit { .. }));
             if hits.clone().next().is_some() {
                 recording.begin();
@@ -292,14 +289,14 @@ impl Picker {
                 for part in hits.clone() {
                     let PlannedPart::Hit { first, size, at, entries } = part else { continue };
                     recording.set_view(&recording.region_view(*first, *size, *at, request.viewport));
-                    recorded += recording.record_draws(
+                    recorded += u64::from(recording.record_draws(
                         draws,
                         Planned { entries: &fp.entries[entries.clone()], ranges: &fp.ranges, runs: &fp.runs },
                         &mut s.draws,
                         s.batch.as_mut(),
                         &mut rows,
                         &mut bound,
-                    );
+                    ));
                 }
                 recording.end();
             }
@@ -364,7 +361,7 @@ impl Picker {
                                 ranges: &fp.ranges,
                                 map,
                             };
-                            recorded += recording.record_tile(kit, pipelines, &tile, draws);
+                            recorded += u64::from(recording.record_tile(kit, pipelines, &tile, draws));
                         }
                         s.queries.push(QueryRecord::Rect { rect, mode, spans: spans_start..s.spans.len() });
                     }

@@ -36,18 +36,28 @@ impl Picker {
     /// As [`Picker::take_results`].
     unsafe fn take_bytes(&mut self, slot: usize) -> Result<Option<(Pending, PickStats, Vec<u8>)>, PickError> {
         let frames_in_flight = self.slots.len();
-        let s = self.slots.get_mut(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
-        let pending = s.pending.take();
+        if slot >= frames_in_flight {
+            return Err(PickError::InvalidSlot { slot, frames_in_flight });
+        }
         if self.device_lost {
-            // Nothing a lost device wrote is read.
+            // Nothing a lost device wrote is read; the slot is forgotten.
+            self.slots[slot].pending = None;
             return Err(PickError::DeviceLost);
         }
-        let Some(pending) = pending else { return Ok(None) };
         let mut bytes = std::mem::take(&mut self.read_buffer);
-        // SAFETY: the caller guarantees the copies into this slot have completed.
-        let read = unsafe { self.staging.read(slot, pending.used_bytes, self.timestamps.is_some(), &mut bytes) };
-        let header = match self.note_loss(read) {
-            Ok(h) => h,
+        let (staging, timestamps) = (&self.staging, self.timestamps.is_some());
+        // The frame stays pending until its bytes were read: a failed read (an invalidate
+        // that ran out of host memory) can be retried.
+        let taken = take_after_read(&mut self.slots[slot].pending, |pending| {
+            // SAFETY: the caller guarantees the copies into this slot have completed.
+            unsafe { staging.read(slot, pending.used_bytes, timestamps, &mut bytes) }
+        });
+        let (pending, header) = match self.note_loss(taken) {
+            Ok(Some(taken)) => taken,
+            Ok(None) => {
+                self.read_buffer = bytes;
+                return Ok(None);
+            }
             Err(e) => {
                 self.read_buffer = bytes;
                 return Err(e);
@@ -105,6 +115,13 @@ impl Picker {
     }
 }
 
+/// Reads what `pending` names and only then takes it: on an error it stays pending.
+fn take_after_read<P, R, E>(pending: &mut Option<P>, read: impl FnOnce(&P) -> Result<R, E>) -> Result<Option<(P, R)>, E> {
+    let Some(p) = pending.as_ref() else { return Ok(None) };
+    let read = read(p)?;
+    Ok(pending.take().map(|p| (p, read)))
+}
+
 /// The result of one recorded query of a slot, from the slot's bytes.
 fn resolve_query(q: &QueryRecord, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
     let (frame, camera) = (pending.frame, &pending.camera);
@@ -122,5 +139,21 @@ fn resolve_query(q: &QueryRecord, s: &Slot, pending: &Pending, stats: PickStats,
         QueryRecord::Rect { rect, mode, spans } => {
             QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, bytes, camera.depth, &s.draws))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_after_read;
+
+    #[test]
+    fn a_failed_read_keeps_the_frame_pending() {
+        let mut pending = Some(41u64);
+        let failed: Result<Option<(u64, ())>, &str> = take_after_read(&mut pending, |_| Err("out of host memory"));
+        assert_eq!(failed, Err("out of host memory"));
+        assert_eq!(pending, Some(41), "the retry must still find the frame");
+        assert_eq!(take_after_read(&mut pending, |f| Ok::<_, &str>(*f + 1)), Ok(Some((41, 42))));
+        assert_eq!(pending, None);
+        assert_eq!(take_after_read(&mut pending, |f| Ok::<_, &str>(*f)), Ok(None));
     }
 }

@@ -178,14 +178,14 @@ impl Plan {
             self.draw_cache.as_ref().filter(|c| c.spheres.len() == draws.len() && c.draws.upgrade().is_some_and(|d| std::ptr::eq(d.as_ptr(), draws.as_ptr())));
         let spheres = spheres.map_or(&[][..], |c| &c.spheres[..]);
         let culled = self.occlusion.prune(&mut self.entries, draws, spheres, camera, pixel, ray, &mut self.chunks, self.frame, walked);
-        self.stats.draws_culled += culled;
+        self.stats.draws_culled = self.stats.draws_culled.saturating_add(u64::from(culled));
     }
 
     /// Cuts the planned draws of large meshes to the runs of triangles the ray can meet (see
     /// [`chunks`]); a draw none of whose chunks it meets is culled.
     pub fn cut_to_chunks(&mut self, draws: &[PickDraw], ray: &PixelRay) {
         let (chunks, runs, frame) = (&mut self.chunks, &mut self.runs, self.frame);
-        let (mut culled, mut triangles_culled) = (0, 0u64);
+        let (mut culled, mut triangles_culled) = (0u64, 0u64);
         self.entries.retain_mut(|entry| {
             let Some(draw) = draws.get(entry.draw as usize).filter(|d| chunkable(d)) else { return true };
             let first = runs.len() as u32;
@@ -203,14 +203,14 @@ impl Plan {
                 }
             }
         });
-        self.stats.draws_culled += culled;
-        self.stats.triangles_culled += triangles_culled;
+        self.stats.draws_culled = self.stats.draws_culled.saturating_add(culled);
+        self.stats.triangles_culled = self.stats.triangles_culled.saturating_add(triangles_culled);
     }
 
     /// Plans one draw; with `ray`, culls it (and its instances) against the ray.
     fn plan_draw(&mut self, index: u32, draw: &PickDraw, request: &PickRequest<'_>, ray: Option<&PixelRay>) {
         if !admits(request, draw) {
-            self.stats.draws_skipped += 1;
+            self.stats.draws_skipped = self.stats.draws_skipped.saturating_add(1);
             return;
         }
         let first_range = self.ranges.len() as u32;
@@ -223,7 +223,7 @@ impl Plan {
             }
         };
         if culled {
-            self.stats.draws_culled += 1;
+            self.stats.draws_culled = self.stats.draws_culled.saturating_add(1);
             self.ranges.truncate(first_range as usize);
             return;
         }
@@ -260,6 +260,7 @@ impl Plan {
             self.ranges.push((0, 1));
             return false;
         };
+        // Validation holds the transforms to one per instance.
         let count = (inst.count as usize).min(transforms.len());
         let bounds_bits = [local.min.x, local.min.y, local.min.z, local.max.x, local.max.y, local.max.z].map(f32::to_bits);
         let key = (Arc::as_ptr(transforms) as *const Mat4 as usize, bounds_bits);
@@ -286,7 +287,7 @@ impl Plan {
         bvh.query(&ray.transformed(&inv), pad, &mut self.bvh_scratch, &mut self.scratch);
         self.scratch.retain(|&i| (i as usize) < count && !instance_ignored(draw, i, ignore));
         self.scratch.sort_unstable();
-        self.stats.instances_culled += count as u32 - self.scratch.len() as u32;
+        self.stats.instances_culled = self.stats.instances_culled.saturating_add((count - self.scratch.len()) as u64);
         if self.scratch.is_empty() {
             return true;
         }

@@ -119,7 +119,7 @@ mod tests {
 
     /// Plans the centre pixel through the walk and occlusion: the planned draws' indices,
     /// draws culled, and draws the walk reached.
-    fn plan_centre(draws: Vec<PickDraw>) -> (Vec<u32>, u32, usize) {
+    fn plan_centre(draws: Vec<PickDraw>) -> (Vec<u32>, u64, usize) {
         let (w, h) = (64, 64);
         let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
         let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();

@@ -121,8 +121,8 @@ impl Plan {
         // they do in `build`.
         let unpickable_left_out = cache.as_ref().map_or(0, |c| c.unpickable.iter().filter(|i| candidates.binary_search(i).is_err()).count());
         self.draw_cache = cache;
-        self.stats.draws_skipped += unpickable_left_out as u32;
-        self.stats.draws_culled += (draws.len() - candidates.len() - unpickable_left_out) as u32;
+        self.stats.draws_skipped = self.stats.draws_skipped.saturating_add(unpickable_left_out as u64);
+        self.stats.draws_culled = self.stats.draws_culled.saturating_add((draws.len() - candidates.len() - unpickable_left_out) as u64);
         self.candidates = candidates;
         // Skipping was sound only if every drawn draw tests depth the convention's way.
         if let Some((_, depth)) = depth.filter(|_| skipped) {

@@ -184,7 +184,7 @@ impl<'a> PassRecording<'a> {
             self.begin();
             self.set_view(&self.viewport_and_scissor(request));
             let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
-            stats.draws_recorded = self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0, &mut BoundState::default());
+            stats.draws_recorded = u64::from(self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0, &mut BoundState::default()));
             self.end();
             stats
         }

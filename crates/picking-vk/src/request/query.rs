@@ -92,8 +92,9 @@ pub enum PickQuery {
 pub struct QueryTicket {
     /// The frame the query was recorded in.
     pub frame: u64,
-    /// Its position in the query list handed to [`crate::Picker::record_queries`].
-    pub index: u32,
+    /// Its position in the query list handed to [`crate::Picker::record_queries`] (64 bits:
+    /// no position aliases another).
+    pub index: u64,
 }
 
 /// The pixels a viewport covers (pixel centres inside it).

@@ -74,7 +74,8 @@ pub struct FrameResults {
 impl FrameResults {
     /// The result of the query `ticket` names, if it belongs to this frame.
     pub fn get(&self, ticket: QueryTicket) -> Option<&QueryResult> {
-        (ticket.frame == self.frame).then(|| self.results.get(ticket.index as usize)).flatten()
+        let index = usize::try_from(ticket.index).ok().filter(|_| ticket.frame == self.frame)?;
+        self.results.get(index)
     }
 }
 
