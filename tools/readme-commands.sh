@@ -29,7 +29,7 @@ readme_commands() {
 failed=0
 ran=0
 run() { # name, command
-  echo "== readme: $2"
+  echo "== readme ($1): $(echo "$2" | head -n 1)"
   local start=$SECONDS
   if clean "$2" >"$scratch/$1.log" 2>&1; then
     echo "   ok ($((SECONDS - start)) s)"
@@ -83,10 +83,10 @@ while IFS= read -r cmd; do
     "cargo run -p picking-vk-tools --bin compile-shaders")
       # Rewrites only stale SPIR-V; the checked-in files must then be unchanged.
       run compile-shaders "$cmd && git -C $root diff --quiet -- crates/picking-vk/spirv crates/host/spirv" ;;
-    "cargo run --release -p picking-vk-tools --bin bench")
-      run bench "$cmd -- --small --out bench" ;;
-    "cargo run --release -p viewer -- [SCENE]")
-      xvfb window-scene "$(window "cargo run --release -p viewer -- $root/assets/default_scene.glb" "import -window root scene.png")" ;;
+    "cargo run -p picking-vk-tools --bin bench -- --small")
+      run bench "$cmd --out bench && test -s bench/bench.json" ;;
+    "cargo run -p viewer -- [SCENE]")
+      xvfb window-scene "$(window "cargo run -p viewer -- $root/assets/default_scene.glb" "import -window root scene.png")" ;;
     "Xvfb :99 -screen 0 1280x800x24 & DISPLAY=:99 cargo run -p viewer &")
       xvfb window-click "$(window "cargo run -p viewer" "xdotool mousemove 800 420 click 1; sleep 1; import -window root shot.png")" ;;
     "Xvfb :99 -screen 0 1280x800x24 & DISPLAY=:99 cargo run -p viewer & sleep 10 "*)
@@ -94,7 +94,8 @@ while IFS= read -r cmd; do
       lines=$(echo "$cmd" | sed -E 's/^.* sleep 10 //; s/DISPLAY=:99 /\n/g')
       xvfb window-band "$(window "cargo run -p viewer" "$lines")" ;;
     "SOAK_SECONDS="*" cargo test -p viewer --test soak -- --nocapture")
-      run soak "SOAK_SECONDS=20 cargo test -p viewer --test soak -- --nocapture" ;;
+      # tools/test.sh runs the soak for 120 s; here it builds and links in the clean environment.
+      run soak "SOAK_SECONDS=1800 cargo test -p viewer --test soak --no-run" ;;
     "cargo test -p picking-vk-tests -- --nocapture")
       # The suite runs in tools/test.sh; here it builds and links, and one test binary runs.
       run gpu-tests "cargo test -p picking-vk-tests --no-run && cargo test -p picking-vk-tests --test gpu_picking -- --nocapture" ;;

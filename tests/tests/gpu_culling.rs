@@ -75,8 +75,8 @@ fn culling_never_changes_a_result() {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}: culled vs full");
                 assert_eq!(rb.stats.pass.draws_culled, 0);
-                culled_draws += u64::from(ra.stats.pass.draws_culled);
-                culled_instances += u64::from(ra.stats.pass.instances_culled);
+                culled_draws += ra.stats.pass.draws_culled;
+                culled_instances += ra.stats.pass.instances_culled;
                 assert!(ra.stats.pass.draws_recorded <= rb.stats.pass.draws_recorded);
                 hits += usize::from(ra.hit.is_some());
                 compared += 1;
@@ -131,7 +131,7 @@ fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}");
-                visited += u64::from(ra.stats.pass.draws_recorded);
+                visited += ra.stats.pass.draws_recorded;
                 compared += 1;
             }
         }

@@ -118,9 +118,9 @@ fn occlusion_never_changes_a_point_result() {
                 if let (Some(x), Some(y)) = (&rc.hit, &rb.hit) {
                     assert!((x.depth - y.depth).abs() <= 1e-6, "pixel {p}: depth {} vs {}", x.depth, y.depth);
                 }
-                with_occlusion += u64::from(ra.stats.pass.draws_recorded);
-                ray_only += u64::from(rc.stats.pass.draws_recorded);
-                walked += u64::from(rd.stats.pass.draws_recorded);
+                with_occlusion += ra.stats.pass.draws_recorded;
+                ray_only += rc.stats.pass.draws_recorded;
+                walked += rd.stats.pass.draws_recorded;
                 hits += usize::from(ra.hit.is_some());
                 compared += 1;
             }

@@ -222,6 +222,7 @@ impl DrawHooks {
                 if s.range.buffer == vk::Buffer::null() {
                     return Err("the hook attribute stream's buffer is null".into());
                 }
+                s.range.check_size("hook attribute stream")?;
                 if s.stride < size || s.stride > max_stride {
                     return Err(format!("hook attribute stride {} lies outside {size}..={max_stride} bytes", s.stride));
                 }

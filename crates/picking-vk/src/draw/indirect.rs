@@ -87,6 +87,7 @@ impl IndirectDraws {
         if self.commands.buffer == vk::Buffer::null() {
             return Err("the indirect commands buffer is null".into());
         }
+        self.commands.check_size("indirect commands")?;
         if self.max_draw_count > 1 && !limits.multi_draw_indirect {
             return Err(format!("{} indirect commands need multiDrawIndirect (PickFeatures::BATCHING)", self.max_draw_count));
         }
@@ -104,6 +105,7 @@ impl IndirectDraws {
             if count.buffer == vk::Buffer::null() {
                 return Err("the draw count buffer is null".into());
             }
+            count.check_size("draw count")?;
             if !count.offset.is_multiple_of(4) || count.size < 4 {
                 return Err(format!("the draw count at offset {} ({} bytes) must be a 4-byte-aligned u32", count.offset, count.size));
             }

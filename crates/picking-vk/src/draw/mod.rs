@@ -27,15 +27,31 @@ use ash::vk;
 use glam::Mat4;
 use std::sync::Arc;
 
-/// A byte range of a host-owned buffer. `size` lets the picker check counts against it.
+/// A byte range of a host-owned buffer. `size` lets the picker check counts against it, so
+/// it is a number of bytes the host states: `vk::WHOLE_SIZE` is refused (it would make every
+/// check pass and bind an invalid storage range). The host guarantees the range lies inside
+/// its buffer (`offset + size` at most the buffer's size): Vulkan cannot be asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferRange {
     /// The host's buffer.
     pub buffer: vk::Buffer,
     /// Where the range starts, in bytes.
     pub offset: vk::DeviceSize,
-    /// How many bytes from `offset` the picker may read.
+    /// How many bytes from `offset` the picker may read; never `vk::WHOLE_SIZE`.
     pub size: vk::DeviceSize,
+}
+
+impl BufferRange {
+    /// Refuses a size the picker cannot check against: `vk::WHOLE_SIZE`, or an end past u64.
+    pub(crate) fn check_size(&self, what: &str) -> Result<(), String> {
+        if self.size == vk::WHOLE_SIZE {
+            return Err(format!("the {what} range's size is vk::WHOLE_SIZE: state the bytes the range holds"));
+        }
+        if self.offset.checked_add(self.size).is_none() {
+            return Err(format!("the {what} range {}+{} ends past 2^64", self.offset, self.size));
+        }
+        Ok(())
+    }
 }
 
 /// Vertex positions at `stride` bytes, tight or interleaved: three `f32`s unless

@@ -87,6 +87,7 @@ impl PickDraw {
                 if range.buffer == vk::Buffer::null() {
                     return Err(bad("index buffer is null".into()));
                 }
+                range.check_size("index").map_err(bad)?;
                 if range.offset % width.bytes() != 0 {
                     return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
                 }
@@ -155,6 +156,7 @@ fn check_elements(range: BufferRange, stride: u32, element_size: u64, first: u32
     if range.buffer == vk::Buffer::null() {
         return Err(format!("{what} buffer is null"));
     }
+    range.check_size(what)?;
     if count == 0 {
         return Ok(());
     }
@@ -249,6 +251,26 @@ mod tests {
         let empty =
             tri_draw().with_instances(Instances { range: buffer(0), stride: 64, first: 0, count: 0 }).with_instance_binding(InstanceBinding::StorageBuffer);
         assert!(empty.validate(0, &DrawLimits::stride(2048)).is_err());
+    }
+
+    #[test]
+    fn whole_size_ranges_are_refused_by_name() {
+        let limits = DrawLimits::stride(2048);
+        let whole = BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size: vk::WHOLE_SIZE };
+        let mut d = tri_draw();
+        d.positions.range = whole;
+        let err = d.validate(0, &limits).unwrap_err().to_string();
+        assert!(err.contains("WHOLE_SIZE"), "{err}");
+        let instanced = tri_draw().with_instances(Instances { range: whole, stride: 64, first: 0, count: 1 });
+        assert!(instanced.validate(0, &limits).is_err(), "instances in a WHOLE_SIZE range");
+        let storage = instanced.clone().with_instance_binding(InstanceBinding::StorageBuffer);
+        assert!(storage.validate(0, &limits).is_err(), "a WHOLE_SIZE storage descriptor range");
+        let indirect = IndirectDraws { commands: whole, stride: 16, max_draw_count: 1, count: None };
+        assert!(tri_draw().with_indirect(indirect).validate(0, &limits).is_err(), "indirect commands in a WHOLE_SIZE range");
+        let wraps = BufferRange { buffer: vk::Buffer::from_raw(1), offset: u64::MAX - 4, size: 36 };
+        let mut d = tri_draw();
+        d.positions.range = wraps;
+        assert!(d.validate(0, &limits).is_err(), "a range ending past 2^64");
     }
 
     #[test]

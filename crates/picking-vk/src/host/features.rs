@@ -30,7 +30,9 @@ impl PickFeatures {
     /// Vulkan 1.2.
     pub const DYNAMIC_RENDERING: PickFeatures = PickFeatures(8);
     /// The host's indirect draws with a GPU draw count ([`crate::IndirectDraws::count`]):
-    /// `vkCmdDraw*IndirectCount`. Needs Vulkan 1.2 and its `drawIndirectCount` feature.
+    /// `vkCmdDraw*IndirectCount`. Needs Vulkan 1.2 and its `drawIndirectCount` feature; where
+    /// the device offers `VK_KHR_draw_indirect_count`, that extension is enabled instead (it
+    /// allows the commands, and has no feature structure to clash with the host's chain).
     pub const INDIRECT_COUNT: PickFeatures = PickFeatures(16);
     /// Lines wider and points larger than a pixel, as the host draws them
     /// ([`crate::RasterState::line_width`], [`crate::RasterState::point_size`]). Needs
@@ -87,6 +89,9 @@ pub struct PickSupport {
     indirect_count_missing: Vec<Requirement>,
     wide_lines_missing: Vec<Requirement>,
     api_version: u32,
+    /// `VK_KHR_draw_indirect_count` is offered: enabling it allows the count commands
+    /// without chaining `VkPhysicalDeviceVulkan12Features`.
+    draw_indirect_count_extension: bool,
 }
 
 impl PickSupport {
@@ -103,6 +108,7 @@ impl PickSupport {
         let has_extension = |name: &CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
         let barycentric_extension = has_extension(ash::khr::fragment_shader_barycentric::NAME);
         let dynamic_rendering_extension = has_extension(ash::khr::dynamic_rendering::NAME);
+        let draw_indirect_count_extension = has_extension(ash::khr::draw_indirect_count::NAME);
         // SAFETY: as above.
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
@@ -191,6 +197,7 @@ impl PickSupport {
             indirect_count_missing,
             wide_lines_missing,
             api_version,
+            draw_indirect_count_extension,
         }
     }
 
@@ -253,7 +260,7 @@ impl PickSupport {
         if !missing.is_empty() {
             return Err(PickError::Unsupported { missing });
         }
-        Ok(DeviceFeatures::new(wanted, self.dynamic_rendering_core()))
+        Ok(DeviceFeatures::new(wanted, self.dynamic_rendering_core(), self.draw_indirect_count_extension))
     }
 
     /// Whether dynamic rendering is core (Vulkan 1.3) rather than `VK_KHR_dynamic_rendering`.
@@ -276,13 +283,17 @@ pub struct DeviceFeatures {
     barycentric: vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
     dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
     vulkan12: vk::PhysicalDeviceVulkan12Features<'static>,
+    /// The device lacks `VK_KHR_draw_indirect_count`: `drawIndirectCount` is enabled through
+    /// `VkPhysicalDeviceVulkan12Features`.
+    vulkan12_needed: bool,
     extensions: Vec<&'static CStr>,
 }
 
 impl DeviceFeatures {
     /// `dynamic_rendering_core`: the device and instance are Vulkan 1.3, so dynamic rendering
-    /// needs no extension.
-    fn new(features: PickFeatures, dynamic_rendering_core: bool) -> Self {
+    /// needs no extension. `draw_indirect_count_extension`: the device offers
+    /// `VK_KHR_draw_indirect_count`, which then stands for the `drawIndirectCount` feature.
+    fn new(features: PickFeatures, dynamic_rendering_core: bool, draw_indirect_count_extension: bool) -> Self {
         let mut core = vk::PhysicalDeviceFeatures::default();
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
         if features.contains(PickFeatures::BATCHING) {
@@ -308,8 +319,16 @@ impl DeviceFeatures {
         if features.contains(PickFeatures::DYNAMIC_RENDERING) && !dynamic_rendering_core {
             extensions.push(ash::khr::dynamic_rendering::NAME);
         }
-        let vulkan12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(features.contains(PickFeatures::INDIRECT_COUNT));
-        DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, extensions }
+        // VkPhysicalDeviceVulkan12Features may not stand beside any structure promoted to 1.2
+        // (VUID-VkDeviceCreateInfo-pNext-02830), which hosts commonly chain (timeline
+        // semaphores, buffer device address): the extension needs no structure at all.
+        let count_by_extension = features.contains(PickFeatures::INDIRECT_COUNT) && draw_indirect_count_extension;
+        if count_by_extension {
+            extensions.push(ash::khr::draw_indirect_count::NAME);
+        }
+        let vulkan12_needed = features.contains(PickFeatures::INDIRECT_COUNT) && !count_by_extension;
+        let vulkan12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(vulkan12_needed);
+        DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, extensions }
     }
 
     /// What the host passes on in [`crate::HostDevice::with_features`] once the device exists.
@@ -334,6 +353,31 @@ impl DeviceFeatures {
         features.large_points |= ours.large_points;
     }
 
+    /// Whether [`DeviceFeatures::add_to_device_create`] and [`DeviceFeatures::extension_structs`]
+    /// chain a `VkPhysicalDeviceVulkan12Features` (only for [`PickFeatures::INDIRECT_COUNT`] on
+    /// a device without `VK_KHR_draw_indirect_count`). Vulkan forbids that structure beside any
+    /// structure promoted to 1.2: a host whose chain holds one (timeline semaphores, buffer
+    /// device address, descriptor indexing) chains `VkPhysicalDeviceVulkan12Features` itself,
+    /// calls [`DeviceFeatures::enable_vulkan12`] on it, and chains only
+    /// [`DeviceFeatures::extension_structs_without_vulkan12`].
+    pub fn chains_vulkan12(&self) -> bool {
+        self.vulkan12_needed
+    }
+
+    /// Sets the Vulkan 1.2 features picking needs in the host's own
+    /// `VkPhysicalDeviceVulkan12Features` (see [`DeviceFeatures::chains_vulkan12`]).
+    pub fn enable_vulkan12(&self, features: &mut vk::PhysicalDeviceVulkan12Features<'_>) {
+        features.draw_indirect_count |= self.vulkan12.draw_indirect_count;
+    }
+
+    /// As [`DeviceFeatures::extension_structs`], never chaining
+    /// `VkPhysicalDeviceVulkan12Features` (for hosts that chain their own and called
+    /// [`DeviceFeatures::enable_vulkan12`] on it).
+    pub fn extension_structs_without_vulkan12<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        let DeviceFeatures { features, barycentric, dynamic_rendering, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, None, info)
+    }
+
     /// Chains what picking needs into the host's device create info: the extension feature
     /// structure and, when the host set no `pEnabledFeatures`, the core features picking needs
     /// (none for basic picking). A host with core features of its own calls
@@ -347,19 +391,18 @@ impl DeviceFeatures {
         let needs_core =
             [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics, c.wide_lines, c.large_points]
                 .contains(&vk::TRUE);
-        let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, .. } = self;
+        let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, .. } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
-        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12, info)
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12_needed.then_some(vulkan12), info)
     }
 
     /// Chains only the extension feature structures (none for basic picking or batching). A
-    /// host that chains `VkPhysicalDeviceVulkan13Features` (or `...Vulkan12Features`) itself
-    /// sets `dynamicRendering` (or `drawIndirectCount`) there instead of using this for
-    /// [`PickFeatures::DYNAMIC_RENDERING`] (or [`PickFeatures::INDIRECT_COUNT`]): Vulkan
-    /// forbids both in one chain.
+    /// host that chains `VkPhysicalDeviceVulkan13Features` itself sets `dynamicRendering`
+    /// there instead of using this for [`PickFeatures::DYNAMIC_RENDERING`]: Vulkan forbids
+    /// both in one chain. See [`DeviceFeatures::chains_vulkan12`] for `...Vulkan12Features`.
     pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        let DeviceFeatures { features, barycentric, dynamic_rendering, vulkan12, .. } = self;
-        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12, info)
+        let DeviceFeatures { features, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12_needed.then_some(vulkan12), info)
     }
 }
 
@@ -370,7 +413,7 @@ fn chain_extensions<'a>(
     features: PickFeatures,
     barycentric: &'a mut vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
     dynamic_rendering: &'a mut vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
-    vulkan12: &'a mut vk::PhysicalDeviceVulkan12Features<'static>,
+    vulkan12: Option<&'a mut vk::PhysicalDeviceVulkan12Features<'static>>,
     mut info: vk::DeviceCreateInfo<'a>,
 ) -> vk::DeviceCreateInfo<'a> {
     if features.contains(PickFeatures::DETAIL) {
@@ -381,7 +424,7 @@ fn chain_extensions<'a>(
         dynamic_rendering.p_next = std::ptr::null_mut();
         info = info.push_next(dynamic_rendering);
     }
-    if features.contains(PickFeatures::INDIRECT_COUNT) {
+    if let Some(vulkan12) = vulkan12 {
         vulkan12.p_next = std::ptr::null_mut();
         info = info.push_next(vulkan12);
     }
@@ -402,6 +445,7 @@ mod tests {
             indirect_count_missing: vec![Requirement::Feature("drawIndirectCount")],
             wide_lines_missing: vec![Requirement::Feature("wideLines")],
             api_version: vk::API_VERSION_1_1,
+            draw_indirect_count_extension: false,
         }
     }
 
@@ -470,6 +514,34 @@ mod tests {
         let old = support(true, true);
         assert!(!old.offered().contains(PickFeatures::DYNAMIC_RENDERING));
         assert_eq!(old.device_features(PickFeatures::DYNAMIC_RENDERING).unwrap_err().to_string(), "unsupported: Vulkan 1.2");
+    }
+
+    #[test]
+    fn the_draw_count_needs_no_vulkan12_structure_where_the_extension_exists() {
+        // A host chain with a structure promoted to 1.2: VkPhysicalDeviceVulkan12Features may
+        // not join it (VUID-VkDeviceCreateInfo-pNext-02830).
+        for (extension, chained) in [(true, false), (false, true)] {
+            let s = PickSupport {
+                indirect_count_missing: vec![],
+                api_version: vk::API_VERSION_1_2,
+                draw_indirect_count_extension: extension,
+                ..support(true, true)
+            };
+            let mut wanted = s.device_features(PickFeatures::INDIRECT_COUNT).unwrap();
+            assert_eq!(wanted.chains_vulkan12(), chained);
+            assert_eq!(wanted.extension_names().contains(&ash::khr::draw_indirect_count::NAME), extension);
+            let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
+            let info = wanted.add_to_device_create(vk::DeviceCreateInfo::default().push_next(&mut timeline));
+            // SAFETY: the head of the chain is ours or the host's structure, both alive here.
+            let head = unsafe { &*(info.p_next as *const vk::BaseOutStructure) };
+            let head_is_vulkan12 = head.s_type == vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+            assert_eq!(head_is_vulkan12, chained);
+            let mut host12 = vk::PhysicalDeviceVulkan12Features::default();
+            wanted.enable_vulkan12(&mut host12);
+            assert_eq!(host12.draw_indirect_count == vk::TRUE, chained);
+            let info = wanted.extension_structs_without_vulkan12(vk::DeviceCreateInfo::default());
+            assert!(info.p_next.is_null(), "nothing else is chained for the draw count");
+        }
     }
 
     #[test]

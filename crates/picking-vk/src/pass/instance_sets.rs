@@ -1,11 +1,14 @@
 //! Descriptor sets for the host's storage buffers: instance transforms
 //! (`InstanceBinding::StorageBuffer`, binding 0) and deformations (joint matrices, morph deltas
 //! and weights at bindings 0, 1, 2; influence streams read from storage at 3 to 6). One set
-//! per combination of buffers, binding each from offset 0 to the end of what a frame's draws
-//! read, made on first use and reused; the least recently used one that no running frame
-//! needs is rewritten when all are taken, and more are allocated (a pool of 64 at a time, up
-//! to 4096) when every set is in use: a scene of hundreds of deformed meshes, each with its
-//! own buffers, is picked like one.
+//! per combination of buffers and frame, binding each from offset 0 to the end of what the
+//! frame's draws read. A set is written in the frame that binds it and reused only within
+//! that frame: Vulkan hands a destroyed buffer's handle value out again (Mesa does so
+//! routinely), so a set written for an earlier frame may name freed memory under a handle
+//! that now means another buffer. Sets of frames that may still run are never rewritten; the
+//! least recently used one that no running frame needs is, and more are allocated (a pool of
+//! 64 at a time, up to 4096) when every set is in use: a scene of hundreds of deformed meshes,
+//! each with its own buffers, is picked like one.
 
 use crate::error::PickError;
 use crate::gpu::{Memory, Owned};
@@ -53,7 +56,7 @@ pub(crate) struct InstanceSets {
     memory: Memory,
     entries: Vec<Entry>,
     /// Per combination of buffers, the entry that binds the most of each (the one a frame's
-    /// draws of that combination use).
+    /// draws of that combination use). Only entries written in the current frame are used.
     current: HashMap<Handles, usize>,
     free: Vec<vk::DescriptorSet>,
     /// What the draws about to be recorded need, merged per combination by `prepare_wanted`.
@@ -167,10 +170,11 @@ impl InstanceSets {
         let frame = self.frame;
         let key = handles(buffers);
         let mut bind = *buffers;
-        if let Some(&i) = self.current.get(&key) {
-            let entry = &mut self.entries[i];
+        // Only a set written in this frame may be reused: one written before names the
+        // buffers that held these handles then.
+        if let Some(&i) = self.current.get(&key).filter(|&&i| self.entries[i].last_used == frame) {
+            let entry = &self.entries[i];
             if Self::covers(&entry.buffers, buffers) {
-                entry.last_used = frame;
                 return Ok(());
             }
             // A new set binds what the one it replaces did too: this frame's draws recorded
@@ -223,9 +227,9 @@ impl InstanceSets {
         Ok(())
     }
 
-    /// The set prepared for `buffers`.
+    /// The set prepared for `buffers` in this frame.
     pub fn get(&self, buffers: &SetBuffers) -> Option<vk::DescriptorSet> {
         let entry = &self.entries[*self.current.get(&handles(buffers))?];
-        Self::covers(&entry.buffers, buffers).then_some(entry.set)
+        (entry.last_used == self.frame && Self::covers(&entry.buffers, buffers)).then_some(entry.set)
     }
 }

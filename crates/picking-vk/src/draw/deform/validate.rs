@@ -12,6 +12,7 @@ impl Deformation {
             return Err("the deformation has neither a skin nor morph targets".into());
         }
         let storage = |r: &BufferRange, needed: u64, what: &str| -> Result<(), String> {
+            r.check_size(what)?;
             if r.buffer == vk::Buffer::null() {
                 return Err(format!("the {what} buffer is null"));
             }
@@ -33,6 +34,7 @@ impl Deformation {
             if s.range.buffer == vk::Buffer::null() {
                 return Err(format!("the {what} buffer is null"));
             }
+            s.range.check_size(what)?;
             if s.stride < size || s.stride > max_stride {
                 return Err(format!("{what} stride {} lies outside {size}..={max_stride} bytes", s.stride));
             }
