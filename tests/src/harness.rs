@@ -29,6 +29,11 @@ impl Gpu {
     /// A context with validation and synchronization validation on. Panics (fails the test)
     /// when no device or no validation layer is found: GPU tests never pass silently.
     pub fn new() -> Gpu {
+        Gpu::with_options(|_| {})
+    }
+
+    /// As [`Gpu::new`], with the context's options changed by `change` first.
+    pub fn with_options(change: impl FnOnce(&mut ContextOptions)) -> Gpu {
         // A test that failed while holding the lock poisons it; the next one still runs.
         let one_at_a_time = ONE_DEVICE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         let path = std::env::var("PICKING_VK_TEST_RENDERING").unwrap_or_default();
@@ -38,7 +43,8 @@ impl Gpu {
             "dynamic-1.3" => (PassRendering::Dynamic, vk::API_VERSION_1_3),
             other => panic!("PICKING_VK_TEST_RENDERING={other:?}: expected render-pass, dynamic or dynamic-1.3"),
         };
-        let options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), api_version, ..ContextOptions::default() };
+        let mut options = ContextOptions { want_detail: std::env::var_os("PICKING_VK_NO_DETAIL").is_none(), api_version, ..ContextOptions::default() };
+        change(&mut options);
         match VulkanContext::new(&options) {
             Ok(ctx) => {
                 eprintln!(

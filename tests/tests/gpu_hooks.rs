@@ -13,7 +13,7 @@ use picking_vk::{
     AttributeFormat, AttributeStream, BufferRange, DetailStatus, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickError,
     PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
 };
-use picking_vk_context::HostBuffer;
+use picking_vk_context::{HostBuffer, TextureSets};
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
@@ -63,14 +63,16 @@ fn nearest_clamped() -> vk::SamplerCreateInfo<'static> {
 }
 
 fn alpha_program(set_layout: vk::DescriptorSetLayout) -> Arc<HookProgram> {
-    HookProgram::new(HookSource {
+    let source = HookSource {
         name: "alpha test".into(),
         shared: "layout(set = 1, binding = 0) uniform sampler2D base_colour;\n".into(),
         discard: Some("bool pick_discard(PickFragment f) {\n    return texture(base_colour, f.attrib.xy).a < 0.5;\n}\n".into()),
         world: None,
         attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
-        set_layout,
-    })
+    };
+    // SAFETY: every caller passes a `TextureSets` layout (made from HOOK_BINDINGS on the test's
+    // device) that outlives its pickers.
+    unsafe { HookProgram::with_host_set(source, set_layout, &TextureSets::HOOK_BINDINGS) }
 }
 
 /// Random quads facing the camera roughly, overlapping in depth.
@@ -394,6 +396,50 @@ fn hook_inputs_the_program_does_not_match_are_refused() {
     assert_eq!(picker.hook_compilations(), 0, "refused before any compilation");
     drop(picker);
     drop(gs);
+    gpu.assert_no_validation_messages();
+}
+
+/// Finding 1 of the soundness review: hook declarations the host set's layout does not hold
+/// are refused before a pipeline is built from them (building one is invalid Vulkan usage,
+/// which the validation layer would report), through the safe `warm_up` as through `record`.
+#[test]
+fn hook_declarations_outside_the_host_set_are_refused_before_any_pipeline() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let texture = gpu.ctx.upload_texture(&alpha_texels(5), TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest_clamped()).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let scene = quad_scene(5);
+    let with_shared = |name: &str, shared: &str| {
+        let source = HookSource {
+            name: name.into(),
+            shared: shared.into(),
+            discard: Some("bool pick_discard(PickFragment f) {\n    return texture(tex, f.attrib.xy).a < 0.5;\n}\n".into()),
+            world: None,
+            attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
+        };
+        // SAFETY: the layout was made from HOOK_BINDINGS on this device and outlives the picker.
+        unsafe { HookProgram::with_host_set(source, sets.layout, &TextureSets::HOOK_BINDINGS) }
+    };
+    let cases = [
+        (with_shared("binding 1", "layout(set = 1, binding = 1) uniform sampler2D tex;\n"), "has no binding 1"),
+        (with_shared("input", "layout(set = 1, binding = 0) uniform sampler2D tex;\nlayout(location = 9) in vec4 extra;\n"), "stage input at location 9"),
+        (with_shared("set 2", "layout(set = 2, binding = 0) uniform sampler2D tex;\n"), "sets 0 and 2 are the picker's"),
+    ];
+    for (program, says) in cases {
+        let name = program.source().name.clone();
+        let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+        match picker.warm_up(&hooked.draws, picking_vk::DepthConvention::Standard) {
+            Err(PickError::HookCompile { program, message }) => {
+                assert_eq!(program, name);
+                assert!(message.contains(says), "{name}: {message}");
+            }
+            other => panic!("{name}: expected HookCompile, got {other:?}"),
+        }
+    }
+    assert_eq!(picker.pipeline_count(), 0, "no pipeline was built from a refused program");
+    drop(picker);
+    drop(sets);
+    drop(texture);
     gpu.assert_no_validation_messages();
 }
 

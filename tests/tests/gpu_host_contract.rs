@@ -98,3 +98,76 @@ fn hits_report_the_hosts_draw_index_and_tag_whatever_was_culled() {
     drop(culled);
     gpu.assert_no_validation_messages();
 }
+
+/// Finding 5 of the soundness review: a host whose device chain holds a structure promoted to
+/// Vulkan 1.2 (timeline semaphores, as engines commonly chain) gets picking's features, the
+/// indirect count among them, chained beside it; the device is created and picks under
+/// validation without VUID-VkDeviceCreateInfo-pNext-02830.
+#[test]
+fn picking_features_chain_beside_a_hosts_promoted_vulkan12_structure() {
+    let gpu = Gpu::with_options(|o| o.timeline_semaphores = true);
+    assert!(gpu.ctx.picking_support.offered().contains(picking_vk::PickFeatures::INDIRECT_COUNT), "the device offers the indirect count");
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::INDIRECT_COUNT), "enabled: {:?}", gpu.ctx.picking_features);
+    let mut picker = gpu.picker(PickerConfig::default());
+    let gs = Scene::random(35).upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let hits = random_pixels(35, 32, W, H)
+        .into_iter()
+        .filter(|&p| gpu.pick(&mut picker, &PickRequest::new(p, Viewport::full(W, H), view, proj), &gs.draws).hit.is_some())
+        .count();
+    assert!(hits > 0, "the device picks");
+    drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
+
+/// Finding 3 of the soundness review: a host that writes the buffers a pick reads earlier in
+/// the same command buffer (here `vkCmdUpdateBuffer` into the vertex buffer, as a GPU-driven
+/// host's culling or skinning would) and again after it. Without `with_host_writes`,
+/// synchronization validation reports the hazard the host left unordered; with it, the
+/// picker's barriers order both writes, the pass sees the written vertices, and nothing is
+/// reported.
+#[test]
+fn host_writes_before_and_after_a_pick_are_ordered_by_the_pickers_barriers() {
+    use ash::vk;
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    // Two triangles covering the view at z = -2 (the buffer starts zeroed: nothing to hit).
+    let quad: [[f32; 3]; 6] = [[-5.0, -5.0, -2.0], [5.0, -5.0, -2.0], [5.0, 5.0, -2.0], [-5.0, -5.0, -2.0], [5.0, 5.0, -2.0], [-5.0, 5.0, -2.0]];
+    let bytes: Vec<u8> = quad.iter().flatten().flat_map(|f| f.to_ne_bytes()).collect();
+    let vb = gpu.ctx.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST).expect("buffer");
+    let positions = picking_vk::Positions { range: picking_vk::BufferRange { buffer: vb.buffer, offset: 0, size: vb.size }, stride: 12, vertex_count: 6 };
+    let draw =
+        picking_vk::PickDraw::new(picking_vk::ObjectId::new(9).unwrap(), positions, picking_vk::Triangles::NonIndexed { first_vertex: 0, vertex_count: 6 });
+    let draws = [draw];
+    let (view, proj, _) = picking_vk_tests::harness::look(glam::Vec3::new(0.0, 0.0, 1.0), glam::Vec3::new(0.0, 0.0, -2.0), W, H);
+    let plain = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let device = gpu.ctx.device.clone();
+    for ordered in [false, true] {
+        let request = if ordered { plain.with_host_writes(vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE) } else { plain };
+        gpu.run(|cmd| {
+            // SAFETY: `cmd` is recording outside a render pass; the buffer has TRANSFER_DST
+            // and outlives the wait; the pick's contract as in the other tests.
+            unsafe {
+                device.cmd_update_buffer(cmd, vb.buffer, 0, &bytes);
+                picker.record(cmd, 0, &request, &draws).expect("record");
+                // The host's next write to the same buffer (say, next frame's skinning).
+                device.cmd_update_buffer(cmd, vb.buffer, 0, &bytes);
+            }
+        });
+        // SAFETY: `run` waited for the frame.
+        let result = unsafe { picker.take_result(0) }.expect("resolve").expect("pending");
+        assert_eq!(result.hit.map(|h| h.id.get()), Some(9), "ordered {ordered}: the pass reads the written vertices");
+        let messages = gpu.ctx.take_validation_messages();
+        if ordered {
+            assert!(messages.is_empty(), "with host writes stated: {}", messages.join("\n"));
+        } else {
+            let says = |what: &str| messages.iter().any(|m| m.contains(what));
+            // (The write after the pick is a transfer: the picker's own barrier before its
+            // copies already orders transfers after the pass, so only the earlier one shows.)
+            assert!(says("READ-AFTER-WRITE") || says("READ_AFTER_WRITE"), "the unordered write before the pick is a hazard: {messages:?}");
+        }
+    }
+    drop(picker);
+    drop(vb);
+    gpu.assert_no_validation_messages();
+}

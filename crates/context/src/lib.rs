@@ -66,6 +66,10 @@ pub struct ContextOptions {
     pub device_extensions: Vec<CString>,
     /// The instance's `apiVersion` (default [`DEFAULT_API_VERSION`]).
     pub api_version: u32,
+    /// Enable timeline semaphores through `VkPhysicalDeviceTimelineSemaphoreFeatures` in the
+    /// device's chain, as many engines do: a structure promoted to Vulkan 1.2, beside which
+    /// picking's own must not bring `VkPhysicalDeviceVulkan12Features`.
+    pub timeline_semaphores: bool,
 }
 
 impl Default for ContextOptions {
@@ -77,6 +81,7 @@ impl Default for ContextOptions {
             instance_extensions: vec![],
             device_extensions: vec![],
             api_version: DEFAULT_API_VERSION,
+            timeline_semaphores: false,
         }
     }
 }
@@ -350,9 +355,15 @@ impl VulkanContext {
         let pipeline_statistics = unsafe { instance.get_physical_device_features(physical_device) }.pipeline_statistics_query == vk::TRUE;
         let mut core = vk::PhysicalDeviceFeatures::default().pipeline_statistics_query(pipeline_statistics);
         picking.enable_core(&mut core);
-        let device_info = picking.extension_structs(
-            vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&core),
-        );
+        let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
+        if options.timeline_semaphores && options.api_version < vk::API_VERSION_1_2 {
+            device_extensions.push(ash::khr::timeline_semaphore::NAME.as_ptr());
+        }
+        let mut host_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).enabled_extension_names(&device_extensions).enabled_features(&core);
+        if options.timeline_semaphores {
+            host_info = host_info.push_next(&mut timeline);
+        }
+        let device_info = picking.extension_structs(host_info);
         // SAFETY: pointers in `device_info` refer to locals alive for the call; the extensions
         // and features enabled were reported by the device.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }?;

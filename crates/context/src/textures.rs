@@ -38,6 +38,17 @@ pub struct TextureSets {
     pub sets: Vec<vk::DescriptorSet>,
 }
 
+impl TextureSets {
+    /// The layout's one binding, as hook programs that sample it declare it
+    /// (`picking_vk::HookProgram::with_host_set`).
+    pub const HOOK_BINDINGS: [picking_vk::HookBinding; 1] = [picking_vk::HookBinding {
+        binding: 0,
+        descriptor_type: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        count: 1,
+        stages: vk::ShaderStageFlags::from_raw(vk::ShaderStageFlags::VERTEX.as_raw() | vk::ShaderStageFlags::FRAGMENT.as_raw()),
+    }];
+}
+
 impl Drop for TextureSets {
     fn drop(&mut self) {
         // SAFETY: users drop the sets only after the GPU is done with them; null is ignored.
@@ -127,11 +138,9 @@ impl VulkanContext {
     /// A set per texture, each binding it as a combined image sampler at binding 0.
     pub fn texture_sets(&self, textures: &[&Texture]) -> Result<TextureSets, ContextError> {
         let d = &self.device;
-        let bindings = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)];
+        let b = TextureSets::HOOK_BINDINGS[0];
+        let bindings =
+            [vk::DescriptorSetLayoutBinding::default().binding(b.binding).descriptor_type(b.descriptor_type).descriptor_count(b.count).stage_flags(b.stages)];
         // SAFETY: valid create infos on a live device; each object is owned by `out` at once.
         let layout = unsafe { d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None) }?;
         let mut out = TextureSets { owner: self.owner.clone(), layout, pool: vk::DescriptorPool::null(), sets: vec![] };

@@ -8,7 +8,7 @@
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
-use picking_vk::{ContributorContext, ContributorTarget, PickContributor};
+use picking_vk::{Admission, ContributorContext, ContributorTarget, PickContributor};
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -136,13 +136,31 @@ impl Billboards {
     pub unsafe fn draw(&self, cmd: vk::CommandBuffer, render_pass: vk::RenderPass, compare: vk::CompareOp, view: Mat4, view_projection: Mat4) {
         let pipeline = self.cached((TargetKey::Lit(render_pass), Flavour::Lit, compare), 1, render_pass);
         // SAFETY: the caller's contract; `pipeline` was built for `render_pass`.
-        unsafe { self.record_with(cmd, pipeline, view, view_projection, 0) };
+        unsafe { self.record_with(cmd, pipeline, view, view_projection, 0, &[(0, self.count)]) };
     }
 
+    /// The runs (first, count) of billboards `admission` admits (billboard `i` is ID
+    /// `first_id + i`, instance `i`), in order.
+    fn admitted_runs(&self, admission: &Admission<'_>) -> Vec<(u32, u32)> {
+        if admission.admits_all() {
+            return vec![(0, self.count)];
+        }
+        let mut runs: Vec<(u32, u32)> = vec![];
+        for i in (0..self.count).filter(|&i| admission.admits(self.ids.start + u64::from(i), i)) {
+            match runs.last_mut() {
+                Some((first, count)) if *first + *count == i => *count += 1,
+                _ => runs.push((i, 1)),
+            }
+        }
+        runs
+    }
+
+    /// Draws the billboards of `runs`.
+    ///
     /// # Safety
     /// As [`Billboards::draw`], inside a pass `pipeline` was built for.
-    unsafe fn record_with(&self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, view: Mat4, view_projection: Mat4, draw_index: u32) {
-        if self.count == 0 || pipeline == vk::Pipeline::null() {
+    unsafe fn record_with(&self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, view: Mat4, view_projection: Mat4, draw_index: u32, runs: &[(u32, u32)]) {
+        if runs.is_empty() || pipeline == vk::Pipeline::null() {
             return;
         }
         let (right, up) = axes(view);
@@ -164,7 +182,11 @@ impl Billboards {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
             d.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push);
             d.cmd_bind_vertex_buffers(cmd, 0, &[self.instances.buffer], &[0]);
-            d.cmd_draw(cmd, 6, self.count, 0, 0);
+            for &(first, count) in runs {
+                // The first instance offsets both the instance data and gl_InstanceIndex,
+                // from which the shader forms the ID.
+                d.cmd_draw(cmd, 6, count, 0, first);
+            }
         }
     }
 
@@ -217,7 +239,7 @@ impl PickContributor for Billboards {
         let pipeline = self.cached((target, Flavour::Pick { detail: ctx.detail }, ctx.depth_compare), colors, render_pass);
         // SAFETY: the picker's contract (inside its pass, for which `pipeline` was built);
         // the buffer lives as long as `self`, which the host keeps past the frame.
-        unsafe { self.record_with(ctx.command_buffer, pipeline, ctx.view, ctx.view_projection, ctx.draw_index) };
+        unsafe { self.record_with(ctx.command_buffer, pipeline, ctx.view, ctx.view_projection, ctx.draw_index, &self.admitted_runs(&ctx.admission)) };
     }
 }
 

@@ -469,7 +469,7 @@ impl GpuScene {
                 // The lit pass's product, in its order: colour alpha, texel alpha, vertex alpha.
                 let vertex_alpha = if coloured { " * f.attrib.z" } else { "" };
                 let format = if coloured { AttributeFormat::Float32x4 } else { AttributeFormat::Float32x2 };
-                let program = HookProgram::new(HookSource {
+                let source = HookSource {
                     name: format!("alpha mask {cutoff}"),
                     shared: "layout(set = 1, binding = 0) uniform sampler2D base_colour;\n".into(),
                     discard: Some(format!(
@@ -478,8 +478,10 @@ impl GpuScene {
                     )),
                     world: None,
                     attribute: Some(HookAttribute { format, interpolation: Interpolation::Smooth }),
-                    set_layout: self.texture_sets.layout,
-                });
+                };
+                // SAFETY: the texture sets' layout was created from HOOK_BINDINGS on the
+                // picker's device, and lives as long as this scene, which outlives its picks.
+                let program = unsafe { HookProgram::with_host_set(source, self.texture_sets.layout, &TextureSets::HOOK_BINDINGS) };
                 self.mask_programs.push((key, program.clone()));
                 program
             }

@@ -104,9 +104,9 @@ mod resolve;
 
 pub use draw::{
     Aabb, AttributeFormat, AttributeStream, BufferRange, ContributorContext, ContributorHit, ContributorTarget, DeformPose, Deformation, DepthBias, DrawHooks,
-    HookAttribute, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances, Interpolation,
-    JointFormat, MeshGeometry, MorphTargets, PickContributor, PickDraw, PositionFormat, Positions, PrimitiveKind, RasterState, Skin, SkinInfluences, Topology,
-    Triangles, VertexStream, WeightFormat, CONTRIBUTOR_GLSL, HOOK_SET,
+    HookAttribute, HookBinding, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances,
+    Interpolation, JointFormat, MeshGeometry, MorphTargets, PickContributor, PickDraw, PositionFormat, Positions, PrimitiveKind, RasterState, Skin,
+    SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, CONTRIBUTOR_GLSL, HOOK_SET,
 };
 pub use error::{PickError, Requirement};
 pub use handoff::PassStats;
@@ -117,9 +117,10 @@ pub use id::ObjectId;
 pub use picker::{PickMemory, PickTicket, Picker};
 pub use request::camera::{DepthConvention, Ray};
 pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
+pub use request::host_writes::HostWrites;
 pub use request::query::{PickQuery, PixelRect, QueryTicket, RectMode};
 pub use request::viewport::Viewport;
-pub use request::{Ignore, PickFilter, PickRequest};
+pub use request::{Admission, Ignore, PickFilter, PickRequest};
 pub use resolve::detail::{HitDetail, SurfaceDetail};
 pub use resolve::query::{FrameResults, QueryResult, RectObject, RectResult};
 pub use resolve::result::{PickHit, PickResult, PickStats};

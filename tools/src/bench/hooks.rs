@@ -13,7 +13,7 @@ use picking_vk::{
     Aabb, AttributeFormat, AttributeStream, BufferRange, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickRequest, Picker,
     PickerConfig, Viewport,
 };
-use picking_vk_context::VulkanContext;
+use picking_vk_context::{TextureSets, VulkanContext};
 use picking_vk_host::SamplerDesc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,14 +40,16 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let rgba: Vec<u8> = (0..64 * 64).flat_map(|i: u32| [200, 150, 100, if i.is_multiple_of(29) { 0 } else { 255 }]).collect();
     let texture = ctx.upload_texture(&rgba, 64, 64, vk::Format::R8G8B8A8_UNORM, &SamplerDesc::default().create_info()).map_err(|x| e(&x))?;
     let sets = ctx.texture_sets(&[&texture]).map_err(|x| e(&x))?;
-    let discard = HookProgram::new(HookSource {
+    let source = HookSource {
         name: "bench discard".into(),
         shared: "layout(set = 1, binding = 0) uniform sampler2D tex;\n".into(),
         discard: Some("bool pick_discard(PickFragment f) { return texture(tex, f.attrib.xy).a < 0.5; }\n".into()),
         attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
-        set_layout: sets.layout,
         ..Default::default()
-    });
+    };
+    // SAFETY: the texture sets' layout was made from HOOK_BINDINGS on this device and outlives
+    // the pickers measured here.
+    let discard = unsafe { HookProgram::with_host_set(source, sets.layout, &TextureSets::HOOK_BINDINGS) };
     let world = HookProgram::new(HookSource {
         name: "bench wave".into(),
         world: Some(format!("vec3 pick_world(PickVertex v) {{ return v.world + v.basis * (v.local * {WAVE:?} * sin(v.world.x * 3.0)); }}\n")),

@@ -127,17 +127,29 @@ impl IdImage {
             return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
         }
         self.viewport_limits.check(&request.viewport, 0.0, 0.0)?;
+        if let Some(w) = &request.host_writes {
+            w.check()?;
+        }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
         let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?
-            .with_contributors(request.contributors);
+            .with_contributors(request);
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
-        let stats = unsafe { recording.record(request, draws, &self.plan, &mut snapshots, None) };
+        let stats = unsafe {
+            if let Some(w) = &request.host_writes {
+                w.record_before(recording.device, cmd);
+            }
+            recording.record(request, draws, &self.plan, &mut snapshots, None)
+        };
         if copy != IdCopy::Nothing {
             let pixel = (copy == IdCopy::Pixel).then_some(request.pixel);
             // SAFETY: as above.
             unsafe { self.record_copy_out(cmd, pixel) };
+        }
+        if let Some(w) = &request.host_writes {
+            // SAFETY: as above.
+            unsafe { w.record_after(&self.kit.memory.device, cmd) };
         }
         Ok(stats)
     }

@@ -10,6 +10,7 @@
 
 use crate::draw::PickDraw;
 use crate::error::PickError;
+use crate::request::Admission;
 use ash::vk;
 use glam::Mat4;
 use std::ops::Range;
@@ -63,6 +64,10 @@ pub struct ContributorContext<'a> {
     pub depth_compare: vk::CompareOp,
     /// What the fragments write as their draw index (`pick_write`'s second argument).
     pub draw_index: u32,
+    /// The request's ignore rules and filter: the contributor draws only the IDs and
+    /// instances they admit, so that what the host leaves out (a gizmo handle being dragged)
+    /// neither hits nor hides what lies behind it.
+    pub admission: Admission<'a>,
 }
 
 /// The host's own draws in the pick pass (see the module docs).
@@ -72,7 +77,9 @@ pub trait PickContributor: Sync {
     fn ids(&self) -> Range<u64>;
 
     /// Records its draws. Called once per region the pass draws (a point, a radius cell, or
-    /// the whole view for the ID image), after the picker's own draws.
+    /// the whole view for the ID image), after the picker's own draws. It draws only the
+    /// objects and instances [`ContributorContext::admission`] admits: the picker cannot tell
+    /// a contributor's objects apart, so a rule it skips is silently not applied.
     ///
     /// # Safety
     /// `ctx.command_buffer` is recording inside the pick pass; the contributor binds its own

@@ -33,6 +33,15 @@
 //! and so is `set = 2` for a deformed draw (its buffers) or one that reads its instance
 //! transforms from storage. Hooks on those need `maxPushConstantsSize` >= 256 (their words
 //! follow the hooked push block).
+//!
+//! A program that reads the host's set is made with the `unsafe`
+//! [`HookProgram::with_host_set`], which takes the set layout and the bindings it was created
+//! from. Each compiled stage is then checked against them (SPIR-V reflection): every resource
+//! the hook declares lies at set 1 in a binding of the right descriptor type and count, whose
+//! stages include each stage that uses it; no resource lies at the picker's sets; storage
+//! buffers and images are `readonly` (a pick draws each object many times, in passes the host
+//! does not see: a hook reads, never writes); and the hook adds no vertex input or stage
+//! output. A program that breaks a rule fails to compile with [`crate::PickError::HookCompile`].
 
 use super::BufferRange;
 use ash::vk;
@@ -127,9 +136,27 @@ pub struct HookSource {
     pub world: Option<String>,
     /// The per-vertex attribute the hooks read, if any.
     pub attribute: Option<HookAttribute>,
-    /// Layout of the host's descriptor set at [`HOOK_SET`] (null: none). The host keeps it
-    /// alive as long as the picker.
-    pub set_layout: vk::DescriptorSetLayout,
+}
+
+/// One binding of the host's set layout, as the layout was created with it: what the picker
+/// checks a hook's declarations against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HookBinding {
+    /// The binding number (`layout(set = 1, binding = N)`).
+    pub binding: u32,
+    /// Its descriptor type.
+    pub descriptor_type: vk::DescriptorType,
+    /// Its descriptor count (the largest array the hook may declare there).
+    pub count: u32,
+    /// The stages it is visible to.
+    pub stages: vk::ShaderStageFlags,
+}
+
+/// The host's set of a hook program: its layout and the bindings it was created from.
+#[derive(Clone, Debug)]
+pub(crate) struct HostSet {
+    pub layout: vk::DescriptorSetLayout,
+    pub bindings: Vec<HookBinding>,
 }
 
 /// A compiled-on-first-use hook program, shared by the draws that use it. Its identity keys
@@ -138,18 +165,48 @@ pub struct HookSource {
 pub struct HookProgram {
     id: u64,
     source: HookSource,
+    host_set: Option<HostSet>,
 }
 
 impl HookProgram {
-    /// Wraps `source`; nothing is compiled until a pick needs it.
+    /// Wraps `source`, which reads no descriptor set of the host's; nothing is compiled until
+    /// a pick needs it.
     pub fn new(source: HookSource) -> Arc<HookProgram> {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        Arc::new(HookProgram { id: NEXT.fetch_add(1, Ordering::Relaxed), source })
+        Arc::new(HookProgram { id: next_id(), source, host_set: None })
+    }
+
+    /// Wraps `source`, whose hooks read the host's descriptor set at [`HOOK_SET`], laid out by
+    /// `layout`. Each draw using the program gives a set of that layout
+    /// ([`DrawHooks::descriptor_set`]). The compiled stages are checked against `bindings`
+    /// (see the module docs); what the picker cannot see is the contract below.
+    ///
+    /// # Safety
+    ///
+    /// - `layout` is a valid descriptor set layout of the device of every picker the program
+    ///   is used with, created from exactly `bindings` (same numbers, descriptor types,
+    ///   counts and stages; immutable samplers allowed) and no flags, and it stays alive
+    ///   while any picker holds the program (pipelines are built from it lazily, on the first
+    ///   pick or [`Picker::warm_up`](crate::Picker::warm_up) that needs them).
+    /// - The layout is compatible with the pick pass: no
+    ///   `VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT` and no binding flags the
+    ///   device was not created to support.
+    pub unsafe fn with_host_set(source: HookSource, layout: vk::DescriptorSetLayout, bindings: &[HookBinding]) -> Arc<HookProgram> {
+        let host_set = (layout != vk::DescriptorSetLayout::null()).then(|| HostSet { layout, bindings: bindings.to_vec() });
+        Arc::new(HookProgram { id: next_id(), source, host_set })
     }
 
     /// The program's source.
     pub fn source(&self) -> &HookSource {
         &self.source
+    }
+
+    /// The host set's layout, null when the program reads none.
+    pub fn host_set_layout(&self) -> vk::DescriptorSetLayout {
+        self.host_set.as_ref().map_or(vk::DescriptorSetLayout::null(), |s| s.layout)
+    }
+
+    pub(crate) fn host_set(&self) -> Option<&HostSet> {
+        self.host_set.as_ref()
     }
 
     pub(crate) fn id(&self) -> u64 {
@@ -160,6 +217,11 @@ impl HookProgram {
     pub fn adjusts_world(&self) -> bool {
         self.source.world.is_some()
     }
+}
+
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A per-vertex attribute stream in the host's buffer (`VERTEX_BUFFER` usage): the range
@@ -181,8 +243,10 @@ pub struct DrawHooks {
     pub program: Arc<HookProgram>,
     /// The attribute stream, when the program declares an attribute.
     pub attribute: Option<AttributeStream>,
-    /// The host's descriptor set at [`HOOK_SET`], when the program has a set layout. It must
-    /// stay valid until the frames that use it complete.
+    /// The host's descriptor set at [`HOOK_SET`], when the program reads one
+    /// ([`HookProgram::with_host_set`]). [`Picker::record`](crate::Picker::record)'s contract
+    /// covers it: allocated from the program's layout, every binding the hooks use written,
+    /// and neither freed nor updated until the frames that use it complete.
     pub descriptor_set: vk::DescriptorSet,
     /// With a world-adjust hook: `true` when the draw's `bounds` already contain every
     /// adjusted position, so culling may use them. Otherwise adjusted draws are never culled.
@@ -241,9 +305,9 @@ impl DrawHooks {
             (None, Some(_)) => return Err(format!("the draw gives an attribute stream, and hook program {name:?} declares none")),
             (None, None) => {}
         }
-        match (source.set_layout != vk::DescriptorSetLayout::null(), self.descriptor_set != vk::DescriptorSet::null()) {
-            (true, false) => Err(format!("hook program {name:?} has a set layout, and the draw gives no descriptor set")),
-            (false, true) => Err(format!("the draw gives a descriptor set, and hook program {name:?} has no set layout")),
+        match (self.program.host_set.is_some(), self.descriptor_set != vk::DescriptorSet::null()) {
+            (true, false) => Err(format!("hook program {name:?} reads a host set, and the draw gives no descriptor set")),
+            (false, true) => Err(format!("the draw gives a descriptor set, and hook program {name:?} reads no host set")),
             _ => Ok(()),
         }
     }

@@ -16,7 +16,7 @@ pub use contributor::{ContributorContext, ContributorHit, ContributorTarget, Pic
 pub use deform::{DeformPose, Deformation, Influences, JointFormat, MorphTargets, Skin, SkinInfluences, VertexStream, WeightFormat};
 pub use formats::{InstanceBinding, InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
-pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, HOOK_SET};
+pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookBinding, HookProgram, HookSource, Interpolation, HOOK_SET};
 pub(crate) use indirect::DrawLimits;
 pub use indirect::IndirectDraws;
 pub use raster::{DepthBias, PrimitiveKind, RasterState, Topology};

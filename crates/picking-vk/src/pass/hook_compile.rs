@@ -1,14 +1,56 @@
 //! Compiling a hooked stage with shaderc (the `hooks` feature). Without the feature, hooked
 //! draws are refused with [`PickError::HookCompile`]; draws without hooks never come here.
 
-use crate::draw::hooks::HookSource;
+use crate::draw::hooks::{HookProgram, HookSource};
 use crate::error::PickError;
 use crate::pass::hook_glsl::{assemble, Stage, DISCARD_PART, SHARED_PART, WORLD_PART};
+use crate::pass::hook_reflect::{check, reflect, Interface};
+use ash::vk;
 
-/// SPIR-V words of `stage` of `source`'s pipelines.
-pub(crate) fn compile(source: &HookSource, stage: &Stage) -> Result<Vec<u32>, PickError> {
-    let text = assemble(source, stage);
-    compile_glsl(&text, stage).map_err(|message| PickError::HookCompile { program: source.name.clone(), message: hook_lines(&message) })
+/// Hooks that change nothing: the baseline stage, whose declarations are the template's own.
+const NEUTRAL_DISCARD: &str = "bool pick_discard(PickFragment f) { return false; }";
+const NEUTRAL_WORLD: &str = "vec3 pick_world(PickVertex v) { return v.world; }";
+
+/// The interfaces of baseline stages compiled so far, by their source.
+#[derive(Default)]
+pub(crate) struct Baselines(Vec<(String, Interface)>);
+
+impl Baselines {
+    fn get(&mut self, source: &HookSource, stage: &Stage) -> Result<&Interface, String> {
+        let neutral = HookSource {
+            name: String::new(),
+            shared: String::new(),
+            discard: source.discard.as_ref().map(|_| NEUTRAL_DISCARD.into()),
+            world: source.world.as_ref().map(|_| NEUTRAL_WORLD.into()),
+            attribute: source.attribute,
+        };
+        let text = assemble(&neutral, stage);
+        let index = match self.0.iter().position(|(t, _)| *t == text) {
+            Some(i) => i,
+            None => {
+                let interface = reflect(&compile_glsl(&text, stage).map_err(|e| format!("the hook template did not compile: {e}"))?)?;
+                self.0.push((text, interface));
+                self.0.len() - 1
+            }
+        };
+        Ok(&self.0[index].1)
+    }
+}
+
+/// SPIR-V words of `stage` of `program`'s pipelines, checked against the program's host set
+/// (`hook_reflect`).
+pub(crate) fn compile(program: &HookProgram, stage: &Stage, baselines: &mut Baselines) -> Result<Vec<u32>, PickError> {
+    let source = program.source();
+    let error = |message: String| PickError::HookCompile { program: source.name.clone(), message };
+    let code = compile_glsl(&assemble(source, stage), stage).map_err(|message| error(hook_lines(&message)))?;
+    let flag = match stage {
+        Stage::Vertex(_) => vk::ShaderStageFlags::VERTEX,
+        Stage::Fragment(_) => vk::ShaderStageFlags::FRAGMENT,
+    };
+    let interface = reflect(&code).map_err(error)?;
+    let baseline = baselines.get(source, stage).map_err(error)?;
+    check(&interface, baseline, program.host_set().map(|s| &s.bindings[..]), flag).map_err(error)?;
+    Ok(code)
 }
 
 #[cfg(feature = "hooks")]
@@ -62,5 +104,80 @@ mod tests {
         assert!(out.starts_with("discard hook, line 3: error: 'x' : undeclared identifier\n"), "{out}");
         assert!(out.contains("hook_pick.frag:40: error: oops"));
         assert_eq!(hook_lines("world:12: error: \u{1b}[31m"), "world hook, line 12: error: \\u{1b}[31m");
+    }
+
+    /// Compiles `shared` (with a discard hook `discard`) for `stages`, against `bindings`
+    /// (`None`: no host set); the first error's message.
+    #[cfg(feature = "hooks")]
+    fn checked(shared: &str, discard: &str, bindings: Option<&[crate::HookBinding]>, stages: &[Stage]) -> Result<(), String> {
+        use crate::{AttributeFormat, HookAttribute, Interpolation};
+        let source = HookSource {
+            name: "test".into(),
+            shared: shared.into(),
+            discard: Some(format!("bool pick_discard(PickFragment f) {{ {discard} }}")),
+            world: None,
+            attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
+        };
+        let program = match bindings {
+            // SAFETY: the layout is never used: nothing here builds a pipeline.
+            Some(b) => unsafe { HookProgram::with_host_set(source, ash::vk::Handle::from_raw(1), b) },
+            None => HookProgram::new(source),
+        };
+        let mut baselines = Baselines::default();
+        for stage in stages {
+            compile(&program, stage, &mut baselines).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "hooks")]
+    #[test]
+    fn hook_declarations_are_checked_against_the_host_set() {
+        use crate::draw::deform::DeformKey;
+        use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
+        use vk::{DescriptorType as T, ShaderStageFlags as S};
+        let binding = |binding, descriptor_type, count, stages| crate::HookBinding { binding, descriptor_type, count, stages };
+        let texture = [binding(0, T::COMBINED_IMAGE_SAMPLER, 1, S::FRAGMENT)];
+        let sampler = "layout(set = 1, binding = 0) uniform sampler2D tex;\n";
+        let samples = "return texture(tex, f.attrib.xy).a < 0.5;";
+        let influences = (crate::JointFormat::U8x4, 0, crate::WeightFormat::Float32x4, 0, None);
+        let all_stages = [
+            Stage::Fragment(FragmentVariant::Hit),
+            Stage::Fragment(FragmentVariant::RectAll),
+            Stage::Vertex(VertexVariant::Plain),
+            Stage::Vertex(VertexVariant::InstancedStorage),
+            Stage::Vertex(VertexVariant::Deformed(DeformKey { sets: [Some(influences); 2], from_storage: true })),
+        ];
+        // The template's own resources (the rectangle table, the storage sets) and the
+        // vertex stage's unused declaration of a fragment-only binding pass.
+        checked(sampler, samples, Some(&texture), &all_stages).unwrap();
+        checked("", "return false;", None, &all_stages).unwrap();
+        let frag = [Stage::Fragment(FragmentVariant::Hit)];
+        let vert = [Stage::Vertex(VertexVariant::Plain)];
+        let refused = |shared: &str, discard: &str, bindings: Option<&[crate::HookBinding]>, stages: &[Stage], says: &str| {
+            let e = checked(shared, discard, bindings, stages).expect_err(says);
+            assert!(e.contains(says), "{e:?} does not say {says:?}");
+        };
+        refused(sampler, samples, None, &frag, "reads no host set");
+        refused(sampler, samples, Some(&[binding(1, T::COMBINED_IMAGE_SAMPLER, 1, S::FRAGMENT)]), &frag, "has no binding 0");
+        refused(sampler, samples, Some(&[binding(0, T::UNIFORM_BUFFER, 1, S::FRAGMENT)]), &frag, "UNIFORM_BUFFER");
+        refused(sampler, samples, Some(&[binding(0, T::COMBINED_IMAGE_SAMPLER, 1, S::VERTEX)]), &frag, "visible to VERTEX only");
+        refused(sampler, samples, Some(&[texture[0], texture[0]]), &frag, "more than once");
+        let array = "layout(set = 1, binding = 0) uniform sampler2D texs[4];\n";
+        refused(array, "return texture(texs[3], f.attrib.xy).a < 0.5;", Some(&texture), &frag, "declares 4 descriptors");
+        checked(array, "return texture(texs[3], f.attrib.xy).a < 0.5;", Some(&[binding(0, T::COMBINED_IMAGE_SAMPLER, 4, S::FRAGMENT)]), &frag).unwrap();
+        let at_zero = "layout(set = 0, binding = 3) uniform sampler2D tex;\n";
+        refused(at_zero, samples, Some(&texture), &frag, "sets 0 and 2 are the picker's");
+        let at_two = "layout(set = 2, binding = 0) uniform sampler2D tex;\n";
+        refused(at_two, samples, Some(&texture), &frag, "sets 0 and 2 are the picker's");
+        let storage = [binding(0, T::STORAGE_BUFFER, 1, S::FRAGMENT)];
+        let written = "layout(std430, set = 1, binding = 0) buffer Hits { uint count; } hits;\n";
+        refused(written, "hits.count += 1u; return false;", Some(&storage), &frag, "must be declared readonly");
+        let read = "layout(std430, set = 1, binding = 0) readonly buffer Cut { float level; } cut;\n";
+        checked(read, "return f.world.y > cut.level;", Some(&storage), &frag).unwrap();
+        let block = "layout(set = 1, binding = 0) uniform Cut { float level; } cut;\n";
+        refused(block, "return f.world.y > cut.level;", Some(&texture), &frag, "UniformBuffer, and the host set's binding is COMBINED_IMAGE_SAMPLER");
+        refused("layout(location = 7) in vec4 extra;\n", "return false;", None, &vert, "stage input at location 7");
+        refused("layout(location = 6) out vec4 extra;\n", "extra = vec4(1.0); return false;", None, &frag, "stage output at location 6");
     }
 }

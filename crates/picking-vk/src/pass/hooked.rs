@@ -7,7 +7,7 @@
 use crate::draw::hooks::{DrawHooks, HOOK_SET};
 use crate::error::{PickError, Requirement};
 use crate::gpu::Memory;
-use crate::pass::hook_compile::compile;
+use crate::pass::hook_compile::{compile, Baselines};
 use crate::pass::hook_glsl::{FragmentVariant, Stage, VertexVariant, HOOKED_STORAGE_SET};
 use ash::vk;
 use glam::{Mat4, Vec2};
@@ -94,6 +94,8 @@ pub(crate) struct HookedShaders {
     programs: Vec<ProgramShaders>,
     /// Stages compiled so far (tests check that draws without hooks never compile).
     pub compilations: u32,
+    /// The template's own declarations per stage, for checking the host's.
+    baselines: Baselines,
 }
 
 fn vertex_index(v: VertexVariant) -> usize {
@@ -124,6 +126,7 @@ impl HookedShaders {
             max_push_constants,
             programs: vec![],
             compilations: 0,
+            baselines: Baselines::default(),
         }
     }
 
@@ -186,7 +189,7 @@ impl HookedShaders {
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let ranges = [vk::PushConstantRange::default().stage_flags(stages).size(HOOK_STORAGE_PUSH_SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
-        // SAFETY: the set layouts are live (the host keeps its own alive, per `HookSource`).
+        // SAFETY: the set layouts are live (the host keeps its own alive, per `HookProgram::with_host_set`).
         Ok(unsafe { self.memory.device.create_pipeline_layout(&info, None) }?)
     }
 
@@ -200,20 +203,21 @@ impl HookedShaders {
             self.set0 = self.empty_set()?;
         }
         let source = hooks.program.source();
-        let hook_set_layout = match source.set_layout {
-            l if l == vk::DescriptorSetLayout::null() => self.empty_set()?,
-            l => l,
+        let host_layout = hooks.program.host_set().map(|s| s.layout);
+        let hook_set_layout = match host_layout {
+            None => self.empty_set()?,
+            Some(l) => l,
         };
         let mut set_layouts = vec![self.set0];
-        if source.set_layout != vk::DescriptorSetLayout::null() {
+        if let Some(l) = host_layout {
             debug_assert_eq!(set_layouts.len() as u32, HOOK_SET);
-            set_layouts.push(source.set_layout);
+            set_layouts.push(l);
         }
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let ranges = [vk::PushConstantRange::default().stage_flags(stages).size(HOOK_PUSH_SIZE)];
         let frag = self.module(hooks, Stage::Fragment(self.fragment))?;
         let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
-        // SAFETY: the set layouts are live (the host keeps its own alive, per `HookSource`).
+        // SAFETY: the set layouts are live (the host keeps its own alive, per `HookProgram::with_host_set`).
         let layout = match unsafe { device.create_pipeline_layout(&info, None) } {
             Ok(layout) => layout,
             Err(e) => {
@@ -234,7 +238,7 @@ impl HookedShaders {
     }
 
     fn module(&mut self, hooks: &DrawHooks, stage: Stage) -> Result<vk::ShaderModule, PickError> {
-        let code = compile(hooks.program.source(), &stage)?;
+        let code = compile(&hooks.program, &stage, &mut self.baselines)?;
         self.compilations += 1;
         let info = vk::ShaderModuleCreateInfo::default().code(&code);
         // SAFETY: `info` points at SPIR-V words that outlive the call.

@@ -4,6 +4,7 @@
 
 pub(crate) mod hook_compile;
 pub(crate) mod hook_glsl;
+pub(crate) mod hook_reflect;
 pub(crate) mod hooked;
 pub(crate) mod instance_sets;
 pub(crate) mod pipeline;

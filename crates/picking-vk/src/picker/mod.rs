@@ -198,7 +198,25 @@ impl Picker {
     ///   one queue (with the passes' dependencies) orders one frame's passes after the last
     ///   one's copies.
     /// - Every buffer the draws name is live, has the usages the draw types document, and
-    ///   stays alive until `cmd` completes.
+    ///   stays alive until `cmd` completes. (Each [`BufferRange`](crate::BufferRange) lying
+    ///   inside its buffer is the host's to ensure: Vulkan offers no query of a buffer's size.)
+    /// - GPU writes to those buffers (vertex, index, instance, joint and morph buffers,
+    ///   indirect commands and counts, hook resources) recorded before `cmd`'s pick are made
+    ///   visible to the pass: by [`PickRequest::with_host_writes`], or by the host's own
+    ///   barrier to `DRAW_INDIRECT | VERTEX_INPUT | VERTEX_SHADER | FRAGMENT_SHADER`; and the
+    ///   host's later writes to them are ordered after the pick (the same option, a barrier
+    ///   of its own, or a fence).
+    /// - What the GPU reads stays in range: every index plus `vertex_offset` names a vertex
+    ///   of its positions (and of its attribute and deformation streams), and indirect
+    ///   commands draw only the vertices, indices and instances the draw describes
+    ///   (`firstInstance + instanceCount` within its instances, a count buffer's value read
+    ///   up to `max_draw_count`). The picker checks what it can read on the CPU; buffer
+    ///   contents written by the GPU it cannot.
+    /// - Each hooked draw's [`DrawHooks::descriptor_set`](crate::DrawHooks::descriptor_set)
+    ///   was allocated from its program's host set layout, has every binding the hooks use
+    ///   written with live resources, and is neither freed nor updated until `cmd` completes.
+    /// - Contributors meet [`PickContributor::record`](crate::PickContributor::record)'s
+    ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
     pub unsafe fn record_queries(

@@ -243,6 +243,9 @@ impl Picker {
             return Err(PickError::SlotPending { slot, frame: p.frame });
         }
         let camera = request.camera()?;
+        if let Some(w) = &request.host_writes {
+            w.check()?;
+        }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan_queries(request, &camera, queries, draws, plan_frame)?;
         // Pipelines last used before the oldest frame that may still run can be destroyed: the
@@ -265,7 +268,7 @@ impl Picker {
         let table_needed = self.frame_plans_entries_needed();
         // Each query places its own region (`region_view`); this framing is only the default.
         let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
-        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel).with_contributors(request.contributors);
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel).with_contributors(request);
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();
@@ -276,6 +279,9 @@ impl Picker {
         // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws'
         // buffers; every pipeline was prepared and the table's capacity checked above.
         unsafe {
+            if let Some(w) = &request.host_writes {
+                w.record_before(device, cmd);
+            }
             if let Some(q) = queries_ts {
                 device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
@@ -378,6 +384,9 @@ impl Picker {
                 offset += 12 * used;
             }
             self.staging.finish(device, cmd, slot, frame, queries_ts);
+            if let Some(w) = &request.host_writes {
+                w.record_after(device, cmd);
+            }
             let stats = PassStats { draws_recorded: recorded, ..fp.stats };
             s.stats = stats;
             s.pending = Some(Pending { frame, camera, used_bytes: offset, table });

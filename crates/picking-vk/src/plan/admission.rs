@@ -11,7 +11,7 @@ pub(crate) fn admits(request: &PickRequest<'_>, draw: &PickDraw) -> bool {
 
 /// Whether instance `instance` of `draw` is ignored by the request.
 pub(crate) fn instance_ignored(draw: &PickDraw, instance: u32, ignore: &[Ignore]) -> bool {
-    ignore.iter().any(|rule| matches!(*rule, Ignore::Instances { id, start, count } if id == draw.id && instance >= start && instance - start < count))
+    ignore.iter().any(|rule| matches!(rule, Ignore::Instances { .. }) && rule.covers(draw.id, instance))
 }
 
 /// Splits `0..count` into the instance ranges of `draw` that survive the request's instance

@@ -22,7 +22,7 @@ use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{run_of, Plan, PlanEntry, Planned};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
-use crate::request::PickRequest;
+use crate::request::{Admission, PickRequest};
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
 pub(crate) use bind::BoundState;
@@ -82,6 +82,8 @@ pub(crate) struct PassRecording<'a> {
     pub max_draw_indirect_count: u32,
     /// The request's contributors, recorded after the planned draws of each region.
     pub contributors: &'a [&'a dyn PickContributor],
+    /// The request's ignore rules and filter, for the contributors.
+    admission: Option<Admission<'a>>,
     /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
     pixel_shift: Cell<Vec2>,
 }
@@ -117,13 +119,16 @@ impl<'a> PassRecording<'a> {
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
             contributors: &[],
+            admission: None,
             pixel_shift: Cell::new(Vec2::ZERO),
         }
     }
 
-    /// Sets the contributors recorded with every region.
-    pub fn with_contributors(mut self, contributors: &'a [&'a dyn PickContributor]) -> Self {
-        self.contributors = contributors;
+    /// Sets the contributors recorded with every region: `request`'s, with its ignore rules
+    /// and filter.
+    pub fn with_contributors(mut self, request: &PickRequest<'a>) -> Self {
+        self.contributors = request.contributors;
+        self.admission = Some(Admission::of(request));
         self
     }
 
@@ -133,9 +138,7 @@ impl<'a> PassRecording<'a> {
     /// # Safety
     /// Inside the render pass begun by [`PassRecording::begin`], viewport and scissor set.
     unsafe fn record_contributors(&self, snapshots: &mut Vec<DrawSnapshot>) -> u32 {
-        if self.contributors.is_empty() {
-            return 0;
-        }
+        let Some(admission) = self.admission.filter(|_| !self.contributors.is_empty()) else { return 0 };
         let (colors, depth) = self.pass.formats();
         let target = match self.pass.pipeline_target() {
             PipelineTarget::RenderPass(render_pass) => ContributorTarget::RenderPass { render_pass, colors: &colors, depth },
@@ -156,6 +159,7 @@ impl<'a> PassRecording<'a> {
                 view_projection: self.camera.view_projection.as_mat4(),
                 depth_compare,
                 draw_index,
+                admission,
             };
             // SAFETY: the caller's contract; the contributor's own is its trait's.
             unsafe { contributor.record(&ctx) };

@@ -3,6 +3,7 @@
 
 pub(crate) mod camera;
 pub(crate) mod cursor;
+pub(crate) mod host_writes;
 pub(crate) mod query;
 pub(crate) mod viewport;
 
@@ -11,6 +12,7 @@ use crate::error::PickError;
 use crate::id::ObjectId;
 use camera::{CameraSnapshot, DepthConvention, Ray};
 use glam::{Mat4, UVec2};
+use host_writes::HostWrites;
 use viewport::Viewport;
 
 /// Leaves an object, or some of its instances, out of one request: the surface behind shows.
@@ -36,8 +38,52 @@ impl Ignore {
     }
 }
 
+impl Ignore {
+    /// Whether the rule leaves out instance `instance` of object `id`.
+    pub fn covers(&self, id: ObjectId, instance: u32) -> bool {
+        match *self {
+            Ignore::Object(o) => o == id,
+            Ignore::Instances { id: o, start, count } => o == id && instance >= start && instance - start < count,
+        }
+    }
+}
+
 /// A predicate over object IDs: draws for which it returns `false` neither hit nor occlude.
 pub type PickFilter<'a> = dyn Fn(ObjectId) -> bool + Sync + 'a;
+
+/// A request's filter and ignore rules, as a [`PickContributor`] applies them to the objects it
+/// draws ([`crate::ContributorContext::admission`]): what they leave out neither hits nor
+/// occludes, as for the picker's own draws.
+#[derive(Clone, Copy)]
+pub struct Admission<'a> {
+    ignore: &'a [Ignore],
+    filter: Option<&'a PickFilter<'a>>,
+}
+
+impl<'a> Admission<'a> {
+    /// The rules of `request`.
+    pub fn of(request: &PickRequest<'a>) -> Self {
+        Admission { ignore: request.ignore, filter: request.filter }
+    }
+
+    /// Whether instance `instance` of object `id` takes part (ID 0 never does).
+    pub fn admits(&self, id: u64, instance: u32) -> bool {
+        let Ok(id) = ObjectId::new(id) else { return false };
+        !self.ignore.iter().any(|rule| rule.covers(id, instance)) && self.filter.is_none_or(|f| f(id))
+    }
+
+    /// Whether every object takes part (no rule and no filter): a contributor may then draw all
+    /// without asking [`Admission::admits`].
+    pub fn admits_all(&self) -> bool {
+        self.ignore.is_empty() && self.filter.is_none()
+    }
+}
+
+impl std::fmt::Debug for Admission<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admission").field("ignore", &self.ignore).field("filter", &self.filter.is_some()).finish()
+    }
+}
 
 /// One frame's pick: the framebuffer pixel, the camera and viewport the host renders with,
 /// and which draws take part. `Send`, so it can be built on another thread.
@@ -60,12 +106,16 @@ pub struct PickRequest<'a> {
     pub ignore: &'a [Ignore],
     /// The host's own draws in the pick pass (see [`PickContributor`]).
     pub contributors: &'a [&'a dyn PickContributor],
+    /// The host's GPU writes, earlier in the same queue, to buffers this pick reads: the
+    /// picker records the barriers for them (see [`PickRequest::with_host_writes`]). `None`:
+    /// the host orders its writes itself.
+    pub host_writes: Option<HostWrites>,
 }
 
 impl<'a> PickRequest<'a> {
     /// A request for `pixel` with the host's camera; every pickable draw takes part.
     pub fn new(pixel: UVec2, viewport: impl Into<Viewport>, view: Mat4, projection: Mat4) -> Self {
-        PickRequest { pixel, viewport: viewport.into(), view, projection, depth: None, filter: None, ignore: &[], contributors: &[] }
+        PickRequest { pixel, viewport: viewport.into(), view, projection, depth: None, filter: None, ignore: &[], contributors: &[], host_writes: None }
     }
 
     /// Sets [`PickRequest::filter`].
@@ -83,6 +133,22 @@ impl<'a> PickRequest<'a> {
     /// Sets [`PickRequest::contributors`].
     pub fn with_contributors(mut self, contributors: &'a [&'a dyn PickContributor]) -> Self {
         self.contributors = contributors;
+        self
+    }
+
+    /// States that GPU work the host recorded earlier in the same queue wrote, at `stages`
+    /// with `access`, buffers this pick reads (vertex, index, instance, joint and morph
+    /// buffers, indirect commands and counts, hook resources), and may write them again
+    /// later at the same stages. The picker then records, around everything it records, a
+    /// memory barrier from those writes to the pass's reads (draw indirect, vertex input,
+    /// vertex and fragment shaders) and an execution dependency from those reads to the
+    /// host's later work at `stages`. A GPU-driven host that records the pick right after its
+    /// culling dispatch says `with_host_writes(COMPUTE_SHADER, SHADER_WRITE)`. Without it the
+    /// host records such barriers itself ([`crate::Picker::record_queries`]' contract).
+    /// Masks no barrier can carry (no stage, a read access, a write none of the stages
+    /// performs) are refused with [`PickError::InvalidRequest`].
+    pub fn with_host_writes(mut self, stages: ash::vk::PipelineStageFlags, access: ash::vk::AccessFlags) -> Self {
+        self.host_writes = Some(HostWrites { stages, access });
         self
     }
 

@@ -1,0 +1,108 @@
+//! The host's GPU writes to buffers a pick reads, recorded before the pick in the same queue
+//! (a culling dispatch that writes indirect commands and counts, a copy into the instance
+//! buffer, a compute skinning pass): the picker records the barrier that makes them visible
+//! to the pass, and the one that orders the host's later writes after the pass's reads.
+
+use crate::error::PickError;
+use ash::vk;
+
+/// The stages at which the pick pass reads the host's buffers.
+const PASS_READ_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
+    vk::PipelineStageFlags::DRAW_INDIRECT.as_raw()
+        | vk::PipelineStageFlags::VERTEX_INPUT.as_raw()
+        | vk::PipelineStageFlags::VERTEX_SHADER.as_raw()
+        | vk::PipelineStageFlags::FRAGMENT_SHADER.as_raw(),
+);
+/// How it reads them: indirect commands and counts, indices, vertex and instance attributes,
+/// storage (instances, joints, morphs) and the hooks' uniform and sampled resources.
+const PASS_READ_ACCESS: vk::AccessFlags = vk::AccessFlags::from_raw(
+    vk::AccessFlags::INDIRECT_COMMAND_READ.as_raw()
+        | vk::AccessFlags::INDEX_READ.as_raw()
+        | vk::AccessFlags::VERTEX_ATTRIBUTE_READ.as_raw()
+        | vk::AccessFlags::UNIFORM_READ.as_raw()
+        | vk::AccessFlags::SHADER_READ.as_raw(),
+);
+
+/// The host's writes, earlier in the same queue, to what the pick reads: the stages that wrote
+/// and their write accesses ([`crate::PickRequest::with_host_writes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostWrites {
+    /// The stages whose writes the pick must see (and that later writes of the host's run in).
+    pub stages: vk::PipelineStageFlags,
+    /// Their write accesses.
+    pub access: vk::AccessFlags,
+}
+
+impl HostWrites {
+    /// Refuses what no barrier can carry: no stage, an access that is not a write, or a write
+    /// none of the stages performs.
+    pub(crate) fn check(&self) -> Result<(), PickError> {
+        use vk::{AccessFlags as A, PipelineStageFlags as S};
+        let bad = |why: String| Err(PickError::InvalidRequest(format!("host writes {self:?}: {why}")));
+        if self.stages.is_empty() {
+            return bad("no stage".into());
+        }
+        let writes = A::SHADER_WRITE | A::COLOR_ATTACHMENT_WRITE | A::DEPTH_STENCIL_ATTACHMENT_WRITE | A::TRANSFER_WRITE | A::HOST_WRITE | A::MEMORY_WRITE;
+        if !writes.contains(self.access) {
+            return bad(format!("{:?} is not a write access", self.access & !writes));
+        }
+        let shaders =
+            S::VERTEX_SHADER | S::TESSELLATION_CONTROL_SHADER | S::TESSELLATION_EVALUATION_SHADER | S::GEOMETRY_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER;
+        let any = |stages: S| self.stages.intersects(stages | S::ALL_COMMANDS);
+        let needs = [
+            (A::SHADER_WRITE, any(shaders | S::ALL_GRAPHICS)),
+            (A::COLOR_ATTACHMENT_WRITE, any(S::COLOR_ATTACHMENT_OUTPUT | S::ALL_GRAPHICS)),
+            (A::DEPTH_STENCIL_ATTACHMENT_WRITE, any(S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS | S::ALL_GRAPHICS)),
+            (A::TRANSFER_WRITE, any(S::TRANSFER)),
+            (A::HOST_WRITE, self.stages.contains(S::HOST)),
+        ];
+        match needs.iter().find(|(access, ok)| self.access.contains(*access) && !ok) {
+            Some((access, _)) => bad(format!("none of the stages writes {access:?}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Records the barrier from the host's writes to the pass's reads.
+    ///
+    /// # Safety
+    /// `cmd` is recording, outside any render pass, on the picker's device.
+    pub(crate) unsafe fn record_before(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+        let barrier = vk::MemoryBarrier::default().src_access_mask(self.access).dst_access_mask(PASS_READ_ACCESS);
+        // SAFETY: the caller's contract; `check` made the masks agree with the stages.
+        unsafe { device.cmd_pipeline_barrier(cmd, self.stages, PASS_READ_STAGES, vk::DependencyFlags::empty(), &[barrier], &[], &[]) };
+    }
+
+    /// Records the dependency from the pass's reads to the host's later writes at the same
+    /// stages (write after read needs ordering only, no memory barrier).
+    ///
+    /// # Safety
+    /// As [`HostWrites::record_before`].
+    pub(crate) unsafe fn record_after(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+        // The host stage cannot wait on a barrier; its writes are ordered by the host's fence.
+        let later = self.stages & !vk::PipelineStageFlags::HOST;
+        if later.is_empty() {
+            return;
+        }
+        // SAFETY: the caller's contract.
+        unsafe { device.cmd_pipeline_barrier(cmd, PASS_READ_STAGES, later, vk::DependencyFlags::empty(), &[], &[], &[]) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vk::{AccessFlags as A, PipelineStageFlags as S};
+
+    #[test]
+    fn masks_that_no_barrier_carries_are_refused() {
+        let w = |stages, access| HostWrites { stages, access }.check().map_err(|e| e.to_string());
+        assert!(w(S::COMPUTE_SHADER, A::SHADER_WRITE).is_ok());
+        assert!(w(S::TRANSFER | S::COMPUTE_SHADER, A::TRANSFER_WRITE | A::SHADER_WRITE).is_ok());
+        assert!(w(S::ALL_COMMANDS, A::MEMORY_WRITE | A::TRANSFER_WRITE).is_ok());
+        assert!(w(S::HOST, A::HOST_WRITE).is_ok());
+        assert!(w(S::empty(), A::SHADER_WRITE).unwrap_err().contains("no stage"));
+        assert!(w(S::COMPUTE_SHADER, A::SHADER_READ).unwrap_err().contains("not a write access"));
+        assert!(w(S::COMPUTE_SHADER, A::TRANSFER_WRITE).unwrap_err().contains("none of the stages writes TRANSFER_WRITE"));
+        assert!(w(S::TRANSFER, A::HOST_WRITE).unwrap_err().contains("HOST_WRITE"));
+    }
+}
