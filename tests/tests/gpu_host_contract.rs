@@ -171,3 +171,109 @@ fn host_writes_before_and_after_a_pick_are_ordered_by_the_pickers_barriers() {
     drop(vb);
     gpu.assert_no_validation_messages();
 }
+
+/// A host-visible storage buffer made by hand, so that its handle can be destroyed while its
+/// memory (and what was written there) stays.
+struct RawBuffer {
+    buffer: ash::vk::Buffer,
+    memory: ash::vk::DeviceMemory,
+}
+
+impl RawBuffer {
+    fn new(gpu: &Gpu, words: &[f32]) -> RawBuffer {
+        use ash::vk;
+        let d = &gpu.ctx.device;
+        let size = std::mem::size_of_val(words) as u64;
+        // SAFETY: valid create and allocate infos on the test's live device; the memory is
+        // host-visible and coherent, mapped for the copy only.
+        unsafe {
+            let buffer = d.create_buffer(&vk::BufferCreateInfo::default().size(size).usage(vk::BufferUsageFlags::STORAGE_BUFFER), None).unwrap();
+            let needs = d.get_buffer_memory_requirements(buffer);
+            let props = gpu.ctx.instance.get_physical_device_memory_properties(gpu.ctx.physical_device);
+            let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let kind = (0..props.memory_type_count)
+                .find(|&i| needs.memory_type_bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(wanted))
+                .expect("a host-visible memory type");
+            let memory = d.allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(needs.size).memory_type_index(kind), None).unwrap();
+            d.bind_buffer_memory(buffer, memory, 0).unwrap();
+            let at = d.map_memory(memory, 0, size, vk::MemoryMapFlags::empty()).unwrap();
+            std::ptr::copy_nonoverlapping(words.as_ptr(), at.cast::<f32>(), words.len());
+            d.unmap_memory(memory);
+            RawBuffer { buffer, memory }
+        }
+    }
+
+    /// Destroys the buffer; its memory stays until `free`.
+    fn destroy_buffer(&mut self, gpu: &Gpu) {
+        // SAFETY: no pending GPU work uses the buffer (every pick was waited for).
+        unsafe { gpu.ctx.device.destroy_buffer(self.buffer, None) };
+        self.buffer = ash::vk::Buffer::null();
+    }
+
+    fn free(mut self, gpu: &Gpu) {
+        self.destroy_buffer(gpu);
+        // SAFETY: as above; the buffer bound to it is gone.
+        unsafe { gpu.ctx.device.free_memory(self.memory, None) };
+    }
+}
+
+/// Finding 2 of the soundness review: Vulkan hands a destroyed buffer's handle value out again
+/// (Mesa does; the validation layer's own unique handles are turned off here so the driver's
+/// show). An instance buffer destroyed and created again under the same handle, in other
+/// memory, is read anew: a descriptor set written for the old buffer in an earlier frame is
+/// not reused (it would read the old memory, where the instance still stands on the left).
+#[test]
+fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
+    use ash::vk::Handle;
+    use glam::Vec3;
+    use picking_vk_tests::scene::{Mesh, Object};
+    let gpu = Gpu::with_options(|o| o.unique_handles = false);
+    let mut scene = Scene { meshes: vec![Mesh::quad(0.4)], objects: vec![] };
+    let mut object = Object::new(5, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -4.0)));
+    object.instances = Some(vec![Mat4::IDENTITY]);
+    scene.objects.push(object);
+    let gs = scene.upload(&gpu.ctx);
+    let base = gs.draws[0].clone();
+    let inst = base.instances.expect("instanced");
+    let (view, proj, vp) = picking_vk_tests::harness::look(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 0.0, -4.0), W, H);
+    let pixel_of = |p: Vec3| {
+        let clip = proj * view * p.extend(1.0);
+        UVec2::new(((clip.x / clip.w * 0.5 + 0.5) * W as f32) as u32, ((clip.y / clip.w * 0.5 + 0.5) * H as f32) as u32)
+    };
+    let (left, right) = (pixel_of(Vec3::new(-1.0, 0.0, -4.0)), pixel_of(Vec3::new(1.0, 0.0, -4.0)));
+    let stand = |x: f32| Mat4::from_translation(Vec3::new(x, 0.0, 0.0)).to_cols_array().to_vec();
+    // The CPU copy of the transform (what culling reads) says where the buffer puts it.
+    let draw_of = |b: &RawBuffer, x: f32| {
+        base.clone()
+            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
+            .with_instances(picking_vk::Instances { range: picking_vk::BufferRange { buffer: b.buffer, offset: 0, size: 64 }, stride: 64, ..inst })
+            .with_instance_transforms(vec![Mat4::from_translation(Vec3::new(x, 0.0, 0.0))].into())
+    };
+    let mut picker = gpu.picker(PickerConfig::default());
+    let mut hit = |draw: &picking_vk::PickDraw, pixel| {
+        gpu.pick(&mut picker, &PickRequest::new(pixel, vp, view, proj), std::slice::from_ref(draw)).hit.map(|h| h.id.get())
+    };
+    let mut first = RawBuffer::new(&gpu, &stand(-1.0));
+    let old_handle = first.buffer.as_raw();
+    let draw = draw_of(&first, -1.0);
+    assert_eq!((hit(&draw, left), hit(&draw, right)), (Some(5), None), "the instance stands on the left");
+    first.destroy_buffer(&gpu);
+    // New buffers until the driver hands the old handle out again; the old memory stays.
+    let mut spares = vec![];
+    let second = loop {
+        let b = RawBuffer::new(&gpu, &stand(1.0));
+        if b.buffer.as_raw() == old_handle {
+            break b;
+        }
+        assert!(spares.len() < 32, "the driver never handed handle {old_handle:#x} out again");
+        spares.push(b);
+    };
+    let draw = draw_of(&second, 1.0);
+    assert_eq!((hit(&draw, left), hit(&draw, right)), (None, Some(5)), "the recreated buffer's instance stands on the right");
+    drop(picker);
+    for b in spares.into_iter().chain([first, second]) {
+        b.free(&gpu);
+    }
+    drop(gs);
+    gpu.assert_no_validation_messages();
+}

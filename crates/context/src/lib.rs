@@ -70,6 +70,10 @@ pub struct ContextOptions {
     /// device's chain, as many engines do: a structure promoted to Vulkan 1.2, beside which
     /// picking's own must not bring `VkPhysicalDeviceVulkan12Features`.
     pub timeline_semaphores: bool,
+    /// With validation: let the layer wrap handles in unique values of its own (the default).
+    /// `false` passes the driver's handles through, so a destroyed object's handle value is
+    /// handed out again as the driver does it (a test of handle reuse needs that).
+    pub unique_handles: bool,
 }
 
 impl Default for ContextOptions {
@@ -82,6 +86,7 @@ impl Default for ContextOptions {
             device_extensions: vec![],
             api_version: DEFAULT_API_VERSION,
             timeline_semaphores: false,
+            unique_handles: true,
         }
     }
 }
@@ -163,17 +168,20 @@ impl VulkanContext {
         }
         let app = vk::ApplicationInfo::default().application_name(c"picking-vk").api_version(options.api_version);
         let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
-        let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
+        let sync = if options.sync_validation { &enabled_features[..] } else { &[] };
+        let disabled_features = [vk::ValidationFeatureDisableEXT::UNIQUE_HANDLES];
+        let wrap = if options.unique_handles { &[][..] } else { &disabled_features[..] };
+        let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(sync).disabled_validation_features(wrap);
         let mut messenger_info = messages::messenger_info();
         let mut instance_info = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layers).enabled_extension_names(&extensions);
         if let Some(log) = &log {
             messenger_info = messenger_info.user_data(log.user_data());
             // Chained so that messages during instance creation are recorded too.
             instance_info = instance_info.push_next(&mut messenger_info);
-            if options.sync_validation && has_validation_features {
+            if (options.sync_validation || !options.unique_handles) && has_validation_features {
                 instance_info = instance_info.push_next(&mut validation_features);
-            } else if options.sync_validation {
-                log::warn!("synchronization validation needs VK_EXT_validation_features, which the layer lacks");
+            } else if options.sync_validation || !options.unique_handles {
+                log::warn!("synchronization validation and driver handles need VK_EXT_validation_features, which the layer lacks");
             }
         }
         // SAFETY: every pointer in `instance_info` refers to locals alive for the call.

@@ -72,7 +72,7 @@
 //! | stage | where | a change there |
 //! |---|---|---|
 //! | host contract | `host/`: [`HostDevice`], [`PickSupport`] and [`DeviceFeatures`], [`PickerConfig`] | a new optional feature, a new setting |
-//! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`] | a new kind of query, camera conventions |
+//! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`], the host's writes ([`HostWrites`], `host_writes.rs`); `ignore.rs`: [`Ignore`], [`PickFilter`] and [`Admission`] (below `request` and `draw`, which both read them) | a new kind of query, camera conventions |
 //! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform/`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
 //! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
@@ -94,6 +94,7 @@ mod gpu;
 mod handoff;
 mod host;
 mod id;
+mod ignore;
 mod pass;
 mod picker;
 mod plan;
@@ -114,13 +115,14 @@ pub use host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MA
 pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
 pub use host::HostDevice;
 pub use id::ObjectId;
+pub use ignore::{Admission, Ignore, PickFilter};
 pub use picker::{PickMemory, PickTicket, Picker};
 pub use request::camera::{DepthConvention, Ray};
 pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
 pub use request::host_writes::HostWrites;
 pub use request::query::{PickQuery, PixelRect, QueryTicket, RectMode};
 pub use request::viewport::Viewport;
-pub use request::{Admission, Ignore, PickFilter, PickRequest};
+pub use request::PickRequest;
 pub use resolve::detail::{HitDetail, SurfaceDetail};
 pub use resolve::query::{FrameResults, QueryResult, RectObject, RectResult};
 pub use resolve::result::{PickHit, PickResult, PickStats};

@@ -10,7 +10,7 @@
 
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::request::Admission;
+use crate::ignore::Admission;
 use ash::vk;
 use glam::Mat4;
 use std::ops::Range;

@@ -2,7 +2,8 @@
 //! request's filter and ignore rules are read here and nowhere else.
 
 use crate::draw::PickDraw;
-use crate::request::{Ignore, PickRequest};
+use crate::ignore::Ignore;
+use crate::request::PickRequest;
 
 /// Whether a draw takes part at all: pickable, passes the filter, not ignored as a whole.
 pub(crate) fn admits(request: &PickRequest<'_>, draw: &PickDraw) -> bool {

@@ -12,6 +12,7 @@ mod view;
 use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
+use crate::ignore::Admission;
 use crate::pass::hooked::HookPush;
 use crate::pass::instance_sets::InstanceSets;
 use crate::pass::pipeline::Pipelines;
@@ -22,7 +23,7 @@ use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{run_of, Plan, PlanEntry, Planned};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
-use crate::request::{Admission, PickRequest};
+use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
 pub(crate) use bind::BoundState;
@@ -128,7 +129,7 @@ impl<'a> PassRecording<'a> {
     /// and filter.
     pub fn with_contributors(mut self, request: &PickRequest<'a>) -> Self {
         self.contributors = request.contributors;
-        self.admission = Some(Admission::of(request));
+        self.admission = Some(Admission::new(request.ignore, request.filter));
         self
     }
 
