@@ -5,19 +5,30 @@
 # when no Vulkan device is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+# Each step's time, printed as it ends and again at the end (the CI budget is 25 minutes).
+timings=()
+step() { # name, command...
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  timings+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
+  echo "== test.sh: $name took $((SECONDS - start)) s"
+}
+step setup bash tools/setup.sh
 source tools/env.sh
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
-cargo test --workspace --locked "$@"
+step rustfmt cargo fmt --all -- --check
+step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+step rustdoc env RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
+step "workspace tests" cargo test --workspace --locked "$@"
 # The GPU suite again with the pick passes begun by dynamic rendering: through
 # VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3.
-PICKING_VK_TEST_RENDERING=dynamic cargo test -p picking-vk-tests --locked "$@"
-PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test -p picking-vk-tests --locked "$@"
-cargo run -p picking-vk --example hover --locked
+step "GPU tests, dynamic rendering 1.2" env PICKING_VK_TEST_RENDERING=dynamic cargo test -p picking-vk-tests --locked "$@"
+step "GPU tests, dynamic rendering 1.3" env PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test -p picking-vk-tests --locked "$@"
+step "hover example" cargo run -p picking-vk --example hover --locked
 # The library crate packages and builds on its own, with only its declared dependencies.
-cargo package -p picking-vk --locked --allow-dirty
+step package cargo package -p picking-vk --locked --allow-dirty
 # Every cargo command README.md shows, in a clean environment (no script sourced), and a crate
 # outside the workspace that depends on picking-vk with `hooks`.
-bash tools/readme-commands.sh
+step "README commands" bash tools/readme-commands.sh
+printf 'test.sh: every step passed\n'
+printf '%s\n' "${timings[@]}"

@@ -61,6 +61,40 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## Soundness
+//! No safe function of the crate can cause undefined behaviour, whatever its arguments. Every
+//! Vulkan handle the picker uses on the GPU reaches it through an `unsafe` entry point whose
+//! contract covers it; safe functions only read those handles back (building pipelines in
+//! [`Picker::warm_up`], freeing objects on drop) or touch none at all (requests, draws,
+//! configuration, validation, [`Picker::cancel`], statistics). Bad values are refused with a
+//! [`PickError`] and leave the picker as it was: IDs, counts, strides and offsets against the
+//! device's limits, [`BufferRange`]s against the sizes the host states (`vk::WHOLE_SIZE` and
+//! ranges past 2^64 refused), non-finite or singular matrices, instance transforms that do not
+//! match the instances drawn, hook programs whose SPIR-V declares what their host set lacks
+//! ([`HookProgram::with_host_set`]), barrier masks no barrier carries ([`HostWrites`]), frame
+//! slots, pending frames and device loss. Arithmetic on host-given sizes is checked or
+//! saturating (statistics are `u64`), and a failed read keeps its frame pending.
+//!
+//! What the picker cannot see is each `unsafe fn`'s contract, stated in full in its
+//! `# Safety` section:
+//!
+//! | entry point | what the caller guarantees |
+//! |---|---|
+//! | [`PickSupport::query`] | the physical device was enumerated from the live instance, created with the stated API version |
+//! | [`Picker::new`], [`debug::IdImage::new`] | the device, physical device and instance belong together and outlive it; the features stated were enabled; a shared allocator is this device's; it is dropped only after the GPU finished every command buffer it recorded into |
+//! | [`Picker::record`], [`Picker::record_queries`], `record_shared`, `record_queries_shared`, [`debug::IdImage::record`] | the command buffer is this device's, recording, outside a render pass, submitted to one queue of the picker's family; every buffer the draws name is live, has the documented usages, holds what its ranges say and lives until the work completes; the host's GPU writes to them are ordered before the pick and its later writes after it ([`PickRequest::with_host_writes`], or its own barriers); indices, vertex offsets and indirect commands stay within what the draw describes; hook descriptor sets match their layout and stay unchanged while pending; contributors keep their contract; the slot's previous work completed |
+//! | [`Picker::take_results`], [`Picker::take_result`], [`debug::IdImage::read`], `read_pixel` | the GPU work last recorded there completed (or will never be submitted) |
+//! | [`Picker::poll_result`] | the fence is live and is the one the slot's submission signals, not reset since |
+//! | [`HookProgram::with_host_set`] | the layout is live while a picker holds the program, on the pickers' device, and was created from exactly the bindings given |
+//! | [`PickContributor::record`] (the host implements it; the picker calls it inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, and keeps what it records alive until the frame completes |
+//! | [`debug::IdImage::attachment_bytes_for`] | the device is live |
+//!
+//! Inside the crate every `unsafe` block names, in a `// SAFETY:` comment, the contract or
+//! invariant it relies on; objects the picker creates are owned by types that free them on
+//! drop, after the GPU is done with them by [`Picker::new`]'s contract. Storage descriptor
+//! sets are written in the frame that binds them and never reused in a later one, because
+//! Vulkan hands a destroyed buffer's handle value out again.
+//!
 //! ## Architecture
 //! The data flows through one folder per stage:
 //!
