@@ -2,74 +2,76 @@
 //! resolve) with no import circles: a module may use the stages before it, never one that
 //! uses it back. Read from the sources, so a new `use` that closes a circle fails here.
 
-use std::collections::{BTreeMap, BTreeSet};
+#[path = "support/module_graph.rs"]
+mod module_graph;
+
+use module_graph::ModuleGraph;
 use std::path::Path;
 
-/// Top-level module of each source file, and the top-level modules it names as `crate::x`.
-fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src is readable") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(&src).expect("under src");
-            let first = rel.components().next().expect("a component").as_os_str().to_string_lossy().into_owned();
-            let module = first.trim_end_matches(".rs").to_string();
-            if module == "lib" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("source is readable");
-            // Only the module's own code: its unit tests may reach anywhere.
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let uses = graph.entry(module.clone()).or_default();
-            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-                for (at, _) in line.match_indices("crate::") {
-                    let name: String = line[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                    if !name.is_empty() && name != module {
-                        uses.insert(name);
-                    }
-                }
-            }
-        }
+#[test]
+fn no_import_circles_at_any_level_of_the_librarys_modules() {
+    let graph = ModuleGraph::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let top: Vec<String> = graph.uses.keys().filter(|m| m.len() == 1).map(|m| m[0].clone()).collect();
+    for expected in ["host", "request", "draw", "plan", "pass", "record", "readback", "handoff", "resolve", "picker", "debug"] {
+        assert!(top.iter().any(|m| m == expected), "module {expected} is missing from {top:?}");
     }
+    let circles = graph.circles();
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+    // The hand-off is the only thing record and resolve share.
+    let edges = graph.sibling_edges();
+    let root = &edges[&vec![]];
+    let uses = |a: &str, b: &str| root.get(a).is_some_and(|s| s.contains(b));
+    assert!(!uses("record", "resolve") && !uses("resolve", "record"));
+}
+
+/// Writes `files` (path under `src`, text) into a fresh folder and reads its graph.
+fn graph_of(name: &str, files: &[(&str, &str)]) -> ModuleGraph {
+    let src = std::env::temp_dir().join(format!("picking-vk-module-graph-{name}-{}", std::process::id())).join("src");
+    let _ = std::fs::remove_dir_all(&src);
+    for (path, text) in files {
+        let at = src.join(path);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, text).unwrap();
+    }
+    let graph = ModuleGraph::read(&src);
+    std::fs::remove_dir_all(src.parent().unwrap()).unwrap();
     graph
 }
 
-/// A circle through `node`, if any, as the path that closes it.
-fn find_circle(graph: &BTreeMap<String, BTreeSet<String>>, node: &str, path: &mut Vec<String>) -> Option<Vec<String>> {
-    if let Some(start) = path.iter().position(|n| n == node) {
-        let mut circle = path[start..].to_vec();
-        circle.push(node.to_string());
-        return Some(circle);
-    }
-    path.push(node.to_string());
-    for next in graph.get(node).into_iter().flatten() {
-        if let Some(circle) = find_circle(graph, next, path) {
-            return Some(circle);
-        }
-    }
-    path.pop();
-    None
-}
-
+/// The checker sees the circles a reading of `crate::x` alone missed: through the crate root's
+/// re-exports (as `request/viewport.rs` once named `crate::PickSupport`: request -> host ->
+/// pass -> request) and between submodules (`super::`), in `use` trees and in code, and not
+/// in comments or unit tests.
 #[test]
-fn no_import_circles_between_the_librarys_modules() {
-    let graph = module_graph();
-    for expected in ["host", "request", "draw", "plan", "pass", "record", "readback", "handoff", "resolve", "picker", "debug"] {
-        assert!(graph.contains_key(expected), "module {expected} is missing from {:?}", graph.keys());
-    }
-    for node in graph.keys() {
-        if let Some(circle) = find_circle(&graph, node, &mut vec![]) {
-            panic!("import circle: {}", circle.join(" -> "));
-        }
-    }
-    // The hand-off is the only thing record and resolve share.
-    assert!(!graph["record"].contains("resolve") && !graph["resolve"].contains("record"));
+fn the_checker_finds_circles_through_re_exports_and_between_submodules() {
+    let through_root = graph_of(
+        "root",
+        &[
+            ("lib.rs", "mod host;\nmod pass;\nmod request;\npub use host::features::{Other, PickSupport};\n"),
+            ("host/mod.rs", "pub(crate) mod features;\nuse crate::pass::Pass;\n"),
+            ("host/features.rs", "pub struct PickSupport;\npub struct Other;\n"),
+            ("pass.rs", "use crate::{request::viewport::Viewport};\n"),
+            ("request/mod.rs", "pub(crate) mod viewport;\n"),
+            ("request/viewport.rs", "pub struct Viewport;\nfn of(_: &crate::PickSupport) {}\n"),
+        ],
+    );
+    assert_eq!(through_root.circles(), vec!["crate: {host, pass, request}: host -> pass -> request -> host".to_string()]);
+    let siblings = graph_of(
+        "siblings",
+        &[
+            ("lib.rs", "mod plan;\n"),
+            ("plan/mod.rs", "mod chunks;\nmod sure_hit;\nmod ray;\nuse chunks::Chunks;\n"),
+            ("plan/chunks.rs", "use super::{ray::Ray, sure_hit::triangle};\npub struct Chunks;\n"),
+            ("plan/sure_hit.rs", "pub fn triangle() { let _ = super::chunks::Chunks; }\n"),
+            // Comments and unit tests name anything without making a circle.
+            ("plan/ray.rs", "// super::chunks\npub struct Ray;\n#[cfg(test)]\nmod tests { use super::super::chunks::Chunks; }\n"),
+        ],
+    );
+    assert_eq!(siblings.circles(), vec!["plan: {chunks, sure_hit}: chunks -> sure_hit -> chunks".to_string()]);
+    // A parent's use of its children and the children's use of their parent are no circle.
+    let family =
+        graph_of("family", &[("lib.rs", "mod a;\n"), ("a/mod.rs", "mod b;\npub struct T;\nuse b::U;\n"), ("a/b.rs", "use super::T;\npub struct U;\n")]);
+    assert!(family.circles().is_empty());
 }
 
 #[test]

@@ -69,7 +69,7 @@ impl IdImage {
         let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
         let readback = GpuBuffer::new(&memory, "id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent, viewport_limits: ViewportLimits::of(&limits, &support) })
+        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent, viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()) })
     }
 
     /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of

@@ -27,6 +27,22 @@ pub struct MeshGeometry {
 }
 
 impl MeshGeometry {
+    /// The three vertex positions of list triangle `t` of a draw of this geometry (`None` past
+    /// its arrays).
+    pub(crate) fn list_triangle(&self, triangles: &Triangles, t: u32) -> Option<[Vec3; 3]> {
+        let element = |k: u32| -> Option<usize> {
+            let e = t.checked_mul(3)?.checked_add(k)?;
+            match *triangles {
+                Triangles::NonIndexed { first_vertex, .. } => usize::try_from(first_vertex.checked_add(e)?).ok(),
+                Triangles::Indexed { first_index, vertex_offset, .. } => {
+                    let i = *self.indices.as_ref()?.get(usize::try_from(first_index.checked_add(e)?).ok()?)?;
+                    usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok()
+                }
+            }
+        };
+        Some([self.positions.get(element(0)?).copied()?, self.positions.get(element(1)?).copied()?, self.positions.get(element(2)?).copied()?])
+    }
+
     /// Checks the arrays agree with each other (normals/UVs per vertex, indices in range).
     pub fn validate(&self) -> Result<(), PickError> {
         let n = self.positions.len();

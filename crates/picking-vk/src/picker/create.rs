@@ -159,7 +159,7 @@ impl Picker {
             next_frame: 0,
             device_lost: false,
             validated_shared: None,
-            viewport_limits: ViewportLimits::of(&limits, &support),
+            viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()),
             cell,
             max_queries,
             max_radius: config.max_radius,

@@ -9,7 +9,6 @@ use super::bvh::{BoxBvh, BvhScratch};
 use super::geometry_cache::GeometryCache;
 use super::is_affine;
 use super::ray::{stretch_bound, PadLine, Padding, PixelRay, SlabRay};
-use super::sure_hit::triangle;
 use crate::draw::{Aabb, MeshGeometry, PickDraw, PositionFormat, Topology, Triangles};
 use std::sync::Arc;
 
@@ -57,7 +56,7 @@ fn build_runs(g: &MeshGeometry, triangles: &Triangles, size: u32) -> Option<BoxB
         let first = c * size;
         points.clear();
         for t in first..(first + size).min(count) {
-            points.extend_from_slice(&triangle(g, triangles, t)?);
+            points.extend_from_slice(&g.list_triangle(triangles, t)?);
         }
         Aabb::from_points(&points)
     });

@@ -58,6 +58,17 @@ fn is_affine(m: &Mat4) -> bool {
     m.row(3) == glam::Vec4::W
 }
 
+/// Whether a draw's depth at any pixel is bounded by its box under its model matrix.
+pub(crate) fn depth_bounded_by_box(draw: &PickDraw) -> bool {
+    draw.instances.is_none()
+        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
+        && draw.deformation.is_none()
+        && draw.indirect.is_none()
+        && draw.raster.depth_bias.is_none()
+        && draw.raster.topology.primitive() == crate::draw::PrimitiveKind::Triangle
+        && is_affine(&draw.model)
+}
+
 /// A hierarchy over the instances of a draw, in its model space; `None` when an instance
 /// transform is projective (its instances are then all drawn).
 fn instance_bvh(local: &Aabb, transforms: &[Mat4]) -> Option<BoxBvh> {

@@ -4,7 +4,7 @@
 //! how near a draw can come (see [`super::depth_keys`]). Both bounds hold, so a draw is kept
 //! only where both allow it, and culling stays conservative.
 
-use super::depth_keys::depth_bounded_by_box;
+use super::depth_bounded_by_box;
 use super::ray::{PadLine, SlabRay};
 use crate::draw::{Aabb, PickDraw, PositionFormat, Triangles};
 use foldhash::HashMap;

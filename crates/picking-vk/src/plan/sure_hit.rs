@@ -39,21 +39,6 @@ pub(crate) struct SureHits {
     groups: Vec<(f32, u32)>,
 }
 
-/// The three vertex positions of list triangle `t` of a draw.
-pub(crate) fn triangle(g: &MeshGeometry, triangles: &Triangles, t: u32) -> Option<[glam::Vec3; 3]> {
-    let element = |k: u32| -> Option<usize> {
-        let e = t.checked_mul(3)?.checked_add(k)?;
-        match *triangles {
-            Triangles::NonIndexed { first_vertex, .. } => usize::try_from(first_vertex.checked_add(e)?).ok(),
-            Triangles::Indexed { first_index, vertex_offset, .. } => {
-                let i = *g.indices.as_ref()?.get(usize::try_from(first_index.checked_add(e)?).ok()?)?;
-                usize::try_from(i64::from(i) + i64::from(vertex_offset)).ok()
-            }
-        }
-    };
-    Some([g.positions.get(element(0)?).copied()?, g.positions.get(element(1)?).copied()?, g.positions.get(element(2)?).copied()?])
-}
-
 /// A vertex in window coordinates with how far the GPU may place it from here.
 #[derive(Clone, Copy)]
 struct WindowVertex {
@@ -163,7 +148,7 @@ impl SureHits {
             }
             let first = group * GROUP_TRIANGLES;
             for t in first..(first + GROUP_TRIANGLES).min(count) {
-                let Some(points) = triangle(geometry, triangles, t) else { continue };
+                let Some(points) = geometry.list_triangle(triangles, t) else { continue };
                 // The ray must pass through the triangle (a miss in f32 is only a missed chance).
                 let Some(at) = roughly_crosses(ray, &points) else { continue };
                 let window = points.map(|p| to_window(&clip, &abs, p, &target.viewport));

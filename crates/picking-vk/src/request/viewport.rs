@@ -14,8 +14,11 @@ pub(crate) struct ViewportLimits {
 }
 
 impl ViewportLimits {
-    pub fn of(limits: &ash::vk::PhysicalDeviceLimits, support: &crate::PickSupport) -> Self {
-        ViewportLimits { bounds: limits.viewport_bounds_range, max: limits.max_viewport_dimensions, negative_height: support.negative_viewport_height() }
+    /// The limits of a device with these `limits`; `negative_height` from
+    /// `PickSupport::negative_viewport_height` (taken as a value: the request stage comes
+    /// before the host contract).
+    pub fn of(limits: &ash::vk::PhysicalDeviceLimits, negative_height: bool) -> Self {
+        ViewportLimits { bounds: limits.viewport_bounds_range, max: limits.max_viewport_dimensions, negative_height }
     }
 
     /// Checks `vp` moved by (`dx`, `dy`) pixels against the limits.

@@ -184,7 +184,7 @@ impl Gfx {
         // SAFETY: as above.
         unsafe { self.id_buffer.take(slot) }?;
         for id in std::mem::take(&mut self.frames.frames[slot].egui_free) {
-            self.egui_renderer.free_texture(id).map_err(recovery::egui_error)?;
+            self.egui_renderer.free_texture(id).map_err(super::egui_error)?;
         }
         Ok(())
     }
@@ -239,7 +239,7 @@ impl Gfx {
                 self.lit.draw_scene(cmd, &self.scene.gpu, plan.pose_region, &self.frames.frames[slot].style, camera, view.viewport(), markers.as_ref());
             }
         }
-        self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(recovery::egui_error)?;
+        self.egui_renderer.cmd_draw(cmd, plan.extent, ui.pixels_per_point, &ui.primitives).map_err(super::egui_error)?;
         // SAFETY: as above.
         unsafe {
             self.lit.end(cmd);
@@ -273,7 +273,7 @@ impl Gfx {
     fn upload_ui_textures(&mut self, ctx: &VulkanContext, slot: usize, ui: &mut PanelFrame) -> Result<(), ViewerError> {
         for (id, deltas) in &ui.textures.set {
             for delta in deltas {
-                self.egui_renderer.set_texture(ctx.queue, self.frames.commands.pool(), *id, delta).map_err(recovery::egui_error)?;
+                self.egui_renderer.set_texture(ctx.queue, self.frames.commands.pool(), *id, delta).map_err(super::egui_error)?;
             }
         }
         self.frames.frames[slot].egui_free = ui.textures.free.iter().copied().collect();

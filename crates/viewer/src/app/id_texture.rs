@@ -54,8 +54,8 @@ impl IdTexture {
             pending: None,
         };
         // From here Drop destroys whatever was made.
-        t.layout = create_vulkan_descriptor_set_layout(&device).map_err(super::recovery::egui_error)?;
-        t.pool = create_vulkan_descriptor_pool(&device, 1).map_err(super::recovery::egui_error)?;
+        t.layout = create_vulkan_descriptor_set_layout(&device).map_err(super::egui_error)?;
+        t.pool = create_vulkan_descriptor_pool(&device, 1).map_err(super::egui_error)?;
         let sampler = vk::SamplerCreateInfo::default()
             .mag_filter(vk::Filter::NEAREST)
             .min_filter(vk::Filter::NEAREST)

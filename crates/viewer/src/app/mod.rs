@@ -314,3 +314,11 @@ impl Drop for Gpu {
         unsafe { self.surface.loader.destroy_surface(self.surface.handle, None) };
     }
 }
+
+/// egui renderer errors, with device loss kept recognisable.
+pub(crate) fn egui_error(e: egui_ash_renderer::RendererError) -> ViewerError {
+    match e {
+        egui_ash_renderer::RendererError::Vulkan(r) => ViewerError::Vulkan(picking_vk_context::ContextError::Vulkan(r)),
+        e => ViewerError::Window(format!("egui: {e}")),
+    }
+}

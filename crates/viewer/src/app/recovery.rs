@@ -86,14 +86,6 @@ pub(super) fn is_device_lost(e: &ViewerError) -> bool {
     matches!(e, ViewerError::Pick(PickError::DeviceLost) | ViewerError::Vulkan(ContextError::Vulkan(vk::Result::ERROR_DEVICE_LOST)))
 }
 
-/// egui renderer errors, with device loss kept recognisable.
-pub(super) fn egui_error(e: egui_ash_renderer::RendererError) -> ViewerError {
-    match e {
-        egui_ash_renderer::RendererError::Vulkan(r) => ViewerError::Vulkan(ContextError::Vulkan(r)),
-        e => ViewerError::Window(format!("egui: {e}")),
-    }
-}
-
 impl Running {
     /// Makes the GPU side again after `cause` (a device loss); the window, scene, camera,
     /// input and selection stay.

@@ -122,7 +122,7 @@ impl Gfx {
             egui_ash_renderer::RenderMode::RenderPass(lit.render_pass),
             egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
         )
-        .map_err(super::recovery::egui_error)?;
+        .map_err(super::egui_error)?;
         Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::new(ctx)?, frames, swapchain, scene, lit })
     }
 }

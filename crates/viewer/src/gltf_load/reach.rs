@@ -7,44 +7,9 @@
 //! once, so the check per frame costs its targets and joints, not its vertices.
 
 use super::SceneError;
+pub use crate::scene::PrimitiveReach;
 use crate::scene::Scene;
-use glam::{Mat4, Vec3};
-use picking_vk_host::Primitive;
-
-/// What bounds a deformed primitive's vertices, measured once at load.
-#[derive(Clone, Debug, Default)]
-pub struct PrimitiveReach {
-    /// The largest |coordinate| of its rest positions, and at least 1 (the homogeneous one).
-    positions: f64,
-    /// Per morph target, its largest |offset|.
-    offsets: Vec<f64>,
-    /// The largest sum of one vertex's skin weights over all its influence sets.
-    weights: f64,
-    /// Whether a skinned node skins it (triangles with influences); otherwise its node's world
-    /// places it (see `scene_upload::skinned_by`).
-    skinned: bool,
-}
-
-fn largest(v: &[Vec3]) -> f64 {
-    v.iter().flat_map(|v| v.to_array()).fold(0.0f64, |a, x| a.max(f64::from(x.abs())))
-}
-
-impl PrimitiveReach {
-    fn of(p: &Primitive) -> Self {
-        let weight_sum = |i: usize| p.skin.iter().filter_map(|set| set.weights.get(i)).flatten().map(|&w| f64::from(w)).sum::<f64>();
-        PrimitiveReach {
-            positions: largest(&p.positions).max(1.0),
-            offsets: p.morph_targets.iter().map(|t| largest(t)).collect(),
-            weights: (0..p.positions.len()).map(weight_sum).fold(0.0, f64::max),
-            skinned: !p.skin.is_empty() && p.topology == picking_vk::Topology::TriangleList,
-        }
-    }
-
-    /// The largest coordinate its vertices can take under morph `weights`.
-    fn morphed(&self, weights: &[f32]) -> f64 {
-        self.positions + self.offsets.iter().zip(weights).map(|(o, w)| f64::from(w.abs()) * o).sum::<f64>()
-    }
-}
+use glam::Mat4;
 
 /// Per mesh, per primitive, for the meshes a skin or morph targets deform (empty for others).
 pub fn measure(scene: &Scene) -> Vec<Vec<PrimitiveReach>> {
@@ -101,8 +66,9 @@ pub fn check(scene: &Scene) -> Result<(), SceneError> {
 mod tests {
     use super::*;
     use crate::scene::{MeshAsset, Node};
-    use glam::DMat4;
+    use glam::{DMat4, Vec3};
     use picking_vk::SkinInfluences;
+    use picking_vk_host::Primitive;
 
     /// One node skinned by one joint whose matrix is `palette`, over a vertex at `x`.
     fn skinned_scene(palette: Mat4, x: f32) -> Scene {

@@ -4,10 +4,10 @@
 //! a sure hit); and the same bound for a whole subtree of the shared list's hierarchy, from
 //! a summary of its draws (see [`super::nearest_first`]).
 
-use super::is_affine;
+use super::depth_bounded_by_box;
 use super::sphere::{within_sphere, BoundingSphere};
 use super::sure_hit::PixelTarget;
-use crate::draw::{Aabb, PickDraw, PrimitiveKind};
+use crate::draw::{Aabb, PickDraw};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use ash::vk;
 use glam::{DMat4, DVec3, DVec4, UVec2, Vec3};
@@ -27,17 +27,6 @@ pub(super) fn convention_nearer(depth: DepthConvention) -> Option<Nearer> {
 /// Which way `draw`'s depth test goes under the convention `depth`; `None` for ALWAYS and the like.
 pub(super) fn nearer_of(draw: &PickDraw, depth: DepthConvention) -> Option<Nearer> {
     nearer_of_compare(draw.raster.depth_compare.unwrap_or(depth.nearer_wins()))
-}
-
-/// Whether a draw's depth at any pixel is bounded by its box under its model matrix.
-pub(crate) fn depth_bounded_by_box(draw: &PickDraw) -> bool {
-    draw.instances.is_none()
-        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
-        && draw.deformation.is_none()
-        && draw.indirect.is_none()
-        && draw.raster.depth_bias.is_none()
-        && draw.raster.topology.primitive() == PrimitiveKind::Triangle
-        && is_affine(&draw.model)
 }
 
 /// NDC depth as a key where smaller is nearer.

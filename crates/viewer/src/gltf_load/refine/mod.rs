@@ -17,6 +17,8 @@
 
 mod split;
 
+pub use crate::scene::SourceFaces;
+
 use crate::scene::{Lens, MeshAsset, Scene};
 use glam::{DMat4, DVec3};
 use picking_vk_host::Primitive;
@@ -38,28 +40,6 @@ const MAX_DEPTH: u32 = 400;
 const MAX_ADDED_TRIANGLES: usize = 1 << 20;
 /// Larger primitives are not eligible (their copy would cost too much memory).
 const MAX_SOURCE_TRIANGLES: usize = 1 << 20;
-
-/// Where each triangle of a refined primitive came from.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SourceFaces {
-    /// Per triangle: its source triangle's index in the file's primitive.
-    pub face: Vec<u32>,
-    /// Per triangle: its corners' barycentric weights in the source triangle.
-    pub corners: Vec<[[f32; 3]; 3]>,
-    /// Per source triangle: its vertex indices (which the refined primitive keeps).
-    pub source_vertices: Vec<[u32; 3]>,
-}
-
-impl SourceFaces {
-    /// The source triangle, barycentric weights there and its vertices, of a point of
-    /// triangle `face` at `bary`.
-    pub fn source_of(&self, face: u32, bary: [f32; 3]) -> Option<(u32, [f32; 3], [u32; 3])> {
-        let source = *self.face.get(face as usize)?;
-        let c = self.corners.get(face as usize)?;
-        let w = std::array::from_fn(|k| bary[0] * c[0][k] + bary[1] * c[1][k] + bary[2] * c[2][k]);
-        Some((source, w, *self.source_vertices.get(source as usize)?))
-    }
-}
 
 /// The camera a primitive is split around: the mesh's world (mesh space to the file's frame),
 /// the eye in that frame, the distance below which precision is not chased (the camera's

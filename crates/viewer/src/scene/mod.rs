@@ -3,9 +3,12 @@
 //! what poses it over time: the node hierarchy's local transforms, skins and animations
 //! (see [`crate::animation`]).
 
-use crate::animation::{Animation, NodeTransform, Skin};
-use crate::gltf_load::refine::SourceFaces;
+mod derived;
+mod keyframes;
+
+pub use derived::{PrimitiveReach, SourceFaces};
 use glam::{DVec3, Mat4, Vec3};
+pub use keyframes::{Animation, Channel, Interpolation, NodeTransform, Property, Skin};
 use picking_vk_host::{Primitive, TextureData};
 
 /// A glTF mesh: the primitives it draws.
@@ -115,7 +118,7 @@ pub struct Scene {
     pub animations: Vec<Animation>,
     /// Per mesh, per primitive: what bounds its deformed vertices (for the meshes a skin or
     /// morph targets deform), measured at load so that every pose is checked cheaply.
-    pub deformed_reach: Vec<Vec<crate::gltf_load::reach::PrimitiveReach>>,
+    pub deformed_reach: Vec<Vec<PrimitiveReach>>,
     /// The first camera's node (index into `nodes`), posed with the rest.
     pub camera_node: Option<usize>,
     pub billboards: Vec<SceneBillboard>,

@@ -1,0 +1,22 @@
+//! No import circle in any crate of the workspace, at any level of its modules, counting paths
+//! through crate-root re-exports (the checker is the library's: `crates/picking-vk/tests/
+//! support/module_graph.rs`).
+
+#[path = "../../crates/picking-vk/tests/support/module_graph.rs"]
+mod module_graph;
+
+use module_graph::ModuleGraph;
+use std::path::Path;
+
+#[test]
+fn no_crate_of_the_workspace_has_an_import_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = ["crates/picking-vk", "crates/context", "crates/host", "crates/viewer", "tools", "tests"];
+    let mut found = vec![];
+    for krate in crates {
+        let graph = ModuleGraph::read(&root.join(krate).join("src"));
+        assert!(graph.uses.len() > 1, "{krate}: no modules read");
+        found.extend(graph.circles().into_iter().map(|c| format!("{krate}: {c}")));
+    }
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
