@@ -5,7 +5,7 @@
 # too, so the README cannot show a command nobody ran.
 #
 # Commands write their outputs into target/readme-commands/ (cargo finds the workspace above
-# it). The test suite itself (`cargo test -p picking-vk-tests`) and the long soak are what
+# it). The GPU suite itself (`cargo test --test 'gpu_*'`) and the long soak are what
 # tools/test.sh runs already: here they are built and linked in the clean environment and run
 # with a filter or a short duration.
 set -euo pipefail
@@ -96,9 +96,9 @@ while IFS= read -r cmd; do
     "SOAK_SECONDS="*" cargo test -p viewer --test soak -- --nocapture")
       # tools/test.sh runs the soak for 120 s; here it builds and links in the clean environment.
       run soak "SOAK_SECONDS=1800 cargo test -p viewer --test soak --no-run" ;;
-    "cargo test -p picking-vk-tests -- --nocapture")
+    "cargo test --test 'gpu_*' -- --nocapture")
       # The suite runs in tools/test.sh; here it builds and links, and one test binary runs.
-      run gpu-tests "cargo test -p picking-vk-tests --no-run && cargo test -p picking-vk-tests --test gpu_picking -- --nocapture" ;;
+      run gpu-tests "cargo test --test 'gpu_*' --no-run && cargo test --test gpu_picking -- --nocapture" ;;
     *)
       echo "readme-commands: README.md shows a cargo command this script does not run: $cmd" >&2
       unknown=$((unknown + 1)) ;;

@@ -21,10 +21,11 @@ step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
 step rustdoc env RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
 step "workspace tests" cargo test --workspace --locked "$@"
 # The GPU suite again with the pick passes begun by dynamic rendering: through
-# VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3.
-step "GPU tests, dynamic rendering 1.2" env PICKING_VK_TEST_RENDERING=dynamic cargo test -p picking-vk-tests --locked "$@"
-step "GPU tests, dynamic rendering 1.3" env PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test -p picking-vk-tests --locked "$@"
-step "hover example" cargo run -p picking-vk --example hover --locked
+# VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3. Selected from the workspace
+# (not `-p`), so its features are the build's above and nothing is compiled again.
+step "GPU tests, dynamic rendering 1.2" env PICKING_VK_TEST_RENDERING=dynamic cargo test --workspace --locked --test 'gpu_*' "$@"
+step "GPU tests, dynamic rendering 1.3" env PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test --workspace --locked --test 'gpu_*' "$@"
+step "hover example" bash -c 'cargo build --workspace --locked --example hover && "${CARGO_TARGET_DIR:-target}/debug/examples/hover"'
 # The library crate packages and builds on its own, with only its declared dependencies.
 step package cargo package -p picking-vk --locked --allow-dirty
 # Every cargo command README.md shows, in a clean environment (no script sourced), and a crate
