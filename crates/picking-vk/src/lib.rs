@@ -105,11 +105,11 @@
 //!
 //! | stage | where | a change there |
 //! |---|---|---|
-//! | host contract | `host/`: [`HostDevice`], [`PickSupport`] and [`DeviceFeatures`], [`PickerConfig`] | a new optional feature, a new setting |
+//! | host contract | `host/`: [`HostDevice`], [`PickSupport`] (`features/`) and [`DeviceFeatures`] (`features/device.rs`), [`PickerConfig`] | a new optional feature, a new setting |
 //! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`], the host's writes ([`HostWrites`], `host_writes.rs`); `ignore.rs`: [`Ignore`], [`PickFilter`] and [`Admission`] (below `request` and `draw`, which both read them) | a new kind of query, camera conventions |
 //! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform/`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
-//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
+//! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), vertex input (`vertex_input.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
 //! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |
 //! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |

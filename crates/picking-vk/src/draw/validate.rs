@@ -45,98 +45,15 @@ impl PickDraw {
     /// every instance of the draw.) Index values themselves cannot be checked: the
     /// host guarantees that every index plus `vertex_offset` names one of the positions.
     pub(crate) fn validate(&self, index: usize, limits: &DrawLimits) -> Result<(), PickError> {
-        let max_stride = limits.max_stride;
         let bad = |reason: String| PickError::InvalidDraw { index, reason };
         if !self.model.is_finite() {
             return Err(bad("model matrix has a non-finite element".into()));
         }
-        if self.raster.primitive_restart && self.raster.topology.is_list() {
-            return Err(bad("primitive restart with list topologies needs primitiveTopologyListRestart, which picking does not enable".into()));
-        }
-        let (line, point) = (self.raster.line_width, self.raster.point_size);
-        if !(line.is_finite() && line > 0.0 && point.is_finite() && point > 0.0) {
-            return Err(bad(format!("line width {line} and point size {point} must be positive")));
-        }
-        if self.raster.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
-            return Err(bad("depth bias has a non-finite value".into()));
-        }
-        if self.raster.depth_bias.is_some_and(|b| b.clamp != 0.0) {
-            return Err(bad("a depth bias clamp needs depthBiasClamp, which picking does not enable".into()));
-        }
-        let r = &self.raster;
-        let compare_known = r.depth_compare.is_none_or(|op| (vk::CompareOp::NEVER.as_raw()..=vk::CompareOp::ALWAYS.as_raw()).contains(&op.as_raw()));
-        if !compare_known
-            || !vk::CullModeFlags::FRONT_AND_BACK.contains(r.cull_mode)
-            || ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&r.front_face)
-        {
-            return Err(bad(format!("unknown raster state: depth compare {:?}, cull mode {:?}, front face {:?}", r.depth_compare, r.cull_mode, r.front_face)));
-        }
-        let p = &self.positions;
-        let (size, component) = (self.position_format.bytes(), self.position_format.component_bytes());
-        if p.stride < size || p.stride > max_stride {
-            return Err(bad(format!("position stride {} lies outside {size}..={max_stride} bytes (maxVertexInputBindingStride)", p.stride)));
-        }
-        // Vertex attribute addresses must be multiples of their components' size.
-        if !p.range.offset.is_multiple_of(u64::from(component)) || !p.stride.is_multiple_of(component) {
-            return Err(bad(format!("position offset {} and stride {} must be multiples of {component} bytes", p.range.offset, p.stride)));
-        }
-        check_elements(p.range, p.stride, u64::from(size), 0, p.vertex_count, "position").map_err(bad)?;
-        if let Some(indirect) = &self.indirect {
-            // The commands name the elements: only the index buffer binding can be checked.
-            if let Triangles::Indexed { range, width, .. } = self.triangles {
-                if range.buffer == vk::Buffer::null() {
-                    return Err(bad("index buffer is null".into()));
-                }
-                range.check_size("index").map_err(bad)?;
-                if range.offset % width.bytes() != 0 {
-                    return Err(bad(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes())));
-                }
-            }
-            indirect.validate(matches!(self.triangles, Triangles::Indexed { .. }), limits).map_err(bad)?;
-        } else {
-            self.validate_elements(p).map_err(bad)?;
-        }
-        let storage = self.instances_in_storage().is_some();
-        if let Some(inst) = self.instances {
-            let size = self.instance_format.bytes();
-            if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
-                return Err(bad(format!(
-                    "the instance storage buffer's first {} bytes exceed maxStorageBufferRange ({})",
-                    inst.range.offset.saturating_add(inst.range.size),
-                    limits.max_storage_range
-                )));
-            }
-            // Vertex input strides are limited; a storage buffer's are not.
-            let max_stride = if storage { u32::MAX } else { max_stride };
-            if inst.stride < size || inst.stride > max_stride {
-                return Err(bad(format!(
-                    "instance stride {} lies outside {size}..={max_stride} bytes (one transform; maxVertexInputBindingStride)",
-                    inst.stride
-                )));
-            }
-            if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
-                return Err(bad(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride)));
-            }
-            if storage && inst.range.size == 0 {
-                return Err(bad("the instance storage range is empty".into()));
-            }
-            if inst.first.checked_add(inst.count).is_none() {
-                return Err(bad(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count)));
-            }
-            check_elements(inst.range, inst.stride, u64::from(size), inst.first, inst.count, "instance").map_err(bad)?;
-            // One transform per instance drawn, `[i]` for instance i (buffer element first + i): a
-            // longer list (a mirror of the whole buffer, say) would cull by the wrong boxes.
-            if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() != inst.count as usize) {
-                return Err(bad(format!(
-                    "{} CPU instance transforms for {} instances: give exactly one per instance drawn, [i] for buffer element first + i ({} + i)",
-                    t.len(),
-                    inst.count,
-                    inst.first
-                )));
-            }
-        }
+        self.validate_raster().map_err(bad)?;
+        self.validate_positions(limits).map_err(bad)?;
+        self.validate_instances(limits).map_err(bad)?;
         if let Some(hooks) = &self.hooks {
-            hooks.validate(self.positions.vertex_count, max_stride).map_err(bad)?;
+            hooks.validate(self.positions.vertex_count, limits.max_stride).map_err(bad)?;
         }
         if let Some(deformation) = &self.deformation {
             if !limits.deformation {
@@ -145,7 +62,99 @@ impl PickDraw {
             if self.instances.is_some() {
                 return Err(bad("deformed draws do not combine with instances yet".into()));
             }
-            deformation.validate(self.positions.vertex_count, max_stride, limits.max_storage_range).map_err(bad)?;
+            deformation.validate(self.positions.vertex_count, limits.max_stride, limits.max_storage_range).map_err(bad)?;
+        }
+        Ok(())
+    }
+
+    /// The raster state: what picking enables, finite sizes and bias, known enum values.
+    fn validate_raster(&self) -> Result<(), String> {
+        let r = &self.raster;
+        if r.primitive_restart && r.topology.is_list() {
+            return Err("primitive restart with list topologies needs primitiveTopologyListRestart, which picking does not enable".into());
+        }
+        let (line, point) = (r.line_width, r.point_size);
+        if !(line.is_finite() && line > 0.0 && point.is_finite() && point > 0.0) {
+            return Err(format!("line width {line} and point size {point} must be positive"));
+        }
+        if r.depth_bias.is_some_and(|b| ![b.constant, b.clamp, b.slope].iter().all(|v| v.is_finite())) {
+            return Err("depth bias has a non-finite value".into());
+        }
+        if r.depth_bias.is_some_and(|b| b.clamp != 0.0) {
+            return Err("a depth bias clamp needs depthBiasClamp, which picking does not enable".into());
+        }
+        let compare_known = r.depth_compare.is_none_or(|op| (vk::CompareOp::NEVER.as_raw()..=vk::CompareOp::ALWAYS.as_raw()).contains(&op.as_raw()));
+        if !compare_known
+            || !vk::CullModeFlags::FRONT_AND_BACK.contains(r.cull_mode)
+            || ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&r.front_face)
+        {
+            return Err(format!("unknown raster state: depth compare {:?}, cull mode {:?}, front face {:?}", r.depth_compare, r.cull_mode, r.front_face));
+        }
+        Ok(())
+    }
+
+    /// The position stream, and the elements the draw (or its indirect commands) reads.
+    fn validate_positions(&self, limits: &DrawLimits) -> Result<(), String> {
+        let (p, max_stride) = (&self.positions, limits.max_stride);
+        let (size, component) = (self.position_format.bytes(), self.position_format.component_bytes());
+        if p.stride < size || p.stride > max_stride {
+            return Err(format!("position stride {} lies outside {size}..={max_stride} bytes (maxVertexInputBindingStride)", p.stride));
+        }
+        // Vertex attribute addresses must be multiples of their components' size.
+        if !p.range.offset.is_multiple_of(u64::from(component)) || !p.stride.is_multiple_of(component) {
+            return Err(format!("position offset {} and stride {} must be multiples of {component} bytes", p.range.offset, p.stride));
+        }
+        check_elements(p.range, p.stride, u64::from(size), 0, p.vertex_count, "position")?;
+        let Some(indirect) = &self.indirect else { return self.validate_elements(p) };
+        // The commands name the elements: only the index buffer binding can be checked.
+        if let Triangles::Indexed { range, width, .. } = self.triangles {
+            if range.buffer == vk::Buffer::null() {
+                return Err("index buffer is null".into());
+            }
+            range.check_size("index")?;
+            if range.offset % width.bytes() != 0 {
+                return Err(format!("index buffer offset {} is not a multiple of {}", range.offset, width.bytes()));
+            }
+        }
+        indirect.validate(matches!(self.triangles, Triangles::Indexed { .. }), limits)
+    }
+
+    /// The instance buffer (vertex input or storage) and the CPU transforms beside it.
+    fn validate_instances(&self, limits: &DrawLimits) -> Result<(), String> {
+        let Some(inst) = self.instances else { return Ok(()) };
+        let storage = self.instances_in_storage().is_some();
+        let size = self.instance_format.bytes();
+        if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
+            return Err(format!(
+                "the instance storage buffer's first {} bytes exceed maxStorageBufferRange ({})",
+                inst.range.offset.saturating_add(inst.range.size),
+                limits.max_storage_range
+            ));
+        }
+        // Vertex input strides are limited; a storage buffer's are not.
+        let max_stride = if storage { u32::MAX } else { limits.max_stride };
+        if inst.stride < size || inst.stride > max_stride {
+            return Err(format!("instance stride {} lies outside {size}..={max_stride} bytes (one transform; maxVertexInputBindingStride)", inst.stride));
+        }
+        if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
+            return Err(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride));
+        }
+        if storage && inst.range.size == 0 {
+            return Err("the instance storage range is empty".into());
+        }
+        if inst.first.checked_add(inst.count).is_none() {
+            return Err(format!("instances {}..+{} overflow firstInstance", inst.first, inst.count));
+        }
+        check_elements(inst.range, inst.stride, u64::from(size), inst.first, inst.count, "instance")?;
+        // One transform per instance drawn, `[i]` for instance i (buffer element first + i): a
+        // longer list (a mirror of the whole buffer, say) would cull by the wrong boxes.
+        if let Some(t) = self.instance_transforms.as_ref().filter(|t| t.len() != inst.count as usize) {
+            return Err(format!(
+                "{} CPU instance transforms for {} instances: give exactly one per instance drawn, [i] for buffer element first + i ({} + i)",
+                t.len(),
+                inst.count,
+                inst.first
+            ));
         }
         Ok(())
     }

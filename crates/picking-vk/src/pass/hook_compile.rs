@@ -143,7 +143,12 @@ mod tests {
         let influences = (crate::JointFormat::U8x4, 0, crate::WeightFormat::Float32x4, 0, None);
         let all_stages = [
             Stage::Fragment(FragmentVariant::Hit),
+            Stage::Fragment(FragmentVariant::HitDetail),
+            Stage::Fragment(FragmentVariant::RectVisible),
             Stage::Fragment(FragmentVariant::RectAll),
+            Stage::Vertex(VertexVariant::InstancedMat4),
+            Stage::Vertex(VertexVariant::InstancedRows),
+            Stage::Vertex(VertexVariant::Batched),
             Stage::Vertex(VertexVariant::Plain),
             Stage::Vertex(VertexVariant::InstancedStorage),
             Stage::Vertex(VertexVariant::Deformed(DeformKey { sets: [Some(influences); 2], from_storage: true })),

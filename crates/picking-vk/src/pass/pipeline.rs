@@ -1,6 +1,6 @@
 //! Shader modules, the pipeline layout and the cache of pick pipelines, keyed by vertex layout.
 
-use super::pipeline_key::{Flavour, PickPush, PipelineKey, PipelineLimits, DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, ROW_BYTES, STORAGE_PUSH_SIZE};
+use super::pipeline_key::{Flavour, PickPush, PipelineKey, PipelineLimits, DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::draw::hooks::DrawHooks;
 use crate::error::PickError;
 use crate::gpu::Memory;
@@ -126,35 +126,49 @@ impl Pipelines {
             limits,
         };
         // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
-        this.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
-        this.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
-        this.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
-        this.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
-        this.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
-        this.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
-        this.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
-        this.vert_deformed[2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
-        this.vert_deformed[3] = create_module(memory, spirv::PICK_SKINNED_STORAGE_VERT, "pick_skinned_storage.vert")?;
-        this.vert_deformed[4] = create_module(memory, spirv::PICK_SKINNED8_STORAGE_VERT, "pick_skinned8_storage.vert")?;
-        this.frag = match flavour {
+        this.create_modules()?;
+        this.create_layouts(set_layout, instance_set_layout)?;
+        Ok(this)
+    }
+
+    /// The precompiled shader modules of the flavour.
+    fn create_modules(&mut self) -> Result<(), PickError> {
+        let memory = &self.memory.clone();
+        self.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
+        self.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
+        self.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
+        self.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
+        self.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
+        self.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
+        self.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
+        self.vert_deformed[2] = create_module(memory, spirv::PICK_SKINNED8_VERT, "pick_skinned8.vert")?;
+        self.vert_deformed[3] = create_module(memory, spirv::PICK_SKINNED_STORAGE_VERT, "pick_skinned_storage.vert")?;
+        self.vert_deformed[4] = create_module(memory, spirv::PICK_SKINNED8_STORAGE_VERT, "pick_skinned8_storage.vert")?;
+        self.frag = match self.flavour {
             Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_DETAIL_FRAG, "pick_detail.frag"),
             Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_FRAG, "pick.frag"),
             Flavour::RectVisible => create_module(memory, spirv::PICK_RECT_FRAG, "pick_rect.frag"),
             Flavour::RectAll => create_module(memory, spirv::PICK_RECT_ALL_FRAG, "pick_rect_all.frag"),
         }?;
-        let push_size = if matches!(flavour, Flavour::Hit { .. }) { PickPush::SIZE } else { RECT_PUSH_SIZE };
+        Ok(())
+    }
+
+    /// The plain, storage and (where the push constants allow) deformed pipeline layouts.
+    fn create_layouts(&mut self, set_layout: Option<vk::DescriptorSetLayout>, instance_set_layout: vk::DescriptorSetLayout) -> Result<(), PickError> {
+        let memory = &self.memory.clone();
+        let push_size = if matches!(self.flavour, Flavour::Hit { .. }) { PickPush::SIZE } else { RECT_PUSH_SIZE };
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(push_size)];
         let set_layouts: Vec<vk::DescriptorSetLayout> = set_layout.into_iter().collect();
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
         // SAFETY: valid create info on a live device.
-        this.layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
-        memory.name(this.layout, "pipeline layout");
+        self.layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+        memory.name(self.layout, "pipeline layout");
         let set0 = match set_layout {
             Some(layout) => layout,
             None => {
                 // SAFETY: an empty set layout on a live device; destroyed in `Drop`.
-                this.empty_set = unsafe { memory.device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None) }?;
-                this.empty_set
+                self.empty_set = unsafe { memory.device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None) }?;
+                self.empty_set
             }
         };
         let storage_sets = [set0, instance_set_layout];
@@ -162,15 +176,15 @@ impl Pipelines {
             [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(STORAGE_PUSH_SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&storage_ranges).set_layouts(&storage_sets);
         // SAFETY: valid create info on a live device; the set layouts are live.
-        this.storage_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
-        if max_push_constants >= DEFORM_PUSH_SIZE {
+        self.storage_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+        if self.limits.max_push_constants >= DEFORM_PUSH_SIZE {
             let deform_ranges =
                 [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(DEFORM_PUSH_SIZE)];
             let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&deform_ranges).set_layouts(&storage_sets);
             // SAFETY: as above; the push range is within the device's limit.
-            this.deform_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
+            self.deform_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
         }
-        Ok(this)
+        Ok(())
     }
 
     /// Keeps at most `max` pipelines (see [`Pipelines::begin_frame`]).
@@ -234,9 +248,9 @@ impl Pipelines {
         }
     }
 
-    fn build(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {
-        let entry = c"main";
-        let (vert, frag, layout) = match (key.hook, hooks) {
+    /// The vertex and fragment modules and the layout a pipeline of `key` is built from.
+    fn shaders_for(&mut self, key: &PipelineKey, hooks: Option<&DrawHooks>) -> Result<(vk::ShaderModule, vk::ShaderModule, vk::PipelineLayout), PickError> {
+        Ok(match (key.hook, hooks) {
             (Some(_), Some(hooks)) => {
                 let variant = match (key.instance_stride, key.deform) {
                     (_, Some(d)) => VertexVariant::Deformed(d),
@@ -266,7 +280,12 @@ impl Pipelines {
                 };
                 (vert, self.frag, self.layout)
             }
-        };
+        })
+    }
+
+    fn build(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {
+        let entry = c"main";
+        let (vert, frag, layout) = self.shaders_for(&key, hooks)?;
         let raster = key.raster.state();
         let (line_width, point_size) = self.limits.thickness(raster.line_width, raster.point_size);
         // Every vertex shader writes gl_PointSize from constant 0 (used by point lists only);
@@ -284,56 +303,7 @@ impl Pipelines {
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry).specialization_info(&specialization),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(entry),
         ];
-        let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
-        let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: key.position_format.vk(), offset: 0 }];
-        // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
-        let per_instance = match (key.instance_stride, key.batched) {
-            // A storage buffer's transforms are read by index, not as attributes.
-            (Some(_), _) if key.instance_storage => None,
-            (Some(stride), _) => Some(stride),
-            (None, true) => Some(ROW_BYTES),
-            (None, false) => None,
-        };
-        if let Some(stride) = per_instance {
-            bindings.push(vk::VertexInputBindingDescription { binding: 1, stride, input_rate: vk::VertexInputRate::INSTANCE });
-            // A mat4 as four vec4 columns, or a 3x4 as three vec4 rows.
-            let vectors = if key.instance_rows && key.instance_stride.is_some() { 3 } else { 4 };
-            for column in 0..vectors {
-                attributes.push(vk::VertexInputAttributeDescription {
-                    location: 1 + column,
-                    binding: 1,
-                    format: vk::Format::R32G32B32A32_SFLOAT,
-                    offset: 16 * column,
-                });
-            }
-        }
-        // The hooks' attribute stream: binding 2, location 8.
-        if let (Some(h), Some(attribute)) = (key.hook, hooks.and_then(|h| h.program.source().attribute)) {
-            bindings.push(vk::VertexInputBindingDescription { binding: 2, stride: h.attribute_stride, input_rate: vk::VertexInputRate::VERTEX });
-            attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 2, format: attribute.format.vk(), offset: 0 });
-        }
-        // Skin influences read as attributes: joints and weights of each set at bindings 3..,
-        // locations 9..; an interleaved set reads both from the joints' binding (the weights'
-        // is bound, unused).
-        for (k, (joints, joint_stride, weights, weight_stride, shared)) in
-            key.deform.iter().filter(|d| !d.from_storage).flat_map(|d| d.sets).flatten().enumerate()
-        {
-            let (binding, location) = (3 + 2 * k as u32, 9 + 2 * k as u32);
-            bindings.push(vk::VertexInputBindingDescription { binding, stride: joint_stride, input_rate: vk::VertexInputRate::VERTEX });
-            attributes.push(vk::VertexInputAttributeDescription { location, binding, format: joints.vk(), offset: 0 });
-            let (weight_binding, offset) = match shared {
-                Some(delta) => (binding, delta),
-                None => {
-                    bindings.push(vk::VertexInputBindingDescription { binding: binding + 1, stride: weight_stride, input_rate: vk::VertexInputRate::VERTEX });
-                    (binding + 1, 0)
-                }
-            };
-            attributes.push(vk::VertexInputAttributeDescription { location: location + 1, binding: weight_binding, format: weights.vk(), offset });
-        }
-        if key.batched && key.instance_stride.is_none() {
-            attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
-            attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
-        }
+        let (bindings, attributes) = super::vertex_input::vertex_input(&key, hooks);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
         let input_assembly =
             vk::PipelineInputAssemblyStateCreateInfo::default().topology(raster.topology.vk()).primitive_restart_enable(raster.primitive_restart);

@@ -79,7 +79,6 @@ impl RectKit {
         instance_set_layout: vk::DescriptorSetLayout,
         pipeline_limits: PipelineLimits,
     ) -> Result<Self, PickError> {
-        let device = &memory.device;
         let entries_image = GpuImage::new(
             memory,
             "rectangle entries",
@@ -94,65 +93,11 @@ impl RectKit {
         let entries_view = entries_image.view;
         let pass = Pass::new(memory, shape(), rendering)?;
         let attachments = pass.attachments(memory, vec![entries_image, depth], tile)?;
-        let bindings = [
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::FRAGMENT | vk::ShaderStageFlags::COMPUTE),
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(1)
-                .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE),
-        ];
-        // SAFETY: valid create infos on a live device; each object is owned right away.
-        let set_layout = unsafe {
-            let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
-            Owned::new(device, handle, destroy_set_layout)
-        };
-        let sizes = [
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: 1 },
-        ];
-        // SAFETY: as above.
-        let pool = unsafe {
-            let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)?;
-            Owned::new(device, handle, destroy_pool)
-        };
-        let layouts = [set_layout.handle];
-        // SAFETY: the pool has room for this one set.
-        let set = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?
-            .first()
-            .copied()
-            .unwrap_or_default();
-        let buffer_info = [vk::DescriptorBufferInfo { buffer: table.buffer, offset: 0, range: vk::WHOLE_SIZE }];
-        let image_info = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: entries_view, image_layout: vk::ImageLayout::GENERAL }];
-        let writes = [
-            vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&buffer_info),
-            vk::WriteDescriptorSet::default().dst_set(set).dst_binding(1).descriptor_type(vk::DescriptorType::STORAGE_IMAGE).image_info(&image_info),
-        ];
-        // SAFETY: the set, buffer and view are live; nothing uses the set yet.
-        unsafe { device.update_descriptor_sets(&writes, &[]) };
+        let (set_layout, pool, set) = table_set(memory, &table, entries_view)?;
         let pipelines = |flavour| Pipelines::new(memory, pass.pipeline_target(), flavour, Some(set_layout.handle), instance_set_layout, pipeline_limits);
         let visible = pipelines(Flavour::RectVisible)?;
         let all = if select_through { Some(pipelines(Flavour::RectAll)?) } else { None };
-        let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
-        // SAFETY: as above.
-        let reduce_layout = unsafe {
-            let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
-            Owned::new(device, handle, destroy_pipeline_layout)
-        };
-        let module = create_module(memory, spirv::RECT_REDUCE_COMP, "rect_reduce.comp")?;
-        // SAFETY: just created on this device, owned by nothing else.
-        let reduce_module = unsafe { Owned::new(device, module, destroy_module) };
-        let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(reduce_module.handle).name(c"main");
-        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(reduce_layout.handle);
-        // SAFETY: module and layout are live; the info points at locals.
-        let reduce = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
-        // SAFETY: just created on this device, owned by nothing else.
-        let reduce = unsafe { Owned::new(device, reduce.first().copied().unwrap_or_default(), destroy_pipeline) };
-        memory.name(reduce.handle, "rectangle reduce");
+        let (reduce, reduce_layout, reduce_module) = reduce_pipeline(memory, set_layout.handle)?;
         Ok(RectKit {
             visible,
             attachments,
@@ -173,6 +118,41 @@ impl RectKit {
     /// Bytes held: the tile's attachments and the table.
     pub fn bytes(&self) -> u64 {
         self.attachments.bytes() + self.table.bytes()
+    }
+
+    /// Clears the table's first `used` entries (counts to 0, depth and pixel keys to the
+    /// maximum), ordered after the previous frame's use and before this frame's shaders.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass; `used` is within the table's capacity.
+    pub unsafe fn record_clear(&self, device: &ash::Device, cmd: vk::CommandBuffer, used: u64) {
+        let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+        let before = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+        let after = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        let n = 4 * u64::from(self.capacity);
+        let bytes = 4 * used;
+        // SAFETY: the caller's contract; the ranges lie inside the table.
+        unsafe {
+            device.cmd_pipeline_barrier(
+                cmd,
+                shaders | vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[before],
+                &[],
+                &[],
+            );
+            if bytes > 0 {
+                device.cmd_fill_buffer(cmd, self.table.buffer, 0, bytes, 0);
+                device.cmd_fill_buffer(cmd, self.table.buffer, n, bytes, u32::MAX);
+                device.cmd_fill_buffer(cmd, self.table.buffer, 2 * n, bytes, u32::MAX);
+            }
+            device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, shaders, vk::DependencyFlags::empty(), &[after], &[], &[]);
+        }
     }
 }
 
@@ -201,4 +181,82 @@ fn shape() -> PassShape {
             dst_access: vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ,
         },
     }
+}
+
+/// The table's descriptor set (binding 0: the table, for the rectangle passes and the
+/// reduction; binding 1: the entries image, for the reduction), its layout and pool.
+fn table_set(
+    memory: &Memory,
+    table: &GpuBuffer,
+    entries_view: vk::ImageView,
+) -> Result<(Owned<vk::DescriptorSetLayout>, Owned<vk::DescriptorPool>, vk::DescriptorSet), PickError> {
+    let device = &memory.device;
+    let bindings = [
+        vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::FRAGMENT | vk::ShaderStageFlags::COMPUTE),
+        vk::DescriptorSetLayoutBinding::default()
+            .binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE),
+    ];
+    // SAFETY: valid create infos on a live device; each object is owned right away.
+    let set_layout = unsafe {
+        let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
+        Owned::new(device, handle, destroy_set_layout)
+    };
+    let sizes = [
+        vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1 },
+        vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: 1 },
+    ];
+    // SAFETY: as above.
+    let pool = unsafe {
+        let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)?;
+        Owned::new(device, handle, destroy_pool)
+    };
+    let layouts = [set_layout.handle];
+    // SAFETY: the pool has room for this one set.
+    let set = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?
+        .first()
+        .copied()
+        .unwrap_or_default();
+    let buffer_info = [vk::DescriptorBufferInfo { buffer: table.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+    let image_info = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: entries_view, image_layout: vk::ImageLayout::GENERAL }];
+    let writes = [
+        vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&buffer_info),
+        vk::WriteDescriptorSet::default().dst_set(set).dst_binding(1).descriptor_type(vk::DescriptorType::STORAGE_IMAGE).image_info(&image_info),
+    ];
+    // SAFETY: the set, buffer and view are live; nothing uses the set yet.
+    unsafe { device.update_descriptor_sets(&writes, &[]) };
+    Ok((set_layout, pool, set))
+}
+
+/// The reduction's pipeline, layout and module, each freed on drop.
+type ReducePipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout>, Owned<vk::ShaderModule>);
+
+/// The reduction's compute pipeline, its layout (the table's set, 32 bytes of push words) and
+/// module.
+fn reduce_pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<ReducePipeline, PickError> {
+    let device = &memory.device;
+    let layouts = [set_layout];
+    let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
+    // SAFETY: as above.
+    let reduce_layout = unsafe {
+        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
+        Owned::new(device, handle, destroy_pipeline_layout)
+    };
+    let module = create_module(memory, spirv::RECT_REDUCE_COMP, "rect_reduce.comp")?;
+    // SAFETY: just created on this device, owned by nothing else.
+    let reduce_module = unsafe { Owned::new(device, module, destroy_module) };
+    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(reduce_module.handle).name(c"main");
+    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(reduce_layout.handle);
+    // SAFETY: module and layout are live; the info points at locals.
+    let reduce = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
+    // SAFETY: just created on this device, owned by nothing else.
+    let reduce = unsafe { Owned::new(device, reduce.first().copied().unwrap_or_default(), destroy_pipeline) };
+    memory.name(reduce.handle, "rectangle reduce");
+    Ok((reduce, reduce_layout, reduce_module))
 }

@@ -8,7 +8,6 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::handoff::PassStats;
 use crate::host::config::MAX_RECT_TILES;
-use crate::pass::rect::RectKit;
 use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
 use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
 use crate::record::rect::{assign_entries, entries_needed, Tile};
@@ -341,7 +340,7 @@ impl Picker {
                         let Some(kit) = self.rect.as_ref() else { continue };
                         if !table_cleared {
                             table_cleared = true;
-                            clear_table(device, cmd, kit, table_needed);
+                            kit.record_clear(device, cmd, table_needed);
                         }
                         let Some(PlannedPart::Rect { entries }) = rect_parts.next() else { continue };
                         let spans_start = s.spans.len();
@@ -413,39 +412,4 @@ impl Picker {
 fn rect_tile_count(rect: &PixelRect, tile: vk::Extent2D) -> usize {
     let s = rect.size();
     (s.x.div_ceil(tile.width.max(1)) as usize) * (s.y.div_ceil(tile.height.max(1)) as usize)
-}
-
-/// Clears the table's first `used` entries (counts to 0, depth and pixel keys to the
-/// maximum), ordered after the previous frame's use and before this frame's shaders.
-///
-/// # Safety
-/// `cmd` is recording outside a render pass; `used` is within the table's capacity.
-unsafe fn clear_table(device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, used: u64) {
-    let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
-    let before = vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
-    let after = vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
-    let n = 4 * u64::from(kit.capacity);
-    let bytes = 4 * used;
-    // SAFETY: the caller's contract; the ranges lie inside the table.
-    unsafe {
-        device.cmd_pipeline_barrier(
-            cmd,
-            shaders | vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::DependencyFlags::empty(),
-            &[before],
-            &[],
-            &[],
-        );
-        if bytes > 0 {
-            device.cmd_fill_buffer(cmd, kit.table.buffer, 0, bytes, 0);
-            device.cmd_fill_buffer(cmd, kit.table.buffer, n, bytes, u32::MAX);
-            device.cmd_fill_buffer(cmd, kit.table.buffer, 2 * n, bytes, u32::MAX);
-        }
-        device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, shaders, vk::DependencyFlags::empty(), &[after], &[], &[]);
-    }
 }

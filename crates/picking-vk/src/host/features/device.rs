@@ -1,0 +1,163 @@
+//! [`DeviceFeatures`]: what the host adds to its `vkCreateDevice` for a set of
+//! [`PickFeatures`], and how it is chained.
+
+use super::PickFeatures;
+use ash::vk;
+use std::ffi::CStr;
+
+/// The extensions and feature structures to add to the host's `vkCreateDevice` for a set of
+/// [`PickFeatures`]. Nothing is added for basic picking.
+#[derive(Clone, Debug)]
+pub struct DeviceFeatures {
+    features: PickFeatures,
+    core: vk::PhysicalDeviceFeatures,
+    barycentric: vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
+    dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    vulkan12: vk::PhysicalDeviceVulkan12Features<'static>,
+    /// The device lacks `VK_KHR_draw_indirect_count`: `drawIndirectCount` is enabled through
+    /// `VkPhysicalDeviceVulkan12Features`.
+    vulkan12_needed: bool,
+    extensions: Vec<&'static CStr>,
+}
+
+impl DeviceFeatures {
+    /// `dynamic_rendering_core`: the device and instance are Vulkan 1.3, so dynamic rendering
+    /// needs no extension. `draw_indirect_count_extension`: the device offers
+    /// `VK_KHR_draw_indirect_count`, which then stands for the `drawIndirectCount` feature.
+    pub(super) fn new(features: PickFeatures, dynamic_rendering_core: bool, draw_indirect_count_extension: bool) -> Self {
+        let mut core = vk::PhysicalDeviceFeatures::default();
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+        if features.contains(PickFeatures::BATCHING) {
+            core.multi_draw_indirect = vk::TRUE;
+            core.draw_indirect_first_instance = vk::TRUE;
+        }
+        if features.contains(PickFeatures::DETAIL) {
+            core.geometry_shader = vk::TRUE;
+            barycentric.fragment_shader_barycentric = vk::TRUE;
+        }
+        if features.contains(PickFeatures::SELECT_THROUGH) {
+            core.fragment_stores_and_atomics = vk::TRUE;
+        }
+        if features.contains(PickFeatures::WIDE_LINES) {
+            core.wide_lines = vk::TRUE;
+            core.large_points = vk::TRUE;
+        }
+        let mut extensions = vec![];
+        if features.contains(PickFeatures::DETAIL) {
+            extensions.push(ash::khr::fragment_shader_barycentric::NAME);
+        }
+        let dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(features.contains(PickFeatures::DYNAMIC_RENDERING));
+        if features.contains(PickFeatures::DYNAMIC_RENDERING) && !dynamic_rendering_core {
+            extensions.push(ash::khr::dynamic_rendering::NAME);
+        }
+        // VkPhysicalDeviceVulkan12Features may not stand beside any structure promoted to 1.2
+        // (VUID-VkDeviceCreateInfo-pNext-02830), which hosts commonly chain (timeline
+        // semaphores, buffer device address): the extension needs no structure at all.
+        let count_by_extension = features.contains(PickFeatures::INDIRECT_COUNT) && draw_indirect_count_extension;
+        if count_by_extension {
+            extensions.push(ash::khr::draw_indirect_count::NAME);
+        }
+        let vulkan12_needed = features.contains(PickFeatures::INDIRECT_COUNT) && !count_by_extension;
+        let vulkan12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(vulkan12_needed);
+        DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, extensions }
+    }
+
+    /// What the host passes on in [`crate::HostDevice::with_features`] once the device exists.
+    pub fn features(&self) -> PickFeatures {
+        self.features
+    }
+
+    /// Device extensions to add to the host's list.
+    pub fn extension_names(&self) -> &[&'static CStr] {
+        &self.extensions
+    }
+
+    /// Sets the core features picking needs in the host's own feature structure (for hosts
+    /// that chain `VkPhysicalDeviceFeatures2` rather than setting `pEnabledFeatures`).
+    pub fn enable_core(&self, features: &mut vk::PhysicalDeviceFeatures) {
+        let ours = self.core;
+        features.multi_draw_indirect |= ours.multi_draw_indirect;
+        features.draw_indirect_first_instance |= ours.draw_indirect_first_instance;
+        features.geometry_shader |= ours.geometry_shader;
+        features.fragment_stores_and_atomics |= ours.fragment_stores_and_atomics;
+        features.wide_lines |= ours.wide_lines;
+        features.large_points |= ours.large_points;
+    }
+
+    /// Whether [`DeviceFeatures::add_to_device_create`] and [`DeviceFeatures::extension_structs`]
+    /// chain a `VkPhysicalDeviceVulkan12Features` (only for [`PickFeatures::INDIRECT_COUNT`] on
+    /// a device without `VK_KHR_draw_indirect_count`). Vulkan forbids that structure beside any
+    /// structure promoted to 1.2: a host whose chain holds one (timeline semaphores, buffer
+    /// device address, descriptor indexing) chains `VkPhysicalDeviceVulkan12Features` itself,
+    /// calls [`DeviceFeatures::enable_vulkan12`] on it, and chains only
+    /// [`DeviceFeatures::extension_structs_without_vulkan12`].
+    pub fn chains_vulkan12(&self) -> bool {
+        self.vulkan12_needed
+    }
+
+    /// Sets the Vulkan 1.2 features picking needs in the host's own
+    /// `VkPhysicalDeviceVulkan12Features` (see [`DeviceFeatures::chains_vulkan12`]).
+    pub fn enable_vulkan12(&self, features: &mut vk::PhysicalDeviceVulkan12Features<'_>) {
+        features.draw_indirect_count |= self.vulkan12.draw_indirect_count;
+    }
+
+    /// As [`DeviceFeatures::extension_structs`], never chaining
+    /// `VkPhysicalDeviceVulkan12Features` (for hosts that chain their own and called
+    /// [`DeviceFeatures::enable_vulkan12`] on it).
+    pub fn extension_structs_without_vulkan12<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        let DeviceFeatures { features, barycentric, dynamic_rendering, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, None, info)
+    }
+
+    /// Chains what picking needs into the host's device create info: the extension feature
+    /// structure and, when the host set no `pEnabledFeatures`, the core features picking needs
+    /// (none for basic picking). A host with core features of its own calls
+    /// [`DeviceFeatures::enable_core`] on its `VkPhysicalDeviceFeatures` first (this call
+    /// leaves a host's `pEnabledFeatures` as it is); a host that chains
+    /// `VkPhysicalDeviceFeatures2` calls `enable_core` on its `features` member and chains
+    /// only [`DeviceFeatures::extension_structs`]. Extension names are the host's to add,
+    /// from [`DeviceFeatures::extension_names`].
+    pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        let c = &self.core;
+        let needs_core =
+            [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics, c.wide_lines, c.large_points]
+                .contains(&vk::TRUE);
+        let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, .. } = self;
+        let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12_needed.then_some(vulkan12), info)
+    }
+
+    /// Chains only the extension feature structures (none for basic picking or batching). A
+    /// host that chains `VkPhysicalDeviceVulkan13Features` itself sets `dynamicRendering`
+    /// there instead of using this for [`PickFeatures::DYNAMIC_RENDERING`]: Vulkan forbids
+    /// both in one chain. See [`DeviceFeatures::chains_vulkan12`] for `...Vulkan12Features`.
+    pub fn extension_structs<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
+        let DeviceFeatures { features, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, .. } = self;
+        chain_extensions(*features, barycentric, dynamic_rendering, vulkan12_needed.then_some(vulkan12), info)
+    }
+}
+
+/// Pushes the feature structures of the wanted extensions. Each one's own `pNext` is cleared
+/// first: `push_next` follows it, and after an earlier call it would still point into that
+/// call's chain.
+fn chain_extensions<'a>(
+    features: PickFeatures,
+    barycentric: &'a mut vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR<'static>,
+    dynamic_rendering: &'a mut vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    vulkan12: Option<&'a mut vk::PhysicalDeviceVulkan12Features<'static>>,
+    mut info: vk::DeviceCreateInfo<'a>,
+) -> vk::DeviceCreateInfo<'a> {
+    if features.contains(PickFeatures::DETAIL) {
+        barycentric.p_next = std::ptr::null_mut();
+        info = info.push_next(barycentric);
+    }
+    if features.contains(PickFeatures::DYNAMIC_RENDERING) {
+        dynamic_rendering.p_next = std::ptr::null_mut();
+        info = info.push_next(dynamic_rendering);
+    }
+    if let Some(vulkan12) = vulkan12 {
+        vulkan12.p_next = std::ptr::null_mut();
+        info = info.push_next(vulkan12);
+    }
+    info
+}
