@@ -93,6 +93,19 @@ pub enum PickError {
     },
 }
 
+impl PickError {
+    /// Whether the picker carries on unharmed: the error concerns this call alone, and the
+    /// next frame records and takes as usual. True for refusals of bad input or of what the
+    /// device or configuration cannot do (nothing was recorded, every slot is as it was) and
+    /// for [`PickError::StaleResult`] (a frame that never completed: its pick is lost and the
+    /// slot is free). A frame loop logs these and goes on. False for a failed Vulkan call, a
+    /// failed allocation, a lost device and a poisoned allocator: the host stops or recreates
+    /// the picker (and, for a lost device, the device).
+    pub fn is_recoverable(&self) -> bool {
+        !matches!(self, PickError::Vulkan(_) | PickError::DeviceLost | PickError::Alloc(_) | PickError::AllocatorPoisoned)
+    }
+}
+
 fn list(missing: &[Requirement]) -> String {
     missing.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
@@ -153,6 +166,28 @@ impl std::fmt::Display for Requirement {
             Requirement::Format { format, features } => write!(f, "format {format:?} with optimal tiling features {features:?}"),
             Requirement::QueueFamily { index, capability } => write!(f, "queue family {index} with {capability}"),
             Requirement::Memory(what) => write!(f, "{what}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod recoverable_tests {
+    use super::*;
+
+    #[test]
+    fn refusals_and_stale_frames_are_recoverable_and_device_failures_are_not() {
+        let stale = PickError::StaleResult { slot: 1, expected: 5, found: Some(3) };
+        for e in [
+            stale,
+            PickError::ZeroId,
+            PickError::InvalidRequest("x".into()),
+            PickError::OutsideView { x: -1, y: 0 },
+            PickError::SlotPending { slot: 0, frame: 2 },
+        ] {
+            assert!(e.is_recoverable(), "{e}");
+        }
+        for e in [PickError::DeviceLost, PickError::Vulkan(vk::Result::ERROR_OUT_OF_HOST_MEMORY), PickError::AllocatorPoisoned] {
+            assert!(!e.is_recoverable(), "{e}");
         }
     }
 }

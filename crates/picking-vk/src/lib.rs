@@ -47,8 +47,15 @@
 //! // 3. Each frame, in slot `frame % 2`, after waiting on that slot's fence:
 //! let slot = frame % 2;
 //! // SAFETY: the slot's previous frame completed (its fence signalled).
-//! if let Some(hit) = unsafe { picker.take_result(slot) }?.and_then(|r| r.hit) {
-//!     println!("object {} (draw {}) at {:?}", hit.id, hit.draw_index, hit.world);
+//! match unsafe { picker.take_result(slot) } {
+//!     Ok(result) => {
+//!         if let Some(hit) = result.and_then(|r| r.hit) {
+//!             println!("object {} (draw {}) at {:?}", hit.id, hit.draw_index, hit.world);
+//!         }
+//!     }
+//!     // An aborted frame's pick (StaleResult) and the like: this pick is lost, picking goes on.
+//!     Err(e) if e.is_recoverable() => eprintln!("pick: {e}"),
+//!     Err(e) => return Err(e),
 //! }
 //!
 //! // 4. Record this frame's pick into the host's command buffer (outside a render pass).
