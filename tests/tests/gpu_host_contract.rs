@@ -277,3 +277,25 @@ fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
     drop(gs);
     gpu.assert_no_validation_messages();
 }
+
+/// A host that states picking features but forgot the core features they need at device
+/// creation (`DeviceFeatures::enable_core` not called) is told so by `Picker::new`, when it
+/// hands the picker what it enabled; nothing is created.
+#[test]
+fn core_features_the_host_forgot_to_enable_are_refused_by_name() {
+    let gpu = Gpu::new();
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::BATCHING), "the test device enables batching");
+    let forgot = gpu.ctx.host_device().with_enabled_core(ash::vk::PhysicalDeviceFeatures::default());
+    // SAFETY: the context's handles belong together; the call fails before creating anything.
+    match unsafe { picking_vk::Picker::new(forgot, PickerConfig::default()) } {
+        Err(PickError::Unsupported { missing }) => {
+            let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+            assert!(names.contains(&"feature multiDrawIndirect".to_string()) && names.contains(&"feature drawIndirectFirstInstance".to_string()), "{names:?}");
+        }
+        Ok(_) => panic!("a picker was made for features the device was not created with"),
+        Err(e) => panic!("expected Unsupported, got {e}"),
+    }
+    // What the context enabled passes (every GPU test's picker is made this way).
+    drop(gpu.picker(PickerConfig::default()));
+    gpu.assert_no_validation_messages();
+}

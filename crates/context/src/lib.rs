@@ -115,6 +115,9 @@ pub struct VulkanContext {
     /// Whether `pipelineStatisticsQuery` is enabled (wherever the device offers it): tests
     /// count the primitives a pass assembles with it.
     pub pipeline_statistics: bool,
+    /// The core features the device was created with (handed to pickers, which check their
+    /// features against them).
+    pub enabled_core: vk::PhysicalDeviceFeatures,
     /// The instance's `apiVersion`.
     pub api_version: u32,
     /// Owns the device, the allocator and the instance (dropped after the pools).
@@ -202,6 +205,7 @@ impl VulkanContext {
         HostDevice::new(&self.instance, self.api_version, &self.device, self.physical_device, self.queue_family_index)
             .with_allocator(self.allocator())
             .with_features(self.picking_features)
+            .with_enabled_core(self.enabled_core)
     }
 
     /// Validation messages recorded so far (warnings and errors), taken out of the log.
@@ -409,6 +413,7 @@ impl VulkanContext {
             device_name,
             properties,
             pipeline_statistics,
+            enabled_core: core,
             api_version: options.api_version,
             owner,
         })

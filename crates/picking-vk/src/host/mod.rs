@@ -29,6 +29,12 @@ pub struct HostDevice<'a> {
     /// What the host enabled for picking at device creation: the
     /// [`crate::DeviceFeatures::features`] it added to `vkCreateDevice`.
     pub features: PickFeatures,
+    /// The core features the host created its device with (`VkDeviceCreateInfo::
+    /// pEnabledFeatures`, or `VkPhysicalDeviceFeatures2::features` in its chain). When given,
+    /// [`crate::Picker::new`] refuses [`HostDevice::features`] whose core features it lacks
+    /// (a forgotten [`crate::DeviceFeatures::enable_core`]); when `None`, the claim is the
+    /// host's, under `Picker::new`'s contract.
+    pub enabled_core: Option<vk::PhysicalDeviceFeatures>,
     /// The host's `VkPipelineCache`, used for every pipeline the picker builds (null: none).
     /// The host keeps it alive as long as the picker, and must not use it from another
     /// thread while calling the picker (Vulkan's external synchronization of the cache).
@@ -53,6 +59,7 @@ impl<'a> HostDevice<'a> {
             queue_family_index,
             allocator: None,
             features: PickFeatures::NONE,
+            enabled_core: None,
             pipeline_cache: vk::PipelineCache::null(),
         }
     }
@@ -86,6 +93,12 @@ impl<'a> HostDevice<'a> {
     /// The features the host enabled through [`crate::DeviceFeatures`].
     pub fn with_features(mut self, features: PickFeatures) -> Self {
         self.features = features;
+        self
+    }
+
+    /// Sets [`HostDevice::enabled_core`]: the core features the device was created with.
+    pub fn with_enabled_core(mut self, enabled: vk::PhysicalDeviceFeatures) -> Self {
+        self.enabled_core = Some(enabled);
         self
     }
 }

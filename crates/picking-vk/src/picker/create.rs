@@ -53,6 +53,14 @@ impl Picker {
         let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
         // The host's claim is checked against the device: a feature it cannot have enabled is an error.
         let mut missing = support.missing(host.features);
+        // And against what the host says it enabled: a core feature it forgot is an error too.
+        if let Some(enabled) = &host.enabled_core {
+            for r in crate::host::features::missing_core(host.features, enabled) {
+                if !missing.contains(&r) {
+                    missing.push(r);
+                }
+            }
+        }
         // SAFETY: as above.
         let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
         let family = families.get(host.queue_family_index as usize);

@@ -2,8 +2,34 @@
 //! [`PickFeatures`], and how it is chained.
 
 use super::PickFeatures;
+use crate::error::Requirement;
 use ash::vk;
 use std::ffi::CStr;
+
+/// A core feature (`VkPhysicalDeviceFeatures` member) a picking capability needs.
+struct CoreNeed {
+    feature: PickFeatures,
+    name: &'static str,
+    field: fn(&mut vk::PhysicalDeviceFeatures) -> &mut vk::Bool32,
+}
+
+/// Every core feature each capability needs: what [`DeviceFeatures::enable_core`] sets and
+/// [`missing_core`] checks.
+const CORE_NEEDS: [CoreNeed; 6] = [
+    CoreNeed { feature: PickFeatures::BATCHING, name: "multiDrawIndirect", field: |f| &mut f.multi_draw_indirect },
+    CoreNeed { feature: PickFeatures::BATCHING, name: "drawIndirectFirstInstance", field: |f| &mut f.draw_indirect_first_instance },
+    CoreNeed { feature: PickFeatures::DETAIL, name: "geometryShader", field: |f| &mut f.geometry_shader },
+    CoreNeed { feature: PickFeatures::SELECT_THROUGH, name: "fragmentStoresAndAtomics", field: |f| &mut f.fragment_stores_and_atomics },
+    CoreNeed { feature: PickFeatures::WIDE_LINES, name: "wideLines", field: |f| &mut f.wide_lines },
+    CoreNeed { feature: PickFeatures::WIDE_LINES, name: "largePoints", field: |f| &mut f.large_points },
+];
+
+/// The core features `features` need that `enabled` (what the host created its device with)
+/// lacks, each as [`Requirement::Feature`] naming the member.
+pub(crate) fn missing_core(features: PickFeatures, enabled: &vk::PhysicalDeviceFeatures) -> Vec<Requirement> {
+    let mut enabled = *enabled;
+    CORE_NEEDS.iter().filter(|n| features.contains(n.feature) && *(n.field)(&mut enabled) != vk::TRUE).map(|n| Requirement::Feature(n.name)).collect()
+}
 
 /// The extensions and feature structures to add to the host's `vkCreateDevice` for a set of
 /// [`PickFeatures`]. Nothing is added for basic picking.
@@ -26,21 +52,12 @@ impl DeviceFeatures {
     /// `VK_KHR_draw_indirect_count`, which then stands for the `drawIndirectCount` feature.
     pub(super) fn new(features: PickFeatures, dynamic_rendering_core: bool, draw_indirect_count_extension: bool) -> Self {
         let mut core = vk::PhysicalDeviceFeatures::default();
+        for need in CORE_NEEDS.iter().filter(|n| features.contains(n.feature)) {
+            *(need.field)(&mut core) = vk::TRUE;
+        }
         let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
-        if features.contains(PickFeatures::BATCHING) {
-            core.multi_draw_indirect = vk::TRUE;
-            core.draw_indirect_first_instance = vk::TRUE;
-        }
         if features.contains(PickFeatures::DETAIL) {
-            core.geometry_shader = vk::TRUE;
             barycentric.fragment_shader_barycentric = vk::TRUE;
-        }
-        if features.contains(PickFeatures::SELECT_THROUGH) {
-            core.fragment_stores_and_atomics = vk::TRUE;
-        }
-        if features.contains(PickFeatures::WIDE_LINES) {
-            core.wide_lines = vk::TRUE;
-            core.large_points = vk::TRUE;
         }
         let mut extensions = vec![];
         if features.contains(PickFeatures::DETAIL) {
@@ -75,13 +92,10 @@ impl DeviceFeatures {
     /// Sets the core features picking needs in the host's own feature structure (for hosts
     /// that chain `VkPhysicalDeviceFeatures2` rather than setting `pEnabledFeatures`).
     pub fn enable_core(&self, features: &mut vk::PhysicalDeviceFeatures) {
-        let ours = self.core;
-        features.multi_draw_indirect |= ours.multi_draw_indirect;
-        features.draw_indirect_first_instance |= ours.draw_indirect_first_instance;
-        features.geometry_shader |= ours.geometry_shader;
-        features.fragment_stores_and_atomics |= ours.fragment_stores_and_atomics;
-        features.wide_lines |= ours.wide_lines;
-        features.large_points |= ours.large_points;
+        let mut ours = self.core;
+        for need in &CORE_NEEDS {
+            *(need.field)(features) |= *(need.field)(&mut ours);
+        }
     }
 
     /// Whether [`DeviceFeatures::add_to_device_create`] and [`DeviceFeatures::extension_structs`]

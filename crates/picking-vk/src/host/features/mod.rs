@@ -5,6 +5,7 @@
 
 mod device;
 
+pub(crate) use device::missing_core;
 pub use device::DeviceFeatures;
 
 use crate::error::{PickError, Requirement};

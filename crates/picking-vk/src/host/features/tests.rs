@@ -123,3 +123,20 @@ fn feature_sets() {
     assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);
     assert!(PickFeatures::default().contains(PickFeatures::NONE));
 }
+
+#[test]
+fn core_features_the_host_did_not_enable_are_named() {
+    let none = vk::PhysicalDeviceFeatures::default();
+    let names = |features, enabled: &vk::PhysicalDeviceFeatures| device::missing_core(features, enabled).iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert!(names(PickFeatures::NONE, &none).is_empty());
+    assert_eq!(names(PickFeatures::BATCHING, &none), ["feature multiDrawIndirect", "feature drawIndirectFirstInstance"]);
+    assert_eq!(names(PickFeatures::DETAIL | PickFeatures::WIDE_LINES, &none), ["feature geometryShader", "feature wideLines", "feature largePoints"]);
+    // What DeviceFeatures::enable_core sets is exactly what is checked.
+    for features in [PickFeatures::BATCHING, PickFeatures::SELECT_THROUGH, PickFeatures::ALL] {
+        let mut core = vk::PhysicalDeviceFeatures::default();
+        DeviceFeatures::new(features, true, true).enable_core(&mut core);
+        assert!(names(features, &core).is_empty(), "{features:?}");
+    }
+    let partly = vk::PhysicalDeviceFeatures { multi_draw_indirect: vk::TRUE, ..Default::default() };
+    assert_eq!(names(PickFeatures::BATCHING, &partly), ["feature drawIndirectFirstInstance"]);
+}
