@@ -25,9 +25,7 @@ impl Ignore {
     pub fn instance(id: ObjectId, index: u32) -> Self {
         Ignore::Instances { id, start: index, count: 1 }
     }
-}
 
-impl Ignore {
     /// Whether the rule leaves out instance `instance` of object `id`.
     pub fn covers(&self, id: ObjectId, instance: u32) -> bool {
         match *self {
@@ -40,9 +38,9 @@ impl Ignore {
 /// A predicate over object IDs: draws for which it returns `false` neither hit nor occlude.
 pub type PickFilter<'a> = dyn Fn(ObjectId) -> bool + Sync + 'a;
 
-/// A request's filter and ignore rules, as a [`PickContributor`](crate::PickContributor) applies them to the objects it
-/// draws ([`crate::ContributorContext::admission`]): what they leave out neither hits nor
-/// occludes, as for the picker's own draws.
+/// A request's filter and ignore rules, as a [`PickContributor`](crate::PickContributor)
+/// applies them to the objects it draws ([`crate::ContributorContext::admission`]): what they
+/// leave out neither hits nor occludes, as for the picker's own draws.
 #[derive(Clone, Copy)]
 pub struct Admission<'a> {
     ignore: &'a [Ignore],
