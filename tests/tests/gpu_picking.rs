@@ -457,7 +457,7 @@ fn a_host_claim_the_device_cannot_meet_is_a_typed_error() {
             let needs = [
                 ("multiDrawIndirect", core.multi_draw_indirect),
                 ("drawIndirectFirstInstance", core.draw_indirect_first_instance),
-                ("geometryShader", core.geometry_shader),
+                ("geometryShader (for gl_PrimitiveID)", core.geometry_shader),
                 ("fragmentStoresAndAtomics", core.fragment_stores_and_atomics),
                 ("wideLines", core.wide_lines),
                 ("largePoints", core.large_points),

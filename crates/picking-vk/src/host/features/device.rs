@@ -13,12 +13,12 @@ struct CoreNeed {
     field: fn(&mut vk::PhysicalDeviceFeatures) -> &mut vk::Bool32,
 }
 
-/// Every core feature each capability needs: what [`DeviceFeatures::enable_core`] sets and
-/// [`missing_core`] checks.
+/// Every core feature each capability needs: what [`DeviceFeatures::enable_core`] sets, and
+/// what [`missing_core`] checks against a device's offer or a host's enabled set.
 const CORE_NEEDS: [CoreNeed; 6] = [
     CoreNeed { feature: PickFeatures::BATCHING, name: "multiDrawIndirect", field: |f| &mut f.multi_draw_indirect },
     CoreNeed { feature: PickFeatures::BATCHING, name: "drawIndirectFirstInstance", field: |f| &mut f.draw_indirect_first_instance },
-    CoreNeed { feature: PickFeatures::DETAIL, name: "geometryShader", field: |f| &mut f.geometry_shader },
+    CoreNeed { feature: PickFeatures::DETAIL, name: "geometryShader (for gl_PrimitiveID)", field: |f| &mut f.geometry_shader },
     CoreNeed { feature: PickFeatures::SELECT_THROUGH, name: "fragmentStoresAndAtomics", field: |f| &mut f.fragment_stores_and_atomics },
     CoreNeed { feature: PickFeatures::WIDE_LINES, name: "wideLines", field: |f| &mut f.wide_lines },
     CoreNeed { feature: PickFeatures::WIDE_LINES, name: "largePoints", field: |f| &mut f.large_points },
@@ -132,10 +132,7 @@ impl DeviceFeatures {
     /// only [`DeviceFeatures::extension_structs`]. Extension names are the host's to add,
     /// from [`DeviceFeatures::extension_names`].
     pub fn add_to_device_create<'a>(&'a mut self, info: vk::DeviceCreateInfo<'a>) -> vk::DeviceCreateInfo<'a> {
-        let c = &self.core;
-        let needs_core =
-            [c.multi_draw_indirect, c.draw_indirect_first_instance, c.geometry_shader, c.fragment_stores_and_atomics, c.wide_lines, c.large_points]
-                .contains(&vk::TRUE);
+        let needs_core = CORE_NEEDS.iter().any(|n| self.features.contains(n.feature));
         let DeviceFeatures { features, core, barycentric, dynamic_rendering, vulkan12, vulkan12_needed, .. } = self;
         let info = if info.p_enabled_features.is_null() && needs_core { info.enabled_features(core) } else { info };
         chain_extensions(*features, barycentric, dynamic_rendering, vulkan12_needed.then_some(vulkan12), info)

@@ -190,22 +190,17 @@ impl PickSupport {
     /// What is missing for each capability, from what the device reported and the formats
     /// it lacks for basic and for detail picking.
     fn assess(d: &DeviceReport, formats_basic: Vec<Requirement>, formats_detail: Vec<Requirement>) -> Self {
-        let core = &d.core;
         let need = |list: &mut Vec<Requirement>, ok: bool, what: Requirement| {
             if !ok {
                 list.push(what);
             }
         };
-        let mut batching_missing = vec![];
-        need(&mut batching_missing, core.multi_draw_indirect == vk::TRUE, Requirement::Feature("multiDrawIndirect"));
-        need(&mut batching_missing, core.draw_indirect_first_instance == vk::TRUE, Requirement::Feature("drawIndirectFirstInstance"));
+        let core = |features| missing_core(features, &d.core);
         let mut detail_missing = vec![];
         need(&mut detail_missing, d.barycentric_extension, Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME));
         need(&mut detail_missing, d.barycentric, BARYCENTRIC_FEATURE);
-        need(&mut detail_missing, core.geometry_shader == vk::TRUE, GEOMETRY_SHADER_FEATURE);
+        detail_missing.extend(core(PickFeatures::DETAIL));
         detail_missing.extend(formats_detail.into_iter().filter(|f| !formats_basic.contains(f)));
-        let mut select_through_missing = vec![];
-        need(&mut select_through_missing, core.fragment_stores_and_atomics == vk::TRUE, Requirement::Feature("fragmentStoresAndAtomics"));
         let mut dynamic_rendering_missing = vec![];
         if d.api_version < vk::API_VERSION_1_2 {
             dynamic_rendering_missing.push(Requirement::ApiVersion(1, 2));
@@ -216,17 +211,14 @@ impl PickSupport {
         let mut indirect_count_missing = vec![];
         need(&mut indirect_count_missing, d.api_version >= vk::API_VERSION_1_2, Requirement::ApiVersion(1, 2));
         need(&mut indirect_count_missing, d.draw_indirect_count, Requirement::Feature("drawIndirectCount"));
-        let mut wide_lines_missing = vec![];
-        need(&mut wide_lines_missing, core.wide_lines == vk::TRUE, Requirement::Feature("wideLines"));
-        need(&mut wide_lines_missing, core.large_points == vk::TRUE, Requirement::Feature("largePoints"));
         PickSupport {
             basic_missing: formats_basic,
-            batching_missing,
+            batching_missing: core(PickFeatures::BATCHING),
             detail_missing,
-            select_through_missing,
+            select_through_missing: core(PickFeatures::SELECT_THROUGH),
             dynamic_rendering_missing,
             indirect_count_missing,
-            wide_lines_missing,
+            wide_lines_missing: core(PickFeatures::WIDE_LINES),
             api_version: d.api_version,
             draw_indirect_count_extension: d.draw_indirect_count_extension,
         }

@@ -130,7 +130,10 @@ fn core_features_the_host_did_not_enable_are_named() {
     let names = |features, enabled: &vk::PhysicalDeviceFeatures| device::missing_core(features, enabled).iter().map(ToString::to_string).collect::<Vec<_>>();
     assert!(names(PickFeatures::NONE, &none).is_empty());
     assert_eq!(names(PickFeatures::BATCHING, &none), ["feature multiDrawIndirect", "feature drawIndirectFirstInstance"]);
-    assert_eq!(names(PickFeatures::DETAIL | PickFeatures::WIDE_LINES, &none), ["feature geometryShader", "feature wideLines", "feature largePoints"]);
+    assert_eq!(
+        names(PickFeatures::DETAIL | PickFeatures::WIDE_LINES, &none),
+        ["feature geometryShader (for gl_PrimitiveID)", "feature wideLines", "feature largePoints"]
+    );
     // What DeviceFeatures::enable_core sets is exactly what is checked.
     for features in [PickFeatures::BATCHING, PickFeatures::SELECT_THROUGH, PickFeatures::ALL] {
         let mut core = vk::PhysicalDeviceFeatures::default();
