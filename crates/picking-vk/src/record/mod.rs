@@ -84,7 +84,7 @@ pub(crate) struct PassRecording<'a> {
     /// The request's contributors, recorded after the planned draws of each region.
     pub contributors: &'a [&'a dyn PickContributor],
     /// The request's ignore rules and filter, for the contributors.
-    admission: Option<Admission<'a>>,
+    admission: Admission<'a>,
     /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
     pixel_shift: Cell<Vec2>,
 }
@@ -120,7 +120,7 @@ impl<'a> PassRecording<'a> {
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
             contributors: &[],
-            admission: None,
+            admission: Admission::new(&[], None),
             pixel_shift: Cell::new(Vec2::ZERO),
         }
     }
@@ -129,7 +129,7 @@ impl<'a> PassRecording<'a> {
     /// and filter.
     pub fn with_contributors(mut self, request: &PickRequest<'a>) -> Self {
         self.contributors = request.contributors;
-        self.admission = Some(Admission::new(request.ignore, request.filter));
+        self.admission = Admission::new(request.ignore, request.filter);
         self
     }
 
@@ -139,7 +139,9 @@ impl<'a> PassRecording<'a> {
     /// # Safety
     /// Inside the render pass begun by [`PassRecording::begin`], viewport and scissor set.
     unsafe fn record_contributors(&self, snapshots: &mut Vec<DrawSnapshot>) -> u32 {
-        let Some(admission) = self.admission.filter(|_| !self.contributors.is_empty()) else { return 0 };
+        if self.contributors.is_empty() {
+            return 0;
+        }
         let (colors, depth) = self.pass.formats();
         let target = match self.pass.pipeline_target() {
             PipelineTarget::RenderPass(render_pass) => ContributorTarget::RenderPass { render_pass, colors: &colors, depth },
@@ -160,7 +162,7 @@ impl<'a> PassRecording<'a> {
                 view_projection: self.camera.view_projection.as_mat4(),
                 depth_compare,
                 draw_index,
-                admission,
+                admission: self.admission,
             };
             // SAFETY: the caller's contract; the contributor's own is its trait's.
             unsafe { contributor.record(&ctx) };
