@@ -4,9 +4,7 @@
 //! the GPU. Every animation of the file plays at once, each held at its last key after it ends
 //! (glTF samplers clamp).
 
-// The keyframe data lives with the scene that holds it; posing is this module's.
-pub use crate::scene::{Animation, Channel, Interpolation, NodeTransform, Property, Skin};
-use crate::scene::{PoseFault, Scene};
+use crate::scene::{NodeTransform, PoseFault, Property, Scene};
 use glam::{DMat4, DQuat, DVec3, Mat4};
 
 /// Poses `scene` at `time` seconds (`None`: the file's own node transforms, no animation):
@@ -80,6 +78,7 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scene::{Channel, Interpolation};
 
     fn channel(interpolation: Interpolation, property: Property, times: Vec<f32>, values: Vec<f32>, width: usize) -> Channel {
         Channel { node: 0, property, interpolation, times: times.into(), values: values.into(), width }

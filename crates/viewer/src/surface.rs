@@ -149,7 +149,7 @@ mod tests {
         let scene = Scene {
             meshes: vec![MeshAsset { primitives: vec![plane], ..Default::default() }],
             nodes: vec![node],
-            skins: vec![crate::animation::Skin { joints: vec![0], inverse_bind: vec![glam::DMat4::IDENTITY], palette: vec![joint] }],
+            skins: vec![crate::scene::Skin { joints: vec![0], inverse_bind: vec![glam::DMat4::IDENTITY], palette: vec![joint] }],
             ..Default::default()
         };
         // At rest the plane spans -1..1; posed, x 9..11 and z -0.5..1.5: (10.5, -0.5 + 0.5) is

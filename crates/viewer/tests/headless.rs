@@ -1192,8 +1192,7 @@ fn channels_sharing_a_sampler_share_its_keys() {
     let path = tmp("shared-sampler.gltf");
     std::fs::write(&path, doc.to_string()).unwrap();
     let scene = viewer::load_scene(Some(&path)).unwrap();
-    let rotating: Vec<&viewer::animation::Channel> =
-        scene.animations[0].channels.iter().filter(|c| c.property == viewer::animation::Property::Rotation).collect();
+    let rotating: Vec<&viewer::scene::Channel> = scene.animations[0].channels.iter().filter(|c| c.property == viewer::scene::Property::Rotation).collect();
     assert_eq!(rotating.len(), rotations.len());
     assert!(rotating.len() >= 4);
     for c in &rotating[1..] {

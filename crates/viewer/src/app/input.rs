@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn playback_pauses_on_the_last_pose_shown_rather_than_one_past_f32() {
-        use crate::animation::{Animation, Channel, Interpolation, Property};
+        use crate::scene::{Animation, Channel, Interpolation, Property};
         use crate::scene::{MeshAsset, Node, Scene};
         // A triangle whose one morph target moves a vertex by 3e38, its weight animated from
         // 0 (at 0 s) to 1 (at 1 s): from about 0.28 s on, the GPU's products could pass f32's

@@ -33,7 +33,7 @@ impl Running {
             Some(desc) => OrbitCamera::from_desc(desc, &scene),
             None => OrbitCamera::framing(&scene),
         };
-        let duration = scene.animations.iter().map(crate::animation::Animation::duration).fold(0.0, f32::max);
+        let duration = scene.animations.iter().map(crate::scene::Animation::duration).fold(0.0, f32::max);
         let playback = scene.animated().then(|| super::input::Playback::new(duration, options.time));
         let view = SceneView { scene, objects, camera, home: camera };
         let gpu = Gpu::new(&window, &view, options)?;

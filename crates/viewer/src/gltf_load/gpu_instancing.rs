@@ -6,7 +6,7 @@
 
 use super::validate::{self, BYTES_PER_DRAW, BYTES_PER_NODE};
 use super::SceneError;
-use crate::animation::NodeTransform;
+use crate::scene::NodeTransform;
 use glam::{DQuat, DVec3};
 use gltf::accessor::{DataType, Dimensions};
 use serde::Deserialize;

@@ -19,7 +19,7 @@ mod skins;
 mod validate;
 mod view_checks;
 
-use crate::animation::NodeTransform;
+use crate::scene::NodeTransform;
 use crate::scene::{CameraDesc, Lens, Node, PoseFault, Scene};
 use glam::DMat4;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! missing from under the camera). JSON numbers are decimal: read as f64 they keep what a
 //! georeferenced file means to 1e-9 at 1e6.
 
-use crate::animation::NodeTransform;
+use crate::scene::NodeTransform;
 use glam::{DMat4, DQuat, DVec3};
 use serde::Deserialize;
 

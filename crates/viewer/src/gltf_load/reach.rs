@@ -78,7 +78,7 @@ mod tests {
         Scene {
             meshes: vec![MeshAsset { primitives: vec![prim], ..Default::default() }],
             nodes: vec![node],
-            skins: vec![crate::animation::Skin { joints: vec![0], inverse_bind: vec![DMat4::IDENTITY], palette: vec![palette] }],
+            skins: vec![crate::scene::Skin { joints: vec![0], inverse_bind: vec![DMat4::IDENTITY], palette: vec![palette] }],
             ..Default::default()
         }
     }
@@ -115,7 +115,7 @@ mod tests {
         // A skinned node's primitive without influences is drawn rigid, by its node's world.
         let mut scene = morphed(3e38, 1.0);
         scene.nodes[0].skin = Some(0);
-        scene.skins = vec![crate::animation::Skin { joints: vec![0], inverse_bind: vec![DMat4::IDENTITY], palette: vec![Mat4::IDENTITY] }];
+        scene.skins = vec![crate::scene::Skin { joints: vec![0], inverse_bind: vec![DMat4::IDENTITY], palette: vec![Mat4::IDENTITY] }];
         assert!(check(&scene).unwrap_err().to_string().contains("morph weights"), "drawn rigid, checked as rigid");
     }
 

@@ -8,8 +8,8 @@
 
 use super::validate::accessor;
 use super::SceneError;
-use crate::animation::{Animation, Channel, Interpolation, Property, Skin};
 use crate::scene::Scene;
+use crate::scene::{Animation, Channel, Interpolation, Property, Skin};
 use glam::{DMat4, Mat4};
 use gltf::accessor::{DataType, Dimensions};
 use std::collections::HashMap;
@@ -187,7 +187,7 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
                     values
                 }
             };
-            if property != Property::Weights && matches!(scene.nodes[node].local, crate::animation::NodeTransform::Matrix(_)) {
+            if property != Property::Weights && matches!(scene.nodes[node].local, crate::scene::NodeTransform::Matrix(_)) {
                 log::warn!("animation {} channel {c}: node {} has a matrix, which glTF does not animate", animation.index(), scene.nodes[node].gltf_index);
                 continue;
             }
