@@ -126,14 +126,13 @@ impl Pipelines {
             limits,
         };
         // Filled one by one: if a later step fails, `Drop` frees what was made (null is ignored).
-        this.create_modules()?;
-        this.create_layouts(set_layout, instance_set_layout)?;
+        this.create_modules(memory)?;
+        this.create_layouts(memory, set_layout, instance_set_layout)?;
         Ok(this)
     }
 
     /// The precompiled shader modules of the flavour.
-    fn create_modules(&mut self) -> Result<(), PickError> {
-        let memory = &self.memory.clone();
+    fn create_modules(&mut self, memory: &Memory) -> Result<(), PickError> {
         self.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
         self.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
         self.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
@@ -154,8 +153,12 @@ impl Pipelines {
     }
 
     /// The plain, storage and (where the push constants allow) deformed pipeline layouts.
-    fn create_layouts(&mut self, set_layout: Option<vk::DescriptorSetLayout>, instance_set_layout: vk::DescriptorSetLayout) -> Result<(), PickError> {
-        let memory = &self.memory.clone();
+    fn create_layouts(
+        &mut self,
+        memory: &Memory,
+        set_layout: Option<vk::DescriptorSetLayout>,
+        instance_set_layout: vk::DescriptorSetLayout,
+    ) -> Result<(), PickError> {
         let push_size = if matches!(self.flavour, Flavour::Hit { .. }) { PickPush::SIZE } else { RECT_PUSH_SIZE };
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(push_size)];
         let set_layouts: Vec<vk::DescriptorSetLayout> = set_layout.into_iter().collect();
