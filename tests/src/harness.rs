@@ -3,7 +3,8 @@
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{PassRendering, PickDraw, PickRequest, PickResult, Picker, PickerConfig, Viewport};
+use picking_vk::config::PassRendering;
+use picking_vk::{DrawList, PickDraw, PickQuery, PickRequest, PickResult, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext, DEFAULT_API_VERSION};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -69,38 +70,30 @@ impl Gpu {
         unsafe { Picker::new(self.ctx.host_device(), config.with_rendering(self.rendering)) }.expect("picker")
     }
 
-    /// Records the requests into slots 0.. of one command buffer, submits, waits, and
-    /// resolves every slot. The picker needs at least `requests.len()` frames in flight.
-    pub fn pick_batch(&self, picker: &mut Picker, requests: &[PickRequest<'_>], draws: &[PickDraw]) -> Vec<PickResult> {
+    /// Records a one-point query set per pixel, pixel `i` into slot `i`, in one command
+    /// buffer, submits, waits, and resolves every slot: each pick is planned and drawn on
+    /// its own. The picker needs at least `pixels.len()` frames in flight. `draws` is a
+    /// borrowed or a shared list ([`DrawList`]).
+    pub fn pick_batch<'d>(&self, picker: &mut Picker, request: &PickRequest<'_>, pixels: &[UVec2], draws: impl Into<DrawList<'d>>) -> Vec<PickResult> {
+        let draws = draws.into();
         self.ctx
             .run_once(|cmd| {
-                for (slot, request) in requests.iter().enumerate() {
+                for (slot, &pixel) in pixels.iter().enumerate() {
                     // SAFETY: `cmd` is recording outside a render pass; the draws' buffers
                     // live until after the wait in `run_once`.
-                    unsafe { picker.record(cmd, slot, request, draws) }.expect("record");
+                    unsafe { picker.record(cmd, slot, request, &[PickQuery::Point(pixel)], draws) }.expect("record");
                 }
             })
             .expect("submit");
-        (0..requests.len())
+        (0..pixels.len())
             // SAFETY: `run_once` waited for the command buffer to complete.
-            .map(|slot| unsafe { picker.take_result(slot) }.expect("resolve").expect("a result is pending"))
+            .map(|slot| unsafe { picker.take_results(slot) }.expect("resolve").expect("a result is pending").pick(0).expect("a point's pick").clone())
             .collect()
     }
 
-    /// As [`Gpu::pick_batch`], through `record_shared` (a shared draw list).
-    pub fn pick_batch_shared(&self, picker: &mut Picker, requests: &[PickRequest<'_>], draws: &std::sync::Arc<[PickDraw]>) -> Vec<PickResult> {
-        self.run(|cmd| {
-            for (slot, request) in requests.iter().enumerate() {
-                // SAFETY: recording outside a render pass; the buffers outlive the wait.
-                unsafe { picker.record_shared(cmd, slot, request, draws) }.expect("record");
-            }
-        });
-        // SAFETY: `run` waited for the command buffer to complete.
-        (0..requests.len()).map(|slot| unsafe { picker.take_result(slot) }.expect("resolve").expect("a result is pending")).collect()
-    }
-
-    pub fn pick(&self, picker: &mut Picker, request: &PickRequest<'_>, draws: &[PickDraw]) -> PickResult {
-        self.pick_batch(picker, std::slice::from_ref(request), draws).remove(0)
+    /// One pick of `pixel` (see [`Gpu::pick_batch`]).
+    pub fn pick<'d>(&self, picker: &mut Picker, request: &PickRequest<'_>, pixel: UVec2, draws: impl Into<DrawList<'d>>) -> PickResult {
+        self.pick_batch(picker, request, &[pixel], draws).remove(0)
     }
 
     /// Fails if the validation layer reported anything; call after everything is dropped.
@@ -167,7 +160,7 @@ impl Gpu {
         // SAFETY: the context's handles outlive the image.
         let mut image = unsafe { picking_vk::debug::IdImage::new(self.ctx.host_device(), w, h) }.expect("id image");
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        self.run(|cmd| unsafe { image.record(cmd, request, draws, false, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).expect("record"));
+        self.run(|cmd| unsafe { image.record(cmd, request, draws, None, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited.
         let texels = unsafe { image.read() }.expect("read");
         let mut pixels: Vec<UVec2> = (0..w * h).filter(|&i| texels[i as usize].id != [0, 0]).map(|i| UVec2::new(i % w, i / w)).collect();

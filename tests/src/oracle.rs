@@ -117,11 +117,12 @@ fn ray_triangle(origin: DVec3, dir: DVec3, v: &[DVec3; 3]) -> Option<(f64, [f64;
 /// Whether a triangle at framebuffer positions `s` (y down) is culled by `raster`, as Vulkan
 /// decides: the signed area `a = -1/2 * sum(x_i * y_(i+1) - x_(i+1) * y_i)` is positive for a
 /// counter-clockwise triangle. (Triangles crossing the eye plane are not judged here.)
-fn culled_by(raster: &picking_vk::RasterState, s: &[DVec2; 3]) -> bool {
+fn culled_by(raster: &picking_vk::draw::RasterState, s: &[DVec2; 3]) -> bool {
     use ash::vk::{CullModeFlags, FrontFace};
     let a: f64 = -0.5 * (0..3).map(|i| s[i].x * s[(i + 1) % 3].y - s[(i + 1) % 3].x * s[i].y).sum::<f64>();
-    let front = if raster.front_face == FrontFace::CLOCKWISE { a < 0.0 } else { a > 0.0 };
-    let cull = raster.cull_mode;
+    let culling = raster.culling.unwrap_or_default();
+    let front = if culling.front_face == FrontFace::CLOCKWISE { a < 0.0 } else { a > 0.0 };
+    let cull = culling.mode;
     (cull.contains(CullModeFlags::BACK) && !front) || (cull.contains(CullModeFlags::FRONT) && front)
 }
 

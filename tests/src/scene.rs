@@ -3,7 +3,7 @@
 
 use ash::vk;
 use glam::{Mat4, Quat, Vec3};
-use picking_vk::{BufferRange, IndexWidth, Instances, MeshGeometry, ObjectId, PickDraw, Positions, Triangles};
+use picking_vk::{draw::BufferRange, draw::IndexWidth, draw::Instances, draw::MeshGeometry, draw::Positions, draw::Triangles, ObjectId, PickDraw};
 use picking_vk_context::{HostBuffer, VulkanContext};
 use std::sync::Arc;
 
@@ -127,7 +127,7 @@ pub struct Object {
     /// index / vertex offset (or first vertex), as engines that pack meshes do.
     pub packed: bool,
     /// How the draw is rasterized (culling; triangle lists only here).
-    pub raster: picking_vk::RasterState,
+    pub raster: picking_vk::draw::RasterState,
 }
 
 impl Object {
@@ -141,7 +141,7 @@ impl Object {
             layout: VertexLayout::Tight,
             pickable: true,
             packed: false,
-            raster: picking_vk::RasterState::default(),
+            raster: picking_vk::draw::RasterState::default(),
         }
     }
 

@@ -12,8 +12,9 @@
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{
-    Aabb, BufferRange, DepthBias, Ignore, IndexWidth, InstanceBinding, InstanceFormat, Instances, MeshGeometry, ObjectId, PickDraw, PickQuery, PickRequest,
-    PickerConfig, PixelRect, PositionFormat, Positions, QueryResult, RasterState, RectMode, Topology, Triangles, Viewport,
+    draw::Aabb, draw::BufferRange, draw::DepthBias, draw::IndexWidth, draw::InstanceBinding, draw::InstanceFormat, draw::Instances, draw::MeshGeometry,
+    draw::PositionFormat, draw::Positions, draw::RasterState, draw::Topology, draw::Triangles, request::Ignore, ObjectId, PickDraw, PickQuery, PickRequest,
+    PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
 };
 use picking_vk_tests::harness::Gpu;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -234,7 +235,9 @@ fn random_request(rng: &mut fastrand::Rng) -> (PickRequest<'static>, u32, u32) {
     let projection = pick(rng, &[perspective, reversed, ortho]);
     let projection = mostly(rng, projection, &[Mat4::NAN, Mat4::ZERO, Mat4::from_scale(Vec3::splat(1e-30))]);
     let view = mostly(rng, Mat4::IDENTITY, &[Mat4::NAN, Mat4::from_translation(Vec3::new(0.0, 0.0, 1e12))]);
-    (PickRequest::new(random_pixel(rng, w, h), viewport, view, projection), w, h)
+    // The pixel requests carried before 0.2, still drawn so that the seed's trials stay the same.
+    random_pixel(rng, w, h);
+    (PickRequest::new(viewport, view, projection), w, h)
 }
 
 /// Whether instance `instance` of `draw` is left out by `ignore`.
@@ -345,8 +348,8 @@ fn random_misuse_is_refused_or_recorded_cleanly() {
                         // wait in `run_once`.
                         unsafe {
                             match path {
-                                "per frame" => picker.record_queries(cmd, slot, &request, &queries, &draws),
-                                _ => picker.record_queries_shared(cmd, slot, &request, &queries, &shared),
+                                "per frame" => picker.record(cmd, slot, &request, &queries, &draws),
+                                _ => picker.record(cmd, slot, &request, &queries, &shared),
                             }
                         }
                     })

@@ -51,10 +51,10 @@ fn batched_recording_never_changes_a_result() {
         assert_eq!(direct.memory().draw_batches, 0);
         let mut pixels = vec![UVec2::new(0, 0), UVec2::new(W - 1, H - 1), UVec2::new(W / 2, H / 2)];
         pixels.extend(random_pixels(seed, 2 * SLOTS - 3, W, H));
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         for chunk in pixels.chunks(SLOTS) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, Viewport::full(W, H), view, proj)).collect();
-            let a = gpu.pick_batch(&mut batched, &requests, &draws);
-            let b = gpu.pick_batch(&mut direct, &requests, &draws);
+            let a = gpu.pick_batch(&mut batched, &request, chunk, &draws);
+            let b = gpu.pick_batch(&mut direct, &request, chunk, &draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} culling {culling} pixel {p}: batched vs direct");

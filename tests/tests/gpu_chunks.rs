@@ -5,7 +5,7 @@
 
 use ash::vk;
 use glam::{Mat4, Quat, UVec2, Vec3};
-use picking_vk::{DepthConvention, DetailMode, FrameResults, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, RasterState, Viewport};
+use picking_vk::{draw::RasterState, DepthConvention, DetailMode, FrameResults, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 
@@ -32,7 +32,7 @@ fn scene(seed: u64) -> Scene {
         let cull = [vk::CullModeFlags::NONE, vk::CullModeFlags::BACK, vk::CullModeFlags::FRONT][rng.usize(..3)];
         obj.raster = RasterState::default().with_culling(cull, vk::FrontFace::COUNTER_CLOCKWISE);
         obj.packed = k % 4 == 0;
-        obj.index_width = if k % 2 == 0 { picking_vk::IndexWidth::U16 } else { picking_vk::IndexWidth::U32 };
+        obj.index_width = if k % 2 == 0 { picking_vk::draw::IndexWidth::U16 } else { picking_vk::draw::IndexWidth::U32 };
         s.objects.push(obj);
     }
     s
@@ -40,7 +40,7 @@ fn scene(seed: u64) -> Scene {
 
 fn run_queries(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[picking_vk::PickDraw]) -> FrameResults {
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
     // SAFETY: `run` waited for the frame.
     unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
 }
@@ -65,8 +65,8 @@ fn chunk_culling_never_changes_a_result() {
         let mut culled = gpu.picker(config);
         let mut full = gpu.picker(config.with_culling(false));
         let pixels = random_pixels(seed, 320, W, H);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         for chunk in pixels.chunks(16) {
-            let request = PickRequest::new(chunk[0], Viewport::full(W, H), view, proj);
             // Half points, half radius queries.
             let queries: Vec<PickQuery> =
                 chunk.iter().enumerate().map(|(i, &pixel)| if i % 2 == 0 { PickQuery::Point(pixel) } else { PickQuery::Radius { pixel, radius: 3 } }).collect();
@@ -111,9 +111,10 @@ fn a_pick_on_a_large_mesh_reports_the_face_within_the_draw() {
     let config = PickerConfig::default().with_detail(DetailMode::IfEnabled);
     let mut culled = gpu.picker(config);
     let mut full = gpu.picker(config.with_culling(false));
-    let request = PickRequest::new(UVec2::new(W / 2, H / 2), vp, view, proj);
-    let a = gpu.pick(&mut culled, &request, &gs.draws);
-    let b = gpu.pick(&mut full, &request, &gs.draws);
+    let request = PickRequest::new(vp, view, proj);
+    let centre = UVec2::new(W / 2, H / 2);
+    let a = gpu.pick(&mut culled, &request, centre, &gs.draws);
+    let b = gpu.pick(&mut full, &request, centre, &gs.draws);
     assert!(a.hit.is_some(), "the sphere fills the centre");
     assert!(a.stats.pass.triangles_culled > 1000, "most of the sphere is left out: {}", a.stats.pass.triangles_culled);
     assert_eq!(key(&a), key(&b));
@@ -138,15 +139,16 @@ fn a_cut_draw_assembles_only_its_runs_with_and_without_batching() {
     };
     let gs = s.upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let request = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let centre_query = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
     let total = 2 * 1536u64;
     let mut hits = vec![];
     for rows in [512, 0] {
         let mut picker = gpu.picker(PickerConfig::default().with_batch_rows(rows));
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        let assembled = gpu.count_primitives(|cmd| unsafe { picker.record(cmd, 0, &request, &gs.draws) }.map(|_| ()).expect("record"));
+        let assembled = gpu.count_primitives(|cmd| unsafe { picker.record(cmd, 0, &request, &centre_query, &gs.draws) }.map(|_| ()).expect("record"));
         // SAFETY: the frame completed.
-        let result = unsafe { picker.take_result(0) }.expect("resolve").expect("pending");
+        let result = unsafe { picker.take_results(0) }.expect("resolve").expect("pending").pick(0).expect("a point's pick").clone();
         let culled = result.stats.pass.triangles_culled;
         assert!(culled > 1000, "batch rows {rows}: most of both spheres is left out ({culled})");
         assert_eq!(assembled, total - culled, "batch rows {rows}: the pass assembles exactly the runs it kept");

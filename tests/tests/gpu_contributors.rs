@@ -7,7 +7,9 @@
 
 use glam::{UVec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{ContributorHit, DepthConvention, PickContributor, PickError, PickQuery, PickRequest, PickerConfig, QueryResult, Viewport};
+use picking_vk::{
+    contributor::ContributorHit, contributor::PickContributor, DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, QueryResult, Viewport,
+};
 use picking_vk_host::{Billboard, Billboards};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
@@ -55,7 +57,7 @@ fn pick_points(
         let queries: Vec<PickQuery> = chunk.iter().map(|&p| PickQuery::Point(p)).collect();
         // SAFETY: recording outside a render pass; the draws' buffers and the contributors
         // outlive the wait.
-        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, &queries, draws) }.map(|_| ()).expect("record"));
+        gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, &queries, draws) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited for the frame.
         let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
         for (pixel, result) in chunk.iter().zip(&results.results) {
@@ -79,12 +81,12 @@ fn billboards_the_request_leaves_out_neither_hit_nor_occlude() {
     let contributor = Billboards::new(&gpu.ctx, &boards, FIRST_ID).expect("billboards");
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
     let list: [&dyn PickContributor; 1] = [&contributor];
-    let all = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj).with_contributors(&list);
+    let all = PickRequest::new(Viewport::full(W, H), view, proj).with_contributors(&list);
     let id = |i: usize| picking_vk::ObjectId::new(FIRST_ID + i as u64).unwrap();
     // Billboards 0..10 ignored as objects, 12 as its own instance; 13's rule names another
     // instance (so 13 stays); odd billboards from 20 on are filtered out.
-    let mut ignore: Vec<picking_vk::Ignore> = (0..10).map(|i| picking_vk::Ignore::Object(id(i))).collect();
-    ignore.extend([picking_vk::Ignore::instance(id(12), 12), picking_vk::Ignore::instance(id(13), 0)]);
+    let mut ignore: Vec<picking_vk::request::Ignore> = (0..10).map(|i| picking_vk::request::Ignore::Object(id(i))).collect();
+    ignore.extend([picking_vk::request::Ignore::instance(id(12), 12), picking_vk::request::Ignore::instance(id(13), 0)]);
     let filter = |o: picking_vk::ObjectId| !(o.get() >= FIRST_ID + 20 && o.get() < FIRST_ID + 40 && (o.get() - FIRST_ID) % 2 == 1);
     let left_out = |i: usize| i < 10 || i == 12 || (i >= 20 && i % 2 == 1);
     let request = all.with_ignore(&ignore).with_filter(&filter);
@@ -134,7 +136,7 @@ fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
         let (view, proj) = random_scene_camera(depth, W, H);
         let vp = Viewport::full(W, H);
         let list: [&dyn PickContributor; 1] = [&contributor];
-        let request = PickRequest::new(UVec2::ZERO, vp, view, proj).with_contributors(&list);
+        let request = PickRequest::new(vp, view, proj).with_contributors(&list);
         let camera = OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
         let oracle = Oracle::new(&with_billboards(&scene, &boards, view, |_| true), camera);
         let meshes_only = Oracle::new(&scene, camera);
@@ -146,7 +148,7 @@ fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
                 chunk.iter().enumerate().map(|(k, &p)| if k % 4 == 3 { PickQuery::Radius { pixel: p, radius: 0 } } else { PickQuery::Point(p) }).collect();
             // SAFETY: recording outside a render pass; the draws' buffers and the billboards
             // outlive the wait.
-            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &gs.draws) }.map(|_| ()).expect("record"));
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &gs.draws) }.map(|_| ()).expect("record"));
             // SAFETY: `run` waited for the frame.
             let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
             for (pixel, result) in chunk.iter().zip(&results.results) {
@@ -185,7 +187,7 @@ fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
         // SAFETY: the context's handles outlive the image.
         let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.expect("id image");
         // SAFETY: recording outside a render pass; the buffers outlive the wait.
-        gpu.run(|cmd| unsafe { image.record(cmd, &request, &gs.draws, false, IdCopy::Whole) }.map(|_| ()).expect("record"));
+        gpu.run(|cmd| unsafe { image.record(cmd, &request, &gs.draws, None, IdCopy::Whole) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited.
         let texels = unsafe { image.read() }.expect("read");
         let board_pixels = texels.iter().filter(|t| (FIRST_ID..FIRST_ID + 40).contains(&(u64::from(t.id[0]) | u64::from(t.id[1]) << 32))).count();
@@ -205,7 +207,7 @@ impl PickContributor for Claims {
     fn ids(&self) -> std::ops::Range<u64> {
         self.0.clone()
     }
-    unsafe fn record(&self, _: &picking_vk::ContributorContext<'_>) {}
+    unsafe fn record(&self, _: &picking_vk::contributor::ContributorContext<'_>) {}
 }
 
 #[test]
@@ -224,10 +226,10 @@ fn contributor_ranges_that_clash_are_refused() {
     ];
     for (claims, expect) in cases {
         let list: Vec<&dyn PickContributor> = claims.iter().map(|c| c as &dyn PickContributor).collect();
-        let request = PickRequest::new(UVec2::new(5, 5), Viewport::full(W, H), view, proj).with_contributors(&list);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj).with_contributors(&list);
         let mut err = None;
         // SAFETY: recording outside a render pass; an error records nothing.
-        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &gs.draws) }.err());
+        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(5, 5))], &gs.draws) }.err());
         let message = err.as_ref().map(PickError::to_string).unwrap_or_default();
         assert!(message.contains(expect), "{message:?} should mention {expect:?}");
     }

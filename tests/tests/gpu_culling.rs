@@ -2,7 +2,7 @@
 //! returns the same ID, instance and depth bits. Also the statistics and timestamps.
 
 use glam::{Mat4, Quat, UVec2, Vec3};
-use picking_vk::{DepthConvention, Ignore, ObjectId, PickRequest, PickerConfig, Viewport};
+use picking_vk::{request::Ignore, DepthConvention, ObjectId, PickRequest, PickerConfig, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 
@@ -68,9 +68,9 @@ fn culling_never_changes_a_result() {
         for (k, chunk) in border_and_random(seed).chunks(BATCH).enumerate() {
             // Every other batch also ignores an instance range: both paths must agree on it.
             let ignoring: &[Ignore] = if k % 2 == 1 { &ignore } else { &[] };
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj).with_ignore(ignoring)).collect();
-            let a = gpu.pick_batch(&mut culled, &requests, &gs.draws);
-            let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
+            let request = PickRequest::new(vp, view, proj).with_ignore(ignoring);
+            let a = gpu.pick_batch(&mut culled, &request, chunk, &gs.draws);
+            let b = gpu.pick_batch(&mut full, &request, chunk, &gs.draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}: culled vs full");
@@ -103,7 +103,7 @@ fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
     }
     let (view, proj) = camera(DepthConvention::Standard);
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(1).with_timestamps(true));
-    let r = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(2, 2), Viewport::full(W, H), view, proj), &gs.draws);
+    let r = gpu.pick(&mut picker, &PickRequest::new(Viewport::full(W, H), view, proj), UVec2::new(2, 2), &gs.draws);
     assert_eq!(r.stats.pass.draws_recorded, 3, "the three unbounded draws");
     assert_eq!(r.stats.pass.draws_culled, 3, "the three bounded ones the ray misses");
     let ns = r.stats.gpu_time_ns.expect("timestamps were asked for");
@@ -124,10 +124,10 @@ fn shared_draw_lists_cull_through_a_hierarchy_with_identical_results() {
         let vp = Viewport::full(W, H);
         let mut culled = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(true));
         let mut full = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(false));
+        let request = PickRequest::new(vp, view, proj);
         for chunk in border_and_random(seed).chunks(BATCH) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            let a = gpu.pick_batch_shared(&mut culled, &requests, &shared);
-            let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
+            let a = gpu.pick_batch(&mut culled, &request, chunk, &shared);
+            let b = gpu.pick_batch(&mut full, &request, chunk, &gs.draws);
             for ((ra, rb), p) in a.iter().zip(&b).zip(chunk) {
                 let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} pixel {p}");
@@ -159,16 +159,16 @@ fn a_new_shared_list_rebuilds_the_hierarchy() {
         let c = proj * view * p.extend(1.0);
         UVec2::new(((c.x / c.w + 1.0) * 0.5 * W as f32) as u32, ((c.y / c.w + 1.0) * 0.5 * H as f32) as u32)
     };
-    let at = |p: Vec3| [PickRequest::new(to_pixel(p), vp, view, proj)];
+    let request = PickRequest::new(vp, view, proj);
     let first: std::sync::Arc<[picking_vk::PickDraw]> = gs.draws.clone().into();
-    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &first)[0].id(), ObjectId::new(1).ok());
-    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &first)[0].id(), None);
+    assert_eq!(gpu.pick(&mut picker, &request, to_pixel(Vec3::new(-2.0, 0.0, -5.5)), &first).id(), ObjectId::new(1).ok());
+    assert_eq!(gpu.pick(&mut picker, &request, to_pixel(Vec3::new(0.0, 0.0, -5.5)), &first).id(), None);
     // Object 1 moves to the middle: a new list, a new hierarchy.
     let mut moved = gs.draws.clone();
     moved[0].model = Mat4::from_translation(Vec3::new(0.0, 0.0, -6.0));
     let second: std::sync::Arc<[picking_vk::PickDraw]> = moved.into();
-    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(0.0, 0.0, -5.5)), &second)[0].id(), ObjectId::new(1).ok());
-    assert_eq!(gpu.pick_batch_shared(&mut picker, &at(Vec3::new(-2.0, 0.0, -5.5)), &second)[0].id(), None);
+    assert_eq!(gpu.pick(&mut picker, &request, to_pixel(Vec3::new(0.0, 0.0, -5.5)), &second).id(), ObjectId::new(1).ok());
+    assert_eq!(gpu.pick(&mut picker, &request, to_pixel(Vec3::new(-2.0, 0.0, -5.5)), &second).id(), None);
     // The list the picker indexes cannot be edited in place behind its back (its weak handle
     // makes `Arc::get_mut` refuse); the list it no longer indexes can.
     let (mut first, mut second) = (first, second);

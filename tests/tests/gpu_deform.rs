@@ -10,8 +10,9 @@ use ash::vk;
 use glam::{DMat4, DVec3, Mat4, Quat, UVec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{
-    BufferRange, DeformPose, Deformation, DetailStatus, DrawHooks, HookProgram, HookSource, Influences, JointFormat, MeshGeometry, MorphTargets, PickDraw,
-    PickError, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Skin, SkinInfluences, VertexStream, WeightFormat,
+    config::DetailStatus, deform::DeformPose, deform::Deformation, deform::Influences, deform::JointFormat, deform::MorphTargets, deform::Skin,
+    deform::SkinInfluences, deform::VertexStream, deform::WeightFormat, draw::BufferRange, draw::MeshGeometry, hooks::DrawHooks, hooks::HookProgram,
+    hooks::HookSource, PickDraw, PickError, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode,
 };
 use picking_vk_context::{HostBuffer, VulkanContext};
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
@@ -240,10 +241,10 @@ fn upload(ctx: &VulkanContext, objects: &[Deformed], poses: &[Vec<Mat4>], morph_
         let vb = shared.map_or_else(|| own(ctx.upload(&obj.mesh.positions, vk::BufferUsageFlags::VERTEX_BUFFER).unwrap()), |b| b.positions);
         let ib = shared.map_or_else(|| own(ctx.upload(&indices, vk::BufferUsageFlags::INDEX_BUFFER).unwrap()), |b| b.indices);
         let n = obj.mesh.positions.len() as u32;
-        let positions = picking_vk::Positions { range: BufferRange { buffer: vb.0, offset: 0, size: vb.1 }, stride: 12, vertex_count: n };
-        let triangles = picking_vk::Triangles::Indexed {
+        let positions = picking_vk::draw::Positions { range: BufferRange { buffer: vb.0, offset: 0, size: vb.1 }, stride: 12, vertex_count: n };
+        let triangles = picking_vk::draw::Triangles::Indexed {
             range: BufferRange { buffer: ib.0, offset: 0, size: ib.1 },
-            width: picking_vk::IndexWidth::U32,
+            width: picking_vk::draw::IndexWidth::U32,
             first_index: 0,
             index_count: indices.len() as u32,
             vertex_offset: 0,
@@ -385,7 +386,7 @@ fn pick_points(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest
     for chunk in pixels.chunks(64) {
         let queries: Vec<PickQuery> = chunk.iter().map(|&p| PickQuery::Point(p)).collect();
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, &queries, draws) }.map(|_| ()).expect("record"));
+        gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, &queries, draws) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited for the frame.
         let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
         out.extend(results.results.into_iter().map(|r| match r {
@@ -422,7 +423,7 @@ fn skinned_and_morphed_draws_pick_like_cpu_deformation_and_the_ray_oracle() {
             }
             let oracle = Oracle::new(&posed, camera);
             let rest_oracle = Oracle::new(&rest, camera);
-            let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+            let request = PickRequest::new(vp, view, proj);
             let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, &up.draws, seed).into_iter().take(300).collect();
             pixels.extend(random_pixels(seed + 50, 40, W, H));
             let results = pick_points(&gpu, &mut picker, &request, &pixels, &up.draws);
@@ -494,7 +495,7 @@ fn hooks_on_deformed_draws_pick_through_holes_and_at_the_adjusted_world() {
     let striped = |o: usize| o.is_multiple_of(2);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
     let camera = OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
     for (name, from_storage) in [("attributes", false), ("storage", true)] {
@@ -588,7 +589,7 @@ fn obj_world(obj: &Deformed) -> DMat4 {
 /// Per object, the pixels of `rect` the full-size ID image gives it.
 fn id_image_counts(gpu: &Gpu, image: &mut IdImage, request: &PickRequest<'_>, draws: &[PickDraw], rect: PixelRect) -> BTreeMap<u64, u64> {
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, None, IdCopy::Whole) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let texels = unsafe { image.read() }.unwrap();
     let mut counts = BTreeMap::new();
@@ -606,7 +607,7 @@ fn id_image_counts(gpu: &Gpu, image: &mut IdImage, request: &PickRequest<'_>, dr
 fn rect_counts(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, draws: &[PickDraw], rect: PixelRect) -> BTreeMap<u64, u64> {
     let query = [PickQuery::Rect { rect, mode: RectMode::Visible }];
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, &query, draws) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, &query, draws) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
     let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };
@@ -621,7 +622,7 @@ fn rectangles_over_deformed_draws_count_what_the_id_image_shows() {
     let (poses, weights) = random_pose(&objects, 9);
     let up = upload(&gpu.ctx, &objects, &poses, &weights, false, true);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
     let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
@@ -652,7 +653,7 @@ fn many_deformed_meshes_with_their_own_buffers_are_picked_in_one_frame() {
         })
         .collect();
     let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.0, -0.3, -6.0), W, H);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
@@ -675,13 +676,14 @@ fn deformations_that_do_not_fit_are_refused() {
     let (poses, weights) = random_pose(&objects, 3);
     let up = upload(&gpu.ctx, &objects, &poses, &weights, true, false);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.3, -1.0), Vec3::new(0.0, -0.3, -6.0), W, H);
-    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let pixel = UVec2::new(80, 60);
+    let request = PickRequest::new(vp, view, proj);
     let mut refused = |draw: PickDraw, expect: &str| {
         let mut draws = up.draws.clone();
         draws[0] = draw;
         let mut err = None;
         // SAFETY: recording outside a render pass; an error records nothing.
-        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &draws) }.err());
+        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &draws) }.err());
         match err {
             Some(PickError::InvalidDraw { index: 0, reason }) => assert!(reason.contains(expect), "{reason:?} should mention {expect:?}"),
             other => panic!("expected InvalidDraw mentioning {expect:?}, got {other:?}"),
@@ -708,9 +710,9 @@ fn deformations_that_do_not_fit_are_refused() {
     );
     refused(with(&|d| d.pose = Some(Arc::new(DeformPose { joint_matrices: vec![Mat4::IDENTITY], morph_weights: vec![] }))), "CPU pose has 1 joint");
     refused(with(&|d| *d = Deformation::default()), "neither a skin nor morph");
-    refused(base.clone().with_instances(picking_vk::Instances { range: up.draws[0].positions.range, stride: 64, first: 0, count: 1 }), "with instances");
+    refused(base.clone().with_instances(picking_vk::draw::Instances { range: up.draws[0].positions.range, stride: 64, first: 0, count: 1 }), "with instances");
     // A picker still picks after refusals.
-    let ok = gpu.pick(&mut picker, &request, &up.draws);
+    let ok = gpu.pick(&mut picker, &request, pixel, &up.draws);
     assert!(ok.ray.is_some());
     drop(picker);
     gpu.assert_no_validation_messages();

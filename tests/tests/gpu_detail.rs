@@ -3,7 +3,7 @@
 //! does not (lavapipe), the gate must report detail unavailable and change nothing.
 
 use glam::{DVec3, Mat4};
-use picking_vk::{DepthConvention, DetailMode, DetailStatus, PickRequest, PickerConfig};
+use picking_vk::{config::DetailStatus, DepthConvention, DetailMode, PickRequest, PickerConfig};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::{vertex_normal, Scene};
@@ -27,16 +27,16 @@ fn detail_gate_and_results() {
         DetailStatus::Unavailable { missing } => {
             // Gate negative: nothing requested, no detail attachment, basic results intact.
             assert!(!gpu.ctx.picking_features.contains(picking_vk::PickFeatures::DETAIL), "the context must not enable what the device lacks");
-            assert!(missing.contains(&picking_vk::Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)), "{missing:?}");
+            assert!(missing.contains(&picking_vk::error::Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME)), "{missing:?}");
             let basic = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
             assert_eq!(picker.memory(), basic.memory(), "no detail attachment was created");
             let scene = Scene::random(21);
             let gs = scene.upload(&gpu.ctx);
             let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
             let pixels = random_pixels(5, BATCH, W, H);
-            let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+            let request = PickRequest::new(vp, view, proj);
             let mut hits = 0;
-            for (r, &p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(&pixels) {
+            for (r, &p) in gpu.pick_batch(&mut picker, &request, &pixels, &gs.draws).iter().zip(&pixels) {
                 let want = oracle.pick(p);
                 if let Some(h) = &r.hit {
                     assert!(h.detail.is_none(), "no detail without the extension");
@@ -66,12 +66,11 @@ fn check_against_oracle(gpu: &Gpu, picker: &mut picking_vk::Picker, view: Mat4, 
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
         let (lo, hi) = scene_bounds(&scene);
         let scene_size = (hi - lo).length();
-        let whole = PickRequest::new(glam::UVec2::ZERO, vp, view, proj);
-        let mut pixels = gpu.covered_pixels(&whole, &gs.draws, seed);
+        let request = PickRequest::new(vp, view, proj);
+        let mut pixels = gpu.covered_pixels(&request, &gs.draws, seed);
         pixels.truncate(448);
         for chunk in pixels.chunks(BATCH) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            for (r, &p) in gpu.pick_batch(picker, &requests, &gs.draws).iter().zip(chunk) {
+            for (r, &p) in gpu.pick_batch(picker, &request, chunk, &gs.draws).iter().zip(chunk) {
                 let want = oracle.pick(p);
                 let (Some(hit), Some(w)) = (&r.hit, want.hit) else { continue };
                 if want.ambiguous {
@@ -150,12 +149,12 @@ fn face_and_barycentrics_need_no_geometry_for_non_indexed_draws() {
     let vp = picking_vk::Viewport::full(W, H);
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(8).with_detail(DetailMode::IfEnabled));
     let pixels = random_pixels(9, 8, W, H);
-    let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-    let with = gpu.pick_batch(&mut picker, &requests, &gs.draws);
+    let request = PickRequest::new(vp, view, proj);
+    let with = gpu.pick_batch(&mut picker, &request, &pixels, &gs.draws);
     for d in &mut gs.draws {
         d.geometry = None;
     }
-    let without = gpu.pick_batch(&mut picker, &requests, &gs.draws);
+    let without = gpu.pick_batch(&mut picker, &request, &pixels, &gs.draws);
     for (a, b) in with.iter().zip(&without) {
         assert_eq!(a.id(), b.id());
         if let (Some(ha), Some(hb)) = (&a.hit, &b.hit) {

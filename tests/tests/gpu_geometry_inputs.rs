@@ -5,7 +5,10 @@
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{Aabb, BufferRange, IndexWidth, ObjectId, PickDraw, PickRequest, PickerConfig, PositionFormat, Positions, Triangles, Viewport};
+use picking_vk::{
+    draw::Aabb, draw::BufferRange, draw::IndexWidth, draw::PositionFormat, draw::Positions, draw::Triangles, ObjectId, PickDraw, PickQuery, PickRequest,
+    PickerConfig, Viewport,
+};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
@@ -123,9 +126,9 @@ fn quantized_and_half_float_positions_pick_like_their_decoded_floats() {
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
         let draws = [draw];
         let pixels = random_pixels(40 + k as u64, 128, W, H);
+        let request = PickRequest::new(vp, view, proj);
         for chunk in pixels.chunks(64) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            for (r, p) in gpu.pick_batch(&mut picker, &requests, &draws).iter().zip(chunk) {
+            for (r, p) in gpu.pick_batch(&mut picker, &request, chunk, &draws).iter().zip(chunk) {
                 let want = oracle.pick(*p);
                 if want.ambiguous {
                     continue;
@@ -147,9 +150,10 @@ fn quantized_and_half_float_positions_pick_like_their_decoded_floats() {
         Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 },
     )
     .with_position_format(PositionFormat::Snorm16x4);
+    let request = PickRequest::new(vp, view, proj);
     gpu.run(|cmd| {
         // SAFETY: recording outside a render pass; a refused pick records nothing.
-        let err = unsafe { picker.record(cmd, 0, &PickRequest::new(UVec2::new(3, 3), vp, view, proj), &[short]) }.expect_err("short stride");
+        let err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(3, 3))], &[short]) }.expect_err("short stride");
         assert!(err.to_string().contains("stride"), "{err}");
     });
     drop((picker, ib));
@@ -187,21 +191,21 @@ fn row_major_3x4_instance_transforms_pick_like_their_mat4s() {
         .collect();
     let rb = gpu.ctx.upload(&rows, vk::BufferUsageFlags::VERTEX_BUFFER).expect("rows buffer");
     let inst = as_mat4.instances.expect("instanced");
-    let as_rows = as_mat4.clone().with_instance_format(picking_vk::InstanceFormat::Rows3x4).with_instances(picking_vk::Instances {
+    let as_rows = as_mat4.clone().with_instance_format(picking_vk::draw::InstanceFormat::Rows3x4).with_instances(picking_vk::draw::Instances {
         range: BufferRange { buffer: rb.buffer, offset: 0, size: rb.size },
         stride: 48,
         ..inst
     });
     let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
     let vp = Viewport::full(W, H);
-    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), std::slice::from_ref(&as_mat4), 4);
+    let request = PickRequest::new(vp, view, proj);
+    let covered = gpu.covered_pixels(&request, std::slice::from_ref(&as_mat4), 4);
     assert!(covered.len() > 300, "the instances fill part of the view: {}", covered.len());
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
     let mut instances_seen = std::collections::BTreeSet::new();
     for chunk in covered.iter().take(192).copied().collect::<Vec<_>>().chunks(64) {
-        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-        let a = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_mat4));
-        let b = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_rows));
+        let a = gpu.pick_batch(&mut picker, &request, chunk, std::slice::from_ref(&as_mat4));
+        let b = gpu.pick_batch(&mut picker, &request, chunk, std::slice::from_ref(&as_rows));
         for ((x, y), p) in a.iter().zip(&b).zip(chunk) {
             let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
             assert_eq!(key(x), key(y), "pixel {p}");
@@ -246,23 +250,23 @@ fn instance_transforms_in_a_storage_buffer_pick_like_vertex_attributes() {
     let storage = |b: &picking_vk_context::HostBuffer, offset: u64, stride: u32, format| {
         as_attributes
             .clone()
-            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
+            .with_instance_binding(picking_vk::draw::InstanceBinding::StorageBuffer)
             .with_instance_format(format)
-            .with_instances(picking_vk::Instances { range: BufferRange { buffer: b.buffer, offset, size: b.size - offset }, stride, ..inst })
+            .with_instances(picking_vk::draw::Instances { range: BufferRange { buffer: b.buffer, offset, size: b.size - offset }, stride, ..inst })
     };
-    let variants = [storage(&mb, 100, 80, picking_vk::InstanceFormat::Mat4), storage(&rb, 0, 48, picking_vk::InstanceFormat::Rows3x4)];
+    let variants = [storage(&mb, 100, 80, picking_vk::draw::InstanceFormat::Mat4), storage(&rb, 0, 48, picking_vk::draw::InstanceFormat::Rows3x4)];
     let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Reverse, W, H);
     let vp = Viewport::full(W, H);
-    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), std::slice::from_ref(&as_attributes), 8);
+    let request = PickRequest::new(vp, view, proj);
+    let covered = gpu.covered_pixels(&request, std::slice::from_ref(&as_attributes), 8);
     assert!(covered.len() > 300, "the instances fill part of the view: {}", covered.len());
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
     let mut instances_seen = std::collections::BTreeSet::new();
     let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
     for chunk in covered.iter().take(128).copied().collect::<Vec<_>>().chunks(64) {
-        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-        let want = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&as_attributes));
+        let want = gpu.pick_batch(&mut picker, &request, chunk, std::slice::from_ref(&as_attributes));
         for draw in &variants {
-            let got = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(draw));
+            let got = gpu.pick_batch(&mut picker, &request, chunk, std::slice::from_ref(draw));
             for ((a, b), p) in want.iter().zip(&got).zip(chunk) {
                 assert_eq!(key(a), key(b), "pixel {p}");
                 instances_seen.extend(b.hit.as_ref().and_then(|h| h.instance));
@@ -271,13 +275,12 @@ fn instance_transforms_in_a_storage_buffer_pick_like_vertex_attributes() {
     }
     assert!(instances_seen.len() > 8, "instances hit: {instances_seen:?}");
     // Rectangles read the storage buffer too: the same per-instance pixel counts.
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
     let rect =
         [picking_vk::PickQuery::Rect { rect: picking_vk::PixelRect::new(UVec2::new(10, 10), UVec2::new(W - 10, H - 10)), mode: picking_vk::RectMode::Visible }];
     let mut rects = vec![];
     for draw in std::iter::once(&as_attributes).chain(&variants) {
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &rect, std::slice::from_ref(draw)) }.map(|_| ()).unwrap());
+        gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &rect, std::slice::from_ref(draw)) }.map(|_| ()).unwrap());
         // SAFETY: `run` waited.
         rects.push(unsafe { picker.take_results(0) }.unwrap().unwrap().results);
     }

@@ -10,8 +10,8 @@ use ash::vk;
 use glam::{DVec3, Mat4, Quat, UVec2, Vec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{
-    AttributeFormat, AttributeStream, BufferRange, DetailStatus, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickError,
-    PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
+    config::DetailStatus, draw::BufferRange, hooks::AttributeFormat, hooks::AttributeStream, hooks::DrawHooks, hooks::HookAttribute, hooks::HookProgram,
+    hooks::HookSource, hooks::Interpolation, PickDraw, PickError, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
 };
 use picking_vk_context::{HostBuffer, TextureSets};
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
@@ -103,7 +103,7 @@ fn hooked_quads(gpu: &Gpu, scene: &Scene, program: &Arc<HookProgram>, set: vk::D
 }
 
 fn pick(gpu: &Gpu, picker: &mut picking_vk::Picker, pixel: UVec2, view: Mat4, proj: Mat4, draws: &[PickDraw]) -> picking_vk::PickResult {
-    gpu.pick(picker, &PickRequest::new(pixel, Viewport::full(W, H), view, proj), draws)
+    gpu.pick(picker, &PickRequest::new(Viewport::full(W, H), view, proj), pixel, draws)
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn world_adjust_hook_matches_the_cpu_displaced_grid() {
     let flat = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
     let (mut agree, mut hits, mut moved) = (0, 0, 0);
     // Pixels the hooked draws cover (the full-size ID image runs the hooks too), and some others.
-    let mut pixels: Vec<UVec2> = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), &draws, 5).into_iter().take(500).collect();
+    let mut pixels: Vec<UVec2> = gpu.covered_pixels(&PickRequest::new(vp, view, proj), &draws, 5).into_iter().take(500).collect();
     pixels.extend(random_pixels(77, 100, W, H));
     for pixel in pixels {
         let want = oracle.pick(pixel);
@@ -256,11 +256,11 @@ fn rectangles_with_hooks_count_what_the_hooked_id_image_shows() {
         hooked.draws[i] = hooked._gs.draws[i].clone();
     }
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, &request, &hooked.draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &hooked.draws, None, IdCopy::Whole) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let texels = unsafe { image.read() }.unwrap();
     let rect = PixelRect::new(UVec2::new(12, 10), UVec2::new(150, 112));
@@ -279,7 +279,7 @@ fn rectangles_with_hooks_count_what_the_hooked_id_image_shows() {
         queries.push(PickQuery::Rect { rect, mode: RectMode::All });
     }
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &hooked.draws) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &hooked.draws) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
     let QueryResult::Rect(visible) = &results.results[0] else { panic!("a rectangle result") };
@@ -303,7 +303,8 @@ fn hook_compile_errors_name_the_hook_and_line() {
     let scene = quad_scene(1);
     let gs = scene.upload(&gpu.ctx);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
-    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let pixel = UVec2::new(80, 60);
+    let request = PickRequest::new(vp, view, proj);
     let cases = [
         (
             HookSource {
@@ -327,7 +328,7 @@ fn hook_compile_errors_name_the_hook_and_line() {
         let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(HookProgram::new(source.clone())))).collect();
         let mut outcome = None;
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &draws) }));
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &draws) }));
         match outcome.unwrap() {
             Err(PickError::HookCompile { program, message }) => {
                 assert_eq!(program, name);
@@ -337,7 +338,7 @@ fn hook_compile_errors_name_the_hook_and_line() {
         }
     }
     // Nothing was recorded: the slot is free, and a pick without hooks works.
-    let ok = gpu.pick(&mut picker, &request, &gs.draws);
+    let ok = gpu.pick(&mut picker, &request, pixel, &gs.draws);
     assert!(ok.hit.is_some());
     drop(picker);
     drop(gs);
@@ -357,7 +358,7 @@ fn draws_without_hooks_never_compile_and_hooks_compile_once() {
     assert_eq!(picker.hook_compilations(), 0, "draws without hooks use the precompiled SPIR-V");
     let program = HookProgram::new(HookSource { name: "wave".into(), world: Some(WAVE.into()), ..Default::default() });
     let hooked: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(program.clone()))).collect();
-    let built = picker.warm_up(&hooked, picking_vk::DepthConvention::Standard).unwrap();
+    let built = picker.warm_up(&hooked, picking_vk::DepthConvention::Standard, picking_vk::draw::Culling::NONE).unwrap();
     let compiled = picker.hook_compilations();
     assert!(built > 0 && compiled >= 2, "warm-up compiles the hook ahead of the first pick: {built} pipelines, {compiled} stages");
     for pixel in random_pixels(4, 20, W, H) {
@@ -375,7 +376,8 @@ fn hook_inputs_the_program_does_not_match_are_refused() {
     let mut picker = gpu.picker(PickerConfig::default());
     let gs = quad_scene(3).upload(&gpu.ctx);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
-    let request = PickRequest::new(UVec2::new(80, 60), vp, view, proj);
+    let pixel = UVec2::new(80, 60);
+    let request = PickRequest::new(vp, view, proj);
     let wants_uv = HookProgram::new(HookSource {
         name: "uv".into(),
         discard: Some("bool pick_discard(PickFragment f) { return f.attrib.x > 0.5; }".into()),
@@ -387,7 +389,7 @@ fn hook_inputs_the_program_does_not_match_are_refused() {
         let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(hooks.clone())).collect();
         let mut outcome = None;
         // SAFETY: recording outside a render pass; nothing is recorded on error.
-        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &draws) }.map(|_| ())));
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &draws) }.map(|_| ())));
         match outcome.unwrap() {
             Err(PickError::InvalidDraw { reason, .. }) => assert!(reason.contains(why), "{reason}"),
             other => panic!("expected InvalidDraw ({why}), got {other:?}"),
@@ -428,7 +430,7 @@ fn hook_declarations_outside_the_host_set_are_refused_before_any_pipeline() {
     for (program, says) in cases {
         let name = program.source().name.clone();
         let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
-        match picker.warm_up(&hooked.draws, picking_vk::DepthConvention::Standard) {
+        match picker.warm_up(&hooked.draws, picking_vk::DepthConvention::Standard, picking_vk::draw::Culling::NONE) {
             Err(PickError::HookCompile { program, message }) => {
                 assert_eq!(program, name);
                 assert!(message.contains(says), "{name}: {message}");
@@ -457,15 +459,15 @@ fn hooked_draws_that_share_buffers_batch_and_pick_as_one_by_one() {
     let base = hooked.draws[0].clone();
     let shared: Vec<PickDraw> = hooked.draws.iter().map(|d| PickDraw { positions: base.positions, triangles: base.triangles, ..d.clone() }).collect();
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
-    let covered = gpu.covered_pixels(&PickRequest::new(UVec2::ZERO, vp, view, proj), &shared, 2);
+    let request = PickRequest::new(vp, view, proj);
+    let covered = gpu.covered_pixels(&request, &shared, 2);
     let mut batched = gpu.picker(PickerConfig::default().with_frames_in_flight(32));
     let mut single = gpu.picker(PickerConfig::default().with_frames_in_flight(32).with_batch_rows(0));
     assert!(batched.batching_active() && !single.batching_active());
     let mut hits = 0;
     for chunk in covered.iter().take(96).copied().collect::<Vec<_>>().chunks(32) {
-        let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-        let a = gpu.pick_batch(&mut batched, &requests, &shared);
-        let b = gpu.pick_batch(&mut single, &requests, &shared);
+        let a = gpu.pick_batch(&mut batched, &request, chunk, &shared);
+        let b = gpu.pick_batch(&mut single, &request, chunk, &shared);
         for ((x, y), p) in a.iter().zip(&b).zip(chunk) {
             let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.draw_index, h.depth));
             assert_eq!(key(x), key(y), "pixel {p}");
@@ -494,14 +496,14 @@ fn discard_hooks_see_the_host_pixel_id_and_instance_in_every_pass() {
     });
     let draws: Vec<PickDraw> = gs.draws.iter().map(|d| d.clone().with_hooks(DrawHooks::new(program.clone()))).collect();
     let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.0, 0.0, -6.0), W, H);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     let plain = gpu.covered_pixels(&request, &gs.draws, 1);
     let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(48, 40));
     // Point queries in a set: each lands in its own cell of the target, away from its pixel.
     let pixels: Vec<UVec2> = plain.iter().take(16).copied().collect();
     let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &queries, &draws) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &draws) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap().results;
     let (mut kept, mut dropped) = (0, 0);
@@ -519,7 +521,7 @@ fn discard_hooks_see_the_host_pixel_id_and_instance_in_every_pass() {
     // A rectangle over the whole view, in tiles: only even instances on the right half.
     let rect = [PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(W, H)), mode: RectMode::Visible }];
     // SAFETY: as above.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &rect, &draws) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &rect, &draws) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap().results;
     let QueryResult::Rect(visible) = &results[0] else { panic!("a rectangle result") };
@@ -552,9 +554,9 @@ fn hooked_draws_around_an_instance_storage_draw_bind_their_set_again() {
     let inst = plain_instanced.instances.expect("instanced");
     let storage = gpu.ctx.upload(&inst_matrices(&scene), vk::BufferUsageFlags::STORAGE_BUFFER).unwrap();
     let stored = plain_instanced
-        .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
-        .with_instance_format(picking_vk::InstanceFormat::Mat4)
-        .with_instances(picking_vk::Instances { range: BufferRange { buffer: storage.buffer, offset: 0, size: storage.size }, stride: 64, ..inst });
+        .with_instance_binding(picking_vk::draw::InstanceBinding::StorageBuffer)
+        .with_instance_format(picking_vk::draw::InstanceFormat::Mat4)
+        .with_instances(picking_vk::draw::Instances { range: BufferRange { buffer: storage.buffer, offset: 0, size: storage.size }, stride: 64, ..inst });
     // Hooked quads, the storage draw, then the other hooked quads, every one drawn at every pixel.
     let quads = &hooked.draws[..hooked.draws.len() - 1];
     let mut draws: Vec<PickDraw> = quads[..2].to_vec();
@@ -562,13 +564,13 @@ fn hooked_draws_around_an_instance_storage_draw_bind_their_set_again() {
     draws.extend_from_slice(&quads[2..]);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let pixels = random_pixels(11, 16, W, H);
-    let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
+    let request = PickRequest::new(vp, view, proj);
     // Drawn one by one, and batched into indirect draws.
     let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth));
     let mut answers = vec![];
     for rows in [0, 256] {
         let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(16).with_culling(false).with_batch_rows(rows));
-        answers.push(gpu.pick_batch(&mut picker, &requests, &draws).iter().map(key).collect::<Vec<_>>());
+        answers.push(gpu.pick_batch(&mut picker, &request, &pixels, &draws).iter().map(key).collect::<Vec<_>>());
     }
     assert!(answers[0].iter().filter(|a| a.is_some()).count() >= 4, "{:?}", answers[0]);
     assert_eq!(answers[0], answers[1]);
@@ -621,9 +623,9 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
         let inst = d.instances.expect("instanced");
         let range = BufferRange { buffer: storage.buffer, offset: at as u64 * 4, size: (words.len() - at) as u64 * 4 };
         d.clone()
-            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
-            .with_instance_format(picking_vk::InstanceFormat::Rows3x4)
-            .with_instances(picking_vk::Instances { range, stride: 48, ..inst })
+            .with_instance_binding(picking_vk::draw::InstanceBinding::StorageBuffer)
+            .with_instance_format(picking_vk::draw::InstanceFormat::Rows3x4)
+            .with_instances(picking_vk::draw::Instances { range, stride: 48, ..inst })
     };
     let as_attributes = hooked.draws.clone();
     // The plain quad, the unhooked balls from storage, then the hooked field from storage.
@@ -635,13 +637,13 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64));
     let pixels = random_pixels(13, 640, W, H);
     let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     let mut answers = vec![];
     for draws in [&as_attributes, &from_storage] {
         let mut got = vec![];
         for chunk in queries.chunks(64) {
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, chunk, draws) }.map(|_| ()).unwrap());
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, chunk, draws) }.map(|_| ()).unwrap());
             // SAFETY: `run` waited.
             let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
             got.extend(results.results.into_iter().map(|r| match r {
@@ -676,7 +678,7 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, &request, &from_storage, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &from_storage, None, IdCopy::Whole) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let texels = unsafe { image.read() }.unwrap();
     let rect = PixelRect { min: UVec2::new(10, 8), max: UVec2::new(150, 112) };
@@ -691,7 +693,7 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
     }
     let query = [PickQuery::Rect { rect, mode: RectMode::Visible }];
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &query, &from_storage) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &query, &from_storage) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
     let QueryResult::Rect(r) = &results.results[0] else { panic!("a rectangle") };

@@ -3,7 +3,7 @@
 //! draw indices and tags reported back whatever was culled.
 
 use glam::{Mat4, UVec2};
-use picking_vk::{DepthConvention, PickError, PickRequest, PickerConfig, Viewport};
+use picking_vk::{DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::Scene;
 
@@ -24,10 +24,10 @@ fn a_y_flipped_viewport_picks_what_the_host_shows() {
         let y_up = Mat4::from_scale(glam::Vec3::new(1.0, -1.0, 1.0)) * proj;
         let flipped = Viewport { y: H as f32, height: -(H as f32), ..Viewport::full(W, H) };
         let pixels = random_pixels(seed, BATCH, W, H);
-        let plain: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, Viewport::full(W, H), view, proj)).collect();
-        let host: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, flipped, view, y_up)).collect();
-        let a = gpu.pick_batch(&mut picker, &plain, &gs.draws);
-        let b = gpu.pick_batch(&mut picker, &host, &gs.draws);
+        let plain = PickRequest::new(Viewport::full(W, H), view, proj);
+        let host = PickRequest::new(flipped, view, y_up);
+        let a = gpu.pick_batch(&mut picker, &plain, &pixels, &gs.draws);
+        let b = gpu.pick_batch(&mut picker, &host, &pixels, &gs.draws);
         for ((ra, rb), p) in a.iter().zip(&b).zip(&pixels) {
             compared += 1;
             hits += usize::from(ra.hit.is_some());
@@ -55,18 +55,20 @@ fn the_depth_convention_is_read_off_the_projection_and_a_contradiction_is_refuse
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(2));
     let (view, reverse) = random_scene_camera(DepthConvention::Reverse, W, H);
     let pixel = UVec2::new(W / 2, H / 2);
-    let request = PickRequest::new(pixel, Viewport::full(W, H), view, reverse);
-    let inferred = gpu.pick(&mut picker, &request, &gs.draws);
-    let stated = gpu.pick(&mut picker, &request.with_depth(DepthConvention::Reverse), &gs.draws);
+    let request = PickRequest::new(Viewport::full(W, H), view, reverse);
+    let inferred = gpu.pick(&mut picker, &request, pixel, &gs.draws);
+    let stated = gpu.pick(&mut picker, &request.with_depth(DepthConvention::Reverse), pixel, &gs.draws);
     assert!(inferred.hit.is_some(), "the centre of the random scene is covered");
     assert_eq!(inferred.hit, stated.hit);
     let mut refused = None;
     gpu.run(|cmd| {
         // SAFETY: recording outside a render pass; a refused request records nothing.
-        refused = Some(unsafe { picker.record(cmd, 0, &request.with_depth(DepthConvention::Standard), &gs.draws) });
+        refused = Some(unsafe { picker.record(cmd, 0, &request.with_depth(DepthConvention::Standard), &[PickQuery::Point(pixel)], &gs.draws) });
     });
     match refused {
-        Some(Err(PickError::InvalidRequest(why))) => assert!(why.contains("Standard") && why.contains("Reverse"), "{why}"),
+        Some(Err(PickError::InvalidInput { input: picking_vk::error::Input::Camera, reason: why })) => {
+            assert!(why.contains("Standard") && why.contains("Reverse"), "{why}")
+        }
         other => panic!("expected a refusal, got {:?}", other.map(|r| r.map(|_| ()))),
     }
     assert!(!picker.is_pending(0), "a refused request records nothing");
@@ -83,11 +85,11 @@ fn hits_report_the_hosts_draw_index_and_tag_whatever_was_culled() {
     }
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
     let pixels = random_pixels(34, BATCH, W, H);
-    let requests: Vec<_> = pixels.iter().map(|&p| PickRequest::new(p, Viewport::full(W, H), view, proj)).collect();
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let mut culled = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH).with_culling(true));
     let mut hits = 0;
     let mut culled_draws = 0;
-    for r in gpu.pick_batch(&mut culled, &requests, &gs.draws) {
+    for r in gpu.pick_batch(&mut culled, &request, &pixels, &gs.draws) {
         culled_draws += r.stats.pass.draws_culled;
         let Some(hit) = r.hit else { continue };
         hits += 1;
@@ -111,10 +113,8 @@ fn picking_features_chain_beside_a_hosts_promoted_vulkan12_structure() {
     let mut picker = gpu.picker(PickerConfig::default());
     let gs = Scene::random(35).upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let hits = random_pixels(35, 32, W, H)
-        .into_iter()
-        .filter(|&p| gpu.pick(&mut picker, &PickRequest::new(p, Viewport::full(W, H), view, proj), &gs.draws).hit.is_some())
-        .count();
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let hits = random_pixels(35, 32, W, H).into_iter().filter(|&p| gpu.pick(&mut picker, &request, p, &gs.draws).hit.is_some()).count();
     assert!(hits > 0, "the device picks");
     drop((picker, gs));
     gpu.assert_no_validation_messages();
@@ -135,12 +135,17 @@ fn host_writes_before_and_after_a_pick_are_ordered_by_the_pickers_barriers() {
     let quad: [[f32; 3]; 6] = [[-5.0, -5.0, -2.0], [5.0, -5.0, -2.0], [5.0, 5.0, -2.0], [-5.0, -5.0, -2.0], [5.0, 5.0, -2.0], [-5.0, 5.0, -2.0]];
     let bytes: Vec<u8> = quad.iter().flatten().flat_map(|f| f.to_ne_bytes()).collect();
     let vb = gpu.ctx.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST).expect("buffer");
-    let positions = picking_vk::Positions { range: picking_vk::BufferRange { buffer: vb.buffer, offset: 0, size: vb.size }, stride: 12, vertex_count: 6 };
-    let draw =
-        picking_vk::PickDraw::new(picking_vk::ObjectId::new(9).unwrap(), positions, picking_vk::Triangles::NonIndexed { first_vertex: 0, vertex_count: 6 });
+    let positions =
+        picking_vk::draw::Positions { range: picking_vk::draw::BufferRange { buffer: vb.buffer, offset: 0, size: vb.size }, stride: 12, vertex_count: 6 };
+    let draw = picking_vk::PickDraw::new(
+        picking_vk::ObjectId::new(9).unwrap(),
+        positions,
+        picking_vk::draw::Triangles::NonIndexed { first_vertex: 0, vertex_count: 6 },
+    );
     let draws = [draw];
     let (view, proj, _) = picking_vk_tests::harness::look(glam::Vec3::new(0.0, 0.0, 1.0), glam::Vec3::new(0.0, 0.0, -2.0), W, H);
-    let plain = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let plain = PickRequest::new(Viewport::full(W, H), view, proj);
+    let centre = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
     let device = gpu.ctx.device.clone();
     for ordered in [false, true] {
         let request = if ordered { plain.with_host_writes(vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE) } else { plain };
@@ -149,13 +154,13 @@ fn host_writes_before_and_after_a_pick_are_ordered_by_the_pickers_barriers() {
             // and outlives the wait; the pick's contract as in the other tests.
             unsafe {
                 device.cmd_update_buffer(cmd, vb.buffer, 0, &bytes);
-                picker.record(cmd, 0, &request, &draws).expect("record");
+                picker.record(cmd, 0, &request, &centre, &draws).expect("record");
                 // The host's next write to the same buffer (say, next frame's skinning).
                 device.cmd_update_buffer(cmd, vb.buffer, 0, &bytes);
             }
         });
         // SAFETY: `run` waited for the frame.
-        let result = unsafe { picker.take_result(0) }.expect("resolve").expect("pending");
+        let result = unsafe { picker.take_results(0) }.expect("resolve").expect("pending").pick(0).expect("a point's pick").clone();
         assert_eq!(result.hit.map(|h| h.id.get()), Some(9), "ordered {ordered}: the pass reads the written vertices");
         let messages = gpu.ctx.take_validation_messages();
         if ordered {
@@ -245,14 +250,13 @@ fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
     // The CPU copy of the transform (what culling reads) says where the buffer puts it.
     let draw_of = |b: &RawBuffer, x: f32| {
         base.clone()
-            .with_instance_binding(picking_vk::InstanceBinding::StorageBuffer)
-            .with_instances(picking_vk::Instances { range: picking_vk::BufferRange { buffer: b.buffer, offset: 0, size: 64 }, stride: 64, ..inst })
+            .with_instance_binding(picking_vk::draw::InstanceBinding::StorageBuffer)
+            .with_instances(picking_vk::draw::Instances { range: picking_vk::draw::BufferRange { buffer: b.buffer, offset: 0, size: 64 }, stride: 64, ..inst })
             .with_instance_transforms(vec![Mat4::from_translation(Vec3::new(x, 0.0, 0.0))].into())
     };
     let mut picker = gpu.picker(PickerConfig::default());
-    let mut hit = |draw: &picking_vk::PickDraw, pixel| {
-        gpu.pick(&mut picker, &PickRequest::new(pixel, vp, view, proj), std::slice::from_ref(draw)).hit.map(|h| h.id.get())
-    };
+    let request = PickRequest::new(vp, view, proj);
+    let mut hit = |draw: &picking_vk::PickDraw, pixel| gpu.pick(&mut picker, &request, pixel, std::slice::from_ref(draw)).hit.map(|h| h.id.get());
     let mut first = RawBuffer::new(&gpu, &stand(-1.0));
     let old_handle = first.buffer.as_raw();
     let draw = draw_of(&first, -1.0);

@@ -6,8 +6,8 @@
 use ash::vk;
 use glam::{Mat4, Quat, UVec2, Vec3};
 use picking_vk::{
-    Aabb, BufferRange, IndexWidth, IndirectDraws, Instances, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect,
-    Positions, RectMode, Triangles, Viewport,
+    draw::Aabb, draw::BufferRange, draw::IndexWidth, draw::IndirectDraws, draw::Instances, draw::Positions, draw::Triangles, ObjectId, PickDraw, PickError,
+    PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, RectMode, Viewport,
 };
 use picking_vk_context::HostBuffer;
 use picking_vk_tests::harness::{random_pixels, Gpu};
@@ -82,13 +82,14 @@ fn check(gpu: &Gpu, culling: bool, draws: &[PickDraw], oracle_scene: &Scene, pix
     let mut picker = gpu.picker(PickerConfig::default().with_culling(culling));
     let (view, proj) = camera();
     let oracle = Oracle::new(oracle_scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let (mut agree, mut hits) = (0, 0);
     for &p in pixels {
         let want = oracle.pick(p);
         if want.ambiguous {
             continue;
         }
-        let got = gpu.pick(&mut picker, &PickRequest::new(p, Viewport::full(W, H), view, proj), draws);
+        let got = gpu.pick(&mut picker, &request, p, draws);
         // Command i draws object i: its instance is i.
         let want_key = want.hit.map(|h| (h.id, Some(h.object as u32)));
         assert_eq!(got.hit.as_ref().map(|h| (h.id.get(), h.instance)), want_key, "pixel {p} (culling {culling})");
@@ -109,7 +110,7 @@ fn a_multi_draw_with_first_instance_object_indices_picks_like_the_oracle() {
     for seed in 0..3 {
         let p = packed(&gpu, seed);
         let (view, proj) = camera();
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         // Pixels the commands cover (the full-size ID image records them too), and others.
         let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, std::slice::from_ref(&p.draw), seed).into_iter().take(200).collect();
         pixels.extend(random_pixels(seed + 20, 100, W, H));
@@ -136,7 +137,7 @@ fn a_gpu_draw_count_below_the_commands_draws_only_those() {
     let draw = p.draw.clone().with_indirect(indirect);
     p.scene.objects.truncate(drawn as usize);
     let (view, proj) = camera();
-    let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, std::slice::from_ref(&p.draw), 31).into_iter().take(300).collect();
     pixels.extend(random_pixels(31, 100, W, H));
     let (agree, hits) = check(&gpu, true, std::slice::from_ref(&draw), &p.scene, &pixels);
@@ -151,13 +152,14 @@ fn what_indirect_draws_cannot_honour_is_refused() {
     let gpu = Gpu::new();
     let p = packed(&gpu, 3);
     let (view, proj) = camera();
-    let request = PickRequest::new(UVec2::new(80, 60), Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let pixel = UVec2::new(80, 60);
     let mut picker = gpu.picker(PickerConfig::default());
     // Rectangles count instances the CPU knows; an indirect draw's are the GPU's.
     let rect = [PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(W, H)), mode: RectMode::Visible }];
     let mut outcome = None;
     // SAFETY: recording outside a render pass; nothing is recorded on error.
-    gpu.run(|cmd| outcome = Some(unsafe { picker.record_queries(cmd, 0, &request, &rect, std::slice::from_ref(&p.draw)) }.map(|_| ())));
+    gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &rect, std::slice::from_ref(&p.draw)) }.map(|_| ())));
     assert!(matches!(outcome, Some(Err(PickError::InvalidDraw { index: 0, ref reason })) if reason.contains("rectangle")), "{outcome:?}");
     // A stride below the command, and a GPU count the host did not enable.
     let mut short = p.draw.indirect.unwrap();
@@ -172,14 +174,14 @@ fn what_indirect_draws_cannot_honour_is_refused() {
     {
         let mut outcome = None;
         // SAFETY: as above.
-        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, std::slice::from_ref(&draw)) }.map(|_| ())));
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], std::slice::from_ref(&draw)) }.map(|_| ())));
         match outcome.unwrap() {
             Err(PickError::InvalidDraw { reason, .. }) => assert!(reason.contains(why), "{reason}"),
             other => panic!("expected InvalidDraw ({why}), got {other:?}"),
         }
     }
     // Nothing was recorded: the slot takes a pick.
-    assert!(gpu.pick(&mut picker, &request, std::slice::from_ref(&p.draw)).stats.pass.draws_recorded <= 1);
+    assert!(gpu.pick(&mut picker, &request, pixel, std::slice::from_ref(&p.draw)).stats.pass.draws_recorded <= 1);
     drop((picker, plain, p));
     gpu.assert_no_validation_messages();
 }

@@ -6,8 +6,8 @@
 
 use glam::{DVec2, DVec4, Mat4, UVec2, Vec3};
 use picking_vk::{
-    BufferRange, DetailStatus, IndexWidth, MeshGeometry, ObjectId, PickDraw, PickFeatures, PickQuery, PickRequest, PickerConfig, Positions, PrimitiveKind,
-    QueryResult, RasterState, Topology, Triangles,
+    config::DetailStatus, draw::BufferRange, draw::IndexWidth, draw::MeshGeometry, draw::Positions, draw::PrimitiveKind, draw::RasterState, draw::Topology,
+    draw::Triangles, ObjectId, PickDraw, PickFeatures, PickQuery, PickRequest, PickerConfig, QueryResult,
 };
 use picking_vk_context::HostBuffer;
 use picking_vk_tests::harness::{look, Gpu};
@@ -103,13 +103,13 @@ fn lines_and_points_are_hit_within_the_radius_like_a_brute_force_oracle() {
         let projected: Vec<Vec<Option<(DVec2, DVec2)>>> =
             things.iter().map(|t| primitives(t).iter().map(|[a, b]| Some((project(view_projection, *a)?, project(view_projection, *b)?))).collect()).collect();
         let half = |t: &Thing| if wide { f64::from(t.thickness) / 2.0 } else { 0.5 };
-        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let request = PickRequest::new(vp, view, proj);
         let mut rng = fastrand::Rng::with_seed(seed * 31);
         for _round in 0..6 {
             let queries: Vec<(UVec2, u32)> = (0..64).map(|_| (UVec2::new(rng.u32(8..W - 8), rng.u32(8..H - 8)), [2, 4, 8][rng.usize(..3)])).collect();
             let set: Vec<PickQuery> = queries.iter().map(|&(pixel, radius)| PickQuery::Radius { pixel, radius }).collect();
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, &request, &set, &draws) }.map(|_| ()).expect("record"));
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &set, &draws) }.map(|_| ()).expect("record"));
             // SAFETY: `run` waited for the frame.
             let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
             for ((pixel, radius), r) in queries.iter().zip(&results.results) {
@@ -177,13 +177,14 @@ fn bad_line_widths_and_list_restarts_are_refused() {
     let things = things(5);
     let (draws, _buffers) = upload(&gpu, &things);
     let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 4.0), Vec3::ZERO, W, H);
-    let request = PickRequest::new(UVec2::new(10, 10), vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
+    let pixel = UVec2::new(10, 10);
     let refused = |raster: RasterState, expect: &str, picker: &mut picking_vk::Picker| {
         let mut list = draws.clone();
         list[0].raster = raster;
         let mut err = None;
         // SAFETY: recording outside a render pass; an error records nothing.
-        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &list) }.err());
+        gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &list) }.err());
         let message = err.map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains(expect), "{message:?} should mention {expect:?}");
     };
@@ -198,7 +199,7 @@ fn bad_line_widths_and_list_restarts_are_refused() {
     }
     let mut err = None;
     // SAFETY: as above.
-    gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &odd) }.err());
+    gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &odd) }.err());
     assert!(err.is_some_and(|e| e.to_string().contains("LineList")));
     drop(picker);
     gpu.assert_no_validation_messages();
@@ -231,7 +232,7 @@ fn culling_keeps_every_pixel_a_point_sprite_or_wide_line_covers() {
         let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.2, 0.1, 4.0), Vec3::ZERO, Vec3::Y);
         let proj = glam::camera::rh::proj::vulkan::perspective(yfov, W as f32 / H as f32, 0.1, 100.0);
         let vp = picking_vk::Viewport::full(W, H);
-        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let request = PickRequest::new(vp, view, proj);
         let mut pixels = vec![];
         for t in &things {
             for p in &t.points {
@@ -255,9 +256,9 @@ fn culling_keeps_every_pixel_a_point_sprite_or_wide_line_covers() {
                     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
                     let ticket = unsafe {
                         if shared_list {
-                            picker.record_queries_shared(cmd, 0, &request, &set, &list)
+                            picker.record(cmd, 0, &request, &set, &list)
                         } else {
-                            picker.record_queries(cmd, 0, &request, &set, &draws)
+                            picker.record(cmd, 0, &request, &set, &draws)
                         }
                     };
                     ticket.expect("record");

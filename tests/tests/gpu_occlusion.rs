@@ -9,8 +9,8 @@
 //! way (ALWAYS, or the opposite direction), where skipping must be undone.
 
 use ash::vk;
-use glam::{Mat4, Quat, Vec3};
-use picking_vk::{DepthBias, DepthConvention, PickDraw, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, RasterState, Viewport};
+use glam::{Mat4, Quat, UVec2, Vec3};
+use picking_vk::{draw::DepthBias, draw::RasterState, DepthConvention, PickDraw, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Object, Scene};
 
@@ -62,14 +62,14 @@ fn dense_scene(seed: u64, depth: DepthConvention, offset: Vec3, other_tests: boo
 }
 
 /// Picks each pixel with a radius-0 query: one pixel, culled by its ray, never by occlusion.
-fn pick_radius_zero(gpu: &Gpu, picker: &mut picking_vk::Picker, requests: &[PickRequest<'_>], draws: &[PickDraw]) -> Vec<PickResult> {
+fn pick_radius_zero(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, pixels: &[UVec2], draws: &[PickDraw]) -> Vec<PickResult> {
     gpu.run(|cmd| {
-        for (slot, r) in requests.iter().enumerate() {
+        for (slot, &pixel) in pixels.iter().enumerate() {
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            unsafe { picker.record_queries(cmd, slot, r, &[PickQuery::Radius { pixel: r.pixel, radius: 0 }], draws) }.expect("record");
+            unsafe { picker.record(cmd, slot, request, &[PickQuery::Radius { pixel, radius: 0 }], draws) }.expect("record");
         }
     });
-    (0..requests.len())
+    (0..pixels.len())
         .map(|slot| {
             // SAFETY: `run` waited for the frame.
             let mut frame = unsafe { picker.take_results(slot) }.expect("resolve").expect("pending");
@@ -102,12 +102,12 @@ fn occlusion_never_changes_a_point_result() {
         let mut radius = gpu.picker(config);
         let mut nearest_first = gpu.picker(config);
         let mut full = gpu.picker(config.with_culling(false));
+        let request = PickRequest::new(vp, view, proj);
         for chunk in random_pixels(seed, 4 * BATCH, W, H).chunks(BATCH) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            let a = gpu.pick_batch(&mut culled, &requests, &gs.draws);
-            let b = gpu.pick_batch(&mut full, &requests, &gs.draws);
-            let c = pick_radius_zero(&gpu, &mut radius, &requests, &gs.draws);
-            let d = gpu.pick_batch_shared(&mut nearest_first, &requests, &shared);
+            let a = gpu.pick_batch(&mut culled, &request, chunk, &gs.draws);
+            let b = gpu.pick_batch(&mut full, &request, chunk, &gs.draws);
+            let c = pick_radius_zero(&gpu, &mut radius, &request, chunk, &gs.draws);
+            let d = gpu.pick_batch(&mut nearest_first, &request, chunk, &shared);
             for ((((ra, rb), rc), rd), p) in a.iter().zip(&b).zip(&c).zip(&d).zip(chunk) {
                 let key = |r: &PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
                 assert_eq!(key(ra), key(rb), "seed {seed} {depth:?} offset {offset} pixel {p}: occlusion-culled vs not culled");

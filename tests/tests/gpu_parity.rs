@@ -1,7 +1,7 @@
 //! Parity: the 1x1 pick pass against (a) a full-resolution ID render of the same scene and
 //! (b) the CPU ray oracle, at random pixels of random scenes.
 
-use glam::{Mat4, UVec2};
+use glam::Mat4;
 use picking_vk::debug::IdImage;
 use picking_vk::{DepthConvention, ObjectId, PickRequest, PickerConfig};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
@@ -30,14 +30,13 @@ fn pick_pass_matches_full_resolution_id_render() {
         let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
         // SAFETY: the context's handles outlive the image.
         let mut full = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
-        let whole = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let request = PickRequest::new(vp, view, proj);
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| unsafe { full.record(cmd, &whole, &gs.draws, false, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).unwrap());
+        gpu.run(|cmd| unsafe { full.record(cmd, &request, &gs.draws, None, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).unwrap());
         // SAFETY: `run` waited for completion.
         let texels = unsafe { full.read() }.unwrap();
         for chunk in random_pixels(seed * 77, 320, W, H).chunks(BATCH) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            for (r, p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {
+            for (r, p) in gpu.pick_batch(&mut picker, &request, chunk, &gs.draws).iter().zip(chunk) {
                 let t = texels[(p.y * W + p.x) as usize];
                 assert_eq!(r.id(), ObjectId::from_words(t.id), "seed {seed} pixel {p}");
                 if let Some(hit) = &r.hit {
@@ -78,9 +77,9 @@ fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
         let vp = picking_vk::Viewport::full(W, H);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
         let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
+        let request = PickRequest::new(vp, view, proj);
         for chunk in random_pixels(seed * 31, 448, W, H).chunks(BATCH) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-            for (r, &p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {
+            for (r, &p) in gpu.pick_batch(&mut picker, &request, chunk, &gs.draws).iter().zip(chunk) {
                 total += 1;
                 let want = oracle.pick(p);
                 if want.ambiguous {

@@ -4,6 +4,7 @@
 
 use glam::{Mat4, UVec2};
 use picking_vk::debug::{IdCopy, IdImage, Texels};
+use picking_vk::error::{Input, Limit};
 use picking_vk::{
     DepthConvention, FrameResults, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode,
     Viewport,
@@ -21,7 +22,7 @@ fn id_image(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw]) -> Vec<Tex
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, false, IdCopy::Whole) }.map(|_| ()).unwrap());
+    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, None, IdCopy::Whole) }.map(|_| ()).unwrap());
     // SAFETY: `run` waited.
     unsafe { image.read() }.unwrap()
 }
@@ -29,7 +30,7 @@ fn id_image(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw]) -> Vec<Tex
 /// Records one query set into slot 0, submits, waits, and takes the results.
 fn run_queries(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
     // SAFETY: `run` waited for the frame.
     unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
 }
@@ -53,7 +54,7 @@ fn sixteen_points_in_one_frame_equal_sixteen_separate_picks() {
     let gs = Scene::random(11).upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
     let vp = Viewport::full(W, H);
-    let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+    let request = PickRequest::new(vp, view, proj);
     let mut set_picker = gpu.picker(PickerConfig::default());
     let mut single = gpu.picker(PickerConfig::default().with_frames_in_flight(16));
     let covered = gpu.covered_pixels(&request, &gs.draws, 5);
@@ -61,8 +62,7 @@ fn sixteen_points_in_one_frame_equal_sixteen_separate_picks() {
     pixels.extend(random_pixels(9, 16 - pixels.len(), W, H));
     let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
     let set = run_queries(&gpu, &mut set_picker, &request, &queries, &gs.draws);
-    let requests: Vec<PickRequest<'_>> = pixels.iter().map(|&p| PickRequest::new(p, vp, view, proj)).collect();
-    let separate = gpu.pick_batch(&mut single, &requests, &gs.draws);
+    let separate = gpu.pick_batch(&mut single, &request, &pixels, &gs.draws);
     let mut hits = 0;
     for (i, one) in separate.iter().enumerate() {
         let QueryResult::Point(r) = &set.results[i] else { panic!("query {i} is a point") };
@@ -85,7 +85,7 @@ fn a_pixel_asked_twice_in_one_set_is_drawn_once_and_answers_both() {
     let gpu = Gpu::new();
     let gs = Scene::random(12).upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let mut picker = gpu.picker(PickerConfig::default());
     let covered = gpu.covered_pixels(&request, &gs.draws, 5);
     let (a, b) = (covered[0], covered[covered.len() / 2]);
@@ -96,7 +96,7 @@ fn a_pixel_asked_twice_in_one_set_is_drawn_once_and_answers_both() {
     let mut record = |queries: &[PickQuery]| {
         let mut recorded = 0;
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-        gpu.run(|cmd| recorded = unsafe { picker.record_queries(cmd, 0, &request, queries, &gs.draws) }.unwrap().stats.draws_recorded);
+        gpu.run(|cmd| recorded = unsafe { picker.record(cmd, 0, &request, queries, &gs.draws) }.unwrap().stats.draws_recorded);
         // SAFETY: `run` waited for the frame.
         (recorded, unsafe { picker.take_results(0) }.unwrap().unwrap())
     };
@@ -128,7 +128,7 @@ fn radius_queries_match_a_brute_force_search_of_the_id_image() {
         let gs = Scene::random(seed).upload(&gpu.ctx);
         let (view, proj) = random_scene_camera(depth, W, H);
         let vp = Viewport::full(W, H);
-        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let request = PickRequest::new(vp, view, proj);
         let texels = id_image(&gpu, &request, &gs.draws);
         let mut picker = gpu.picker(PickerConfig::default());
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -203,7 +203,7 @@ fn visible_rectangles_report_exact_pixel_counts_across_tiles() {
         let instanced = |id: u64| instanced_ids.contains(&id);
         let (view, proj) = random_scene_camera(depth, W, H);
         let vp = Viewport::full(W, H);
-        let request = PickRequest::new(UVec2::ZERO, vp, view, proj);
+        let request = PickRequest::new(vp, view, proj);
         let texels = id_image(&gpu, &request, &gs.draws);
         // Small tiles, so rectangles span several.
         let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(48, 40));
@@ -246,7 +246,7 @@ fn select_through_rectangles_find_everything_the_ray_oracle_hits() {
         let scene = Scene::random(seed);
         let gs = scene.upload(&gpu.ctx);
         let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
         let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(64, 64));
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -298,7 +298,7 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
         let gs = Scene::random(seed).upload(&gpu.ctx);
         let (view, _) = random_scene_camera(DepthConvention::Standard, W, H);
         let proj = glam::camera::rh::proj::vulkan::perspective(yfov, W as f32 / H as f32, 0.5, 40.0);
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         let list: std::sync::Arc<[PickDraw]> = gs.draws.clone().into();
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut queries = vec![];
@@ -314,7 +314,7 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
         let mut unculled = gpu.picker(PickerConfig::default().with_rect_tile(64, 48).with_culling(false));
         let a = if shared {
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            gpu.run(|cmd| unsafe { culled.record_queries_shared(cmd, 0, &request, &queries, &list) }.map(|_| ()).expect("record"));
+            gpu.run(|cmd| unsafe { culled.record(cmd, 0, &request, &queries, &list) }.map(|_| ()).expect("record"));
             // SAFETY: `run` waited for the frame.
             unsafe { culled.take_results(0) }.expect("resolve").expect("pending")
         } else {
@@ -333,8 +333,9 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
                     );
                 }
                 (QueryResult::Rect(r1), QueryResult::Rect(r2)) => {
-                    let strip =
-                        |r: &picking_vk::RectResult| r.objects.iter().map(|o| (o.id, o.instance, o.pixels, o.depth.to_bits(), o.pixel)).collect::<Vec<_>>();
+                    let strip = |r: &picking_vk::results::RectResult| {
+                        r.objects.iter().map(|o| (o.id, o.instance, o.pixels, o.depth.to_bits(), o.pixel)).collect::<Vec<_>>()
+                    };
                     assert_eq!(strip(r1), strip(r2), "query {i}: {:?}", queries[i]);
                 }
                 _ => panic!("query {i}: kinds differ"),
@@ -350,51 +351,57 @@ fn query_sets_refuse_bad_queries_and_record_nothing() {
     let gpu = Gpu::new();
     let gs = Scene::random(61).upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let mut picker = gpu.picker(PickerConfig::default().with_max_queries(4).with_rect_entries(2));
     let p = PickQuery::Point(UVec2::new(3, 3));
     let full = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(W, H)), mode: RectMode::Visible };
-    let cases: Vec<(Vec<PickQuery>, &str)> = vec![
-        (vec![], "empty"),
-        (vec![p; 5], "too many"),
-        (vec![PickQuery::Radius { pixel: UVec2::new(3, 3), radius: 9 }], "radius"),
-        (vec![PickQuery::Point(UVec2::new(W, 0))], "outside"),
-        (vec![PickQuery::Rect { rect: PixelRect::new(UVec2::new(5, 5), UVec2::new(5, 9)), mode: RectMode::Visible }], "empty rect"),
-        (vec![p, full], "table"),
+    let empty_rect = PickQuery::Rect { rect: PixelRect::new(UVec2::new(5, 5), UVec2::new(5, 9)), mode: RectMode::Visible };
+    // Each refusal names its kind: which input, or which limit with its value and the ask.
+    type Kind = fn(&PickError) -> bool;
+    let cases: Vec<(Vec<PickQuery>, &str, Kind)> = vec![
+        (vec![], "empty", |e| matches!(e, PickError::InvalidInput { input: Input::Query(None), .. })),
+        (vec![p; 5], "too many", |e| matches!(e, PickError::Capacity { limit: Limit::Queries, configured: 4, asked: 5 })),
+        (vec![PickQuery::Radius { pixel: UVec2::new(3, 3), radius: 9 }], "radius", |e| {
+            matches!(e, PickError::Capacity { limit: Limit::Radius, configured: 8, asked: 9 })
+        }),
+        (vec![PickQuery::Point(UVec2::new(W, 0))], "outside", |e| matches!(e, PickError::OutsideView { .. })),
+        (vec![p, empty_rect], "empty rect", |e| matches!(e, PickError::InvalidInput { input: Input::Query(Some(1)), .. })),
+        (vec![p, full], "table", |e| matches!(e, PickError::Capacity { limit: Limit::RectEntries, configured: 2, .. })),
     ];
-    for (queries, what) in cases {
+    for (queries, what, kind) in cases {
         gpu.run(|cmd| {
             // SAFETY: recording outside a render pass; nothing is recorded on error.
-            let err = unsafe { picker.record_queries(cmd, 0, &request, &queries, &gs.draws) }.expect_err(what);
-            assert!(!matches!(err, PickError::Vulkan(_)), "{what}: {err}");
+            let err = unsafe { picker.record(cmd, 0, &request, &queries, &gs.draws) }.expect_err(what);
+            assert!(kind(&err), "{what}: {err:?}");
+            assert!(err.is_recoverable(), "{what}: {err}");
         });
         assert!(!picker.is_pending(0), "{what}: nothing pending");
     }
     // A valid set, then a second into the same pending slot: refused, never undefined.
     gpu.run(|cmd| {
         // SAFETY: as above.
-        unsafe { picker.record_queries(cmd, 0, &request, &[p], &gs.draws) }.unwrap();
+        unsafe { picker.record(cmd, 0, &request, &[p], &gs.draws) }.unwrap();
         // SAFETY: as above; the slot is pending, so nothing is recorded.
-        let again = unsafe { picker.record_queries(cmd, 0, &request, &[p, p], &gs.draws) };
+        let again = unsafe { picker.record(cmd, 0, &request, &[p, p], &gs.draws) };
         assert!(matches!(again, Err(PickError::SlotPending { slot: 0, .. })), "{again:?}");
     });
     // SAFETY: `run` waited.
     let results = unsafe { picker.take_results(0) }.unwrap().unwrap();
     assert_eq!(results.results.len(), 1);
-    assert!(results.get(picking_vk::QueryTicket { frame: results.frame + 1, index: 0 }).is_none(), "another frame's ticket");
+    assert!(results.get(picking_vk::results::QueryTicket { frame: results.frame + 1, index: 0 }).is_none(), "another frame's ticket");
     // Tiles are planned one by one on the CPU: a set needing more than the cap is refused
     // before anything is planned (4 views of 1x1 tiles are 76,800; 3 are 57,600).
     let mut tiny_tiles = gpu.picker(PickerConfig::default().with_max_queries(4).with_rect_tile(1, 1));
     gpu.run(|cmd| {
         // SAFETY: as above.
-        let err = unsafe { tiny_tiles.record_queries(cmd, 0, &request, &[full; 4], &gs.draws) }.expect_err("too many tiles");
-        assert!(err.to_string().contains("76800 tiles"), "{err}");
+        let err = unsafe { tiny_tiles.record(cmd, 0, &request, &[full; 4], &gs.draws) }.expect_err("too many tiles");
+        assert!(matches!(err, PickError::Capacity { limit: Limit::RectTiles, configured: 65_536, asked: 76_800 }), "{err:?}");
     });
     assert!(!tiny_tiles.is_pending(0));
     // SAFETY: the context's handles belong together; the picker is refused before it exists.
     let too_many_frames =
-        unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_frames_in_flight(picking_vk::MAX_FRAMES_IN_FLIGHT + 1)) };
-    assert!(matches!(too_many_frames, Err(PickError::InvalidRequest(_))));
+        unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_frames_in_flight(picking_vk::config::MAX_FRAMES_IN_FLIGHT + 1)) };
+    assert!(matches!(too_many_frames, Err(PickError::InvalidInput { input: Input::Config("frames_in_flight"), .. })));
     drop((picker, tiny_tiles, gs));
     gpu.assert_no_validation_messages();
 }

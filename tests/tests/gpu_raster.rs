@@ -5,7 +5,8 @@
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{
-    BufferRange, DepthBias, DepthConvention, IndexWidth, ObjectId, PickDraw, PickRequest, PickerConfig, RasterState, Topology, Triangles, Viewport,
+    draw::BufferRange, draw::Culling, draw::DepthBias, draw::IndexWidth, draw::RasterState, draw::Topology, draw::Triangles, DepthConvention, ObjectId,
+    PickDraw, PickQuery, PickRequest, PickerConfig, Viewport,
 };
 use picking_vk_tests::harness::{look, random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
@@ -31,9 +32,9 @@ fn culled_faces_are_not_picked_as_the_oracle_culls_them() {
         let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]));
         let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         for chunk in random_pixels(seed, 256, W, H).chunks(64) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, Viewport::full(W, H), view, proj)).collect();
-            for (r, p) in gpu.pick_batch(&mut picker, &requests, &gs.draws).iter().zip(chunk) {
+            for (r, p) in gpu.pick_batch(&mut picker, &request, chunk, &gs.draws).iter().zip(chunk) {
                 let want = oracle.pick(*p);
                 if want.ambiguous {
                     continue;
@@ -49,6 +50,57 @@ fn culled_faces_are_not_picked_as_the_oracle_culls_them() {
         drop((picker, gs));
     }
     assert!(compared > 300 && culled_objects > 10, "compared {compared} pixels over {culled_objects} culled objects");
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn the_requests_culling_applies_to_draws_that_state_none_and_each_draw_can_override_it() {
+    let gpu = Gpu::new();
+    let (back, front) =
+        (Culling::new(vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE), Culling::new(vk::CullModeFlags::FRONT, vk::FrontFace::COUNTER_CLOCKWISE));
+    let (mut compared, mut changed) = (0, 0);
+    for seed in [84, 85] {
+        // A third of the objects state nothing (the request's culling), a third are double
+        // sided (an explicit NONE), a third cull front faces.
+        let mut scene = Scene::random(seed);
+        let mut as_culled = scene.clone();
+        for (i, (obj, oracle_obj)) in scene.objects.iter_mut().zip(&mut as_culled.objects).enumerate() {
+            let own = [None, Some(Culling::NONE), Some(front)][i % 3];
+            obj.raster = RasterState { culling: own, ..RasterState::default() };
+            oracle_obj.raster = RasterState { culling: Some(own.unwrap_or(back)), ..RasterState::default() };
+        }
+        let gs = scene.upload(&gpu.ctx);
+        let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+        let camera = || OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
+        let (oracle, unculled) = (Oracle::new(&as_culled, camera()), Oracle::new(&scene, camera()));
+        let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64));
+        let built = picker.warm_up(&gs.draws, DepthConvention::Standard, back).unwrap();
+        let request = PickRequest::new(Viewport::full(W, H), view, proj).with_culling(back.mode, back.front_face);
+        let shared: std::sync::Arc<[PickDraw]> = gs.draws.clone().into();
+        for chunk in random_pixels(seed, 256, W, H).chunks(64) {
+            let borrowed = gpu.pick_batch(&mut picker, &request, chunk, &gs.draws);
+            let kept = gpu.pick_batch(&mut picker, &request, chunk, &shared);
+            for ((r, k), p) in borrowed.iter().zip(&kept).zip(chunk) {
+                assert_eq!(r.hit, k.hit, "seed {seed} pixel {p}: a shared list culls as a borrowed one");
+                let want = oracle.pick(*p);
+                if want.ambiguous {
+                    continue;
+                }
+                assert_eq!(r.id().map(ObjectId::get), want.hit.as_ref().map(|h| h.id), "seed {seed} pixel {p}");
+                if let (Some(got), Some(w)) = (&r.hit, &want.hit) {
+                    assert!((got.distance - w.distance).abs() <= 1e-3 * w.distance, "seed {seed} pixel {p}: {} vs {}", got.distance, w.distance);
+                }
+                let without = unculled.pick(*p);
+                changed += usize::from(
+                    !without.ambiguous && without.hit.map(|h| (h.id, (h.distance * 1e3) as i64)) != want.hit.map(|h| (h.id, (h.distance * 1e3) as i64)),
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(picker.pipeline_count(), built, "seed {seed}: warm_up built the request culling's pipelines");
+        drop((picker, gs, shared));
+    }
+    assert!(compared > 300 && changed > 20, "compared {compared} pixels, {changed} decided by the request's culling");
     gpu.assert_no_validation_messages();
 }
 
@@ -69,7 +121,7 @@ fn coplanar_pick(gpu: &Gpu, raster: RasterState, depth: DepthConvention) -> Opti
         DepthConvention::Reverse => glam::camera::rh::proj::vulkan::perspective_infinite_reverse(0.9, 1.0, 0.1),
     };
     let mut picker = gpu.picker(PickerConfig::default());
-    let id = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(32, 32), vp, view, proj), &gs.draws).id().map(ObjectId::get);
+    let id = gpu.pick(&mut picker, &PickRequest::new(vp, view, proj), UVec2::new(32, 32), &gs.draws).id().map(ObjectId::get);
     drop((picker, gs));
     id
 }
@@ -107,7 +159,7 @@ fn depth_bias_pulls_a_decal_in_front_of_its_wall() {
         let gs = scene.upload(&gpu.ctx);
         let (view, proj, vp) = look(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO, 64, 64);
         let mut picker = gpu.picker(PickerConfig::default());
-        let id = gpu.pick(&mut picker, &PickRequest::new(UVec2::new(32, 32), vp, view, proj), &gs.draws).id().map(ObjectId::get);
+        let id = gpu.pick(&mut picker, &PickRequest::new(vp, view, proj), UVec2::new(32, 32), &gs.draws).id().map(ObjectId::get);
         drop((picker, gs));
         id
     };
@@ -145,7 +197,7 @@ fn strips_and_fans_with_restart_pick_like_the_same_triangles_as_a_list() {
             vertex_offset: 0,
         };
         // The CPU geometry as this draw reads it (restart indices included), for detail.
-        let geometry = list.geometry.as_ref().map(|g| picking_vk::MeshGeometry { indices: Some(restarted.clone()), ..(**g).clone() });
+        let geometry = list.geometry.as_ref().map(|g| picking_vk::draw::MeshGeometry { indices: Some(restarted.clone()), ..(**g).clone() });
         let draw = PickDraw::new(list.id, list.positions, triangles)
             .with_model(list.model)
             .with_bounds(list.bounds.expect("bounds from the geometry"))
@@ -156,8 +208,8 @@ fn strips_and_fans_with_restart_pick_like_the_same_triangles_as_a_list() {
         }
     };
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let whole = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
-    let covered = gpu.covered_pixels(&whole, std::slice::from_ref(&list), 9);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let covered = gpu.covered_pixels(&request, std::slice::from_ref(&list), 9);
     assert!(covered.len() > 200, "the sphere fills part of the view: {}", covered.len());
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(64).with_detail(picking_vk::DetailMode::IfEnabled));
     let mut detail_checked = 0;
@@ -166,9 +218,8 @@ fn strips_and_fans_with_restart_pick_like_the_same_triangles_as_a_list() {
         let mut pixels: Vec<UVec2> = covered.iter().take(100).copied().collect();
         pixels.extend(random_pixels(5, 28, W, H));
         for chunk in pixels.chunks(64) {
-            let requests: Vec<_> = chunk.iter().map(|&p| PickRequest::new(p, Viewport::full(W, H), view, proj)).collect();
-            let as_list = gpu.pick_batch(&mut picker, &requests, std::slice::from_ref(&list));
-            let as_other = gpu.pick_batch(&mut picker, &requests, &draws);
+            let as_list = gpu.pick_batch(&mut picker, &request, chunk, std::slice::from_ref(&list));
+            let as_other = gpu.pick_batch(&mut picker, &request, chunk, &draws);
             for ((a, b), p) in as_list.iter().zip(&as_other).zip(chunk) {
                 assert_eq!(a.id(), b.id(), "{topology:?} pixel {p}");
                 // A fan starts each triangle at another vertex: depth may differ in the last bit.
@@ -190,7 +241,7 @@ fn strips_and_fans_with_restart_pick_like_the_same_triangles_as_a_list() {
             }
         }
     }
-    if picker.detail_status() == &picking_vk::DetailStatus::Active {
+    if picker.detail_status() == &picking_vk::config::DetailStatus::Active {
         assert!(detail_checked > 100, "faces compared: {detail_checked}");
     }
     eprintln!("strip and fan faces compared with detail: {detail_checked}");
@@ -198,7 +249,7 @@ fn strips_and_fans_with_restart_pick_like_the_same_triangles_as_a_list() {
     let bad = list.clone().with_raster(RasterState::default().with_topology(Topology::TriangleList, true));
     gpu.run(|cmd| {
         // SAFETY: recording outside a render pass; a refused pick records nothing.
-        let err = unsafe { picker.record(cmd, 0, &whole, &[bad]) }.expect_err("list restart");
+        let err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::ZERO)], &[bad]) }.expect_err("list restart");
         assert!(err.to_string().contains("primitiveTopologyListRestart"), "{err}");
     });
     drop((picker, ib, gs));

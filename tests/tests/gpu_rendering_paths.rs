@@ -5,8 +5,8 @@
 
 use glam::UVec2;
 use picking_vk::{
-    DepthConvention, FrameResults, PassRendering, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult,
-    RectMode, Requirement, Viewport,
+    config::PassRendering, error::Requirement, DepthConvention, FrameResults, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, Picker, PickerConfig,
+    PixelRect, QueryResult, RectMode, Viewport,
 };
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::Scene;
@@ -16,7 +16,7 @@ const H: u32 = 120;
 
 fn run_queries(gpu: &Gpu, picker: &mut Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
     // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record_queries(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
     // SAFETY: `run` waited for the frame.
     unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
 }
@@ -32,7 +32,7 @@ fn render_passes_and_dynamic_rendering_give_the_same_results() {
         let gs = Scene::random(200 + seed).upload(&gpu.ctx);
         let depth = if seed % 2 == 0 { DepthConvention::Standard } else { DepthConvention::Reverse };
         let (view, proj) = random_scene_camera(depth, W, H);
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(W, H), view, proj);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
         let covered = gpu.covered_pixels(&request, &gs.draws, seed);
         let mut queries: Vec<PickQuery> = covered.iter().take(6).map(|&p| PickQuery::Point(p)).collect();
         queries.extend(random_pixels(seed, 4, W, H).into_iter().map(|pixel| PickQuery::Radius { pixel, radius: 5 }));

@@ -1,9 +1,10 @@
 //! The picker under misuse and loss: a lost device is sticky and nothing it wrote is read;
-//! a bad draw is refused whether or not the cursor's ray would cull it; `record` and
-//! `record_shared` count skipped and culled draws alike; projective matrices are never culled.
+//! a bad draw is refused whether or not the cursor's ray would cull it; `record` counts
+//! skipped and culled draws alike for borrowed and shared lists; projective matrices are
+//! never culled.
 
 use glam::{Mat4, UVec2, Vec3, Vec4};
-use picking_vk::{DepthConvention, PickError, PickRequest, PickerConfig, Viewport};
+use picking_vk::{DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 use std::sync::Arc;
@@ -16,24 +17,25 @@ fn a_lost_device_is_sticky_and_nothing_it_wrote_is_read() {
     let gpu = Gpu::new();
     let gs = Scene::random(41).upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let request = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let centre = UVec2::new(W / 2, H / 2);
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(2));
-    gpu.pick(&mut picker, &request, &gs.draws);
+    gpu.pick(&mut picker, &request, centre, &gs.draws);
     // A frame is recorded and submitted; then the host's own wait reports the loss.
     gpu.run(|cmd| {
         // SAFETY: recording outside a render pass; the draws outlive the wait in `run`.
-        unsafe { picker.record(cmd, 1, &request, &gs.draws) }.unwrap();
+        unsafe { picker.record(cmd, 1, &request, &[PickQuery::Point(centre)], &gs.draws) }.unwrap();
     });
     picker.mark_device_lost();
     assert!(picker.is_device_lost());
     // SAFETY: the frame completed (`run` waited); the picker must not read it anyway.
-    assert!(matches!(unsafe { picker.take_result(1) }, Err(PickError::DeviceLost)));
+    assert!(matches!(unsafe { picker.take_results(1) }, Err(PickError::DeviceLost)));
     // SAFETY: as above.
-    assert!(matches!(unsafe { picker.take_result(0) }, Err(PickError::DeviceLost)));
+    assert!(matches!(unsafe { picker.take_results(0) }, Err(PickError::DeviceLost)));
     let mut refused = None;
     gpu.run(|cmd| {
         // SAFETY: as above; a refused record records nothing.
-        refused = Some(unsafe { picker.record(cmd, 0, &request, &gs.draws) });
+        refused = Some(unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(centre)], &gs.draws) });
     });
     assert!(matches!(refused, Some(Err(PickError::DeviceLost))));
     assert!(!picker.is_pending(0) && !picker.is_pending(1));
@@ -53,15 +55,16 @@ fn a_bad_draw_is_refused_even_where_culling_would_drop_it() {
     // The far draw (off screen, culled for any pixel) claims more vertices than its buffer holds.
     draws[1].positions.vertex_count += 1000;
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
-    let request = PickRequest::new(UVec2::new(W / 2, H / 2), Viewport::full(W, H), view, proj);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let centre = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
     let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(1).with_culling(true));
     let shared: Arc<[picking_vk::PickDraw]> = draws.clone().into();
     let mut outcomes = vec![];
     gpu.run(|cmd| {
         // SAFETY: recording outside a render pass; refused requests record nothing.
-        outcomes.push(unsafe { picker.record(cmd, 0, &request, &draws) }.map(|_| ()));
+        outcomes.push(unsafe { picker.record(cmd, 0, &request, &centre, &draws) }.map(|_| ()));
         // SAFETY: as above.
-        outcomes.push(unsafe { picker.record_shared(cmd, 0, &request, &shared) }.map(|_| ()));
+        outcomes.push(unsafe { picker.record(cmd, 0, &request, &centre, &shared) }.map(|_| ()));
     });
     for outcome in outcomes {
         assert!(matches!(outcome, Err(PickError::InvalidDraw { index: 1, .. })), "{outcome:?}");
@@ -86,16 +89,17 @@ fn per_frame_and_shared_lists_count_skipped_and_culled_draws_alike() {
     let shared: Arc<[picking_vk::PickDraw]> = gs.draws.clone().into();
     let mut culled = gpu.picker(PickerConfig::default().with_frames_in_flight(2).with_culling(true));
     let mut full = gpu.picker(PickerConfig::default().with_frames_in_flight(1).with_culling(false));
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let mut compared = 0;
     for p in random_pixels(42, 48, W, H) {
-        let request = PickRequest::new(p, Viewport::full(W, H), view, proj);
+        let point = [PickQuery::Point(p)];
         let mut tickets = vec![];
         gpu.run(|cmd| {
             // SAFETY: recording outside a render pass; the draws outlive the wait in `run`.
             unsafe {
-                tickets.push(culled.record(cmd, 0, &request, &gs.draws).unwrap());
-                tickets.push(culled.record_shared(cmd, 1, &request, &shared).unwrap());
-                tickets.push(full.record(cmd, 0, &request, &gs.draws).unwrap());
+                tickets.push(culled.record(cmd, 0, &request, &point, &gs.draws).unwrap());
+                tickets.push(culled.record(cmd, 1, &request, &point, &shared).unwrap());
+                tickets.push(full.record(cmd, 0, &request, &point, &gs.draws).unwrap());
             }
         });
         // The two culling paths may keep different conservative supersets, but every draw is
@@ -106,7 +110,7 @@ fn per_frame_and_shared_lists_count_skipped_and_culled_draws_alike() {
             assert_eq!((s.draws_recorded + s.draws_skipped + s.draws_culled) as usize, gs.draws.len(), "pixel {p}: {s:?}");
         }
         // SAFETY: `run` waited for the frame.
-        let results = unsafe { [culled.take_result(0), culled.take_result(1), full.take_result(0)] }.map(|r| r.unwrap().unwrap());
+        let results = unsafe { [culled.take_results(0), culled.take_results(1), full.take_results(0)] }.map(|r| r.unwrap().unwrap().pick(0).unwrap().clone());
         let key = |r: &picking_vk::PickResult| r.hit.as_ref().map(|h| (h.id, h.instance, h.depth.to_bits(), h.draw_index));
         assert_eq!(key(&results[0]), key(&results[2]), "pixel {p}: culled vs full");
         assert_eq!(key(&results[1]), key(&results[2]), "pixel {p}: shared vs full");

@@ -40,8 +40,8 @@ pub struct TextureSets {
 
 impl TextureSets {
     /// The layout's one binding, as hook programs that sample it declare it
-    /// (`picking_vk::HookProgram::with_host_set`).
-    pub const HOOK_BINDINGS: [picking_vk::HookBinding; 1] = [picking_vk::HookBinding {
+    /// (`picking_vk::hooks::HookProgram::with_host_set`).
+    pub const HOOK_BINDINGS: [picking_vk::hooks::HookBinding; 1] = [picking_vk::hooks::HookBinding {
         binding: 0,
         descriptor_type: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         count: 1,

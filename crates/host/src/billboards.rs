@@ -8,7 +8,7 @@
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
-use picking_vk::{Admission, ContributorContext, ContributorTarget, PickContributor};
+use picking_vk::{contributor::Admission, contributor::ContributorContext, contributor::ContributorTarget, contributor::PickContributor};
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 use std::ops::Range;
 use std::sync::Mutex;

@@ -8,9 +8,10 @@
 use ash::vk;
 use glam::Mat4;
 use picking_vk::{
-    AttributeFormat, AttributeStream, BufferRange, DeformPose, Deformation, DrawHooks, HookAttribute, HookProgram, HookSource, IndexWidth, Influences,
-    Instances, Interpolation, JointFormat, MeshGeometry, MorphTargets, ObjectId, PickDraw, Positions, RasterState, Skin, Topology, Triangles, VertexStream,
-    WeightFormat,
+    deform::DeformPose, deform::Deformation, deform::Influences, deform::JointFormat, deform::MorphTargets, deform::Skin, deform::VertexStream,
+    deform::WeightFormat, draw::BufferRange, draw::IndexWidth, draw::Instances, draw::MeshGeometry, draw::Positions, draw::RasterState, draw::Topology,
+    draw::Triangles, hooks::AttributeFormat, hooks::AttributeStream, hooks::DrawHooks, hooks::HookAttribute, hooks::HookProgram, hooks::HookSource,
+    hooks::Interpolation, ObjectId, PickDraw,
 };
 use picking_vk_context::{ContextError, DeviceImage, HostBuffer, Sampler, Texture, TextureSets, VulkanContext};
 use std::collections::HashMap;
@@ -174,7 +175,7 @@ impl GpuPrimitive {
             return RasterState::default();
         }
         let front_face = if mirrored { vk::FrontFace::CLOCKWISE } else { vk::FrontFace::COUNTER_CLOCKWISE };
-        RasterState { cull_mode: vk::CullModeFlags::BACK, front_face, ..RasterState::default() }
+        RasterState::default().with_culling(vk::CullModeFlags::BACK, front_face)
     }
 }
 
@@ -204,7 +205,7 @@ pub struct GpuScene {
     /// Where things sit in each region of `worlds`.
     pub pose: PoseLayout,
     pub render_draws: Vec<RenderDraw>,
-    /// Shared, so the picker can keep a culling hierarchy over them (`Picker::record_shared`).
+    /// Shared, so the picker can keep a culling hierarchy over them (a shared `DrawList`).
     pub pick_draws: Arc<[PickDraw]>,
     /// A set per texture, after a first set with a white texel (untextured primitives): the
     /// lit pass and the pick hooks bind the same set.
@@ -405,8 +406,8 @@ impl GpuScene {
     }
 
     /// The pick pass's contributors (the billboards), for `PickRequest::with_contributors`.
-    pub fn contributors(&self) -> Vec<&dyn picking_vk::PickContributor> {
-        self.billboards.iter().map(|b| b as &dyn picking_vk::PickContributor).collect()
+    pub fn contributors(&self) -> Vec<&dyn picking_vk::contributor::PickContributor> {
+        self.billboards.iter().map(|b| b as &dyn picking_vk::contributor::PickContributor).collect()
     }
 
     /// Bytes of one pose region.

@@ -9,7 +9,7 @@ use crate::shapes;
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
 use glam::{Mat4, Quat, Vec3};
-use picking_vk::Topology;
+use picking_vk::draw::Topology;
 use picking_vk_context::{ContextError, HostBuffer, VulkanContext};
 
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;

@@ -1,7 +1,7 @@
 //! A triangle-list mesh on the CPU, as shapes build it, glTF loads it and upload sends it.
 
 use glam::{Vec2, Vec3, Vec4};
-use picking_vk::{SkinInfluences, Topology};
+use picking_vk::{deform::SkinInfluences, draw::Topology};
 
 /// One triangle-list primitive (a glTF mesh primitive) with its material: a base colour, an
 /// optional base colour texture, alpha masking and sidedness.

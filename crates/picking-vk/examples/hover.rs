@@ -10,6 +10,7 @@ use ash::vk;
 use glam::{DVec2, Mat4, UVec2, Vec3};
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 use gpu_allocator::MemoryLocation;
+use picking_vk::draw::{BufferRange, IndexWidth, IndexedMesh};
 use picking_vk::*;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -118,10 +119,15 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let projection = glam::camera::rh::proj::vulkan::perspective_infinite_reverse(0.9, SIZE.x as f32 / SIZE.y as f32, 0.1);
     let viewport = vk::Viewport { x: 0.0, y: 0.0, width: SIZE.x as f32, height: SIZE.y as f32, min_depth: 0.0, max_depth: 1.0 };
     let placement = ViewPlacement::whole_window(SIZE);
+    let request = PickRequest::new(viewport, view, projection);
     let mut recorded: Vec<Option<UVec2>> = vec![None; FRAMES_IN_FLIGHT];
     let (mut wrong, mut hits) = (0, 0);
-    let mut check = |pixel: UVec2, result: PickResult| -> Result<(), PickError> {
-        let expected = ray_cast(&PickRequest::new(pixel, viewport, view, projection), model)?;
+    // 3. Once the frame that last used a slot is done, its results are ready.
+    let mut take = |picker: &mut Picker, slot: usize, pixel: Option<UVec2>| -> Result<(), PickError> {
+        // SAFETY: the caller waited on the fence of the frame that last recorded into `slot`.
+        let (Some(results), Some(pixel)) = (unsafe { picker.take_results(slot) }?, pixel) else { return Ok(()) };
+        let Some(result) = results.pick(0) else { return Ok(()) };
+        let expected = ray_cast(&request, pixel, model)?;
         hits += usize::from(result.hit.is_some());
         if expected.is_some_and(|near_edge| !near_edge) && result.id() != Some(ObjectId::new(42)?) || expected.is_none() && result.hit.is_some() {
             eprintln!("pixel {pixel}: picked {:?}, ray cast {:?}", result.id(), expected);
@@ -133,11 +139,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         let slot = frame % FRAMES_IN_FLIGHT;
         // SAFETY: the fence belongs to this device.
         unsafe { device.wait_for_fences(&[fences[slot]], true, u64::MAX) }?;
-        // 3. The slot's previous frame is done: its result is ready.
-        // SAFETY: we just waited on the fence of the frame that last recorded into `slot`.
-        if let (Some(result), Some(pixel)) = (unsafe { picker.take_result(slot) }?, recorded[slot]) {
-            check(pixel, result)?;
-        }
+        take(&mut picker, slot, recorded[slot])?;
         // SAFETY: the fence is signalled and no longer in use.
         unsafe { device.reset_fences(&[fences[slot]]) }?;
         let cmd = cmds[slot];
@@ -147,10 +149,9 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         let cursor = DVec2::new((frame as f64 + 0.5) / FRAMES as f64 * f64::from(SIZE.x), 0.55 * f64::from(SIZE.y) - frame as f64);
         recorded[slot] = cursor_to_pixel(cursor, 1.0, placement)?.inside();
         if let Some(pixel) = recorded[slot] {
-            let request = PickRequest::new(pixel, viewport, view, projection);
             // SAFETY: `cmd` is recording outside a render pass; the mesh buffers live until
             // after the device is idle.
-            unsafe { picker.record(cmd, slot, &request, &draws) }?;
+            unsafe { picker.record(cmd, slot, &request, &[PickQuery::Point(pixel)], &draws) }?;
         }
         // SAFETY: `cmd` is recording; queue and fence belong to this device.
         unsafe {
@@ -161,11 +162,8 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     // Shut down: the last frames' results, then everything in reverse order.
     // SAFETY: plain waits on this device's fences.
     unsafe { device.wait_for_fences(&fences, true, u64::MAX) }?;
-    for (slot, pixel) in recorded.iter().enumerate() {
-        // SAFETY: every submission completed.
-        if let (Some(result), Some(pixel)) = (unsafe { picker.take_result(slot) }?, pixel) {
-            check(*pixel, result)?;
-        }
+    for (slot, &pixel) in recorded.iter().enumerate() {
+        take(&mut picker, slot, pixel)?;
     }
     println!("hover: {FRAMES} frames, {hits} hits on the quad, {} bytes of pick memory", picker.memory().total());
     if hits < FRAMES / 4 {
@@ -193,8 +191,8 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 
 /// Where the pick ray meets the quad's plane: `None` off the quad, `Some(near_edge)` on it
 /// (a pixel whose ray passes within a pixel's width of an edge may go either way).
-fn ray_cast(request: &PickRequest<'_>, model: Mat4) -> Result<Option<bool>, PickError> {
-    let Some(ray) = request.ray()? else { return Ok(None) };
+fn ray_cast(request: &PickRequest<'_>, pixel: UVec2, model: Mat4) -> Result<Option<bool>, PickError> {
+    let Some(ray) = request.ray(pixel)? else { return Ok(None) };
     let to_local = model.as_dmat4().inverse();
     let (origin, direction) = (to_local.transform_point3(ray.origin), to_local.transform_vector3(ray.direction));
     let t = -origin.z / direction.z;

@@ -1,10 +1,23 @@
-//! The crate's one error type, and the requirements a device can fail to meet.
+//! The crate's one error type, by kind: bad input ([`Input`]: which, and why), capacity
+//! ([`Limit`]: which limit, its configured value, what was asked), device shortfalls
+//! ([`Requirement`]), recoverable frame events, device failures and internal invariants.
 
 use ash::vk;
 use std::ffi::CStr;
 
 /// Everything that can go wrong in `picking-vk`. The library never panics on bad input or a
 /// Vulkan failure; it returns one of these and leaves its state as it was.
+///
+/// | kind | variants | what the host does |
+/// |---|---|---|
+/// | bad input | [`InvalidInput`](PickError::InvalidInput), [`InvalidDraw`](PickError::InvalidDraw), [`InvalidGeometry`](PickError::InvalidGeometry), [`ZeroId`](PickError::ZeroId), [`OutsideView`](PickError::OutsideView), [`InvalidSlot`](PickError::InvalidSlot), [`HookCompile`](PickError::HookCompile) | fix the input; nothing was recorded |
+/// | capacity | [`Capacity`](PickError::Capacity) | ask for less, or configure more |
+/// | device shortfall | [`Unsupported`](PickError::Unsupported) | enable the named features, or do without |
+/// | frame events | [`SlotPending`](PickError::SlotPending), [`StaleResult`](PickError::StaleResult) | take or cancel the slot; an aborted frame's pick is lost |
+/// | device failure | [`Vulkan`](PickError::Vulkan), [`Alloc`](PickError::Alloc), [`AllocatorPoisoned`](PickError::AllocatorPoisoned), [`DeviceLost`](PickError::DeviceLost) | stop or recreate the picker |
+/// | internal | [`Internal`](PickError::Internal) | a picking-vk bug: report it |
+///
+/// [`PickError::is_recoverable`] is true for every kind above the device failures.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PickError {
@@ -35,11 +48,31 @@ pub enum PickError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The request itself is unusable (non-finite or singular matrices, empty viewport, a
-    /// depth convention that contradicts the projection...).
-    #[error("invalid pick request: {0}")]
-    InvalidRequest(String),
-    /// Registered CPU geometry is inconsistent (see [`crate::MeshGeometry::validate`]).
+    /// An input other than a draw is unusable: which one, and why (non-finite or singular
+    /// matrices, an empty viewport, a depth convention the projection contradicts, an empty
+    /// rectangle, overlapping contributor IDs, a configuration value out of range...).
+    #[error("invalid {input}: {reason}")]
+    InvalidInput {
+        /// Which input.
+        input: Input,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// What was asked exceeds a limit the configuration (or the picker's design) sets.
+    #[error("{limit}: {asked} asked for, {configured} allowed")]
+    Capacity {
+        /// Which limit.
+        limit: Limit,
+        /// The limit's value in this picker.
+        configured: u64,
+        /// What the call needed.
+        asked: u64,
+    },
+    /// An internal invariant failed: a bug in picking-vk, never the host's input. Nothing was
+    /// recorded.
+    #[error("internal error in picking-vk (please report it): {0}")]
+    Internal(&'static str),
+    /// Registered CPU geometry is inconsistent (see [`crate::draw::MeshGeometry::validate`]).
     #[error("mesh geometry: {0}")]
     InvalidGeometry(String),
     /// The requested pixel does not lie inside the view.
@@ -86,7 +119,7 @@ pub enum PickError {
     /// Lines in the message are the hook's own: `discard hook, line 3: ...`.
     #[error("hook program {program:?}: {message}")]
     HookCompile {
-        /// The program's [`crate::HookSource::name`].
+        /// The program's [`crate::hooks::HookSource::name`].
         program: String,
         /// The compiler's message.
         message: String,
@@ -103,6 +136,77 @@ impl PickError {
     /// the picker (and, for a lost device, the device).
     pub fn is_recoverable(&self) -> bool {
         !matches!(self, PickError::Vulkan(_) | PickError::DeviceLost | PickError::Alloc(_) | PickError::AllocatorPoisoned)
+    }
+}
+
+/// Which input an [`PickError::InvalidInput`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Input {
+    /// The request's view and projection matrices, or its stated depth convention.
+    Camera,
+    /// The request's viewport.
+    Viewport,
+    /// The request's [`HostWrites`](crate::request::HostWrites) masks.
+    HostWrites,
+    /// Contributor `n` of the request.
+    Contributor(usize),
+    /// Query `n` of the query set, or the set as a whole (`None`: an empty set).
+    Query(Option<usize>),
+    /// The cursor position or scale handed to [`crate::cursor_to_pixel`].
+    Cursor,
+    /// The [`ViewPlacement`](crate::ViewPlacement) handed to [`crate::cursor_to_pixel`].
+    ViewPlacement,
+    /// A [`PickerConfig`](crate::PickerConfig) field, by name.
+    Config(&'static str),
+    /// The size of a [`debug::IdImage`](crate::debug::IdImage).
+    ImageSize,
+}
+
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Input::Camera => write!(f, "camera"),
+            Input::Viewport => write!(f, "viewport"),
+            Input::HostWrites => write!(f, "host writes"),
+            Input::Contributor(n) => write!(f, "contributor {n}"),
+            Input::Query(Some(n)) => write!(f, "query {n}"),
+            Input::Query(None) => write!(f, "query set"),
+            Input::Cursor => write!(f, "cursor"),
+            Input::ViewPlacement => write!(f, "view placement"),
+            Input::Config(field) => write!(f, "PickerConfig::{field}"),
+            Input::ImageSize => write!(f, "ID image size"),
+        }
+    }
+}
+
+/// Which limit a [`PickError::Capacity`] names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// Queries in one set ([`PickerConfig::max_queries`](crate::PickerConfig::max_queries)).
+    Queries,
+    /// A query's pick radius ([`PickerConfig::max_radius`](crate::PickerConfig::max_radius)).
+    Radius,
+    /// Rectangle tiles one set plans ([`MAX_RECT_TILES`](crate::config::MAX_RECT_TILES), at
+    /// [`PickerConfig::rect_tile`](crate::PickerConfig::rect_tile) pixels a tile).
+    RectTiles,
+    /// Objects and instances the rectangle table holds
+    /// ([`PickerConfig::rect_entries`](crate::PickerConfig::rect_entries); 0 turns rectangles off).
+    RectEntries,
+    /// Combinations of storage buffers (instances, deformation) in use by frames in flight.
+    StorageBufferSets,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Limit::Queries => "queries in a set (PickerConfig::max_queries)",
+            Limit::Radius => "pick radius (PickerConfig::max_radius)",
+            Limit::RectTiles => "rectangle tiles in a set (MAX_RECT_TILES; PickerConfig::rect_tile sets their size)",
+            Limit::RectEntries => "rectangle table entries (PickerConfig::rect_entries)",
+            Limit::StorageBufferSets => "storage buffer combinations in flight",
+        })
     }
 }
 
@@ -180,7 +284,8 @@ mod recoverable_tests {
         for e in [
             stale,
             PickError::ZeroId,
-            PickError::InvalidRequest("x".into()),
+            PickError::InvalidInput { input: Input::Viewport, reason: "x".into() },
+            PickError::Capacity { limit: Limit::Queries, configured: 16, asked: 17 },
             PickError::OutsideView { x: -1, y: 0 },
             PickError::SlotPending { slot: 0, frame: 2 },
         ] {

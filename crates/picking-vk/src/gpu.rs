@@ -159,7 +159,8 @@ impl GpuBuffer {
     /// reaches the end of the buffer).
     pub unsafe fn read_range(&self, offset: u64, invalidate: u64, out: &mut [u8]) -> Result<(), PickError> {
         let allocation = self.allocation.as_ref().ok_or_else(not_mapped)?;
-        let end = offset.checked_add(out.len() as u64).filter(|&e| e <= allocation.size()).ok_or(PickError::InvalidRequest("read past a buffer".into()))?;
+        let end =
+            offset.checked_add(out.len() as u64).filter(|&e| e <= allocation.size()).ok_or(PickError::Internal("a read past the end of a staging buffer"))?;
         let ptr = allocation.mapped_ptr().ok_or_else(not_mapped)?;
         if !self.is_coherent() {
             let size = invalidate.max(end - offset).min(allocation.size() - offset);

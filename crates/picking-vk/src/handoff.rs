@@ -113,7 +113,7 @@ pub struct PassStats {
     /// Draws recorded into the pass.
     pub draws_recorded: u64,
     /// Draws left out by `pickable`, the filter or a whole-object ignore. With
-    /// `record_shared`, a draw that the hierarchy already left out and that fails only the
+    /// a shared list, a draw that the hierarchy already left out and that fails only the
     /// filter or an ignore rule counts as culled (finding out would cost O(draws)); unpickable
     /// draws count as skipped on both paths.
     pub draws_skipped: u64,

@@ -38,8 +38,8 @@ impl Ignore {
 /// A predicate over object IDs: draws for which it returns `false` neither hit nor occlude.
 pub type PickFilter<'a> = dyn Fn(ObjectId) -> bool + Sync + 'a;
 
-/// A request's filter and ignore rules, as a [`PickContributor`](crate::PickContributor)
-/// applies them to the objects it draws ([`crate::ContributorContext::admission`]): what they
+/// A request's filter and ignore rules, as a [`PickContributor`](crate::contributor::PickContributor)
+/// applies them to the objects it draws ([`crate::contributor::ContributorContext::admission`]): what they
 /// leave out neither hits nor occludes, as for the picker's own draws.
 #[derive(Clone, Copy)]
 pub struct Admission<'a> {

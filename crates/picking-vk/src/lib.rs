@@ -8,15 +8,15 @@
 //! barycentrics. Those texels (for rectangles, per-object counts reduced on the GPU) are
 //! copied into a persistent, mapped staging slot of the frame, and read once the host says
 //! the frame's GPU work is done: no stall, no per-pick allocation, and memory set by
-//! [`PickerConfig`], never by the window. [`Picker::record`] picks one pixel;
-//! [`Picker::record_queries`] records a frame's query set ([`PickQuery`]: points, pick radius,
-//! rectangles).
+//! [`PickerConfig`], never by the window. [`Picker::record`] records a frame's query set
+//! ([`PickQuery`]: points, pick radius, rectangles; one pick is a one-query set) and
+//! [`Picker::take_results`] resolves it once that frame completed.
 //!
 //! The picker records into the host's command buffers and never submits or waits.
 //!
 //! | picking-vk | ash  | gpu-allocator | glam |
 //! |------------|------|---------------|------|
-//! | 0.1        | 0.38 | 0.28          | 0.34 |
+//! | 0.2        | 0.38 | 0.28          | 0.34 |
 //!
 //! ## Integration
 //! Four steps; `examples/hover.rs` is a complete program (its own instance and device, two
@@ -47,9 +47,9 @@
 //! // 3. Each frame, in slot `frame % 2`, after waiting on that slot's fence:
 //! let slot = frame % 2;
 //! // SAFETY: the slot's previous frame completed (its fence signalled).
-//! match unsafe { picker.take_result(slot) } {
-//!     Ok(result) => {
-//!         if let Some(hit) = result.and_then(|r| r.hit) {
+//! match unsafe { picker.take_results(slot) } {
+//!     Ok(results) => {
+//!         if let Some(hit) = results.as_ref().and_then(|r| r.pick(0)).and_then(|p| p.hit.as_ref()) {
 //!             println!("object {} (draw {}) at {:?}", hit.id, hit.draw_index, hit.world);
 //!         }
 //!     }
@@ -61,12 +61,35 @@
 //! // 4. Record this frame's pick into the host's command buffer (outside a render pass).
 //! let placement = ViewPlacement::whole_window(glam::UVec2::new(800, 600));
 //! if let Some(pixel) = cursor_to_pixel(cursor, scale, placement)?.inside() {
-//!     let request = PickRequest::new(pixel, viewport, view, proj);
+//!     let request = PickRequest::new(viewport, view, proj);
 //!     // SAFETY: `cmd` is recording outside a render pass; the draws' buffers outlive it.
-//!     unsafe { picker.record(cmd, slot, &request, draws) }?;
+//!     unsafe { picker.record(cmd, slot, &request, &[PickQuery::Point(pixel)], draws) }?;
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! ## Where things are
+//! The crate root holds the integration path above: set-up ([`PickSupport`],
+//! [`DeviceFeatures`], [`PickFeatures`], [`HostDevice`], [`PickerConfig`], [`DetailMode`]),
+//! the [`Picker`], a frame's [`PickRequest`] with its [`Viewport`] and [`DepthConvention`],
+//! its queries ([`PickQuery`], [`PixelRect`], [`RectMode`]) and draws ([`PickDraw`],
+//! [`DrawList`], [`ObjectId`]), the cursor ([`cursor_to_pixel`]), and what comes back
+//! ([`PickTicket`], [`FrameResults`], [`QueryResult`], [`PickResult`], [`PickHit`],
+//! [`PickError`]). The rest is grouped by topic:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`draw`] | the inputs of a draw: geometry ([`Positions`](draw::Positions), [`Triangles`](draw::Triangles), [`BufferRange`](draw::BufferRange), [`IndexedMesh`](draw::IndexedMesh)), instances, indirect commands, raster state, bounds, CPU geometry for detail |
+//! | [`request`] | what a request says beyond the camera: left-out objects ([`Ignore`](request::Ignore), [`PickFilter`](request::PickFilter)), the host's GPU writes ([`HostWrites`](request::HostWrites)), the pick [`Ray`](request::Ray) |
+//! | [`results`] | rectangle sets, surface detail, statistics, [`QueryTicket`](results::QueryTicket) |
+//! | [`hooks`] | run-time GLSL: discard and world-adjust hooks (feature `hooks`) |
+//! | [`deform`] | skinning and morph targets |
+//! | [`contributor`] | the host's own draws inside the pick pass |
+//! | [`config`] | pass rendering, detail status, configuration limits |
+//! | [`debug`] | the full-size ID image for debug views, parity tests and benchmarks |
+//!
+//! Each input type has one construction style: a `new` with what it cannot do without,
+//! then `with_*` setters; plain data (ranges, rectangles, queries) is built with its fields.
 //!
 //! ## Soundness
 //! No safe function of the crate can cause undefined behaviour, whatever its arguments. Every
@@ -75,10 +98,10 @@
 //! [`Picker::warm_up`], freeing objects on drop) or touch none at all (requests, draws,
 //! configuration, validation, [`Picker::cancel`], statistics). Bad values are refused with a
 //! [`PickError`] and leave the picker as it was: IDs, counts, strides and offsets against the
-//! device's limits, [`BufferRange`]s against the sizes the host states (`vk::WHOLE_SIZE` and
+//! device's limits, [`BufferRange`](draw::BufferRange)s against the sizes the host states (`vk::WHOLE_SIZE` and
 //! ranges past 2^64 refused), non-finite or singular matrices, instance transforms that do not
 //! match the instances drawn, hook programs whose SPIR-V declares what their host set lacks
-//! ([`HookProgram::with_host_set`]), barrier masks no barrier carries ([`HostWrites`]), frame
+//! ([`HookProgram::with_host_set`](hooks::HookProgram::with_host_set)), barrier masks no barrier carries ([`HostWrites`](request::HostWrites)), frame
 //! slots, pending frames and device loss. Arithmetic on host-given sizes is checked or
 //! saturating (statistics are `u64`), and a failed read keeps its frame pending.
 //!
@@ -89,11 +112,10 @@
 //! |---|---|
 //! | [`PickSupport::query`] | the physical device was enumerated from the live instance, created with the stated API version |
 //! | [`Picker::new`], [`debug::IdImage::new`] | the device, physical device and instance belong together and outlive it; the features stated were enabled; a shared allocator is this device's; it is dropped only after the GPU finished every command buffer it recorded into |
-//! | [`Picker::record`], [`Picker::record_queries`], `record_shared`, `record_queries_shared`, [`debug::IdImage::record`] | the command buffer is this device's, recording, outside a render pass, submitted to one queue of the picker's family; every buffer the draws name is live, has the documented usages, holds what its ranges say and lives until the work completes; the host's GPU writes to them are ordered before the pick and its later writes after it ([`PickRequest::with_host_writes`], or its own barriers); indices, vertex offsets and indirect commands stay within what the draw describes; hook descriptor sets match their layout and stay unchanged while pending; contributors keep their contract; the slot's previous work completed |
-//! | [`Picker::take_results`], [`Picker::take_result`], [`debug::IdImage::read`], `read_pixel` | the GPU work last recorded there completed (or will never be submitted) |
-//! | [`Picker::poll_result`] | the fence is live and is the one the slot's submission signals, not reset since |
-//! | [`HookProgram::with_host_set`] | the layout is live while a picker holds the program, on the pickers' device, and was created from exactly the bindings given |
-//! | [`PickContributor::record`] (the host implements it; the picker calls it inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, and keeps what it records alive until the frame completes |
+//! | [`Picker::record`], [`debug::IdImage::record`] | the command buffer is this device's, recording, outside a render pass, submitted to one queue of the picker's family; every buffer the draws name is live, has the documented usages, holds what its ranges say and lives until the work completes; the host's GPU writes to them are ordered before the pick and its later writes after it ([`PickRequest::with_host_writes`], or its own barriers); indices, vertex offsets and indirect commands stay within what the draw describes; hook descriptor sets match their layout and stay unchanged while pending; contributors keep their contract; the slot's previous work completed |
+//! | [`Picker::take_results`], [`debug::IdImage::read`], `read_pixel` | the GPU work last recorded there completed (or will never be submitted) |
+//! | [`hooks::HookProgram::with_host_set`] | the layout is live while a picker holds the program, on the pickers' device, and was created from exactly the bindings given |
+//! | [`contributor::PickContributor::record`] (the host implements it; the picker calls it inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, and keeps what it records alive until the frame completes |
 //! | [`debug::IdImage::attachment_bytes_for`] | the device is live |
 //!
 //! Inside the crate every `unsafe` block names, in a `// SAFETY:` comment, the contract or
@@ -113,8 +135,8 @@
 //! | stage | where | a change there |
 //! |---|---|---|
 //! | host contract | `host/`: [`HostDevice`], [`PickSupport`] (`features/`) and [`DeviceFeatures`] (`features/device.rs`), [`PickerConfig`] | a new optional feature, a new setting |
-//! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`], the host's writes ([`HostWrites`], `host_writes.rs`); `ignore.rs`: [`Ignore`], [`PickFilter`] and [`Admission`] (below `request` and `draw`, which both read them) | a new kind of query, camera conventions |
-//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`], [`Aabb`], hooks ([`HookProgram`], `hooks.rs`), [`IndirectDraws`], skins and morph targets ([`Deformation`], `deform/`), contributors ([`PickContributor`], `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
+//! | request | `request/`: [`PickRequest`], [`Viewport`], the camera (depth convention, rays), [`cursor_to_pixel`], the host's writes ([`HostWrites`](request::HostWrites), `host_writes.rs`); `ignore.rs`: [`Ignore`](request::Ignore), [`PickFilter`](request::PickFilter) and [`Admission`](contributor::Admission) (below `request` and `draw`, which both read them) | a new kind of query, camera conventions |
+//! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`](draw::MeshGeometry), [`Aabb`](draw::Aabb), hooks ([`HookProgram`](hooks::HookProgram), `hooks.rs`), [`IndirectDraws`](draw::IndirectDraws), skins and morph targets ([`Deformation`](deform::Deformation), `deform/`), contributors ([`PickContributor`](contributor::PickContributor), `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
 //! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), vertex input (`vertex_input.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
 //! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |
@@ -129,8 +151,8 @@
 #![warn(missing_docs)]
 
 pub mod debug;
-mod draw;
-mod error;
+pub mod draw;
+pub mod error;
 mod gpu;
 mod handoff;
 mod host;
@@ -141,29 +163,62 @@ mod picker;
 mod plan;
 mod readback;
 mod record;
-mod request;
+pub mod request;
 mod resolve;
 
-pub use draw::{
-    Aabb, AttributeFormat, AttributeStream, BufferRange, ContributorContext, ContributorHit, ContributorTarget, DeformPose, Deformation, DepthBias, DrawHooks,
-    HookAttribute, HookBinding, HookProgram, HookSource, IndexWidth, IndexedMesh, IndirectDraws, Influences, InstanceBinding, InstanceFormat, Instances,
-    Interpolation, JointFormat, MeshGeometry, MorphTargets, PickContributor, PickDraw, PositionFormat, Positions, PrimitiveKind, RasterState, Skin,
-    SkinInfluences, Topology, Triangles, VertexStream, WeightFormat, CONTRIBUTOR_GLSL, HOOK_SET,
-};
-pub use error::{PickError, Requirement};
-pub use handoff::PassStats;
-pub use host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT, MAX_RECT_TILES};
+// The integration path: device set-up, the picker, a frame's request, queries and draws, and
+// what comes back. Everything else lives in the public modules below.
+pub use draw::{DrawList, PickDraw};
+pub use error::PickError;
+pub use host::config::{DetailMode, PickerConfig};
 pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
 pub use host::HostDevice;
 pub use id::ObjectId;
-pub use ignore::{Admission, Ignore, PickFilter};
 pub use picker::{PickMemory, PickTicket, Picker};
-pub use request::camera::{DepthConvention, Ray};
+pub use request::camera::DepthConvention;
 pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
-pub use request::host_writes::HostWrites;
-pub use request::query::{PickQuery, PixelRect, QueryTicket, RectMode};
+pub use request::query::{PickQuery, PixelRect, RectMode};
 pub use request::viewport::Viewport;
 pub use request::PickRequest;
-pub use resolve::detail::{HitDetail, SurfaceDetail};
-pub use resolve::query::{FrameResults, QueryResult, RectObject, RectResult};
-pub use resolve::result::{PickHit, PickResult, PickStats};
+pub use resolve::query::{FrameResults, QueryResult};
+pub use resolve::result::{PickHit, PickResult};
+
+/// Settings beyond [`PickerConfig`]'s own: how passes begin, detail's outcome, the limits a
+/// configuration is checked against.
+pub mod config {
+    pub use crate::host::config::{DetailStatus, PassRendering, MAX_FRAMES_IN_FLIGHT, MAX_RECT_TILES};
+}
+
+/// Run-time GLSL hooks a draw's pick pass runs: discarding fragments (alpha cut-outs) and
+/// adjusting world positions (wind, displacement), compiled with shaderc (feature `hooks`).
+/// A [`HookProgram`](hooks::HookProgram) is the source; [`DrawHooks`](hooks::DrawHooks)
+/// attaches it to a [`PickDraw`] with its attribute streams and the host's descriptor set.
+pub mod hooks {
+    pub use crate::draw::hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookBinding, HookProgram, HookSource, Interpolation, HOOK_SET};
+}
+
+/// Skinning and morph targets the pick pass applies on the GPU, so skinned and morphed
+/// meshes are picked where the host draws them: [`Deformation`](deform::Deformation) on a
+/// [`PickDraw`], [`DeformPose`](deform::DeformPose) for the CPU side of detail results.
+pub mod deform {
+    pub use crate::draw::deform::{DeformPose, Deformation, Influences, JointFormat, MorphTargets, Skin, SkinInfluences, VertexStream, WeightFormat};
+}
+
+/// The host's own draws inside the pick pass ([`PickContributor`](contributor::PickContributor)):
+/// geometry the picker cannot describe (billboards, text, procedural shapes), drawn with the
+/// host's pipelines into the picker's target and reported as hits like any draw.
+pub mod contributor {
+    pub use crate::draw::contributor::{ContributorContext, ContributorHit, ContributorTarget, PickContributor, CONTRIBUTOR_GLSL};
+    pub use crate::ignore::Admission;
+}
+
+/// What a frame's query set returns beyond [`FrameResults`], [`QueryResult`], [`PickResult`]
+/// and [`PickHit`]: rectangle sets, surface detail (face, barycentrics, normal, UV), ticket
+/// keys and statistics.
+pub mod results {
+    pub use crate::handoff::PassStats;
+    pub use crate::request::query::QueryTicket;
+    pub use crate::resolve::detail::{HitDetail, SurfaceDetail};
+    pub use crate::resolve::query::{RectObject, RectResult};
+    pub use crate::resolve::result::PickStats;
+}

@@ -32,7 +32,7 @@ fn fence_texture() -> TextureData {
 pub fn skinned_tube(height: f32, radius: f32, bones: u32, color: [f32; 4]) -> picking_vk_host::Primitive {
     let length = height / bones as f32;
     let mut p = shapes::tube(radius, height, bones * 4, 12, color);
-    let mut set = picking_vk::SkinInfluences::default();
+    let mut set = picking_vk::deform::SkinInfluences::default();
     for q in &p.positions {
         // Between the centres of bones k and k + 1.
         let along = (q.y / length - 0.5).clamp(0.0, bones as f32 - 1.0);
@@ -134,7 +134,7 @@ pub fn build() -> GltfBuilder {
         normals: vec![Vec3::Y; path.len()],
         positions: path,
         color: [0.95, 0.9, 0.2, 1.0],
-        topology: picking_vk::Topology::LineStrip,
+        topology: picking_vk::draw::Topology::LineStrip,
         ..Default::default()
     };
     let path_mesh = b.add_mesh("Path", &[(&path_prim, u16s)]);
@@ -153,7 +153,7 @@ pub fn build() -> GltfBuilder {
         normals: vec![Vec3::Y; cloud.len()],
         positions: cloud,
         color: [0.2, 0.9, 0.95, 1.0],
-        topology: picking_vk::Topology::PointList,
+        topology: picking_vk::draw::Topology::PointList,
         ..Default::default()
     };
     let cloud_mesh = b.add_mesh("Point cloud", &[(&cloud_prim, u16s)]);

@@ -146,9 +146,9 @@ impl GltfBuilder {
                 attributes[format!("WEIGHTS_{set}")] = json!(self.push_floats(&weights, 4, false));
             }
             let mode = match p.topology {
-                picking_vk::Topology::PointList => 0,
-                picking_vk::Topology::LineList => 1,
-                picking_vk::Topology::LineStrip => 3,
+                picking_vk::draw::Topology::PointList => 0,
+                picking_vk::draw::Topology::LineList => 1,
+                picking_vk::draw::Topology::LineStrip => 3,
                 _ => 4,
             };
             let mut prim = json!({ "attributes": attributes, "material": material, "mode": mode });

@@ -16,7 +16,9 @@ use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::IdImage;
-use picking_vk::{DetailMode, DetailStatus, PassRendering, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport};
+use picking_vk::{
+    config::DetailStatus, config::PassRendering, DetailMode, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport,
+};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
 use serde_json::Value;
@@ -163,11 +165,10 @@ fn render_and_pick(ctx: &VulkanContext, scene: &Scene, options: &HeadlessOptions
         // SAFETY: the context's handles outlive the image.
         let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }?;
         let contributors = gpu.contributors();
-        let request = PickRequest::new(UVec2::ZERO, viewport, camera.view, camera.projection)
-            .with_depth(depth_convention(&camera.projection))
-            .with_contributors(&contributors);
+        let request =
+            PickRequest::new(viewport, camera.view, camera.projection).with_depth(depth_convention(&camera.projection)).with_contributors(&contributors);
         // SAFETY: as for the picks.
-        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, false, picking_vk::debug::IdCopy::Whole) })??;
+        ctx.run_once(|cmd| unsafe { ids.record(cmd, &request, &gpu.pick_draws, None, picking_vk::debug::IdCopy::Whole) })??;
         // SAFETY: `run_once` waited.
         let texels = unsafe { ids.read() }?;
         let img = id_view::image(&texels, w, h).ok_or_else(|| ViewerError::Output("ID view size mismatch".into()))?;
@@ -270,14 +271,14 @@ fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
 /// picker's refusal is returned inside (device loss apart).
 fn run_set(frame: &FrameInputs<'_>, picker: &mut Picker, queries: &[PickQuery]) -> Result<Result<Vec<QueryResult>, PickError>, ViewerError> {
     let contributors = frame.gpu.contributors();
-    let request = PickRequest::new(UVec2::ZERO, frame.viewport, frame.camera.view, frame.camera.projection)
+    let request = PickRequest::new(frame.viewport, frame.camera.view, frame.camera.projection)
         .with_depth(depth_convention(&frame.camera.projection))
         .with_contributors(&contributors);
     let mut recorded = Ok(());
     frame.ctx.run_once(|cmd| {
         // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the
         // wait in `run_once`. A refused set records nothing.
-        recorded = unsafe { picker.record_queries_shared(cmd, 0, &request, queries, &frame.gpu.pick_draws) }.map(|_| ());
+        recorded = unsafe { picker.record(cmd, 0, &request, queries, &frame.gpu.pick_draws) }.map(|_| ());
     })?;
     match recorded {
         Err(PickError::DeviceLost) => return Err(PickError::DeviceLost.into()),

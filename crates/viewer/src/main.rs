@@ -1,7 +1,7 @@
 //! `viewer [SCENE]`: the desktop viewer; `viewer --headless ...`: scripted picking.
 
 use clap::Parser;
-use picking_vk::PassRendering;
+use picking_vk::config::PassRendering;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use viewer::headless::{self, HeadlessOptions};

@@ -6,7 +6,7 @@ use crate::objects::ObjectTable;
 use crate::scene::Scene;
 use crate::surface::{self, TexelReport};
 use glam::{DVec3, Vec2};
-use picking_vk::{HitDetail, PickResult};
+use picking_vk::{results::HitDetail, PickResult};
 use picking_vk_host::Markers;
 use serde_json::{json, Value};
 
@@ -63,7 +63,7 @@ impl HitReport {
 /// [`crate::gltf_load::refine`]): face, barycentrics and vertices.
 fn to_source_face(d: &mut HitDetail, faces: &SourceFaces) {
     // Points are never split; a segment's weights are (1 - t, t, 0), mapped alike.
-    if d.primitive == picking_vk::PrimitiveKind::Point {
+    if d.primitive == picking_vk::draw::PrimitiveKind::Point {
         return;
     }
     let Some((face, barycentrics, vertices)) = faces.source_of(d.face, d.barycentrics) else { return };
@@ -145,9 +145,9 @@ impl PickReport {
             v["face"] = json!(d.map(|d| d.face));
             // What `face` counts; for a segment, `bary` is (1 - t, t, 0).
             v["primitive"] = json!(d.map(|d| match d.primitive {
-                picking_vk::PrimitiveKind::Triangle => "triangle",
-                picking_vk::PrimitiveKind::Segment => "segment",
-                picking_vk::PrimitiveKind::Point => "point",
+                picking_vk::draw::PrimitiveKind::Triangle => "triangle",
+                picking_vk::draw::PrimitiveKind::Segment => "segment",
+                picking_vk::draw::PrimitiveKind::Point => "point",
             }));
             v["bary"] = json!(d.map(|d| d.barycentrics));
             v["normal"] = json!(h.and_then(HitReport::normal).map(|n| n.to_array()));

@@ -4,7 +4,7 @@
 
 use crate::objects::ObjectTable;
 use crate::scene::Scene;
-use picking_vk::{RectMode, RectResult};
+use picking_vk::{results::RectResult, RectMode};
 use serde_json::{json, Value};
 
 /// One object (and instance) of a rectangle query.

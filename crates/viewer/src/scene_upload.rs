@@ -8,7 +8,7 @@ use crate::objects::{ObjectKind, ObjectTable};
 use crate::pick_report::PickReport;
 use crate::scene::Scene;
 use glam::Mat4;
-use picking_vk::{DeformPose, PickDraw};
+use picking_vk::{deform::DeformPose, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
 use picking_vk_host::gpu_scene::PoseLayout;
 use picking_vk_host::{Billboard, Billboards, GpuPrimitive, GpuScene, RenderDraw};
@@ -71,7 +71,7 @@ impl UploadedScene {
             let node = &scene.nodes[object.first_node()];
             for prim in mesh_prims[mesh].clone() {
                 // Lines and points are drawn rigid (the lit pass deforms triangles only).
-                let deformed = matches!(object.kind, ObjectKind::Node(_)) && gpu.primitives[prim].topology == picking_vk::Topology::TriangleList;
+                let deformed = matches!(object.kind, ObjectKind::Node(_)) && gpu.primitives[prim].topology == picking_vk::draw::Topology::TriangleList;
                 let skin = node.skin.filter(|_| deformed);
                 let mirrored = mirrored(scene, node, skinned_by(&object.kind, node, &gpu.primitives[prim]));
                 let weights = weight_index[object.first_node()].filter(|_| deformed);
@@ -133,7 +133,7 @@ impl UploadedScene {
     /// matrices (glTF ignores a skinned node's own transform), morphed by its weights.
     fn deformed(&self, scene: &Scene, n: usize, prim: usize, region: u32, draw: PickDraw, poses: &mut PoseCache) -> PickDraw {
         let node = &scene.nodes[n];
-        if self.gpu.primitives[prim].topology != picking_vk::Topology::TriangleList {
+        if self.gpu.primitives[prim].topology != picking_vk::draw::Topology::TriangleList {
             return draw.with_model(node.world);
         }
         let skin = skinned_by(&ObjectKind::Node(n), node, &self.gpu.primitives[prim]);
@@ -170,7 +170,7 @@ impl UploadedScene {
 /// The skin that places `prim` as `node` draws it: its node's, for a node drawn on its own
 /// whose triangles carry skin influences (lines, points and instanced nodes are drawn rigid).
 fn skinned_by(kind: &ObjectKind, node: &crate::scene::Node, prim: &GpuPrimitive) -> Option<usize> {
-    let deformable = matches!(kind, ObjectKind::Node(_)) && prim.topology == picking_vk::Topology::TriangleList && prim.skin.is_some();
+    let deformable = matches!(kind, ObjectKind::Node(_)) && prim.topology == picking_vk::draw::Topology::TriangleList && prim.skin.is_some();
     node.skin.filter(|_| deformable)
 }
 

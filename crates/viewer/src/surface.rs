@@ -4,7 +4,7 @@
 
 use crate::scene::{Node, Scene};
 use glam::{DVec3, Vec2};
-use picking_vk::{DeformPose, HitDetail, Ray};
+use picking_vk::{deform::DeformPose, request::Ray, results::HitDetail};
 use picking_vk_host::{Primitive, TextureData};
 use std::borrow::Cow;
 
@@ -141,7 +141,7 @@ mod tests {
         use crate::scene::{MeshAsset, Node};
         let mut plane = shapes::plane(1.0, [1.0; 4]);
         let n = plane.positions.len();
-        plane.skin = vec![picking_vk::SkinInfluences { joints: vec![[0; 4]; n], weights: vec![[1.0, 0.0, 0.0, 0.0]; n] }];
+        plane.skin = vec![picking_vk::deform::SkinInfluences { joints: vec![[0; 4]; n], weights: vec![[1.0, 0.0, 0.0, 0.0]; n] }];
         plane.morph_targets = vec![vec![Vec3::new(0.0, 0.0, 0.5); n]];
         // The joint moves the plane 10 along x; the morph target, weighted 1, 0.5 along z.
         let joint = glam::Mat4::from_translation(Vec3::new(10.0, 0.0, 0.0));

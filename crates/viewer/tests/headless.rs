@@ -63,12 +63,12 @@ impl SceneOracle<'_> {
         for node in &scene.nodes {
             let Some(m) = node.mesh else { continue };
             for p in &scene.meshes[m].primitives {
-                if p.topology != picking_vk::Topology::TriangleList {
+                if p.topology != picking_vk::draw::Topology::TriangleList {
                     let order: Vec<u32> = p.indices.clone().unwrap_or_else(|| (0..p.positions.len() as u32).collect());
                     let at = |i: u32| project(node.world.as_dmat4().transform_point3(p.positions[i as usize].as_dvec3()));
                     let pairs: Vec<(u32, u32)> = match p.topology {
-                        picking_vk::Topology::LineList => order.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
-                        picking_vk::Topology::LineStrip => order.windows(2).map(|c| (c[0], c[1])).collect(),
+                        picking_vk::draw::Topology::LineList => order.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
+                        picking_vk::draw::Topology::LineStrip => order.windows(2).map(|c| (c[0], c[1])).collect(),
                         _ => order.iter().map(|&i| (i, i)).collect(),
                     };
                     thin.extend(pairs.into_iter().filter_map(|(a, b)| Some((at(a)?, at(b)?))));
@@ -84,7 +84,7 @@ impl SceneOracle<'_> {
                 if p.single_sided && culling {
                     // glTF fronts wind counter-clockwise; a mirroring node turns them.
                     let front_face = if node.world.determinant() < 0.0 { ash::vk::FrontFace::CLOCKWISE } else { ash::vk::FrontFace::COUNTER_CLOCKWISE };
-                    object.raster = picking_vk::RasterState { cull_mode: ash::vk::CullModeFlags::BACK, front_face, ..Default::default() };
+                    object.raster = picking_vk::draw::RasterState::default().with_culling(ash::vk::CullModeFlags::BACK, front_face);
                 }
                 os.objects.push(object);
                 prims.push(p);
@@ -1286,15 +1286,15 @@ fn gltf_lines_line_loops_and_points_are_drawn_and_hit_by_radius_queries() {
     };
     let lines = thin(
         vec![Vec3::new(-1.6, -0.6, 0.0), Vec3::new(-1.0, 0.6, 0.0), Vec3::new(-1.6, 0.6, 0.0), Vec3::new(-1.0, -0.6, 0.0)],
-        picking_vk::Topology::LineList,
+        picking_vk::draw::Topology::LineList,
         None,
     );
     let square = vec![Vec3::new(-0.3, -0.4, 0.0), Vec3::new(0.3, -0.4, 0.0), Vec3::new(0.3, 0.4, 0.0), Vec3::new(-0.3, 0.4, 0.0)];
     let points: Vec<Vec3> = (0..5).map(|i| Vec3::new(1.0 + 0.15 * i as f32, -0.5 + 0.25 * i as f32, 0.0)).collect();
     let meshes = [
         ("Lines", b.add_mesh("Lines", &[(&lines, IndexStorage::U16)])),
-        ("Loop", b.add_mesh("Loop", &[(&thin(square.clone(), picking_vk::Topology::LineStrip, Some(vec![0, 1, 2, 3])), IndexStorage::U16)])),
-        ("Points", b.add_mesh("Points", &[(&thin(points.clone(), picking_vk::Topology::PointList, None), IndexStorage::U16)])),
+        ("Loop", b.add_mesh("Loop", &[(&thin(square.clone(), picking_vk::draw::Topology::LineStrip, Some(vec![0, 1, 2, 3])), IndexStorage::U16)])),
+        ("Points", b.add_mesh("Points", &[(&thin(points.clone(), picking_vk::draw::Topology::PointList, None), IndexStorage::U16)])),
     ];
     for (name, mesh) in meshes {
         let node = b.add_node(name, Some(mesh), Mat4::IDENTITY, &[]);

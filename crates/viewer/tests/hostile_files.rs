@@ -652,7 +652,7 @@ fn valid_files_that_were_refused_load() {
     for (mode, name) in [(5, "strip"), (6, "fan")] {
         let scene = load_path(&write_case(name, &mutated(|d| d["meshes"][0]["primitives"][0]["mode"] = json!(mode)))).unwrap();
         let prim = &scene.meshes[0].primitives[0];
-        assert_eq!((prim.topology, prim.triangle_count()), (picking_vk::Topology::TriangleList, 1), "{name}");
+        assert_eq!((prim.topology, prim.triangle_count()), (picking_vk::draw::Topology::TriangleList, 1), "{name}");
     }
     // A skin that only another scene's nodes use is not read (its joints are not shown).
     let doc = mutated(|d| {

@@ -63,7 +63,7 @@ pub fn two_level(scene: &BenchScene, rays: &[(DVec3, DVec3)]) -> Result<CpuBvhRe
     let before = heap_bytes();
     let t = Instant::now();
     let local = TriMesh::new(scene.mesh.positions.iter().map(|p| v(*p)).collect(), mesh_triangles(scene)).map_err(|e| format!("parry3d trimesh: {e:?}"))?;
-    let local_box = picking_vk::Aabb::from_points(&scene.mesh.positions).ok_or("empty mesh")?;
+    let local_box = picking_vk::draw::Aabb::from_points(&scene.mesh.positions).ok_or("empty mesh")?;
     let leaves: Vec<Aabb> = scene
         .transforms
         .iter()

@@ -9,7 +9,7 @@
 
 use crate::gpu_timing::{camera, time_variants};
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{DeformPose, PickDraw, PickRequest, Picker, PickerConfig, SkinInfluences, Viewport};
+use picking_vk::{deform::DeformPose, deform::SkinInfluences, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::gpu_scene::PoseLayout;
 use picking_vk_host::{GpuPrimitive, GpuScene, Primitive};
@@ -105,10 +105,10 @@ pub fn measure(ctx: &VulkanContext, field: Field, (w, h): (u32, u32), warmup: us
     let mut rng = fastrand::Rng::with_seed(seed);
     let pixels: Vec<UVec2> = (0..warmup + frames).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect();
     let times = time_variants(ctx, &mut pickers, warmup, frames, |frame, k, picker, cmd| {
-        let request = PickRequest::new(pixels[frame], Viewport::full(w, h), cam.view, cam.projection);
+        let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
         let t = Instant::now();
         // SAFETY: `cmd` is recording outside a render pass; the scene's buffers outlive the frame.
-        unsafe { picker.record_shared(cmd, 0, &request, &lists[k]) }.map_err(|x| e(&x))?;
+        unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixels[frame])], &lists[k]) }.map_err(|x| e(&x))?;
         Ok(t.elapsed().as_secs_f64() * 1e6)
     })?;
     drop(pickers);

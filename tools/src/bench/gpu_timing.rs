@@ -9,7 +9,7 @@ use crate::scenes::BenchScene;
 use ash::vk;
 use glam::{Mat4, UVec2};
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
@@ -21,9 +21,11 @@ pub struct Timings {
     /// Median GPU milliseconds per approach, in `APPROACHES` order.
     pub gpu_ms: [f64; 5],
     /// Median CPU microseconds of recording a pick (culling + recording), isolated: shared
-    /// list with a hierarchy (`record_shared`), no culling, and per-frame list culling (`record`).
+    /// list with a hierarchy (`record` with `&Arc`), no culling, and per-frame list culling
+    /// (`record` with a borrowed slice).
     pub cpu_us: [f64; 3],
-    /// Median CPU microseconds of `record_shared` inside the frame, after the host's lit pass.
+    /// Median CPU microseconds of `record` over the shared list inside the frame, after the
+    /// host's lit pass.
     pub in_frame_us: f64,
     /// Median draws recorded per pick: culling (shared list), no culling.
     pub draws_recorded: [f64; 2],
@@ -97,7 +99,7 @@ pub fn time_variants(
             .map_err(|x| e(&x))??;
             for picker in pickers.iter_mut() {
                 // SAFETY: `run_once` waited for the frame.
-                unsafe { picker.take_result(0) }.map_err(|x| e(&x))?;
+                unsafe { picker.take_results(0) }.map_err(|x| e(&x))?;
             }
             let mut t = vec![0u64; 2 * n];
             // SAFETY: the frame completed; every query was written.
@@ -162,7 +164,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let viewport = vk_util::viewport(0, 0, w, h);
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
-        let request = PickRequest::new(pixel, vp, cam.view, cam.projection);
+        let request = PickRequest::new(vp, cam.view, cam.projection);
         let recorded = ctx.run_once(|cmd| -> Result<f64, String> {
             // SAFETY: (whole block) `cmd` is recording outside a render pass; all scene
             // buffers and targets outlive the wait in `run_once`.
@@ -177,30 +179,31 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
                 let t = Instant::now();
-                culled.record_shared(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                culled.record(cmd, 0, &request, &[PickQuery::Point(pixel)], draws).map_err(|x| e(&x))?;
                 let pick_us = t.elapsed().as_secs_f64() * 1e6;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2);
-                unculled.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                unculled.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &draws[..]).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 3);
-                blog.record(cmd, &request, draws, true, IdCopy::Pixel).map_err(|x| e(&x))?;
+                blog.record(cmd, &request, draws, Some(pixel), IdCopy::Pixel(pixel)).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 4);
-                full.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
+                full.record(cmd, &request, draws, None, IdCopy::Nothing).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 5);
                 // Per-frame list culling: checked for the same answer, timed below.
-                listed.record(cmd, 0, &request, draws).map_err(|x| e(&x))?;
+                listed.record(cmd, 0, &request, &[PickQuery::Point(pixel)], &draws[..]).map_err(|x| e(&x))?;
                 Ok(pick_us)
             }
         });
         let pick_us = recorded.map_err(|x| e(&x))??;
         // SAFETY: `run_once` waited: the slots' copies completed.
-        let (a, b) = unsafe { (culled.take_result(0), unculled.take_result(0)) };
+        let (a, b) = unsafe { (culled.take_results(0), unculled.take_results(0)) };
         // SAFETY: as above.
-        let c = unsafe { listed.take_result(0) }.map_err(|x| e(&x))?.ok_or("no result")?;
-        let (a, b) = (a.map_err(|x| e(&x))?.ok_or("no result")?, b.map_err(|x| e(&x))?.ok_or("no result")?);
+        let c = unsafe { listed.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?;
+        let (a, b) = (a.map_err(|x| e(&x))?.ok_or("no results")?, b.map_err(|x| e(&x))?.ok_or("no results")?);
+        let (a, b, c) = (a.pick(0).ok_or("no result")?, b.pick(0).ok_or("no result")?, c.pick(0).ok_or("no result")?);
         if a.id() != b.id() || c.id() != b.id() {
             return Err(format!("culling changed the pick at {pixel}: {:?} / {:?} vs {:?}", a.id(), c.id(), b.id()));
         }
@@ -214,7 +217,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 gpu[k].push(span(at));
             }
             in_frame.push(pick_us);
-            let cpu_frame = cpu_times(d, scratch, frame, [&mut culled, &mut unculled, &mut listed], &request, &scene.gpu.pick_draws)?;
+            let cpu_frame = cpu_times(d, scratch, frame, [&mut culled, &mut unculled, &mut listed], &request, pixel, &scene.gpu.pick_draws)?;
             for k in 0..3 {
                 cpu[k].push(cpu_frame[k]);
             }
@@ -243,6 +246,7 @@ fn cpu_times(
     frame: usize,
     pickers: [&mut Picker; 3],
     request: &PickRequest<'_>,
+    pixel: UVec2,
     draws: &std::sync::Arc<[picking_vk::PickDraw]>,
 ) -> Result<[f64; 3], String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
@@ -261,9 +265,9 @@ fn cpu_times(
         // SAFETY: as above.
         let recorded = unsafe {
             if k == 0 {
-                picker.record_shared(scratch, 0, request, draws)
+                picker.record(scratch, 0, request, &[PickQuery::Point(pixel)], draws)
             } else {
-                picker.record(scratch, 0, request, draws)
+                picker.record(scratch, 0, request, &[PickQuery::Point(pixel)], &draws[..])
             }
         };
         out[k] = t.elapsed().as_secs_f64() * 1e6;

@@ -10,8 +10,8 @@ use crate::scenes::BenchScene;
 use ash::vk;
 use glam::{UVec2, Vec3};
 use picking_vk::{
-    Aabb, AttributeFormat, AttributeStream, BufferRange, DrawHooks, HookAttribute, HookProgram, HookSource, Interpolation, PickDraw, PickRequest, Picker,
-    PickerConfig, Viewport,
+    draw::Aabb, draw::BufferRange, hooks::AttributeFormat, hooks::AttributeStream, hooks::DrawHooks, hooks::HookAttribute, hooks::HookProgram,
+    hooks::HookSource, hooks::Interpolation, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, Viewport,
 };
 use picking_vk_context::{TextureSets, VulkanContext};
 use picking_vk_host::SamplerDesc;
@@ -82,12 +82,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let pixels: Vec<UVec2> = (0..warmup + frames).map(|_| UVec2::new(rng.u32(..w), rng.u32(..h))).collect();
     let mut first_pick_ms = [f64::NAN; 2];
     let times = time_variants(ctx, &mut pickers, warmup, frames, |frame, k, picker, cmd| {
-        let request = PickRequest::new(pixels[frame], Viewport::full(w, h), cam.view, cam.projection);
+        let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
         let compiled = picker.hook_compilations();
         let t = Instant::now();
         // SAFETY: `cmd` is recording outside a render pass; the scene's buffers, the texture
         // and its set outlive the frame.
-        unsafe { picker.record_shared(cmd, 0, &request, &lists[k]) }.map_err(|x| e(&x))?;
+        unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(pixels[frame])], &lists[k]) }.map_err(|x| e(&x))?;
         let us = t.elapsed().as_secs_f64() * 1e6;
         if k > 0 && picker.hook_compilations() > compiled && first_pick_ms[k - 1].is_nan() {
             first_pick_ms[k - 1] = us / 1e3;

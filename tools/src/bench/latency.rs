@@ -5,7 +5,7 @@ use crate::gpu_timing::{camera, median};
 use crate::scenes::BenchScene;
 use ash::vk;
 use glam::UVec2;
-use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::{vk_util, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
@@ -46,18 +46,19 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), fram
             unsafe { d.wait_for_fences(&[fences[slot]], true, u64::MAX) }.map_err(|x| e(&x))?;
             if let Some((at_frame, at)) = pending[slot].take() {
                 // SAFETY: the slot's frame completed.
-                if unsafe { picker.take_result(slot) }.map_err(|x| e(&x))?.is_some() {
+                if unsafe { picker.take_results(slot) }.map_err(|x| e(&x))?.is_some_and(|f| f.pick(0).is_some()) {
                     lat_frames.push((frame - at_frame) as f64);
                     lat_us.push(at.elapsed().as_secs_f64() * 1e6);
                 }
             }
             let cmd = cmds[slot];
-            let request = PickRequest::new(UVec2::new(rng.u32(..w), rng.u32(..h)), Viewport::full(w, h), cam.view, cam.projection);
+            let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+            let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
             // SAFETY: the slot's previous submission completed; everything recorded outlives it.
             unsafe {
                 d.reset_fences(&[fences[slot]]).map_err(|x| e(&x))?;
                 d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
-                picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws).map_err(|x| e(&x))?;
+                picker.record(cmd, slot, &request, &[PickQuery::Point(pixel)], &scene.gpu.pick_draws).map_err(|x| e(&x))?;
                 pending[slot] = Some((frame, Instant::now()));
                 lit.begin(cmd, target.framebuffer, target.extent);
                 lit.draw_scene(cmd, &scene.gpu, 0, &styles[slot], &cam, viewport, None);

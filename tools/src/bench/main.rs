@@ -139,11 +139,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         let pu = parity::picker(&ctx, &scene, &cam, cfg.size, false, &pixels[..cfg.parity_unculled.min(pixels.len())], &full)?;
         let ps = parity::scissored(&ctx, &scene, &cam, cfg.size, &pixels[..cfg.parity_scissored.min(pixels.len())], &full)?;
         all_parity_ok &= pc.0 == pc.1 && pu.0 == pu.1 && ps.0 == ps.1;
-        let rays: Vec<_> = pixels
-            .iter()
-            .filter_map(|&p| PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection).ray().ok().flatten())
-            .map(|r| (r.origin, r.direction))
-            .collect();
+        let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
+        let rays: Vec<_> = pixels.iter().filter_map(|&p| request.ray(p).ok().flatten()).map(|r| (r.origin, r.direction)).collect();
         let expected: Vec<Option<usize>> = pixels.iter().map(|p| parity::object_of_texel(&scene, &full[(p.y * w + p.x) as usize])).collect();
         let mut cpu_rows = vec![];
         for result in [cpu_bvh::flat(&scene, &rays)?, cpu_bvh::two_level(&scene, &rays)?] {

@@ -3,7 +3,7 @@
 use crate::scenes::BenchScene;
 use glam::UVec2;
 use picking_vk::debug::{IdCopy, IdImage, Texels};
-use picking_vk::{ObjectId, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{ObjectId, PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
 
@@ -13,9 +13,9 @@ const BATCH: usize = 64;
 pub fn full_image(ctx: &VulkanContext, scene: &BenchScene, cam: &CameraMatrices, (w, h): (u32, u32)) -> Result<Vec<Texels>, String> {
     // SAFETY: the context outlives the image.
     let mut img = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|e| e.to_string())?;
-    let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), cam.view, cam.projection);
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     // SAFETY: recording outside a render pass; buffers outlive the wait.
-    ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, false, IdCopy::Whole) })
+    ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, None, IdCopy::Whole) })
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     // SAFETY: `run_once` waited.
@@ -40,19 +40,17 @@ pub fn picker(
     // SAFETY: the context outlives the picker.
     let mut picker =
         unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(BATCH).with_culling(culling)) }.map_err(|e| e.to_string())?;
-    let vp = Viewport::full(w, h);
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     let mut matches = 0;
     for chunk in pixels.chunks(BATCH) {
         ctx.run_once(|cmd| -> Result<(), String> {
             for (slot, &p) in chunk.iter().enumerate() {
                 // SAFETY: as above.
-                let request = PickRequest::new(p, vp, cam.view, cam.projection);
-                // SAFETY: as above.
                 unsafe {
                     if culling {
-                        picker.record_shared(cmd, slot, &request, &scene.gpu.pick_draws)
+                        picker.record(cmd, slot, &request, &[PickQuery::Point(p)], &scene.gpu.pick_draws)
                     } else {
-                        picker.record(cmd, slot, &request, &scene.gpu.pick_draws)
+                        picker.record(cmd, slot, &request, &[PickQuery::Point(p)], &scene.gpu.pick_draws[..])
                     }
                 }
                 .map_err(|e| e.to_string())?;
@@ -62,7 +60,8 @@ pub fn picker(
         .map_err(|e| e.to_string())??;
         for (slot, &p) in chunk.iter().enumerate() {
             // SAFETY: `run_once` waited.
-            let r = unsafe { picker.take_result(slot) }.map_err(|e| e.to_string())?.ok_or("no result")?;
+            let results = unsafe { picker.take_results(slot) }.map_err(|e| e.to_string())?.ok_or("no results")?;
+            let r = results.pick(0).ok_or("no result")?;
             let got = scene.object_of(r.id(), r.hit.as_ref().and_then(|h| h.instance));
             let want = object_of_texel(scene, &full[(p.y * w + p.x) as usize]);
             matches += usize::from(got == want);
@@ -82,11 +81,11 @@ pub fn scissored(
 ) -> Result<(usize, usize), String> {
     // SAFETY: the context outlives the image.
     let mut img = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|e| e.to_string())?;
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     let mut matches = 0;
     for &p in pixels {
-        let request = PickRequest::new(p, Viewport::full(w, h), cam.view, cam.projection);
         // SAFETY: as above.
-        ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, true, IdCopy::Pixel) })
+        ctx.run_once(|cmd| unsafe { img.record(cmd, &request, &scene.gpu.pick_draws, Some(p), IdCopy::Pixel(p)) })
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
         // SAFETY: `run_once` waited.

@@ -86,7 +86,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let mut reduce = vec![];
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
-        let request = PickRequest::new(pixel, Viewport::full(w, h), cam.view, cam.projection);
+        let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
         let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
         let rect = |size: u32, mode| PickQuery::Rect { rect: rect_at(pixel, UVec2::splat(size), (w, h)), mode };
         let sets: [Vec<PickQuery>; 7] = [
@@ -103,7 +103,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers and the targets outlive the wait in `run_once`.
             unsafe {
-                warm_up.record_queries_shared(cmd, 0, &request, &[PickQuery::Point(pixel)], draws).map_err(|x| e(&x))?;
+                warm_up.record(cmd, 0, &request, &[PickQuery::Point(pixel)], draws).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_reset_query_pool(cmd, pool, 0, 10);
                 full_barrier(d, cmd);
@@ -112,17 +112,17 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 // finds the other's data in the caches.
                 for (position, k) in record_order(frame).into_iter().enumerate() {
                     let t = Instant::now();
-                    pickers[k].record_queries_shared(cmd, 0, &request, &sets[k], draws).map_err(|x| e(&x))?;
+                    pickers[k].record(cmd, 0, &request, &sets[k], draws).map_err(|x| e(&x))?;
                     if k < 2 {
                         record_us[k] = t.elapsed().as_secs_f64() * 1e6;
                     }
                     full_barrier(d, cmd);
                     d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, position as u32 + 1);
                 }
-                ids.record(cmd, &request, draws, false, IdCopy::Nothing).map_err(|x| e(&x))?;
+                ids.record(cmd, &request, draws, None, IdCopy::Nothing).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 8);
-                ids_read.record(cmd, &request, draws, false, IdCopy::Whole).map_err(|x| e(&x))?;
+                ids_read.record(cmd, &request, draws, None, IdCopy::Whole).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 9);
             }

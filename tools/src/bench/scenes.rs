@@ -2,7 +2,7 @@
 //! engines without instancing submit them), or one instanced field.
 
 use glam::{Mat4, Quat, Vec3};
-use picking_vk::{Aabb, ObjectId, PickDraw};
+use picking_vk::{draw::Aabb, ObjectId, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
 use picking_vk_host::{shapes, GpuPrimitive, GpuScene, Primitive, RenderDraw};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! views (the ID buffer in false colour), parity checks and benchmarks; never needed to pick.
 
 use crate::draw::PickDraw;
-use crate::error::PickError;
+use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{image_info, word_at, GpuBuffer, Memory};
 use crate::handoff::{PassStats, Texels};
 use crate::host::HostDevice;
@@ -36,8 +36,8 @@ const TEXEL_BYTES: u64 = 20;
 pub enum IdCopy {
     /// No copy: the images stay on the GPU.
     Nothing,
-    /// Only the request's pixel: read it with [`IdImage::read_pixel`].
-    Pixel,
+    /// Only this framebuffer pixel: read it with [`IdImage::read_pixel`].
+    Pixel(glam::UVec2),
     /// Every pixel: read them with [`IdImage::read`].
     Whole,
 }
@@ -49,13 +49,14 @@ impl IdImage {
     /// As [`crate::Picker::new`].
     pub unsafe fn new(host: HostDevice<'_>, width: u32, height: u32) -> Result<Self, PickError> {
         if width == 0 || height == 0 {
-            return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
+            return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
         let largest = limits.max_framebuffer_width.min(limits.max_image_dimension2_d).min(limits.max_framebuffer_height);
         if width > largest || height > largest {
-            return Err(PickError::InvalidRequest(format!("an ID image of {width}x{height} pixels exceeds the device's {largest}-pixel framebuffers")));
+            let needed = format!("an ID image of {width}x{height} pixels; the device allows {largest}");
+            return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
         }
         // SAFETY: as above.
         let support = unsafe { crate::PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
@@ -79,7 +80,7 @@ impl IdImage {
     /// `device` is a live device.
     pub unsafe fn attachment_bytes_for(device: &ash::Device, width: u32, height: u32) -> Result<u64, PickError> {
         if width == 0 || height == 0 {
-            return Err(PickError::InvalidRequest(format!("ID image of {width}x{height} pixels")));
+            return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
         }
         let layout = PassLayout { detail: false };
         let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
@@ -108,8 +109,8 @@ impl IdImage {
         self.targets.bytes()
     }
 
-    /// Records the pass over the whole view (or, with `scissor_to_pixel`, only the request's
-    /// pixel: the classic full-size-attachment approach) and the copy `copy` asks for.
+    /// Records the pass over the whole view (or, with `scissor`, only that framebuffer pixel:
+    /// the classic full-size-attachment approach) and the copy `copy` asks for.
     ///
     /// # Safety
     /// As [`crate::Picker::record`]; the images must not be in use by other pending GPU work
@@ -119,12 +120,18 @@ impl IdImage {
         cmd: vk::CommandBuffer,
         request: &PickRequest<'_>,
         draws: &[PickDraw],
-        scissor_to_pixel: bool,
+        scissor: Option<glam::UVec2>,
         copy: IdCopy,
     ) -> Result<PassStats, PickError> {
         let camera = request.camera()?;
-        if request.pixel.x >= self.extent.width || request.pixel.y >= self.extent.height {
-            return Err(PickError::OutsideView { x: request.pixel.x.into(), y: request.pixel.y.into() });
+        let copied = match copy {
+            IdCopy::Pixel(pixel) => Some(pixel),
+            IdCopy::Nothing | IdCopy::Whole => None,
+        };
+        for pixel in scissor.iter().chain(&copied) {
+            if pixel.x >= self.extent.width || pixel.y >= self.extent.height {
+                return Err(PickError::OutsideView { x: pixel.x.into(), y: pixel.y.into() });
+            }
         }
         self.viewport_limits.check(&request.viewport, 0.0, 0.0)?;
         if let Some(w) = &request.host_writes {
@@ -132,8 +139,8 @@ impl IdImage {
         }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
-        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor_to_pixel }, draws, &self.plan)?
-            .with_contributors(request);
+        let recording =
+            PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor }, draws, &self.plan)?.with_contributors(request);
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe {
@@ -143,9 +150,8 @@ impl IdImage {
             recording.record(request, draws, &self.plan, &mut snapshots, None)
         };
         if copy != IdCopy::Nothing {
-            let pixel = (copy == IdCopy::Pixel).then_some(request.pixel);
             // SAFETY: as above.
-            unsafe { self.record_copy_out(cmd, pixel) };
+            unsafe { self.record_copy_out(cmd, copied) };
         }
         if let Some(w) = &request.host_writes {
             // SAFETY: as above.
@@ -200,7 +206,7 @@ impl IdImage {
         }
     }
 
-    /// The texel copied by the last [`IdCopy::Pixel`] record.
+    /// The texel copied by the last [`IdCopy::Pixel`](IdCopy::Pixel) record.
     ///
     /// # Safety
     /// The command buffer that last recorded this image's copy has completed.

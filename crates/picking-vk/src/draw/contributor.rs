@@ -9,7 +9,7 @@
 //! queries do not draw them.
 
 use crate::draw::PickDraw;
-use crate::error::PickError;
+use crate::error::{Input, PickError};
 use crate::ignore::Admission;
 use ash::vk;
 use glam::Mat4;
@@ -104,10 +104,13 @@ pub(crate) fn check_ranges(contributors: &[&dyn PickContributor], draws: &[PickD
     let ranges: Vec<Range<u64>> = contributors.iter().map(|c| c.ids()).collect();
     for (i, r) in ranges.iter().enumerate() {
         if r.start == 0 || r.is_empty() {
-            return Err(PickError::InvalidRequest(format!("contributor {i}: its ID range {r:?} must be non-empty and exclude 0")));
+            return Err(PickError::InvalidInput { input: Input::Contributor(i), reason: format!("its ID range {r:?} must be non-empty and exclude 0") });
         }
         if let Some(j) = ranges[..i].iter().position(|o| o.start < r.end && r.start < o.end) {
-            return Err(PickError::InvalidRequest(format!("contributors {j} and {i} share IDs ({:?} and {r:?})", ranges[j])));
+            return Err(PickError::InvalidInput {
+                input: Input::Contributor(i),
+                reason: format!("shares IDs with contributor {j} ({r:?} and {:?})", ranges[j]),
+            });
         }
     }
     if ranges.is_empty() {

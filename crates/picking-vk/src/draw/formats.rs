@@ -55,7 +55,7 @@ impl PositionFormat {
     }
 }
 
-/// How a per-instance transform is stored in [`crate::Instances`].
+/// How a per-instance transform is stored in [`crate::draw::Instances`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum InstanceFormat {
     /// A column-major `mat4` of `f32` (64 bytes).

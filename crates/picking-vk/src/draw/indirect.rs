@@ -13,9 +13,9 @@ pub(crate) const COMMAND_BYTES: u32 = 16;
 /// Indirect draws of one [`crate::PickDraw`]: its `triangles` then only name the index buffer
 /// (`Indexed`: the range and width bound; counts, first index and vertex offset come from the
 /// commands) or say the commands are non-indexed (`NonIndexed`, counts unused). Every command
-/// draws with the draw's ID and model matrix; an instance-rate [`crate::Instances`] buffer is
+/// draws with the draw's ID and model matrix; an instance-rate [`crate::draw::Instances`] buffer is
 /// read at each command's `firstInstance` + instance, as the host's own pass reads it, and the
-/// reported instance is that index minus [`crate::Instances::first`] (engines that put an
+/// reported instance is that index minus [`crate::draw::Instances::first`] (engines that put an
 /// object index in `firstInstance` get it back).
 ///
 /// What follows from the GPU choosing the work: culling skips the whole draw when its

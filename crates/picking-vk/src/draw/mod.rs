@@ -1,5 +1,9 @@
 //! What the host tells the picker about each draw: its own buffers, never a copy, and
-//! optionally CPU geometry and bounds.
+//! optionally CPU geometry and bounds. A [`PickDraw`] is built with [`PickDraw::new`] from
+//! [`Positions`] and [`Triangles`] (each a [`BufferRange`] of a host buffer) and `with_*`
+//! setters; [`DrawList`] hands a frame's draws (or a shared list) to the picker. Hooks,
+//! deformation and contributors have their own modules ([`crate::hooks`], [`crate::deform`],
+//! [`crate::contributor`]).
 
 pub(crate) mod bounds;
 pub(crate) mod contributor;
@@ -8,18 +12,20 @@ pub(crate) mod formats;
 pub(crate) mod geometry;
 pub(crate) mod hooks;
 pub(crate) mod indirect;
+mod list;
 pub(crate) mod raster;
 mod validate;
 
 pub use bounds::Aabb;
-pub use contributor::{ContributorContext, ContributorHit, ContributorTarget, PickContributor, CONTRIBUTOR_GLSL};
-pub use deform::{DeformPose, Deformation, Influences, JointFormat, MorphTargets, Skin, SkinInfluences, VertexStream, WeightFormat};
+pub(crate) use contributor::{ContributorContext, ContributorHit, ContributorTarget, PickContributor};
+pub(crate) use deform::{DeformPose, Deformation};
 pub use formats::{InstanceBinding, InstanceFormat, PositionFormat};
 pub use geometry::MeshGeometry;
-pub use hooks::{AttributeFormat, AttributeStream, DrawHooks, HookAttribute, HookBinding, HookProgram, HookSource, Interpolation, HOOK_SET};
+pub(crate) use hooks::DrawHooks;
 pub(crate) use indirect::DrawLimits;
 pub use indirect::IndirectDraws;
-pub use raster::{DepthBias, PrimitiveKind, RasterState, Topology};
+pub use list::DrawList;
+pub use raster::{Culling, DepthBias, PrimitiveKind, RasterState, Topology};
 
 use crate::error::PickError;
 use crate::id::ObjectId;
@@ -182,7 +188,7 @@ pub struct PickDraw {
     pub instance_format: InstanceFormat,
     /// Where the transforms are read from (vertex attributes by default).
     pub instance_binding: InstanceBinding,
-    /// Run-time GLSL the pick pass runs for this draw (see [`HookProgram`]).
+    /// Run-time GLSL the pick pass runs for this draw (see [`HookProgram`](crate::hooks::HookProgram)).
     pub hooks: Option<DrawHooks>,
     /// The host's indirect commands, when it draws this indirectly (see [`IndirectDraws`]).
     pub indirect: Option<IndirectDraws>,

@@ -77,16 +77,48 @@ pub struct DepthBias {
     pub slope: f32,
 }
 
-/// The host's rasterization state for a draw. The default is what picking did before it
-/// could be told: both faces, the depth convention's strict test (LESS, or GREATER for
-/// reverse-Z), no bias, triangle lists, 1-pixel lines and points.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RasterState {
-    /// Faces culled (`VkCullModeFlags`), judged in the host's viewport (a negative height
-    /// flips winding there as it does in the host's pass).
-    pub cull_mode: vk::CullModeFlags,
+/// Which faces the host culls, and which winding faces front, judged in the host's viewport
+/// (a negative height flips winding there as it does in the host's pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Culling {
+    /// Faces culled (`VkCullModeFlags`).
+    pub mode: vk::CullModeFlags,
     /// Which winding faces front.
     pub front_face: vk::FrontFace,
+}
+
+impl Culling {
+    /// Both faces drawn (counter-clockwise front, which then changes nothing).
+    pub const NONE: Culling = Culling { mode: vk::CullModeFlags::NONE, front_face: vk::FrontFace::COUNTER_CLOCKWISE };
+
+    /// Culls `mode` with `front_face` facing front.
+    pub fn new(mode: vk::CullModeFlags, front_face: vk::FrontFace) -> Self {
+        Culling { mode, front_face }
+    }
+
+    /// Whether both values are ones Vulkan defines.
+    pub(crate) fn is_known(&self) -> bool {
+        vk::CullModeFlags::FRONT_AND_BACK.contains(self.mode) && [vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&self.front_face)
+    }
+}
+
+impl Default for Culling {
+    fn default() -> Self {
+        Culling::NONE
+    }
+}
+
+/// The host's rasterization state for a draw. The default is what picking did before it
+/// could be told: the request's culling (none unless [`PickRequest::with_culling`](crate::PickRequest::with_culling)
+/// says otherwise), the depth convention's strict test (LESS, or GREATER for reverse-Z), no
+/// bias, triangle lists, 1-pixel lines and points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RasterState {
+    /// Faces culled and the front face; `None` takes the request's
+    /// ([`PickRequest::culling`](crate::PickRequest::culling)), so an engine that culls
+    /// back faces everywhere says so once per request and overrides only the draws that
+    /// differ (double-sided materials: `Some(Culling::NONE)`).
+    pub culling: Option<Culling>,
     /// The host's depth compare op; `None`: LESS, or GREATER under reverse-Z.
     pub depth_compare: Option<vk::CompareOp>,
     /// The host's depth bias, if its pipeline enables one. A bias that carries a fragment's
@@ -108,8 +140,7 @@ pub struct RasterState {
 impl Default for RasterState {
     fn default() -> Self {
         RasterState {
-            cull_mode: vk::CullModeFlags::NONE,
-            front_face: vk::FrontFace::COUNTER_CLOCKWISE,
+            culling: None,
             depth_compare: None,
             depth_bias: None,
             topology: Topology::TriangleList,
@@ -128,11 +159,15 @@ impl RasterState {
         self
     }
 
-    /// Faces culled and the front face.
+    /// Faces culled and the front face for this draw, whatever the request's default.
     pub fn with_culling(mut self, cull_mode: vk::CullModeFlags, front_face: vk::FrontFace) -> Self {
-        self.cull_mode = cull_mode;
-        self.front_face = front_face;
+        self.culling = Some(Culling::new(cull_mode, front_face));
         self
+    }
+
+    /// The culling this draw is drawn with under a request whose default is `default`.
+    pub(crate) fn culling_or(&self, default: Culling) -> Culling {
+        self.culling.unwrap_or(default)
     }
 
     /// The host's depth compare op.
@@ -154,11 +189,13 @@ impl RasterState {
         self
     }
 
-    /// What pipelines are told apart by (floats by their bits).
-    pub(crate) fn key(&self) -> RasterKey {
+    /// What pipelines are told apart by (floats by their bits), with the request's default
+    /// culling where the draw states none.
+    pub(crate) fn key(&self, default_culling: Culling) -> RasterKey {
+        let culling = self.culling_or(default_culling);
         RasterKey {
-            cull_mode: self.cull_mode.as_raw(),
-            front_face: self.front_face.as_raw(),
+            cull_mode: culling.mode.as_raw(),
+            front_face: culling.front_face.as_raw(),
             depth_compare: self.depth_compare.map(|op| op.as_raw()),
             depth_bias: self.depth_bias.map(|b| [b.constant, b.clamp, b.slope].map(f32::to_bits)),
             topology: self.topology,
@@ -186,8 +223,7 @@ pub(crate) struct RasterKey {
 impl RasterKey {
     pub fn state(&self) -> RasterState {
         RasterState {
-            cull_mode: vk::CullModeFlags::from_raw(self.cull_mode),
-            front_face: vk::FrontFace::from_raw(self.front_face),
+            culling: Some(Culling::new(vk::CullModeFlags::from_raw(self.cull_mode), vk::FrontFace::from_raw(self.front_face))),
             depth_compare: self.depth_compare.map(vk::CompareOp::from_raw),
             depth_bias: self.depth_bias.map(|[c, k, s]| DepthBias { constant: f32::from_bits(c), clamp: f32::from_bits(k), slope: f32::from_bits(s) }),
             topology: self.topology,
@@ -337,11 +373,23 @@ mod tests {
             .with_depth_compare(vk::CompareOp::LESS_OR_EQUAL)
             .with_depth_bias(DepthBias { constant: -2.0, clamp: 0.0, slope: -1.5 })
             .with_topology(Topology::TriangleFan, true);
-        assert_eq!(s.key().state(), s);
-        assert_ne!(s.key(), RasterState::default().key());
+        assert_eq!(s.key(Culling::NONE).state(), s);
+        assert_ne!(s.key(Culling::NONE), RasterState::default().key(Culling::NONE));
         let wide = RasterState::default().with_topology(Topology::LineStrip, false).with_thickness(3.0, 1.0);
-        assert_eq!(wide.key().state(), wide);
+        assert_eq!(wide.key(Culling::NONE).state(), RasterState { culling: Some(Culling::NONE), ..wide });
         // A point size on triangles draws nothing different: the same pipeline.
-        assert_eq!(RasterState::default().with_thickness(1.0, 5.0).key(), RasterState::default().key());
+        assert_eq!(RasterState::default().with_thickness(1.0, 5.0).key(Culling::NONE), RasterState::default().key(Culling::NONE));
+    }
+
+    #[test]
+    fn a_draw_without_culling_takes_the_requests_and_one_with_culling_keeps_its_own() {
+        let back = Culling::new(vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE);
+        let unset = RasterState::default();
+        assert_eq!(unset.key(back).state().culling, Some(back));
+        assert_eq!(unset.key(Culling::NONE).state().culling, Some(Culling::NONE));
+        let double_sided = RasterState { culling: Some(Culling::NONE), ..unset };
+        assert_eq!(double_sided.key(back).state().culling, Some(Culling::NONE), "an explicit NONE is not the request's");
+        let front = RasterState::default().with_culling(vk::CullModeFlags::FRONT, vk::FrontFace::COUNTER_CLOCKWISE);
+        assert_eq!(front.key(back), front.key(Culling::NONE));
     }
 }

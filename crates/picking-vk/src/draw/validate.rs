@@ -84,11 +84,8 @@ impl PickDraw {
             return Err("a depth bias clamp needs depthBiasClamp, which picking does not enable".into());
         }
         let compare_known = r.depth_compare.is_none_or(|op| (vk::CompareOp::NEVER.as_raw()..=vk::CompareOp::ALWAYS.as_raw()).contains(&op.as_raw()));
-        if !compare_known
-            || !vk::CullModeFlags::FRONT_AND_BACK.contains(r.cull_mode)
-            || ![vk::FrontFace::COUNTER_CLOCKWISE, vk::FrontFace::CLOCKWISE].contains(&r.front_face)
-        {
-            return Err(format!("unknown raster state: depth compare {:?}, cull mode {:?}, front face {:?}", r.depth_compare, r.cull_mode, r.front_face));
+        if !compare_known || !r.culling.is_none_or(|c| c.is_known()) {
+            return Err(format!("unknown raster state: depth compare {:?}, culling {:?}", r.depth_compare, r.culling));
         }
         Ok(())
     }
@@ -286,9 +283,9 @@ mod tests {
     fn raster_state_the_pipeline_cannot_take_is_refused() {
         let limits = DrawLimits::stride(2048);
         let with = |raster: RasterState| tri_draw().with_raster(raster).validate(0, &limits);
-        with(RasterState::default().with_depth_bias(crate::DepthBias { constant: 1.0, clamp: 0.0, slope: 1.0 })).unwrap();
+        with(RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: 1.0, clamp: 0.0, slope: 1.0 })).unwrap();
         assert!(
-            with(RasterState::default().with_depth_bias(crate::DepthBias { constant: 1.0, clamp: 0.5, slope: 1.0 })).is_err(),
+            with(RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: 1.0, clamp: 0.5, slope: 1.0 })).is_err(),
             "a clamp needs depthBiasClamp"
         );
         assert!(with(RasterState::default().with_depth_compare(vk::CompareOp::from_raw(8))).is_err());

@@ -20,7 +20,7 @@ pub enum DetailMode {
 /// Whether detail picking runs, and if not, why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DetailStatus {
-    /// Results carry [`crate::HitDetail`].
+    /// Results carry [`crate::results::HitDetail`].
     Active,
     /// The configuration asked for basic picking.
     NotRequested,
@@ -61,7 +61,7 @@ pub const MAX_RECT_TILES: u64 = 65_536;
 #[non_exhaustive]
 pub struct PickerConfig {
     /// Frames the host records ahead of the GPU: one readback slot each (default 2, at most
-    /// [`crate::MAX_FRAMES_IN_FLIGHT`]).
+    /// [`crate::config::MAX_FRAMES_IN_FLIGHT`]).
     pub frames_in_flight: usize,
     /// Whether to add the detail attachment (default off).
     pub detail: DetailMode,
@@ -76,7 +76,7 @@ pub struct PickerConfig {
     /// turns batching off. Results are identical either way. Each row takes 100 bytes per slot;
     /// the default (512) holds about 32 draws for each of 16 point or radius queries.
     pub batch_rows: u32,
-    /// Queries a frame's query set may hold ([`crate::Picker::record_queries`]; default 16).
+    /// Queries a frame's query set may hold ([`crate::Picker::record`]; default 16).
     pub max_queries: u32,
     /// Largest pick radius in pixels (default 8). Every point or radius query has a cell of
     /// `(2 * max_radius + 1)²` pixels in the pass's targets and the staging slot.

@@ -109,8 +109,8 @@ mod tests {
     /// Compiles `shared` (with a discard hook `discard`) for `stages`, against `bindings`
     /// (`None`: no host set); the first error's message.
     #[cfg(feature = "hooks")]
-    fn checked(shared: &str, discard: &str, bindings: Option<&[crate::HookBinding]>, stages: &[Stage]) -> Result<(), String> {
-        use crate::{AttributeFormat, HookAttribute, Interpolation};
+    fn checked(shared: &str, discard: &str, bindings: Option<&[crate::hooks::HookBinding]>, stages: &[Stage]) -> Result<(), String> {
+        use crate::{hooks::AttributeFormat, hooks::HookAttribute, hooks::Interpolation};
         let source = HookSource {
             name: "test".into(),
             shared: shared.into(),
@@ -136,11 +136,11 @@ mod tests {
         use crate::draw::deform::DeformKey;
         use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
         use vk::{DescriptorType as T, ShaderStageFlags as S};
-        let binding = |binding, descriptor_type, count, stages| crate::HookBinding { binding, descriptor_type, count, stages };
+        let binding = |binding, descriptor_type, count, stages| crate::hooks::HookBinding { binding, descriptor_type, count, stages };
         let texture = [binding(0, T::COMBINED_IMAGE_SAMPLER, 1, S::FRAGMENT)];
         let sampler = "layout(set = 1, binding = 0) uniform sampler2D tex;\n";
         let samples = "return texture(tex, f.attrib.xy).a < 0.5;";
-        let influences = (crate::JointFormat::U8x4, 0, crate::WeightFormat::Float32x4, 0, None);
+        let influences = (crate::deform::JointFormat::U8x4, 0, crate::deform::WeightFormat::Float32x4, 0, None);
         let all_stages = [
             Stage::Fragment(FragmentVariant::Hit),
             Stage::Fragment(FragmentVariant::HitDetail),
@@ -159,7 +159,7 @@ mod tests {
         checked("", "return false;", None, &all_stages).unwrap();
         let frag = [Stage::Fragment(FragmentVariant::Hit)];
         let vert = [Stage::Vertex(VertexVariant::Plain)];
-        let refused = |shared: &str, discard: &str, bindings: Option<&[crate::HookBinding]>, stages: &[Stage], says: &str| {
+        let refused = |shared: &str, discard: &str, bindings: Option<&[crate::hooks::HookBinding]>, stages: &[Stage], says: &str| {
             let e = checked(shared, discard, bindings, stages).expect_err(says);
             assert!(e.contains(says), "{e:?} does not say {says:?}");
         };

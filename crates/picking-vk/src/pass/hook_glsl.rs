@@ -139,7 +139,7 @@ mod tests {
         assert!(vert.contains("#define PICK_INSTANCED_ROWS\n"));
         assert!(!vert.contains("#line 1 \"discard\""), "the discard hook stays in the fragment stage");
         assert!(!vert.contains("vec3 pick_deformed("), "the deformation comes with deformed variants only");
-        let influences = (crate::JointFormat::U8x4, 0, crate::WeightFormat::Float32x4, 0, None);
+        let influences = (crate::deform::JointFormat::U8x4, 0, crate::deform::WeightFormat::Float32x4, 0, None);
         let deformed = assemble(&source, &Stage::Vertex(VertexVariant::Deformed(DeformKey { sets: [Some(influences); 2], from_storage: true })));
         assert!(deformed.contains("#define SKIN_SETS 2\n") && deformed.contains("#define SKIN_FROM_STORAGE\n"));
         assert!(deformed.contains("#define PICK_STORAGE_SET 2\n") && deformed.contains("vec3 pick_deformed("));

@@ -10,7 +10,7 @@
 //! 64 at a time, up to 4096) when every set is in use: a scene of hundreds of deformed meshes,
 //! each with its own buffers, is picked like one.
 
-use crate::error::PickError;
+use crate::error::{Limit, PickError};
 use crate::gpu::{Memory, Owned};
 use ash::vk;
 use foldhash::HashMap;
@@ -205,8 +205,8 @@ impl InstanceSets {
                         return self.prepare(buffers);
                     }
                     None => {
-                        let most = MAX_POOLS as u32 * POOL_SETS;
-                        return Err(PickError::InvalidRequest(format!("more than {most} combinations of storage buffers are in use by frames in flight")));
+                        let most = u64::from(MAX_POOLS as u32 * POOL_SETS);
+                        return Err(PickError::Capacity { limit: Limit::StorageBufferSets, configured: most, asked: most + 1 });
                     }
                 }
             }

@@ -2,7 +2,7 @@
 
 use super::pipeline_key::{Flavour, PickPush, PipelineKey, PipelineLimits, DEFORM_PUSH_SIZE, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::draw::hooks::DrawHooks;
-use crate::error::PickError;
+use crate::error::{PickError, Requirement};
 use crate::gpu::Memory;
 use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
 use crate::pass::hooked::HookedShaders;
@@ -265,10 +265,11 @@ impl Pipelines {
                 };
                 self.hooked.prepare(hooks, variant)?
             }
-            (Some(_), None) => return Err(PickError::InvalidRequest("a hooked pipeline was asked for without the draw's hooks".into())),
+            (Some(_), None) => return Err(PickError::Internal("a hooked pipeline was asked for without the draw's hooks")),
             (None, _) if key.deform.is_some() => {
                 if self.deform_layout == vk::PipelineLayout::null() {
-                    return Err(PickError::InvalidRequest(format!("deformed draws need {DEFORM_PUSH_SIZE} bytes of push constants")));
+                    let needed = format!("{DEFORM_PUSH_SIZE} bytes of push constants for deformed draws");
+                    return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxPushConstantsSize", needed }] });
                 }
                 let module = key.deform.map_or(0, |d| d.shader_variant());
                 (self.vert_deformed[module], self.frag, self.deform_layout)
@@ -315,8 +316,9 @@ impl Pipelines {
         let bias = raster.depth_bias.unwrap_or_default();
         let rasterization = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(raster.cull_mode)
-            .front_face(raster.front_face)
+            // A key always carries the culling it was resolved to.
+            .cull_mode(raster.culling.unwrap_or_default().mode)
+            .front_face(raster.culling.unwrap_or_default().front_face)
             .depth_bias_enable(raster.depth_bias.is_some())
             .depth_bias_constant_factor(bias.constant)
             .depth_bias_clamp(bias.clamp)

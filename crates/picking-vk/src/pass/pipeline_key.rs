@@ -3,7 +3,7 @@
 
 use crate::draw::deform::DeformKey;
 use crate::draw::hooks::HookKey;
-use crate::draw::raster::RasterKey;
+use crate::draw::raster::{Culling, RasterKey};
 use crate::draw::{InstanceFormat, PickDraw, PositionFormat};
 use crate::request::camera::DepthConvention;
 use ash::vk;
@@ -115,9 +115,9 @@ pub(crate) struct PipelineKey {
 }
 
 impl PipelineKey {
-    /// The pipeline `draw` needs under `depth`, its data in a batch row or not (indirect
-    /// draws never are).
-    pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention) -> Self {
+    /// The pipeline `draw` needs under `depth` and the request's `culling` (for a draw that
+    /// states none), its data in a batch row or not (indirect draws never are).
+    pub fn of(draw: &PickDraw, batched: bool, depth: DepthConvention, culling: Culling) -> Self {
         PipelineKey {
             position_stride: draw.positions.stride,
             position_format: draw.position_format,
@@ -126,7 +126,7 @@ impl PipelineKey {
             instance_storage: draw.instances_in_storage().is_some(),
             batched: batched && draw.indirect.is_none() && draw.deformation.is_none(),
             depth,
-            raster: draw.raster.key(),
+            raster: draw.raster.key(culling),
             hook: draw.hooks.as_ref().map(HookKey::of),
             deform: draw.deformation.as_ref().map(DeformKey::of),
         }

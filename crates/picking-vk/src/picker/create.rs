@@ -4,7 +4,7 @@
 
 use super::query_set::FramePlans;
 use super::{Picker, Slot};
-use crate::error::{PickError, Requirement};
+use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
@@ -47,7 +47,8 @@ impl Picker {
     /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
     pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
         if !(1..=MAX_FRAMES_IN_FLIGHT).contains(&config.frames_in_flight) {
-            return Err(PickError::InvalidRequest(format!("frames_in_flight must be 1 to {MAX_FRAMES_IN_FLIGHT}, not {}", config.frames_in_flight)));
+            let reason = format!("must be 1 to {MAX_FRAMES_IN_FLIGHT}, not {}", config.frames_in_flight);
+            return Err(PickError::InvalidInput { input: Input::Config("frames_in_flight"), reason });
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
@@ -104,12 +105,9 @@ impl Picker {
             .and_then(|c| c.checked_add(1))
             .filter(|&c| (u64::from(c) + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
         let Some(cell) = cell else {
-            return Err(PickError::InvalidRequest(format!(
-                "{} query cells of {}x{} pixels exceed the device's framebuffer limits",
-                max_queries,
-                u64::from(config.max_radius) * 2 + 1,
-                u64::from(config.max_radius) * 2 + 1
-            )));
+            let side = u64::from(config.max_radius) * 2 + 1;
+            let needed = format!("{max_queries} query cells of {side}x{side} pixels (PickerConfig::max_queries and max_radius)");
+            return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
         };
         // Points side by side in row 0 (one copy takes them all), then a cell per radius query.
         let atlas = vk::Extent2D { width: (cell + 1) * max_queries, height: cell };
@@ -117,7 +115,8 @@ impl Picker {
         let [tile_w, tile_h] = config.rect_tile;
         let rect = if config.rect_entries > 0 && tile_w > 0 && tile_h > 0 {
             if tile_w > limits.max_framebuffer_width || tile_h > limits.max_framebuffer_height {
-                return Err(PickError::InvalidRequest(format!("rectangle tile {tile_w}x{tile_h} exceeds the device's framebuffer limits")));
+                let needed = format!("rectangle tiles of {tile_w}x{tile_h} pixels (PickerConfig::rect_tile)");
+                return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
             }
             let tile = vk::Extent2D { width: tile_w, height: tile_h };
             let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);

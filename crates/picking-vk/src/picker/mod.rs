@@ -9,8 +9,9 @@ mod results;
 use create::Timestamps;
 use query_set::FramePlans;
 
-use crate::draw::PickDraw;
-use crate::error::PickError;
+use crate::draw::raster::Culling;
+use crate::draw::{DrawList, PickDraw};
+use crate::error::{Input, PickError};
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::DetailStatus;
 use crate::pass::pipeline_key::PipelineKey;
@@ -31,8 +32,7 @@ use glam::UVec2;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Returned by [`Picker::record`] and [`Picker::record_queries`]: which slot and frame the
-/// results will belong to.
+/// Returned by [`Picker::record`]: which slot and frame the results will belong to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PickTicket {
     /// The frame slot recorded into.
@@ -166,29 +166,28 @@ impl Picker {
         }
     }
 
-    /// Records this frame's pick into `cmd`: the pass at the pixel, the copy of its texels
-    /// into `slot` and the frame's stamp. The same as [`Picker::record_queries`] with one
-    /// [`PickQuery::Point`] at `request.pixel`; see there for errors. With culling, every
-    /// bounded draw is tested (O(draws)); see [`Picker::record_shared`] for a hierarchy over
-    /// draws that persist.
-    ///
-    /// # Safety
-    /// As [`Picker::record_queries`].
-    pub unsafe fn record(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, draws: &[PickDraw]) -> Result<PickTicket, PickError> {
-        // SAFETY: the caller's contract is `record_queries`'.
-        unsafe { self.record_queries(cmd, slot, request, &[PickQuery::Point(request.pixel)], draws) }
-    }
-
     /// Records a frame's query set into `cmd`: points and radius queries in one pass (a cell
     /// each), rectangles in the rectangle pass tile by tile (reduced on the GPU into a table),
-    /// the copies of what they produced into `slot`, and the frame's stamp. `request.pixel` is
-    /// not used: each query names its pixels. [`Picker::take_results`] returns the results,
-    /// keyed by [`PickTicket::query`].
+    /// the copies of what they produced into `slot`, and the frame's stamp. A single pick is a
+    /// one-query set: `&[PickQuery::Point(pixel)]`. [`Picker::take_results`] returns the
+    /// results in query order, also keyed by [`PickTicket::query`].
     ///
-    /// Records nothing and returns an error if the request, a query or a draw is invalid,
-    /// if the set exceeds the configured limits (queries, radius, rectangle table entries),
-    /// or if `slot` still holds a set that was neither taken ([`Picker::take_results`]) nor
-    /// cancelled ([`Picker::cancel`]): one set per slot and frame.
+    /// `draws` is this frame's list (`&draws`: every draw checked, culling walks them all) or
+    /// a shared one (`&Arc<[PickDraw]>`: checked once per list, culled through a hierarchy);
+    /// see [`DrawList`].
+    ///
+    /// Records nothing and returns an error, checking in this order:
+    /// 1. the device was lost ([`PickError::DeviceLost`]);
+    /// 2. `slot` is not a frame slot ([`PickError::InvalidSlot`]), or still holds a set that
+    ///    was neither taken ([`Picker::take_results`]) nor cancelled ([`Picker::cancel`]):
+    ///    one set per slot and frame ([`PickError::SlotPending`]);
+    /// 3. the request: the camera and viewport, the host's writes, contributors' ranges;
+    /// 4. the queries: their number, then each in order against the view and the configured
+    ///    limits (radius, rectangle mode), then the rectangles' tiles;
+    /// 5. as each query is planned, in order: the viewport its pass shifts, against the
+    ///    device's limits, and (with the first) the draws: each of a borrowed list, a shared
+    ///    list once;
+    /// 6. the pipelines the plan needs and the rectangle table's capacity.
     ///
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
@@ -198,7 +197,7 @@ impl Picker {
     ///   one queue (with the passes' dependencies) orders one frame's passes after the last
     ///   one's copies.
     /// - Every buffer the draws name is live, has the usages the draw types document, and
-    ///   stays alive until `cmd` completes. (Each [`BufferRange`](crate::BufferRange) lying
+    ///   stays alive until `cmd` completes. (Each [`BufferRange`](crate::draw::BufferRange) lying
     ///   inside its buffer is the host's to ensure: Vulkan offers no query of a buffer's size.)
     /// - GPU writes to those buffers (vertex, index, instance, joint and morph buffers,
     ///   indirect commands and counts, hook resources) recorded before `cmd`'s pick are made
@@ -212,80 +211,54 @@ impl Picker {
     ///   (`firstInstance + instanceCount` within its instances, a count buffer's value read
     ///   up to `max_draw_count`). The picker checks what it can read on the CPU; buffer
     ///   contents written by the GPU it cannot.
-    /// - Each hooked draw's [`DrawHooks::descriptor_set`](crate::DrawHooks::descriptor_set)
+    /// - Each hooked draw's [`DrawHooks::descriptor_set`](crate::hooks::DrawHooks::descriptor_set)
     ///   was allocated from its program's host set layout, has every binding the hooks use
     ///   written with live resources, and is neither freed nor updated until `cmd` completes.
-    /// - Contributors meet [`PickContributor::record`](crate::PickContributor::record)'s
+    /// - Contributors meet [`PickContributor::record`](crate::contributor::PickContributor::record)'s
     ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
-    pub unsafe fn record_queries(
+    pub unsafe fn record<'d>(
         &mut self,
         cmd: vk::CommandBuffer,
         slot: usize,
         request: &PickRequest<'_>,
         queries: &[PickQuery],
-        draws: &[PickDraw],
+        draws: impl Into<DrawList<'d>>,
     ) -> Result<PickTicket, PickError> {
-        // Planning validates every draw, culled or not, in its one pass over the list: the
-        // first query's plan does it.
-        let mut validate = Some(self.kit.draw_limits);
-        // SAFETY: the caller's contract is `record_planned`'s.
-        unsafe {
-            self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point| {
-                let result = plan.build(request, draws, ray, validate);
-                validate = None;
-                result
-            })
+        match draws.into() {
+            DrawList::Borrowed(draws) => {
+                // Planning validates every draw, culled or not, in its one pass over the list:
+                // the first query's plan does it.
+                let mut validate = Some(self.kit.draw_limits);
+                // SAFETY: the caller's contract is `record_planned`'s.
+                unsafe {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point| {
+                        let result = plan.build(request, draws, ray, validate);
+                        validate = None;
+                        result
+                    })
+                }
+            }
+            DrawList::Shared(draws) => {
+                // Every draw once per list (the list cannot change while its `Arc` lives),
+                // at the same point of the checks as a borrowed list's.
+                let known = self.validated_shared.as_ref().is_some_and(|v| v.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
+                let (limits, mut validate) = (self.kit.draw_limits, !known);
+                // SAFETY: the caller's contract is `record_planned`'s.
+                let ticket = unsafe {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point| {
+                        if std::mem::take(&mut validate) {
+                            draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &limits))?;
+                        }
+                        plan.build_shared(request, draws, ray, point);
+                        Ok(())
+                    })
+                }?;
+                self.validated_shared = Some(Arc::downgrade(draws));
+                Ok(ticket)
+            }
         }
-    }
-
-    /// As [`Picker::record`], for a draw list the host keeps from frame to frame: the picker
-    /// keeps a bounding-volume hierarchy of the draws' world bounds for as long as this `Arc`
-    /// lives, so culling costs O(log draws + hits) instead of O(draws). When draws move or
-    /// change, hand in a new `Arc` (the hierarchy is rebuilt once, on its first use).
-    ///
-    /// # Safety
-    /// As [`Picker::record_queries`].
-    pub unsafe fn record_shared(
-        &mut self,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        request: &PickRequest<'_>,
-        draws: &Arc<[PickDraw]>,
-    ) -> Result<PickTicket, PickError> {
-        // SAFETY: the caller's contract is `record_queries_shared`'.
-        unsafe { self.record_queries_shared(cmd, slot, request, &[PickQuery::Point(request.pixel)], draws) }
-    }
-
-    /// As [`Picker::record_queries`], over a shared draw list (see [`Picker::record_shared`]).
-    ///
-    /// # Safety
-    /// As [`Picker::record_queries`].
-    pub unsafe fn record_queries_shared(
-        &mut self,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        request: &PickRequest<'_>,
-        queries: &[PickQuery],
-        draws: &Arc<[PickDraw]>,
-    ) -> Result<PickTicket, PickError> {
-        // Every draw once per list (the list cannot change while its `Arc` lives).
-        if !self.validated_shared.as_ref().is_some_and(|v| v.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws))) {
-            self.validate_all(draws)?;
-            self.validated_shared = Some(Arc::downgrade(draws));
-        }
-        // SAFETY: the caller's contract is `record_planned`'s.
-        unsafe {
-            self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point| {
-                plan.build_shared(request, draws, ray, point);
-                Ok(())
-            })
-        }
-    }
-
-    fn validate_all(&self, draws: &[PickDraw]) -> Result<(), PickError> {
-        draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &self.kit.draw_limits))
     }
 
     /// Tells the picker the device was lost (the host saw `VK_ERROR_DEVICE_LOST` from its own
@@ -316,19 +289,23 @@ impl Picker {
         Ok(s.pending.take().is_some())
     }
 
-    /// Builds, ahead of the first pick, every pipeline `draws` need under `depth` (points and
-    /// radius queries, batched or not, and rectangles), so that no pick pays for building one
-    /// (3 to 9 ms each on lavapipe). Returns how many were built. Draws are validated as
-    /// [`Picker::record`] validates them.
-    pub fn warm_up(&mut self, draws: &[PickDraw], depth: DepthConvention) -> Result<usize, PickError> {
+    /// Builds, ahead of the first pick, every pipeline `draws` need under `depth` and the
+    /// requests' default `culling` ([`PickRequest::culling`]; [`Culling::NONE`](crate::draw::Culling::NONE)
+    /// unless set) for points and radius queries, batched or not, and rectangles, so that no
+    /// pick pays for building one (3 to 9 ms each on lavapipe). Returns how many were built.
+    /// Draws are validated as [`Picker::record`] validates a borrowed list.
+    pub fn warm_up(&mut self, draws: &[PickDraw], depth: DepthConvention, culling: Culling) -> Result<usize, PickError> {
         if self.device_lost {
             return Err(PickError::DeviceLost);
+        }
+        if !culling.is_known() {
+            return Err(PickError::InvalidInput { input: Input::Camera, reason: format!("unknown culling {culling:?}") });
         }
         let before = self.pipeline_count();
         let batching = self.kit.batch_rows > 0;
         for (index, draw) in draws.iter().enumerate() {
             draw.validate(index, &self.kit.draw_limits)?;
-            let key = |batched| PipelineKey::of(draw, batched, depth);
+            let key = |batched| PipelineKey::of(draw, batched, depth, culling);
             let hooks = draw.hooks.as_ref();
             let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {
                 if batching && draw.instances.is_none() && draw.indirect.is_none() {
@@ -361,7 +338,9 @@ impl Picker {
         self.kit.pipelines.len() + rect
     }
 
-    /// Whether a result is waiting in `slot`.
+    /// Whether a query set was recorded into `slot` and is neither taken nor cancelled yet
+    /// (true from [`Picker::record`] until [`Picker::take_results`] or [`Picker::cancel`];
+    /// it says nothing about whether the GPU has finished).
     pub fn is_pending(&self, slot: usize) -> bool {
         self.slots.get(slot).is_some_and(|s| s.pending.is_some())
     }

@@ -5,7 +5,7 @@
 
 use super::{Pending, PickTicket, Picker, QueryRecord};
 use crate::draw::PickDraw;
-use crate::error::{PickError, Requirement};
+use crate::error::{Input, Limit, PickError, Requirement};
 use crate::handoff::PassStats;
 use crate::host::config::MAX_RECT_TILES;
 use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
@@ -92,12 +92,15 @@ impl Picker {
         mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
     ) -> Result<(), PickError> {
         if queries.is_empty() || queries.len() > self.max_queries as usize {
-            return Err(PickError::InvalidRequest(format!("a query set holds 1 to {} queries, not {}", self.max_queries, queries.len())));
+            return Err(match queries.len() {
+                0 => PickError::InvalidInput { input: Input::Query(None), reason: "a query set holds at least one query".into() },
+                asked => PickError::Capacity { limit: Limit::Queries, configured: self.max_queries.into(), asked: asked as u64 },
+            });
         }
         let view = view_pixels(&request.viewport);
         self.checked.clear();
-        for query in queries {
-            self.checked.push(query.check(&view, self.max_radius, self.select_through)?);
+        for (index, query) in queries.iter().enumerate() {
+            self.checked.push(query.check(index, &view, self.max_radius, self.select_through)?);
         }
         if let Some(kit) = self.rect.as_ref() {
             let (w, h) = (u64::from(kit.tile.width), u64::from(kit.tile.height));
@@ -110,9 +113,7 @@ impl Picker {
                 })
                 .sum();
             if tiles > MAX_RECT_TILES {
-                return Err(PickError::InvalidRequest(format!(
-                    "the rectangles need {tiles} tiles of {w}x{h} pixels; a query set plans at most {MAX_RECT_TILES} (PickerConfig::rect_tile)"
-                )));
+                return Err(PickError::Capacity { limit: Limit::RectTiles, configured: MAX_RECT_TILES, asked: tiles });
             }
         }
         self.frame_plans.clear();
@@ -155,7 +156,7 @@ impl Picker {
                     }
                     CheckedQuery::Rect { rect, mode } => {
                         let Some(kit) = self.rect.as_ref() else {
-                            return Err(PickError::InvalidRequest("rectangle queries are off (PickerConfig::rect_entries is 0)".into()));
+                            return Err(PickError::Capacity { limit: Limit::RectEntries, configured: 0, asked: 1 });
                         };
                         let tile = UVec2::new(kit.tile.width, kit.tile.height);
                         let ray = if self.culling { PixelRay::covering(camera, &rect) } else { None };
@@ -192,7 +193,7 @@ impl Picker {
             match part {
                 PlannedPart::Hit { entries, .. } => {
                     let kit = &mut self.kit;
-                    prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &fp.entries[entries.clone()], kit.batch_rows, camera.depth, &mut rows)?;
+                    prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &fp.entries[entries.clone()], kit.batch_rows, camera, &mut rows)?;
                 }
                 PlannedPart::Rect { entries } => {
                     // The table counts instances the CPU knows; the GPU picks an indirect draw's.
@@ -209,21 +210,19 @@ impl Picker {
                         RectMode::Visible => &mut rect.visible,
                         RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
                     };
-                    prepare_entries(pipelines, &mut self.kit.instance_sets, draws, &fp.entries[entries.clone()], 0, camera.depth, &mut 0)?;
+                    prepare_entries(pipelines, &mut self.kit.instance_sets, draws, &fp.entries[entries.clone()], 0, camera, &mut 0)?;
                 }
             }
         }
         let capacity = self.rect.as_ref().map_or(0, |r| r.capacity);
         if table_entries > u64::from(capacity) {
-            return Err(PickError::InvalidRequest(format!(
-                "the rectangles draw {table_entries} objects and instances; the table holds {capacity} (PickerConfig::rect_entries)"
-            )));
+            return Err(PickError::Capacity { limit: Limit::RectEntries, configured: capacity.into(), asked: table_entries });
         }
         Ok(())
     }
 
     /// # Safety
-    /// As [`Picker::record_queries`].
+    /// As [`Picker::record`].
     pub(super) unsafe fn record_planned(
         &mut self,
         cmd: vk::CommandBuffer,

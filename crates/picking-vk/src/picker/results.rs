@@ -6,8 +6,7 @@ use crate::error::PickError;
 use crate::readback::stamp_of;
 use crate::resolve;
 use crate::resolve::query::{resolve_radius, resolve_rect, FrameResults, QueryResult};
-use crate::resolve::result::{PickResult, PickStats};
-use ash::vk;
+use crate::resolve::result::PickStats;
 
 impl Picker {
     /// Resolves the query set recorded into `slot`, or `None` if none is pending there. Never
@@ -73,45 +72,6 @@ impl Picker {
             stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
         }
         Ok(Some((pending, stats, bytes)))
-    }
-
-    /// Resolves the pick recorded into `slot` (for a query set: its first point or radius
-    /// query), or `None` if none is pending there. As [`Picker::take_results`] otherwise, and
-    /// allocates nothing.
-    ///
-    /// # Safety
-    /// As [`Picker::take_results`].
-    pub unsafe fn take_result(&mut self, slot: usize) -> Result<Option<PickResult>, PickError> {
-        // SAFETY: the caller's contract is `take_bytes`'.
-        let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
-        let s = &self.slots[slot];
-        let first = s.queries.iter().find(|q| matches!(q, QueryRecord::Hit { .. })).map(|q| resolve_query(q, s, &pending, stats, &bytes));
-        self.read_buffer = bytes;
-        Ok(first.and_then(|q| match q {
-            QueryResult::Point(result) | QueryResult::Radius { result, .. } => Some(result),
-            QueryResult::Rect(_) => None,
-        }))
-    }
-
-    /// Resolves `slot` if `fence` (the one the host's submission of that frame signals) has
-    /// signalled; returns `Ok(None)` without waiting if it has not. Call it before resetting
-    /// the fence; after a wait-and-reset, use [`Picker::take_result`].
-    ///
-    /// # Safety
-    /// `fence` is a live fence of this device that the submission containing the command
-    /// buffer last recorded into `slot` signals, and it was not reset since.
-    pub unsafe fn poll_result(&mut self, slot: usize, fence: vk::Fence) -> Result<Option<PickResult>, PickError> {
-        if self.device_lost {
-            return Err(PickError::DeviceLost);
-        }
-        // SAFETY: the caller guarantees the fence is valid.
-        let status = unsafe { self.kit.memory.device.get_fence_status(fence) };
-        let signalled = self.note_loss(status.map_err(PickError::from))?;
-        if !signalled {
-            return Ok(None);
-        }
-        // SAFETY: the fence signalled, so that frame's work has completed.
-        unsafe { self.take_result(slot) }
     }
 }
 

@@ -93,8 +93,8 @@ mod tests {
     #[test]
     fn admission_reads_pickable_filter_and_object_ignores() {
         use crate::request::viewport::Viewport;
-        use glam::{Mat4, UVec2};
-        let base = PickRequest::new(UVec2::ZERO, Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY);
+        use glam::Mat4;
+        let base = PickRequest::new(Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY);
         assert!(admits(&base, &draw(5)));
         assert!(!admits(&base, &draw(5).with_pickable(false)));
         let ignore = [Ignore::Object(ObjectId::new(5).unwrap())];

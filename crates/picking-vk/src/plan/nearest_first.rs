@@ -96,7 +96,7 @@ mod tests {
     use crate::draw::{BufferRange, IndexWidth, MeshGeometry, PickDraw, Positions, Triangles};
     use crate::plan::{PixelRay, Plan, PointTarget};
     use crate::request::camera::CameraSnapshot;
-    use crate::{ObjectId, PickRequest, RasterState, Viewport};
+    use crate::{draw::RasterState, ObjectId, PickRequest, Viewport};
     use ash::vk;
     use glam::{Mat4, UVec2, Vec3};
     use std::sync::Arc;
@@ -125,7 +125,7 @@ mod tests {
         let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();
         let pixel = UVec2::new(32, 32);
         let ray = PixelRay::new(&camera, pixel).unwrap();
-        let request = PickRequest::new(pixel, Viewport::full(w, h), Mat4::IDENTITY, projection);
+        let request = PickRequest::new(Viewport::full(w, h), Mat4::IDENTITY, projection);
         let draws: Arc<[PickDraw]> = draws.into();
         let mut plan = Plan::default();
         plan.build_shared(&request, &draws, Some(&ray), Some(PointTarget { camera: &camera, pixel }));
@@ -152,7 +152,7 @@ mod tests {
         let mut geometry = (**draws[0].geometry.as_ref().unwrap()).clone();
         geometry.positions.push(Vec3::new(-3.0e38, 0.0, -3.0e38));
         geometry.indices.as_mut().unwrap().extend([0, 1, 4]);
-        let bounds = crate::Aabb::from_points(&geometry.positions).unwrap();
+        let bounds = crate::draw::Aabb::from_points(&geometry.positions).unwrap();
         draws[0] = draws[0].clone().with_geometry(Arc::new(geometry)).with_bounds(bounds);
         let (planned, culled, _) = plan_centre(draws.clone());
         assert_eq!((planned, culled), (vec![0], 0));
@@ -160,7 +160,7 @@ mod tests {
         let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
         let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(w, h), None).unwrap();
         let ray = PixelRay::new(&camera, UVec2::new(32, 32)).unwrap();
-        let request = PickRequest::new(UVec2::new(32, 32), Viewport::full(w, h), Mat4::IDENTITY, projection);
+        let request = PickRequest::new(Viewport::full(w, h), Mat4::IDENTITY, projection);
         let mut plan = Plan::default();
         plan.build(&request, &draws, Some(&ray), None).unwrap();
         assert_eq!(plan.entries.len(), 1, "per frame");

@@ -49,7 +49,8 @@ impl Occlusion {
         }
         let clip = camera.model_view_projection(&draw.model);
         let model_ray = ray.transformed(&inverse);
-        let (cull, front) = (draw.raster.cull_mode, draw.raster.front_face);
+        let culling = draw.raster.culling_or(camera.culling);
+        let (cull, front) = (culling.mode, culling.front_face);
         let (hit, err) = self.sure_hits.nearest(chunks, geometry, &draw.triangles, &clip, &model_ray, depth.target(), cull, front, frame)?;
         Some(depth.far_key(hit, err))
     }
@@ -180,17 +181,18 @@ mod tests {
     fn culled_faces_other_compares_and_biased_draws_are_respected() {
         let centre = UVec2::new(32, 32);
         let kept = |mode| {
-            let culling = crate::RasterState::default().with_culling(mode, vk::FrontFace::COUNTER_CLOCKWISE);
+            let culling = crate::draw::RasterState::default().with_culling(mode, vk::FrontFace::COUNTER_CLOCKWISE);
             prune(&[draw(2, -5.0).with_raster(culling), draw(3, -20.0)], centre).len()
         };
         // The square faces the camera one way: culling that face leaves no sure hit.
         assert_eq!([kept(vk::CullModeFlags::FRONT), kept(vk::CullModeFlags::BACK)], [2, 1]);
         assert_eq!(kept(vk::CullModeFlags::FRONT_AND_BACK), 2);
-        let always = draw(3, -20.0).with_raster(crate::RasterState::default().with_depth_compare(vk::CompareOp::ALWAYS));
+        let always = draw(3, -20.0).with_raster(crate::draw::RasterState::default().with_depth_compare(vk::CompareOp::ALWAYS));
         assert_eq!(prune(&[draw(2, -5.0), always], centre), vec![0, 1], "an ALWAYS draw wins from behind");
-        let lequal = crate::RasterState::default().with_depth_compare(vk::CompareOp::LESS_OR_EQUAL);
+        let lequal = crate::draw::RasterState::default().with_depth_compare(vk::CompareOp::LESS_OR_EQUAL);
         assert_eq!(prune(&[draw(2, -5.0).with_raster(lequal), draw(3, -20.0).with_raster(lequal)], centre), vec![0]);
-        let biased = draw(3, -20.0).with_raster(crate::RasterState::default().with_depth_bias(crate::DepthBias { constant: -1e6, clamp: 0.0, slope: 0.0 }));
+        let biased =
+            draw(3, -20.0).with_raster(crate::draw::RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: -1e6, clamp: 0.0, slope: 0.0 }));
         assert_eq!(prune(&[draw(2, -5.0), biased], centre), vec![0, 1], "a bias may pull it in front");
     }
 }

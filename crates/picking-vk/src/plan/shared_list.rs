@@ -1,4 +1,4 @@
-//! Planning over a shared draw list (`Picker::record_shared`): a hierarchy of the draws'
+//! Planning over a shared draw list (`DrawList::Shared`): a hierarchy of the draws'
 //! world bounds, spheres and depth summaries is built once per list and kept while the list
 //! lives, so a frame's plan costs O(log n + hits) instead of a pass over every draw.
 

@@ -170,7 +170,7 @@ mod tests {
             let ray = camera.pixel_ray(corner).unwrap();
             let at = (ray.origin + ray.direction * 3.0).as_vec3();
             let draws: Arc<[PickDraw]> = vec![octahedron_draw(Mat4::from_translation(at) * Mat4::from_scale(Vec3::splat(0.2)))].into();
-            let request = PickRequest::new(rect.min, Viewport::full(64, 48), Mat4::IDENTITY, projection);
+            let request = PickRequest::new(Viewport::full(64, 48), Mat4::IDENTITY, projection);
             let mut plan = Plan::default();
             plan.build_shared(&request, &draws, PixelRay::covering(&camera, &rect).as_ref(), None);
             assert_eq!(plan.entries.len(), 1, "the mesh down corner pixel {corner}'s ray is planned");

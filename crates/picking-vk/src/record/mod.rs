@@ -22,7 +22,7 @@ use crate::pass::rendering::{Pass, PipelineTarget};
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::{run_of, Plan, PlanEntry, Planned};
-use crate::request::camera::{CameraSnapshot, DepthConvention};
+use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
@@ -35,8 +35,8 @@ pub(crate) use view::Framing;
 
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
 /// non-instanced draws take their data from a row.
-fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, depth: DepthConvention) -> PipelineKey {
-    PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, depth)
+fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, camera: &CameraSnapshot) -> PipelineKey {
+    PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, camera.depth, camera.culling)
 }
 
 /// Builds any pipeline the planned draws need, before anything is recorded. The draws were
@@ -47,7 +47,7 @@ pub(crate) fn prepare_entries(
     draws: &[PickDraw],
     entries: &[PlanEntry],
     batch_rows: u32,
-    depth: DepthConvention,
+    camera: &CameraSnapshot,
     rows_used: &mut u32,
 ) -> Result<(), PickError> {
     // What an earlier call that failed half-way wanted is not this one's business.
@@ -60,7 +60,7 @@ pub(crate) fn prepare_entries(
         }
         // Each run of a chunk-culled draw is recorded as a draw (and takes a row).
         for _ in 0..entry.run_count.max(1) {
-            let key = pipeline_key(draw, *rows_used, batch_rows, depth);
+            let key = pipeline_key(draw, *rows_used, batch_rows, camera);
             pipelines.get(key, draw.hooks.as_ref())?;
             *rows_used += u32::from(key.batched);
         }
@@ -102,7 +102,7 @@ impl<'a> PassRecording<'a> {
         draws: &[PickDraw],
         plan: &Plan,
     ) -> Result<Self, PickError> {
-        prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &plan.entries, kit.batch_rows, camera.depth, &mut 0)?;
+        prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &plan.entries, kit.batch_rows, camera, &mut 0)?;
         Ok(Self::prepared(kit, cmd, targets, camera, framing))
     }
 
@@ -189,7 +189,7 @@ impl<'a> PassRecording<'a> {
         // SAFETY: the caller's contract is `begin`'s, `set_view`'s, `record_draws`'s and `end`'s.
         unsafe {
             self.begin();
-            self.set_view(&self.viewport_and_scissor(request));
+            self.set_view(&self.viewport_and_scissor(request.viewport));
             let mut stats = PassStats { draws_recorded: 0, ..plan.stats };
             stats.draws_recorded = u64::from(self.record_draws(draws, plan.planned(), snapshots, batch, &mut 0, &mut BoundState::default()));
             self.end();
@@ -247,7 +247,7 @@ impl<'a> PassRecording<'a> {
             let model_view_projection = self.camera.model_view_projection(&draw.model);
             for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
                 let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
-                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera.depth);
+                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera);
                 let Some((pipeline, layout)) = self.pipelines.cached(key) else {
                     // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                     log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");

@@ -104,7 +104,7 @@ impl PassRecording<'_> {
                 if owned.is_empty() {
                     continue;
                 }
-                let key = pipeline_key(draw, 0, 0, self.camera.depth);
+                let key = pipeline_key(draw, 0, 0, self.camera);
                 let Some((pipeline, layout)) = pipelines.cached(key) else {
                     log::error!("picking-vk: rectangle pipeline missing for {key:?}");
                     continue;

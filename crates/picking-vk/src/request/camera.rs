@@ -2,7 +2,8 @@
 //! projection and viewport, and the maps between pixels, depths and world space, exactly as
 //! the rasterizer maps them forward (Vulkan conventions: NDC y down, depth 0..1).
 
-use crate::error::PickError;
+use crate::draw::raster::Culling;
+use crate::error::{Input, PickError};
 use crate::request::viewport::Viewport;
 use glam::{DMat4, DVec2, DVec3, DVec4, Mat4, UVec2};
 
@@ -59,6 +60,9 @@ pub(crate) struct CameraSnapshot {
     pub depth: DepthConvention,
     /// NDC z of the near plane: 0, or 1 for a reverse-Z projection.
     near_ndc_z: f64,
+    /// The request's culling, for draws that state none: with the depth convention, how the
+    /// pass rasterizes what the host draws.
+    pub culling: Culling,
 }
 
 impl CameraSnapshot {
@@ -66,7 +70,7 @@ impl CameraSnapshot {
     /// projection and viewport (checking `stated` against it), and prepares the inverses.
     pub fn new(view: Mat4, projection: Mat4, viewport: Viewport, stated: Option<DepthConvention>) -> Result<Self, PickError> {
         if !view.is_finite() || !projection.is_finite() {
-            return Err(PickError::InvalidRequest("view or projection matrix has a non-finite element".into()));
+            return Err(PickError::InvalidInput { input: Input::Camera, reason: "the view or projection matrix has a non-finite element".into() });
         }
         viewport.validate()?;
         let view = view.as_dmat4();
@@ -75,7 +79,7 @@ impl CameraSnapshot {
         let det = view_projection.determinant();
         let inv_view_det = view.determinant();
         if !det.is_finite() || det.abs() < 1e-300 || inv_view_det.abs() < 1e-300 {
-            return Err(PickError::InvalidRequest("view-projection matrix is singular".into()));
+            return Err(PickError::InvalidInput { input: Input::Camera, reason: "the view-projection matrix is singular".into() });
         }
         let near_ndc_z = near_plane_ndc_z(&projection.inverse()).or(stated.map(|d| match d {
             DepthConvention::Standard => 0.0,
@@ -84,15 +88,17 @@ impl CameraSnapshot {
         let near_ndc_z = near_ndc_z.unwrap_or(0.0);
         let depth = framebuffer_convention(near_ndc_z, &viewport).or(stated).unwrap_or_default();
         if let Some(stated) = stated.filter(|&s| s != depth) {
-            return Err(PickError::InvalidRequest(format!(
+            let reason = format!(
                 "the request states {stated:?} depth, but its projection and viewport map the near plane to framebuffer depth {} \
                  and the far plane to {} ({depth:?})",
                 viewport.depth_of_ndc(near_ndc_z),
                 viewport.depth_of_ndc(1.0 - near_ndc_z)
-            )));
+            );
+            return Err(PickError::InvalidInput { input: Input::Camera, reason });
         }
         let eye = view.inverse().w_axis.truncate();
-        Ok(CameraSnapshot { view, view_projection, inverse_view_projection: view_projection.inverse(), eye, viewport, depth, near_ndc_z })
+        let inverse_view_projection = view_projection.inverse();
+        Ok(CameraSnapshot { view, view_projection, inverse_view_projection, eye, viewport, depth, near_ndc_z, culling: Culling::NONE })
     }
 
     /// NDC x/y of a pixel's centre.

@@ -1,7 +1,7 @@
 //! Window cursor positions to framebuffer pixels: HiDPI scale and a view that fills only part
 //! of the window (a panel beside it), possibly rendered at another resolution than shown.
 
-use crate::error::PickError;
+use crate::error::{Input, PickError};
 use glam::{DVec2, UVec2};
 
 /// Where the 3D view is shown inside the window and what it is rendered at.
@@ -48,10 +48,10 @@ impl CursorPixel {
 /// target pixel it covers. Errors on non-finite input, a non-positive scale or an empty view.
 pub fn cursor_to_pixel(cursor_logical: DVec2, scale_factor: f64, view: ViewPlacement) -> Result<CursorPixel, PickError> {
     if !cursor_logical.is_finite() || !scale_factor.is_finite() || scale_factor <= 0.0 {
-        return Err(PickError::InvalidRequest(format!("cursor {cursor_logical} at scale {scale_factor} is not usable")));
+        return Err(PickError::InvalidInput { input: Input::Cursor, reason: format!("{cursor_logical} at scale {scale_factor} is not usable") });
     }
     if !view.origin.is_finite() || !view.size.is_finite() || view.size.min_element() <= 0.0 || view.render_extent.min_element() == 0 {
-        return Err(PickError::InvalidRequest(format!("view placement {view:?} is empty")));
+        return Err(PickError::InvalidInput { input: Input::ViewPlacement, reason: format!("{view:?} is empty") });
     }
     let physical = cursor_logical * scale_factor;
     let in_view = (physical - view.origin) / view.size * view.render_extent.as_dvec2();

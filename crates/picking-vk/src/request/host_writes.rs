@@ -3,7 +3,7 @@
 //! buffer, a compute skinning pass): the picker records the barrier that makes them visible
 //! to the pass, and the one that orders the host's later writes after the pass's reads.
 
-use crate::error::PickError;
+use crate::error::{Input, PickError};
 use ash::vk;
 
 /// The stages at which the pick pass reads the host's buffers.
@@ -38,7 +38,7 @@ impl HostWrites {
     /// none of the stages performs.
     pub(crate) fn check(&self) -> Result<(), PickError> {
         use vk::{AccessFlags as A, PipelineStageFlags as S};
-        let bad = |why: String| Err(PickError::InvalidRequest(format!("host writes {self:?}: {why}")));
+        let bad = |why: String| Err(PickError::InvalidInput { input: Input::HostWrites, reason: format!("{self:?}: {why}") });
         if self.stages.is_empty() {
             return bad("no stage".into());
         }

@@ -1,5 +1,6 @@
-//! What the host asks for each frame: which pixel, seen through which camera and viewport,
-//! and which draws take part.
+//! What the host states for each frame's pick beyond its queries: the camera and viewport
+//! ([`PickRequest`]), which draws take part ([`Ignore`], [`PickFilter`]), and its own GPU
+//! writes the pass must wait for ([`HostWrites`]); [`Ray`] is the pick ray a pixel casts.
 
 pub(crate) mod camera;
 pub(crate) mod cursor;
@@ -7,20 +8,22 @@ pub(crate) mod host_writes;
 pub(crate) mod query;
 pub(crate) mod viewport;
 
+pub use crate::ignore::{Ignore, PickFilter};
+pub use camera::Ray;
+pub use host_writes::HostWrites;
+
+use crate::draw::raster::Culling;
 use crate::draw::PickContributor;
-use crate::error::PickError;
-use crate::ignore::{Ignore, PickFilter};
-use camera::{CameraSnapshot, DepthConvention, Ray};
+use crate::error::{Input, PickError};
+use camera::{CameraSnapshot, DepthConvention};
 use glam::{Mat4, UVec2};
-use host_writes::HostWrites;
 use viewport::Viewport;
 
-/// One frame's pick: the framebuffer pixel, the camera and viewport the host renders with,
-/// and which draws take part. `Send`, so it can be built on another thread.
+/// How one frame is picked: the camera and viewport the host renders with, and which draws
+/// take part. The pixels asked about are the queries' ([`crate::PickQuery`]). `Send`, so it
+/// can be built on another thread.
 #[derive(Clone, Copy)]
 pub struct PickRequest<'a> {
-    /// Framebuffer pixel, origin top-left (see [`crate::cursor_to_pixel`]).
-    pub pixel: UVec2,
     /// The host's viewport, unchanged.
     pub viewport: Viewport,
     /// World to view.
@@ -40,12 +43,27 @@ pub struct PickRequest<'a> {
     /// picker records the barriers for them (see [`PickRequest::with_host_writes`]). `None`:
     /// the host orders its writes itself.
     pub host_writes: Option<HostWrites>,
+    /// The faces the host culls for every draw whose [`RasterState::culling`](crate::draw::RasterState::culling)
+    /// is `None` (the default): [`Culling::NONE`] unless set. An engine that culls back faces
+    /// says so here once ([`PickRequest::with_culling`]); a pick through a culled back face
+    /// would name what the host does not show.
+    pub culling: Culling,
 }
 
 impl<'a> PickRequest<'a> {
-    /// A request for `pixel` with the host's camera; every pickable draw takes part.
-    pub fn new(pixel: UVec2, viewport: impl Into<Viewport>, view: Mat4, projection: Mat4) -> Self {
-        PickRequest { pixel, viewport: viewport.into(), view, projection, depth: None, filter: None, ignore: &[], contributors: &[], host_writes: None }
+    /// A request with the host's camera; every pickable draw takes part.
+    pub fn new(viewport: impl Into<Viewport>, view: Mat4, projection: Mat4) -> Self {
+        PickRequest {
+            viewport: viewport.into(),
+            view,
+            projection,
+            depth: None,
+            filter: None,
+            ignore: &[],
+            contributors: &[],
+            host_writes: None,
+            culling: Culling::NONE,
+        }
     }
 
     /// Sets [`PickRequest::filter`].
@@ -74,11 +92,18 @@ impl<'a> PickRequest<'a> {
     /// vertex and fragment shaders) and an execution dependency from those reads to the
     /// host's later work at `stages`. A GPU-driven host that records the pick right after its
     /// culling dispatch says `with_host_writes(COMPUTE_SHADER, SHADER_WRITE)`. Without it the
-    /// host records such barriers itself ([`crate::Picker::record_queries`]' contract).
+    /// host records such barriers itself ([`crate::Picker::record`]' contract).
     /// Masks no barrier can carry (no stage, a read access, a write none of the stages
-    /// performs) are refused with [`PickError::InvalidRequest`].
+    /// performs) are refused with [`PickError::InvalidInput`] naming [`Input::HostWrites`].
     pub fn with_host_writes(mut self, stages: ash::vk::PipelineStageFlags, access: ash::vk::AccessFlags) -> Self {
         self.host_writes = Some(HostWrites { stages, access });
+        self
+    }
+
+    /// Sets [`PickRequest::culling`]: the faces culled, and the front face, for every draw that
+    /// states none of its own.
+    pub fn with_culling(mut self, cull_mode: ash::vk::CullModeFlags, front_face: ash::vk::FrontFace) -> Self {
+        self.culling = Culling::new(cull_mode, front_face);
         self
     }
 
@@ -88,25 +113,30 @@ impl<'a> PickRequest<'a> {
         self
     }
 
-    /// The world-space ray through the pixel's centre, from the near plane, as the picker
-    /// casts it; `Ok(None)` only for degenerate cameras.
-    pub fn ray(&self) -> Result<Option<Ray>, PickError> {
-        Ok(self.camera()?.pixel_ray(self.pixel))
+    /// The world-space ray through framebuffer `pixel`'s centre, from the near plane, as the
+    /// picker casts it; `Ok(None)` only for degenerate cameras.
+    pub fn ray(&self, pixel: UVec2) -> Result<Option<Ray>, PickError> {
+        Ok(self.camera()?.pixel_ray(pixel))
     }
 
     pub(crate) fn camera(&self) -> Result<CameraSnapshot, PickError> {
-        CameraSnapshot::new(self.view, self.projection, self.viewport, self.depth)
+        if !self.culling.is_known() {
+            return Err(PickError::InvalidInput { input: Input::Camera, reason: format!("unknown culling {:?}", self.culling) });
+        }
+        let mut camera = CameraSnapshot::new(self.view, self.projection, self.viewport, self.depth)?;
+        camera.culling = self.culling;
+        Ok(camera)
     }
 }
 
 impl std::fmt::Debug for PickRequest<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PickRequest")
-            .field("pixel", &self.pixel)
             .field("viewport", &self.viewport)
             .field("depth", &self.depth)
             .field("filter", &self.filter.is_some())
             .field("ignore", &self.ignore)
+            .field("culling", &self.culling)
             .finish_non_exhaustive()
     }
 }
@@ -120,7 +150,7 @@ mod tests {
     fn requests_can_cross_threads() {
         fn send<T: Send + Sync>(_: &T) {}
         let filter = |id: ObjectId| id.get() != 3;
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY).with_filter(&filter);
+        let request = PickRequest::new(Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY).with_filter(&filter);
         send(&request);
     }
 }

@@ -1,7 +1,7 @@
 //! The queries of one frame's query set: points, points with a pick radius, and rectangles.
 //! Each is checked against the view and the picker's limits before anything is recorded.
 
-use crate::error::PickError;
+use crate::error::{Input, Limit, PickError};
 use crate::request::viewport::Viewport;
 use glam::UVec2;
 
@@ -92,7 +92,7 @@ pub enum PickQuery {
 pub struct QueryTicket {
     /// The frame the query was recorded in.
     pub frame: u64,
-    /// Its position in the query list handed to [`crate::Picker::record_queries`] (64 bits:
+    /// Its position in the query list handed to [`crate::Picker::record`] (64 bits:
     /// no position aliases another).
     pub index: u64,
 }
@@ -125,7 +125,7 @@ pub(crate) enum CheckedQuery {
 
 impl PickQuery {
     /// Checks the query against the view and the picker's limits.
-    pub(crate) fn check(&self, view: &PixelRect, max_radius: u32, select_through: bool) -> Result<CheckedQuery, PickError> {
+    pub(crate) fn check(&self, index: usize, view: &PixelRect, max_radius: u32, select_through: bool) -> Result<CheckedQuery, PickError> {
         let outside = |p: UVec2| PickError::OutsideView { x: p.x.into(), y: p.y.into() };
         match *self {
             PickQuery::Point(pixel) => {
@@ -139,7 +139,7 @@ impl PickQuery {
                     return Err(outside(pixel));
                 }
                 if radius > max_radius {
-                    return Err(PickError::InvalidRequest(format!("pick radius {radius} exceeds the configured maximum {max_radius}")));
+                    return Err(PickError::Capacity { limit: Limit::Radius, configured: max_radius.into(), asked: radius.into() });
                 }
                 let r = UVec2::splat(radius);
                 let around = PixelRect { min: pixel.saturating_sub(r), max: pixel.saturating_add(r).saturating_add(UVec2::ONE) };
@@ -147,7 +147,7 @@ impl PickQuery {
             }
             PickQuery::Rect { rect, mode } => {
                 if rect.is_empty() {
-                    return Err(PickError::InvalidRequest(format!("empty rectangle {rect:?}")));
+                    return Err(PickError::InvalidInput { input: Input::Query(Some(index)), reason: format!("empty rectangle {rect:?}") });
                 }
                 let clipped = rect.intersection(view);
                 if clipped.is_empty() {
@@ -186,24 +186,24 @@ mod tests {
     #[test]
     fn queries_are_clipped_and_checked() {
         let view = PixelRect::new(UVec2::ZERO, UVec2::new(64, 32));
-        let q = PickQuery::Radius { pixel: UVec2::new(1, 30), radius: 4 }.check(&view, 8, false).unwrap();
+        let q = PickQuery::Radius { pixel: UVec2::new(1, 30), radius: 4 }.check(0, &view, 8, false).unwrap();
         assert_eq!(q, CheckedQuery::Hit { pixel: UVec2::new(1, 30), radius: Some(4), region: PixelRect::new(UVec2::new(0, 26), UVec2::new(6, 32)) });
-        assert!(PickQuery::Radius { pixel: UVec2::new(1, 1), radius: 9 }.check(&view, 8, false).is_err());
-        assert!(matches!(PickQuery::Point(UVec2::new(64, 0)).check(&view, 8, false), Err(PickError::OutsideView { .. })));
+        assert!(PickQuery::Radius { pixel: UVec2::new(1, 1), radius: 9 }.check(0, &view, 8, false).is_err());
+        assert!(matches!(PickQuery::Point(UVec2::new(64, 0)).check(0, &view, 8, false), Err(PickError::OutsideView { .. })));
         let rect = PickQuery::Rect { rect: PixelRect::new(UVec2::new(60, 10), UVec2::new(90, 12)), mode: RectMode::Visible };
         assert_eq!(
-            rect.check(&view, 8, false).unwrap(),
+            rect.check(0, &view, 8, false).unwrap(),
             CheckedQuery::Rect { rect: PixelRect::new(UVec2::new(60, 10), UVec2::new(64, 12)), mode: RectMode::Visible }
         );
         let off = PickQuery::Rect { rect: PixelRect::new(UVec2::new(70, 10), UVec2::new(90, 12)), mode: RectMode::Visible };
-        assert!(matches!(off.check(&view, 8, false), Err(PickError::OutsideView { .. })));
+        assert!(matches!(off.check(0, &view, 8, false), Err(PickError::OutsideView { .. })));
         let all = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::ONE), mode: RectMode::All };
-        assert!(matches!(all.check(&view, 8, false), Err(PickError::Unsupported { .. })));
+        assert!(matches!(all.check(0, &view, 8, false), Err(PickError::Unsupported { .. })));
         assert_eq!(PixelRect::spanning(UVec2::new(5, 2), UVec2::new(3, 4)), PixelRect::new(UVec2::new(3, 2), UVec2::new(6, 5)));
         assert_eq!(PixelRect::spanning(UVec2::ZERO, UVec2::MAX).max, UVec2::MAX, "no overflow");
         let huge = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::MAX), mode: RectMode::Visible };
-        assert_eq!(huge.check(&view, 8, false).unwrap(), CheckedQuery::Rect { rect: view, mode: RectMode::Visible }, "clipped to the view");
+        assert_eq!(huge.check(0, &view, 8, false).unwrap(), CheckedQuery::Rect { rect: view, mode: RectMode::Visible }, "clipped to the view");
         let far = PickQuery::Radius { pixel: UVec2::new(63, 31), radius: 8 };
-        assert!(far.check(&view, u32::MAX, false).is_ok(), "a huge maximum radius does not overflow");
+        assert!(far.check(0, &view, u32::MAX, false).is_ok(), "a huge maximum radius does not overflow");
     }
 }

@@ -1,7 +1,7 @@
 //! The host's `VkViewport`, taken as it is: offset, negative height (the usual y-flip) and a
 //! reversed depth range included.
 
-use crate::error::{PickError, Requirement};
+use crate::error::{Input, PickError, Requirement};
 use glam::UVec2;
 
 /// The device's viewport limits: `viewportBoundsRange`, `maxViewportDimensions`, and whether
@@ -83,13 +83,13 @@ impl Viewport {
     pub(crate) fn validate(&self) -> Result<(), PickError> {
         let all = [self.x, self.y, self.width, self.height, self.min_depth, self.max_depth];
         if all.iter().any(|v| !v.is_finite()) {
-            return Err(PickError::InvalidRequest(format!("viewport has a non-finite value: {self:?}")));
+            return Err(PickError::InvalidInput { input: Input::Viewport, reason: format!("a non-finite value: {self:?}") });
         }
         if self.width < 1.0 || self.height.abs() < 1.0 {
-            return Err(PickError::InvalidRequest(format!("viewport is empty: {} x {}", self.width, self.height)));
+            return Err(PickError::InvalidInput { input: Input::Viewport, reason: format!("empty: {} x {}", self.width, self.height) });
         }
         if !(0.0..=1.0).contains(&self.min_depth) || !(0.0..=1.0).contains(&self.max_depth) {
-            return Err(PickError::InvalidRequest("viewport depth range must lie in 0..=1".into()));
+            return Err(PickError::InvalidInput { input: Input::Viewport, reason: "its depth range must lie in 0..=1".into() });
         }
         Ok(())
     }

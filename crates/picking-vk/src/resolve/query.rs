@@ -45,7 +45,7 @@ pub struct RectResult {
 /// The answer to one query.
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueryResult {
-    /// A point query: as [`crate::Picker::take_result`] reports it.
+    /// A point query: what lies under its pixel.
     Point(PickResult),
     /// A radius query: the hit at `hit_pixel` (the result's `pixel`), or a miss.
     Radius {
@@ -60,6 +60,16 @@ pub enum QueryResult {
     Rect(RectResult),
 }
 
+impl QueryResult {
+    /// The pick of a point or radius query; `None` for a rectangle.
+    pub fn pick(&self) -> Option<&PickResult> {
+        match self {
+            QueryResult::Point(result) | QueryResult::Radius { result, .. } => Some(result),
+            QueryResult::Rect(_) => None,
+        }
+    }
+}
+
 /// The results of one frame's query set, in the order the queries were given.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameResults {
@@ -72,6 +82,12 @@ pub struct FrameResults {
 }
 
 impl FrameResults {
+    /// The pick of query `index` when it is a point or radius query (a one-query set's is
+    /// `pick(0)`); `None` for a rectangle or an index past the set.
+    pub fn pick(&self, index: usize) -> Option<&PickResult> {
+        self.results.get(index).and_then(QueryResult::pick)
+    }
+
     /// The result of the query `ticket` names, if it belongs to this frame.
     pub fn get(&self, ticket: QueryTicket) -> Option<&QueryResult> {
         let index = usize::try_from(ticket.index).ok().filter(|_| ticket.frame == self.frame)?;

@@ -180,7 +180,7 @@ impl Gfx {
         // SAFETY: the fence is live.
         unsafe { ctx.device.wait_for_fences(&[fence], true, u64::MAX) }?;
         // SAFETY: the fence of the frame that last recorded into this slot has signalled.
-        unsafe { self.picking.take_result(slot, frame, &shown.scene, &shown.objects, cursor_in_view) }?;
+        unsafe { self.picking.take_results(slot, frame, &shown.scene, &shown.objects, cursor_in_view) }?;
         // SAFETY: as above.
         unsafe { self.id_buffer.take(slot) }?;
         for id in std::mem::take(&mut self.frames.frames[slot].egui_free) {
@@ -209,12 +209,11 @@ impl Gfx {
         }
         let draws = &self.scene.gpu.pick_draws;
         let q = &plan.queries;
-        // The request's pixel is not used by a query set (each query names its own pixels).
-        let pixel = q.hover.or(q.band.map(|b| b.rect.min));
-        if let (Some(view), Some(camera), Some(pixel)) = (plan.view, plan.camera.as_ref(), pixel) {
+        let asks = q.hover.is_some() || q.band.is_some();
+        if let (Some(view), Some(camera), true) = (plan.view, plan.camera.as_ref(), asks) {
             let view_matrix = if plan.invalid_pick { glam::Mat4::NAN } else { camera.view };
             let contributors = self.scene.gpu.contributors();
-            let request = PickRequest::new(pixel, view.pick_viewport(), view_matrix, camera.projection)
+            let request = PickRequest::new(view.pick_viewport(), view_matrix, camera.projection)
                 .with_depth(crate::camera::depth_convention(&camera.projection))
                 .with_contributors(&contributors);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long

@@ -9,7 +9,6 @@ use super::FRAMES_IN_FLIGHT;
 use crate::id_view;
 use crate::ViewerError;
 use ash::vk;
-use glam::UVec2;
 use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{PickError, PickRequest, Viewport};
 use picking_vk_context::VulkanContext;
@@ -73,12 +72,12 @@ impl IdBufferView {
             self.image = self.check(unsafe { IdImage::new(ctx.host_device(), w, h) })?;
         }
         // The ID view shows the 3D view alone, so its viewport starts at the image origin.
-        let request = PickRequest::new(UVec2::ZERO, Viewport::full(w, h), camera.view, camera.projection)
+        let request = PickRequest::new(Viewport::full(w, h), camera.view, camera.projection)
             .with_depth(crate::camera::depth_convention(&camera.projection))
             .with_contributors(&contributors);
         if let Some(ids) = self.image.as_mut() {
             // SAFETY: per the contract; no other copy into the image is in flight.
-            let recorded = unsafe { ids.record(cmd, &request, draws, false, IdCopy::Whole) };
+            let recorded = unsafe { ids.record(cmd, &request, draws, None, IdCopy::Whole) };
             if self.check(recorded)?.is_some() {
                 self.in_flight = Some(slot);
             }

@@ -77,7 +77,7 @@ pub struct AppOptions {
     pub validation: bool,
     pub detail: bool,
     /// How the picker begins its passes.
-    pub rendering: picking_vk::PassRendering,
+    pub rendering: picking_vk::config::PassRendering,
     pub exit_after_frames: Option<u64>,
     /// Where animation playback starts (paused there); `None`: playing from 0.
     pub time: Option<f32>,

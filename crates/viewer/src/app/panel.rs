@@ -9,7 +9,7 @@ use super::picking::{Picking, MAX_HOVER_RADIUS};
 use super::selection::Selection;
 use super::view_rect::PANEL_WIDTH;
 use crate::pick_report::PickReport;
-use picking_vk::DetailStatus;
+use picking_vk::config::DetailStatus;
 use winit::event::WindowEvent;
 use winit::window::Window;
 

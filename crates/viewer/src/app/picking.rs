@@ -2,7 +2,7 @@
 //!
 //! Once, create a [`Picker`] with a slot per frame in flight. Every frame, in slot
 //! `frame % FRAMES_IN_FLIGHT`, right after waiting on that slot's fence (as the loop does
-//! anyway before reusing its command buffer): [`Picking::take_result`] takes the results of
+//! anyway before reusing its command buffer): [`Picking::take_results`] takes the results of
 //! the query set recorded there a round ago; then [`Picking::record`] records this frame's
 //! query set into the frame's command buffer, which the loop submits. The set holds the hover
 //! query at the cursor (a radius query, so thin objects are easy to point at) and, in the
@@ -21,7 +21,10 @@ use crate::scene::Scene;
 use crate::ViewerError;
 use ash::vk;
 use glam::UVec2;
-use picking_vk::{DepthConvention, DetailMode, DetailStatus, PassRendering, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult};
+use picking_vk::draw::Culling;
+use picking_vk::{
+    config::DetailStatus, config::PassRendering, DepthConvention, DetailMode, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult,
+};
 use picking_vk_context::VulkanContext;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,7 +85,7 @@ impl Picking {
             PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT).with_detail(detail).with_max_radius(MAX_HOVER_RADIUS).with_rendering(rendering);
         // SAFETY: the context's handles belong together and outlive the picker (`Gfx` drops first).
         let mut picker = unsafe { Picker::new(ctx.host_device(), config) }?;
-        picker.warm_up(draws, depth)?;
+        picker.warm_up(draws, depth, Culling::NONE)?;
         Ok(Picking { picker, pending: [None; FRAMES_IN_FLIGHT], hovered: None, selection: Selection::default(), latency: None, error: None, band_error: None })
     }
 
@@ -96,7 +99,7 @@ impl Picking {
     ///
     /// # Safety
     /// The fence of the frame that last recorded into `slot` has signalled.
-    pub unsafe fn take_result(&mut self, slot: usize, frame: u64, scene: &Scene, objects: &ObjectTable, cursor_in_view: bool) -> Result<(), ViewerError> {
+    pub unsafe fn take_results(&mut self, slot: usize, frame: u64, scene: &Scene, objects: &ObjectTable, cursor_in_view: bool) -> Result<(), ViewerError> {
         let Some(pending) = self.pending[slot].take() else {
             if !cursor_in_view {
                 self.set_hovered(None);
@@ -109,10 +112,7 @@ impl Picking {
         let Some(Some(set)) = self.check(taken)? else { return Ok(()) };
         self.error = None;
         self.latency = Some((frame - pending.frame, pending.at.elapsed().as_secs_f64() * 1e3));
-        let hover = pending.hover.and_then(|i| match set.results.get(i) {
-            Some(QueryResult::Point(result) | QueryResult::Radius { result, .. }) => Some(PickReport::new(result, scene, objects)),
-            _ => None,
-        });
+        let hover = pending.hover.and_then(|i| set.pick(i)).map(|result| PickReport::new(result, scene, objects));
         if let (Some(mode), Some(report)) = (pending.click, hover.as_ref()) {
             println!("{}", self.selection.click(report, mode));
         }
@@ -172,7 +172,7 @@ impl Picking {
             return Ok(());
         }
         // SAFETY: per the contract.
-        let recorded = unsafe { self.picker.record_queries_shared(cmd, slot, request, &set[..len], draws) };
+        let recorded = unsafe { self.picker.record(cmd, slot, request, &set[..len], draws) };
         let mut band_index = band.map(|_| len - 1);
         let recorded = match (recorded, band) {
             // The set was refused, which records nothing. Most likely the band's fault
@@ -186,7 +186,7 @@ impl Picking {
                     return Ok(());
                 }
                 // SAFETY: per the contract; the refused set recorded nothing.
-                unsafe { self.picker.record_queries_shared(cmd, slot, request, &set[..1], draws) }
+                unsafe { self.picker.record(cmd, slot, request, &set[..1], draws) }
             }
             (recorded, _) => recorded,
         };

@@ -9,7 +9,7 @@ use super::quantized::read_floats;
 use super::SceneError;
 use crate::scene::MeshAsset;
 use glam::{Vec2, Vec3, Vec4};
-use picking_vk::{SkinInfluences, Topology};
+use picking_vk::{deform::SkinInfluences, draw::Topology};
 use picking_vk_host::Primitive;
 
 pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {

@@ -67,7 +67,7 @@ mod tests {
     use super::*;
     use crate::scene::{MeshAsset, Node};
     use glam::{DMat4, Vec3};
-    use picking_vk::SkinInfluences;
+    use picking_vk::deform::SkinInfluences;
     use picking_vk_host::Primitive;
 
     /// One node skinned by one joint whose matrix is `palette`, over a vertex at `x`.

@@ -76,9 +76,9 @@ pub(super) fn check_camera(scene: &Scene) -> Result<(), SceneError> {
     }
     for (w, h) in [(1u32, 1u32), (8192, 1), (1, 8192)] {
         let m = crate::camera::scene_camera(desc, w as f32 / h as f32);
-        let request = picking_vk::PickRequest::new(glam::UVec2::ZERO, picking_vk::Viewport::full(w, h), m.view, m.projection)
-            .with_depth(crate::camera::depth_convention(&m.projection));
-        if let Err(e) = request.ray() {
+        let request =
+            picking_vk::PickRequest::new(picking_vk::Viewport::full(w, h), m.view, m.projection).with_depth(crate::camera::depth_convention(&m.projection));
+        if let Err(e) = request.ray(glam::UVec2::ZERO) {
             let far = desc.zfar.map_or("infinite".to_owned(), |f| f.to_string());
             let reason = format!("its camera ({}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.lens, desc.znear);
             return Err(SceneError::BadNode { node: node.gltf_index, reason });

@@ -52,7 +52,7 @@ impl PrimitiveReach {
             positions: largest(&p.positions).max(1.0),
             offsets: p.morph_targets.iter().map(|t| largest(t)).collect(),
             weights: (0..p.positions.len()).map(weight_sum).fold(0.0, f64::max),
-            skinned: !p.skin.is_empty() && p.topology == picking_vk::Topology::TriangleList,
+            skinned: !p.skin.is_empty() && p.topology == picking_vk::draw::Topology::TriangleList,
         }
     }
 

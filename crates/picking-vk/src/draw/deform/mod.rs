@@ -21,7 +21,7 @@
 //!
 //! The CPU never deforms the whole mesh. For detail it deforms the three vertices of the hit
 //! triangle from [`DeformPose`] and the per-vertex data registered in
-//! [`crate::MeshGeometry`] (`skin`, `morph_targets`): see [`crate::SurfaceDetail`].
+//! [`crate::draw::MeshGeometry`] (`skin`, `morph_targets`): see [`crate::results::SurfaceDetail`].
 
 mod key;
 mod validate;
@@ -211,7 +211,7 @@ pub struct Deformation {
     pub skin: Option<Skin>,
     /// Morph targets, if any.
     pub morph: Option<MorphTargets>,
-    /// This frame's pose on the CPU, for exact detail (see [`crate::SurfaceDetail`]).
+    /// This frame's pose on the CPU, for exact detail (see [`crate::results::SurfaceDetail`]).
     pub pose: Option<Arc<DeformPose>>,
     /// `true` when the draw's `bounds` contain every deformed position of this frame, so
     /// culling may use them.

@@ -30,17 +30,17 @@ impl PickFeatures {
     /// Rectangle queries in [`crate::RectMode::All`] ("select through"): fragments add
     /// themselves to a table with atomics. Needs `fragmentStoresAndAtomics`.
     pub const SELECT_THROUGH: PickFeatures = PickFeatures(4);
-    /// Dynamic rendering instead of render passes ([`crate::PassRendering::Dynamic`]). Needs
+    /// Dynamic rendering instead of render passes ([`crate::config::PassRendering::Dynamic`]). Needs
     /// the `dynamicRendering` feature: core in Vulkan 1.3, or `VK_KHR_dynamic_rendering` on
     /// Vulkan 1.2.
     pub const DYNAMIC_RENDERING: PickFeatures = PickFeatures(8);
-    /// The host's indirect draws with a GPU draw count ([`crate::IndirectDraws::count`]):
+    /// The host's indirect draws with a GPU draw count ([`crate::draw::IndirectDraws::count`]):
     /// `vkCmdDraw*IndirectCount`. Needs Vulkan 1.2 and its `drawIndirectCount` feature; where
     /// the device offers `VK_KHR_draw_indirect_count`, that extension is enabled instead (it
     /// allows the commands, and has no feature structure to clash with the host's chain).
     pub const INDIRECT_COUNT: PickFeatures = PickFeatures(16);
     /// Lines wider and points larger than a pixel, as the host draws them
-    /// ([`crate::RasterState::line_width`], [`crate::RasterState::point_size`]). Needs
+    /// ([`crate::draw::RasterState::line_width`], [`crate::draw::RasterState::point_size`]). Needs
     /// `wideLines` and `largePoints`.
     pub const WIDE_LINES: PickFeatures = PickFeatures(32);
     /// Every optional capability.

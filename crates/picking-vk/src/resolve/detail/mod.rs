@@ -38,7 +38,7 @@ pub struct HitDetail {
 /// the local point is the rest-space point, the world point the moved one (from depth), and
 /// normals are unavailable (`None`): the CPU knows only the geometry before the hook.
 ///
-/// For a deformed draw (skin, morph targets) with its CPU pose ([`crate::Deformation::pose`])
+/// For a deformed draw (skin, morph targets) with its CPU pose ([`crate::deform::Deformation::pose`])
 /// and per-vertex data registered, the CPU deforms the hit triangle's three vertices only:
 /// barycentrics are the ray's on that deformed triangle, the world point lies on it, the
 /// local point is interpolated in rest space, and the world face normal is the deformed

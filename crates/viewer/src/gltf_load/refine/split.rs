@@ -4,7 +4,7 @@
 
 use super::{any_edge_splits, Focus, SourceFaces, MAX_DEPTH, MAX_SOURCE_TRIANGLES};
 use glam::{DVec3, DVec4, Vec2, Vec3, Vec4};
-use picking_vk::Topology;
+use picking_vk::draw::Topology;
 use picking_vk_host::Primitive;
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 use super::*;
 use crate::scene::{CameraDesc, Lens, MeshAsset, Node};
 use glam::{Mat4, Vec2, Vec3, Vec4};
-use picking_vk::Topology;
+use picking_vk::draw::Topology;
 use std::collections::HashMap;
 
 /// A square of half-size `s` on y = 0, as two counter-clockwise triangles seen from +y.
