@@ -218,13 +218,14 @@ fn contributor_ranges_that_clash_are_refused() {
     let gs = scene.upload(&gpu.ctx);
     let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
     let taken = scene.objects[0].id;
-    let cases: Vec<(Vec<Claims>, &str)> = vec![
-        (vec![Claims(0..5)], "exclude 0"),
-        (vec![Claims(9..9)], "non-empty"),
-        (vec![Claims(10..20), Claims(15..30)], "share IDs"),
-        (vec![Claims(taken..taken + 1)], "contributor's range"),
+    // Which contributor is at fault (`None`: one whose range meets a draw's ID).
+    let cases: Vec<(Vec<Claims>, &str, Option<usize>)> = vec![
+        (vec![Claims(0..5)], "exclude 0", Some(0)),
+        (vec![Claims(9..9)], "non-empty", Some(0)),
+        (vec![Claims(10..20), Claims(15..30)], "shares IDs with contributor 0", Some(1)),
+        (vec![Claims(taken..taken + 1)], "contributor's range", None),
     ];
-    for (claims, expect) in cases {
+    for (claims, expect, culprit) in cases {
         let list: Vec<&dyn PickContributor> = claims.iter().map(|c| c as &dyn PickContributor).collect();
         let request = PickRequest::new(Viewport::full(W, H), view, proj).with_contributors(&list);
         let mut err = None;
@@ -232,6 +233,9 @@ fn contributor_ranges_that_clash_are_refused() {
         gpu.run(|cmd| err = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(5, 5))], &gs.draws) }.err());
         let message = err.as_ref().map(PickError::to_string).unwrap_or_default();
         assert!(message.contains(expect), "{message:?} should mention {expect:?}");
+        if let Some(n) = culprit {
+            assert!(matches!(err, Some(PickError::InvalidInput { input: picking_vk::error::Input::Contributor(i), .. }) if i == n), "{err:?}");
+        }
     }
     drop((picker, gs));
     gpu.assert_no_validation_messages();

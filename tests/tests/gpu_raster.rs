@@ -57,7 +57,7 @@ fn culled_faces_are_not_picked_as_the_oracle_culls_them() {
 fn the_requests_culling_applies_to_draws_that_state_none_and_each_draw_can_override_it() {
     let gpu = Gpu::new();
     let (back, front) =
-        (Culling::new(vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE), Culling::new(vk::CullModeFlags::FRONT, vk::FrontFace::COUNTER_CLOCKWISE));
+        (Culling::new(vk::CullModeFlags::BACK, vk::FrontFace::COUNTER_CLOCKWISE), Culling::new(vk::CullModeFlags::FRONT, vk::FrontFace::CLOCKWISE));
     let (mut compared, mut changed) = (0, 0);
     for seed in [84, 85] {
         // A third of the objects state nothing (the request's culling), a third are double
@@ -77,7 +77,13 @@ fn the_requests_culling_applies_to_draws_that_state_none_and_each_draw_can_overr
         let built = picker.warm_up(&gs.draws, DepthConvention::Standard, back).unwrap();
         let request = PickRequest::new(Viewport::full(W, H), view, proj).with_culling(back.mode, back.front_face);
         let shared: std::sync::Arc<[PickDraw]> = gs.draws.clone().into();
-        for chunk in random_pixels(seed, 256, W, H).chunks(64) {
+        // Most of the view is empty and the oracle leaves out pixels within one of an edge: ask
+        // mostly where the unculled scene shows a draw whose culling is not NONE, so the
+        // comparison is about culling.
+        let culled_here = |p: &UVec2| unculled.pick(*p).hit.is_some_and(|h| h.object % 3 != 1);
+        let (on_culled, elsewhere): (Vec<UVec2>, Vec<UVec2>) = random_pixels(seed, (W * H) as usize, W, H).into_iter().partition(culled_here);
+        let pixels: Vec<UVec2> = on_culled.into_iter().take(640).chain(elsewhere.into_iter().take(64)).collect();
+        for chunk in pixels.chunks(64) {
             let borrowed = gpu.pick_batch(&mut picker, &request, chunk, &gs.draws);
             let kept = gpu.pick_batch(&mut picker, &request, chunk, &shared);
             for ((r, k), p) in borrowed.iter().zip(&kept).zip(chunk) {
@@ -100,7 +106,7 @@ fn the_requests_culling_applies_to_draws_that_state_none_and_each_draw_can_overr
         assert_eq!(picker.pipeline_count(), built, "seed {seed}: warm_up built the request culling's pipelines");
         drop((picker, gs, shared));
     }
-    assert!(compared > 300 && changed > 20, "compared {compared} pixels, {changed} decided by the request's culling");
+    assert!(compared > 200 && changed > 30, "compared {compared} pixels, {changed} decided by the request's culling");
     gpu.assert_no_validation_messages();
 }
 

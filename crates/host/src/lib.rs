@@ -11,6 +11,7 @@
 
 pub mod billboards;
 pub mod camera;
+pub mod gpu_primitive;
 pub mod gpu_scene;
 pub mod lit_pass;
 pub mod material;
@@ -21,7 +22,8 @@ pub mod vk_util;
 
 pub use billboards::{Billboard, Billboards};
 pub use camera::CameraMatrices;
-pub use gpu_scene::{GpuPrimitive, GpuScene, RenderDraw};
+pub use gpu_primitive::GpuPrimitive;
+pub use gpu_scene::{GpuScene, RenderDraw};
 pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};
 pub use material::{SamplerDesc, TextureData, Wrap};
 pub use mesh::{Primitive, POINT_SIZE};

@@ -4,7 +4,8 @@
 //! viewer's egui panel) can draw into the same render pass before it ends.
 
 use crate::camera::CameraMatrices;
-use crate::gpu_scene::{GpuPrimitive, GpuScene};
+use crate::gpu_primitive::GpuPrimitive;
+use crate::gpu_scene::GpuScene;
 use crate::shapes;
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;

@@ -139,12 +139,12 @@
 //! | draw inputs | `draw/`: [`PickDraw`], [`MeshGeometry`](draw::MeshGeometry), [`Aabb`](draw::Aabb), hooks ([`HookProgram`](hooks::HookProgram), `hooks.rs`), [`IndirectDraws`](draw::IndirectDraws), skins and morph targets ([`Deformation`](deform::Deformation), `deform/`), contributors ([`PickContributor`](contributor::PickContributor), `contributor.rs`) | a new geometry layout, a new hook input, a new deformation |
 //! | plan | `plan/`: admission (filter, ignore rules), culling (hierarchies, exact boxes) | which draws and instances are recorded |
 //! | pass | `pass/`: pass shapes, render pass or dynamic rendering (`rendering.rs`), targets, pipeline keys and push layouts (`pipeline_key.rs`), vertex input (`vertex_input.rs`), the pipeline cache (`pipeline.rs`), hooked shaders (`hook_glsl.rs`, `hook_compile.rs`, `hooked.rs`), storage buffer sets | attachments, pipeline state, synchronization, shader variants |
-//! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |
+//! | record | `record/`: the pass over the plan, batched indirect draws (`batch.rs`, runs in `batch_run.rs`), what is bound (`bind.rs`), push words (`push.rs`), hooked draws (`hooked.rs`), rectangle tiles (`rect.rs`) | how draws are recorded |
 //! | staging | `readback.rs`: the per-slot, persistently mapped staging ring | what is copied back |
 //! | hand-off | `handoff.rs`: draw snapshots, pass statistics, raw texels | what record leaves for resolve |
 //! | resolve | `resolve/`: texels to [`PickResult`], detail (face, barycentrics, normals, UV) | what a result reports |
 //!
-//! [`Picker`] (`picker/`: the API and slots in `mod.rs`, recording a frame's query set in `query_set.rs`, taking its results in `results.rs`) ties the stages together per frame slot; `gpu.rs` owns every GPU
+//! [`Picker`] (`picker/`: the API and slots in `mod.rs`; a frame's query set laid out once in `frame_layout.rs`: per query its checked region, texel, cell or tiles, plan and staging block; planned and recorded by walking that layout in `query_set.rs`; resolved from the layout the slot keeps in `results.rs`) ties the stages together per frame slot; `gpu.rs` owns every GPU
 //! object the picker creates (each frees itself on drop). [`debug`] holds the full-size ID
 //! image used for debug views, parity tests and benchmarks.
 

@@ -44,7 +44,7 @@ pub(crate) fn round_up(value: u64, to: u64) -> u64 {
 
 /// Where one region's texels lie in a slot: per attachment a block of `pixels` texels, detail
 /// first (16-byte texels need 16-byte aligned offsets), then ID, (draw, instance) and depth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RegionBlock {
     pub offset: u64,
     pub pixels: u64,

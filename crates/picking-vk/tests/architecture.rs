@@ -4,6 +4,8 @@
 
 #[path = "support/module_graph.rs"]
 mod module_graph;
+#[path = "support/source_sizes.rs"]
+mod source_sizes;
 
 use module_graph::ModuleGraph;
 use std::path::Path;
@@ -93,4 +95,32 @@ fn the_readme_example_is_the_crate_docs_doctest() {
     let readme_block: Vec<&str> = readme_block.into_iter().filter(|l| !l.trim().is_empty()).collect();
     let doc_block: Vec<&str> = doc_block.iter().map(String::as_str).filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(readme_block, doc_block, "README's snippet must be the compiled doctest in src/lib.rs");
+}
+
+/// Functions short enough to read at once, files short enough to hold one responsibility:
+/// no library function over 80 lines outside test code, no source file over 450 lines.
+#[test]
+fn library_functions_and_files_stay_short() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = vec![];
+    for path in source_sizes::rust_files(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(&src).unwrap().display().to_string();
+        if source_sizes::line_count(&text) > 450 {
+            long.push(format!("{name}: {} lines", source_sizes::line_count(&text)));
+        }
+        for (function, line, lines) in source_sizes::functions(&text) {
+            if lines > 80 {
+                long.push(format!("{name}:{line}: fn {function} has {lines} lines"));
+            }
+        }
+    }
+    assert!(long.is_empty(), "over the limits:\n{}", long.join("\n"));
+}
+
+#[test]
+fn the_size_reader_counts_bodies_and_skips_declarations_strings_and_tests() {
+    let text = "pub(crate) unsafe fn a(x: &str) -> u32 {\n    let s = \"}}}\"; // }\n    let c = '}';\n    1\n}\ntrait T {\n    fn b(&self);\n}\nfn c() {}\n#[cfg(test)]\nmod tests {\n    fn d() {\n    }\n}\n";
+    let found = source_sizes::functions(text);
+    assert_eq!(found, vec![("a".to_string(), 1, 5), ("c".to_string(), 9, 1)]);
 }

@@ -2,7 +2,7 @@
 //! configuration asks for, then sizing the targets, the rectangle kit, the staging ring and
 //! the batch rows once, from the configuration alone.
 
-use super::query_set::FramePlans;
+use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
@@ -52,40 +52,8 @@ impl Picker {
         }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let support = unsafe { PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
-        // The host's claim is checked against the device: a feature it cannot have enabled is an error.
-        let mut missing = support.missing(host.features);
-        // And against what the host says it enabled: a core feature it forgot is an error too.
-        if let Some(enabled) = &host.enabled_core {
-            for r in crate::host::features::missing_core(host.features, enabled) {
-                if !missing.contains(&r) {
-                    missing.push(r);
-                }
-            }
-        }
         // SAFETY: as above.
-        let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
-        let family = families.get(host.queue_family_index as usize);
-        if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) {
-            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "graphics" });
-        }
-        let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
-        if config.timestamps && timestamp_bits == 0 {
-            missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
-        }
-        let detail_status = DetailStatus::resolve(config.detail, &support, host.features);
-        if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
-            missing.extend(gaps.iter().cloned());
-        }
-        if config.rendering == PassRendering::Dynamic && !host.features.contains(PickFeatures::DYNAMIC_RENDERING) {
-            missing.extend(support.missing(PickFeatures::DYNAMIC_RENDERING));
-            if missing.is_empty() {
-                // Offered, but the host did not say it enabled it.
-                missing.push(Requirement::Feature("dynamicRendering (enabled, and PickFeatures::DYNAMIC_RENDERING in HostDevice::features)"));
-            }
-        }
-        if !missing.is_empty() {
-            return Err(PickError::Unsupported { missing });
-        }
+        let (detail_status, timestamp_bits) = unsafe { check_host(&host, &config, &support) }?;
         // SAFETY: the device belongs to the instance (the caller's contract).
         let rendering = unsafe { Rendering::load(host.instance, host.device, config.rendering == PassRendering::Dynamic, support.dynamic_rendering_core()) }?;
         // SAFETY: as above.
@@ -99,38 +67,13 @@ impl Picker {
         let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;
         kit.pipelines.set_limit(config.max_pipelines);
         let max_queries = config.max_queries.max(1);
-        let cell = config
-            .max_radius
-            .checked_mul(2)
-            .and_then(|c| c.checked_add(1))
-            .filter(|&c| (u64::from(c) + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && c <= limits.max_framebuffer_height);
-        let Some(cell) = cell else {
-            let side = u64::from(config.max_radius) * 2 + 1;
-            let needed = format!("{max_queries} query cells of {side}x{side} pixels (PickerConfig::max_queries and max_radius)");
-            return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
-        };
+        let cell = query_cell(&config, &limits)?;
         // Points side by side in row 0 (one copy takes them all), then a cell per radius query.
         let atlas = vk::Extent2D { width: (cell + 1) * max_queries, height: cell };
         let targets = PassTargets::new(&memory, &kit.pass, layout, atlas)?;
-        let [tile_w, tile_h] = config.rect_tile;
-        let rect = if config.rect_entries > 0 && tile_w > 0 && tile_h > 0 {
-            if tile_w > limits.max_framebuffer_width || tile_h > limits.max_framebuffer_height {
-                let needed = format!("rectangle tiles of {tile_w}x{tile_h} pixels (PickerConfig::rect_tile)");
-                return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
-            }
-            let tile = vk::Extent2D { width: tile_w, height: tile_h };
-            let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
-            let instance_sets = kit.instance_sets.layout.handle;
-            let pipeline_limits = crate::pass::pipeline_key::PipelineLimits::of(&limits, draw_limits.wide_lines);
-            let mut kit = RectKit::new(&memory, tile, config.rect_entries, &rendering, select_through, instance_sets, pipeline_limits)?;
-            kit.visible.set_limit(config.max_pipelines);
-            if let Some(all) = kit.all.as_mut() {
-                all.set_limit(config.max_pipelines);
-            }
-            Some(kit)
-        } else {
-            None
-        };
+        let select_through = host.features.contains(PickFeatures::SELECT_THROUGH);
+        let pipeline_limits = crate::pass::pipeline_key::PipelineLimits::of(&limits, draw_limits.wide_lines);
+        let rect = rect_kit(&memory, &config, &limits, &rendering, select_through, kit.instance_sets.layout.handle, pipeline_limits)?;
         let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
@@ -141,18 +84,8 @@ impl Picker {
             }
             kit.batch_rows = config.batch_rows;
         }
-        let timestamps = if config.timestamps {
-            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
-            // SAFETY: valid create info on the host's live device.
-            let pool = unsafe { host.device.create_query_pool(&info, None) }?;
-            memory.name(pool, "timestamps");
-            // SAFETY: just created on this device, owned by nothing else.
-            let pool = unsafe { Owned::new(host.device, pool, destroy_query_pool) };
-            let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
-            Some(Timestamps { pool, period_ns: f64::from(limits.timestamp_period), mask })
-        } else {
-            None
-        };
+        // SAFETY: the device is live (the caller's contract).
+        let timestamps = unsafe { timestamps(&host, &memory, &config, &limits, timestamp_bits) }?;
         Ok(Picker {
             slots,
             staging,
@@ -170,13 +103,116 @@ impl Picker {
             cell,
             max_queries,
             max_radius: config.max_radius,
-            select_through: host.features.contains(PickFeatures::SELECT_THROUGH),
-            frame_plans: FramePlans::default(),
-            checked: vec![],
-            point_texels: vec![],
-            point_pixels: Default::default(),
+            select_through,
+            layout: FrameLayout::default(),
             entry_map: vec![],
             read_buffer: vec![],
         })
     }
+}
+
+/// Checks the host's device and stated features against what `config` asks for; returns the
+/// detail status and the queue family's timestamp bits. Every unmet requirement is named.
+///
+/// # Safety
+/// The host's physical device was enumerated from its live instance.
+unsafe fn check_host(host: &HostDevice<'_>, config: &PickerConfig, support: &PickSupport) -> Result<(DetailStatus, u32), PickError> {
+    // The host's claim is checked against the device: a feature it cannot have enabled is an error.
+    let mut missing = support.missing(host.features);
+    // And against what the host says it enabled: a core feature it forgot is an error too.
+    if let Some(enabled) = &host.enabled_core {
+        for r in crate::host::features::missing_core(host.features, enabled) {
+            if !missing.contains(&r) {
+                missing.push(r);
+            }
+        }
+    }
+    // SAFETY: the caller's contract.
+    let families = unsafe { host.instance.get_physical_device_queue_family_properties(host.physical_device) };
+    let family = families.get(host.queue_family_index as usize);
+    if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) {
+        missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "graphics" });
+    }
+    let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
+    if config.timestamps && timestamp_bits == 0 {
+        missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
+    }
+    let detail_status = DetailStatus::resolve(config.detail, support, host.features);
+    if let (DetailMode::Required, DetailStatus::Unavailable { missing: gaps }) = (config.detail, &detail_status) {
+        missing.extend(gaps.iter().cloned());
+    }
+    if config.rendering == PassRendering::Dynamic && !host.features.contains(PickFeatures::DYNAMIC_RENDERING) {
+        missing.extend(support.missing(PickFeatures::DYNAMIC_RENDERING));
+        if missing.is_empty() {
+            // Offered, but the host did not say it enabled it.
+            missing.push(Requirement::Feature("dynamicRendering (enabled, and PickFeatures::DYNAMIC_RENDERING in HostDevice::features)"));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(PickError::Unsupported { missing });
+    }
+    Ok((detail_status, timestamp_bits))
+}
+
+/// The side of a radius query's cell, `2 * max_radius + 1`, if `max_queries` cells and the
+/// points row fit the device's framebuffers.
+fn query_cell(config: &PickerConfig, limits: &vk::PhysicalDeviceLimits) -> Result<u32, PickError> {
+    let max_queries = config.max_queries.max(1);
+    let fits = |c: &u32| (u64::from(*c) + 1) * u64::from(max_queries) <= u64::from(limits.max_framebuffer_width) && *c <= limits.max_framebuffer_height;
+    config.max_radius.checked_mul(2).and_then(|c| c.checked_add(1)).filter(fits).ok_or_else(|| {
+        let side = u64::from(config.max_radius) * 2 + 1;
+        let needed = format!("{max_queries} query cells of {side}x{side} pixels (PickerConfig::max_queries and max_radius)");
+        PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] }
+    })
+}
+
+/// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).
+fn rect_kit(
+    memory: &Memory,
+    config: &PickerConfig,
+    limits: &vk::PhysicalDeviceLimits,
+    rendering: &Rendering,
+    select_through: bool,
+    instance_sets: vk::DescriptorSetLayout,
+    pipeline_limits: crate::pass::pipeline_key::PipelineLimits,
+) -> Result<Option<RectKit>, PickError> {
+    let [tile_w, tile_h] = config.rect_tile;
+    if config.rect_entries == 0 || tile_w == 0 || tile_h == 0 {
+        return Ok(None);
+    }
+    if tile_w > limits.max_framebuffer_width || tile_h > limits.max_framebuffer_height {
+        let needed = format!("rectangle tiles of {tile_w}x{tile_h} pixels (PickerConfig::rect_tile)");
+        return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
+    }
+    let tile = vk::Extent2D { width: tile_w, height: tile_h };
+    let mut kit = RectKit::new(memory, tile, config.rect_entries, rendering, select_through, instance_sets, pipeline_limits)?;
+    kit.visible.set_limit(config.max_pipelines);
+    if let Some(all) = kit.all.as_mut() {
+        all.set_limit(config.max_pipelines);
+    }
+    Ok(Some(kit))
+}
+
+/// The timestamp pool, two queries a slot, when `config` asks for timestamps.
+///
+/// # Safety
+/// The host's device is live.
+unsafe fn timestamps(
+    host: &HostDevice<'_>,
+    memory: &Memory,
+    config: &PickerConfig,
+    limits: &vk::PhysicalDeviceLimits,
+    timestamp_bits: u32,
+) -> Result<Option<Timestamps>, PickError> {
+    if !config.timestamps {
+        return Ok(None);
+    }
+    let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
+    // SAFETY: valid create info on the host's live device.
+    let pool = unsafe { host.device.create_query_pool(&info, None) }?;
+    memory.name(pool, "timestamps");
+    // SAFETY: just created on this device, owned by nothing else.
+    let pool = unsafe { Owned::new(host.device, pool, destroy_query_pool) };
+    let mask = if timestamp_bits >= 64 { u64::MAX } else { (1u64 << timestamp_bits) - 1 };
+    Ok(Some(Timestamps { pool, period_ns: f64::from(limits.timestamp_period), mask }))
 }

@@ -3,11 +3,12 @@
 //! results once the host says that frame's GPU work is done.
 
 mod create;
+mod frame_layout;
 mod query_set;
 mod results;
 
 use create::Timestamps;
-use query_set::FramePlans;
+use frame_layout::FrameLayout;
 
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
@@ -19,17 +20,14 @@ use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
 use crate::pass::PassKit;
 use crate::plan::Plan;
-use crate::readback::{RegionBlock, StagingRing};
+use crate::readback::StagingRing;
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::rect::EntryRange;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
-use crate::request::query::{CheckedQuery, PickQuery, PixelRect, QueryTicket, RectMode};
+use crate::request::query::{PickQuery, QueryTicket};
 use crate::request::viewport::ViewportLimits;
 use crate::request::PickRequest;
-use crate::resolve::query::TableCopy;
 use ash::vk;
-use glam::UVec2;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Returned by [`Picker::record`]: which slot and frame the results will belong to.
@@ -75,18 +73,6 @@ impl PickMemory {
 struct Pending {
     frame: u64,
     camera: CameraSnapshot,
-    /// Bytes of the slot the frame wrote (header included).
-    used_bytes: u64,
-    table: TableCopy,
-}
-
-/// One query as recorded, for resolving.
-#[derive(Clone, Debug)]
-enum QueryRecord {
-    /// A point's texels are `texel` of `block`; a radius query's are all of its own block.
-    Hit { pixel: UVec2, radius: Option<u32>, region: PixelRect, block: RegionBlock, texel: u64 },
-    /// Its table entries are described by `spans` of the slot's list.
-    Rect { rect: PixelRect, mode: RectMode, spans: Range<usize> },
 }
 
 /// One slot per frame in flight: what was recorded there and is not yet resolved.
@@ -94,10 +80,11 @@ enum QueryRecord {
 struct Slot {
     pending: Option<Pending>,
     stats: PassStats,
+    /// The layout of the set recorded here (the picker's scratch layout, swapped in).
+    layout: FrameLayout,
     /// Reused every frame, so recording allocates nothing once warm.
     draws: Vec<DrawSnapshot>,
     batch: Option<DrawBatchBuffer>,
-    queries: Vec<QueryRecord>,
     spans: Vec<EntrySpan>,
     /// The frame last recorded here: it may still run on the GPU until the slot is reused.
     last_frame: Option<u64>,
@@ -127,13 +114,8 @@ pub struct Picker {
     max_queries: u32,
     max_radius: u32,
     select_through: bool,
-    frame_plans: FramePlans,
-    checked: Vec<CheckedQuery>,
-    /// Per point query of the set, in order: its texel in the points row. A pixel asked for
-    /// twice (hover and click in one frame) is planned and drawn once and shares the texel.
-    point_texels: Vec<u32>,
-    /// The set's distinct point pixels and their texels.
-    point_pixels: foldhash::HashMap<[u32; 2], u32>,
+    /// The set being recorded: laid out, planned, then swapped into its slot.
+    layout: FrameLayout,
     /// The rectangle being recorded: its instances' table entries.
     entry_map: Vec<EntryRange>,
     /// The bytes of the slot being resolved; reused.
@@ -353,7 +335,7 @@ mod tests {
     use crate::resolve::result::{PickResult, PickStats};
 
     fn miss() -> PickResult {
-        PickResult { stats: PickStats::default(), frame: 7, pixel: UVec2::ZERO, ray: None, hit: None }
+        PickResult { stats: PickStats::default(), frame: 7, pixel: glam::UVec2::ZERO, ray: None, hit: None }
     }
 
     #[test]

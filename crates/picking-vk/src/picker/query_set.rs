@@ -1,77 +1,26 @@
-//! Recording a frame's query set: checking the queries, planning each (a point or radius
-//! query in its cell, a rectangle over its whole area for its table entries, then tile by
-//! tile), building every pipeline before anything is recorded, and recording the passes, the
-//! copies into the slot and the stamp.
+//! Recording a frame's query set over its [`FrameLayout`]: laying the set out, planning each
+//! query (a point or radius query in its cell, a rectangle over its whole area for its table
+//! entries, then tile by tile), building every pipeline before anything is recorded, and
+//! recording the passes, the copies into the slot and the stamp in one walk of the layout.
 
-use super::{Pending, PickTicket, Picker, QueryRecord};
+use super::frame_layout::{FrameLayout, LayoutLimits, QueryLayout};
+use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
-use crate::error::{Input, Limit, PickError, Requirement};
+use crate::error::{Limit, PickError, Requirement};
 use crate::handoff::PassStats;
-use crate::host::config::MAX_RECT_TILES;
-use crate::plan::{PixelRay, Plan, PlanEntry, Planned, PointTarget};
-use crate::readback::{RegionBlock, SlotQueries, HEADER_BYTES};
-use crate::record::rect::{assign_entries, entries_needed, Tile};
+use crate::pass::rect::RectKit;
+use crate::pass::targets::PassTargets;
+use crate::plan::{PixelRay, Plan, PointTarget};
+use crate::readback::{SlotQueries, StagingRing};
+use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
 use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
-use crate::request::query::{view_pixels, CheckedQuery, PickQuery, PixelRect, RectMode};
+use crate::request::query::{view_pixels, PickQuery, PixelRect, RectMode};
+use crate::request::viewport::Viewport;
 use crate::request::PickRequest;
 use crate::resolve::query::TableCopy;
 use ash::vk;
 use glam::UVec2;
-use std::ops::Range;
-
-/// Where a planned query (or rectangle tile) lies: its entries in the frame's plan list.
-#[derive(Clone, Debug)]
-pub(super) enum PlannedPart {
-    Hit {
-        first: UVec2,
-        size: UVec2,
-        at: UVec2,
-        entries: Range<usize>,
-    },
-    /// A rectangle's plan over its whole area: its table entries. Its tiles follow it.
-    Rect {
-        entries: Range<usize>,
-    },
-    Tile {
-        mode: RectMode,
-        first: UVec2,
-        size: UVec2,
-        entries: Range<usize>,
-    },
-}
-
-/// The frame's plans, one part per query or tile; reused every frame.
-#[derive(Default)]
-pub(super) struct FramePlans {
-    parts: Vec<PlannedPart>,
-    entries: Vec<PlanEntry>,
-    ranges: Vec<(u32, u32)>,
-    runs: Vec<(u32, u32)>,
-    stats: PassStats,
-}
-
-impl FramePlans {
-    fn clear(&mut self) {
-        self.parts.clear();
-        self.entries.clear();
-        self.ranges.clear();
-        self.runs.clear();
-        self.stats = PassStats::default();
-    }
-
-    /// Appends `plan`'s entries (their ranges and triangle runs re-based) and statistics; returns
-    /// their span.
-    fn take(&mut self, plan: &Plan) -> Range<usize> {
-        let start = self.entries.len();
-        let (base, run_base) = (self.ranges.len() as u32, self.runs.len() as u32);
-        self.ranges.extend_from_slice(&plan.ranges);
-        self.runs.extend_from_slice(&plan.runs);
-        self.entries.extend(plan.entries.iter().map(|e| PlanEntry { first_range: e.first_range + base, first_run: e.first_run + run_base, ..*e }));
-        self.stats.add(&plan.stats);
-        start..self.entries.len()
-    }
-}
 
 impl Picker {
     /// Checks the viewport as a pass shifts it so that framebuffer pixel `first` lands on
@@ -82,8 +31,19 @@ impl Picker {
         self.viewport_limits.check(&request.viewport, dx, dy)
     }
 
-    /// Checks the queries and plans each (a rectangle per tile) into `frame_plans`.
-    fn plan_queries(
+    fn layout_limits(&self) -> LayoutLimits {
+        LayoutLimits {
+            max_queries: self.max_queries,
+            max_radius: self.max_radius,
+            cell: self.cell,
+            rect_tile: self.rect.as_ref().map(|kit| kit.tile),
+            select_through: self.select_through,
+            detail: self.kit.layout.detail,
+        }
+    }
+
+    /// Lays the queries out and plans each query and tile into the layout.
+    fn plan_layout(
         &mut self,
         request: &PickRequest<'_>,
         camera: &CameraSnapshot,
@@ -91,126 +51,80 @@ impl Picker {
         draws: &[PickDraw],
         mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
     ) -> Result<(), PickError> {
-        if queries.is_empty() || queries.len() > self.max_queries as usize {
-            return Err(match queries.len() {
-                0 => PickError::InvalidInput { input: Input::Query(None), reason: "a query set holds at least one query".into() },
-                asked => PickError::Capacity { limit: Limit::Queries, configured: self.max_queries.into(), asked: asked as u64 },
-            });
-        }
-        let view = view_pixels(&request.viewport);
-        self.checked.clear();
-        for (index, query) in queries.iter().enumerate() {
-            self.checked.push(query.check(index, &view, self.max_radius, self.select_through)?);
-        }
-        if let Some(kit) = self.rect.as_ref() {
-            let (w, h) = (u64::from(kit.tile.width), u64::from(kit.tile.height));
-            let tiles: u64 = self
-                .checked
-                .iter()
-                .map(|q| match q {
-                    CheckedQuery::Rect { rect, .. } => u64::from(rect.size().x).div_ceil(w) * u64::from(rect.size().y).div_ceil(h),
-                    CheckedQuery::Hit { .. } => 0,
-                })
-                .sum();
-            if tiles > MAX_RECT_TILES {
-                return Err(PickError::Capacity { limit: Limit::RectTiles, configured: MAX_RECT_TILES, asked: tiles });
-            }
-        }
-        self.frame_plans.clear();
-        self.point_texels.clear();
-        self.point_pixels.clear();
-        let mut cells = 0u32;
-        let checked = std::mem::take(&mut self.checked);
-        let planned = (|| {
-            for query in &checked {
-                match *query {
-                    CheckedQuery::Hit { region, .. } => {
-                        let at = if let CheckedQuery::Hit { pixel, radius: None, .. } = *query {
-                            let next = self.point_pixels.len() as u32;
-                            let texel = *self.point_pixels.entry(pixel.to_array()).or_insert(next);
-                            self.point_texels.push(texel);
-                            if texel != next {
-                                // A pixel already planned: its texel answers this query too.
-                                continue;
-                            }
-                            UVec2::new(texel, 0)
-                        } else {
-                            cells += 1;
-                            UVec2::new(self.max_queries + (cells - 1) * self.cell, 0)
-                        };
-                        self.check_shift(request, region.min, at)?;
-                        let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
-                        // A single pixel ends with its nearest surface: what lies surely behind
-                        // it cannot change the result. Contributors draw what planning cannot see.
-                        let point = region.area() == 1 && matches!(query, CheckedQuery::Hit { radius: None, .. });
-                        let occluded = point && request.contributors.is_empty();
-                        plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }))?;
-                        if let (Some(ray), true) = (ray.as_ref(), occluded) {
-                            self.plan.occlude(draws, camera, region.min, ray);
-                        }
-                        if let Some(ray) = ray.as_ref() {
-                            self.plan.cut_to_chunks(draws, ray);
-                        }
-                        let entries = self.frame_plans.take(&self.plan);
-                        self.frame_plans.parts.push(PlannedPart::Hit { first: region.min, size: region.size(), at, entries });
-                    }
-                    CheckedQuery::Rect { rect, mode } => {
-                        let Some(kit) = self.rect.as_ref() else {
-                            return Err(PickError::Capacity { limit: Limit::RectEntries, configured: 0, asked: 1 });
-                        };
-                        let tile = UVec2::new(kit.tile.width, kit.tile.height);
-                        let ray = if self.culling { PixelRay::covering(camera, &rect) } else { None };
+        let limits = self.layout_limits();
+        self.layout.lay_out(queries, &view_pixels(&request.viewport), &limits)?;
+        let culling = self.culling;
+        let ray_over = |region: &PixelRect| if culling { PixelRay::covering(camera, region) } else { None };
+        for i in 0..self.layout.queries.len() {
+            let (region, at, point) = match &self.layout.queries[i] {
+                QueryLayout::Point { plan: None, .. } => continue,
+                QueryLayout::Point { pixel, texel, .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, UVec2::new(*texel, 0), true),
+                QueryLayout::Radius { region, cell, .. } => (*region, *cell, false),
+                QueryLayout::Rect { rect, tiles, .. } => {
+                    let (rect, tiles) = (*rect, tiles.clone());
+                    let ray = ray_over(&rect);
+                    plan_frame(&mut self.plan, ray.as_ref(), None)?;
+                    let span = self.layout.plans.take(&self.plan);
+                    set_plan(&mut self.layout.queries[i], span);
+                    for t in tiles {
+                        let tile = &self.layout.tiles[t];
+                        let region = PixelRect { min: tile.first, max: tile.first + tile.size };
+                        self.check_shift(request, tile.first, UVec2::ZERO)?;
+                        let ray = ray_over(&region);
                         plan_frame(&mut self.plan, ray.as_ref(), None)?;
-                        let entries = self.frame_plans.take(&self.plan);
-                        self.frame_plans.parts.push(PlannedPart::Rect { entries });
-                        for y in (rect.min.y..rect.max.y).step_by(tile.y as usize) {
-                            for x in (rect.min.x..rect.max.x).step_by(tile.x as usize) {
-                                let first = UVec2::new(x, y);
-                                let region = PixelRect { min: first, max: first.saturating_add(tile).min(rect.max) };
-                                self.check_shift(request, first, UVec2::ZERO)?;
-                                let ray = if self.culling { PixelRay::covering(camera, &region) } else { None };
-                                plan_frame(&mut self.plan, ray.as_ref(), None)?;
-                                let entries = self.frame_plans.take(&self.plan);
-                                self.frame_plans.parts.push(PlannedPart::Tile { mode, first, size: region.size(), entries });
-                            }
-                        }
+                        self.layout.tiles[t].plan = self.layout.plans.take(&self.plan);
                     }
+                    continue;
                 }
+            };
+            self.check_shift(request, region.min, at)?;
+            let ray = ray_over(&region);
+            // A single pixel ends with its nearest surface: what lies surely behind it cannot
+            // change the result. Contributors draw what planning cannot see.
+            let occluded = point && request.contributors.is_empty();
+            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }))?;
+            if let (Some(ray), true) = (ray.as_ref(), occluded) {
+                self.plan.occlude(draws, camera, region.min, ray);
             }
-            Ok(())
-        })();
-        self.checked = checked;
-        planned
+            if let Some(ray) = ray.as_ref() {
+                self.plan.cut_to_chunks(draws, ray);
+            }
+            let span = self.layout.plans.take(&self.plan);
+            set_plan(&mut self.layout.queries[i], span);
+        }
+        Ok(())
     }
 
-    /// Builds every pipeline the planned parts need and checks the table's capacity; after
+    /// Builds every pipeline the layout's plans need and sizes the rectangle table; after
     /// this nothing can fail, so an error leaves the command buffer untouched.
-    fn prepare_parts(&mut self, draws: &[PickDraw], camera: &CameraSnapshot) -> Result<(), PickError> {
-        let fp = &self.frame_plans;
-        let mut rows = 0;
-        let mut table_entries = 0u64;
-        for part in &fp.parts {
-            match part {
-                PlannedPart::Hit { entries, .. } => {
+    fn prepare_layout(&mut self, draws: &[PickDraw], camera: &CameraSnapshot) -> Result<(), PickError> {
+        let layout = &mut self.layout;
+        let (mut rows, mut table_entries) = (0, 0u64);
+        for query in &layout.queries {
+            match query {
+                QueryLayout::Point { plan: None, .. } => {}
+                QueryLayout::Point { plan: Some(plan), .. } | QueryLayout::Radius { plan, .. } => {
                     let kit = &mut self.kit;
-                    prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, &fp.entries[entries.clone()], kit.batch_rows, camera, &mut rows)?;
+                    let entries = &layout.plans.entries[plan.clone()];
+                    prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, entries, kit.batch_rows, camera, &mut rows)?;
                 }
-                PlannedPart::Rect { entries } => {
+                QueryLayout::Rect { mode, plan, tiles, .. } => {
                     // The table counts instances the CPU knows; the GPU picks an indirect draw's.
-                    let planned = &fp.entries[entries.clone()];
+                    let planned = &layout.plans.entries[plan.clone()];
                     if let Some(e) = planned.iter().find(|e| draws.get(e.draw as usize).is_some_and(|d| d.indirect.is_some())) {
                         let reason = "rectangle queries cannot count the instances of an indirect draw".into();
                         return Err(PickError::InvalidDraw { index: e.draw as usize, reason });
                     }
-                    table_entries += entries_needed(planned, &fp.ranges)
-                }
-                PlannedPart::Tile { mode, entries, .. } => {
+                    table_entries += entries_needed(planned, &layout.plans.ranges);
                     let Some(rect) = self.rect.as_mut() else { continue };
                     let pipelines = match mode {
                         RectMode::Visible => &mut rect.visible,
                         RectMode::All => rect.all.as_mut().ok_or(PickError::Unsupported { missing: vec![Requirement::Feature("fragmentStoresAndAtomics")] })?,
                     };
-                    prepare_entries(pipelines, &mut self.kit.instance_sets, draws, &fp.entries[entries.clone()], 0, camera, &mut 0)?;
+                    for tile in &layout.tiles[tiles.clone()] {
+                        let entries = &layout.plans.entries[tile.plan.clone()];
+                        prepare_entries(pipelines, &mut self.kit.instance_sets, draws, entries, 0, camera, &mut 0)?;
+                    }
                 }
             }
         }
@@ -218,9 +132,12 @@ impl Picker {
         if table_entries > u64::from(capacity) {
             return Err(PickError::Capacity { limit: Limit::RectEntries, configured: capacity.into(), asked: table_entries });
         }
+        layout.table_used = table_entries;
         Ok(())
     }
 
+    /// Checks, lays out, plans and prepares the set, then records it into `slot`.
+    ///
     /// # Safety
     /// As [`Picker::record`].
     pub(super) unsafe fn record_planned(
@@ -245,9 +162,28 @@ impl Picker {
             w.check()?;
         }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
-        self.plan_queries(request, &camera, queries, draws, plan_frame)?;
-        // Pipelines last used before the oldest frame that may still run can be destroyed: the
-        // newest frame of every other slot may run; this slot's previous one has completed.
+        self.plan_layout(request, &camera, queries, draws, plan_frame)?;
+        self.begin_frame(slot);
+        let prepared = self.prepare_layout(draws, &camera);
+        self.note_loss(prepared)?;
+        // SAFETY: the caller's contract covers `cmd`, the slot and the draws' buffers; every
+        // pipeline was prepared and the table's capacity checked above.
+        let recorded = unsafe { self.record_layout(cmd, slot, request, &camera, draws) };
+        let frame = self.next_frame;
+        let stats = PassStats { draws_recorded: recorded, ..self.layout.plans.stats };
+        let s = &mut self.slots[slot];
+        s.stats = stats;
+        s.pending = Some(Pending { frame, camera });
+        s.last_frame = Some(frame);
+        // The slot keeps this frame's layout; its last one becomes the next frame's scratch.
+        std::mem::swap(&mut s.layout, &mut self.layout);
+        self.next_frame += 1;
+        Ok(PickTicket { slot, frame, stats })
+    }
+
+    /// Pipelines last used before the oldest frame that may still run can be destroyed: the
+    /// newest frame of every other slot may run; `slot`'s previous one has completed.
+    fn begin_frame(&mut self, slot: usize) {
         let frame = self.next_frame;
         let oldest_in_flight = self.slots.iter().enumerate().filter(|(i, _)| *i != slot).filter_map(|(_, s)| s.last_frame).min().unwrap_or(frame);
         self.kit.pipelines.begin_frame(frame, oldest_in_flight);
@@ -258,24 +194,25 @@ impl Picker {
                 all.begin_frame(frame, oldest_in_flight);
             }
         }
-        let prepared = self.prepare_parts(draws, &camera);
-        let prepared = self.note_loss(prepared);
-        prepared?;
+    }
 
-        let detail = self.kit.layout.detail;
-        let table_needed = self.frame_plans_entries_needed();
+    /// Records the prepared layout into `cmd`: the host's writes' barrier, the pick pass over
+    /// the point and radius queries, their copies, the rectangles tile by tile, the table's
+    /// copy and the stamp. Returns the draws recorded.
+    ///
+    /// # Safety
+    /// As [`Picker::record`]; `prepare_layout` succeeded for this layout.
+    unsafe fn record_layout(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> u64 {
         // Each query places its own region (`region_view`); this framing is only the default.
         let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
-        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, &camera, one_pixel).with_contributors(request);
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, camera, one_pixel).with_contributors(request);
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();
-        s.queries.clear();
         s.spans.clear();
-        let fp = &self.frame_plans;
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
-        // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws'
-        // buffers; every pipeline was prepared and the table's capacity checked above.
+        let staging = &self.staging;
+        // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws.
         unsafe {
             if let Some(w) = &request.host_writes {
                 w.record_before(device, cmd);
@@ -284,131 +221,151 @@ impl Picker {
                 device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
-            self.staging.begin(device, cmd, slot);
-            let mut recorded = 0u64;
-            let hits = fp.parts.iter().filter(|p| matches!(p, PlannedPart::Hit { .. }));
-            if hits.clone().next().is_some() {
-                recording.begin();
-                let (mut rows, mut bound) = (0, BoundState::default());
-                for part in hits.clone() {
-                    let PlannedPart::Hit { first, size, at, entries } = part else { continue };
-                    recording.set_view(&recording.region_view(*first, *size, *at, request.viewport));
-                    recorded += u64::from(recording.record_draws(
-                        draws,
-                        Planned { entries: &fp.entries[entries.clone()], ranges: &fp.ranges, runs: &fp.runs },
-                        &mut s.draws,
-                        s.batch.as_mut(),
-                        &mut rows,
-                        &mut bound,
-                    ));
-                }
-                recording.end();
+            staging.begin(device, cmd, slot);
+            let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
+            record_hit_copies(staging, device, cmd, &self.targets, slot, &self.layout);
+            if let Some(kit) = self.rect.as_ref() {
+                recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
+                record_table_copy(staging, device, cmd, kit, slot, &self.layout);
             }
-            // The points' texels in one copy per attachment, then each radius query's region.
-            let mut offset = HEADER_BYTES;
-            let point_count = self.point_pixels.len() as u32;
-            let points_block = RegionBlock { offset, pixels: u64::from(point_count), detail };
-            if point_count > 0 {
-                let extent = vk::Extent2D { width: point_count, height: 1 };
-                self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D::default(), extent, &points_block);
-                offset += RegionBlock::bytes(points_block.pixels, detail);
-            }
-            let mut point_texels = self.point_texels.iter();
-            let mut hit_parts = hits;
-            let mut rect_parts = fp.parts.iter().filter(|p| !matches!(p, PlannedPart::Hit { .. }));
-            let mut next_entry = 0u32;
-            let mut table_cleared = false;
-            for query in &self.checked {
-                match *query {
-                    CheckedQuery::Hit { pixel, radius: None, region } => {
-                        let Some(&texel) = point_texels.next() else { continue };
-                        s.queries.push(QueryRecord::Hit { pixel, radius: None, region, block: points_block, texel: u64::from(texel) });
-                    }
-                    CheckedQuery::Hit { pixel, radius: Some(radius), region } => {
-                        let Some(PlannedPart::Hit { at, size, .. }) = hit_parts.find(|p| matches!(p, PlannedPart::Hit { at, .. } if at.x >= self.max_queries))
-                        else {
-                            continue;
-                        };
-                        let block = RegionBlock { offset, pixels: u64::from(size.x) * u64::from(size.y), detail };
-                        let extent = vk::Extent2D { width: size.x, height: size.y };
-                        self.staging.record_region(device, cmd, &self.targets, slot, vk::Offset2D { x: at.x as i32, y: at.y as i32 }, extent, &block);
-                        offset += RegionBlock::bytes(block.pixels, detail);
-                        s.queries.push(QueryRecord::Hit { pixel, radius: Some(radius), region, block, texel: 0 });
-                    }
-                    CheckedQuery::Rect { rect, mode } => {
-                        let Some(kit) = self.rect.as_ref() else { continue };
-                        if !table_cleared {
-                            table_cleared = true;
-                            kit.record_clear(device, cmd, table_needed);
-                        }
-                        let Some(PlannedPart::Rect { entries }) = rect_parts.next() else { continue };
-                        let spans_start = s.spans.len();
-                        let map = &mut self.entry_map;
-                        map.clear();
-                        assign_entries(draws, &fp.entries[entries.clone()], &fp.ranges, map, &mut s.draws, &mut s.spans, &mut next_entry);
-                        for _ in 0..rect_tile_count(&rect, kit.tile) {
-                            let Some(PlannedPart::Tile { mode, first, size, entries }) = rect_parts.next() else { continue };
-                            let pipelines = match mode {
-                                RectMode::Visible => &kit.visible,
-                                RectMode::All => match kit.all.as_ref() {
-                                    Some(p) => p,
-                                    None => continue,
-                                },
-                            };
-                            let tile = Tile {
-                                mode: *mode,
-                                first: *first,
-                                size: *size,
-                                origin: *first - rect.min,
-                                rect_width: rect.size().x,
-                                entries: &fp.entries[entries.clone()],
-                                ranges: &fp.ranges,
-                                map,
-                            };
-                            recorded += u64::from(recording.record_tile(kit, pipelines, &tile, draws));
-                        }
-                        s.queries.push(QueryRecord::Rect { rect, mode, spans: spans_start..s.spans.len() });
-                    }
-                }
-            }
-            let table = TableCopy { offset, used: u64::from(next_entry) };
-            if let (true, Some(kit)) = (table_cleared, self.rect.as_ref()) {
-                let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
-                let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
-                device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
-                let (n, used) = (u64::from(kit.capacity), table.used);
-                let ranges = [(0, offset, 4 * used), (4 * n, offset + 4 * used, 4 * used), (8 * n, offset + 8 * used, 4 * used)];
-                self.staging.record_buffer_copy(device, cmd, kit.table.buffer, slot, &ranges);
-                offset += 12 * used;
-            }
-            self.staging.finish(device, cmd, slot, frame, queries_ts);
+            staging.finish(device, cmd, slot, self.next_frame, queries_ts);
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);
             }
-            let stats = PassStats { draws_recorded: recorded, ..fp.stats };
-            s.stats = stats;
-            s.pending = Some(Pending { frame, camera, used_bytes: offset, table });
-            s.last_frame = Some(frame);
-            self.next_frame += 1;
-            Ok(PickTicket { slot, frame, stats })
+            recorded
         }
-    }
-
-    /// Table entries the frame's rectangle tiles use.
-    fn frame_plans_entries_needed(&self) -> u64 {
-        let fp = &self.frame_plans;
-        fp.parts
-            .iter()
-            .map(|p| match p {
-                PlannedPart::Rect { entries } => entries_needed(&fp.entries[entries.clone()], &fp.ranges),
-                PlannedPart::Hit { .. } | PlannedPart::Tile { .. } => 0,
-            })
-            .sum()
     }
 }
 
-/// Tiles a rectangle is split into.
-fn rect_tile_count(rect: &PixelRect, tile: vk::Extent2D) -> usize {
-    let s = rect.size();
-    (s.x.div_ceil(tile.width.max(1)) as usize) * (s.y.div_ceil(tile.height.max(1)) as usize)
+/// Sets the plan span of a point, radius or rectangle query.
+fn set_plan(query: &mut QueryLayout, span: std::ops::Range<usize>) {
+    match query {
+        QueryLayout::Point { plan, .. } => *plan = Some(span),
+        QueryLayout::Radius { plan, .. } | QueryLayout::Rect { plan, .. } => *plan = span,
+    }
+}
+
+/// Records the pick pass over every point and radius query of `layout`, each region at its
+/// texel or cell; returns the draws recorded.
+///
+/// # Safety
+/// As [`Picker::record_layout`].
+unsafe fn record_hits(recording: &PassRecording<'_>, layout: &FrameLayout, s: &mut Slot, draws: &[PickDraw], viewport: Viewport) -> u64 {
+    if !layout.has_hits() {
+        return 0;
+    }
+    let (mut recorded, mut rows, mut bound) = (0, 0, BoundState::default());
+    // SAFETY: the caller's contract.
+    unsafe { recording.begin() };
+    for query in &layout.queries {
+        let (first, size, at, plan) = match query {
+            QueryLayout::Point { pixel, texel, plan: Some(plan) } => (*pixel, UVec2::ONE, UVec2::new(*texel, 0), plan),
+            QueryLayout::Radius { region, cell, plan, .. } => (region.min, region.size(), *cell, plan),
+            QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
+        };
+        // SAFETY: inside the pass begun above; every pipeline was prepared.
+        unsafe {
+            recording.set_view(&recording.region_view(first, size, at, viewport));
+            let planned = layout.plans.planned(plan.clone());
+            recorded += u64::from(recording.record_draws(draws, planned, &mut s.draws, s.batch.as_mut(), &mut rows, &mut bound));
+        }
+    }
+    // SAFETY: the pass begun above.
+    unsafe { recording.end() };
+    recorded
+}
+
+/// Copies the points' texels (one copy per attachment) and each radius query's region into
+/// their staging blocks.
+///
+/// # Safety
+/// As [`Picker::record_layout`], after the pick pass.
+unsafe fn record_hit_copies(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, targets: &PassTargets, slot: usize, layout: &FrameLayout) {
+    // SAFETY: (whole block) the caller's contract.
+    unsafe {
+        if layout.points > 0 {
+            let extent = vk::Extent2D { width: layout.points, height: 1 };
+            staging.record_region(device, cmd, targets, slot, vk::Offset2D::default(), extent, &layout.points_block);
+        }
+        for query in &layout.queries {
+            if let QueryLayout::Radius { region, cell, block, .. } = query {
+                let extent = vk::Extent2D { width: region.size().x, height: region.size().y };
+                staging.record_region(device, cmd, targets, slot, vk::Offset2D { x: cell.x as i32, y: cell.y as i32 }, extent, block);
+            }
+        }
+    }
+}
+
+/// Records every rectangle of `layout`: the table cleared once, each rectangle's entries
+/// assigned (its spans noted in the layout), then its tiles. Returns the draws recorded.
+///
+/// # Safety
+/// As [`Picker::record_layout`].
+unsafe fn record_rects(
+    recording: &PassRecording<'_>,
+    kit: &RectKit,
+    layout: &mut FrameLayout,
+    s: &mut Slot,
+    map: &mut Vec<EntryRange>,
+    draws: &[PickDraw],
+) -> u64 {
+    let FrameLayout { queries, tiles, plans, table_used, .. } = layout;
+    let (mut recorded, mut next_entry, mut cleared) = (0, 0u32, false);
+    for query in queries.iter_mut() {
+        let QueryLayout::Rect { rect, mode, plan, tiles: own_tiles, spans } = query else { continue };
+        if !cleared {
+            cleared = true;
+            // SAFETY: the caller's contract; outside any pass.
+            unsafe { kit.record_clear(recording.device, recording.cmd, *table_used) };
+        }
+        let pipelines = match mode {
+            RectMode::Visible => &kit.visible,
+            // Prepared (and so present) whenever a set holds an `All` rectangle.
+            RectMode::All => match kit.all.as_ref() {
+                Some(p) => p,
+                None => continue,
+            },
+        };
+        let spans_start = s.spans.len();
+        map.clear();
+        assign_entries(draws, &plans.entries[plan.clone()], &plans.ranges, map, &mut s.draws, &mut s.spans, &mut next_entry);
+        for t in &tiles[own_tiles.clone()] {
+            let tile = Tile {
+                mode: *mode,
+                first: t.first,
+                size: t.size,
+                origin: t.first - rect.min,
+                rect_width: rect.size().x,
+                entries: &plans.entries[t.plan.clone()],
+                ranges: &plans.ranges,
+                map,
+            };
+            // SAFETY: the caller's contract; the table was cleared above.
+            recorded += u64::from(unsafe { recording.record_tile(kit, pipelines, &tile, draws) });
+        }
+        *spans = spans_start..s.spans.len();
+    }
+    debug_assert_eq!(u64::from(next_entry), *table_used, "the entries assigned are the entries prepared");
+    recorded
+}
+
+/// Copies the rectangle table's used entries (counts, depth keys, first pixels) into the
+/// slot after the region blocks, when the set holds a rectangle.
+///
+/// # Safety
+/// As [`Picker::record_layout`], after the rectangles.
+unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, slot: usize, layout: &FrameLayout) {
+    if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
+        return;
+    }
+    let TableCopy { offset, used } = layout.table();
+    let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
+    let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+    let n = u64::from(kit.capacity);
+    let ranges = [(0, offset, 4 * used), (4 * n, offset + 4 * used, 4 * used), (8 * n, offset + 8 * used, 4 * used)];
+    // SAFETY: the caller's contract; the table's writes are made visible to the copy.
+    unsafe {
+        device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
+        staging.record_buffer_copy(device, cmd, kit.table.buffer, slot, &ranges);
+    }
 }

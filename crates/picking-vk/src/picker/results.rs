@@ -1,7 +1,8 @@
 //! Taking a slot's results once its frame completed: reading only the bytes the frame
 //! wrote, checking the GPU's stamp, and resolving each recorded query.
 
-use super::{Pending, Picker, QueryRecord, Slot};
+use super::frame_layout::QueryLayout;
+use super::{Pending, Picker, Slot};
 use crate::error::PickError;
 use crate::readback::stamp_of;
 use crate::resolve;
@@ -23,7 +24,7 @@ impl Picker {
         // SAFETY: the caller's contract is `take_bytes`'.
         let Some((pending, stats, bytes)) = (unsafe { self.take_bytes(slot) })? else { return Ok(None) };
         let s = &self.slots[slot];
-        let results = s.queries.iter().map(|q| resolve_query(q, s, &pending, stats, &bytes)).collect();
+        let results = s.layout.queries.iter().map(|q| resolve_query(q, s, &pending, stats, &bytes)).collect();
         self.read_buffer = bytes;
         Ok(Some(FrameResults { frame: pending.frame, stats, results }))
     }
@@ -47,9 +48,11 @@ impl Picker {
         let (staging, timestamps) = (&self.staging, self.timestamps.is_some());
         // The frame stays pending until its bytes were read: a failed read (an invalidate
         // that ran out of host memory) can be retried.
-        let taken = take_after_read(&mut self.slots[slot].pending, |pending| {
+        let s = &mut self.slots[slot];
+        let used_bytes = s.layout.used_bytes();
+        let taken = take_after_read(&mut s.pending, |_| {
             // SAFETY: the caller guarantees the copies into this slot have completed.
-            unsafe { staging.read(slot, pending.used_bytes, timestamps, &mut bytes) }
+            unsafe { staging.read(slot, used_bytes, timestamps, &mut bytes) }
         });
         let (pending, header) = match self.note_loss(taken) {
             Ok(Some(taken)) => taken,
@@ -82,22 +85,22 @@ fn take_after_read<P, R, E>(pending: &mut Option<P>, read: impl FnOnce(&P) -> Re
     Ok(pending.take().map(|p| (p, read)))
 }
 
-/// The result of one recorded query of a slot, from the slot's bytes.
-fn resolve_query(q: &QueryRecord, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
+/// The result of one query of a slot's layout, from the slot's bytes.
+fn resolve_query(q: &QueryLayout, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
     let (frame, camera) = (pending.frame, &pending.camera);
     match q {
-        QueryRecord::Hit { pixel, radius: None, block, texel, .. } => {
-            let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &block.texels(bytes, *texel));
+        QueryLayout::Point { pixel, texel, .. } => {
+            let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &s.layout.points_block.texels(bytes, u64::from(*texel)));
             result.stats = stats;
             QueryResult::Point(result)
         }
-        QueryRecord::Hit { pixel, radius: Some(radius), region, block, .. } => {
+        QueryLayout::Radius { pixel, radius, region, block, .. } => {
             let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, bytes, camera, &s.draws);
             result.stats = stats;
             QueryResult::Radius { result, radius: *radius, hit_pixel }
         }
-        QueryRecord::Rect { rect, mode, spans } => {
-            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], pending.table, bytes, camera.depth, &s.draws))
+        QueryLayout::Rect { rect, mode, spans, .. } => {
+            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], s.layout.table(), bytes, camera.depth, &s.draws))
         }
     }
 }

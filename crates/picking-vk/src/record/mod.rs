@@ -3,6 +3,7 @@
 //! image; `rect` records the rectangle tiles.
 
 pub(crate) mod batch;
+mod batch_run;
 mod bind;
 pub(crate) mod hooked;
 pub(crate) mod push;
@@ -13,7 +14,6 @@ use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickCont
 use crate::error::PickError;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::ignore::Admission;
-use crate::pass::hooked::HookPush;
 use crate::pass::instance_sets::InstanceSets;
 use crate::pass::pipeline::Pipelines;
 use crate::pass::pipeline_key::{PickPush, PipelineKey};
@@ -25,10 +25,11 @@ use crate::plan::{run_of, Plan, PlanEntry, Planned};
 use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
 use ash::vk;
-use batch::{DrawBatchBuffer, DrawCommand, DrawRow, COMMAND_BYTES};
+use batch::{DrawBatchBuffer, DrawRow};
+use batch_run::{write_row, Run, RunHook};
 pub(crate) use bind::BoundState;
 use bind::{instance_attributes, storage_set_buffers, Bindings};
-use glam::Vec2;
+use glam::{Mat4, Vec2};
 use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
 pub(crate) use view::Framing;
@@ -235,8 +236,6 @@ impl<'a> PassRecording<'a> {
         // The unsafe blocks below ("as above") rest on the caller's contract: `cmd` is inside
         // this render pass, the draws' buffers are live, and render pass, framebuffer and
         // pipelines belong to this device and outlive the host's command buffer.
-        let d = self.device;
-        let cmd = self.cmd;
         let mut recorded = 0;
         let mut run: Option<Run> = None;
         for entry in planned.entries {
@@ -259,25 +258,16 @@ impl<'a> PassRecording<'a> {
                 recorded += u32::from(k == 0);
                 let bindings = Bindings::of(draw, pipeline);
                 if let Some(batch) = batch.as_deref_mut().filter(|_| key.batched) {
-                    let hook = draw.hooks.as_ref().map(|h| RunHook {
-                        attribute: h.attribute.map(|a| (a.range.buffer, a.range.offset)),
-                        set: h.descriptor_set,
-                        layout,
-                    });
+                    let hook = RunHook::of(draw, layout);
                     // Extend the open run, or close it and open one for this draw's bindings.
                     if run.as_ref().is_some_and(|r| r.bindings != bindings || r.hook != hook || r.count >= self.max_draw_indirect_count) {
                         // SAFETY: as above.
                         unsafe { self.record_run(run.take(), batch, bound) };
                     }
                     let open = run.get_or_insert(Run { bindings, hook, first: *rows, count: 0 });
-                    let (count, first, vertex_offset) = match triangles {
-                        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, None),
-                        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, Some(vertex_offset)),
-                    };
                     // Hooked shaders work in world space: their rows carry the model matrix.
                     let matrix = if draw.hooks.is_some() { draw.model } else { model_view_projection };
-                    let row = DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index };
-                    batch.write(*rows, &row, &DrawCommand { count, first, vertex_offset, row: *rows });
+                    write_row(batch, *rows, triangles, &DrawRow { model_view_projection: matrix, object_id: draw.id.to_words(), draw_index });
                     open.count += 1;
                     *rows += 1;
                     continue;
@@ -289,48 +279,12 @@ impl<'a> PassRecording<'a> {
                 // SAFETY: as above; offsets and counts were validated against the buffer ranges.
                 unsafe {
                     self.bind(&bindings, instance_attributes(draw), bound);
-                    match &draw.hooks {
-                        Some(hooks) => {
-                            self.bind_hooks(draw, hooks, layout, bound);
-                            self.push_hooked(draw, draw_index, [0; 8], layout);
-                        }
+                    self.bind_and_push(draw, key, layout, model_view_projection, draw_index, bound);
+                    match &draw.indirect {
+                        // The host's commands, once: culling kept the draw, the GPU picks its work.
+                        Some(indirect) => self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })),
                         None => {
-                            let first_instance = draw.instances.map_or(0, |i| i.first);
-                            let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
-                            let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-                            if key.deform.is_some() {
-                                self.bind_deformation(draw, layout, bound);
-                                d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
-                            } else if key.instance_storage {
-                                self.bind_storage_set(draw, layout, 1, bound);
-                                let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
-                                bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
-                                words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
-                                d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
-                            } else {
-                                d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
-                            }
-                        }
-                    }
-                }
-                if let Some(indirect) = &draw.indirect {
-                    // The host's commands, once: culling kept the draw, the GPU picks its work.
-                    // SAFETY: as above; the ranges and features were validated.
-                    unsafe { self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })) };
-                    continue;
-                }
-                let base = draw.instances.map_or(0, |i| i.first);
-                let ranges = &planned.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize];
-                // Ignored and culled instances are cut out of the draw: they neither hit nor occlude.
-                for &(start, count) in ranges {
-                    // SAFETY: as above.
-                    unsafe {
-                        // This run's triangles (the whole draw's when it was not cut).
-                        match triangles {
-                            Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
-                            Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                                d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
-                            }
+                            self.draw_ranges(draw, triangles, &planned.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize])
                         }
                     }
                 }
@@ -347,6 +301,67 @@ impl<'a> PassRecording<'a> {
             *bound = BoundState::default();
         }
         recorded + contributed
+    }
+
+    /// Binds what a directly recorded draw reads beyond its vertex buffers (hook set,
+    /// deformation or storage set) and pushes its constants.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_draws`], with `layout` the pipeline layout of `key`.
+    unsafe fn bind_and_push(
+        &self,
+        draw: &PickDraw,
+        key: PipelineKey,
+        layout: vk::PipelineLayout,
+        model_view_projection: Mat4,
+        draw_index: u32,
+        bound: &mut BoundState,
+    ) {
+        let (d, cmd) = (self.device, self.cmd);
+        // SAFETY: (whole block) the caller's contract.
+        unsafe {
+            if let Some(hooks) = &draw.hooks {
+                self.bind_hooks(draw, hooks, layout, bound);
+                self.push_hooked(draw, draw_index, [0; 8], layout);
+                return;
+            }
+            let first_instance = draw.instances.map_or(0, |i| i.first);
+            let push = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance };
+            let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+            if key.deform.is_some() {
+                self.bind_deformation(draw, layout, bound);
+                d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
+            } else if key.instance_storage {
+                self.bind_storage_set(draw, layout, 1, bound);
+                let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
+                bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
+                words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);
+                d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
+            } else {
+                d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
+            }
+        }
+    }
+
+    /// Draws `triangles` of `draw` for each planned instance range: ignored and culled
+    /// instances are cut out of the draw, so they neither hit nor occlude.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_draws`], after the draw's bindings and push constants.
+    unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)]) {
+        let (d, cmd) = (self.device, self.cmd);
+        let base = draw.instances.map_or(0, |i| i.first);
+        for &(start, count) in ranges {
+            // SAFETY: the caller's contract; counts were validated against the buffer ranges.
+            unsafe {
+                match triangles {
+                    Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
+                    Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+                        d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
+                    }
+                }
+            }
+        }
     }
 
     /// Records the host's indirect commands of one draw.
@@ -370,52 +385,4 @@ impl<'a> PassRecording<'a> {
             }
         }
     }
-
-    /// Records `run` (if any) as one indirect draw over its rows.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`]; the run's rows and commands are written.
-    unsafe fn record_run(&self, run: Option<Run>, batch: &DrawBatchBuffer, bound: &mut BoundState) {
-        let Some(run) = run else { return };
-        let offset = batch.commands_offset() + u64::from(run.first) * u64::from(COMMAND_BYTES);
-        // SAFETY: the caller's contract; the run's rows and commands lie within the batch buffer.
-        unsafe {
-            self.bind(&run.bindings, Some((batch.buffer(), 0)), bound);
-            if let Some(h) = run.hook {
-                // The rows carry each draw's model, ID and index; the push block the rest.
-                self.bind_hook_inputs(h.attribute, h.set, h.layout, bound);
-                let push = HookPush {
-                    view_projection: self.camera.view_projection.as_mat4(),
-                    object_id: [0; 2],
-                    draw_index: 0,
-                    first_instance: 0,
-                    rect: [0; 8],
-                    model: glam::Mat4::IDENTITY,
-                    pixel_shift: self.pixel_shift.get(),
-                };
-                self.device.cmd_push_constants(self.cmd, h.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
-            }
-            match run.bindings.indices {
-                Some(_) => self.device.cmd_draw_indexed_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
-                None => self.device.cmd_draw_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
-            }
-        }
-    }
-}
-
-/// What a hooked run binds beyond [`Bindings`]: the hooks' attribute stream and set, and
-/// the program's layout.
-#[derive(Clone, Copy, PartialEq)]
-struct RunHook {
-    attribute: Option<(vk::Buffer, u64)>,
-    set: vk::DescriptorSet,
-    layout: vk::PipelineLayout,
-}
-
-/// Consecutive batched draws with the same bindings: rows `first..first + count`.
-struct Run {
-    bindings: Bindings,
-    hook: Option<RunHook>,
-    first: u32,
-    count: u32,
 }

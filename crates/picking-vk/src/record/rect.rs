@@ -8,7 +8,7 @@ use super::{deform_push, instance_attributes, pipeline_key, storage_words, words
 use crate::draw::{PickDraw, Triangles};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::pass::pipeline::Pipelines;
-use crate::pass::pipeline_key::{PickPush, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
+use crate::pass::pipeline_key::{PickPush, PipelineKey, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rect::RectKit;
 use crate::plan::PlanEntry;
 use crate::request::camera::DepthConvention;
@@ -110,21 +110,7 @@ impl PassRecording<'_> {
                     continue;
                 };
                 recorded += 1;
-                self.bind(&Bindings::of(draw, pipeline), instance_attributes(draw), &mut bound);
-                // The table set, again whenever the layout changes (hooked layouts differ in
-                // their push constants, which disturbs set 0); binding it with another layout
-                // disturbs set 1 in turn, which is then bound again.
-                if bound.set0_layout != Some(layout) {
-                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
-                    (bound.set0_layout, bound.set1, bound.set2) = (Some(layout), None, None);
-                }
-                if let Some(hooks) = &draw.hooks {
-                    self.bind_hooks(draw, hooks, layout, &mut bound);
-                } else if key.deform.is_some() {
-                    self.bind_deformation(draw, layout, &mut bound);
-                } else if key.instance_storage {
-                    self.bind_storage_set(draw, layout, 1, &mut bound);
-                }
+                self.bind_tile_draw(kit, draw, key, pipeline, layout, &mut bound);
                 let model_view_projection = self.camera.model_view_projection(&draw.model);
                 let base = draw.instances.map_or(0, |i| i.first);
                 for &(start, count) in &tile.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
@@ -134,24 +120,9 @@ impl PassRecording<'_> {
                             continue;
                         }
                         // The shaders add the instance to `draw_index`: entry = base + (instance - start).
-                        let draw_index = r.base.wrapping_sub(r.start);
-                        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-                        if draw.hooks.is_some() {
-                            self.push_hooked(draw, draw_index, rect_words, layout);
-                        } else if key.deform.is_some() {
-                            let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
-                            d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &p, rect_words));
-                        } else {
-                            let p = PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index, first_instance: base };
-                            push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
-                            let size = if key.instance_storage {
-                                words_to_bytes(storage_words(draw), &mut push[RECT_PUSH_SIZE as usize..]);
-                                STORAGE_PUSH_SIZE
-                            } else {
-                                RECT_PUSH_SIZE
-                            };
-                            d.cmd_push_constants(cmd, layout, stages, 0, &push[..size as usize]);
-                        }
+                        let p =
+                            PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index: r.base.wrapping_sub(r.start), first_instance: base };
+                        self.push_tile_draw(draw, key, layout, &p, rect_words, &mut push);
                         match draw.triangles {
                             Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, hi - lo, first_vertex, base + lo),
                             Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
@@ -163,14 +134,87 @@ impl PassRecording<'_> {
             }
             kit.pass.end(d, cmd, &kit.attachments);
             if tile.mode == RectMode::Visible {
-                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce.handle);
-                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce_layout.handle, 0, &[kit.set], &[]);
-                let mut reduce = [0u8; 32];
-                words_to_bytes([tile.size.x, tile.size.y, reverse, kit.capacity, tile.origin.x, tile.origin.y, tile.rect_width, 0], &mut reduce);
-                d.cmd_push_constants(cmd, kit.reduce_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &reduce);
-                d.cmd_dispatch(cmd, tile.size.x.div_ceil(8), tile.size.y.div_ceil(8), 1);
+                self.record_reduce(kit, tile, reverse);
             }
         }
         recorded
+    }
+
+    /// Binds a tile draw's buffers and sets: the table set (again whenever the layout
+    /// changes: hooked layouts differ in their push constants, which disturbs set 0, and
+    /// binding it with another layout disturbs set 1 in turn, which is then bound again),
+    /// then the hook, deformation or storage set.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_tile`], inside the rectangle pass; `pipeline` and `layout`
+    /// are `key`'s.
+    unsafe fn bind_tile_draw(
+        &self,
+        kit: &RectKit,
+        draw: &PickDraw,
+        key: PipelineKey,
+        pipeline: vk::Pipeline,
+        layout: vk::PipelineLayout,
+        bound: &mut BoundState,
+    ) {
+        // SAFETY: (whole block) the caller's contract.
+        unsafe {
+            self.bind(&Bindings::of(draw, pipeline), instance_attributes(draw), bound);
+            if bound.set0_layout != Some(layout) {
+                self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
+                (bound.set0_layout, bound.set1, bound.set2) = (Some(layout), None, None);
+            }
+            if let Some(hooks) = &draw.hooks {
+                self.bind_hooks(draw, hooks, layout, bound);
+            } else if key.deform.is_some() {
+                self.bind_deformation(draw, layout, bound);
+            } else if key.instance_storage {
+                self.bind_storage_set(draw, layout, 1, bound);
+            }
+        }
+    }
+
+    /// Pushes a tile draw's constants: the pick push `p`, the rectangle's words and, per
+    /// layout, the hook's, deformation's or storage instances' words (`push`: scratch).
+    ///
+    /// # Safety
+    /// As [`PassRecording::bind_tile_draw`], after it.
+    unsafe fn push_tile_draw(&self, draw: &PickDraw, key: PipelineKey, layout: vk::PipelineLayout, p: &PickPush, rect_words: [u32; 8], push: &mut [u8]) {
+        let (d, cmd) = (self.device, self.cmd);
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        // SAFETY: (whole block) the caller's contract.
+        unsafe {
+            if draw.hooks.is_some() {
+                self.push_hooked(draw, p.draw_index, rect_words, layout);
+            } else if key.deform.is_some() {
+                d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, p, rect_words));
+            } else {
+                push[..PickPush::SIZE as usize].copy_from_slice(&p.to_bytes());
+                let size = if key.instance_storage {
+                    words_to_bytes(storage_words(draw), &mut push[RECT_PUSH_SIZE as usize..]);
+                    STORAGE_PUSH_SIZE
+                } else {
+                    RECT_PUSH_SIZE
+                };
+                d.cmd_push_constants(cmd, layout, stages, 0, &push[..size as usize]);
+            }
+        }
+    }
+
+    /// Reduces a `Visible` tile into the table: per pixel, its nearest draw's entry counts it.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_tile`], after the tile's pass ended.
+    unsafe fn record_reduce(&self, kit: &RectKit, tile: &Tile<'_>, reverse: u32) {
+        let (d, cmd) = (self.device, self.cmd);
+        let mut reduce = [0u8; 32];
+        words_to_bytes([tile.size.x, tile.size.y, reverse, kit.capacity, tile.origin.x, tile.origin.y, tile.rect_width, 0], &mut reduce);
+        // SAFETY: the caller's contract; the kit's pipeline and set belong to this device.
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce.handle);
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, kit.reduce_layout.handle, 0, &[kit.set], &[]);
+            d.cmd_push_constants(cmd, kit.reduce_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &reduce);
+            d.cmd_dispatch(cmd, tile.size.x.div_ceil(8), tile.size.y.div_ceil(8), 1);
+        }
     }
 }

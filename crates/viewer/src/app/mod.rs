@@ -22,6 +22,7 @@ mod panel;
 pub mod picking;
 mod recovery;
 mod selection;
+mod settings;
 mod setup;
 mod view_rect;
 mod visibility;

@@ -4,9 +4,9 @@
 
 use super::band::{self, BandQuery};
 use super::id_buffer::IdBufferView;
-use super::input::Settings;
 use super::picking::{Picking, MAX_HOVER_RADIUS};
 use super::selection::Selection;
+use super::settings::Settings;
 use super::view_rect::PANEL_WIDTH;
 use crate::pick_report::PickReport;
 use picking_vk::config::DetailStatus;

@@ -34,7 +34,7 @@ impl Running {
             None => OrbitCamera::framing(&scene),
         };
         let duration = scene.animations.iter().map(crate::scene::Animation::duration).fold(0.0, f32::max);
-        let playback = scene.animated().then(|| super::input::Playback::new(duration, options.time));
+        let playback = scene.animated().then(|| super::settings::Playback::new(duration, options.time));
         let view = SceneView { scene, objects, camera, home: camera };
         let gpu = Gpu::new(&window, &view, options)?;
         recovery.track(&gpu.ctx);
