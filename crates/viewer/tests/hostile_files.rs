@@ -632,22 +632,21 @@ fn valid_files_that_were_refused_load() {
     });
     assert!(load_path(&write_case("data-uri", &doc)).is_ok());
     // Required extensions that change only shading, or add lights: the same geometry is drawn
-    // and picked. One the viewer cannot read (compressed geometry) is still refused by name.
+    // and picked. One the viewer cannot read (WebP textures) is still refused by name.
     let shaded = |required: Value| {
         mutated(|d| {
             d["materials"] = json!([{"extensions": {"KHR_materials_unlit": {}, "KHR_materials_emissive_strength": {"emissiveStrength": 2.0}}}]);
             d["meshes"][0]["primitives"][0]["material"] = json!(0);
             d["extensions"] = json!({"KHR_lights_punctual": {"lights": [{"type": "point"}]}});
-            d["extensionsUsed"] = json!(["KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_lights_punctual", "KHR_draco_mesh_compression"]);
+            d["extensionsUsed"] = json!(["KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_lights_punctual", "EXT_texture_webp"]);
             d["extensionsRequired"] = required;
         })
     };
     let scene =
         load_path(&write_case("shading-only", &shaded(json!(["KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_lights_punctual"])))).unwrap();
     assert_eq!(scene.meshes[0].primitives[0].triangle_count(), 1);
-    let err =
-        load_path(&write_case("draco-required", &shaded(json!(["KHR_materials_unlit", "KHR_draco_mesh_compression"])))).map(|_| ()).unwrap_err().to_string();
-    assert!(err.contains("KHR_draco_mesh_compression") && !err.contains("KHR_materials_unlit"), "{err}");
+    let err = load_path(&write_case("webp-required", &shaded(json!(["KHR_materials_unlit", "EXT_texture_webp"])))).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("requires EXT_texture_webp") && !err.contains("KHR_materials_unlit"), "{err}");
     // Strips and fans are drawn and picked as the triangles glTF makes of them.
     for (mode, name) in [(5, "strip"), (6, "fan")] {
         let scene = load_path(&write_case(name, &mutated(|d| d["meshes"][0]["primitives"][0]["mode"] = json!(mode)))).unwrap();

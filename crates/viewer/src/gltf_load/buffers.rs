@@ -64,28 +64,35 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), SceneError> {
 }
 
 /// Every buffer's bytes, in the document's order; the real path of each file read is pushed
-/// onto `files`.
+/// onto `files`. The buffers in `fallback` (data-less meshopt fallbacks) are not read: they
+/// are empty.
 pub fn load(
-    document: &gltf::Document,
+    root: &gltf::json::Root,
     blob: Option<Vec<u8>>,
     base: Option<&Path>,
     options: &LoadOptions,
+    fallback: &[usize],
     files: &mut Vec<PathBuf>,
 ) -> Result<Vec<Vec<u8>>, SceneError> {
     let mut blob = blob;
-    let total = document.buffers().try_fold(0u64, |sum, b| sum.checked_add(b.length() as u64)).unwrap_or(u64::MAX);
+    let read = || root.buffers.iter().enumerate().filter(|(i, _)| !fallback.contains(i));
+    let total = read().try_fold(0u64, |sum, (_, b)| sum.checked_add(b.byte_length.0)).unwrap_or(u64::MAX);
     if total > options.max_bytes {
         return Err(SceneError::Budget(format!("its buffers declare {total} bytes, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
     }
-    let mut out = Vec::with_capacity(document.buffers().len());
-    for buffer in document.buffers() {
-        let index = buffer.index();
-        let length = buffer.length();
+    let mut out = Vec::with_capacity(root.buffers.len());
+    for (index, buffer) in root.buffers.iter().enumerate() {
+        if fallback.contains(&index) {
+            out.push(vec![]);
+            continue;
+        }
+        // Within the budget checked above.
+        let length = buffer.byte_length.0 as usize;
         let bad = |reason: String| SceneError::Buffer { index, reason };
-        let mut data = match buffer.source() {
-            gltf::buffer::Source::Bin => blob.take().ok_or_else(|| bad("it names the GLB binary chunk, which the file does not have".into()))?,
-            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(bad)?,
-            gltf::buffer::Source::Uri(uri) => {
+        let mut data = match buffer.uri.as_deref() {
+            None => blob.take().ok_or_else(|| bad("it names the GLB binary chunk, which the file does not have".into()))?,
+            Some(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(bad)?,
+            Some(uri) => {
                 let (data, real) = read_file(uri, base, length as u64, options).map_err(bad)?;
                 files.push(real);
                 data

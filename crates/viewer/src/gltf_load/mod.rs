@@ -7,8 +7,11 @@
 //! [`SceneError`] naming the accessor, buffer view, buffer, camera or node at fault.
 
 mod buffers;
+mod compressed;
+mod extensions;
 mod gpu_instancing;
 mod materials;
+mod parse;
 mod precise;
 mod primitives;
 mod quantized;
@@ -52,6 +55,10 @@ pub enum SceneError {
     BadAnimation { animation: usize, reason: String },
     #[error("asset.version {0:?}: only glTF 2.x is read")]
     Version(String),
+    #[error("bufferView {view} ({extension}): {reason}")]
+    CompressedView { view: usize, extension: &'static str, reason: String },
+    #[error("the file requires {0}, which the viewer does not read")]
+    UnreadExtension(String),
     #[error("the file has no triangle meshes to show")]
     Empty,
     #[error("the glTF reader failed on this file ({0}); it is malformed")]
@@ -183,44 +190,31 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // The container is split here, not by the glTF crate, which refuses chunks of unknown
     // types that glTF says to ignore.
     let (json, blob) = buffers::split_glb(bytes)?;
-    let mut root = validate::references(json)?;
-    // KHR_mesh_quantization is read here (`quantized`), though the glTF crate's validation
-    // refuses it as required; the attribute types it allows are checked in `validate`.
-    if root.extensions_required.iter().any(|e| e == quantized::EXTENSION) {
-        root.extensions_required.retain(|e| e != quantized::EXTENSION);
-        if !root.extensions_used.iter().any(|e| e == quantized::EXTENSION) {
-            root.extensions_used.push(quantized::EXTENSION.into());
-        }
-    }
-    // Extensions that change only shading, or add what the viewer neither draws nor picks: a
-    // file that requires them draws and picks the same geometry, so it is read, with a warning
-    // (the glTF crate refuses every required extension it does not know).
-    let (shading, required): (Vec<String>, Vec<String>) = std::mem::take(&mut root.extensions_required).into_iter().partition(|e| shading_only(e));
-    root.extensions_required = required;
-    if !shading.is_empty() {
-        log::warn!(
-            "the file requires {}: read, but drawn with the viewer's own shading",
-            shading.iter().map(|e| printable_cut(e)).collect::<Vec<_>>().join(", ")
-        );
-    }
+    let mut root = parse::parse(json)?;
+    extensions::refuse_unread(&root)?;
+    validate::references(&root)?;
+    let compression = compressed::Compression::scan(json, &root.extensions_required)?;
     // EXT_mesh_gpu_instancing is read here (`gpu_instancing`), from the JSON the glTF crate
     // drops it from; a file must declare it to use it.
     let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));
-    root.extensions_required.retain(|e| e != gpu_instancing::EXTENSION);
+    extensions::take_read(&mut root);
     let instanced = if instancing { gpu_instancing::accessors_of_nodes(json)? } else { vec![] };
     // glTF reads an extension only where the file declares it; say so where one is left unread.
     if !instancing && json.windows(gpu_instancing::EXTENSION.len()).any(|w| w == gpu_instancing::EXTENSION.as_bytes()) {
         log::warn!("the file names {} without declaring it in extensionsUsed: its nodes draw their meshes once, at the node", gpu_instancing::EXTENSION);
     }
     let precise = precise::node_transforms(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
+    // Buffers are read, and compressed geometry decoded into plain accessors, before the glTF
+    // crate validates the document (it refuses accessors whose data a Draco stream holds).
+    let mut files = vec![];
+    let mut buffers = buffers::load(&root, blob.map(<[u8]>::to_vec), base, options, &compression.fallback_buffers, &mut files)?;
+    compression.decode(&mut root, &mut buffers, options.max_bytes)?;
     let document = gltf::Document::from_json(root)?;
     // glTF 1.0 is another format: a file that says so (or needs a later 2.x) is not read as 2.0.
     let asset = &document.as_json().asset;
     if asset.version.split('.').next() != Some("2") || asset.min_version.as_deref().is_some_and(|m| m != "2.0") {
         return Err(SceneError::Version(printable(asset.min_version.as_deref().unwrap_or(&asset.version))));
     }
-    let mut files = vec![];
-    let buffers = buffers::load(&document, blob.map(<[u8]>::to_vec), base, options, &mut files)?;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     let geometry = validate::primitives(&document, &lengths, options)?;
     let structure = validate::structure(&document, geometry, options)?;
@@ -260,14 +254,6 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
         return Err(SceneError::Empty);
     }
     Ok(scene)
-}
-
-/// Whether a required extension changes only how surfaces are shaded (materials but the one
-/// that replaces the base colour, and its alpha mask, with its own), or adds lights or
-/// metadata: nothing the viewer draws or picks moves or changes its mask.
-fn shading_only(extension: &str) -> bool {
-    (extension.starts_with("KHR_materials_") && extension != "KHR_materials_pbrSpecularGlossiness")
-        || matches!(extension, "KHR_lights_punctual" | "EXT_lights_image_based" | "KHR_xmp_json_ld")
 }
 
 /// The largest billboard side the viewer draws, in scene units.
