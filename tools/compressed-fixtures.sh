@@ -26,5 +26,9 @@ mkdir -p "$out"
 # (vertex codec version 1), named nodes, materials and extras kept.
 "$pack" -i "$src" -o "$out/gltfpack-exp.glb" -c -vpf -kn -km -ke
 "$pack" -i "$src" -o "$out/gltfpack-khr.glb" -cc -ce khr -kn -km -ke
+# gltfpack's mesh instancing: repeated meshes become EXT_mesh_gpu_instancing nodes whose
+# instance transforms are meshopt-compressed too (named nodes are merged, so the signposts,
+# billboards from node extras, are gone).
+"$pack" -i "$src" -o "$out/gltfpack-instanced.glb" -c -mi -km -ke
 rm -rf "$tools"
 ls -l "$out"

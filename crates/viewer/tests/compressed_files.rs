@@ -39,17 +39,29 @@ fn picks(scene: &Path, pixels: &[[u32; 2]], tag: &str) -> Vec<Value> {
     serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
 }
 
+/// How a tool rewrote the scene beyond compressing it.
+#[derive(Clone, Copy, PartialEq)]
+enum Kept {
+    /// Node names and the signposts (billboards the viewer draws from node extras).
+    All,
+    /// The signposts, not the names of the nodes that draw meshes.
+    Billboards,
+    /// Neither: the tool merged the named nodes.
+    Geometry,
+}
+
 /// Each fixture, the position quantization its tool applied (bits over each mesh's bounds),
-/// and whether the tool keeps the source's node names on the nodes it draws.
-const FIXTURES: &[(&str, u32, bool)] = &[
-    ("draco.glb", 14, true),
-    ("draco-q11.glb", 11, true),
-    ("draco-sequential-q16.glb", 16, true),
-    ("quantize-draco.glb", 14, true),
-    ("meshopt.glb", 14, true),
-    ("meshopt-medium.glb", 14, true),
-    ("gltfpack-exp.glb", 14, false),
-    ("gltfpack-khr.glb", 14, false),
+/// and what it kept.
+const FIXTURES: &[(&str, u32, Kept)] = &[
+    ("draco.glb", 14, Kept::All),
+    ("draco-q11.glb", 11, Kept::All),
+    ("draco-sequential-q16.glb", 16, Kept::All),
+    ("quantize-draco.glb", 14, Kept::All),
+    ("meshopt.glb", 14, Kept::All),
+    ("meshopt-medium.glb", 14, Kept::All),
+    ("gltfpack-exp.glb", 14, Kept::Billboards),
+    ("gltfpack-khr.glb", 14, Kept::Billboards),
+    ("gltfpack-instanced.glb", 14, Kept::Geometry),
 ];
 
 /// The built-in scene's widest mesh (the ground) spans 16 units.
@@ -61,19 +73,23 @@ fn compressed_files_pick_like_their_uncompressed_source() {
     let pixels: Vec<[u32; 2]> = (0..400).map(|_| [rng.u32(..W), rng.u32(..H)]).collect();
     let want = picks(&source(), &pixels, "source");
     assert!(want.iter().filter(|r| r["hit"] == true).count() > 250, "the pixels mostly hit something");
-    for &(name, bits, named) in FIXTURES {
+    for &(name, bits, kept) in FIXTURES {
         let got = picks(&fixture(name), &pixels, name);
         // A position moves by at most half a quantization step per axis; along a ray that
         // meets the surface at a slant, and through the depth buffer's rounding, the pick's
         // distance moves by a few times that (documented in the README).
         let step = LARGEST_MESH / f64::from((1u32 << bits) - 1);
-        let mut worst = 0.0f64;
+        let (mut worst, mut compared) = (0.0f64, 0);
         for ((w, g), p) in want.iter().zip(&got).zip(&pixels) {
+            if kept == Kept::Geometry && w["node_name"].as_str().is_some_and(|n| n.starts_with("Signpost")) {
+                continue;
+            }
+            compared += 1;
             assert_eq!(w["hit"], g["hit"], "{name} pixel {p:?}: hit or miss as the source");
             if w["hit"] != true {
                 continue;
             }
-            if named {
+            if kept == Kept::All {
                 assert_eq!(w["node_name"], g["node_name"], "{name} pixel {p:?}: the same object");
             }
             let (dw, dg) = (w["distance"].as_f64().unwrap(), g["distance"].as_f64().unwrap());
@@ -81,7 +97,8 @@ fn compressed_files_pick_like_their_uncompressed_source() {
             assert!(error <= 2.0 * step + 2e-4 * dw, "{name} pixel {p:?}: distance {dg} against the source's {dw}");
             worst = worst.max(error);
         }
-        eprintln!("{name}: 400/400 picks agree, largest distance error {worst:.5}");
+        assert!(compared > 380, "{name}: {compared} pixels compared");
+        eprintln!("{name}: {compared} picks agree, largest distance error {worst:.5}");
     }
 }
 

@@ -134,3 +134,47 @@ impl MeshoptView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshoptimizer_rs::codec::{encode_filter_color, encode_vertex_buffer, VertexEncoding};
+
+    fn colour_view(extension: &'static str, count: u64) -> MeshoptView {
+        let text = |s: &str| s.to_owned();
+        MeshoptView { view: 0, extension, buffer: 0, offset: 0, length: 0, stride: 4, count, mode: text("ATTRIBUTES"), filter: text("COLOR") }
+    }
+
+    /// RGBA8 colours through the COLOR filter and vertex codec 1 (what KHR adds to EXT).
+    fn encoded_colours(colours: &[[f32; 4]]) -> Vec<u8> {
+        let mut ws = Workspace::default();
+        let flat: Vec<f32> = colours.iter().flatten().copied().collect();
+        let filtered = encode_filter_color(colours.len(), 4, 8, &flat, &mut ws).unwrap();
+        encode_vertex_buffer(&filtered, colours.len(), 4, VertexEncoding::new(1, 2).unwrap(), &mut ws).unwrap()
+    }
+
+    #[test]
+    fn khr_colour_filtered_views_with_vertex_codec_1_decode_to_their_colours() {
+        let colours: Vec<[f32; 4]> = (0..37).map(|i| [i as f32 / 36.0, 1.0 - i as f32 / 36.0, 0.25, 0.5 + (i % 2) as f32 * 0.5]).collect();
+        let stream = encoded_colours(&colours);
+        let decoded = colour_view(KHR, colours.len() as u64).decode_bytes(&stream, 1 << 20).unwrap();
+        assert_eq!(decoded.len(), colours.len() * 4);
+        for (got, want) in decoded.chunks(4).zip(&colours) {
+            for (g, w) in got.iter().zip(want) {
+                assert!((f32::from(*g) / 255.0 - w).abs() <= 2.0 / 255.0, "{got:?} against {want:?}");
+            }
+        }
+        // EXT defines neither the COLOR filter nor vertex codec 1.
+        let ext = colour_view(EXT, colours.len() as u64).decode_bytes(&stream, 1 << 20).unwrap_err();
+        assert!(ext.contains("vertex codec version 1"), "{ext}");
+        let unfiltered = MeshoptView { filter: "NONE".into(), ..colour_view(EXT, colours.len() as u64) };
+        assert!(unfiltered.decode_bytes(&stream, 1 << 20).unwrap_err().contains("version 1"));
+    }
+
+    #[test]
+    fn a_stream_that_decodes_past_the_byte_limit_is_refused_before_it_allocates() {
+        let stream = encoded_colours(&[[0.5; 4]; 64]);
+        let err = colour_view(KHR, 1 << 28).decode_bytes(&stream, 1 << 20).unwrap_err();
+        assert!(err.contains("ATTRIBUTES stream"), "{err}");
+    }
+}
