@@ -4,7 +4,8 @@
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::config::PassRendering;
-use picking_vk::{DrawList, PickDraw, PickQuery, PickRequest, PickResult, Picker, PickerConfig, Viewport};
+use picking_vk::debug::{IdCopy, IdImage, Texels};
+use picking_vk::{DrawList, FrameResults, PickDraw, PickQuery, PickRequest, PickResult, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext, DEFAULT_API_VERSION};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -101,6 +102,24 @@ impl Gpu {
         assert!(self.ctx.validation_enabled(), "validation layer must be on for GPU tests");
         let messages = self.ctx.take_validation_messages();
         assert!(messages.is_empty(), "{} validation message(s):\n{}", messages.len(), messages.join("\n"));
+    }
+
+    /// The full-resolution ID image of `draws` (`width` x `height`, row-major).
+    pub fn id_image(&self, request: &PickRequest<'_>, draws: &[PickDraw], width: u32, height: u32) -> Vec<Texels> {
+        // SAFETY: the context's handles outlive the image.
+        let mut image = unsafe { IdImage::new(self.ctx.host_device(), width, height) }.unwrap();
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        self.run(|cmd| unsafe { image.record(cmd, request, draws, None, IdCopy::Whole) }.map(|_| ()).unwrap());
+        // SAFETY: `run` waited.
+        unsafe { image.read() }.unwrap()
+    }
+
+    /// Records one query set into slot 0, submits, waits, and takes the results.
+    pub fn run_queries(&self, picker: &mut Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        self.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited for the frame.
+        unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
     }
 
     /// Runs `f` with a command buffer, submitted and waited for.

@@ -14,7 +14,7 @@ use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{
     draw::Aabb, draw::BufferRange, draw::DepthBias, draw::IndexWidth, draw::InstanceBinding, draw::InstanceFormat, draw::Instances, draw::MeshGeometry,
     draw::PositionFormat, draw::Positions, draw::RasterState, draw::Topology, draw::Triangles, request::Ignore, ObjectId, PickDraw, PickQuery, PickRequest,
-    PickerConfig, PixelRect, QueryResult, RectMode, Viewport,
+    PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport,
 };
 use picking_vk_tests::harness::Gpu;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -201,7 +201,7 @@ fn random_queries(rng: &mut fastrand::Rng, w: u32, h: u32) -> Vec<PickQuery> {
             0 => PickQuery::Point(random_pixel(rng, w, h)),
             1 => {
                 let (pixel, small) = (random_pixel(rng, w, h), rng.u32(0..9));
-                PickQuery::Radius { pixel, radius: mostly(rng, small, &[64, 10_000, u32::MAX]) }
+                PickQuery::Radius { pixel, radius: mostly(rng, small, &[64, 10_000, u32::MAX]), snap: if rng.bool() { Snap::Thin } else { Snap::Nearest } }
             }
             _ => {
                 let a = random_pixel(rng, w, h);
@@ -276,7 +276,7 @@ fn check_result(query: &PickQuery, result: &QueryResult, draws: &[PickDraw], ign
     };
     match (query, result) {
         (PickQuery::Point(pixel), QueryResult::Point(r)) if r.pixel == *pixel => point(r),
-        (PickQuery::Radius { pixel, radius }, QueryResult::Radius { result, radius: r, hit_pixel }) if r == radius => {
+        (PickQuery::Radius { pixel, radius, snap }, QueryResult::Radius { result, radius: r, snap: s, hit_pixel }) if r == radius && s == snap => {
             if let Some(p) = hit_pixel {
                 let d = p.as_vec2().distance(pixel.as_vec2());
                 if d > *radius as f32 + 1e-3 || result.hit.is_none() || result.pixel != *p {

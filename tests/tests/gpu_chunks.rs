@@ -5,7 +5,7 @@
 
 use ash::vk;
 use glam::{Mat4, Quat, UVec2, Vec3};
-use picking_vk::{draw::RasterState, DepthConvention, DetailMode, FrameResults, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Viewport};
+use picking_vk::{draw::RasterState, DepthConvention, DetailMode, FrameResults, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Snap, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 
@@ -68,8 +68,11 @@ fn chunk_culling_never_changes_a_result() {
         let request = PickRequest::new(Viewport::full(W, H), view, proj);
         for chunk in pixels.chunks(16) {
             // Half points, half radius queries.
-            let queries: Vec<PickQuery> =
-                chunk.iter().enumerate().map(|(i, &pixel)| if i % 2 == 0 { PickQuery::Point(pixel) } else { PickQuery::Radius { pixel, radius: 3 } }).collect();
+            let queries: Vec<PickQuery> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, &pixel)| if i % 2 == 0 { PickQuery::Point(pixel) } else { PickQuery::Radius { pixel, radius: 3, snap: Snap::Nearest } })
+                .collect();
             let a = run_queries(&gpu, &mut culled, &request, &queries, &gs.draws);
             let b = run_queries(&gpu, &mut full, &request, &queries, &gs.draws);
             triangles_culled += a.stats.pass.triangles_culled;

@@ -8,7 +8,7 @@
 use glam::{UVec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{
-    contributor::ContributorHit, contributor::PickContributor, DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, QueryResult, Viewport,
+    contributor::ContributorHit, contributor::PickContributor, DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, QueryResult, Snap, Viewport,
 };
 use picking_vk_host::{Billboard, Billboards};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
@@ -144,8 +144,11 @@ fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
         let mut pixels: Vec<UVec2> = gpu.covered_pixels(&request, &gs.draws, seed).into_iter().take(320).collect();
         pixels.extend(random_pixels(seed, 64, W, H));
         for chunk in pixels.chunks(64) {
-            let queries: Vec<PickQuery> =
-                chunk.iter().enumerate().map(|(k, &p)| if k % 4 == 3 { PickQuery::Radius { pixel: p, radius: 0 } } else { PickQuery::Point(p) }).collect();
+            let queries: Vec<PickQuery> = chunk
+                .iter()
+                .enumerate()
+                .map(|(k, &p)| if k % 4 == 3 { PickQuery::Radius { pixel: p, radius: 0, snap: Snap::Nearest } } else { PickQuery::Point(p) })
+                .collect();
             // SAFETY: recording outside a render pass; the draws' buffers and the billboards
             // outlive the wait.
             gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &gs.draws) }.map(|_| ()).expect("record"));

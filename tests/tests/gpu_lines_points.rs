@@ -7,7 +7,7 @@
 use glam::{DVec2, DVec4, Mat4, UVec2, Vec3};
 use picking_vk::{
     config::DetailStatus, draw::BufferRange, draw::IndexWidth, draw::MeshGeometry, draw::Positions, draw::PrimitiveKind, draw::RasterState, draw::Topology,
-    draw::Triangles, ObjectId, PickDraw, PickFeatures, PickQuery, PickRequest, PickerConfig, QueryResult,
+    draw::Triangles, ObjectId, PickDraw, PickFeatures, PickQuery, PickRequest, PickerConfig, QueryResult, Snap,
 };
 use picking_vk_context::HostBuffer;
 use picking_vk_tests::harness::{look, Gpu};
@@ -107,7 +107,7 @@ fn lines_and_points_are_hit_within_the_radius_like_a_brute_force_oracle() {
         let mut rng = fastrand::Rng::with_seed(seed * 31);
         for _round in 0..6 {
             let queries: Vec<(UVec2, u32)> = (0..64).map(|_| (UVec2::new(rng.u32(8..W - 8), rng.u32(8..H - 8)), [2, 4, 8][rng.usize(..3)])).collect();
-            let set: Vec<PickQuery> = queries.iter().map(|&(pixel, radius)| PickQuery::Radius { pixel, radius }).collect();
+            let set: Vec<PickQuery> = queries.iter().map(|&(pixel, radius)| PickQuery::Radius { pixel, radius, snap: Snap::Nearest }).collect();
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
             gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &set, &draws) }.map(|_| ()).expect("record"));
             // SAFETY: `run` waited for the frame.

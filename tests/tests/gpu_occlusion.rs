@@ -10,7 +10,9 @@
 
 use ash::vk;
 use glam::{Mat4, Quat, UVec2, Vec3};
-use picking_vk::{draw::DepthBias, draw::RasterState, DepthConvention, PickDraw, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Viewport};
+use picking_vk::{
+    draw::DepthBias, draw::RasterState, DepthConvention, PickDraw, PickQuery, PickRequest, PickResult, PickerConfig, QueryResult, Snap, Viewport,
+};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Object, Scene};
 
@@ -66,7 +68,7 @@ fn pick_radius_zero(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRe
     gpu.run(|cmd| {
         for (slot, &pixel) in pixels.iter().enumerate() {
             // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-            unsafe { picker.record(cmd, slot, request, &[PickQuery::Radius { pixel, radius: 0 }], draws) }.expect("record");
+            unsafe { picker.record(cmd, slot, request, &[PickQuery::Radius { pixel, radius: 0, snap: Snap::Nearest }], draws) }.expect("record");
         }
     });
     (0..pixels.len())

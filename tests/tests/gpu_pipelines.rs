@@ -6,7 +6,7 @@
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::draw::Culling;
-use picking_vk::{DepthConvention, PickDraw, PickQuery, PickRequest, PickerConfig, PixelRect, RectMode, Viewport};
+use picking_vk::{DepthConvention, PickDraw, PickQuery, PickRequest, PickerConfig, PixelRect, RectMode, Snap, Viewport};
 use picking_vk_tests::harness::{look, random_scene_camera, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene, VertexLayout};
 
@@ -23,7 +23,7 @@ fn warm_up_builds_every_pipeline_a_scene_needs() {
     assert_eq!(picker.warm_up(&gs.draws, DepthConvention::Standard, Culling::NONE).unwrap(), 0, "a second warm-up builds nothing");
     let queries = [
         PickQuery::Point(UVec2::new(80, 60)),
-        PickQuery::Radius { pixel: UVec2::new(40, 30), radius: 5 },
+        PickQuery::Radius { pixel: UVec2::new(40, 30), radius: 5, snap: Snap::Nearest },
         PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(160, 120)), mode: RectMode::Visible },
         PickQuery::Rect { rect: PixelRect::new(UVec2::new(20, 20), UVec2::new(90, 70)), mode: RectMode::All },
     ];

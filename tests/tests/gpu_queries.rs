@@ -3,10 +3,10 @@
 //! CPU ray oracle with all hits (`All` rectangles), separate picks, and culling off.
 
 use glam::{Mat4, UVec2};
-use picking_vk::debug::{IdCopy, IdImage, Texels};
+use picking_vk::debug::Texels;
 use picking_vk::error::{Input, Limit};
 use picking_vk::{
-    DepthConvention, FrameResults, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode,
+    DepthConvention, FrameResults, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Snap,
     Viewport,
 };
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
@@ -19,20 +19,11 @@ const H: u32 = 120;
 
 /// The whole view's texels, row-major.
 fn id_image(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw]) -> Vec<Texels> {
-    // SAFETY: the context's handles outlive the image.
-    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
-    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, None, IdCopy::Whole) }.map(|_| ()).unwrap());
-    // SAFETY: `run` waited.
-    unsafe { image.read() }.unwrap()
+    gpu.id_image(request, draws, W, H)
 }
 
-/// Records one query set into slot 0, submits, waits, and takes the results.
 fn run_queries(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
-    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
-    gpu.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
-    // SAFETY: `run` waited for the frame.
-    unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+    gpu.run_queries(picker, request, queries, draws)
 }
 
 /// The object key a rectangle reports: the ID, and the instance for instanced draws.
@@ -90,9 +81,15 @@ fn a_pixel_asked_twice_in_one_set_is_drawn_once_and_answers_both() {
     let covered = gpu.covered_pixels(&request, &gs.draws, 5);
     let (a, b) = (covered[0], covered[covered.len() / 2]);
     // Hover and click at `a`, a radius query between them, `b` twice: three distinct points.
-    let repeated =
-        [PickQuery::Point(a), PickQuery::Radius { pixel: b, radius: 2 }, PickQuery::Point(a), PickQuery::Point(b), PickQuery::Point(b), PickQuery::Point(a)];
-    let distinct = [PickQuery::Point(a), PickQuery::Radius { pixel: b, radius: 2 }, PickQuery::Point(b)];
+    let repeated = [
+        PickQuery::Point(a),
+        PickQuery::Radius { pixel: b, radius: 2, snap: Snap::Nearest },
+        PickQuery::Point(a),
+        PickQuery::Point(b),
+        PickQuery::Point(b),
+        PickQuery::Point(a),
+    ];
+    let distinct = [PickQuery::Point(a), PickQuery::Radius { pixel: b, radius: 2, snap: Snap::Nearest }, PickQuery::Point(b)];
     let mut record = |queries: &[PickQuery]| {
         let mut recorded = 0;
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
@@ -133,11 +130,12 @@ fn radius_queries_match_a_brute_force_search_of_the_id_image() {
         let mut picker = gpu.picker(PickerConfig::default());
         let mut rng = fastrand::Rng::with_seed(seed);
         for round in 0..4 {
-            let queries: Vec<PickQuery> =
-                (0..16).map(|_| PickQuery::Radius { pixel: UVec2::new(rng.u32(..W), rng.u32(..H)), radius: [0, 1, 3, 8][rng.usize(..4)] }).collect();
+            let queries: Vec<PickQuery> = (0..16)
+                .map(|_| PickQuery::Radius { pixel: UVec2::new(rng.u32(..W), rng.u32(..H)), radius: [0, 1, 3, 8][rng.usize(..4)], snap: Snap::Nearest })
+                .collect();
             let set = run_queries(&gpu, &mut picker, &request, &queries, &gs.draws);
             for (q, r) in queries.iter().zip(&set.results) {
-                let PickQuery::Radius { pixel, radius } = *q else { unreachable!() };
+                let PickQuery::Radius { pixel, radius, .. } = *q else { unreachable!() };
                 let QueryResult::Radius { result, hit_pixel, .. } = r else { panic!("a radius result") };
                 // Brute force over the whole image: nearest centre, then depth, then row-major.
                 let mut best: Option<(i64, f32, UVec2)> = None;
@@ -303,7 +301,7 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut queries = vec![];
         for _ in 0..6 {
-            queries.push(PickQuery::Radius { pixel: UVec2::new(rng.u32(..W), rng.u32(..H)), radius: rng.u32(..=8) });
+            queries.push(PickQuery::Radius { pixel: UVec2::new(rng.u32(..W), rng.u32(..H)), radius: rng.u32(..=8), snap: Snap::Nearest });
             let a = UVec2::new(rng.u32(..W), rng.u32(..H));
             queries.push(PickQuery::Rect {
                 rect: PixelRect::spanning(a, a + UVec2::new(rng.u32(..60), rng.u32(..40))),
@@ -361,7 +359,7 @@ fn query_sets_refuse_bad_queries_and_record_nothing() {
     let cases: Vec<(Vec<PickQuery>, &str, Kind)> = vec![
         (vec![], "empty", |e| matches!(e, PickError::InvalidInput { input: Input::Query(None), .. })),
         (vec![p; 5], "too many", |e| matches!(e, PickError::Capacity { limit: Limit::Queries, configured: 4, asked: 5 })),
-        (vec![PickQuery::Radius { pixel: UVec2::new(3, 3), radius: 9 }], "radius", |e| {
+        (vec![PickQuery::Radius { pixel: UVec2::new(3, 3), radius: 9, snap: Snap::Nearest }], "radius", |e| {
             matches!(e, PickError::Capacity { limit: Limit::Radius, configured: 8, asked: 9 })
         }),
         (vec![PickQuery::Point(UVec2::new(W, 0))], "outside", |e| matches!(e, PickError::OutsideView { .. })),

@@ -6,7 +6,7 @@
 use glam::UVec2;
 use picking_vk::{
     config::PassRendering, error::Requirement, DepthConvention, FrameResults, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, Picker, PickerConfig,
-    PixelRect, QueryResult, RectMode, Viewport,
+    PixelRect, QueryResult, RectMode, Snap, Viewport,
 };
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::scene::Scene;
@@ -35,7 +35,7 @@ fn render_passes_and_dynamic_rendering_give_the_same_results() {
         let request = PickRequest::new(Viewport::full(W, H), view, proj);
         let covered = gpu.covered_pixels(&request, &gs.draws, seed);
         let mut queries: Vec<PickQuery> = covered.iter().take(6).map(|&p| PickQuery::Point(p)).collect();
-        queries.extend(random_pixels(seed, 4, W, H).into_iter().map(|pixel| PickQuery::Radius { pixel, radius: 5 }));
+        queries.extend(random_pixels(seed, 4, W, H).into_iter().map(|pixel| PickQuery::Radius { pixel, radius: 5, snap: Snap::Nearest }));
         queries.push(PickQuery::Rect { rect: PixelRect::new(UVec2::new(10, 8), UVec2::new(150, 110)), mode: RectMode::Visible });
         if features.contains(PickFeatures::SELECT_THROUGH) {
             queries.push(PickQuery::Rect { rect: PixelRect::new(UVec2::new(30, 20), UVec2::new(120, 90)), mode: RectMode::All });

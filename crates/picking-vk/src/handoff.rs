@@ -16,6 +16,8 @@ pub(crate) struct DrawSnapshot {
     pub draw_index: u32,
     /// The host's own value for the draw ([`PickDraw::tag`]).
     pub tag: u64,
+    /// [`PickDraw::priority`] (0 for a contributor's draws).
+    pub priority: i16,
     pub instanced: bool,
     pub model: Mat4,
     pub triangles: Triangles,
@@ -42,6 +44,7 @@ impl DrawSnapshot {
             id: draw.id,
             draw_index,
             tag: draw.tag,
+            priority: draw.priority,
             // Indirect commands have instances whatever the draw says.
             instanced: draw.instances.is_some() || draw.indirect.is_some(),
             model: draw.model,
@@ -69,6 +72,7 @@ impl DrawSnapshot {
             id,
             draw_index: u32::MAX,
             tag: 0,
+            priority: 0,
             instanced: true,
             model: Mat4::IDENTITY,
             triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 0 },

@@ -72,7 +72,7 @@
 //! The crate root holds the integration path above: set-up ([`PickSupport`],
 //! [`DeviceFeatures`], [`PickFeatures`], [`HostDevice`], [`PickerConfig`], [`DetailMode`]),
 //! the [`Picker`], a frame's [`PickRequest`] with its [`Viewport`] and [`DepthConvention`],
-//! its queries ([`PickQuery`], [`PixelRect`], [`RectMode`]) and draws ([`PickDraw`],
+//! its queries ([`PickQuery`], [`PixelRect`], [`RectMode`], [`Snap`]) and draws ([`PickDraw`],
 //! [`DrawList`], [`ObjectId`]), the cursor ([`cursor_to_pixel`]), and what comes back
 //! ([`PickTicket`], [`FrameResults`], [`QueryResult`], [`PickResult`], [`PickHit`],
 //! [`PickError`]). The rest is grouped by topic:
@@ -177,7 +177,7 @@ pub use id::ObjectId;
 pub use picker::{PickMemory, PickTicket, Picker};
 pub use request::camera::DepthConvention;
 pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
-pub use request::query::{PickQuery, PixelRect, RectMode};
+pub use request::query::{PickQuery, PixelRect, RectMode, Snap};
 pub use request::viewport::Viewport;
 pub use request::PickRequest;
 pub use resolve::query::{FrameResults, QueryResult};

@@ -17,7 +17,7 @@ use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::IdImage;
 use picking_vk::{
-    config::DetailStatus, config::PassRendering, DetailMode, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Viewport,
+    config::DetailStatus, config::PassRendering, DetailMode, PickError, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, Snap, Viewport,
 };
 use picking_vk_context::{ContextOptions, VulkanContext};
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, GpuScene, LitPass, Markers, Offscreen, COLOR_FORMAT};
@@ -209,7 +209,9 @@ fn query_of(entry: &PickEntry, (w, h): (u32, u32)) -> Result<PickQuery, String> 
         PickEntry::Point { x, y } if inside(x, y) => Ok(PickQuery::Point(UVec2::new(x as u32, y as u32))),
         PickEntry::Point { x, y } => Err(outside(x, y, (w, h))),
         PickEntry::Radius { radius, .. } if !(0..=i64::from(MAX_RADIUS)).contains(&radius) => Err(format!("radius {radius} must lie in 0..={MAX_RADIUS}")),
-        PickEntry::Radius { x, y, radius } if inside(x, y) => Ok(PickQuery::Radius { pixel: UVec2::new(x as u32, y as u32), radius: radius as u32 }),
+        PickEntry::Radius { x, y, radius, snap } if inside(x, y) => {
+            Ok(PickQuery::Radius { pixel: UVec2::new(x as u32, y as u32), radius: radius as u32, snap })
+        }
         PickEntry::Radius { x, y, .. } => Err(outside(x, y, (w, h))),
         PickEntry::Rect { rect: [x0, y0, x1, y1], mode } => {
             if x1 <= x0 || y1 <= y0 {
@@ -237,9 +239,10 @@ fn refused(entry: &PickEntry, why: String, detail_active: bool) -> Record {
     };
     let json = match *entry {
         PickEntry::Point { x, y } => as_given(x, y),
-        PickEntry::Radius { x, y, radius } => {
+        PickEntry::Radius { x, y, radius, snap } => {
             let mut json = as_given(x, y);
             json["radius"] = radius.into();
+            json["snap"] = snap_name(snap).into();
             json["hit_pixel"] = Value::Null;
             json
         }
@@ -249,6 +252,14 @@ fn refused(entry: &PickEntry, why: String, detail_active: bool) -> Record {
     Record { json, point: None }
 }
 
+/// A snapping rule as pick files and records name it.
+fn snap_name(snap: Snap) -> &'static str {
+    match snap {
+        Snap::Nearest => "nearest",
+        Snap::Thin => "thin",
+    }
+}
+
 /// The record of a query's result.
 fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
     match result {
@@ -256,10 +267,11 @@ fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
             let report = PickReport::new(r, frame.scene, frame.objects);
             Record { json: report.to_json(frame.detail_active), point: Some(report) }
         }
-        QueryResult::Radius { result, radius, hit_pixel } => {
+        QueryResult::Radius { result, radius, snap, hit_pixel } => {
             let report = PickReport::new(result, frame.scene, frame.objects);
             let mut json = report.to_json(frame.detail_active);
             json["radius"] = (*radius).into();
+            json["snap"] = snap_name(*snap).into();
             json["hit_pixel"] = hit_pixel.map_or(Value::Null, |p| serde_json::json!([p.x, p.y]));
             Record { json, point: Some(report) }
         }

@@ -189,7 +189,7 @@ fn demo_pixels(w: u32, h: u32) -> Vec<viewer::pick_file::PickEntry> {
         }
     }
     // A radius query beside the centre and a rectangle over the middle of the view.
-    picks.push(PickEntry::Radius { x: w / 2 + 3, y: h / 2, radius: 8 });
+    picks.push(PickEntry::Radius { x: w / 2 + 3, y: h / 2, radius: 8, snap: picking_vk::Snap::Nearest });
     picks.push(PickEntry::Rect { rect: [w / 4, h / 4, w * 3 / 4, h * 3 / 4], mode: picking_vk::RectMode::Visible });
     picks
 }

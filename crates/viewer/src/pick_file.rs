@@ -5,7 +5,7 @@
 //! its record says what is wrong and the others still run.
 
 use crate::ViewerError;
-use picking_vk::RectMode;
+use picking_vk::{RectMode, Snap};
 use serde_json::Value;
 use std::path::Path;
 
@@ -20,6 +20,7 @@ pub enum PickEntry {
         x: i64,
         y: i64,
         radius: i64,
+        snap: Snap,
     },
     Rect {
         rect: [i64; 4],
@@ -57,7 +58,7 @@ pub fn parse_entry(v: &Value) -> PickEntry {
     // A key the entry's kind does not take (a typo such as "raduis", or "point" and "rect"
     // together) makes it malformed: read as a plain point, it would answer another question.
     let keys: Option<&[&str]> = match (object.contains_key("point"), object.contains_key("rect")) {
-        (true, _) => Some(&["point", "radius"]),
+        (true, _) => Some(&["point", "radius", "snap"]),
         (false, true) => Some(&["rect", "mode"]),
         (false, false) => None,
     };
@@ -66,9 +67,16 @@ pub fn parse_entry(v: &Value) -> PickEntry {
     }
     if let Some(point) = object.get("point") {
         let Some([x, y]) = integers::<2>(point) else { return PickEntry::Malformed(format!("\"point\" must be [x, y] whole numbers, got {}", echo(point))) };
+        let snap = match object.get("snap") {
+            None => Snap::Nearest,
+            Some(v) if v == "nearest" => Snap::Nearest,
+            Some(v) if v == "thin" => Snap::Thin,
+            Some(v) => return PickEntry::Malformed(format!("\"snap\" must be \"nearest\" or \"thin\", got {}", echo(v))),
+        };
         return match object.get("radius").map(whole) {
+            None if object.contains_key("snap") => PickEntry::Malformed("\"snap\" chooses among the hits of a \"radius\", and the entry has none".into()),
             None => PickEntry::Point { x, y },
-            Some(Some(radius)) => PickEntry::Radius { x, y, radius },
+            Some(Some(radius)) => PickEntry::Radius { x, y, radius, snap },
             Some(None) => PickEntry::Malformed(format!("\"radius\" must be a whole number, got {}", echo(&object["radius"]))),
         };
     }
@@ -181,12 +189,15 @@ mod tests {
     #[test]
     fn entries_of_every_kind_and_their_faults() {
         assert_eq!(parse_entry(&json!([3, 4])), PickEntry::Point { x: 3, y: 4 });
-        assert_eq!(parse_entry(&json!({"point": [3, 4], "radius": 5})), PickEntry::Radius { x: 3, y: 4, radius: 5 });
+        assert_eq!(parse_entry(&json!({"point": [3, 4], "radius": 5})), PickEntry::Radius { x: 3, y: 4, radius: 5, snap: Snap::Nearest });
+        assert_eq!(parse_entry(&json!({"point": [3, 4], "radius": 5, "snap": "thin"})), PickEntry::Radius { x: 3, y: 4, radius: 5, snap: Snap::Thin });
+        assert!(matches!(parse_entry(&json!({"point": [3, 4], "radius": 5, "snap": "fewest"})), PickEntry::Malformed(m) if m.contains("\"thin\"")));
+        assert!(matches!(parse_entry(&json!({"point": [3, 4], "snap": "thin"})), PickEntry::Malformed(m) if m.contains("radius")));
         assert_eq!(parse_entry(&json!({"point": [3, 4]})), PickEntry::Point { x: 3, y: 4 });
         assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4], "mode": "all"})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::All });
         assert_eq!(parse_entry(&json!({"rect": [1, 2, 3, 4]})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::Visible });
         // Whole numbers written as floats are whole numbers.
-        assert_eq!(parse_entry(&json!({"point": [3.0, 4], "radius": 8.0})), PickEntry::Radius { x: 3, y: 4, radius: 8 });
+        assert_eq!(parse_entry(&json!({"point": [3.0, 4], "radius": 8.0})), PickEntry::Radius { x: 3, y: 4, radius: 8, snap: Snap::Nearest });
         assert_eq!(parse_entry(&json!([3.0, -4.0])), PickEntry::Point { x: 3, y: -4 });
         assert_eq!(parse_entry(&json!({"rect": [1.0, 2, 3, 4e0]})), PickEntry::Rect { rect: [1, 2, 3, 4], mode: RectMode::Visible });
         for bad in [

@@ -11,7 +11,7 @@ use crate::scenes::BenchScene;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, PixelRect, RectMode, Viewport};
+use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, PixelRect, RectMode, Snap, Viewport};
 use picking_vk_context::VulkanContext;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -92,7 +92,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         let sets: [Vec<PickQuery>; 7] = [
             vec![PickQuery::Point(pixel)],
             points,
-            vec![PickQuery::Radius { pixel, radius: 8 }],
+            vec![PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }],
             vec![rect(64, RectMode::Visible)],
             vec![rect(256, RectMode::Visible)],
             vec![PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(w, h)), mode: RectMode::Visible }],

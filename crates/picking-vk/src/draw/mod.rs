@@ -161,6 +161,11 @@ pub struct PickDraw {
     /// The host's own value for this draw (its index in the host's list, a submesh key...),
     /// reported back in [`crate::PickHit::tag`] whatever was culled. 0 unless set.
     pub tag: u64,
+    /// How a radius query ranks this draw's hits: in the query's disc, only hits of the
+    /// highest priority found there take part, under either [`Snap`](crate::Snap) rule
+    /// (gizmos, lines and points above surfaces). 0 unless set; point and rectangle
+    /// queries ignore it.
+    pub priority: i16,
     /// Where the vertex positions are.
     pub positions: Positions,
     /// Which triangles the draw covers.
@@ -202,6 +207,7 @@ impl PickDraw {
         PickDraw {
             id,
             tag: 0,
+            priority: 0,
             positions,
             triangles,
             model: Mat4::IDENTITY,
@@ -259,6 +265,12 @@ impl PickDraw {
     /// Sets [`PickDraw::raster`]: the host's culling, depth test and bias, and topology.
     pub fn with_raster(mut self, raster: RasterState) -> Self {
         self.raster = raster;
+        self
+    }
+
+    /// Sets [`PickDraw::priority`].
+    pub fn with_priority(mut self, priority: i16) -> Self {
+        self.priority = priority;
         self
     }
 

@@ -10,7 +10,7 @@ use crate::handoff::PassStats;
 use crate::host::config::MAX_RECT_TILES;
 use crate::plan::{Plan, PlanEntry, Planned};
 use crate::readback::{RegionBlock, HEADER_BYTES};
-use crate::request::query::{CheckedQuery, PickQuery, PixelRect, RectMode};
+use crate::request::query::{CheckedQuery, PickQuery, PixelRect, RectMode, Snap};
 use crate::resolve::query::TableCopy;
 use ash::vk;
 use glam::UVec2;
@@ -25,7 +25,7 @@ pub(crate) enum QueryLayout {
     Point { pixel: UVec2, texel: u32, plan: Option<Range<usize>> },
     /// A radius query: `region` (the disc's square, clipped to the view) drawn into the cell
     /// starting at `cell`, copied into `block`.
-    Radius { pixel: UVec2, radius: u32, region: PixelRect, cell: UVec2, block: RegionBlock, plan: Range<usize> },
+    Radius { pixel: UVec2, radius: u32, snap: Snap, region: PixelRect, cell: UVec2, block: RegionBlock, plan: Range<usize> },
     /// A rectangle (clipped to the view): its plan over the whole rectangle gives the table
     /// entries; `tiles` index [`FrameLayout::tiles`]; `spans` index the slot's entry spans,
     /// filled when it is recorded.
@@ -146,10 +146,10 @@ impl FrameLayout {
                     let texel = *self.point_texels.entry(pixel.to_array()).or_insert(next);
                     QueryLayout::Point { pixel, texel, plan: (texel == next).then_some(0..0) }
                 }
-                CheckedQuery::Hit { pixel, radius: Some(radius), region } => {
+                CheckedQuery::Hit { pixel, radius: Some((radius, snap)), region } => {
                     let cell = UVec2::new(limits.max_queries + cells * limits.cell, 0);
                     cells += 1;
-                    QueryLayout::Radius { pixel, radius, region, cell, block: RegionBlock::default(), plan: 0..0 }
+                    QueryLayout::Radius { pixel, radius, snap, region, cell, block: RegionBlock::default(), plan: 0..0 }
                 }
                 CheckedQuery::Rect { rect, mode } => {
                     let Some(tile) = limits.rect_tile else {
@@ -238,10 +238,10 @@ mod tests {
         let (a, b) = (UVec2::new(10, 20), UVec2::new(30, 40));
         let set = [
             PickQuery::Point(a),
-            PickQuery::Radius { pixel: a, radius: 2 },
+            PickQuery::Radius { pixel: a, radius: 2, snap: Snap::Nearest },
             PickQuery::Point(b),
             PickQuery::Point(a),
-            PickQuery::Radius { pixel: b, radius: 4 },
+            PickQuery::Radius { pixel: b, radius: 4, snap: Snap::Nearest },
         ];
         let l = laid(&set, &limits()).unwrap();
         assert_eq!(l.points, 2);
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn radius_regions_are_clipped_to_the_view_and_detail_widens_blocks() {
-        let l = laid(&[PickQuery::Radius { pixel: UVec2::new(1, 479), radius: 4 }], &LayoutLimits { detail: true, ..limits() }).unwrap();
+        let l = laid(&[PickQuery::Radius { pixel: UVec2::new(1, 479), radius: 4, snap: Snap::Nearest }], &LayoutLimits { detail: true, ..limits() }).unwrap();
         let QueryLayout::Radius { region, block, .. } = &l.queries[0] else { panic!() };
         assert_eq!(*region, PixelRect::new(UVec2::new(0, 475), UVec2::new(6, 480)));
         assert_eq!(*block, RegionBlock { offset: HEADER_BYTES, pixels: 30, detail: true }, "no points: the first block starts after the header");
@@ -295,9 +295,9 @@ mod tests {
         assert!(matches!(too_many, Err(PickError::Capacity { limit: Limit::Queries, configured: 8, asked: 9 })), "{too_many:?}");
         assert!(l.queries.is_empty() && l.points == 0);
         assert!(matches!(l.lay_out(&[], &VIEW, &limits()), Err(PickError::InvalidInput { input: Input::Query(None), .. })));
-        let edge = PickQuery::Radius { pixel: UVec2::ONE, radius: 4 };
+        let edge = PickQuery::Radius { pixel: UVec2::ONE, radius: 4, snap: Snap::Nearest };
         assert!(l.lay_out(&[edge], &VIEW, &limits()).is_ok(), "exactly max_radius");
-        let wide = l.lay_out(&[PickQuery::Radius { pixel: UVec2::ONE, radius: 5 }], &VIEW, &limits());
+        let wide = l.lay_out(&[PickQuery::Radius { pixel: UVec2::ONE, radius: 5, snap: Snap::Nearest }], &VIEW, &limits());
         assert!(matches!(wide, Err(PickError::Capacity { limit: Limit::Radius, configured: 4, asked: 5 })), "{wide:?}");
         let rect = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(640, 480)), mode: RectMode::Visible };
         let off = l.lay_out(&[rect], &VIEW, &LayoutLimits { rect_tile: None, ..limits() });

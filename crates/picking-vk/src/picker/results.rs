@@ -6,7 +6,7 @@ use super::{Pending, Picker, Slot};
 use crate::error::PickError;
 use crate::readback::stamp_of;
 use crate::resolve;
-use crate::resolve::query::{resolve_radius, resolve_rect, FrameResults, QueryResult};
+use crate::resolve::query::{resolve_radius, resolve_rect, Disc, FrameResults, QueryResult};
 use crate::resolve::result::PickStats;
 
 impl Picker {
@@ -94,10 +94,11 @@ fn resolve_query(q: &QueryLayout, s: &Slot, pending: &Pending, stats: PickStats,
             result.stats = stats;
             QueryResult::Point(result)
         }
-        QueryLayout::Radius { pixel, radius, region, block, .. } => {
-            let (mut result, hit_pixel) = resolve_radius(frame, *pixel, *radius, region, block, bytes, camera, &s.draws);
+        QueryLayout::Radius { pixel, radius, snap, region, block, .. } => {
+            let disc = Disc { pixel: *pixel, radius: *radius, region, block, bytes };
+            let (mut result, hit_pixel) = resolve_radius(frame, &disc, *snap, camera, &s.draws);
             result.stats = stats;
-            QueryResult::Radius { result, radius: *radius, hit_pixel }
+            QueryResult::Radius { result, radius: *radius, snap: *snap, hit_pixel }
         }
         QueryLayout::Rect { rect, mode, spans, .. } => {
             QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], s.layout.table(), bytes, camera.depth, &s.draws))

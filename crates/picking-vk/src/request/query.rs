@@ -70,13 +70,15 @@ pub enum RectMode {
 pub enum PickQuery {
     /// What lies under one pixel, as [`crate::Picker::record`] reports it.
     Point(UVec2),
-    /// The nearest hit within `radius` pixels of `pixel` (Euclidean distance between pixel
-    /// centres; ties go to the nearer surface, then to the first pixel in row-major order).
+    /// A hit within `radius` pixels of `pixel` (Euclidean distance between pixel centres),
+    /// chosen by `snap`.
     Radius {
         /// The cursor's pixel.
         pixel: UVec2,
         /// At most [`crate::PickerConfig::max_radius`].
         radius: u32,
+        /// Which hit of the disc answers.
+        snap: Snap,
     },
     /// The objects in a rectangle of pixels (clipped to the view).
     Rect {
@@ -85,6 +87,24 @@ pub enum PickQuery {
         /// Visible surfaces only, or everything.
         mode: RectMode,
     },
+}
+
+/// How a radius query chooses among the hits in its disc (the pixels whose centres lie within
+/// the radius of the cursor's). First, under either rule, only hits of draws with the highest
+/// [`PickDraw::priority`](crate::PickDraw::priority) found in the disc take part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Snap {
+    /// The hit nearest the cursor: the smallest distance between pixel centres, then the
+    /// nearer surface (depth), then the first pixel in row-major order. Where the cursor's
+    /// own pixel hits something, that is the answer.
+    #[default]
+    Nearest,
+    /// The object that shows the fewest pixels in the disc, so a thin object (a pole, a
+    /// wire, a small part) wins over the large surface behind or around it. Objects are told
+    /// apart by ID and instance. The answer is the chosen object's pixel nearest the cursor
+    /// (ties as for `Nearest`). Objects with as many pixels go by that pixel: nearer the
+    /// cursor, then the nearer surface, then the object seen first in row-major order.
+    Thin,
 }
 
 /// A query's place in its frame's results: [`crate::FrameResults::get`] takes it.
@@ -114,7 +134,7 @@ pub(crate) enum CheckedQuery {
     /// A point, or a radius query: `region` holds the pixels within `radius` (clipped).
     Hit {
         pixel: UVec2,
-        radius: Option<u32>,
+        radius: Option<(u32, Snap)>,
         region: PixelRect,
     },
     Rect {
@@ -134,7 +154,7 @@ impl PickQuery {
                 }
                 Ok(CheckedQuery::Hit { pixel, radius: None, region: PixelRect { min: pixel, max: pixel + UVec2::ONE } })
             }
-            PickQuery::Radius { pixel, radius } => {
+            PickQuery::Radius { pixel, radius, snap } => {
                 if !view.contains(pixel) {
                     return Err(outside(pixel));
                 }
@@ -143,7 +163,7 @@ impl PickQuery {
                 }
                 let r = UVec2::splat(radius);
                 let around = PixelRect { min: pixel.saturating_sub(r), max: pixel.saturating_add(r).saturating_add(UVec2::ONE) };
-                Ok(CheckedQuery::Hit { pixel, radius: Some(radius), region: around.intersection(view) })
+                Ok(CheckedQuery::Hit { pixel, radius: Some((radius, snap)), region: around.intersection(view) })
             }
             PickQuery::Rect { rect, mode } => {
                 if rect.is_empty() {
@@ -186,9 +206,12 @@ mod tests {
     #[test]
     fn queries_are_clipped_and_checked() {
         let view = PixelRect::new(UVec2::ZERO, UVec2::new(64, 32));
-        let q = PickQuery::Radius { pixel: UVec2::new(1, 30), radius: 4 }.check(0, &view, 8, false).unwrap();
-        assert_eq!(q, CheckedQuery::Hit { pixel: UVec2::new(1, 30), radius: Some(4), region: PixelRect::new(UVec2::new(0, 26), UVec2::new(6, 32)) });
-        assert!(PickQuery::Radius { pixel: UVec2::new(1, 1), radius: 9 }.check(0, &view, 8, false).is_err());
+        let q = PickQuery::Radius { pixel: UVec2::new(1, 30), radius: 4, snap: Snap::Nearest }.check(0, &view, 8, false).unwrap();
+        assert_eq!(
+            q,
+            CheckedQuery::Hit { pixel: UVec2::new(1, 30), radius: Some((4, Snap::Nearest)), region: PixelRect::new(UVec2::new(0, 26), UVec2::new(6, 32)) }
+        );
+        assert!(PickQuery::Radius { pixel: UVec2::new(1, 1), radius: 9, snap: Snap::Nearest }.check(0, &view, 8, false).is_err());
         assert!(matches!(PickQuery::Point(UVec2::new(64, 0)).check(0, &view, 8, false), Err(PickError::OutsideView { .. })));
         let rect = PickQuery::Rect { rect: PixelRect::new(UVec2::new(60, 10), UVec2::new(90, 12)), mode: RectMode::Visible };
         assert_eq!(
@@ -203,7 +226,7 @@ mod tests {
         assert_eq!(PixelRect::spanning(UVec2::ZERO, UVec2::MAX).max, UVec2::MAX, "no overflow");
         let huge = PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::MAX), mode: RectMode::Visible };
         assert_eq!(huge.check(0, &view, 8, false).unwrap(), CheckedQuery::Rect { rect: view, mode: RectMode::Visible }, "clipped to the view");
-        let far = PickQuery::Radius { pixel: UVec2::new(63, 31), radius: 8 };
+        let far = PickQuery::Radius { pixel: UVec2::new(63, 31), radius: 8, snap: Snap::Nearest };
         assert!(far.check(0, &view, u32::MAX, false).is_ok(), "a huge maximum radius does not overflow");
     }
 }

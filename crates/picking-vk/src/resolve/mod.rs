@@ -83,6 +83,7 @@ mod tests {
             id,
             draw_index: 40 + u32::from(instanced),
             tag: 7,
+            priority: 0,
             instanced,
             model: Mat4::IDENTITY,
             triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 30 },

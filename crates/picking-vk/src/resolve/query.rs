@@ -1,13 +1,13 @@
-//! Resolving a query set: points as single picks, radius queries by the nearest hit pixel,
+//! Resolving a query set: points as single picks, radius queries by their snapping rule,
 //! rectangles from the GPU table (merged across tiles and across the draws of one object).
 
 use super::resolve;
 use crate::gpu::word_at;
-use crate::handoff::{DrawSnapshot, EntrySpan};
+use crate::handoff::{DrawSnapshot, EntrySpan, Texels};
 use crate::id::ObjectId;
 use crate::readback::RegionBlock;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
-use crate::request::query::{PixelRect, QueryTicket, RectMode};
+use crate::request::query::{PixelRect, QueryTicket, RectMode, Snap};
 use crate::resolve::result::{PickResult, PickStats};
 use glam::UVec2;
 
@@ -53,6 +53,8 @@ pub enum QueryResult {
         result: PickResult,
         /// The radius asked for.
         radius: u32,
+        /// The rule that chose the hit (the query's).
+        snap: Snap,
         /// The pixel that was hit, `None` for a miss.
         hit_pixel: Option<UVec2>,
     },
@@ -103,46 +105,82 @@ fn nearer(a: f32, b: f32, depth: DepthConvention) -> bool {
     }
 }
 
-/// The nearest hit pixel of a radius query's region: by distance between pixel centres,
-/// then depth, then row-major order. O(region).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve_radius(
-    frame: u64,
-    pixel: UVec2,
-    radius: u32,
-    region: &PixelRect,
-    block: &RegionBlock,
-    bytes: &[u8],
-    camera: &CameraSnapshot,
-    draws: &[DrawSnapshot],
-) -> (PickResult, Option<UVec2>) {
-    let size = region.size();
-    let r2 = u64::from(radius) * u64::from(radius);
-    let mut best: Option<(u64, f32, u64)> = None;
-    for i in 0..u64::from(size.x) * u64::from(size.y) {
-        let p = region.min + UVec2::new((i % u64::from(size.x)) as u32, (i / u64::from(size.x)) as u32);
-        let d = p.as_i64vec2() - pixel.as_i64vec2();
-        let d2 = (d.x * d.x + d.y * d.y) as u64;
-        if d2 > r2 {
-            continue;
-        }
-        let t = block.texels(bytes, i);
-        if ObjectId::from_words(t.id).is_none() {
-            continue;
-        }
-        let better = best.is_none_or(|(bd2, bdepth, _)| d2 < bd2 || (d2 == bd2 && nearer(t.depth, bdepth, camera.depth)));
-        if better {
-            best = Some((d2, t.depth, i));
-        }
+/// A radius query's disc: the pixels of `region` whose centres lie within `radius` of the
+/// cursor's `pixel`, read from `block`.
+pub(crate) struct Disc<'a> {
+    pub pixel: UVec2,
+    pub radius: u32,
+    pub region: &'a PixelRect,
+    pub block: &'a RegionBlock,
+    pub bytes: &'a [u8],
+}
+
+/// One hit pixel of a disc: its index in the region, squared distance to the cursor, texels.
+struct DiscHit {
+    index: u64,
+    d2: u64,
+    texels: Texels,
+}
+
+impl Disc<'_> {
+    fn pixel_at(&self, index: u64) -> UVec2 {
+        let width = u64::from(self.region.size().x);
+        self.region.min + UVec2::new((index % width) as u32, (index / width) as u32)
     }
-    match best {
-        Some((_, _, i)) => {
-            let hit_pixel = region.min + UVec2::new((i % u64::from(size.x)) as u32, (i / u64::from(size.x)) as u32);
-            (resolve(frame, hit_pixel, camera, draws, &block.texels(bytes, i)), Some(hit_pixel))
+
+    /// The pixels that hit something, in row-major order.
+    fn hits(&self) -> impl Iterator<Item = DiscHit> + '_ {
+        let r2 = u64::from(self.radius) * u64::from(self.radius);
+        let size = self.region.size();
+        (0..u64::from(size.x) * u64::from(size.y)).filter_map(move |index| {
+            let d = self.pixel_at(index).as_i64vec2() - self.pixel.as_i64vec2();
+            let d2 = (d.x * d.x + d.y * d.y) as u64;
+            let texels = (d2 <= r2).then(|| self.block.texels(self.bytes, index))?;
+            ObjectId::from_words(texels.id).is_some().then_some(DiscHit { index, d2, texels })
+        })
+    }
+}
+
+/// The pick a radius query answers with under `snap` (see [`Snap`]), and the pixel hit.
+/// Two passes over the disc, O(disc) with one entry per object found under `Snap::Thin`.
+pub(crate) fn resolve_radius(frame: u64, disc: &Disc<'_>, snap: Snap, camera: &CameraSnapshot, draws: &[DrawSnapshot]) -> (PickResult, Option<UVec2>) {
+    let priority = |h: &DiscHit| draws.get(h.texels.draw_instance[0] as usize).map_or(0, |d| d.priority);
+    let top = disc.hits().map(|h| priority(&h)).max();
+    let ranked = disc.hits().filter(|h| Some(priority(h)) == top);
+    // Whether `a` comes before `b` among one object's pixels (or under `Snap::Nearest`).
+    let before = |a: &DiscHit, b: &DiscHit| a.d2 < b.d2 || (a.d2 == b.d2 && nearer(a.texels.depth, b.texels.depth, camera.depth));
+    let chosen = match snap {
+        Snap::Nearest => ranked.fold(None, |best: Option<DiscHit>, h| if best.as_ref().is_none_or(|b| before(&h, b)) { Some(h) } else { best }),
+        Snap::Thin => {
+            // Per object (ID, instance): its pixel count and its pixel nearest the cursor.
+            let mut objects: Vec<([u32; 2], u32, u64, DiscHit)> = vec![];
+            for h in ranked {
+                let key = (h.texels.id, h.texels.draw_instance[1]);
+                match objects.iter_mut().find(|o| (o.0, o.1) == key) {
+                    Some(o) => {
+                        o.2 += 1;
+                        if before(&h, &o.3) {
+                            o.3 = h;
+                        }
+                    }
+                    None => objects.push((key.0, key.1, 1, h)),
+                }
+            }
+            let fewer = |a: &(_, _, u64, DiscHit), b: &(_, _, u64, DiscHit)| a.2 < b.2 || (a.2 == b.2 && before(&a.3, &b.3));
+            objects
+                .into_iter()
+                .fold(None, |best: Option<(_, _, u64, DiscHit)>, o| if best.as_ref().is_none_or(|b| fewer(&o, b)) { Some(o) } else { best })
+                .map(|o| o.3)
+        }
+    };
+    match chosen {
+        Some(h) => {
+            let hit_pixel = disc.pixel_at(h.index);
+            (resolve(frame, hit_pixel, camera, draws, &h.texels), Some(hit_pixel))
         }
         None => {
-            let miss = crate::handoff::Texels { depth: camera.clear_depth(), ..Default::default() };
-            (resolve(frame, pixel, camera, draws, &miss), None)
+            let miss = Texels { depth: camera.clear_depth(), ..Default::default() };
+            (resolve(frame, disc.pixel, camera, draws, &miss), None)
         }
     }
 }

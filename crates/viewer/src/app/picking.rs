@@ -24,6 +24,7 @@ use glam::UVec2;
 use picking_vk::draw::Culling;
 use picking_vk::{
     config::DetailStatus, config::PassRendering, DepthConvention, DetailMode, PickDraw, PickError, PickQuery, PickRequest, Picker, PickerConfig, QueryResult,
+    Snap,
 };
 use picking_vk_context::VulkanContext;
 use std::sync::Arc;
@@ -158,7 +159,8 @@ impl Picking {
     ) -> Result<(), ViewerError> {
         let hover = queries.hover.map(|pixel| match queries.hover_radius {
             0 => PickQuery::Point(pixel),
-            radius => PickQuery::Radius { pixel, radius },
+            // Thin objects in front of large surfaces are what a hover radius is for.
+            radius => PickQuery::Radius { pixel, radius, snap: Snap::Thin },
         });
         let band = queries.band.map(|b| PickQuery::Rect { rect: b.rect, mode: b.mode });
         // The hover first, then the band: at most two queries, in an array (no allocation).
