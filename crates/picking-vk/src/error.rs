@@ -13,7 +13,7 @@ use std::ffi::CStr;
 /// | bad input | [`InvalidInput`](PickError::InvalidInput), [`InvalidDraw`](PickError::InvalidDraw), [`InvalidGeometry`](PickError::InvalidGeometry), [`ZeroId`](PickError::ZeroId), [`OutsideView`](PickError::OutsideView), [`InvalidSlot`](PickError::InvalidSlot), [`HookCompile`](PickError::HookCompile) | fix the input; nothing was recorded |
 /// | capacity | [`Capacity`](PickError::Capacity) | ask for less, or configure more |
 /// | device shortfall | [`Unsupported`](PickError::Unsupported) | enable the named features, or do without |
-/// | frame events | [`SlotPending`](PickError::SlotPending), [`StaleResult`](PickError::StaleResult) | take or cancel the slot; an aborted frame's pick is lost |
+/// | frame events | [`SlotPending`](PickError::SlotPending), [`StaleResult`](PickError::StaleResult), [`TimedOut`](PickError::TimedOut) | take, wait again or cancel the slot; an aborted frame's pick is lost |
 /// | device failure | [`Vulkan`](PickError::Vulkan), [`Alloc`](PickError::Alloc), [`AllocatorPoisoned`](PickError::AllocatorPoisoned), [`DeviceLost`](PickError::DeviceLost) | stop or recreate the picker |
 /// | internal | [`Internal`](PickError::Internal) | a picking-vk bug: report it |
 ///
@@ -112,6 +112,18 @@ pub enum PickError {
         /// The frame whose texels it holds, if any.
         found: Option<u64>,
     },
+    /// [`Picker::wait_results`](crate::Picker::wait_results): the host's signal did not
+    /// come within the timeout. The frame stays pending: wait again, or cancel the slot if
+    /// its submission was dropped.
+    #[error("frame slot {slot}: frame {frame}'s pick was not done within {timeout:?}; wait again, or cancel the slot if its submission was dropped")]
+    TimedOut {
+        /// The slot.
+        slot: usize,
+        /// The frame recorded into it.
+        frame: u64,
+        /// How long the picker waited.
+        timeout: std::time::Duration,
+    },
     /// The shared allocator's mutex was poisoned by a panic elsewhere in the host.
     #[error("the shared gpu-allocator mutex is poisoned")]
     AllocatorPoisoned,
@@ -129,11 +141,12 @@ pub enum PickError {
 impl PickError {
     /// Whether the picker carries on unharmed: the error concerns this call alone, and the
     /// next frame records and takes as usual. True for refusals of bad input or of what the
-    /// device or configuration cannot do (nothing was recorded, every slot is as it was) and
-    /// for [`PickError::StaleResult`] (a frame that never completed: its pick is lost and the
-    /// slot is free). A frame loop logs these and goes on. False for a failed Vulkan call, a
-    /// failed allocation, a lost device and a poisoned allocator: the host stops or recreates
-    /// the picker (and, for a lost device, the device).
+    /// device or configuration cannot do (nothing was recorded, every slot is as it was), for
+    /// [`PickError::StaleResult`] (a frame that never completed: its pick is lost and the
+    /// slot is free) and for [`PickError::TimedOut`] (the frame stays pending). A frame loop
+    /// logs these and goes on. False for a failed Vulkan call, a failed allocation, a lost
+    /// device and a poisoned allocator: the host stops or recreates the picker (and, for a
+    /// lost device, the device).
     pub fn is_recoverable(&self) -> bool {
         !matches!(self, PickError::Vulkan(_) | PickError::DeviceLost | PickError::Alloc(_) | PickError::AllocatorPoisoned)
     }
@@ -288,6 +301,7 @@ mod recoverable_tests {
             PickError::Capacity { limit: Limit::Queries, configured: 16, asked: 17 },
             PickError::OutsideView { x: -1, y: 0 },
             PickError::SlotPending { slot: 0, frame: 2 },
+            PickError::TimedOut { slot: 0, frame: 2, timeout: std::time::Duration::from_millis(5) },
         ] {
             assert!(e.is_recoverable(), "{e}");
         }

@@ -74,7 +74,7 @@
 //! the [`Picker`], a frame's [`PickRequest`] with its [`Viewport`] and [`DepthConvention`],
 //! its queries ([`PickQuery`], [`PixelRect`], [`RectMode`], [`Snap`]) and draws ([`PickDraw`],
 //! [`DrawList`], [`ObjectId`]), the cursor ([`cursor_to_pixel`]), and what comes back
-//! ([`PickTicket`], [`FrameResults`], [`QueryResult`], [`PickResult`], [`PickHit`],
+//! ([`PickTicket`], [`HostSignal`] for same-frame results, [`FrameResults`], [`QueryResult`], [`PickResult`], [`PickHit`],
 //! [`PickError`]). The rest is grouped by topic:
 //!
 //! | module | what it holds |
@@ -114,6 +114,7 @@
 //! | [`Picker::new`], [`debug::IdImage::new`] | the device, physical device and instance belong together and outlive it; the features stated were enabled; a shared allocator is this device's; it is dropped only after the GPU finished every command buffer it recorded into |
 //! | [`Picker::record`], [`debug::IdImage::record`] | the command buffer is this device's, recording, outside a render pass, submitted to one queue of the picker's family; every buffer the draws name is live, has the documented usages, holds what its ranges say and lives until the work completes; the host's GPU writes to them are ordered before the pick and its later writes after it ([`PickRequest::with_host_writes`], or its own barriers); indices, vertex offsets and indirect commands stay within what the draw describes; hook descriptor sets match their layout and stay unchanged while pending; contributors keep their contract; the slot's previous work completed |
 //! | [`Picker::take_results`], [`debug::IdImage::read`], `read_pixel` | the GPU work last recorded there completed (or will never be submitted) |
+//! | [`Picker::wait_results`] | the fence or timeline semaphore is the picker's device's, and once signaled the GPU work last recorded into the slot has completed |
 //! | [`hooks::HookProgram::with_host_set`] | the layout is live while a picker holds the program, on the pickers' device, and was created from exactly the bindings given |
 //! | [`contributor::PickContributor::record`] (the host implements it; the picker calls it inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, and keeps what it records alive until the frame completes |
 //! | [`debug::IdImage::attachment_bytes_for`] | the device is live |
@@ -174,7 +175,7 @@ pub use host::config::{DetailMode, PickerConfig};
 pub use host::features::{DeviceFeatures, PickFeatures, PickSupport};
 pub use host::HostDevice;
 pub use id::ObjectId;
-pub use picker::{PickMemory, PickTicket, Picker};
+pub use picker::{HostSignal, PickMemory, PickTicket, Picker};
 pub use request::camera::DepthConvention;
 pub use request::cursor::{cursor_to_pixel, CursorPixel, ViewPlacement};
 pub use request::query::{PickQuery, PixelRect, RectMode, Snap};

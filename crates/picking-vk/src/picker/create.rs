@@ -107,6 +107,7 @@ impl Picker {
             layout: FrameLayout::default(),
             entry_map: vec![],
             read_buffer: vec![],
+            core_timeline_wait: support.core_timeline_wait(),
         })
     }
 }

@@ -6,6 +6,8 @@ mod create;
 mod frame_layout;
 mod query_set;
 mod results;
+mod same_frame;
+pub use same_frame::HostSignal;
 
 use create::Timestamps;
 use frame_layout::FrameLayout;
@@ -120,6 +122,8 @@ pub struct Picker {
     entry_map: Vec<EntryRange>,
     /// The bytes of the slot being resolved; reused.
     read_buffer: Vec<u8>,
+    /// Whether the device's Vulkan 1.2 provides `vkWaitSemaphores` (timeline waits).
+    core_timeline_wait: bool,
 }
 
 impl Picker {

@@ -291,6 +291,11 @@ impl PickSupport {
         self.api_version >= vk::API_VERSION_1_3
     }
 
+    /// Whether `vkWaitSemaphores` is core (Vulkan 1.2).
+    pub(crate) fn core_timeline_wait(&self) -> bool {
+        self.api_version >= vk::API_VERSION_1_2
+    }
+
     /// Whether the device accepts a negative viewport height (Vulkan 1.1).
     pub(crate) fn negative_viewport_height(&self) -> bool {
         self.api_version >= vk::API_VERSION_1_1
