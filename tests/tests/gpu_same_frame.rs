@@ -104,6 +104,25 @@ fn same_frame_results_on_a_fence_or_a_timeline_value_equal_the_ring_paths() {
     gpu.assert_no_validation_messages();
 }
 
+/// Records the set into slot 0 of a command buffer of its own that is never submitted.
+fn record_unsubmitted(
+    gpu: &Gpu,
+    picker: &mut Picker,
+    request: &PickRequest<'_>,
+    set: &[PickQuery],
+    draws: &[picking_vk::PickDraw],
+) -> picking_vk_context::CommandBuffers {
+    let cmds = gpu.ctx.command_buffers(1).unwrap();
+    let cmd = cmds.buffers()[0];
+    // SAFETY: a fresh command buffer of this device; it is never submitted.
+    unsafe {
+        gpu.ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
+        picker.record(cmd, 0, request, set, draws).expect("record");
+        gpu.ctx.device.end_command_buffer(cmd).unwrap();
+    }
+    cmds
+}
+
 #[test]
 fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     let gpu = Gpu::with_options(|o| o.timeline_semaphores = true);
@@ -112,15 +131,9 @@ fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     let request = PickRequest::new(Viewport::full(W, H), view, proj);
     let set = queries(63);
     let mut picker = gpu.picker(PickerConfig::default());
-    let cmds = gpu.ctx.command_buffers(1).unwrap();
-    let cmd = cmds.buffers()[0];
     // The early submission is dropped: recorded, never submitted.
-    // SAFETY: a fresh command buffer of this device; it is never submitted.
-    unsafe {
-        gpu.ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
-        picker.record(cmd, 0, &request, &set, &gs.draws).expect("record");
-        gpu.ctx.device.end_command_buffer(cmd).unwrap();
-    }
+    let cmds = record_unsubmitted(&gpu, &mut picker, &request, &set, &gs.draws);
+    let cmd = cmds.buffers()[0];
     let (f, semaphore) = (fence(&gpu), timeline_semaphore(&gpu));
     for signal in [HostSignal::Fence(f), HostSignal::Timeline { semaphore, value: 1 }] {
         let started = std::time::Instant::now();
@@ -138,14 +151,7 @@ fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     // SAFETY: nothing pending: no wait, no read.
     assert!(unsafe { picker.wait_results(0, HostSignal::Fence(f), Duration::from_secs(1)) }.unwrap().is_none());
     // A lost device reads nothing, whatever the signal says.
-    let fresh = gpu.ctx.command_buffers(1).unwrap();
-    let cmd = fresh.buffers()[0];
-    // SAFETY: as above; never submitted.
-    unsafe {
-        gpu.ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
-        picker.record(cmd, 0, &request, &set, &gs.draws).expect("record");
-        gpu.ctx.device.end_command_buffer(cmd).unwrap();
-    }
+    let fresh = record_unsubmitted(&gpu, &mut picker, &request, &set, &gs.draws);
     picker.mark_device_lost();
     // SAFETY: with the device lost nothing is waited for or read.
     let lost = unsafe { picker.wait_results(0, HostSignal::Fence(f), Duration::from_secs(1)) };
