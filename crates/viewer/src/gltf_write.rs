@@ -59,9 +59,15 @@ impl GltfBuilder {
         self.buffer_views.len() - 1
     }
 
+    /// Vertex attribute floats: their view is an ARRAY_BUFFER.
     fn push_floats(&mut self, data: &[f32], components: usize, with_bounds: bool) -> usize {
+        self.push_floats_in(data, components, with_bounds, Some(34962))
+    }
+
+    /// Floats in a view of `target` (none for what no vertex stage reads: keyframe times).
+    fn push_floats_in(&mut self, data: &[f32], components: usize, with_bounds: bool, target: Option<u32>) -> usize {
         let bytes: Vec<u8> = data.iter().flat_map(|f| f.to_le_bytes()).collect();
-        let view = self.push_view(&bytes, Some(34962));
+        let view = self.push_view(&bytes, target);
         let kind = ["", "SCALAR", "VEC2", "VEC3", "VEC4"][components];
         let mut acc = json!({ "bufferView": view, "componentType": 5126, "count": data.len() / components, "type": kind });
         if with_bounds {
@@ -138,7 +144,13 @@ impl GltfBuilder {
                 attributes["COLOR_0"] = json!(self.push_floats(&rgba, 4, false));
             }
             for (set, influences) in p.skin.iter().enumerate() {
-                let joints: Vec<u8> = influences.joints.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
+                // A joint slot of zero weight names joint 0, as glTF asks of unused slots.
+                let used = influences
+                    .joints
+                    .iter()
+                    .zip(&influences.weights)
+                    .flat_map(|(j, w)| std::array::from_fn::<u16, 4, _>(|k| if w[k] == 0.0 { 0 } else { j[k] }));
+                let joints: Vec<u8> = used.flat_map(u16::to_le_bytes).collect();
                 let view = self.push_view(&joints, Some(34962));
                 self.accessors.push(json!({ "bufferView": view, "componentType": 5123, "count": influences.joints.len(), "type": "VEC4" }));
                 attributes[format!("JOINTS_{set}")] = json!(self.accessors.len() - 1);
@@ -257,7 +269,7 @@ impl GltfBuilder {
         let mut samplers = vec![];
         let mut out = vec![];
         for (i, c) in channels.iter().enumerate() {
-            let input = self.push_floats(c.times, 1, true);
+            let input = self.push_floats_in(c.times, 1, true, None);
             let width = match c.path {
                 "rotation" => 4,
                 "weights" => 1,
