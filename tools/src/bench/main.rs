@@ -342,10 +342,14 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("|---|---|---|");
     let mut latency_rows = vec![];
     if let Some(scene) = &latency_scene {
-        for f in 1..=3 {
-            let l = latency::measure(&ctx, scene, cfg.size, f, cfg.latency_frames.max(3 * f))?;
-            println!("| {} | {:.0} | {:.0} |", l.frames_in_flight, l.frames, l.micros);
-            latency_rows.push(json!({"frames_in_flight": l.frames_in_flight, "frames": l.frames, "micros": l.micros}));
+        // The ring path at 1, 2 and 3 frames in flight, then the same-frame path at 1 (the
+        // queue idle when the pick is submitted) and 2 (the pick queued behind the previous
+        // frame's work).
+        for (f, same_frame) in [(1, false), (2, false), (3, false), (1, true), (2, true)] {
+            let l = latency::measure(&ctx, scene, cfg.size, f, cfg.latency_frames.max(3 * f), same_frame)?;
+            let label = if l.same_frame { format!("{} (same frame: wait_results)", l.frames_in_flight) } else { l.frames_in_flight.to_string() };
+            println!("| {label} | {:.0} | {:.0} |", l.frames, l.micros);
+            latency_rows.push(json!({"frames_in_flight": l.frames_in_flight, "same_frame": l.same_frame, "frames": l.frames, "micros": l.micros}));
         }
     }
 
