@@ -23,7 +23,11 @@ fn small_benchmark_runs_with_full_parity() {
     }
     let memory = report["memory"].as_array().unwrap();
     assert_eq!(memory[0]["bytes_1x1"], memory[0]["bytes_3840x2160"], "pick memory does not grow with the view");
-    assert_eq!(report["latency"].as_array().unwrap().len(), 3);
+    let latency = report["latency"].as_array().unwrap();
+    assert_eq!(latency.len(), 5, "the ring at 1, 2 and 3 frames in flight, the same-frame path at 1 and 2");
+    for row in latency.iter().filter(|r| r["same_frame"] == true) {
+        assert_eq!(row["frames"], 0.0, "the same-frame path answers in the frame that asked: {row}");
+    }
     let png = image::open(out.join("bench.png")).unwrap();
     assert!(png.width() > 500 && png.height() > 500);
 }
