@@ -457,7 +457,15 @@ fn hooked_draws_that_share_buffers_batch_and_pick_as_one_by_one() {
     let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
     // Every quad draws from the first one's buffers (the same mesh): one run of rows.
     let base = hooked.draws[0].clone();
-    let shared: Vec<PickDraw> = hooked.draws.iter().map(|d| PickDraw { positions: base.positions, triangles: base.triangles, ..d.clone() }).collect();
+    let shared: Vec<PickDraw> = hooked
+        .draws
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            (d.positions, d.triangles) = (base.positions, base.triangles);
+            d
+        })
+        .collect();
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let request = PickRequest::new(vp, view, proj);
     let covered = gpu.covered_pixels(&request, &shared, 2);

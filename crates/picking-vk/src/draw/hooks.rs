@@ -238,6 +238,7 @@ pub struct AttributeStream {
 
 /// The hooks of one draw: the program, and what it reads for this draw.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DrawHooks {
     /// The program.
     pub program: Arc<HookProgram>,

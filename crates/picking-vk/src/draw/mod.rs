@@ -154,6 +154,7 @@ pub struct Instances {
 
 /// One pickable draw of the host's scene for one frame.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct PickDraw {
     /// The object this draw belongs to. Several draws may share an ID (a mesh with several
     /// primitives is one object); instances are told apart by their index, not by the ID.

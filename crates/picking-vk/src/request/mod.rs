@@ -23,6 +23,7 @@ use viewport::Viewport;
 /// take part. The pixels asked about are the queries' ([`crate::PickQuery`]). `Send`, so it
 /// can be built on another thread.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub struct PickRequest<'a> {
     /// The host's viewport, unchanged.
     pub viewport: Viewport,
