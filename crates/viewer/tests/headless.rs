@@ -795,6 +795,42 @@ fn run_entries_with(name: &str, entries: &Value, extra: &[&str]) -> Vec<Value> {
 }
 
 #[test]
+fn thin_snapping_hovers_the_lamp_pole_from_beside_it_where_nearest_finds_the_ground() {
+    // The built-in scene's pole, found by point picks around where the camera shows it at
+    // 320x240 (a pixel or two wide there).
+    let (w, h) = (320, 240);
+    let around: Vec<UVec2> = (130..170).flat_map(|y| (170..214).map(move |x| UVec2::new(x, y))).collect();
+    let points = headless_picks(None, &around, w, h, &[]);
+    let name_at = |x: i64, y: i64| points.iter().find(|r| r["x"] == x && r["y"] == y).and_then(|r| r["node_name"].as_str());
+    let pole = points.iter().filter(|r| r["node_name"] == "Pole").map(|r| (r["x"].as_i64().unwrap(), r["y"].as_i64().unwrap()));
+    // A pole pixel with the ground 3 pixels to its right, and only pole and ground within 5
+    // pixels of there: the cursor goes there.
+    let only_pole_and_ground = |(x, y): (i64, i64)| {
+        (-5..=5i64)
+            .flat_map(|dy| (-5..=5i64).map(move |dx| (dx, dy)))
+            .filter(|(dx, dy)| dx * dx + dy * dy <= 25)
+            .all(|(dx, dy)| matches!(name_at(x + dx, y + dy), Some("Pole" | "Ground")))
+    };
+    let (x, y) = pole
+        .map(|(x, y)| (x + 3, y))
+        .find(|&(x, y)| name_at(x, y) == Some("Ground") && only_pole_and_ground((x, y)))
+        .expect("the pole shows against the ground");
+    let entries = serde_json::json!([
+        {"point": [x, y], "radius": 5},
+        {"point": [x, y], "radius": 5, "snap": "thin"},
+    ]);
+    let (picks, out) = (tmp("pole-snap.json"), tmp("pole-snap-out.json"));
+    std::fs::write(&picks, entries.to_string()).unwrap();
+    let run = viewer(&["--headless", "--validation", "--size", "320x240", "--pick-file", picks.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "viewer failed:\n{}\n{}", run.stdout, run.stderr);
+    let records: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!((records[0]["snap"].as_str(), records[0]["node_name"].as_str()), (Some("nearest"), Some("Ground")), "{}", records[0]);
+    assert_eq!((records[1]["snap"].as_str(), records[1]["node_name"].as_str()), (Some("thin"), Some("Pole")), "{}", records[1]);
+    let hit = records[1]["hit_pixel"].as_array().unwrap();
+    assert!((hit[0].as_i64().unwrap() - x).pow(2) + (hit[1].as_i64().unwrap() - y).pow(2) <= 25, "within the radius: {hit:?}");
+}
+
+#[test]
 fn mixed_pick_files_run_points_radius_queries_and_rectangles() {
     let rect = [50u32, 40, 110, 85];
     let entries = serde_json::json!([
