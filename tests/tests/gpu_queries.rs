@@ -6,8 +6,7 @@ use glam::{Mat4, UVec2};
 use picking_vk::debug::Texels;
 use picking_vk::error::{Input, Limit};
 use picking_vk::{
-    DepthConvention, FrameResults, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Snap,
-    Viewport,
+    DepthConvention, ObjectId, PickDraw, PickError, PickFeatures, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport,
 };
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
@@ -16,15 +15,6 @@ use std::collections::BTreeMap;
 
 const W: u32 = 160;
 const H: u32 = 120;
-
-/// The whole view's texels, row-major.
-fn id_image(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw]) -> Vec<Texels> {
-    gpu.id_image(request, draws, W, H)
-}
-
-fn run_queries(gpu: &Gpu, picker: &mut picking_vk::Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
-    gpu.run_queries(picker, request, queries, draws)
-}
 
 /// The object key a rectangle reports: the ID, and the instance for instanced draws.
 fn key_of(t: &Texels, instanced: &impl Fn(u64) -> bool) -> Option<(u64, Option<u32>)> {
@@ -52,7 +42,7 @@ fn sixteen_points_in_one_frame_equal_sixteen_separate_picks() {
     let mut pixels: Vec<UVec2> = covered.iter().take(12).copied().collect();
     pixels.extend(random_pixels(9, 16 - pixels.len(), W, H));
     let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
-    let set = run_queries(&gpu, &mut set_picker, &request, &queries, &gs.draws);
+    let set = gpu.run_queries(&mut set_picker, &request, &queries, &gs.draws);
     let separate = gpu.pick_batch(&mut single, &request, &pixels, &gs.draws);
     let mut hits = 0;
     for (i, one) in separate.iter().enumerate() {
@@ -126,14 +116,14 @@ fn radius_queries_match_a_brute_force_search_of_the_id_image() {
         let (view, proj) = random_scene_camera(depth, W, H);
         let vp = Viewport::full(W, H);
         let request = PickRequest::new(vp, view, proj);
-        let texels = id_image(&gpu, &request, &gs.draws);
+        let texels = gpu.id_image(&request, &gs.draws, W, H);
         let mut picker = gpu.picker(PickerConfig::default());
         let mut rng = fastrand::Rng::with_seed(seed);
         for round in 0..4 {
             let queries: Vec<PickQuery> = (0..16)
                 .map(|_| PickQuery::Radius { pixel: UVec2::new(rng.u32(..W), rng.u32(..H)), radius: [0, 1, 3, 8][rng.usize(..4)], snap: Snap::Nearest })
                 .collect();
-            let set = run_queries(&gpu, &mut picker, &request, &queries, &gs.draws);
+            let set = gpu.run_queries(&mut picker, &request, &queries, &gs.draws);
             for (q, r) in queries.iter().zip(&set.results) {
                 let PickQuery::Radius { pixel, radius, .. } = *q else { unreachable!() };
                 let QueryResult::Radius { result, hit_pixel, .. } = r else { panic!("a radius result") };
@@ -202,7 +192,7 @@ fn visible_rectangles_report_exact_pixel_counts_across_tiles() {
         let (view, proj) = random_scene_camera(depth, W, H);
         let vp = Viewport::full(W, H);
         let request = PickRequest::new(vp, view, proj);
-        let texels = id_image(&gpu, &request, &gs.draws);
+        let texels = gpu.id_image(&request, &gs.draws, W, H);
         // Small tiles, so rectangles span several.
         let mut picker = gpu.picker(PickerConfig::default().with_rect_tile(48, 40));
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -213,7 +203,7 @@ fn visible_rectangles_report_exact_pixel_counts_across_tiles() {
             rects.push(PixelRect::spanning(a, b));
         }
         let queries: Vec<PickQuery> = rects.iter().map(|&rect| PickQuery::Rect { rect, mode: RectMode::Visible }).collect();
-        let set = run_queries(&gpu, &mut picker, &request, &queries, &gs.draws);
+        let set = gpu.run_queries(&mut picker, &request, &queries, &gs.draws);
         for (rect, r) in rects.iter().zip(&set.results) {
             let QueryResult::Rect(found) = r else { panic!("a rectangle result") };
             assert_eq!(found.rect, *rect);
@@ -253,7 +243,7 @@ fn select_through_rectangles_find_everything_the_ray_oracle_hits() {
             .map(|r| PixelRect::new(r.min, r.min + UVec2::new(40, 30)))
             .collect();
         let queries: Vec<PickQuery> = rects.iter().map(|&rect| PickQuery::Rect { rect, mode: RectMode::All }).collect();
-        let set = run_queries(&gpu, &mut picker, &request, &queries, &gs.draws);
+        let set = gpu.run_queries(&mut picker, &request, &queries, &gs.draws);
         for (rect, r) in rects.iter().zip(&set.results) {
             let QueryResult::Rect(found) = r else { panic!("a rectangle result") };
             let got: Vec<(u64, Option<u32>)> = found.objects.iter().map(|o| (o.id.get(), o.instance)).collect();
@@ -275,7 +265,7 @@ fn select_through_rectangles_find_everything_the_ray_oracle_hits() {
             }
             sure_total += sure.len();
             // Select-through sees at least what is visible.
-            let visible = run_queries(&gpu, &mut picker, &request, &[PickQuery::Rect { rect: *rect, mode: RectMode::Visible }], &gs.draws);
+            let visible = gpu.run_queries(&mut picker, &request, &[PickQuery::Rect { rect: *rect, mode: RectMode::Visible }], &gs.draws);
             let QueryResult::Rect(v) = &visible.results[0] else { unreachable!() };
             for o in &v.objects {
                 assert!(got.contains(&(o.id.get(), o.instance)), "visible {:?} is in the select-through set", o.id);
@@ -316,9 +306,9 @@ fn culling_gives_identical_results_for_radius_and_rectangles() {
             // SAFETY: `run` waited for the frame.
             unsafe { culled.take_results(0) }.expect("resolve").expect("pending")
         } else {
-            run_queries(&gpu, &mut culled, &request, &queries, &gs.draws)
+            gpu.run_queries(&mut culled, &request, &queries, &gs.draws)
         };
-        let b = run_queries(&gpu, &mut unculled, &request, &queries, &gs.draws);
+        let b = gpu.run_queries(&mut unculled, &request, &queries, &gs.draws);
         assert!(a.stats.pass.draws_culled > 0, "culling culled something");
         assert_eq!(b.stats.pass.draws_culled, 0);
         for (i, (x, y)) in a.results.iter().zip(&b.results).enumerate() {

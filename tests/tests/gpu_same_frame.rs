@@ -22,7 +22,27 @@ fn queries(seed: u64) -> Vec<PickQuery> {
     set
 }
 
-/// Records the set into `slot` of a command buffer of its own and submits it, signalling
+/// Records the set into slot 0 of a command buffer of its own, and leaves submitting it to
+/// the caller.
+fn record_alone(
+    gpu: &Gpu,
+    picker: &mut Picker,
+    request: &PickRequest<'_>,
+    set: &[PickQuery],
+    draws: &[picking_vk::PickDraw],
+) -> picking_vk_context::CommandBuffers {
+    let cmds = gpu.ctx.command_buffers(1).unwrap();
+    let cmd = cmds.buffers()[0];
+    // SAFETY: a fresh primary command buffer of this device.
+    unsafe {
+        gpu.ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
+        picker.record(cmd, 0, request, set, draws).expect("record");
+        gpu.ctx.device.end_command_buffer(cmd).unwrap();
+    }
+    cmds
+}
+
+/// Records the set into slot 0 of a command buffer of its own and submits it, signalling
 /// `fence` (and, with `timeline`, the semaphore's value), without waiting.
 fn submit_early(
     gpu: &Gpu,
@@ -33,22 +53,18 @@ fn submit_early(
     fence: vk::Fence,
     timeline: Option<(vk::Semaphore, u64)>,
 ) -> picking_vk_context::CommandBuffers {
-    let device = &gpu.ctx.device;
-    let cmds = gpu.ctx.command_buffers(1).unwrap();
+    let cmds = record_alone(gpu, picker, request, set, draws);
     let cmd = cmds.buffers()[0];
-    // SAFETY: a fresh primary command buffer of this device; the draws' buffers outlive the
+    // SAFETY: an executable command buffer of this device whose draws' buffers outlive the
     // wait the test does before dropping them; the queue is used by this test alone.
     unsafe {
-        device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
-        picker.record(cmd, 0, request, set, draws).expect("record");
-        device.end_command_buffer(cmd).unwrap();
         let (command_buffers, semaphores, values) = ([cmd], timeline.map(|t| [t.0]).unwrap_or_default(), timeline.map(|t| [t.1]).unwrap_or_default());
         let mut values_info = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
         let mut submit = vk::SubmitInfo::default().command_buffers(&command_buffers);
         if timeline.is_some() {
             submit = submit.signal_semaphores(&semaphores).push_next(&mut values_info);
         }
-        device.queue_submit(gpu.ctx.queue, &[submit], fence).unwrap();
+        gpu.ctx.device.queue_submit(gpu.ctx.queue, &[submit], fence).unwrap();
     }
     cmds
 }
@@ -104,25 +120,6 @@ fn same_frame_results_on_a_fence_or_a_timeline_value_equal_the_ring_paths() {
     gpu.assert_no_validation_messages();
 }
 
-/// Records the set into slot 0 of a command buffer of its own that is never submitted.
-fn record_unsubmitted(
-    gpu: &Gpu,
-    picker: &mut Picker,
-    request: &PickRequest<'_>,
-    set: &[PickQuery],
-    draws: &[picking_vk::PickDraw],
-) -> picking_vk_context::CommandBuffers {
-    let cmds = gpu.ctx.command_buffers(1).unwrap();
-    let cmd = cmds.buffers()[0];
-    // SAFETY: a fresh command buffer of this device; it is never submitted.
-    unsafe {
-        gpu.ctx.device.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).unwrap();
-        picker.record(cmd, 0, request, set, draws).expect("record");
-        gpu.ctx.device.end_command_buffer(cmd).unwrap();
-    }
-    cmds
-}
-
 #[test]
 fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     let gpu = Gpu::with_options(|o| o.timeline_semaphores = true);
@@ -132,7 +129,7 @@ fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     let set = queries(63);
     let mut picker = gpu.picker(PickerConfig::default());
     // The early submission is dropped: recorded, never submitted.
-    let cmds = record_unsubmitted(&gpu, &mut picker, &request, &set, &gs.draws);
+    let cmds = record_alone(&gpu, &mut picker, &request, &set, &gs.draws);
     let cmd = cmds.buffers()[0];
     let (f, semaphore) = (fence(&gpu), timeline_semaphore(&gpu));
     for signal in [HostSignal::Fence(f), HostSignal::Timeline { semaphore, value: 1 }] {
@@ -151,7 +148,7 @@ fn a_signal_that_never_comes_times_out_and_leaves_the_frame_pending() {
     // SAFETY: nothing pending: no wait, no read.
     assert!(unsafe { picker.wait_results(0, HostSignal::Fence(f), Duration::from_secs(1)) }.unwrap().is_none());
     // A lost device reads nothing, whatever the signal says.
-    let fresh = record_unsubmitted(&gpu, &mut picker, &request, &set, &gs.draws);
+    let fresh = record_alone(&gpu, &mut picker, &request, &set, &gs.draws);
     picker.mark_device_lost();
     // SAFETY: with the device lost nothing is waited for or read.
     let lost = unsafe { picker.wait_results(0, HostSignal::Fence(f), Duration::from_secs(1)) };
