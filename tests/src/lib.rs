@@ -3,4 +3,6 @@
 
 pub mod harness;
 pub mod oracle;
+pub mod results_reader;
 pub mod scene;
+pub mod snap_oracle;

@@ -2,82 +2,14 @@
 //! search of the full-resolution ID image under the rule `picking_vk::Snap` documents: random
 //! scenes of thin rods and small parts in front of a wall that fills the view.
 
-use glam::{Mat4, Quat, UVec2, Vec3};
-use picking_vk::debug::Texels;
+use glam::UVec2;
 use picking_vk::{DepthConvention, ObjectId, PickQuery, PickRequest, PickerConfig, QueryResult, Snap, Viewport};
 use picking_vk_tests::harness::{random_scene_camera, Gpu};
-use picking_vk_tests::scene::{Mesh, Object, Scene};
+use picking_vk_tests::snap_oracle::{brute_force, thin_scene};
 
 const W: u32 = 160;
 const H: u32 = 120;
-
-/// A wall behind everything, thin rods (a few pixels wide) and small parts in front of it.
-fn thin_scene(seed: u64) -> Scene {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut scene = Scene { meshes: vec![Mesh::quad(1.0), Mesh::cuboid(Vec3::ONE)], ..Scene::default() };
-    let wall = Mat4::from_scale_rotation_translation(Vec3::splat(30.0), Quat::IDENTITY, Vec3::new(0.0, 0.0, -14.0));
-    scene.objects.push(Object::new(1, 0, wall));
-    let mut place = |id: u64, size: Vec3| {
-        let at = Vec3::new(rng.f32() * 5.0 - 2.5, rng.f32() * 3.6 - 1.8, -4.0 - rng.f32() * 4.0);
-        let turn = Quat::from_rotation_z(rng.f32() * 6.3) * Quat::from_rotation_x(rng.f32() - 0.5);
-        Object::new(id, 1, Mat4::from_scale_rotation_translation(size, turn, at))
-    };
-    for k in 0..8 {
-        scene.objects.push(place(10 + k, Vec3::new(0.012 + 0.02 * (k % 3) as f32, 1.2, 0.012 + 0.02 * (k % 3) as f32)));
-    }
-    for k in 0..5 {
-        scene.objects.push(place(30 + k, Vec3::splat(0.05 + 0.03 * k as f32)));
-    }
-    scene
-}
-
-/// A hit of a disc: pixel, squared distance to the cursor, depth, object (ID, instance).
-type Hit = (UVec2, i64, f32, (u64, u32));
-
-/// Whether `a` comes before `b` (standard depth: smaller is nearer); strictly, so that ties
-/// keep the first in row-major order.
-fn better(a: &Hit, b: &Hit) -> bool {
-    a.1 < b.1 || (a.1 == b.1 && a.2 < b.2)
-}
-
-fn nearest_of<'h>(hits: impl Iterator<Item = &'h Hit>) -> Option<&'h Hit> {
-    hits.fold(None, |best: Option<&Hit>, h| if best.is_none_or(|b| better(h, b)) { Some(h) } else { best })
-}
-
-/// What the rule documented on `Snap` answers for the disc of `radius` around `cursor`:
-/// the pixel chosen, from the whole ID image. `priority` gives each object's priority.
-fn brute_force(texels: &[Texels], cursor: UVec2, radius: u32, snap: Snap, priority: &impl Fn(u64) -> i16) -> Option<UVec2> {
-    // The disc's hits in row-major order: (pixel, squared distance, depth, object key).
-    let mut hits: Vec<Hit> = vec![];
-    for y in cursor.y.saturating_sub(radius)..(cursor.y + radius + 1).min(H) {
-        for x in cursor.x.saturating_sub(radius)..(cursor.x + radius + 1).min(W) {
-            let d2 = (i64::from(x) - i64::from(cursor.x)).pow(2) + (i64::from(y) - i64::from(cursor.y)).pow(2);
-            let t = &texels[(y * W + x) as usize];
-            if let Some(id) = ObjectId::from_words(t.id).filter(|_| d2 <= i64::from(radius).pow(2)) {
-                hits.push((UVec2::new(x, y), d2, t.depth, (id.get(), t.draw_instance[1])));
-            }
-        }
-    }
-    let top = hits.iter().map(|h| priority(h.3 .0)).max()?;
-    hits.retain(|h| priority(h.3 .0) == top);
-    match snap {
-        Snap::Nearest => nearest_of(hits.iter()).map(|h| h.0),
-        Snap::Thin => {
-            let mut keys: Vec<(u64, u32)> = vec![];
-            for h in &hits {
-                if !keys.contains(&h.3) {
-                    keys.push(h.3);
-                }
-            }
-            let objects = keys.iter().map(|k| {
-                let count = hits.iter().filter(|h| h.3 == *k).count();
-                (count, nearest_of(hits.iter().filter(|h| h.3 == *k)).unwrap())
-            });
-            let fewer = |a: &(usize, &Hit), b: &(usize, &Hit)| a.0 < b.0 || (a.0 == b.0 && better(a.1, b.1));
-            objects.fold(None, |best: Option<(usize, _)>, o| if best.as_ref().is_none_or(|b| fewer(&o, b)) { Some(o) } else { best }).map(|o| o.1 .0)
-        }
-    }
-}
+const SIZE: UVec2 = UVec2::new(W, H);
 
 #[test]
 fn thin_snapping_and_priorities_answer_as_a_brute_force_search_of_the_id_image() {
@@ -115,8 +47,11 @@ fn thin_snapping_and_priorities_answer_as_a_brute_force_search_of_the_id_image()
                     let PickQuery::Radius { pixel, radius, snap } = *q else { unreachable!() };
                     let QueryResult::Radius { result, hit_pixel, snap: answered, .. } = r else { panic!("a radius result") };
                     assert_eq!(*answered, snap, "the result names its rule");
-                    let expected =
-                        if prioritized { brute_force(&texels, pixel, radius, snap, &priority) } else { brute_force(&texels, pixel, radius, snap, &plain) };
+                    let expected = if prioritized {
+                        brute_force(&texels, SIZE, pixel, radius, snap, &priority)
+                    } else {
+                        brute_force(&texels, SIZE, pixel, radius, snap, &plain)
+                    };
                     assert_eq!(*hit_pixel, expected, "seed {seed} cursor {pixel} radius {radius} {snap:?} priorities {prioritized}");
                     let want_id = expected.and_then(|p| ObjectId::from_words(texels[(p.y * W + p.x) as usize].id));
                     assert_eq!(result.id(), want_id, "seed {seed} cursor {pixel}");
@@ -129,7 +64,9 @@ fn thin_snapping_and_priorities_answer_as_a_brute_force_search_of_the_id_image()
                 if prioritized {
                     priority_decides += cursors
                         .iter()
-                        .filter(|&&(p, r)| brute_force(&texels, p, r, Snap::Nearest, &priority) != brute_force(&texels, p, r, Snap::Nearest, &plain))
+                        .filter(|&&(p, r)| {
+                            brute_force(&texels, SIZE, p, r, Snap::Nearest, &priority) != brute_force(&texels, SIZE, p, r, Snap::Nearest, &plain)
+                        })
                         .count();
                 }
             }

@@ -21,6 +21,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_rect.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("pick_rect_all.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("rect_reduce.comp", shaderc::ShaderKind::Compute, "picking-vk"),
+    ("pick_results.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit_deformed.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),

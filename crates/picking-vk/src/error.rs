@@ -209,6 +209,9 @@ pub enum Limit {
     RectEntries,
     /// Combinations of storage buffers (instances, deformation) in use by frames in flight.
     StorageBufferSets,
+    /// Draws the point and radius queries of a set may record with GPU results on
+    /// ([`PickerConfig::gpu_result_draws`](crate::PickerConfig::gpu_result_draws)).
+    GpuResultDraws,
 }
 
 impl std::fmt::Display for Limit {
@@ -219,6 +222,7 @@ impl std::fmt::Display for Limit {
             Limit::RectTiles => "rectangle tiles in a set (MAX_RECT_TILES; PickerConfig::rect_tile sets their size)",
             Limit::RectEntries => "rectangle table entries (PickerConfig::rect_entries)",
             Limit::StorageBufferSets => "storage buffer combinations in flight",
+            Limit::GpuResultDraws => "draws the point and radius queries record with GPU results (PickerConfig::gpu_result_draws)",
         })
     }
 }

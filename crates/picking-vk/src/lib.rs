@@ -155,6 +155,7 @@ pub mod debug;
 pub mod draw;
 pub mod error;
 mod gpu;
+pub mod gpu_results;
 mod handoff;
 mod host;
 mod id;

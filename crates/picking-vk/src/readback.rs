@@ -57,16 +57,16 @@ impl RegionBlock {
         round_up(pixels * if detail { 36 } else { 20 }, 16)
     }
 
-    fn detail_at(&self) -> u64 {
+    pub(crate) fn detail_at(&self) -> u64 {
         self.offset
     }
-    fn id_at(&self) -> u64 {
+    pub(crate) fn id_at(&self) -> u64 {
         self.offset + if self.detail { 16 * self.pixels } else { 0 }
     }
-    fn draw_instance_at(&self) -> u64 {
+    pub(crate) fn draw_instance_at(&self) -> u64 {
         self.id_at() + 8 * self.pixels
     }
-    fn depth_at(&self) -> u64 {
+    pub(crate) fn depth_at(&self) -> u64 {
         self.draw_instance_at() + 8 * self.pixels
     }
 
@@ -104,18 +104,31 @@ pub(crate) struct StagingRing {
 }
 
 impl StagingRing {
-    /// A ring of `slots` slots of `slot_bytes` each (header included).
-    pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64) -> Result<Self, PickError> {
+    /// A ring of `slots` slots of `slot_bytes` each (header included). With `storage_alignment`
+    /// (the device's minStorageBufferOffsetAlignment, when GPU results read the slots), each
+    /// slot can be bound as a storage buffer of its own.
+    pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64, storage_alignment: Option<u64>) -> Result<Self, PickError> {
         // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
         let atom = non_coherent_atom_size.max(64);
-        let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), atom);
-        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let align = storage_alignment.map_or(atom, |a| atom.max(a.max(1)));
+        let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), align);
+        let usage = if storage_alignment.is_some() {
+            vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER
+        } else {
+            vk::BufferUsageFlags::TRANSFER_DST
+        };
+        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, usage, MemoryLocation::GpuToCpu)?;
         // No stamp before the first copy: zero the slots (flushed where memory is not coherent).
         if let Some(bytes) = buffer.mapped_mut() {
             bytes.fill(0);
         }
         buffer.flush()?;
         Ok(StagingRing { buffer, slot_stride, slots, atom })
+    }
+
+    /// The buffer and the stride of its slots (slot `i` starts at `i * stride`).
+    pub fn slots_of(&self) -> (vk::Buffer, u64) {
+        (self.buffer.buffer, self.slot_stride)
     }
 
     fn slot_offset(&self, slot: usize) -> u64 {

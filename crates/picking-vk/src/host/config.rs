@@ -95,6 +95,14 @@ pub struct PickerConfig {
     pub max_pipelines: usize,
     /// How the pick passes are begun (default: render passes).
     pub rendering: PassRendering,
+    /// Also write each frame's results into a device buffer per slot that the host's shaders
+    /// read later in the same command buffer (default off; see [`crate::gpu_results`]). Needs
+    /// `max_radius` of at most 12: a radius query's disc is resolved by one workgroup.
+    pub gpu_results: bool,
+    /// Draws the point and radius queries of one frame may record when `gpu_results` is on
+    /// (default 1024): the rows that give a hit its draw index and priority, 8 bytes each per
+    /// slot. A set that could record more is refused with [`crate::PickError::Capacity`].
+    pub gpu_result_draws: u32,
 }
 
 /// How the picker begins its passes, chosen when it is created. Results are the same either way.
@@ -125,6 +133,8 @@ impl Default for PickerConfig {
             rect_entries: 4096,
             max_pipelines: 64,
             rendering: PassRendering::RenderPass,
+            gpu_results: false,
+            gpu_result_draws: 1024,
         }
     }
 }
@@ -187,6 +197,18 @@ impl PickerConfig {
     /// Sets [`PickerConfig::max_pipelines`].
     pub fn with_max_pipelines(mut self, max: usize) -> Self {
         self.max_pipelines = max;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_results`].
+    pub fn with_gpu_results(mut self, on: bool) -> Self {
+        self.gpu_results = on;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_result_draws`].
+    pub fn with_gpu_result_draws(mut self, draws: u32) -> Self {
+        self.gpu_result_draws = draws;
         self
     }
 

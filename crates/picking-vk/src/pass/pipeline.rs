@@ -27,6 +27,7 @@ pub(crate) mod spirv {
     pub const PICK_RECT_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect.frag.spv");
     pub const PICK_RECT_ALL_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect_all.frag.spv");
     pub const RECT_REDUCE_COMP: &[u8] = include_bytes!("../../spirv/rect_reduce.comp.spv");
+    pub const PICK_RESULTS_COMP: &[u8] = include_bytes!("../../spirv/pick_results.comp.spv");
 }
 
 /// Owns shader modules, the layout and every pipeline built for one pass.
@@ -410,6 +411,7 @@ mod tests {
             spirv::PICK_RECT_FRAG,
             spirv::PICK_RECT_ALL_FRAG,
             spirv::RECT_REDUCE_COMP,
+            spirv::PICK_RESULTS_COMP,
         ] {
             assert_eq!(code.len() % 4, 0);
             assert_eq!(words(code)[0], 0x0723_0203, "SPIR-V magic");

@@ -18,31 +18,31 @@ pub(crate) const ENTRY_FORMAT: vk::Format = vk::Format::R32G32_UINT;
 
 /// # Safety
 /// `handle` is an object of `device` that the GPU no longer uses (each fn: its own type).
-unsafe fn destroy_set_layout(device: &ash::Device, handle: vk::DescriptorSetLayout) {
+pub(crate) unsafe fn destroy_set_layout(device: &ash::Device, handle: vk::DescriptorSetLayout) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_descriptor_set_layout(handle, None) };
 }
 /// # Safety
 /// As [`destroy_set_layout`]; its sets are freed with it.
-unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
+pub(crate) unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_descriptor_pool(handle, None) };
 }
 /// # Safety
 /// As [`destroy_set_layout`].
-unsafe fn destroy_pipeline_layout(device: &ash::Device, handle: vk::PipelineLayout) {
+pub(crate) unsafe fn destroy_pipeline_layout(device: &ash::Device, handle: vk::PipelineLayout) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_pipeline_layout(handle, None) };
 }
 /// # Safety
 /// As [`destroy_set_layout`].
-unsafe fn destroy_pipeline(device: &ash::Device, handle: vk::Pipeline) {
+pub(crate) unsafe fn destroy_pipeline(device: &ash::Device, handle: vk::Pipeline) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_pipeline(handle, None) };
 }
 /// # Safety
 /// As [`destroy_set_layout`].
-unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModule) {
+pub(crate) unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModule) {
     // SAFETY: the caller's contract.
     unsafe { device.destroy_shader_module(handle, None) };
 }

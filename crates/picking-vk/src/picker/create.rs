@@ -6,6 +6,8 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
+use crate::gpu_results::layout::{ResultsLayout, MAX_GPU_RADIUS};
+use crate::gpu_results::GpuResultsKit;
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
@@ -76,7 +78,9 @@ impl Picker {
         let rect = rect_kit(&memory, &config, &limits, &rendering, select_through, kit.instance_sets.layout.handle, pipeline_limits)?;
         let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
-        let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
+        let storage_alignment = config.gpu_results.then_some(limits.min_storage_buffer_offset_alignment);
+        let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size, storage_alignment)?;
+        let gpu_results = gpu_results_kit(&memory, &config, max_queries, rect.is_some(), &staging)?;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
             for slot in &mut slots {
@@ -88,6 +92,7 @@ impl Picker {
         let timestamps = unsafe { timestamps(&host, &memory, &config, &limits, timestamp_bits) }?;
         Ok(Picker {
             slots,
+            gpu_results,
             staging,
             targets,
             rect,
@@ -165,6 +170,20 @@ fn query_cell(config: &PickerConfig, limits: &vk::PhysicalDeviceLimits) -> Resul
         let needed = format!("{max_queries} query cells of {side}x{side} pixels (PickerConfig::max_queries and max_radius)");
         PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] }
     })
+}
+
+/// The GPU results' buffers and pass, when `config` asks for them.
+fn gpu_results_kit(memory: &Memory, config: &PickerConfig, max_queries: u32, rects: bool, staging: &StagingRing) -> Result<Option<GpuResultsKit>, PickError> {
+    if !config.gpu_results {
+        return Ok(None);
+    }
+    if config.max_radius > MAX_GPU_RADIUS {
+        let reason = format!("at most {MAX_GPU_RADIUS} with gpu_results (one workgroup resolves a disc), not {}", config.max_radius);
+        return Err(PickError::InvalidInput { input: Input::Config("max_radius"), reason });
+    }
+    let entries = if rects { config.rect_entries } else { 0 };
+    let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
+    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, staging.slots_of())?))
 }
 
 /// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).

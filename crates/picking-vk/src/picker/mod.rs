@@ -4,6 +4,7 @@
 
 mod create;
 mod frame_layout;
+mod gpu_upload;
 mod query_set;
 mod results;
 mod same_frame;
@@ -15,6 +16,7 @@ use frame_layout::FrameLayout;
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
 use crate::error::{Input, PickError};
+use crate::gpu_results::GpuResultsKit;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::DetailStatus;
 use crate::pass::pipeline_key::PipelineKey;
@@ -63,12 +65,15 @@ pub struct PickMemory {
     /// The batch buffers' rows and indirect commands: sized once by
     /// [`PickerConfig::batch_rows`](crate::PickerConfig::batch_rows), never by the window.
     pub draw_batches: u64,
+    /// The GPU results' buffers, a results and an upload buffer per slot (0 when
+    /// [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
+    pub gpu_results: u64,
 }
 
 impl PickMemory {
     /// Everything picking holds.
     pub fn total(&self) -> u64 {
-        self.attachments + self.rectangles + self.staging + self.draw_batches
+        self.attachments + self.rectangles + self.staging + self.draw_batches + self.gpu_results
     }
 }
 
@@ -97,6 +102,7 @@ pub struct Picker {
     // Fields drop in order: the per-slot buffers, staging and targets before the pass kit
     // (pipelines, render pass) and the allocator it shares.
     slots: Vec<Slot>,
+    gpu_results: Option<GpuResultsKit>,
     staging: StagingRing,
     targets: PassTargets,
     rect: Option<RectKit>,
@@ -149,7 +155,23 @@ impl Picker {
             rectangles: self.rect.as_ref().map_or(0, RectKit::bytes),
             staging: self.staging.bytes(),
             draw_batches: self.slots.iter().filter_map(|s| s.batch.as_ref()).map(DrawBatchBuffer::bytes).sum(),
+            gpu_results: self.gpu_results.as_ref().map_or(0, GpuResultsKit::bytes),
         }
+    }
+
+    /// The device buffer that slot `slot`'s GPU results are written to, as the descriptor the
+    /// host binds (a storage buffer, read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL)).
+    /// The buffer is the picker's and lives as long as it does. A frame recorded into `slot`
+    /// writes it in the host's command buffer, then the barrier to
+    /// [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
+    pub fn gpu_results(&self, slot: usize) -> Result<vk::DescriptorBufferInfo, PickError> {
+        let kit = self.gpu_results.as_ref().ok_or_else(|| PickError::InvalidInput {
+            input: Input::Config("gpu_results"),
+            reason: "the picker was created without PickerConfig::gpu_results".into(),
+        })?;
+        let frames_in_flight = self.slots.len();
+        let s = kit.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
+        Ok(vk::DescriptorBufferInfo { buffer: s.results.buffer, offset: 0, range: vk::WHOLE_SIZE })
     }
 
     /// Records a frame's query set into `cmd`: points and radius queries in one pass (a cell

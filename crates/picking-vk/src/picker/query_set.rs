@@ -4,9 +4,11 @@
 //! recording the passes, the copies into the slot and the stamp in one walk of the layout.
 
 use super::frame_layout::{FrameLayout, LayoutLimits, QueryLayout};
+use super::gpu_upload::{write_upload, UploadFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
+use crate::gpu_results::{record_results, FrameCounts};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -97,7 +99,7 @@ impl Picker {
 
     /// Builds every pipeline the layout's plans need and sizes the rectangle table; after
     /// this nothing can fail, so an error leaves the command buffer untouched.
-    fn prepare_layout(&mut self, draws: &[PickDraw], camera: &CameraSnapshot) -> Result<(), PickError> {
+    fn prepare_layout(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, contributors: usize) -> Result<(), PickError> {
         let layout = &mut self.layout;
         let (mut rows, mut table_entries) = (0, 0u64);
         for query in &layout.queries {
@@ -133,6 +135,12 @@ impl Picker {
             return Err(PickError::Capacity { limit: Limit::RectEntries, configured: capacity.into(), asked: table_entries });
         }
         layout.table_used = table_entries;
+        if let Some(kit) = self.gpu_results.as_ref() {
+            let most = hit_draws_at_most(layout, contributors);
+            if most > u64::from(kit.layout.draw_capacity) {
+                return Err(PickError::Capacity { limit: Limit::GpuResultDraws, configured: kit.layout.draw_capacity.into(), asked: most });
+            }
+        }
         Ok(())
     }
 
@@ -164,7 +172,7 @@ impl Picker {
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan_layout(request, &camera, queries, draws, plan_frame)?;
         self.begin_frame(slot);
-        let prepared = self.prepare_layout(draws, &camera);
+        let prepared = self.prepare_layout(draws, &camera, request.contributors.len());
         self.note_loss(prepared)?;
         // SAFETY: the caller's contract covers `cmd`, the slot and the draws' buffers; every
         // pipeline was prepared and the table's capacity checked above.
@@ -223,10 +231,21 @@ impl Picker {
             }
             staging.begin(device, cmd, slot);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
+            let hit_draws = s.draws.len();
             record_hit_copies(staging, device, cmd, &self.targets, slot, &self.layout);
             if let Some(kit) = self.rect.as_ref() {
                 recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
                 record_table_copy(staging, device, cmd, kit, slot, &self.layout);
+            }
+            if let Some(kit) = self.gpu_results.as_mut() {
+                let upload = UploadFrame { layout: &self.layout, draws: &s.draws, hit_draws, spans: &s.spans, camera };
+                let draw_capacity = kit.layout.draw_capacity;
+                // The slot's previous frame completed (it was taken): its upload is free.
+                let rows = kit.upload_mut(slot).map_or(0, |bytes| write_upload(bytes, &upload, draw_capacity));
+                let queries = self.layout.queries.len() as u32;
+                let (entries, table_counts) = (self.layout.table_used as u32, self.layout.table().offset);
+                let counts = FrameCounts { slot, frame: self.next_frame, queries, rows, entries, table_counts };
+                record_results(kit, device, cmd, counts, request.result_readers);
             }
             staging.finish(device, cmd, slot, self.next_frame, queries_ts);
             if let Some(w) = &request.host_writes {
@@ -235,6 +254,20 @@ impl Picker {
             recorded
         }
     }
+}
+
+/// The most draws the point and radius queries of `layout` can record: a draw per planned
+/// entry (a run per chunk of a chunk-culled one), and the contributors in every region.
+fn hit_draws_at_most(layout: &FrameLayout, contributors: usize) -> u64 {
+    let mut most = 0u64;
+    for query in &layout.queries {
+        let plan = match query {
+            QueryLayout::Point { plan: Some(plan), .. } | QueryLayout::Radius { plan, .. } => plan,
+            QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
+        };
+        most += layout.plans.entries[plan.clone()].iter().map(|e| u64::from(e.run_count.max(1))).sum::<u64>() + contributors as u64;
+    }
+    most
 }
 
 /// Sets the plan span of a point, radius or rectangle query.

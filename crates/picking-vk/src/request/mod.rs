@@ -6,6 +6,7 @@ pub(crate) mod camera;
 pub(crate) mod cursor;
 pub(crate) mod host_writes;
 pub(crate) mod query;
+pub(crate) mod result_readers;
 pub(crate) mod viewport;
 
 pub use crate::ignore::{Ignore, PickFilter};
@@ -17,6 +18,7 @@ use crate::draw::PickContributor;
 use crate::error::{Input, PickError};
 use camera::{CameraSnapshot, DepthConvention};
 use glam::{Mat4, UVec2};
+use result_readers::ResultReaders;
 use viewport::Viewport;
 
 /// How one frame is picked: the camera and viewport the host renders with, and which draws
@@ -49,6 +51,10 @@ pub struct PickRequest<'a> {
     /// says so here once ([`PickRequest::with_culling`]); a pick through a culled back face
     /// would name what the host does not show.
     pub culling: Culling,
+    /// The host's passes that read this frame's GPU results, when the picker writes them
+    /// ([`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results)): the picker's barrier
+    /// makes the results visible to them. Default: vertex, fragment and compute shader reads.
+    pub result_readers: ResultReaders,
 }
 
 impl<'a> PickRequest<'a> {
@@ -64,6 +70,7 @@ impl<'a> PickRequest<'a> {
             contributors: &[],
             host_writes: None,
             culling: Culling::NONE,
+            result_readers: ResultReaders::default(),
         }
     }
 
@@ -105,6 +112,12 @@ impl<'a> PickRequest<'a> {
     /// states none of its own.
     pub fn with_culling(mut self, cull_mode: ash::vk::CullModeFlags, front_face: ash::vk::FrontFace) -> Self {
         self.culling = Culling::new(cull_mode, front_face);
+        self
+    }
+
+    /// Sets [`PickRequest::result_readers`].
+    pub fn with_result_readers(mut self, readers: ResultReaders) -> Self {
+        self.result_readers = readers;
         self
     }
 

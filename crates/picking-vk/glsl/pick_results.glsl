@@ -1,0 +1,116 @@
+// picking-vk GPU results: what a frame's query set found, read by the host's own shaders later
+// in the same command buffer (PickerConfig::gpu_results, Picker::gpu_results(slot)).
+//
+// Define PICK_RESULTS_SET and PICK_RESULTS_BINDING (default 0 and 0) before including this
+// file, and bind the slot's buffer there as a storage buffer. The layout is std430 and fixed:
+//   words 0-1   frame number (low, high)       words 2  queries in the set
+//   word 3      hit capacity (max_queries)     word  4  lookup slots - 1 (0: no rectangles)
+//   word 5      rectangle entries this frame   word  6  entry capacity      word 7 reserved
+//   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
+//   pixel (x, y), depth (float bits), flags;
+//   then per entry (entry capacity) 4 words: ID (low, high), instance, query;
+//   then the lookup's claims and members, a word per lookup slot each.
+// A non-instanced object's instance is PICK_NO_INSTANCE, here and in every argument below.
+
+#ifndef PICK_RESULTS_SET
+#define PICK_RESULTS_SET 0
+#endif
+#ifndef PICK_RESULTS_BINDING
+#define PICK_RESULTS_BINDING 0
+#endif
+#ifndef PICK_RESULTS_ACCESS
+#define PICK_RESULTS_ACCESS readonly
+#endif
+
+const uint PICK_NO_INSTANCE = 0xFFFFFFFFu;
+// Hit flags: something was hit; the query is a point; a radius query; answered under Snap::Thin.
+const uint PICK_FOUND = 1u;
+const uint PICK_POINT = 2u;
+const uint PICK_RADIUS = 4u;
+const uint PICK_THIN = 8u;
+
+struct PickHit {
+    uvec2 id;          // 0 when nothing was hit
+    uint instance;     // PICK_NO_INSTANCE for a non-instanced draw
+    uint draw_index;   // the host's PickDraw::draw_index
+    uvec2 pixel;       // the pixel hit (a radius query's nearest or snapped pixel), else the query's
+    float depth;       // window depth in [0, 1]; the clear depth on a miss
+    uint flags;
+};
+
+layout(std430, set = PICK_RESULTS_SET, binding = PICK_RESULTS_BINDING) PICK_RESULTS_ACCESS buffer PickResults {
+    uvec2 pick_frame;
+    uint pick_query_count;
+    uint pick_hit_capacity;
+    uint pick_lookup_mask;
+    uint pick_entry_count;
+    uint pick_entry_capacity;
+    uint pick_reserved;
+    uint pick_words[];
+};
+
+uint pick_entries_at() { return 8u * pick_hit_capacity; }
+uint pick_claims_at() { return pick_entries_at() + 4u * pick_entry_capacity; }
+uint pick_members_at() { return pick_claims_at() + pick_lookup_mask + 1u; }
+
+// Query `query`'s hit; flags 0 for a rectangle or a query past the set.
+PickHit pick_hit(uint query) {
+    PickHit h = PickHit(uvec2(0u), PICK_NO_INSTANCE, 0xFFFFFFFFu, uvec2(0u), 1.0, 0u);
+    if (query < pick_query_count && query < pick_hit_capacity) {
+        uint w = 8u * query;
+        h.id = uvec2(pick_words[w], pick_words[w + 1u]);
+        h.instance = pick_words[w + 2u];
+        h.draw_index = pick_words[w + 3u];
+        h.pixel = uvec2(pick_words[w + 4u], pick_words[w + 5u]);
+        h.depth = uintBitsToFloat(pick_words[w + 6u]);
+        h.flags = pick_words[w + 7u];
+    }
+    return h;
+}
+
+// Whether point or radius query `query` hit object `id`, instance `instance`.
+bool pick_is_hit(uint query, uvec2 id, uint instance) {
+    PickHit h = pick_hit(query);
+    return (h.flags & PICK_FOUND) != 0u && h.id == id && h.instance == instance;
+}
+
+// Whether any point or radius query of the frame hit object `id`, instance `instance`.
+bool pick_is_hovered(uvec2 id, uint instance) {
+    uint n = min(pick_query_count, pick_hit_capacity);
+    for (uint q = 0u; q < n; q++) {
+        if (pick_is_hit(q, id, instance)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The lookup's hash of (query, id, instance): a power-of-two table, linear probing.
+uint pick_lookup_hash(uint query, uvec2 id, uint instance) {
+    uint h = query * 0x9E3779B1u;
+    h = (h ^ id.x) * 0x85EBCA77u;
+    h = (h ^ id.y) * 0xC2B2AE3Du;
+    h = (h ^ instance) * 0x27D4EB2Fu;
+    return h ^ (h >> 15u);
+}
+
+// Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
+// visible pixels, or every fragment), in this frame.
+bool pick_in_rect(uint query, uvec2 id, uint instance) {
+    if (pick_lookup_mask == 0u) {
+        return false;
+    }
+    uint slot = pick_lookup_hash(query, id, instance) & pick_lookup_mask;
+    for (uint probe = 0u; probe <= pick_lookup_mask; probe++) {
+        uint claim = pick_words[pick_claims_at() + slot];
+        if (claim == 0u) {
+            return false;
+        }
+        uint e = pick_entries_at() + 4u * (claim - 1u);
+        if (pick_words[e] == id.x && pick_words[e + 1u] == id.y && pick_words[e + 2u] == instance && pick_words[e + 3u] == query) {
+            return pick_words[pick_members_at() + slot] != 0u;
+        }
+        slot = (slot + 1u) & pick_lookup_mask;
+    }
+    return false;
+}

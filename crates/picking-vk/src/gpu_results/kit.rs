@@ -1,0 +1,137 @@
+//! What the GPU results take, made once at creation from the configuration: per slot the
+//! results buffer the host's shaders read and the upload buffer recording writes (query jobs,
+//! draw rows, rectangle entry keys), and the compute pipeline that fills the results from the
+//! slot's staged texels.
+
+use super::layout::ResultsLayout;
+use crate::error::{PickError, Requirement};
+use crate::gpu::{GpuBuffer, Memory, Owned};
+use crate::pass::pipeline::{create_module, spirv};
+use crate::pass::rect::{destroy_module, destroy_pipeline, destroy_pipeline_layout, destroy_pool, destroy_set_layout};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Bytes of the compute pass's push constants: three uvec4.
+pub(super) const PUSH_BYTES: u32 = 48;
+
+/// One slot's buffers and the descriptor set that binds them with the slot's staging range.
+pub(crate) struct ResultSlot {
+    pub results: GpuBuffer,
+    pub upload: GpuBuffer,
+    pub set: vk::DescriptorSet,
+}
+
+pub(crate) struct GpuResultsKit {
+    // Fields drop in order: the pipeline before its layout, the sets with their pool.
+    pub pipeline: Owned<vk::Pipeline>,
+    pub pipeline_layout: Owned<vk::PipelineLayout>,
+    _module: Owned<vk::ShaderModule>,
+    pub slots: Vec<ResultSlot>,
+    _pool: Owned<vk::DescriptorPool>,
+    _set_layout: Owned<vk::DescriptorSetLayout>,
+    pub layout: ResultsLayout,
+}
+
+impl GpuResultsKit {
+    /// Buffers for `slots` slots sized by `layout`; each slot's set binds its staging range
+    /// (`staging`: buffer, slot stride) too.
+    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, staging: (vk::Buffer, u64)) -> Result<Self, PickError> {
+        let (set_layout, pool, sets) = sets(memory, slots)?;
+        let mut made = Vec::with_capacity(slots);
+        for (slot, set) in sets.into_iter().enumerate() {
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+            let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
+            let upload = GpuBuffer::new(memory, "gpu results upload", layout.upload_bytes(), vk::BufferUsageFlags::STORAGE_BUFFER, MemoryLocation::CpuToGpu)?;
+            // Host writes reach the device at submission only on coherent memory.
+            if !upload.is_coherent() {
+                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
+            }
+            let infos = [
+                [vk::DescriptorBufferInfo { buffer: staging.0, offset: staging.1 * slot as u64, range: staging.1 }],
+                [vk::DescriptorBufferInfo { buffer: results.buffer, offset: 0, range: vk::WHOLE_SIZE }],
+                [vk::DescriptorBufferInfo { buffer: upload.buffer, offset: 0, range: vk::WHOLE_SIZE }],
+            ];
+            let writes: Vec<_> = (0..3)
+                .map(|b| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(set)
+                        .dst_binding(b)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(&infos[b as usize])
+                })
+                .collect();
+            // SAFETY: the set and buffers are live; nothing uses the set yet.
+            unsafe { memory.device.update_descriptor_sets(&writes, &[]) };
+            made.push(ResultSlot { results, upload, set });
+        }
+        let (pipeline, pipeline_layout, module) = pipeline(memory, set_layout.handle)?;
+        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
+    }
+
+    /// Slot `slot`'s mapped upload buffer, for the frame being recorded there.
+    pub fn upload_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
+        self.slots.get_mut(slot)?.upload.mapped_mut()
+    }
+
+    /// Bytes held: every slot's results and upload buffers.
+    pub fn bytes(&self) -> u64 {
+        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes()).sum()
+    }
+}
+
+type Sets = (Owned<vk::DescriptorSetLayout>, Owned<vk::DescriptorPool>, Vec<vk::DescriptorSet>);
+
+/// The set layout (binding 0 the staging slot, 1 the results, 2 the upload; all storage
+/// buffers for the compute stage), its pool and a set per slot.
+fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
+    let device = &memory.device;
+    let bindings: Vec<_> = (0..3)
+        .map(|b| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    // SAFETY: valid create infos on a live device; each object is owned right away.
+    let set_layout = unsafe {
+        let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
+        Owned::new(device, handle, destroy_set_layout)
+    };
+    let count = slots as u32;
+    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count }];
+    // SAFETY: as above.
+    let pool = unsafe {
+        let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
+        Owned::new(device, handle, destroy_pool)
+    };
+    let layouts = vec![set_layout.handle; slots];
+    // SAFETY: the pool has room for one set per slot.
+    let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
+    Ok((set_layout, pool, sets))
+}
+
+type Pipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout>, Owned<vk::ShaderModule>);
+
+fn pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<Pipeline, PickError> {
+    let device = &memory.device;
+    let layouts = [set_layout];
+    let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(PUSH_BYTES)];
+    // SAFETY: valid create info on a live device, owned right away.
+    let layout = unsafe {
+        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
+        Owned::new(device, handle, destroy_pipeline_layout)
+    };
+    let module = create_module(memory, spirv::PICK_RESULTS_COMP, "pick_results.comp")?;
+    // SAFETY: just created on this device, owned by nothing else.
+    let module = unsafe { Owned::new(device, module, destroy_module) };
+    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module.handle).name(c"main");
+    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout.handle);
+    // SAFETY: module and layout are live; the info points at locals.
+    let pipelines = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
+    // SAFETY: just created on this device, owned by nothing else.
+    let pipeline = unsafe { Owned::new(device, pipelines.first().copied().unwrap_or_default(), destroy_pipeline) };
+    memory.name(pipeline.handle, "gpu results");
+    Ok((pipeline, layout, module))
+}

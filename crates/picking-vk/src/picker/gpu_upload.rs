@@ -1,0 +1,83 @@
+//! What recording tells the GPU results' compute pass, written through the slot's mapped
+//! upload buffer: a job per query (where its texels lie in the staging slot, its texel or
+//! disc, its rule), the rows of the draws the point and radius queries recorded (draw index,
+//! instancing, priority), and a key per rectangle entry (object, instance, query).
+
+use super::frame_layout::{FrameLayout, QueryLayout};
+use crate::gpu_results::layout::{JOB_WORDS, KEY_WORDS, ROW_WORDS};
+use crate::handoff::{DrawSnapshot, EntrySpan};
+use crate::readback::RegionBlock;
+use crate::request::camera::{CameraSnapshot, DepthConvention};
+use crate::request::query::Snap;
+
+/// A non-instanced object's instance in the GPU results (`PICK_NO_INSTANCE`).
+const NO_INSTANCE: u32 = u32::MAX;
+
+/// Writes `words` from word `at` of `bytes`; words past its end are dropped (the sizes were
+/// checked when the frame was prepared).
+fn put(bytes: &mut [u8], at: u64, words: &[u32]) {
+    let start = (4 * at) as usize;
+    for (chunk, word) in bytes.get_mut(start..).unwrap_or_default().chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
+}
+
+/// The job of a query: (kind, snap), its texels' arrays in the slot (words), its texel or
+/// region, the cursor, the radius, how depth compares and the clear depth. A rectangle's is
+/// kind 0 (no hit).
+fn job(query: &QueryLayout, points: &RegionBlock, camera: &CameraSnapshot) -> [u32; JOB_WORDS as usize] {
+    let reverse = u32::from(camera.depth == DepthConvention::Reverse);
+    let clear = camera.clear_depth().to_bits();
+    let words = |b: &RegionBlock| [(b.id_at() / 4) as u32, (b.draw_instance_at() / 4) as u32, (b.depth_at() / 4) as u32];
+    match query {
+        QueryLayout::Point { pixel, texel, .. } => {
+            let [id, draw, depth] = words(points);
+            [1, 0, id, draw, depth, *texel, 0, 0, 1, 1, pixel.x, pixel.y, 0, reverse, clear, 0]
+        }
+        QueryLayout::Radius { pixel, radius, snap, region, block, .. } => {
+            let [id, draw, depth] = words(block);
+            let size = region.size();
+            let thin = u32::from(*snap == Snap::Thin);
+            [2, thin, id, draw, depth, 0, region.min.x, region.min.y, size.x, size.y, pixel.x, pixel.y, *radius, reverse, clear, 0]
+        }
+        QueryLayout::Rect { .. } => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, reverse, clear, 0],
+    }
+}
+
+/// The frame whose upload is written.
+pub(super) struct UploadFrame<'a> {
+    pub layout: &'a FrameLayout,
+    /// Every draw the frame recorded; the first `hit_draws` are the point and radius queries'.
+    pub draws: &'a [DrawSnapshot],
+    pub hit_draws: usize,
+    pub spans: &'a [EntrySpan],
+    pub camera: &'a CameraSnapshot,
+}
+
+/// Writes the frame's upload into `bytes`; returns the draw rows written (at most
+/// `draw_capacity`).
+pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, draw_capacity: u32) -> u32 {
+    let layout = frame.layout;
+    for (q, query) in layout.queries.iter().enumerate() {
+        put(bytes, JOB_WORDS * q as u64, &job(query, &layout.points_block, frame.camera));
+    }
+    let rows_at = JOB_WORDS * layout.queries.len() as u64;
+    let rows = frame.hit_draws.min(draw_capacity as usize).min(frame.draws.len());
+    for (r, d) in frame.draws[..rows].iter().enumerate() {
+        let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
+        put(bytes, rows_at + ROW_WORDS * r as u64, &[d.draw_index, flags]);
+    }
+    let keys_at = rows_at + ROW_WORDS * rows as u64;
+    for (q, query) in layout.queries.iter().enumerate() {
+        let QueryLayout::Rect { spans, .. } = query else { continue };
+        for span in &frame.spans[spans.clone()] {
+            let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
+            let [lo, hi] = d.id.to_words();
+            for k in 0..span.count {
+                let instance = if d.instanced { span.first_instance + k } else { NO_INSTANCE };
+                put(bytes, keys_at + KEY_WORDS * u64::from(span.first_entry + k), &[lo, hi, instance, q as u32]);
+            }
+        }
+    }
+    rows as u32
+}

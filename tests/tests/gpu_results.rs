@@ -1,0 +1,268 @@
+//! GPU results (`PickerConfig::gpu_results`) read by a host pass in the same command buffer
+//! through the public GLSL include: they equal the CPU results of the same frame on random
+//! scenes (points, radius under both rules, rectangles in both modes), and over a 200-frame
+//! script with an orbiting camera and a cursor that moves every frame, the host's tint pass
+//! marks exactly what that frame's full-resolution ID image has under the cursor, in the
+//! snapped disc and inside the rubber band, while the ring path's one-frame-late answer does not.
+
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk::debug::Texels;
+use picking_vk::results::RectResult;
+use picking_vk::{
+    FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, PickResult, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport,
+};
+use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
+use picking_vk_tests::results_reader::{GpuHit, ReadBack, ResultsReader, HOVERED_BIT, NO_INSTANCE};
+use picking_vk_tests::scene::Scene;
+use picking_vk_tests::snap_oracle::{brute_force, thin_scene};
+
+/// Records `queries` into slot 0 and, in the same command buffer, the reader over `probes`;
+/// submits, waits, and returns what the reader saw and the CPU results of the same frame.
+fn frame(
+    gpu: &Gpu,
+    picker: &mut Picker,
+    reader: &mut ResultsReader,
+    request: &PickRequest<'_>,
+    queries: &[PickQuery],
+    draws: &[PickDraw],
+    probes: &[[u32; 3]],
+) -> (ReadBack, FrameResults) {
+    let results = picker.gpu_results(0).expect("gpu results on");
+    gpu.run(|cmd| {
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait; the
+        // reader's last pass completed (every frame is waited for).
+        unsafe {
+            picker.record(cmd, 0, request, queries, draws).expect("record");
+            reader.record(cmd, results, probes);
+        }
+    });
+    // SAFETY: `run` waited for the command buffer.
+    let seen = unsafe { reader.read(probes.len()) };
+    // SAFETY: as above.
+    let cpu = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+    (seen, cpu)
+}
+
+/// The probe key of a pick: ID words and instance (`NO_INSTANCE` when not instanced).
+fn key_of(id: ObjectId, instance: Option<u32>) -> [u32; 3] {
+    let [lo, hi] = id.to_words();
+    [lo, hi, instance.unwrap_or(NO_INSTANCE)]
+}
+
+fn assert_hit_equals(gpu_hit: &GpuHit, cpu: &PickResult, context: &str) {
+    assert_eq!(gpu_hit.pixel, cpu.pixel.to_array(), "{context}: pixel");
+    match &cpu.hit {
+        None => assert_eq!((gpu_hit.flags & 1, gpu_hit.id), (0, [0, 0]), "{context}: a miss"),
+        Some(h) => {
+            assert_eq!(gpu_hit.flags & 1, 1, "{context}: a hit");
+            assert_eq!([gpu_hit.id[0], gpu_hit.id[1], gpu_hit.instance], key_of(h.id, h.instance), "{context}: object");
+            assert_eq!(gpu_hit.draw_index, h.draw_index, "{context}: draw index");
+            assert_eq!(gpu_hit.depth, h.depth, "{context}: depth");
+        }
+    }
+}
+
+fn in_rect(rect: &RectResult, key: [u32; 3]) -> bool {
+    rect.objects.iter().any(|o| key_of(o.id, o.instance) == key)
+}
+
+/// Every object and instance of `scene`, and two IDs it does not hold.
+fn scene_keys(scene: &Scene) -> Vec<[u32; 3]> {
+    let mut keys = vec![];
+    for o in &scene.objects {
+        let id = ObjectId::new(o.id).unwrap();
+        match &o.instances {
+            Some(list) => keys.extend((0..list.len() as u32).map(|i| key_of(id, Some(i)))),
+            None => keys.push(key_of(id, None)),
+        }
+    }
+    keys.push([12345, 0, NO_INSTANCE]);
+    keys.push([keys[0][0], keys[0][1], 7]);
+    keys
+}
+
+#[test]
+fn gpu_results_equal_the_cpu_results_of_the_same_frame() {
+    const W: u32 = 96;
+    const H: u32 = 72;
+    let gpu = Gpu::new();
+    let select_through = gpu.ctx.picking_features.contains(picking_vk::PickFeatures::SELECT_THROUGH);
+    assert!(select_through, "lavapipe offers fragmentStoresAndAtomics");
+    let mut reader = ResultsReader::new(&gpu.ctx, 4096);
+    let (mut hits_compared, mut found, mut members) = (0, 0, 0);
+    for seed in 0..6u64 {
+        let scene = Scene::random(700 + seed);
+        let gs = scene.upload(&gpu.ctx);
+        let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
+        let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true).with_max_queries(8));
+        let keys = scene_keys(&scene);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for round in 0..4 {
+            let p = random_pixels(seed * 31 + round, 5, W, H);
+            let corner = UVec2::new(rng.u32(0..W / 2), rng.u32(0..H / 2));
+            let band = PixelRect::spanning(corner, corner + UVec2::new(rng.u32(4..W / 2), rng.u32(4..H / 2)));
+            let queries = [
+                PickQuery::Point(p[0]),
+                PickQuery::Point(p[1]),
+                PickQuery::Point(p[0]),
+                PickQuery::Radius { pixel: p[2], radius: 8, snap: Snap::Nearest },
+                PickQuery::Radius { pixel: p[3], radius: 6, snap: Snap::Thin },
+                PickQuery::Rect { rect: band, mode: RectMode::Visible },
+                PickQuery::Rect { rect: PixelRect::spanning(p[4], p[4] + UVec2::new(20, 15)), mode: RectMode::All },
+                PickQuery::Radius { pixel: p[4], radius: 3, snap: Snap::Thin },
+            ];
+            let (seen, cpu) = frame(&gpu, &mut picker, &mut reader, &request, &queries, &gs.draws, &keys);
+            assert_eq!((seen.frame, seen.query_count), (cpu.frame, queries.len() as u32), "the header names the frame and its set");
+            for (q, result) in cpu.results.iter().enumerate() {
+                let context = format!("seed {seed} round {round} query {q}");
+                match result {
+                    QueryResult::Point(pick) | QueryResult::Radius { result: pick, .. } => {
+                        assert_hit_equals(&seen.hits[q], pick, &context);
+                        hits_compared += 1;
+                        found += usize::from(pick.hit.is_some());
+                    }
+                    QueryResult::Rect(rect) => {
+                        assert_eq!(seen.hits[q].flags, 0, "{context}: a rectangle has no hit");
+                        for (k, key) in keys.iter().enumerate() {
+                            let member = seen.bits[k] & (1 << (8 + q)) != 0;
+                            assert_eq!(member, in_rect(rect, *key), "{context}: membership of {key:?}");
+                            members += usize::from(member);
+                        }
+                    }
+                }
+            }
+            for (k, key) in keys.iter().enumerate() {
+                let hovered = cpu.results.iter().filter_map(QueryResult::pick).any(|p| p.hit.as_ref().is_some_and(|h| key_of(h.id, h.instance) == *key));
+                assert_eq!(seen.bits[k] & HOVERED_BIT != 0, hovered, "seed {seed} round {round}: pick_is_hovered({key:?})");
+            }
+        }
+        drop((picker, gs));
+    }
+    assert!(hits_compared >= 6 * 4 * 6 && found > 60, "{hits_compared} hits compared, {found} found");
+    assert!(members > 50, "{members} rectangle memberships seen");
+    drop(reader);
+    gpu.assert_no_validation_messages();
+}
+
+/// The key of a pixel of the ID image: its object and instance (`instanced`: whether that ID's
+/// draw is instanced), or `None` for the background.
+fn texel_key(t: &Texels, instanced: &impl Fn(u64) -> bool) -> Option<[u32; 3]> {
+    let id = ObjectId::from_words(t.id)?;
+    Some(key_of(id, instanced(id.get()).then_some(t.draw_instance[1])))
+}
+
+/// What one frame answers: the object under the cursor, the snapped one, those in the band.
+type FrameAnswers = (Option<[u32; 3]>, Option<[u32; 3]>, Vec<[u32; 3]>);
+
+/// Pixels whose tint bit `bit` differs from `expected` (per pixel).
+fn mismatches(bits: &[u32], bit: u32, expected: impl Fn(usize) -> bool) -> usize {
+    bits.iter().enumerate().filter(|(i, b)| (*b & bit != 0) != expected(*i)).count()
+}
+
+#[test]
+fn a_host_tint_pass_marks_what_is_under_the_cursor_in_the_same_frame_for_200_frames() {
+    const W: u32 = 80;
+    const H: u32 = 60;
+    const SIZE: UVec2 = UVec2::new(W, H);
+    const FRAMES: u32 = 200;
+    const RADIUS: u32 = 5;
+    let gpu = Gpu::new();
+    let mut scene = thin_scene(61);
+    // An instanced field among the rods, so instances are told apart too.
+    let mut field = picking_vk_tests::scene::Object::new(90, 1, Mat4::from_translation(Vec3::new(0.0, -1.2, -6.0)));
+    field.instances = Some(
+        (0..6).map(|i| Mat4::from_scale_rotation_translation(Vec3::splat(0.3), glam::Quat::IDENTITY, Vec3::new(i as f32 * 0.7 - 1.8, 0.0, 0.0))).collect(),
+    );
+    scene.objects.push(field);
+    let gs = scene.upload(&gpu.ctx);
+    let instanced = |id: u64| id == 90;
+    let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true).with_max_queries(4).with_max_radius(RADIUS));
+    let mut reader = ResultsReader::new(&gpu.ctx, W * H);
+    let proj = glam::camera::rh::proj::vulkan::perspective(0.9, W as f32 / H as f32, 0.5, 60.0);
+    let (mut gpu_wrong, mut lag_wrong, mut tinted) = ([0usize; 3], [0usize; 3], [0usize; 3]);
+    // The previous frame's answers: under the cursor, snapped, in the band.
+    let mut previous: Option<FrameAnswers> = None;
+    for f in 0..FRAMES {
+        // The camera orbits the scene; the cursor sweeps a Lissajous path, moving every frame.
+        let angle = f as f32 * 0.02;
+        let eye = Vec3::new(6.0 * angle.sin(), 0.4, -6.0 + 6.0 * angle.cos());
+        let view = glam::camera::rh::view::look_at_mat4(eye, Vec3::new(0.0, 0.0, -6.0), Vec3::Y);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
+        let t = f as f32 * 0.11;
+        let cursor = UVec2::new(((0.5 + 0.45 * t.sin()) * (W - 1) as f32) as u32, ((0.5 + 0.45 * (1.3 * t).cos()) * (H - 1) as f32) as u32);
+        let band = PixelRect::spanning(cursor.saturating_sub(UVec2::new(12, 9)), (cursor + UVec2::new(6, 5)).min(SIZE - 1));
+        let queries = [
+            PickQuery::Point(cursor),
+            PickQuery::Radius { pixel: cursor, radius: RADIUS, snap: Snap::Thin },
+            PickQuery::Rect { rect: band, mode: RectMode::Visible },
+        ];
+        // The frame's full-resolution ID image: what the host's lit pass would show.
+        let texels = gpu.id_image(&request, &gs.draws, W, H);
+        let probes: Vec<[u32; 3]> = texels.iter().map(|t| texel_key(t, &instanced).unwrap_or([0, 0, NO_INSTANCE])).collect();
+        let (seen, cpu) = frame(&gpu, &mut picker, &mut reader, &request, &queries, &gs.draws, &probes);
+        // What that same frame's ID image says is under the cursor, in the snapped disc, in the band.
+        let at = |p: UVec2| texel_key(&texels[(p.y * W + p.x) as usize], &instanced);
+        let point = at(cursor);
+        let snapped = brute_force(&texels, SIZE, cursor, RADIUS, Snap::Thin, &|_| 0).and_then(at);
+        let mut band_keys: Vec<[u32; 3]> =
+            (band.min.y..band.max.y).flat_map(|y| (band.min.x..band.max.x).map(move |x| UVec2::new(x, y))).filter_map(at).collect();
+        band_keys.sort_unstable();
+        band_keys.dedup();
+        let key = |i: usize| texel_key(&texels[i], &instanced);
+        let under_cursor = |i: usize| point.is_some() && key(i) == point;
+        let in_disc = |i: usize| snapped.is_some() && key(i) == snapped;
+        let in_band = |i: usize| key(i).is_some_and(|k| band_keys.contains(&k));
+        let expected: [&dyn Fn(usize) -> bool; 3] = [&under_cursor, &in_disc, &in_band];
+        for (q, want) in expected.iter().enumerate() {
+            let bit = if q == 2 { 1 << (8 + 2) } else { 1 << q };
+            gpu_wrong[q] += mismatches(&seen.bits, bit, want);
+            tinted[q] += seen.bits.iter().filter(|b| *b & bit != 0).count();
+        }
+        // The ring path answers a frame late: the tint it has now is the previous frame's.
+        if let Some((p_point, p_snapped, p_band)) = &previous {
+            lag_wrong[0] += (0..texels.len()).filter(|&i| (p_point.is_some() && key(i) == *p_point) != expected[0](i)).count();
+            lag_wrong[1] += (0..texels.len()).filter(|&i| (p_snapped.is_some() && key(i) == *p_snapped) != expected[1](i)).count();
+            lag_wrong[2] += (0..texels.len()).filter(|&i| key(i).is_some_and(|k| p_band.contains(&k)) != expected[2](i)).count();
+        }
+        let cpu_key = |r: &QueryResult| r.pick().and_then(|p| p.hit.as_ref()).map(|h| key_of(h.id, h.instance));
+        let QueryResult::Rect(rect) = &cpu.results[2] else { panic!("a rectangle result") };
+        let mut cpu_band: Vec<[u32; 3]> = rect.objects.iter().map(|o| key_of(o.id, o.instance)).collect();
+        cpu_band.sort_unstable();
+        assert_eq!((cpu_key(&cpu.results[0]), cpu_key(&cpu.results[1]), &cpu_band), (point, snapped, &band_keys), "frame {f}: the CPU results agree");
+        previous = Some((point, snapped, band_keys));
+    }
+    assert_eq!(gpu_wrong, [0, 0, 0], "pixels tinted wrongly through the GPU results (point, thin radius, band)");
+    assert!(tinted.iter().all(|&t| t > 2000), "tinted pixels over the run: {tinted:?}");
+    assert!(lag_wrong.iter().all(|&w| w > 0), "the ring path's one-frame lag shows: {lag_wrong:?}");
+    eprintln!("200 frames: tinted {tinted:?} pixels, 0 wrong; one frame late: {lag_wrong:?} wrong");
+    drop((reader, picker, gs));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn gpu_results_are_refused_past_their_limits() {
+    let gpu = Gpu::new();
+    // SAFETY: the context's handles outlive the picker.
+    let big_radius = unsafe { Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_gpu_results(true).with_max_radius(13)) };
+    assert!(matches!(big_radius, Err(picking_vk::PickError::InvalidInput { .. })), "max_radius over 12 is refused with GPU results");
+    let plain = gpu.picker(PickerConfig::default());
+    assert!(plain.gpu_results(0).is_err(), "no GPU results without the setting");
+    let scene = Scene::random(5);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, 64, 48);
+    let request = PickRequest::new(Viewport::full(64, 48), view, proj);
+    let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true).with_gpu_result_draws(1).with_culling(false));
+    assert!(picker.gpu_results(1).is_ok() && picker.gpu_results(2).is_err(), "a buffer per slot");
+    let mut refused = false;
+    gpu.run(|cmd| {
+        // SAFETY: recording outside a render pass; the buffers outlive the wait.
+        let r = unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(32, 24))], &gs.draws) };
+        refused = matches!(r, Err(picking_vk::PickError::Capacity { limit: picking_vk::error::Limit::GpuResultDraws, .. }));
+    });
+    assert!(refused, "17 unculled draws do not fit one row");
+    let mem = picker.memory();
+    assert!(mem.gpu_results > 0 && plain.memory().gpu_results == 0, "memory reports the GPU results' buffers");
+    drop((picker, plain, gs));
+    gpu.assert_no_validation_messages();
+}
