@@ -19,6 +19,8 @@ layout(location = 0) out vec4 out_colour;
 const uint HOVERED = 1u;
 const uint SELECTED = 2u;
 const uint UNLIT = 4u;
+// Inside the rubber band being dragged (the picker's GPU results).
+const uint BAND = 8u;
 
 void main() {
     vec4 texel = texture(base_colour, in_uv);
@@ -37,6 +39,7 @@ void main() {
     vec3 c = base * (0.25 + 0.25 * sky + 0.65 * diffuse) + 0.08 * rim;
     if ((in_flags & UNLIT) != 0u) c = base;
     if ((in_flags & SELECTED) != 0u) c = mix(c, vec3(1.0, 0.55, 0.1), 0.55) + 0.15 * rim;
+    if ((in_flags & BAND) != 0u) c = mix(c, vec3(0.25, 0.6, 1.0), 0.45);
     if ((in_flags & HOVERED) != 0u) c = mix(c, vec3(1.0), 0.3);
     out_colour = vec4(c, 1.0);
 }

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // Viewer: simple lit shading. Every draw is instanced: a world matrix and a style per instance
 // (flags: hovered, selected, unlit; the base colour; the alpha cutoff), so highlighting is a
 // write to the per-frame flag buffer and consecutive draws share all other state.
@@ -20,6 +21,9 @@ layout(location = 6) in uvec4 in_flags; // x: flags, y: base colour (packUnorm4x
 layout(location = 7) in vec2 in_uv;
 // The vertex colour (glTF COLOR_0; white when the primitive has none).
 layout(location = 8) in vec4 in_color;
+// The slot's object for the picker's GPU results: ID (low, high), instance.
+layout(location = 9) in uvec4 in_pick_key;
+#include "viewer_pick_tint.glsl"
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
@@ -35,7 +39,7 @@ void main() {
     out_world = p.xyz;
     // Inverse transpose keeps normals right under non-uniform scale.
     out_normal = transpose(inverse(mat3(world))) * in_normal;
-    out_flags = in_flags.x;
+    out_flags = pick_tint(in_flags.x, in_pick_key, floatBitsToUint(frame.light_dir.w));
     out_base = vec4(unpackUnorm4x8(in_flags.y).rgb, uintBitsToFloat(in_flags.w));
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // Viewer: the lit pass's vertex shader for skinned and morphed primitives (one instance
 // each). It reads what the picker reads: the skin stream and morph deltas of the primitive
 // and the joint matrices and weights of the frame's pose region, here as storage buffers
@@ -30,6 +31,9 @@ layout(location = 6) in uvec4 in_flags;
 layout(location = 7) in vec2 in_uv;
 // The vertex colour (glTF COLOR_0; white when the primitive has none).
 layout(location = 8) in vec4 in_color;
+// The slot's object for the picker's GPU results: ID (low, high), instance.
+layout(location = 9) in uvec4 in_pick_key;
+#include "viewer_pick_tint.glsl"
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
@@ -72,7 +76,7 @@ void main() {
     vec3 moved = (world * vec4(p, 1.0)).xyz;
     out_world = moved;
     out_normal = transpose(inverse(mat3(world))) * in_normal;
-    out_flags = in_flags.x;
+    out_flags = pick_tint(in_flags.x, in_pick_key, floatBitsToUint(frame.light_dir.w));
     out_base = vec4(unpackUnorm4x8(in_flags.y).rgb, uintBitsToFloat(in_flags.w));
     out_cutoff = uintBitsToFloat(in_flags.z);
     out_uv = in_uv;

@@ -24,7 +24,15 @@ fn small_benchmark_runs_with_full_parity() {
     let memory = report["memory"].as_array().unwrap();
     assert_eq!(memory[0]["bytes_1x1"], memory[0]["bytes_3840x2160"], "pick memory does not grow with the view");
     let latency = report["latency"].as_array().unwrap();
-    assert_eq!(latency.len(), 5, "the ring at 1, 2 and 3 frames in flight, the same-frame path at 1 and 2");
+    assert_eq!(latency.len(), 6, "the ring at 1, 2 and 3 frames in flight, the same-frame path at 1 and 2, GPU results");
+    assert!(latency[5]["gpu_results"] == true && latency[5]["frames"] == 0.0, "GPU results answer in the frame that asked");
+    let paths = report["result_paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 4, "a row of GPU results and snapping timings per scene");
+    for row in paths {
+        for set in ["point", "radius 8 nearest", "radius 8 thin", "rect 64x64"] {
+            assert!(row["gpu_us"][set]["gpu_results"].as_f64().unwrap() > 0.0, "{row}");
+        }
+    }
     for row in latency.iter().filter(|r| r["same_frame"] == true) {
         assert_eq!(row["frames"], 0.0, "the same-frame path answers in the frame that asked: {row}");
     }

@@ -17,6 +17,7 @@ pub mod lit_pass;
 pub mod material;
 pub mod mesh;
 pub mod offscreen;
+pub mod pick_tint;
 pub mod shapes;
 pub mod vk_util;
 
@@ -28,3 +29,4 @@ pub use lit_pass::{FrameStyle, LitPass, Markers, DEPTH_FORMAT};
 pub use material::{SamplerDesc, TextureData, Wrap};
 pub use mesh::{Primitive, POINT_SIZE};
 pub use offscreen::{Offscreen, COLOR_FORMAT};
+pub use pick_tint::{PickSets, PickTint};

@@ -6,6 +6,7 @@
 use crate::camera::CameraMatrices;
 use crate::gpu_primitive::GpuPrimitive;
 use crate::gpu_scene::GpuScene;
+use crate::pick_tint::{PickTint, TintKit};
 use crate::shapes;
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
@@ -31,6 +32,8 @@ pub mod flags {
     pub const HOVERED: u32 = 1;
     pub const SELECTED: u32 = 2;
     pub const UNLIT: u32 = 4;
+    /// Set by the vertex shaders from the GPU results: inside the band being dragged.
+    pub const BAND: u32 = 8;
 }
 
 /// The picked point and normal drawn in the scene.
@@ -77,12 +80,18 @@ pub struct LitPass {
     /// LESS and a depth cleared to 1 for standard depth; GREATER and 0 for reversed depth.
     depth_compare: vk::CompareOp,
     depth_clear: f32,
+    /// Set 2: the picker's GPU results (see `pick_tint`).
+    tint: TintKit,
 }
 
 /// Per-frame-in-flight data the pass reads: each slot's flags and colour, and the marker
 /// matrices.
 pub struct FrameStyle {
     flags: HostBuffer,
+    /// Per slot its object's pick key (ID low, high, instance, 0), then a zero key per marker.
+    keys: HostBuffer,
+    /// What the lit pass reads the picker's GPU results for, this frame.
+    pub tint: PickTint,
     markers: HostBuffer,
     slots: u32,
     /// Per slot, then per marker, with no flags set: `[flags, packed RGBA8 colour, alpha
@@ -96,6 +105,7 @@ impl FrameStyle {
         let slots = scene.slot_count;
         let flags = ctx.host_buffer(u64::from(slots + 2) * 16, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         let markers = ctx.host_buffer(2 * 64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        let keys = ctx.upload(&vec![[0u32; 4]; slots as usize + 2], vk::BufferUsageFlags::VERTEX_BUFFER)?;
         // The colour is per slot rather than a push constant per draw: a push constant that
         // changes between draws is new fragment state for every draw, which a software
         // rasterizer (lavapipe) copies per draw, about 100 MB a frame for 2,000 objects.
@@ -109,7 +119,18 @@ impl FrameStyle {
             }
         }
         unflagged.extend(MARKER_COLORS.map(|c| [flags::UNLIT, pack_unorm4x8(c), 0, 1f32.to_bits()]));
-        Ok(FrameStyle { flags, markers, slots, unflagged })
+        Ok(FrameStyle { flags, keys, tint: PickTint::default(), markers, slots, unflagged })
+    }
+
+    /// Writes each slot's pick key (`[ID low, ID high, instance or 0xFFFFFFFF, 0]`, in slot
+    /// order; slots past `keys` keep theirs), which the GPU results' highlights look up.
+    ///
+    /// # Safety
+    /// As [`FrameStyle::update_selection`].
+    pub unsafe fn write_pick_keys(&mut self, keys: &[[u32; 4]]) -> Result<(), ContextError> {
+        let keys = &keys[..keys.len().min(self.slots as usize)];
+        // SAFETY: per the contract, the GPU is not reading this buffer.
+        unsafe { self.keys.write(0, keys) }
     }
 
     /// Writes this frame's highlights and markers: one hovered and at most one selected slot.
@@ -170,6 +191,7 @@ impl LitPass {
             marker_rod,
             depth_compare,
             depth_clear,
+            tint: TintKit::new(ctx)?,
         };
         let set_bindings = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)
@@ -180,7 +202,7 @@ impl LitPass {
         pass.set_layout = unsafe { device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&set_bindings), None) }?;
         pass.deform_layout = crate::gpu_scene::deform_set_layout(device)?;
         let ranges = [vk::PushConstantRange::default().stage_flags(PUSH_STAGES).size(PUSH_BYTES as u32)];
-        let set_layouts = [pass.set_layout, pass.deform_layout];
+        let set_layouts = [pass.set_layout, pass.deform_layout, pass.tint.layout];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&set_layouts);
         // SAFETY: the create info points at locals alive for the call.
         pass.layout = unsafe { device.create_pipeline_layout(&info, None) }?;
@@ -193,6 +215,7 @@ impl LitPass {
             vk::VertexInputBindingDescription { binding: 3, stride: 16, input_rate: vk::VertexInputRate::INSTANCE },
             vk::VertexInputBindingDescription { binding: 4, stride: 8, input_rate: vk::VertexInputRate::VERTEX },
             vk::VertexInputBindingDescription { binding: 5, stride: 16, input_rate: vk::VertexInputRate::VERTEX },
+            vk::VertexInputBindingDescription { binding: 6, stride: 16, input_rate: vk::VertexInputRate::INSTANCE },
         ];
         let mut attributes = vec![
             vk::VertexInputAttributeDescription { location: 0, binding: 0, format: vk::Format::R32G32B32_SFLOAT, offset: 0 },
@@ -204,6 +227,7 @@ impl LitPass {
         attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 3, format: vk::Format::R32G32B32A32_UINT, offset: 0 });
         attributes.push(vk::VertexInputAttributeDescription { location: 7, binding: 4, format: vk::Format::R32G32_SFLOAT, offset: 0 });
         attributes.push(vk::VertexInputAttributeDescription { location: 8, binding: 5, format: vk::Format::R32G32B32A32_SFLOAT, offset: 0 });
+        attributes.push(vk::VertexInputAttributeDescription { location: 9, binding: 6, format: vk::Format::R32G32B32A32_UINT, offset: 0 });
         let culling = [
             (vk::CullModeFlags::NONE, vk::FrontFace::COUNTER_CLOCKWISE),
             (vk::CullModeFlags::BACK, vk::FrontFace::COUNTER_CLOCKWISE),
@@ -275,7 +299,9 @@ impl LitPass {
         let view_projection = camera.projection * camera.view;
         let light = Vec3::new(0.4, 1.0, 0.6).normalize();
         let mut push = [0u8; FRAME_PUSH_BYTES];
-        let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.extend(0.0).to_array());
+        // light_dir.w carries the GPU results' tint mode.
+        let light = light.extend(f32::from_bits(style.tint.mode()));
+        let words = view_projection.to_cols_array().into_iter().chain(camera.eye.extend(1.0).to_array()).chain(light.to_array());
         for (chunk, w) in push.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&w.to_ne_bytes());
         }
@@ -283,7 +309,7 @@ impl LitPass {
         let bound = std::cell::Cell::new((vk::Pipeline::null(), vk::DescriptorSet::null()));
         // `count` instances from `first`, with the per-instance bindings at these byte offsets.
         let draw =
-            |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 2], first: u32, count: u32, deform: Option<(vk::DescriptorSet, [u32; 8])>| {
+            |prim: &GpuPrimitive, mirrored: bool, instances: [(vk::Buffer, u64); 3], first: u32, count: u32, deform: Option<(vk::DescriptorSet, [u32; 8])>| {
                 let pipelines = if deform.is_some() { &self.deformed } else { &self.pipelines };
                 let pipeline = match (prim.topology, prim.single_sided, mirrored) {
                     (Topology::LineList, ..) => self.lines_and_points[0],
@@ -310,8 +336,8 @@ impl LitPass {
                         d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, FRAME_PUSH_BYTES as u32, &bytes);
                     }
                     let colors = prim.colors.as_ref().map_or(scene.white_colors.buffer, |c| c.buffer);
-                    let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer, colors];
-                    d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0, 0]);
+                    let buffers = [prim.positions.buffer, prim.normals.buffer, instances[0].0, instances[1].0, prim.uvs.buffer, colors, instances[2].0];
+                    d.cmd_bind_vertex_buffers(cmd, 0, &buffers, &[0, 0, instances[0].1, instances[1].1, 0, 0, instances[2].1]);
                     match &prim.indices {
                         Some(ib) => {
                             d.cmd_bind_index_buffer(cmd, ib.buffer, 0, vk::IndexType::UINT32);
@@ -324,6 +350,8 @@ impl LitPass {
         // SAFETY: per the contract.
         unsafe {
             d.cmd_push_constants(cmd, self.layout, PUSH_STAGES, 0, &push);
+            let tint_set = if style.tint.set == vk::DescriptorSet::null() { self.tint.empty_set } else { style.tint.set };
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 2, &[tint_set], &[]);
             d.cmd_set_viewport(cmd, 0, &[viewport]);
             d.cmd_set_scissor(cmd, 0, &[vk_util::scissor(&viewport)]);
         }
@@ -338,14 +366,14 @@ impl LitPass {
                 };
                 (set, [palette, weights, targets, prim.skin_sets, prim.vertex_count, 0, 0, 0])
             });
-            draw(prim, rd.mirrored, [(scene.worlds.buffer, worlds_at), (style.flags.buffer, 0)], rd.first_slot, rd.slot_count, deform);
+            draw(prim, rd.mirrored, [(scene.worlds.buffer, worlds_at), (style.flags.buffer, 0), (style.keys.buffer, 0)], rd.first_slot, rd.slot_count, deform);
         }
         if let Some(m) = markers {
             // Marker k reads matrix k of the marker buffer and flag `slots + k` (unlit).
             let flags_at = |k: u64| (u64::from(style.slots) + k) * 16;
             let shown: &[(&GpuPrimitive, u64)] = if m.normal.is_some() { &[(&self.marker_ball, 0), (&self.marker_rod, 1)] } else { &[(&self.marker_ball, 0)] };
             for &(prim, k) in shown {
-                draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k))], 0, 1, None);
+                draw(prim, false, [(style.markers.buffer, k * 64), (style.flags.buffer, flags_at(k)), (style.keys.buffer, flags_at(k))], 0, 1, None);
             }
         }
         if let Some(b) = &scene.billboards {
@@ -354,6 +382,11 @@ impl LitPass {
             // SAFETY: per the contract: inside this render pass, the billboards outlive the frame.
             unsafe { b.draw(cmd, self.render_pass, self.depth_compare, camera.view, view_projection) };
         }
+    }
+
+    /// The layout of set 2, the picker's GPU results.
+    pub fn tint_layout(&self) -> vk::DescriptorSetLayout {
+        self.tint.layout
     }
 
     /// # Safety

@@ -156,6 +156,26 @@ impl UploadedScene {
         }
     }
 
+    /// Each world-matrix slot's pick key, `[ID low, ID high, instance, 0]` (instance
+    /// `0xFFFFFFFF` for an object drawn on its own): what the picker's GPU results name, for
+    /// the lit pass's highlights.
+    pub fn pick_keys(&self, objects: &ObjectTable) -> Vec<[u32; 4]> {
+        let mut keys = vec![[0u32; 4]; self.gpu.slot_count as usize];
+        for (object, &(first, count)) in objects.objects.iter().zip(&self.object_slots) {
+            let [lo, hi] = object.id.to_words();
+            for i in 0..count {
+                let instance = match object.kind {
+                    ObjectKind::Node(_) => u32::MAX,
+                    ObjectKind::Instanced { .. } => i,
+                };
+                if let Some(key) = keys.get_mut((first + i) as usize) {
+                    *key = [lo, hi, instance, 0];
+                }
+            }
+        }
+        keys
+    }
+
     /// The world-matrix slot of a reported hit's node (what the lit pass highlights).
     pub fn slot_of(&self, report: Option<&PickReport>) -> Option<u32> {
         self.slot_of_node(report.and_then(|r| r.hit.as_ref()).and_then(|h| h.scene_node))

@@ -14,6 +14,7 @@ mod hooks;
 mod latency;
 mod parity;
 mod queries;
+mod result_paths;
 mod scenes;
 
 use glam::UVec2;
@@ -126,6 +127,9 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut cpu_lines = vec![];
     let (mut query_lines, mut query_rows) = (vec![], vec![]);
+    let (mut path_lines, mut path_rows) = (vec![], vec![]);
+    // GPU results: usable by the host's next pass once the pick and its results pass ran.
+    let mut gpu_results_latency_us = None;
     let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
@@ -213,6 +217,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             q.cpu_us[3],
             q.cpu_reduce_us
         ));
+        let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
+        path_lines.push(paths.line(spec.name));
+        if k == 0 {
+            gpu_results_latency_us = Some(paths.gpu_us[0][1]);
+        }
+        path_rows.push(paths.json(spec.name));
         query_rows.push(json!({
             "scene": spec.name,
             "gpu_ms": queries::APPROACHES.iter().zip(q.gpu_ms).map(|(a, v)| (a.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
@@ -254,6 +264,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("| scene | {} | 16 pts / pick | r8 / pick | r64 / pick | r256 / pick | r64 / ID | view / ID | r256 / ID | r256 / ID+read | CPU record 1 / 16 µs | CPU take 1 / 16 µs | CPU reduce 256² readback µs |", queries::APPROACHES.join(" | "));
     println!("|---|{}", "---|".repeat(queries::APPROACHES.len() + 11));
     for l in &query_lines {
+        println!("{l}");
+    }
+    println!();
+    println!("GPU results and snapping, GPU µs (timestamps) without / with PickerConfig::gpu_results, side by side in the same frames; CPU µs:");
+    println!("{}", result_paths::HEADER);
+    for l in &path_lines {
         println!("{l}");
     }
     println!();
@@ -352,9 +368,13 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             latency_rows.push(json!({"frames_in_flight": l.frames_in_flight, "same_frame": l.same_frame, "frames": l.frames, "micros": l.micros}));
         }
     }
+    if let Some(us) = gpu_results_latency_us {
+        println!("| any (GPU results: the host's passes after the pick, same command buffer; GPU time of pick + results pass) | 0 | {us:.0} |");
+        latency_rows.push(json!({"gpu_results": true, "frames": 0.0, "micros": us}));
+    }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[

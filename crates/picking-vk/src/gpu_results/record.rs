@@ -33,10 +33,13 @@ pub(crate) unsafe fn record_results(kit: &GpuResultsKit, device: &ash::Device, c
     let layout = kit.layout;
     let Some(slot) = kit.slots.get(counts.slot) else { return };
     let rows_at = JOB_WORDS as u32 * counts.queries;
+    // The lookup this frame uses: twice its entries, rounded up to a power of two, so the
+    // clear and the probes scale with the entries used, not the capacity.
+    let lookup_slots = if counts.entries == 0 { 1 } else { (2 * counts.entries).next_power_of_two().min(layout.lookup_slots) };
     let push = [
         [counts.frame as u32, (counts.frame >> 32) as u32, counts.queries, counts.entries],
         [(counts.table_counts / 4) as u32, rows_at, counts.rows, rows_at + ROW_WORDS as u32 * counts.rows],
-        [layout.hit_capacity, layout.entry_capacity, layout.lookup_slots - 1, 0],
+        [layout.hit_capacity, layout.entry_capacity, lookup_slots - 1, 0],
     ];
     let mut push_bytes = [0u8; PUSH_BYTES as usize];
     for (chunk, word) in push_bytes.chunks_exact_mut(4).zip(push.iter().flatten()) {
@@ -59,7 +62,7 @@ pub(crate) unsafe fn record_results(kit: &GpuResultsKit, device: &ash::Device, c
     unsafe {
         device.cmd_pipeline_barrier(cmd, transfer_compute | readers.stages, transfer_compute, vk::DependencyFlags::empty(), &[before], &[], &[]);
         if counts.entries > 0 {
-            device.cmd_fill_buffer(cmd, slot.results.buffer, claims_bytes, 8 * u64::from(layout.lookup_slots), 0);
+            device.cmd_fill_buffer(cmd, slot.results.buffer, claims_bytes, 8 * u64::from(lookup_slots), 0);
             device.cmd_pipeline_barrier(
                 cmd,
                 vk::PipelineStageFlags::TRANSFER,

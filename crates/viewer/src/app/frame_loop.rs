@@ -43,16 +43,20 @@ pub(super) struct Frames {
 }
 
 impl Frames {
-    pub fn new(ctx: &VulkanContext, scene: &GpuScene) -> Result<Self, ViewerError> {
+    /// `pick_keys`: each lit slot's object for the GPU results' highlights.
+    pub fn new(ctx: &VulkanContext, scene: &GpuScene, pick_keys: &[[u32; 4]]) -> Result<Self, ViewerError> {
         let commands = ctx.command_buffers(FRAMES_IN_FLIGHT as u32)?;
         let mut frames = vec![];
         for _ in 0..FRAMES_IN_FLIGHT {
+            let mut style = FrameStyle::new(ctx, scene)?;
+            // SAFETY: a fresh style, never drawn with.
+            unsafe { style.write_pick_keys(pick_keys) }?;
             frames.push(Frame {
                 device: ctx.device.clone(),
                 // Signalled, so the first wait returns.
                 fence: vk_util::fence(&ctx.device, true)?,
                 image_available: vk_util::semaphore(&ctx.device)?,
-                style: FrameStyle::new(ctx, scene)?,
+                style,
                 egui_free: vec![],
             });
         }
@@ -93,11 +97,6 @@ impl Running {
             return Err(recovery::device_lost());
         }
         gfx.finish_slot(ctx, slot, *frame_index, scene_view, pixel.is_some())?;
-        let Some((image, extent)) = gfx.acquire(slot, needs_rebuild)? else { return Ok(()) };
-        // The panel first: it decides what is shown this frame.
-        let data = PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer, dragged_band);
-        let mut ui = panel.run(window, &data, &mut input.settings);
-        gfx.upload_ui_textures(ctx, slot, &mut ui)?;
         // A moving scene is posed into this slot's region: the frame that last read it is done.
         let pose_region = match input.settings.playback.as_mut() {
             Some(playback) => {
@@ -109,19 +108,39 @@ impl Running {
             }
             None => 0,
         };
-        let plan = FramePlan {
+        let same_frame = input.settings.same_frame;
+        let queries = FrameQueries {
+            hover: pixel,
+            hover_radius: input.settings.hover_radius,
+            click: input.take_click(),
+            band: released_band,
+            live_band: dragged_band.filter(|_| same_frame),
+        };
+        let camera = view.map(|v| scene_view.camera.matrices(v.aspect()));
+        let mut plan = FramePlan {
             slot,
             frame: *frame_index,
-            image,
-            extent,
+            image: 0,
+            extent: vk::Extent2D::default(),
             view,
-            camera: view.map(|v| scene_view.camera.matrices(v.aspect())),
-            queries: FrameQueries { hover: pixel, hover_radius: input.settings.hover_radius, click: input.take_click(), band: released_band },
+            camera,
+            queries,
             show_ids: input.settings.show_ids,
             invalid_pick,
             origin: scene_view.scene.origin,
             pose_region,
+            picked_early: false,
         };
+        if same_frame {
+            // Before the panel, so it shows this frame's hover.
+            gfx.pick_early(ctx, &mut plan, scene_view, pixel.is_some())?;
+        }
+        let Some((image, extent)) = gfx.acquire(slot, needs_rebuild)? else { return Ok(()) };
+        (plan.image, plan.extent) = (image, extent);
+        // The panel first: it decides what is shown this frame.
+        let data = PanelData::new(&ctx.device_name, &gfx.picking, &gfx.id_buffer, dragged_band);
+        let mut ui = panel.run(window, &data, &mut input.settings);
+        gfx.upload_ui_textures(ctx, slot, &mut ui)?;
         gfx.record(ctx, &plan, &ui)?;
         gfx.submit_and_present(ctx, slot, image, needs_rebuild)?;
         if *frame_index == 0 {
@@ -169,6 +188,9 @@ struct FramePlan {
     origin: glam::DVec3,
     /// The pose region the lit pass and the picks read.
     pose_region: u32,
+    /// The set was recorded and submitted early (the same-frame path): the frame's command
+    /// buffer records no pick, and the lit pass tints from the GPU results.
+    picked_early: bool,
 }
 
 impl Gfx {
@@ -194,7 +216,9 @@ impl Gfx {
     fn record(&mut self, ctx: &VulkanContext, plan: &FramePlan, ui: &PanelFrame) -> Result<(), ViewerError> {
         let slot = plan.slot;
         let markers = self.picking.shown_hit().map(|h| h.markers(0.008, plan.origin));
-        let hovered = self.scene.slot_of(self.picking.hovered.as_ref());
+        // The same-frame path tints the hover from the GPU results, the ring path from the
+        // result it took a round later.
+        let hovered = self.scene.slot_of(self.picking.hovered.as_ref()).filter(|_| !plan.picked_early);
         let selected = &mut self.frames.selected_slots;
         selected.clear();
         selected.extend(self.picking.selection.entries().iter().filter_map(|s| self.scene.slot_of_node(s.scene_node)));
@@ -210,16 +234,19 @@ impl Gfx {
         let draws = &self.scene.gpu.pick_draws;
         let q = &plan.queries;
         let asks = q.hover.is_some() || q.band.is_some();
-        if let (Some(view), Some(camera), true) = (plan.view, plan.camera.as_ref(), asks) {
-            let view_matrix = if plan.invalid_pick { glam::Mat4::NAN } else { camera.view };
+        if !plan.picked_early {
+            self.picking.recorded = Default::default();
+        }
+        if let (Some(view), Some(camera), true, false) = (plan.view, plan.camera.as_ref(), asks, plan.picked_early) {
             let contributors = self.scene.gpu.contributors();
-            let request = PickRequest::new(view.pick_viewport(), view_matrix, camera.projection)
-                .with_depth(crate::camera::depth_convention(&camera.projection))
-                .with_contributors(&contributors);
+            let request = pick_request(view, camera, plan.invalid_pick, &contributors);
             // SAFETY: `cmd` is recording outside a render pass; the scene's buffers live as long
             // as `self`, which outlives every frame's work (the device idles before it drops).
             unsafe { self.picking.record(cmd, slot, plan.frame, &request, draws, q) }?;
         }
+        let recorded = self.picking.recorded;
+        let tint = picking_vk_host::PickTint { set: self.pick_sets.set(slot), hover: recorded.hover, band_query: recorded.band };
+        self.frames.frames[slot].style.tint = if plan.picked_early { tint } else { Default::default() };
         self.id_buffer.note_frame(plan.frame, plan.show_ids);
         if plan.show_ids {
             // SAFETY: `finish_slot` waited on the slot's fence; `cmd` is the slot's, recording
@@ -244,6 +271,24 @@ impl Gfx {
             self.lit.end(cmd);
             ctx.device.end_command_buffer(cmd)?;
         }
+        Ok(())
+    }
+
+    /// The same-frame path: records the frame's set into the slot's early command buffer,
+    /// submits it first and takes its results now (see `Picking::pick_same_frame`).
+    fn pick_early(&mut self, ctx: &VulkanContext, plan: &mut FramePlan, shown: &SceneView, cursor_in_view: bool) -> Result<(), ViewerError> {
+        let q = &plan.queries;
+        self.picking.recorded = Default::default();
+        let (Some(view), Some(camera), true) = (plan.view, plan.camera.as_ref(), q.hover.is_some() || q.band.is_some() || q.live_band.is_some()) else {
+            return Ok(());
+        };
+        let contributors = self.scene.gpu.contributors();
+        let request = pick_request(view, camera, plan.invalid_pick, &contributors);
+        let draws = &self.scene.gpu.pick_draws;
+        // SAFETY: `finish_slot` waited on the slot's fence (the early submission went before
+        // it); the scene's buffers outlive every frame's work.
+        unsafe { self.picking.pick_same_frame(ctx, plan.slot, plan.frame, &request, draws, q, (&shown.scene, &shown.objects, cursor_in_view)) }?;
+        plan.picked_early = true;
         Ok(())
     }
 
@@ -304,4 +349,17 @@ impl Gfx {
         }
         Ok(())
     }
+}
+
+/// The pick request of the view and camera (a non-finite view matrix when the test hook asks).
+fn pick_request<'a>(
+    view: ViewRect,
+    camera: &CameraMatrices,
+    invalid: bool,
+    contributors: &'a [&'a dyn picking_vk::contributor::PickContributor],
+) -> PickRequest<'a> {
+    let view_matrix = if invalid { glam::Mat4::NAN } else { camera.view };
+    PickRequest::new(view.pick_viewport(), view_matrix, camera.projection)
+        .with_depth(crate::camera::depth_convention(&camera.projection))
+        .with_contributors(contributors)
 }

@@ -133,6 +133,8 @@ struct Gfx {
     frames: Frames,
     swapchain: Option<Swapchain>,
     scene: UploadedScene,
+    /// The lit pass's set of each slot's GPU results (dropped before the pass).
+    pick_sets: picking_vk_host::PickSets,
     lit: LitPass,
 }
 

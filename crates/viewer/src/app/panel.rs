@@ -104,7 +104,8 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, settings: &mut Settings) {
             }
         };
         if let Some((frames, ms)) = p.latency {
-            ui.label(format!("Pick latency: {frames} frames ({ms:.1} ms), no CPU stall"));
+            let how = if frames == 0 { "same frame: its own submission, waited for alone" } else { "ring: no CPU wait" };
+            ui.label(format!("Pick latency: {frames} frames ({ms:.2} ms), {how}"));
         }
         if let Some(e) = p.pick_error {
             ui.colored_label(egui::Color32::LIGHT_RED, format!("Pick error: {e}"));
@@ -116,6 +117,8 @@ fn panel_ui(ui: &mut egui::Ui, p: &PanelData<'_>, settings: &mut Settings) {
         // Thin objects (a pole a few pixels wide) are hovered from this far away, where
         // nothing else is nearer; 0 hovers exactly the pixel under the cursor.
         ui.add(egui::Slider::new(&mut settings.hover_radius, 0..=MAX_HOVER_RADIUS).text("Hover radius (px)"));
+        // Off: the ring path (results a round later), to see the lag the same-frame path removes.
+        ui.checkbox(&mut settings.same_frame, "Same-frame picking (GPU highlight)");
         if let Some(p) = settings.playback.as_mut() {
             // Picks see the pose drawn in the same frame.
             ui.horizontal(|ui| {

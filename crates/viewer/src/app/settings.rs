@@ -13,11 +13,15 @@ pub(super) struct Settings {
     pub hover_radius: u32,
     /// Animation playback, for scenes with animations.
     pub playback: Option<Playback>,
+    /// Pick in the frame that asks (the default): the set submitted first and waited for
+    /// alone, highlights from the picker's GPU results. Off: the ring path, results a round
+    /// later and highlights from them (to compare).
+    pub same_frame: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { show_ids: false, hover_radius: DEFAULT_HOVER_RADIUS, playback: None }
+        Settings { show_ids: false, hover_radius: DEFAULT_HOVER_RADIUS, playback: None, same_frame: true }
     }
 }
 

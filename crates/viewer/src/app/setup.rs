@@ -114,7 +114,8 @@ impl Gfx {
         let scene = UploadedScene::new(ctx, &view.scene, &view.objects, regions)?;
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
         let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws, depth)?;
-        let frames = Frames::new(ctx, &scene.gpu)?;
+        let frames = Frames::new(ctx, &scene.gpu, &scene.pick_keys(&view.objects))?;
+        let pick_sets = picking_vk_host::PickSets::new(ctx, &lit, &picking.result_buffers()?)?;
         let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
             ctx.allocator(),
@@ -123,6 +124,6 @@ impl Gfx {
             egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
         )
         .map_err(super::egui_error)?;
-        Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::new(ctx)?, frames, swapchain, scene, lit })
+        Ok(Gfx { egui_renderer, picking, id_buffer: IdBufferView::new(ctx)?, frames, swapchain, scene, pick_sets, lit })
     }
 }
