@@ -26,6 +26,9 @@ fn small_benchmark_runs_with_full_parity() {
     let latency = report["latency"].as_array().unwrap();
     assert_eq!(latency.len(), 6, "the ring at 1, 2 and 3 frames in flight, the same-frame path at 1 and 2, GPU results");
     assert!(latency[5]["gpu_results"] == true && latency[5]["frames"] == 0.0, "GPU results answer in the frame that asked");
+    let same_frame = report["same_frame"].as_array().unwrap();
+    assert_eq!(same_frame.len(), 4, "the same-frame latency at every scene");
+    assert!(same_frame.iter().all(|r| r["p99_micros"].as_f64().unwrap() >= r["micros"].as_f64().unwrap()));
     let paths = report["result_paths"].as_array().unwrap();
     assert_eq!(paths.len(), 4, "a row of GPU results and snapping timings per scene");
     for row in paths {

@@ -1,7 +1,8 @@
 //! Latency from a pick request to its result in a real frame loop (pick + lit frame, fences
 //! per frame in flight), in frames and microseconds: the ring path for 1, 2 and 3 frames in
-//! flight, and the same-frame path (the pick submitted first with a fence of its own, the lit
-//! frame after it, `Picker::wait_results` where the frame needs the answer).
+//! flight, and the same-frame path (the pick submitted first with a fence of its own and
+//! waited for at once with `Picker::wait_results`, as the viewer does so that its panel shows
+//! the frame's hover; the lit frame after it).
 
 use crate::gpu_timing::{camera, median};
 use crate::scenes::BenchScene;
@@ -18,6 +19,8 @@ pub struct Latency {
     pub same_frame: bool,
     pub frames: f64,
     pub micros: f64,
+    /// The 99th percentile.
+    pub p99_micros: f64,
 }
 
 pub fn measure(
@@ -80,6 +83,12 @@ pub fn measure(
                     pending[slot] = Some((frame, Instant::now()));
                     let submit = vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&pick_cmd));
                     d.queue_submit(ctx.queue, &[submit], fence).map_err(|x| e(&x))?;
+                    // At once: the frame needs the answer before it records the rest (its panel).
+                    let taken = picker.wait_results(slot, HostSignal::Fence(fence), std::time::Duration::from_secs(1)).map_err(|x| e(&x))?;
+                    if let (true, Some((_, at))) = (taken.is_some_and(|f| f.pick(0).is_some()), pending[slot].take()) {
+                        lat_frames.push(0.0);
+                        lat_us.push(at.elapsed().as_secs_f64() * 1e6);
+                    }
                 }
                 d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default()).map_err(|x| e(&x))?;
                 if !same_frame {
@@ -92,15 +101,6 @@ pub fn measure(
                 d.end_command_buffer(cmd).map_err(|x| e(&x))?;
                 let submit = vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&cmd));
                 d.queue_submit(ctx.queue, &[submit], fences[slot]).map_err(|x| e(&x))?;
-                if same_frame {
-                    // Where the frame needs the answer: after its own work is submitted. The
-                    // early fence is signalled by the submission of the slot's pick.
-                    let taken = picker.wait_results(slot, HostSignal::Fence(early_fences[slot]), std::time::Duration::from_secs(1)).map_err(|x| e(&x))?;
-                    if let (true, Some((_, at))) = (taken.is_some_and(|f| f.pick(0).is_some()), pending[slot].take()) {
-                        lat_frames.push(0.0);
-                        lat_us.push(at.elapsed().as_secs_f64() * 1e6);
-                    }
-                }
             }
         }
         Ok(())
@@ -114,5 +114,15 @@ pub fn measure(
     }
     drop((cmds, early));
     result?;
-    Ok(Latency { frames_in_flight, same_frame, frames: median(&mut lat_frames), micros: median(&mut lat_us) })
+    let p99 = percentile(&mut lat_us, 0.99);
+    Ok(Latency { frames_in_flight, same_frame, frames: median(&mut lat_frames), micros: median(&mut lat_us), p99_micros: p99 })
+}
+
+/// The `q` quantile of `v` (nearest rank).
+fn percentile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
 }

@@ -128,6 +128,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let mut cpu_lines = vec![];
     let (mut query_lines, mut query_rows) = (vec![], vec![]);
     let (mut path_lines, mut path_rows) = (vec![], vec![]);
+    let (mut sf_lines, mut sf_rows) = (vec![], vec![]);
     // GPU results: usable by the host's next pass once the pick and its results pass ran.
     let mut gpu_results_latency_us = None;
     let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
@@ -222,6 +223,10 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         if k == 0 {
             gpu_results_latency_us = Some(paths.gpu_us[0][1]);
         }
+        // The same-frame path at every scene, 1 frame in flight (the queue idle at the pick).
+        let sf = latency::measure(&ctx, &scene, cfg.size, 1, cfg.latency_frames.max(100), true)?;
+        sf_lines.push(format!("| {} | {:.0} | {:.0} |", spec.name, sf.micros, sf.p99_micros));
+        sf_rows.push(json!({"scene": spec.name, "micros": sf.micros, "p99_micros": sf.p99_micros}));
         path_rows.push(paths.json(spec.name));
         query_rows.push(json!({
             "scene": spec.name,
@@ -270,6 +275,13 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("GPU results and snapping, GPU µs (timestamps) without / with PickerConfig::gpu_results, side by side in the same frames; CPU µs:");
     println!("{}", result_paths::HEADER);
     for l in &path_lines {
+        println!("{l}");
+    }
+    println!();
+    println!("Same-frame CPU results (1 frame in flight): from the pick's early submission to its result on the CPU (wait_results at once):");
+    println!("| scene | median µs | p99 µs |");
+    println!("|---|---|---|");
+    for l in &sf_lines {
         println!("{l}");
     }
     println!();
@@ -354,8 +366,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     );
 
     println!();
-    println!("| frames in flight | pick-to-result latency (frames) | pick-to-result latency (µs) |");
-    println!("|---|---|---|");
+    println!("| frames in flight | pick-to-result latency (frames) | pick-to-result latency (µs, median) | p99 µs |");
+    println!("|---|---|---|---|");
     let mut latency_rows = vec![];
     if let Some(scene) = &latency_scene {
         // The ring path at 1, 2 and 3 frames in flight, then the same-frame path at 1 (the
@@ -364,17 +376,19 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         for (f, same_frame) in [(1, false), (2, false), (3, false), (1, true), (2, true)] {
             let l = latency::measure(&ctx, scene, cfg.size, f, cfg.latency_frames.max(3 * f), same_frame)?;
             let label = if l.same_frame { format!("{} (same frame: wait_results)", l.frames_in_flight) } else { l.frames_in_flight.to_string() };
-            println!("| {label} | {:.0} | {:.0} |", l.frames, l.micros);
-            latency_rows.push(json!({"frames_in_flight": l.frames_in_flight, "same_frame": l.same_frame, "frames": l.frames, "micros": l.micros}));
+            println!("| {label} | {:.0} | {:.0} | {:.0} |", l.frames, l.micros, l.p99_micros);
+            latency_rows.push(
+                json!({"frames_in_flight": l.frames_in_flight, "same_frame": l.same_frame, "frames": l.frames, "micros": l.micros, "p99_micros": l.p99_micros}),
+            );
         }
     }
     if let Some(us) = gpu_results_latency_us {
-        println!("| any (GPU results: the host's passes after the pick, same command buffer; GPU time of pick + results pass) | 0 | {us:.0} |");
+        println!("| any (GPU results: the host's passes after the pick, same command buffer; GPU time of pick + results pass) | 0 | {us:.0} | |");
         latency_rows.push(json!({"gpu_results": true, "frames": 0.0, "micros": us}));
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "same_frame": sf_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[
