@@ -84,6 +84,25 @@ fn box_select_ctrl_click_and_highlights_on_the_built_in_scene() {
     std::thread::sleep(Duration::from_millis(1500));
     let before = screenshot(&x.display, "before");
 
+    // While a band is dragged, the lit pass tints its live set from the picker's GPU results
+    // of the same frame: the ground reaches into the band, so it is tinted blue beyond the
+    // band's outline too (hover alone would only lighten it); the torus, outside, is not.
+    v.xdo_line("mousemove 480 300 keydown shift mousedown 1 mousemove 700 400 mousemove 890 540");
+    std::thread::sleep(Duration::from_millis(1500));
+    let live = screenshot(&x.display, "live");
+    let blue_over_red = |img: &image::RgbaImage, x: u32, y: u32| i32::from(img.get_pixel(x, y)[2]) - i32::from(img.get_pixel(x, y)[0]);
+    for (gx, gy) in [(1000, 700), (600, 620)] {
+        assert!(
+            blue_over_red(&live, gx, gy) > 20 && blue_over_red(&before, gx, gy) < 15,
+            "the ground at ({gx}, {gy}) is tinted live: {:?} before {:?}",
+            live.get_pixel(gx, gy),
+            before.get_pixel(gx, gy)
+        );
+    }
+    assert_eq!(changed(&before, &live, 990, 292, 4), 0, "the torus, outside the band, is not tinted");
+    v.xdo_line("mouseup 1 keyup shift");
+    v.wait_for("box selected:", STEP);
+
     // A band over the cube, the sheet, the sphere and the crates, dragged up-left to down-right.
     let drag = "mousemove 480 300 keydown shift mousedown 1 mousemove 700 400 mousemove 890 540 mouseup 1 keyup shift";
     v.xdo_line(drag);
