@@ -16,6 +16,7 @@ pub mod outputs;
 pub mod pick_file;
 pub mod pick_report;
 pub mod rect_report;
+pub mod replay;
 pub mod scene;
 pub mod scene_upload;
 pub mod surface;

@@ -28,6 +28,12 @@ struct Args {
     /// `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (origin top-left).
     #[arg(long)]
     pick_file: Option<PathBuf>,
+    /// Headless: replay a scripted camera and cursor path, frame by frame, picking in the
+    /// frame that asks (`{"frames": [{"orbit": [dx, dy], "cursor": [x, y], "radius": r,
+    /// "band": [x0, y0, x1, y1]}, ...]}`); --json gets a record per frame of what was
+    /// highlighted, --screenshot the last frame.
+    #[arg(long)]
+    replay: Option<PathBuf>,
     /// Where to write the pick records (JSON).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -138,6 +144,9 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
     if !args.headless && !args.demo {
         return viewer_window(&args, scene);
     }
+    if let Some(script) = &args.replay {
+        return replay(&args, &scene, script);
+    }
     let mut options = HeadlessOptions {
         size: args.size.unwrap_or((960, 540)),
         picks: vec![],
@@ -175,6 +184,36 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         eprintln!("viewer: {} validation message(s)", outcome.validation_messages.len());
         return Ok(ExitCode::from(3));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--headless --replay SCRIPT`: see `viewer::replay`.
+fn replay(args: &Args, scene: &viewer::scene::Scene, script: &std::path::Path) -> Result<ExitCode, ViewerError> {
+    let frames = viewer::replay::read_script(script)?;
+    let (w, h) = args.size.unwrap_or((960, 540));
+    if w == 0 || h == 0 || w > 8192 || h > 8192 {
+        return Err(ViewerError::Input(format!("--size {w}x{h}: each side must be 1..=8192")));
+    }
+    if let Some(f) = frames.iter().find(|f| f.cursor[0] >= w || f.cursor[1] >= h || f.radius > 12) {
+        return Err(ViewerError::Input(format!(
+            "replay cursor {:?} radius {}: the cursor must lie in the {w}x{h} view, the radius at most 12",
+            f.cursor, f.radius
+        )));
+    }
+    let outputs: Vec<(&str, &std::path::Path)> =
+        [("json", &args.json), ("screenshot", &args.screenshot)].into_iter().filter_map(|(w, p)| Some((w, p.as_deref()?))).collect();
+    viewer::outputs::check_paths(&outputs, &[("replay script", script)])?;
+    let ctx = picking_vk_context::VulkanContext::new(&picking_vk_context::ContextOptions { validation: args.validation, ..Default::default() })?;
+    let mut staged = viewer::outputs::Staged::default();
+    let records = viewer::replay::run(&ctx, scene, &frames, (w, h), &mut staged, (args.json.as_deref(), args.screenshot.as_deref()))?;
+    let messages = ctx.take_validation_messages();
+    let agree = records.iter().filter(|r| r["highlighted"] == r["cpu_hover"]).count();
+    println!("replay: {} frames on {}; highlighted = same-frame CPU result in {agree}", records.len(), ctx.device_name);
+    if args.validation && !messages.is_empty() {
+        eprintln!("viewer: {} validation message(s):\n{}", messages.len(), messages.join("\n"));
+        return Ok(ExitCode::from(3));
+    }
+    staged.commit()?;
     Ok(ExitCode::SUCCESS)
 }
 

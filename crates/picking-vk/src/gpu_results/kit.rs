@@ -39,7 +39,8 @@ impl GpuResultsKit {
         let (set_layout, pool, sets) = sets(memory, slots)?;
         let mut made = Vec::with_capacity(slots);
         for (slot, set) in sets.into_iter().enumerate() {
-            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+            // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
             let upload = GpuBuffer::new(memory, "gpu results upload", layout.upload_bytes(), vk::BufferUsageFlags::STORAGE_BUFFER, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
