@@ -25,7 +25,10 @@ shared uint s_lo[MAX_DISC];
 shared uint s_hi[MAX_DISC];
 shared uint s_instance[MAX_DISC];
 shared float s_depth[MAX_DISC];
-shared uint s_ok[MAX_DISC];
+// Per pixel: (priority + 32768) << 16 | squared distance to the cursor; ~0 when it hits
+// nothing within the radius. Keeping the distance here spares the loops a division.
+shared uint s_pd[MAX_DISC];
+const uint NO_PIXEL = 0xFFFFFFFFu;
 shared int s_top;
 shared uint c_index[128];
 shared uint c_count[128];
@@ -100,23 +103,23 @@ uint d2_of(uint i, Job j) {
 
 // Whether pixel a comes before pixel b among one object's pixels (or under Snap::Nearest):
 // nearer the cursor, then nearer in depth, then first in row-major order.
-bool before(uint a, uint b, Job j) {
-    uint da = d2_of(a, j), db = d2_of(b, j);
+bool before(uint a, uint b, bool reverse) {
+    uint da = s_pd[a] & 0xFFFFu, db = s_pd[b] & 0xFFFFu;
     if (da != db) return da < db;
-    if (nearer(s_depth[a], s_depth[b], j.reverse)) return true;
-    if (nearer(s_depth[b], s_depth[a], j.reverse)) return false;
+    if (nearer(s_depth[a], s_depth[b], reverse)) return true;
+    if (nearer(s_depth[b], s_depth[a], reverse)) return false;
     return a < b;
 }
 bool same_object(uint a, uint b) { return s_lo[a] == s_lo[b] && s_hi[a] == s_hi[b] && s_instance[a] == s_instance[b]; }
 
 // Under Snap::Thin, whether object (count a, pixel a, first a) wins over b: fewer pixels,
 // then its pixel before b's, then the object met first in row-major order.
-bool fewer(uint ca, uint pa, uint fa, uint cb, uint pb, uint fb, Job j) {
+bool fewer(uint ca, uint pa, uint fa, uint cb, uint pb, uint fb, bool reverse) {
     if (ca != cb) return ca < cb;
-    uint da = d2_of(pa, j), db = d2_of(pb, j);
+    uint da = s_pd[pa] & 0xFFFFu, db = s_pd[pb] & 0xFFFFu;
     if (da != db) return da < db;
-    if (nearer(s_depth[pa], s_depth[pb], j.reverse)) return true;
-    if (nearer(s_depth[pb], s_depth[pa], j.reverse)) return false;
+    if (nearer(s_depth[pa], s_depth[pb], reverse)) return true;
+    if (nearer(s_depth[pb], s_depth[pa], reverse)) return false;
     return fa < fb;
 }
 
@@ -128,32 +131,35 @@ void resolve_radius(uint q, Job j) {
     uint r2 = j.radius * j.radius;
     for (uint i = lid; i < n; i += 128u) {
         uvec2 id = uvec2(staged[j.id_at + 2u * i], staged[j.id_at + 2u * i + 1u]);
-        bool hit = id != uvec2(0u) && d2_of(i, j) <= r2;
+        uint d2 = d2_of(i, j);
+        bool hit = id != uvec2(0u) && d2 <= r2;
         s_lo[i] = id.x; s_hi[i] = id.y;
         s_instance[i] = staged[j.draw_at + 2u * i + 1u];
         s_depth[i] = uintBitsToFloat(staged[j.depth_at + i]);
         int p = hit ? priority_of(draw_row(staged[j.draw_at + 2u * i])) : -32769;
-        s_ok[i] = uint(p + 32769);
+        s_pd[i] = hit ? (uint(p + 32768) << 16u) | d2 : NO_PIXEL;
         if (hit) atomicMax(s_top, p);
     }
     barrier();
-    uint top = uint(s_top + 32769);
+    // The top priority's pixels: their words share the high half.
+    uint top = uint(s_top + 32768);
+    bool reverse = j.reverse;
     uint best = 0xFFFFFFFFu, best_count = 0u, best_first = 0u;
     bool thin = j.snap != 0u;
     for (uint i = lid; i < n; i += 128u) {
-        if (s_top == -32769 || s_ok[i] != top) continue;
+        if (s_pd[i] == NO_PIXEL || (s_pd[i] >> 16u) != top) continue;
         uint count = 0u, first = i;
         if (thin) {
             bool rep = true;
             for (uint k = 0u; k < n; k++) {
-                if (s_ok[k] != top || !same_object(i, k)) continue;
+                if (s_pd[k] == NO_PIXEL || (s_pd[k] >> 16u) != top || !same_object(i, k)) continue;
                 count++;
                 first = min(first, k);
-                if (k != i && before(k, i, j)) rep = false;
+                if (k != i && before(k, i, reverse)) rep = false;
             }
             if (!rep) continue;
         }
-        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(count, i, first, best_count, best, best_first, j) : before(i, best, j));
+        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(count, i, first, best_count, best, best_first, reverse) : before(i, best, reverse));
         if (wins) { best = i; best_count = count; best_first = first; }
     }
     c_index[lid] = best; c_count[lid] = best_count; c_first[lid] = best_first;
@@ -162,7 +168,7 @@ void resolve_radius(uint q, Job j) {
     for (uint t = 1u; t < 128u; t++) {
         uint i = c_index[t];
         if (i == 0xFFFFFFFFu) continue;
-        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(c_count[t], i, c_first[t], best_count, best, best_first, j) : before(i, best, j));
+        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(c_count[t], i, c_first[t], best_count, best, best_first, reverse) : before(i, best, reverse));
         if (wins) { best = i; best_count = c_count[t]; best_first = c_first[t]; }
     }
     uint flags = PICK_RADIUS | (thin ? PICK_THIN : 0u);

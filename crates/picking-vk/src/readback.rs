@@ -104,20 +104,12 @@ pub(crate) struct StagingRing {
 }
 
 impl StagingRing {
-    /// A ring of `slots` slots of `slot_bytes` each (header included). With `storage_alignment`
-    /// (the device's minStorageBufferOffsetAlignment, when GPU results read the slots), each
-    /// slot can be bound as a storage buffer of its own.
-    pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64, storage_alignment: Option<u64>) -> Result<Self, PickError> {
+    /// A ring of `slots` slots of `slot_bytes` each (header included).
+    pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64) -> Result<Self, PickError> {
         // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
         let atom = non_coherent_atom_size.max(64);
-        let align = storage_alignment.map_or(atom, |a| atom.max(a.max(1)));
-        let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), align);
-        let usage = if storage_alignment.is_some() {
-            vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER
-        } else {
-            vk::BufferUsageFlags::TRANSFER_DST
-        };
-        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, usage, MemoryLocation::GpuToCpu)?;
+        let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), atom);
+        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         // No stamp before the first copy: zero the slots (flushed where memory is not coherent).
         if let Some(bytes) = buffer.mapped_mut() {
             bytes.fill(0);
@@ -126,9 +118,28 @@ impl StagingRing {
         Ok(StagingRing { buffer, slot_stride, slots, atom })
     }
 
-    /// The buffer and the stride of its slots (slot `i` starts at `i * stride`).
-    pub fn slots_of(&self) -> (vk::Buffer, u64) {
-        (self.buffer.buffer, self.slot_stride)
+    /// Bytes of one slot.
+    pub fn slot_stride(&self) -> u64 {
+        self.slot_stride
+    }
+
+    /// Where a frame's copies into `slot` go: the slot itself, or `mirror` (a device buffer
+    /// laid out as a slot, from offset 0), which [`StagingRing::record_from_mirror`] copies in.
+    pub fn destination(&self, slot: usize, mirror: Option<vk::Buffer>) -> (vk::Buffer, u64) {
+        mirror.map_or((self.buffer.buffer, self.slot_offset(slot)), |m| (m, 0))
+    }
+
+    /// Copies bytes `range` of `mirror` into the same bytes of `slot`.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after a barrier that made this frame's
+    /// copies into `mirror` visible to transfers; `range` lies inside the slot and the mirror.
+    pub unsafe fn record_from_mirror(&self, device: &ash::Device, cmd: vk::CommandBuffer, mirror: vk::Buffer, slot: usize, range: std::ops::Range<u64>) {
+        let copy = vk::BufferCopy { src_offset: range.start, dst_offset: self.slot_offset(slot) + range.start, size: range.end - range.start };
+        if copy.size > 0 {
+            // SAFETY: the caller's contract.
+            unsafe { device.cmd_copy_buffer(cmd, mirror, self.buffer.buffer, &[copy]) };
+        }
     }
 
     fn slot_offset(&self, slot: usize) -> u64 {
@@ -149,7 +160,8 @@ impl StagingRing {
         self.slot_barrier(cmd, device, slot, vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE);
     }
 
-    /// Records the copy of the `extent` texels at `at` of every attachment into `block`.
+    /// Records the copy of the `extent` texels at `at` of every attachment into `block` of
+    /// `dst` (a buffer and where its slot starts: [`StagingRing::destination`]).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets` (whose
@@ -160,12 +172,11 @@ impl StagingRing {
         device: &ash::Device,
         cmd: vk::CommandBuffer,
         targets: &PassTargets,
-        slot: usize,
+        (dst, base): (vk::Buffer, u64),
         at: vk::Offset2D,
         extent: vk::Extent2D,
         block: &RegionBlock,
     ) {
-        let base = self.slot_offset(slot);
         let region = |offset: u64, aspect: vk::ImageAspectFlags| vk::BufferImageCopy {
             buffer_offset: base + offset,
             buffer_row_length: 0,
@@ -186,23 +197,28 @@ impl StagingRing {
         let copies = &copies[..if block.detail { 4 } else { 3 }];
         for &(image, region) in copies {
             // SAFETY: the caller's contract; the regions lie inside the images and the slot.
-            unsafe {
-                device.cmd_copy_image_to_buffer(cmd, targets.images()[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, self.buffer.buffer, &[region])
-            };
+            unsafe { device.cmd_copy_image_to_buffer(cmd, targets.images()[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, dst, &[region]) };
         }
     }
 
-    /// Records copies from `src` into `slot`: `(source offset, offset in the slot, bytes)`.
+    /// Records copies from `src` into `dst` (as [`StagingRing::record_region`]): `(source
+    /// offset, offset in the slot, bytes)`.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after a barrier that made `src`'s writes
     /// visible to transfers; the ranges lie inside `src` and the slot.
-    pub unsafe fn record_buffer_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, src: vk::Buffer, slot: usize, ranges: &[(u64, u64, u64)]) {
-        let base = self.slot_offset(slot);
+    pub unsafe fn record_buffer_copy(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        src: vk::Buffer,
+        (dst, base): (vk::Buffer, u64),
+        ranges: &[(u64, u64, u64)],
+    ) {
         for &(src_offset, dst_offset, size) in ranges.iter().filter(|r| r.2 > 0) {
             let copy = vk::BufferCopy { src_offset, dst_offset: base + dst_offset, size };
             // SAFETY: the caller's contract.
-            unsafe { device.cmd_copy_buffer(cmd, src, self.buffer.buffer, &[copy]) };
+            unsafe { device.cmd_copy_buffer(cmd, src, dst, &[copy]) };
         }
     }
 

@@ -1,7 +1,8 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
-//! results buffer the host's shaders read and the upload buffer recording writes (query jobs,
-//! draw rows, rectangle entry keys), and the compute pipeline that fills the results from the
-//! slot's staged texels.
+//! results buffer the host's shaders read, the upload buffer recording writes (query jobs,
+//! draw rows, rectangle entry keys) and a device-local mirror of the staging slot (the frame's
+//! copies land there, the compute pass reads them without crossing the bus, and one copy
+//! moves them into the staging slot), and the compute pipeline that fills the results.
 
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
@@ -14,10 +15,12 @@ use gpu_allocator::MemoryLocation;
 /// Bytes of the compute pass's push constants: three uvec4.
 pub(super) const PUSH_BYTES: u32 = 48;
 
-/// One slot's buffers and the descriptor set that binds them with the slot's staging range.
+/// One slot's buffers and the descriptor set that binds them.
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
     pub upload: GpuBuffer,
+    /// Laid out as the staging slot.
+    pub mirror: GpuBuffer,
     pub set: vk::DescriptorSet,
 }
 
@@ -33,12 +36,11 @@ pub(crate) struct GpuResultsKit {
 }
 
 impl GpuResultsKit {
-    /// Buffers for `slots` slots sized by `layout`; each slot's set binds its staging range
-    /// (`staging`: buffer, slot stride) too.
-    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, staging: (vk::Buffer, u64)) -> Result<Self, PickError> {
+    /// Buffers for `slots` slots sized by `layout`, mirrors of `slot_bytes` (a staging slot's).
+    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, slot_bytes: u64) -> Result<Self, PickError> {
         let (set_layout, pool, sets) = sets(memory, slots)?;
         let mut made = Vec::with_capacity(slots);
-        for (slot, set) in sets.into_iter().enumerate() {
+        for set in sets {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
@@ -47,8 +49,9 @@ impl GpuResultsKit {
             if !upload.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
             }
+            let mirror = GpuBuffer::new(memory, "gpu results texels", slot_bytes, usage | vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
             let infos = [
-                [vk::DescriptorBufferInfo { buffer: staging.0, offset: staging.1 * slot as u64, range: staging.1 }],
+                [vk::DescriptorBufferInfo { buffer: mirror.buffer, offset: 0, range: vk::WHOLE_SIZE }],
                 [vk::DescriptorBufferInfo { buffer: results.buffer, offset: 0, range: vk::WHOLE_SIZE }],
                 [vk::DescriptorBufferInfo { buffer: upload.buffer, offset: 0, range: vk::WHOLE_SIZE }],
             ];
@@ -63,7 +66,7 @@ impl GpuResultsKit {
                 .collect();
             // SAFETY: the set and buffers are live; nothing uses the set yet.
             unsafe { memory.device.update_descriptor_sets(&writes, &[]) };
-            made.push(ResultSlot { results, upload, set });
+            made.push(ResultSlot { results, upload, mirror, set });
         }
         let (pipeline, pipeline_layout, module) = pipeline(memory, set_layout.handle)?;
         Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
@@ -74,15 +77,20 @@ impl GpuResultsKit {
         self.slots.get_mut(slot)?.upload.mapped_mut()
     }
 
-    /// Bytes held: every slot's results and upload buffers.
+    /// Slot `slot`'s mirror of its staging slot.
+    pub fn mirror(&self, slot: usize) -> Option<vk::Buffer> {
+        self.slots.get(slot).map(|s| s.mirror.buffer)
+    }
+
+    /// Bytes held: every slot's results, upload and mirror buffers.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes()).sum()
+        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes() + s.mirror.bytes()).sum()
     }
 }
 
 type Sets = (Owned<vk::DescriptorSetLayout>, Owned<vk::DescriptorPool>, Vec<vk::DescriptorSet>);
 
-/// The set layout (binding 0 the staging slot, 1 the results, 2 the upload; all storage
+/// The set layout (binding 0 the slot's texels (its mirror), 1 the results, 2 the upload; all storage
 /// buffers for the compute stage), its pool and a set per slot.
 fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
     let device = &memory.device;

@@ -1,6 +1,6 @@
 //! Recording a frame's GPU results once its upload is written (see `picker::gpu_upload`): the
-//! lookup cleared, the compute pass over the slot's staged texels, and the barrier to the
-//! host's readers.
+//! lookup cleared, the compute pass over the texels copied into the slot's mirror, and the
+//! barrier to the host's readers.
 
 use super::kit::{GpuResultsKit, PUSH_BYTES};
 use super::layout::{HEADER_WORDS, JOB_WORDS, ROW_WORDS};
@@ -24,12 +24,21 @@ pub(crate) struct FrameCounts {
     pub table_counts: u64,
 }
 
-/// Records the frame's GPU results into `cmd`, after the frame's copies into its staging slot.
+/// Records the frame's GPU results into `cmd`. `after_copies` records what must follow the
+/// frame's copies into the slot's mirror (their copy into the staging slot): it runs after the
+/// first barrier.
 ///
 /// # Safety
-/// `cmd` is recording outside a render pass, after this frame's copies into the slot and
-/// before its stamp; the slot's upload holds `counts`' jobs, rows and keys.
-pub(crate) unsafe fn record_results(kit: &GpuResultsKit, device: &ash::Device, cmd: vk::CommandBuffer, counts: FrameCounts, readers: ResultReaders) {
+/// `cmd` is recording outside a render pass, after this frame's copies into the slot's mirror
+/// and before its stamp; the slot's upload holds `counts`' jobs, rows and keys.
+pub(crate) unsafe fn record_results(
+    kit: &GpuResultsKit,
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    counts: FrameCounts,
+    readers: ResultReaders,
+    after_copies: impl FnOnce(),
+) {
     let layout = kit.layout;
     let Some(slot) = kit.slots.get(counts.slot) else { return };
     let rows_at = JOB_WORDS as u32 * counts.queries;
@@ -45,11 +54,12 @@ pub(crate) unsafe fn record_results(kit: &GpuResultsKit, device: &ash::Device, c
     for (chunk, word) in push_bytes.chunks_exact_mut(4).zip(push.iter().flatten()) {
         chunk.copy_from_slice(&word.to_ne_bytes());
     }
-    // The staged texels and table (transfers), the previous frame's results (its compute
-    // writes and the host's reads of them) before this frame's clear and compute pass.
+    // The frame's copies into the mirror (transfers), the previous frame's results (its
+    // compute writes and the host's reads of them) before this frame's copy out of the
+    // mirror, clear and compute pass.
     let before = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
-        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
     let transfer_compute = vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER;
     let cleared = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
@@ -61,6 +71,7 @@ pub(crate) unsafe fn record_results(kit: &GpuResultsKit, device: &ash::Device, c
     // the kit's, live for the picker's life, which outlives the host's command buffers.
     unsafe {
         device.cmd_pipeline_barrier(cmd, transfer_compute | readers.stages, transfer_compute, vk::DependencyFlags::empty(), &[before], &[], &[]);
+        after_copies();
         if counts.entries > 0 {
             device.cmd_fill_buffer(cmd, slot.results.buffer, claims_bytes, 8 * u64::from(lookup_slots), 0);
             device.cmd_pipeline_barrier(

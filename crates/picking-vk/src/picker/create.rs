@@ -78,8 +78,7 @@ impl Picker {
         let rect = rect_kit(&memory, &config, &limits, &rendering, select_through, kit.instance_sets.layout.handle, pipeline_limits)?;
         let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
-        let storage_alignment = config.gpu_results.then_some(limits.min_storage_buffer_offset_alignment);
-        let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size, storage_alignment)?;
+        let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, max_queries, rect.is_some(), &staging)?;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
@@ -183,7 +182,7 @@ fn gpu_results_kit(memory: &Memory, config: &PickerConfig, max_queries: u32, rec
     }
     let entries = if rects { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
-    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, staging.slots_of())?))
+    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, staging.slot_stride())?))
 }
 
 /// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).

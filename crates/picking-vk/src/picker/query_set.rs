@@ -13,7 +13,7 @@ use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
 use crate::plan::{PixelRay, Plan, PointTarget};
-use crate::readback::{SlotQueries, StagingRing};
+use crate::readback::{SlotQueries, StagingRing, HEADER_BYTES};
 use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
 use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
@@ -232,12 +232,16 @@ impl Picker {
             staging.begin(device, cmd, slot);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let hit_draws = s.draws.len();
-            record_hit_copies(staging, device, cmd, &self.targets, slot, &self.layout);
+            // With GPU results the copies land in the slot's device-local mirror, which the
+            // results pass reads; one copy then moves them into the staging slot.
+            let mirror = self.gpu_results.as_ref().and_then(|k| k.mirror(slot));
+            let dst = staging.destination(slot, mirror);
+            record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout);
             if let Some(kit) = self.rect.as_ref() {
                 recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
-                record_table_copy(staging, device, cmd, kit, slot, &self.layout);
+                record_table_copy(staging, device, cmd, kit, dst, &self.layout);
             }
-            if let Some(kit) = self.gpu_results.as_mut() {
+            if let (Some(kit), Some(mirror)) = (self.gpu_results.as_mut(), mirror) {
                 let upload = UploadFrame { layout: &self.layout, draws: &s.draws, hit_draws, spans: &s.spans, camera };
                 let draw_capacity = kit.layout.draw_capacity;
                 // The slot's previous frame completed (it was taken): its upload is free.
@@ -245,7 +249,10 @@ impl Picker {
                 let queries = self.layout.queries.len() as u32;
                 let (entries, table_counts) = (self.layout.table_used as u32, self.layout.table().offset);
                 let counts = FrameCounts { slot, frame: self.next_frame, queries, rows, entries, table_counts };
-                record_results(kit, device, cmd, counts, request.result_readers);
+                let TableCopy { offset, used } = self.layout.table();
+                // After the results pass's first barrier, which made the mirror's bytes visible.
+                let to_staging = || staging.record_from_mirror(device, cmd, mirror, slot, HEADER_BYTES..offset + 12 * used);
+                record_results(kit, device, cmd, counts, request.result_readers, to_staging);
             }
             staging.finish(device, cmd, slot, self.next_frame, queries_ts);
             if let Some(w) = &request.host_writes {
@@ -313,17 +320,24 @@ unsafe fn record_hits(recording: &PassRecording<'_>, layout: &FrameLayout, s: &m
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the pick pass.
-unsafe fn record_hit_copies(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, targets: &PassTargets, slot: usize, layout: &FrameLayout) {
+unsafe fn record_hit_copies(
+    staging: &StagingRing,
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    targets: &PassTargets,
+    dst: (vk::Buffer, u64),
+    layout: &FrameLayout,
+) {
     // SAFETY: (whole block) the caller's contract.
     unsafe {
         if layout.points > 0 {
             let extent = vk::Extent2D { width: layout.points, height: 1 };
-            staging.record_region(device, cmd, targets, slot, vk::Offset2D::default(), extent, &layout.points_block);
+            staging.record_region(device, cmd, targets, dst, vk::Offset2D::default(), extent, &layout.points_block);
         }
         for query in &layout.queries {
             if let QueryLayout::Radius { region, cell, block, .. } = query {
                 let extent = vk::Extent2D { width: region.size().x, height: region.size().y };
-                staging.record_region(device, cmd, targets, slot, vk::Offset2D { x: cell.x as i32, y: cell.y as i32 }, extent, block);
+                staging.record_region(device, cmd, targets, dst, vk::Offset2D { x: cell.x as i32, y: cell.y as i32 }, extent, block);
             }
         }
     }
@@ -387,7 +401,7 @@ unsafe fn record_rects(
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the rectangles.
-unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, slot: usize, layout: &FrameLayout) {
+unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) {
     if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
         return;
     }
@@ -399,6 +413,6 @@ unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk
     // SAFETY: the caller's contract; the table's writes are made visible to the copy.
     unsafe {
         device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
-        staging.record_buffer_copy(device, cmd, kit.table.buffer, slot, &ranges);
+        staging.record_buffer_copy(device, cmd, kit.table.buffer, dst, &ranges);
     }
 }
