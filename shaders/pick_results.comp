@@ -21,18 +21,26 @@ layout(push_constant) uniform ResultsPush {
 
 // The largest disc (radius 12) a workgroup holds; PickerConfig::max_radius is checked against it.
 const uint MAX_DISC = 625u;
+// Disc pixels a thread owns: pixel lid + 128 m.
+const uint PER_THREAD = 5u;
+// Per pixel its object (ID, instance) and depth bits; under Snap::Thin, once each pixel knows
+// its object's first pixel, the same arrays hold per object (at that first pixel) its pixel
+// count, and its best pixel's squared distance, depth key and index.
 shared uint s_lo[MAX_DISC];
 shared uint s_hi[MAX_DISC];
 shared uint s_instance[MAX_DISC];
-shared float s_depth[MAX_DISC];
-// Per pixel: (priority + 32768) << 16 | squared distance to the cursor; ~0 when it hits
-// nothing within the radius. Keeping the distance here spares the loops a division.
+shared uint s_depth[MAX_DISC];
+// Per pixel: (priority + 32768) << 16 | squared distance to the cursor, then (once the top
+// priority is known) the distance alone; NO_PIXEL when it takes no part.
 shared uint s_pd[MAX_DISC];
 const uint NO_PIXEL = 0xFFFFFFFFu;
 shared int s_top;
-shared uint c_index[128];
+// Per thread its best candidate: (pixels, squared distance, depth key, tie-break, pixel).
 shared uint c_count[128];
-shared uint c_first[128];
+shared uint c_d2[128];
+shared uint c_dkey[128];
+shared uint c_tie[128];
+shared uint c_pixel[128];
 
 // Where the entries, claims and members start: from the push constants, since the header is
 // written by this same dispatch.
@@ -51,8 +59,6 @@ uvec2 draw_row(uint r) {
     return uvec2(upload[w], upload[w + 1u]);
 }
 int priority_of(uvec2 row) { return int(row.y >> 16u) - 32768; }
-
-bool nearer(float a, float b, bool reverse) { return reverse ? a > b : a < b; }
 
 struct Job {
     uint kind, snap, id_at, draw_at, depth_at, texel;
@@ -101,27 +107,25 @@ uint d2_of(uint i, Job j) {
     return uint(p.x * p.x + p.y * p.y);
 }
 
-// Whether pixel a comes before pixel b among one object's pixels (or under Snap::Nearest):
-// nearer the cursor, then nearer in depth, then first in row-major order.
-bool before(uint a, uint b, bool reverse) {
-    uint da = s_pd[a] & 0xFFFFu, db = s_pd[b] & 0xFFFFu;
-    if (da != db) return da < db;
-    if (nearer(s_depth[a], s_depth[b], reverse)) return true;
-    if (nearer(s_depth[b], s_depth[a], reverse)) return false;
-    return a < b;
+// A depth as an unsigned key that orders as the depth does, smaller = nearer under either
+// convention (the float's bits made monotonic, then inverted for reverse depth).
+uint depth_key(float d, bool reverse) {
+    uint b = floatBitsToUint(d);
+    uint k = (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
+    return reverse ? ~k : k;
 }
-bool same_object(uint a, uint b) { return s_lo[a] == s_lo[b] && s_hi[a] == s_hi[b] && s_instance[a] == s_instance[b]; }
 
-// Under Snap::Thin, whether object (count a, pixel a, first a) wins over b: fewer pixels,
-// then its pixel before b's, then the object met first in row-major order.
-bool fewer(uint ca, uint pa, uint fa, uint cb, uint pb, uint fb, bool reverse) {
-    if (ca != cb) return ca < cb;
-    uint da = s_pd[pa] & 0xFFFFu, db = s_pd[pb] & 0xFFFFu;
-    if (da != db) return da < db;
-    if (nearer(s_depth[pa], s_depth[pb], reverse)) return true;
-    if (nearer(s_depth[pb], s_depth[pa], reverse)) return false;
-    return fa < fb;
+// Candidate a before candidate b: fewer pixels (0 under Snap::Nearest), nearer the cursor,
+// nearer in depth, then the tie-break (Nearest: the pixel's row-major index; Thin: the
+// object's first pixel), as the CPU's rule orders them.
+bool less(uvec4 a, uvec4 b) {
+    if (a.x != b.x) return a.x < b.x;
+    if (a.y != b.y) return a.y < b.y;
+    if (a.z != b.z) return a.z < b.z;
+    return a.w < b.w;
 }
+
+bool same_object(uint a, uint b) { return s_lo[a] == s_lo[b] && s_hi[a] == s_hi[b] && s_instance[a] == s_instance[b]; }
 
 void resolve_radius(uint q, Job j) {
     uint lid = gl_LocalInvocationID.x;
@@ -129,51 +133,101 @@ void resolve_radius(uint q, Job j) {
     if (lid == 0u) s_top = -32769;
     barrier();
     uint r2 = j.radius * j.radius;
-    for (uint i = lid; i < n; i += 128u) {
+    uint own_dkey[PER_THREAD];
+    uint own_first[PER_THREAD];
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + 128u * m;
+        if (i >= n) break;
         uvec2 id = uvec2(staged[j.id_at + 2u * i], staged[j.id_at + 2u * i + 1u]);
         uint d2 = d2_of(i, j);
         bool hit = id != uvec2(0u) && d2 <= r2;
+        float depth = uintBitsToFloat(staged[j.depth_at + i]);
         s_lo[i] = id.x; s_hi[i] = id.y;
         s_instance[i] = staged[j.draw_at + 2u * i + 1u];
-        s_depth[i] = uintBitsToFloat(staged[j.depth_at + i]);
+        own_dkey[m] = depth_key(depth, j.reverse);
         int p = hit ? priority_of(draw_row(staged[j.draw_at + 2u * i])) : -32769;
         s_pd[i] = hit ? (uint(p + 32768) << 16u) | d2 : NO_PIXEL;
         if (hit) atomicMax(s_top, p);
     }
     barrier();
-    // The top priority's pixels: their words share the high half.
+    // Only the top priority's pixels take part: their words keep the distance alone.
     uint top = uint(s_top + 32768);
-    bool reverse = j.reverse;
-    uint best = 0xFFFFFFFFu, best_count = 0u, best_first = 0u;
-    bool thin = j.snap != 0u;
-    for (uint i = lid; i < n; i += 128u) {
-        if (s_pd[i] == NO_PIXEL || (s_pd[i] >> 16u) != top) continue;
-        uint count = 0u, first = i;
-        if (thin) {
-            bool rep = true;
-            for (uint k = 0u; k < n; k++) {
-                if (s_pd[k] == NO_PIXEL || (s_pd[k] >> 16u) != top || !same_object(i, k)) continue;
-                count++;
-                first = min(first, k);
-                if (k != i && before(k, i, reverse)) rep = false;
-            }
-            if (!rep) continue;
-        }
-        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(count, i, first, best_count, best, best_first, reverse) : before(i, best, reverse));
-        if (wins) { best = i; best_count = count; best_first = first; }
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + 128u * m;
+        if (i >= n) break;
+        s_pd[i] = (s_pd[i] != NO_PIXEL && (s_pd[i] >> 16u) == top) ? (s_pd[i] & 0xFFFFu) : NO_PIXEL;
     }
-    c_index[lid] = best; c_count[lid] = best_count; c_first[lid] = best_first;
     barrier();
-    if (lid != 0u) return;
-    for (uint t = 1u; t < 128u; t++) {
-        uint i = c_index[t];
-        if (i == 0xFFFFFFFFu) continue;
-        bool wins = best == 0xFFFFFFFFu || (thin ? fewer(c_count[t], i, c_first[t], best_count, best, best_first, reverse) : before(i, best, reverse));
-        if (wins) { best = i; best_count = c_count[t]; best_first = c_first[t]; }
+    bool thin = j.snap != 0u;
+    uvec4 best = uvec4(NO_PIXEL);
+    uint best_pixel = NO_PIXEL;
+    if (!thin) {
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint i = lid + 128u * m;
+            if (i >= n) break;
+            uvec4 c = uvec4(0u, s_pd[i], own_dkey[m], i);
+            if (s_pd[i] != NO_PIXEL && less(c, best)) { best = c; best_pixel = i; }
+        }
+    } else {
+        // Each pixel's object, named by its first pixel in row-major order.
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint i = lid + 128u * m;
+            own_first[m] = NO_PIXEL;
+            if (i >= n || s_pd[i] == NO_PIXEL) continue;
+            for (uint k = 0u; k <= i; k++) {
+                if (s_pd[k] != NO_PIXEL && same_object(k, i)) { own_first[m] = k; break; }
+            }
+        }
+        barrier();
+        // The arrays now hold per object: pixels, best distance, best depth key, best pixel.
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint i = lid + 128u * m;
+            if (i >= n) break;
+            s_lo[i] = 0u; s_hi[i] = NO_PIXEL; s_instance[i] = NO_PIXEL; s_depth[i] = NO_PIXEL;
+        }
+        barrier();
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint f = own_first[m];
+            if (f == NO_PIXEL) continue;
+            atomicAdd(s_lo[f], 1u);
+            atomicMin(s_hi[f], s_pd[lid + 128u * m]);
+        }
+        barrier();
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint f = own_first[m];
+            if (f != NO_PIXEL && s_pd[lid + 128u * m] == s_hi[f]) atomicMin(s_instance[f], own_dkey[m]);
+        }
+        barrier();
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint f = own_first[m], i = lid + 128u * m;
+            if (f != NO_PIXEL && s_pd[i] == s_hi[f] && own_dkey[m] == s_instance[f]) atomicMin(s_depth[f], i);
+        }
+        barrier();
+        // An object is a candidate at its first pixel.
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            uint i = lid + 128u * m;
+            if (i >= n || own_first[m] != i) continue;
+            uvec4 c = uvec4(s_lo[i], s_hi[i], s_instance[i], i);
+            if (less(c, best)) { best = c; best_pixel = s_depth[i]; }
+        }
     }
+    c_count[lid] = best.x; c_d2[lid] = best.y; c_dkey[lid] = best.z; c_tie[lid] = best.w; c_pixel[lid] = best_pixel;
+    barrier();
+    for (uint stride = 64u; stride > 0u; stride >>= 1u) {
+        if (lid < stride) {
+            uvec4 a = uvec4(c_count[lid], c_d2[lid], c_dkey[lid], c_tie[lid]);
+            uvec4 b = uvec4(c_count[lid + stride], c_d2[lid + stride], c_dkey[lid + stride], c_tie[lid + stride]);
+            if (less(b, a)) {
+                c_count[lid] = b.x; c_d2[lid] = b.y; c_dkey[lid] = b.z; c_tie[lid] = b.w; c_pixel[lid] = c_pixel[lid + stride];
+            }
+        }
+        barrier();
+    }
+    if (lid != 0u) return;
+    uint chosen = c_pixel[0];
     uint flags = PICK_RADIUS | (thin ? PICK_THIN : 0u);
-    uvec2 pixel = best == 0xFFFFFFFFu ? j.cursor : j.region_min + uvec2(best % j.region_size.x, best / j.region_size.x);
-    write_hit(q, best, pixel, flags, j);
+    uvec2 pixel = chosen == NO_PIXEL ? j.cursor : j.region_min + uvec2(chosen % j.region_size.x, chosen / j.region_size.x);
+    write_hit(q, chosen, pixel, flags, j);
 }
 
 void insert_entry(uint e) {

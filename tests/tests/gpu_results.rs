@@ -92,7 +92,11 @@ fn gpu_results_equal_the_cpu_results_of_the_same_frame() {
     let (mut hits_compared, mut found, mut members) = (0, 0, 0);
     for seed in 0..6u64 {
         let scene = Scene::random(700 + seed);
-        let gs = scene.upload(&gpu.ctx);
+        let mut gs = scene.upload(&gpu.ctx);
+        // Odd seeds give the draws priorities (-1, 0, 1): the radius rules rank by them first.
+        for (k, draw) in gs.draws.iter_mut().enumerate() {
+            draw.priority = if seed % 2 == 1 { (k % 3) as i16 - 1 } else { 0 };
+        }
         let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
         let request = PickRequest::new(Viewport::full(W, H), view, proj);
         let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true).with_max_queries(8));
