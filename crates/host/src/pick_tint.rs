@@ -113,9 +113,10 @@ pub struct PickSets {
 }
 
 impl PickSets {
-    /// Sets of `pass`'s layout over `buffers`, one per slot.
-    pub fn new(ctx: &VulkanContext, pass: &crate::LitPass, buffers: &[vk::DescriptorBufferInfo]) -> Result<Self, ContextError> {
-        let (pool, sets) = sets_for(&ctx.device, pass.tint_layout(), buffers)?;
+    /// Sets of `layout` (the lit pass's [`tint_layout`](crate::LitPass::tint_layout)) over
+    /// `buffers`, one per slot.
+    pub fn new(ctx: &VulkanContext, layout: vk::DescriptorSetLayout, buffers: &[vk::DescriptorBufferInfo]) -> Result<Self, ContextError> {
+        let (pool, sets) = sets_for(&ctx.device, layout, buffers)?;
         Ok(PickSets { device: ctx.device.clone(), pool, sets })
     }
 

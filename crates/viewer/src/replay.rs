@@ -106,7 +106,7 @@ pub fn run(
         style.update(None, None, None)?;
         style.write_pick_keys(&uploaded.pick_keys(&objects))?;
     }
-    let sets = PickSets::new(ctx, &lit, &[picker.gpu_results(0)?])?;
+    let sets = PickSets::new(ctx, lit.tint_layout(), &[picker.gpu_results(0)?])?;
     // SAFETY: the context's handles outlive the image.
     let ids = unsafe { IdImage::new(ctx.host_device(), size.0, size.1) }?;
     let read = ctx.host_buffer(64, vk::BufferUsageFlags::TRANSFER_DST)?;

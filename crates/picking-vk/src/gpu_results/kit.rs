@@ -49,7 +49,7 @@ impl GpuResultsKit {
             if !upload.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
             }
-            let mirror = GpuBuffer::new(memory, "gpu results texels", slot_bytes, usage | vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
+            let mirror = GpuBuffer::new(memory, "gpu results texels", slot_bytes, usage, MemoryLocation::GpuOnly)?;
             let infos = [
                 [vk::DescriptorBufferInfo { buffer: mirror.buffer, offset: 0, range: vk::WHOLE_SIZE }],
                 [vk::DescriptorBufferInfo { buffer: results.buffer, offset: 0, range: vk::WHOLE_SIZE }],
@@ -90,7 +90,7 @@ impl GpuResultsKit {
 
 type Sets = (Owned<vk::DescriptorSetLayout>, Owned<vk::DescriptorPool>, Vec<vk::DescriptorSet>);
 
-/// The set layout (binding 0 the slot's texels (its mirror), 1 the results, 2 the upload; all storage
+/// The set layout (binding 0 the slot's mirror, 1 the results, 2 the upload; all storage
 /// buffers for the compute stage), its pool and a set per slot.
 fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
     let device = &memory.device;

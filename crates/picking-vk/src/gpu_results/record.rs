@@ -20,7 +20,7 @@ pub(crate) struct FrameCounts {
     pub rows: u32,
     /// Rectangle entries (keys written).
     pub entries: u32,
-    /// Where the table's counts lie in the staging slot, in bytes.
+    /// Where the table's counts lie in the slot (and its mirror), in bytes.
     pub table_counts: u64,
 }
 
@@ -88,7 +88,7 @@ pub(crate) unsafe fn record_results(
         device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, kit.pipeline_layout.handle, 0, &[slot.set], &[]);
         device.cmd_push_constants(cmd, kit.pipeline_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &push_bytes);
         device.cmd_dispatch(cmd, groups, 1, 1);
-        // The stamp's transfer comes after the pass's reads of the slot.
+        // Later transfers (the next frame's copies into the mirror) come after the pass's reads.
         let dst = readers.stages | vk::PipelineStageFlags::TRANSFER;
         device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, dst, vk::DependencyFlags::empty(), &[after], &[], &[]);
     }

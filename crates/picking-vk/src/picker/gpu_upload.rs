@@ -1,5 +1,5 @@
 //! What recording tells the GPU results' compute pass, written through the slot's mapped
-//! upload buffer: a job per query (where its texels lie in the staging slot, its texel or
+//! upload buffer: a job per query (where its texels lie in the slot's mirror, its texel or
 //! disc, its rule), the rows of the draws the point and radius queries recorded (draw index,
 //! instancing, priority), and a key per rectangle entry (object, instance, query).
 

@@ -115,7 +115,7 @@ impl Gfx {
         let swapchain = Swapchain::new(ctx, &surface.loader, surface.handle, surface.format, &lit, extent, vk::SwapchainKHR::null())?;
         let picking = Picking::new(ctx, options.detail, options.rendering, &scene.gpu.pick_draws, depth)?;
         let frames = Frames::new(ctx, &scene.gpu, &scene.pick_keys(&view.objects))?;
-        let pick_sets = picking_vk_host::PickSets::new(ctx, &lit, &picking.result_buffers()?)?;
+        let pick_sets = picking_vk_host::PickSets::new(ctx, lit.tint_layout(), &picking.result_buffers()?)?;
         let srgb = matches!(format, vk::Format::B8G8R8A8_SRGB | vk::Format::R8G8B8A8_SRGB);
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
             ctx.allocator(),
