@@ -12,7 +12,11 @@
 //! ([`PickQuery`]: points, pick radius, rectangles; one pick is a one-query set) and
 //! [`Picker::take_results`] resolves it once that frame completed.
 //!
-//! The picker records into the host's command buffers and never submits or waits.
+//! The picker records into the host's command buffers and never submits. It waits only
+//! where the host asks for results in the frame that produced them
+//! ([`Picker::wait_results`]: on the host's own fence or timeline value, bounded); hosts that
+//! need them on the GPU in that frame read them in their own shaders instead
+//! ([`PickerConfig::gpu_results`], [`gpu_results::GPU_RESULTS_GLSL`]).
 //!
 //! | picking-vk | ash  | gpu-allocator | glam |
 //! |------------|------|---------------|------|

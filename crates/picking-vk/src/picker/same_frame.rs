@@ -33,6 +33,9 @@ impl Picker {
     /// ring path ([`Picker::take_results`] a frame or more later) works beside it, slot by
     /// slot.
     ///
+    /// The wait polls the signal for up to 0.3 ms before it sleeps in the driver's wait, so an
+    /// answer due within a fraction of a millisecond is not delayed by the thread's wake-up.
+    ///
     /// Errors: [`PickError::TimedOut`] when the signal did not come within `timeout`
     /// (recoverable: the frame stays pending; wait again, or, if its submission was dropped,
     /// [`Picker::cancel`] the slot); [`PickError::DeviceLost`] (sticky; nothing is read);
@@ -52,22 +55,13 @@ impl Picker {
             // SAFETY: nothing is read from the slot either way.
             return unsafe { self.take_results(slot) };
         };
-        let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        let device = &self.kit.memory.device;
-        let waited = match signal {
-            // SAFETY: the fence is this device's (the caller's contract).
-            HostSignal::Fence(fence) => unsafe { device.wait_for_fences(&[fence], true, nanos) },
-            HostSignal::Timeline { semaphore, value } => {
-                if !self.core_timeline_wait {
-                    return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 2)] });
-                }
-                let (semaphores, values) = ([semaphore], [value]);
-                let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
-                // SAFETY: a timeline semaphore of this device (the caller's contract), whose
-                // core wait the device's Vulkan 1.2 provides.
-                unsafe { device.wait_semaphores(&info, nanos) }
+        if let HostSignal::Timeline { .. } = signal {
+            if !self.core_timeline_wait {
+                return Err(PickError::Unsupported { missing: vec![Requirement::ApiVersion(1, 2)] });
             }
-        };
+        }
+        // SAFETY: the signal is this device's (the caller's contract).
+        let waited = unsafe { wait_for(&self.kit.memory.device, signal, timeout) };
         match waited {
             Ok(()) => {}
             Err(vk::Result::TIMEOUT) => return Err(PickError::TimedOut { slot, frame, timeout }),
@@ -76,5 +70,48 @@ impl Picker {
         }
         // SAFETY: the signal came, so the slot's GPU work completed (the caller's contract).
         unsafe { self.take_results(slot) }
+    }
+}
+
+/// How long [`wait_for`] polls the signal before it sleeps in the driver's wait: a pick is
+/// done within a fraction of a millisecond when the queue is free, and a thread put to sleep
+/// may wake hundreds of microseconds after its signal.
+const POLL: Duration = Duration::from_micros(300);
+
+/// Waits at most `timeout` for `signal`: polls it for up to [`POLL`], then blocks in
+/// `vkWaitForFences` / `vkWaitSemaphores` for the rest.
+///
+/// # Safety
+/// `signal` is a fence or timeline semaphore of `device`; for a timeline, the device provides
+/// Vulkan 1.2's core semaphore calls.
+unsafe fn wait_for(device: &ash::Device, signal: HostSignal, timeout: Duration) -> Result<(), vk::Result> {
+    let start = std::time::Instant::now();
+    let poll_until = timeout.min(POLL);
+    loop {
+        // SAFETY: the caller's contract.
+        let done = unsafe {
+            match signal {
+                HostSignal::Fence(fence) => device.get_fence_status(fence)?,
+                HostSignal::Timeline { semaphore, value } => device.get_semaphore_counter_value(semaphore)? >= value,
+            }
+        };
+        if done {
+            return Ok(());
+        }
+        if start.elapsed() >= poll_until {
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    let nanos = u64::try_from(timeout.saturating_sub(start.elapsed()).as_nanos()).unwrap_or(u64::MAX);
+    // SAFETY: the caller's contract.
+    unsafe {
+        match signal {
+            HostSignal::Fence(fence) => device.wait_for_fences(&[fence], true, nanos),
+            HostSignal::Timeline { semaphore, value } => {
+                let (semaphores, values) = ([semaphore], [value]);
+                device.wait_semaphores(&vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values), nanos)
+            }
+        }
     }
 }
