@@ -4,8 +4,10 @@
 //! bits of `pick_is_hit`, `pick_in_rect` and `pick_is_hovered`. Compiled at run time with
 //! shaderc, as a host would compile the include with its own shaders.
 
+use crate::harness::Gpu;
 use ash::vk;
 use picking_vk::gpu_results::GPU_RESULTS_GLSL;
+use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, PickResult, Picker, QueryResult};
 use picking_vk_context::HostBuffer;
 use picking_vk_context::VulkanContext;
 
@@ -48,6 +50,85 @@ void main() {
     }
 }
 "#;
+
+/// Records `queries` into slot 0 of `picker` (made with GPU results) and, in the same command
+/// buffer, the reader over `probes`; submits, waits, and returns what the reader saw and the
+/// CPU results of the same frame.
+#[allow(clippy::too_many_arguments)]
+pub fn frame(
+    gpu: &Gpu,
+    picker: &mut Picker,
+    reader: &mut ResultsReader,
+    request: &PickRequest<'_>,
+    queries: &[PickQuery],
+    draws: &[PickDraw],
+    probes: &[[u32; 3]],
+) -> (ReadBack, FrameResults) {
+    let results = picker.gpu_results(0).expect("gpu results on");
+    gpu.run(|cmd| {
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait; the
+        // reader's last pass completed (every frame is waited for).
+        unsafe {
+            picker.record(cmd, 0, request, queries, draws).expect("record");
+            reader.record(cmd, results, probes);
+        }
+    });
+    // SAFETY: `run` waited for the command buffer.
+    let seen = unsafe { reader.read(probes.len()) };
+    // SAFETY: as above.
+    let cpu = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+    (seen, cpu)
+}
+
+/// The probe key of a pick: ID words and instance (`NO_INSTANCE` when not instanced).
+pub fn key_of(id: ObjectId, instance: Option<u32>) -> [u32; 3] {
+    let [lo, hi] = id.to_words();
+    [lo, hi, instance.unwrap_or(NO_INSTANCE)]
+}
+
+fn assert_hit_equals(gpu_hit: &GpuHit, cpu: &PickResult, context: &str) {
+    assert_eq!(gpu_hit.pixel, cpu.pixel.to_array(), "{context}: pixel");
+    match &cpu.hit {
+        None => assert_eq!((gpu_hit.flags & 1, gpu_hit.id), (0, [0, 0]), "{context}: a miss"),
+        Some(h) => {
+            assert_eq!(gpu_hit.flags & 1, 1, "{context}: a hit");
+            assert_eq!([gpu_hit.id[0], gpu_hit.id[1], gpu_hit.instance], key_of(h.id, h.instance), "{context}: object");
+            assert_eq!(gpu_hit.draw_index, h.draw_index, "{context}: draw index");
+            assert_eq!(gpu_hit.depth, h.depth, "{context}: depth");
+        }
+    }
+}
+
+/// Asserts that the reader saw what the CPU results say: each point and radius query's hit,
+/// no hit for a rectangle, each probe's membership in each rectangle, and `pick_is_hovered`.
+/// Returns (hits compared, hits found, memberships seen).
+pub fn assert_matches_cpu(seen: &ReadBack, cpu: &FrameResults, probes: &[[u32; 3]], context: &str) -> (usize, usize, usize) {
+    assert_eq!((seen.frame, seen.query_count), (cpu.frame, cpu.results.len() as u32), "{context}: the header names the frame and its set");
+    let (mut hits, mut found, mut members) = (0, 0, 0);
+    for (q, result) in cpu.results.iter().enumerate().take(READ_QUERIES as usize) {
+        let context = format!("{context}, query {q}");
+        match result {
+            QueryResult::Point(pick) | QueryResult::Radius { result: pick, .. } => {
+                assert_hit_equals(&seen.hits[q], pick, &context);
+                hits += 1;
+                found += usize::from(pick.hit.is_some());
+            }
+            QueryResult::Rect(rect) => {
+                assert_eq!(seen.hits[q].flags, 0, "{context}: a rectangle has no hit");
+                for (k, key) in probes.iter().enumerate() {
+                    let member = seen.bits[k] & (1 << (8 + q)) != 0;
+                    assert_eq!(member, rect.objects.iter().any(|o| key_of(o.id, o.instance) == *key), "{context}: membership of {key:?}");
+                    members += usize::from(member);
+                }
+            }
+        }
+    }
+    for (k, key) in probes.iter().enumerate() {
+        let hovered = cpu.results.iter().filter_map(QueryResult::pick).any(|p| p.hit.as_ref().is_some_and(|h| key_of(h.id, h.instance) == *key));
+        assert_eq!(seen.bits[k] & HOVERED_BIT != 0, hovered, "{context}: pick_is_hovered({key:?})");
+    }
+    (hits, found, members)
+}
 
 /// One query's hit as the include reads it.
 #[derive(Clone, Copy, Debug, PartialEq)]

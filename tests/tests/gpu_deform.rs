@@ -12,11 +12,12 @@ use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{
     config::DetailStatus, deform::DeformPose, deform::Deformation, deform::Influences, deform::JointFormat, deform::MorphTargets, deform::Skin,
     deform::SkinInfluences, deform::VertexStream, deform::WeightFormat, draw::BufferRange, draw::MeshGeometry, hooks::DrawHooks, hooks::HookProgram,
-    hooks::HookSource, PickDraw, PickError, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode,
+    hooks::HookSource, PickDraw, PickError, PickQuery, PickRequest, PickerConfig, PixelRect, QueryResult, RectMode, Snap,
 };
 use picking_vk_context::{HostBuffer, VulkanContext};
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
+use picking_vk_tests::results_reader::{assert_matches_cpu, frame, key_of, ResultsReader};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -498,6 +499,11 @@ fn hooks_on_deformed_draws_pick_through_holes_and_at_the_adjusted_world() {
     let request = PickRequest::new(vp, view, proj);
     // SAFETY: the context's handles outlive the image.
     let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    // The same draws through GPU results, read by a host pass in the same command buffer.
+    let mut with_results = gpu.picker(PickerConfig::default().with_gpu_results(true).with_max_queries(8));
+    let mut reader = ResultsReader::new(&gpu.ctx, 64);
+    let keys: Vec<[u32; 3]> = objects.iter().map(|o| key_of(picking_vk::ObjectId::new(o.id).unwrap(), None)).collect();
+    let mut gpu_results_found = 0;
     for (name, from_storage) in [("attributes", false), ("storage", true)] {
         let (mut agree, mut through, mut lifted, mut unhooked, mut detailed) = (0, 0, 0, 0, 0);
         for seed in 1..=3u64 {
@@ -560,6 +566,16 @@ fn hooks_on_deformed_draws_pick_through_holes_and_at_the_adjusted_world() {
             }
             // Rectangles over the same draws, against the hooked ID image.
             let rect = PixelRect { min: UVec2::new(20, 16), max: UVec2::new(300, 224) };
+            // GPU results of hooked, skinned and morphed draws say what the CPU results say.
+            let set = [
+                PickQuery::Point(pixels[0]),
+                PickQuery::Point(pixels[1]),
+                PickQuery::Radius { pixel: pixels[2], radius: 8, snap: Snap::Thin },
+                PickQuery::Radius { pixel: pixels[3], radius: 5, snap: Snap::Nearest },
+                PickQuery::Rect { rect, mode: RectMode::Visible },
+            ];
+            let (seen, cpu) = frame(&gpu, &mut with_results, &mut reader, &request, &set, &up.draws, &keys);
+            gpu_results_found += assert_matches_cpu(&seen, &cpu, &keys, &format!("{name}, pose {seed}, GPU results")).1;
             let want = id_image_counts(&gpu, &mut image, &request, &up.draws, rect);
             let got = rect_counts(&gpu, &mut picker, &request, &up.draws, rect);
             assert_eq!(want.len(), objects.len(), "every object shows: {want:?}");
@@ -578,7 +594,8 @@ fn hooks_on_deformed_draws_pick_through_holes_and_at_the_adjusted_world() {
         assert!(agree > 400 && through > 20 && lifted > 60 && unhooked > 60, "{name}: {agree} / {through} / {lifted} / {unhooked}");
         assert!(!detail || detailed > 300, "{name}: detail checked on {detailed} hits");
     }
-    drop((picker, image));
+    assert!(gpu_results_found >= 12, "GPU results found {gpu_results_found} hits on the hooked, deformed draws");
+    drop((picker, image, with_results, reader));
     gpu.assert_no_validation_messages();
 }
 

@@ -7,64 +7,11 @@
 
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::debug::Texels;
-use picking_vk::results::RectResult;
-use picking_vk::{
-    FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, PickResult, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport,
-};
+use picking_vk::{ObjectId, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
-use picking_vk_tests::results_reader::{GpuHit, ReadBack, ResultsReader, HOVERED_BIT, NO_INSTANCE};
+use picking_vk_tests::results_reader::{assert_matches_cpu, frame, key_of, ResultsReader, NO_INSTANCE};
 use picking_vk_tests::scene::Scene;
 use picking_vk_tests::snap_oracle::{brute_force, thin_scene};
-
-/// Records `queries` into slot 0 and, in the same command buffer, the reader over `probes`;
-/// submits, waits, and returns what the reader saw and the CPU results of the same frame.
-fn frame(
-    gpu: &Gpu,
-    picker: &mut Picker,
-    reader: &mut ResultsReader,
-    request: &PickRequest<'_>,
-    queries: &[PickQuery],
-    draws: &[PickDraw],
-    probes: &[[u32; 3]],
-) -> (ReadBack, FrameResults) {
-    let results = picker.gpu_results(0).expect("gpu results on");
-    gpu.run(|cmd| {
-        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait; the
-        // reader's last pass completed (every frame is waited for).
-        unsafe {
-            picker.record(cmd, 0, request, queries, draws).expect("record");
-            reader.record(cmd, results, probes);
-        }
-    });
-    // SAFETY: `run` waited for the command buffer.
-    let seen = unsafe { reader.read(probes.len()) };
-    // SAFETY: as above.
-    let cpu = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
-    (seen, cpu)
-}
-
-/// The probe key of a pick: ID words and instance (`NO_INSTANCE` when not instanced).
-fn key_of(id: ObjectId, instance: Option<u32>) -> [u32; 3] {
-    let [lo, hi] = id.to_words();
-    [lo, hi, instance.unwrap_or(NO_INSTANCE)]
-}
-
-fn assert_hit_equals(gpu_hit: &GpuHit, cpu: &PickResult, context: &str) {
-    assert_eq!(gpu_hit.pixel, cpu.pixel.to_array(), "{context}: pixel");
-    match &cpu.hit {
-        None => assert_eq!((gpu_hit.flags & 1, gpu_hit.id), (0, [0, 0]), "{context}: a miss"),
-        Some(h) => {
-            assert_eq!(gpu_hit.flags & 1, 1, "{context}: a hit");
-            assert_eq!([gpu_hit.id[0], gpu_hit.id[1], gpu_hit.instance], key_of(h.id, h.instance), "{context}: object");
-            assert_eq!(gpu_hit.draw_index, h.draw_index, "{context}: draw index");
-            assert_eq!(gpu_hit.depth, h.depth, "{context}: depth");
-        }
-    }
-}
-
-fn in_rect(rect: &RectResult, key: [u32; 3]) -> bool {
-    rect.objects.iter().any(|o| key_of(o.id, o.instance) == key)
-}
 
 /// Every object and instance of `scene`, and two IDs it does not hold.
 fn scene_keys(scene: &Scene) -> Vec<[u32; 3]> {
@@ -118,28 +65,8 @@ fn gpu_results_equal_the_cpu_results_of_the_same_frame() {
             ];
             let (seen, cpu) = frame(&gpu, &mut picker, &mut reader, &request, &queries, &gs.draws, &keys);
             assert_eq!((seen.frame, seen.query_count), (cpu.frame, queries.len() as u32), "the header names the frame and its set");
-            for (q, result) in cpu.results.iter().enumerate() {
-                let context = format!("seed {seed} round {round} query {q}");
-                match result {
-                    QueryResult::Point(pick) | QueryResult::Radius { result: pick, .. } => {
-                        assert_hit_equals(&seen.hits[q], pick, &context);
-                        hits_compared += 1;
-                        found += usize::from(pick.hit.is_some());
-                    }
-                    QueryResult::Rect(rect) => {
-                        assert_eq!(seen.hits[q].flags, 0, "{context}: a rectangle has no hit");
-                        for (k, key) in keys.iter().enumerate() {
-                            let member = seen.bits[k] & (1 << (8 + q)) != 0;
-                            assert_eq!(member, in_rect(rect, *key), "{context}: membership of {key:?}");
-                            members += usize::from(member);
-                        }
-                    }
-                }
-            }
-            for (k, key) in keys.iter().enumerate() {
-                let hovered = cpu.results.iter().filter_map(QueryResult::pick).any(|p| p.hit.as_ref().is_some_and(|h| key_of(h.id, h.instance) == *key));
-                assert_eq!(seen.bits[k] & HOVERED_BIT != 0, hovered, "seed {seed} round {round}: pick_is_hovered({key:?})");
-            }
+            let (h, f, m) = assert_matches_cpu(&seen, &cpu, &keys, &format!("seed {seed} round {round}"));
+            (hits_compared, found, members) = (hits_compared + h, found + f, members + m);
         }
         drop((picker, gs));
     }
