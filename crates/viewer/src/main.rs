@@ -141,6 +141,9 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         viewer::animation::pose(&mut scene, Some(t));
         viewer::gltf_load::check_pose(&scene).map_err(|e| ViewerError::Input(format!("--time {t}: {e}")))?;
     }
+    if args.replay.is_some() && !args.headless {
+        return Err(ViewerError::Input("--replay needs --headless".into()));
+    }
     if !args.headless && !args.demo {
         return viewer_window(&args, scene);
     }

@@ -46,3 +46,24 @@ fn a_scripted_orbit_highlights_in_every_frame_what_that_frame_shows() {
     let shot = image::open(&png).unwrap();
     assert_eq!((shot.width(), shot.height()), (480, 270));
 }
+
+#[test]
+fn bad_replay_scripts_are_refused_by_name() {
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_viewer")).args(args).output().expect("run viewer");
+    let cases = [
+        ("malformed", "{\"frames\": [", "replay script"),
+        ("empty", "{\"frames\": []}", "1 to 100000 frames"),
+        ("unknown field", "{\"frames\": [{\"cursor\": [1, 1], \"zoom\": 2}]}", "unknown field"),
+        ("cursor off the view", "{\"frames\": [{\"cursor\": [480, 10]}]}", "must lie in the 480x270 view"),
+        ("radius past 12", "{\"frames\": [{\"cursor\": [10, 10], \"radius\": 13}]}", "at most 12"),
+    ];
+    for (what, text, says) in cases {
+        let path = tmp(&format!("{}.json", what.replace(' ', "-")));
+        std::fs::write(&path, text).unwrap();
+        let out = run(&["--headless", "--size", "480x270", "--replay", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{what}: {stderr}");
+    }
+    let out = run(&["--replay", concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/replay-orbit.json")]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--replay needs --headless"));
+}
