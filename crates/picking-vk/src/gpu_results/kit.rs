@@ -7,8 +7,8 @@
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
-use crate::pass::pipeline::{create_module, spirv};
-use crate::pass::rect::{destroy_module, destroy_pipeline, destroy_pipeline_layout, destroy_pool, destroy_set_layout};
+use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
+use crate::pass::pipeline::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -68,7 +68,8 @@ impl GpuResultsKit {
             unsafe { memory.device.update_descriptor_sets(&writes, &[]) };
             made.push(ResultSlot { results, upload, mirror, set });
         }
-        let (pipeline, pipeline_layout, module) = pipeline(memory, set_layout.handle)?;
+        let (pipeline, pipeline_layout, module) =
+            compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
         Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
     }
 
@@ -119,28 +120,4 @@ fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
     // SAFETY: the pool has room for one set per slot.
     let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
     Ok((set_layout, pool, sets))
-}
-
-type Pipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout>, Owned<vk::ShaderModule>);
-
-fn pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<Pipeline, PickError> {
-    let device = &memory.device;
-    let layouts = [set_layout];
-    let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(PUSH_BYTES)];
-    // SAFETY: valid create info on a live device, owned right away.
-    let layout = unsafe {
-        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
-        Owned::new(device, handle, destroy_pipeline_layout)
-    };
-    let module = create_module(memory, spirv::PICK_RESULTS_COMP, "pick_results.comp")?;
-    // SAFETY: just created on this device, owned by nothing else.
-    let module = unsafe { Owned::new(device, module, destroy_module) };
-    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module.handle).name(c"main");
-    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout.handle);
-    // SAFETY: module and layout are live; the info points at locals.
-    let pipelines = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
-    // SAFETY: just created on this device, owned by nothing else.
-    let pipeline = unsafe { Owned::new(device, pipelines.first().copied().unwrap_or_default(), destroy_pipeline) };
-    memory.name(pipeline.handle, "gpu results");
-    Ok((pipeline, layout, module))
 }

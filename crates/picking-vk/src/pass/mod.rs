@@ -2,6 +2,7 @@
 //! and its targets, and [`PassKit`], what every owner of a pick pass (the picker, the debug
 //! ID image) holds.
 
+pub(crate) mod compute;
 pub(crate) mod hook_compile;
 pub(crate) mod hook_glsl;
 pub(crate) mod hook_reflect;

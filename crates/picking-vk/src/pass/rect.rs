@@ -6,7 +6,8 @@
 
 use crate::error::PickError;
 use crate::gpu::{GpuBuffer, GpuImage, Memory, Owned};
-use crate::pass::pipeline::{create_module, spirv, Pipelines};
+use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout, ComputePipeline};
+use crate::pass::pipeline::{spirv, Pipelines};
 use crate::pass::pipeline_key::{Flavour, PipelineLimits};
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::{AttachmentShape, Dependency, Pass, PassAttachments, PassShape, Rendering, ATTACHMENT_STAGES};
@@ -15,37 +16,6 @@ use gpu_allocator::MemoryLocation;
 
 /// (entry + 1, depth bits) per pixel.
 pub(crate) const ENTRY_FORMAT: vk::Format = vk::Format::R32G32_UINT;
-
-/// # Safety
-/// `handle` is an object of `device` that the GPU no longer uses (each fn: its own type).
-pub(crate) unsafe fn destroy_set_layout(device: &ash::Device, handle: vk::DescriptorSetLayout) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_descriptor_set_layout(handle, None) };
-}
-/// # Safety
-/// As [`destroy_set_layout`]; its sets are freed with it.
-pub(crate) unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_descriptor_pool(handle, None) };
-}
-/// # Safety
-/// As [`destroy_set_layout`].
-pub(crate) unsafe fn destroy_pipeline_layout(device: &ash::Device, handle: vk::PipelineLayout) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_pipeline_layout(handle, None) };
-}
-/// # Safety
-/// As [`destroy_set_layout`].
-pub(crate) unsafe fn destroy_pipeline(device: &ash::Device, handle: vk::Pipeline) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_pipeline(handle, None) };
-}
-/// # Safety
-/// As [`destroy_set_layout`].
-pub(crate) unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModule) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_shader_module(handle, None) };
-}
 
 /// Everything the rectangle queries use; shared by every slot (one queue).
 pub(crate) struct RectKit {
@@ -234,29 +204,8 @@ fn table_set(
     Ok((set_layout, pool, set))
 }
 
-/// The reduction's pipeline, layout and module, each freed on drop.
-type ReducePipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout>, Owned<vk::ShaderModule>);
-
 /// The reduction's compute pipeline, its layout (the table's set, 32 bytes of push words) and
 /// module.
-fn reduce_pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<ReducePipeline, PickError> {
-    let device = &memory.device;
-    let layouts = [set_layout];
-    let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(32)];
-    // SAFETY: as above.
-    let reduce_layout = unsafe {
-        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
-        Owned::new(device, handle, destroy_pipeline_layout)
-    };
-    let module = create_module(memory, spirv::RECT_REDUCE_COMP, "rect_reduce.comp")?;
-    // SAFETY: just created on this device, owned by nothing else.
-    let reduce_module = unsafe { Owned::new(device, module, destroy_module) };
-    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(reduce_module.handle).name(c"main");
-    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(reduce_layout.handle);
-    // SAFETY: module and layout are live; the info points at locals.
-    let reduce = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;
-    // SAFETY: just created on this device, owned by nothing else.
-    let reduce = unsafe { Owned::new(device, reduce.first().copied().unwrap_or_default(), destroy_pipeline) };
-    memory.name(reduce.handle, "rectangle reduce");
-    Ok((reduce, reduce_layout, reduce_module))
+fn reduce_pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<ComputePipeline, PickError> {
+    compute_pipeline(memory, set_layout, 32, spirv::RECT_REDUCE_COMP, "rect_reduce.comp", "rectangle reduce")
 }
