@@ -5,6 +5,7 @@
 use super::kit::{GpuResultsKit, PUSH_BYTES};
 use super::layout::{HEADER_WORDS, JOB_WORDS, ROW_WORDS};
 use super::ResultReaders;
+use crate::record::push::words_to_bytes;
 use ash::vk;
 
 /// Entries per workgroup of the compute pass, after one workgroup per query.
@@ -45,15 +46,24 @@ pub(crate) unsafe fn record_results(
     // The lookup this frame uses: twice its entries, rounded up to a power of two, so the
     // clear and the probes scale with the entries used, not the capacity.
     let lookup_slots = if counts.entries == 0 { 1 } else { (2 * counts.entries).next_power_of_two().min(layout.lookup_slots) };
+    // Three uvec4: frame (low, high), queries, entries; table counts word, draw rows word,
+    // draw rows, entry keys word; hit capacity, entry capacity, lookup mask.
     let push = [
-        [counts.frame as u32, (counts.frame >> 32) as u32, counts.queries, counts.entries],
-        [(counts.table_counts / 4) as u32, rows_at, counts.rows, rows_at + ROW_WORDS as u32 * counts.rows],
-        [layout.hit_capacity, layout.entry_capacity, lookup_slots - 1, 0],
+        counts.frame as u32,
+        (counts.frame >> 32) as u32,
+        counts.queries,
+        counts.entries,
+        (counts.table_counts / 4) as u32,
+        rows_at,
+        counts.rows,
+        rows_at + ROW_WORDS as u32 * counts.rows,
+        layout.hit_capacity,
+        layout.entry_capacity,
+        lookup_slots - 1,
+        0,
     ];
     let mut push_bytes = [0u8; PUSH_BYTES as usize];
-    for (chunk, word) in push_bytes.chunks_exact_mut(4).zip(push.iter().flatten()) {
-        chunk.copy_from_slice(&word.to_ne_bytes());
-    }
+    words_to_bytes(push, &mut push_bytes);
     // The frame's copies into the mirror (transfers), the previous frame's results (its
     // compute writes and the host's reads of them) before this frame's copy out of the
     // mirror, clear and compute pass.

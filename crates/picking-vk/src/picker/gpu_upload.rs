@@ -7,6 +7,7 @@ use super::frame_layout::{FrameLayout, QueryLayout};
 use crate::gpu_results::layout::{JOB_WORDS, KEY_WORDS, ROW_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::RegionBlock;
+use crate::record::push::words_to_bytes;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::Snap;
 
@@ -15,11 +16,8 @@ const NO_INSTANCE: u32 = u32::MAX;
 
 /// Writes `words` from word `at` of `bytes`; words past its end are dropped (the sizes were
 /// checked when the frame was prepared).
-fn put(bytes: &mut [u8], at: u64, words: &[u32]) {
-    let start = (4 * at) as usize;
-    for (chunk, word) in bytes.get_mut(start..).unwrap_or_default().chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_ne_bytes());
-    }
+fn put<const N: usize>(bytes: &mut [u8], at: u64, words: [u32; N]) {
+    words_to_bytes(words, bytes.get_mut((4 * at) as usize..).unwrap_or_default());
 }
 
 /// The job of a query: (kind, snap), its texels' arrays in the slot (words), its texel or
@@ -59,13 +57,13 @@ pub(super) struct UploadFrame<'a> {
 pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, draw_capacity: u32) -> u32 {
     let layout = frame.layout;
     for (q, query) in layout.queries.iter().enumerate() {
-        put(bytes, JOB_WORDS * q as u64, &job(query, &layout.points_block, frame.camera));
+        put(bytes, JOB_WORDS * q as u64, job(query, &layout.points_block, frame.camera));
     }
     let rows_at = JOB_WORDS * layout.queries.len() as u64;
     let rows = frame.hit_draws.min(draw_capacity as usize).min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
-        put(bytes, rows_at + ROW_WORDS * r as u64, &[d.draw_index, flags]);
+        put(bytes, rows_at + ROW_WORDS * r as u64, [d.draw_index, flags]);
     }
     let keys_at = rows_at + ROW_WORDS * rows as u64;
     for (q, query) in layout.queries.iter().enumerate() {
@@ -75,7 +73,7 @@ pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, draw_capac
             let [lo, hi] = d.id.to_words();
             for k in 0..span.count {
                 let instance = if d.instanced { span.first_instance + k } else { NO_INSTANCE };
-                put(bytes, keys_at + KEY_WORDS * u64::from(span.first_entry + k), &[lo, hi, instance, q as u32]);
+                put(bytes, keys_at + KEY_WORDS * u64::from(span.first_entry + k), [lo, hi, instance, q as u32]);
             }
         }
     }

@@ -247,9 +247,8 @@ impl Picker {
                 // The slot's previous frame completed (it was taken): its upload is free.
                 let rows = kit.upload_mut(slot).map_or(0, |bytes| write_upload(bytes, &upload, draw_capacity));
                 let queries = self.layout.queries.len() as u32;
-                let (entries, table_counts) = (self.layout.table_used as u32, self.layout.table().offset);
-                let counts = FrameCounts { slot, frame: self.next_frame, queries, rows, entries, table_counts };
                 let TableCopy { offset, used } = self.layout.table();
+                let counts = FrameCounts { slot, frame: self.next_frame, queries, rows, entries: used as u32, table_counts: offset };
                 // After the results pass's first barrier, which made the mirror's bytes visible.
                 let to_staging = || staging.record_from_mirror(device, cmd, mirror, slot, HEADER_BYTES..offset + 12 * used);
                 record_results(kit, device, cmd, counts, request.result_readers, to_staging);

@@ -6,6 +6,7 @@
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory};
 use crate::pass::pipeline_key::ROW_BYTES;
+use crate::record::push::words_to_bytes;
 use ash::vk;
 use glam::Mat4;
 use gpu_allocator::MemoryLocation;
@@ -74,9 +75,9 @@ impl DrawBatchBuffer {
         let Some(bytes) = self.buffer.mapped_mut() else { return };
         let mvp = row.model_view_projection.to_cols_array().map(f32::to_bits);
         let tail = [row.object_id[0], row.object_id[1], row.draw_index, 0];
-        let row_words = mvp.iter().chain(&tail);
+        let row_words = mvp.into_iter().chain(tail);
         let row_at = i as usize * ROW_BYTES as usize;
-        write_words(&mut bytes[row_at..row_at + ROW_BYTES as usize], row_words);
+        words_to_bytes(row_words, &mut bytes[row_at..row_at + ROW_BYTES as usize]);
         let command_at = commands_offset + i as usize * COMMAND_BYTES as usize;
         // Indexed layout: indexCount, instanceCount, firstIndex, vertexOffset, firstInstance.
         // Non-indexed: vertexCount, instanceCount, firstVertex, firstInstance (and 4 unused bytes).
@@ -84,16 +85,10 @@ impl DrawBatchBuffer {
             Some(offset) => [command.count, 1, command.first, offset as u32, command.row],
             None => [command.count, 1, command.first, command.row, 0],
         };
-        write_words(&mut bytes[command_at..command_at + COMMAND_BYTES as usize], words.iter());
+        words_to_bytes(words, &mut bytes[command_at..command_at + COMMAND_BYTES as usize]);
     }
 
     pub fn bytes(&self) -> u64 {
         self.buffer.bytes()
-    }
-}
-
-fn write_words<'a>(out: &mut [u8], words: impl Iterator<Item = &'a u32>) {
-    for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_ne_bytes());
     }
 }

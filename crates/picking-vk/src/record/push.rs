@@ -23,8 +23,8 @@ pub(crate) fn storage_words(draw: &PickDraw) -> [u32; 4] {
     [(i.range.offset / 4) as u32, i.stride / 4, rows, 0]
 }
 
-/// `words` in native byte order into `out`.
-pub(crate) fn words_to_bytes<const N: usize>(words: [u32; N], out: &mut [u8]) {
+/// `words` in native byte order into `out` (as many as fit).
+pub(crate) fn words_to_bytes(words: impl IntoIterator<Item = u32>, out: &mut [u8]) {
     for (chunk, word) in out.chunks_exact_mut(4).zip(words) {
         chunk.copy_from_slice(&word.to_ne_bytes());
     }
