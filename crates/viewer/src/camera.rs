@@ -73,6 +73,15 @@ pub struct OrbitCamera {
 }
 
 impl OrbitCamera {
+    /// The camera the window starts from (and the replay): the scene's own camera, else a
+    /// framing of the whole scene.
+    pub fn initial(scene: &Scene) -> Self {
+        match &scene.camera {
+            Some(desc) => OrbitCamera::from_desc(desc, scene),
+            None => OrbitCamera::framing(scene),
+        }
+    }
+
     /// Frames the scene's bounds from above and in front.
     pub fn framing(scene: &Scene) -> Self {
         let bounds = Sphere::of(scene);

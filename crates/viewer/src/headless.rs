@@ -68,11 +68,17 @@ pub fn headless_camera(scene: &Scene, aspect: f32) -> CameraMatrices {
     }
 }
 
-pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, ViewerError> {
-    let (w, h) = options.size;
+/// Refuses a `--size` with a side of 0 or past 8192.
+pub fn check_size((w, h): (u32, u32)) -> Result<(), ViewerError> {
     if w == 0 || h == 0 || w > 8192 || h > 8192 {
         return Err(ViewerError::Input(format!("--size {w}x{h}: each side must be 1..=8192")));
     }
+    Ok(())
+}
+
+pub fn run(scene: &Scene, options: &HeadlessOptions) -> Result<HeadlessOutcome, ViewerError> {
+    let (w, h) = options.size;
+    check_size((w, h))?;
     // A camera without its own aspectRatio takes the view's: a tall enough view narrows its
     // horizontal field past what the f32 pipeline aims (as the loader refuses for a file's).
     if let Some(Lens::Perspective { yfov, aspect: None }) = scene.camera.as_ref().map(|d| d.lens) {

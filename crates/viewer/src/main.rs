@@ -194,9 +194,7 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
 fn replay(args: &Args, scene: &viewer::scene::Scene, script: &std::path::Path) -> Result<ExitCode, ViewerError> {
     let frames = viewer::replay::read_script(script)?;
     let (w, h) = args.size.unwrap_or((960, 540));
-    if w == 0 || h == 0 || w > 8192 || h > 8192 {
-        return Err(ViewerError::Input(format!("--size {w}x{h}: each side must be 1..=8192")));
-    }
+    headless::check_size((w, h))?;
     if let Some(f) = frames.iter().find(|f| f.cursor[0] >= w || f.cursor[1] >= h || f.radius > 12) {
         return Err(ViewerError::Input(format!(
             "replay cursor {:?} radius {}: the cursor must lie in the {w}x{h} view, the radius at most 12",

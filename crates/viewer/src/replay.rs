@@ -89,11 +89,7 @@ pub fn run(
 ) -> Result<Vec<Value>, ViewerError> {
     let objects = ObjectTable::new(scene);
     let uploaded = UploadedScene::new(ctx, scene, &objects, 1)?;
-    // The window's first camera: the scene's own, else the framing of the whole scene.
-    let mut camera = match &scene.camera {
-        Some(desc) => OrbitCamera::from_desc(desc, scene),
-        None => OrbitCamera::framing(scene),
-    };
+    let mut camera = OrbitCamera::initial(scene);
     let depth = depth_convention(&camera.matrices(1.0).projection);
     let config = PickerConfig::default().with_frames_in_flight(1).with_max_radius(12).with_gpu_results(true).with_rect_entries(1 << 14);
     // SAFETY: the context's handles belong together and outlive the picker.

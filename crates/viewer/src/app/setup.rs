@@ -29,10 +29,7 @@ impl Running {
         let attrs = Window::default_attributes().with_title("picking-vk viewer").with_inner_size(winit::dpi::LogicalSize::new(1280.0, 760.0));
         let window = Arc::new(event_loop.create_window(attrs).map_err(|e| ViewerError::Window(e.to_string()))?);
         let objects = ObjectTable::new(&scene);
-        let camera = match &scene.camera {
-            Some(desc) => OrbitCamera::from_desc(desc, &scene),
-            None => OrbitCamera::framing(&scene),
-        };
+        let camera = OrbitCamera::initial(&scene);
         let duration = scene.animations.iter().map(crate::scene::Animation::duration).fold(0.0, f32::max);
         let playback = scene.animated().then(|| super::settings::Playback::new(duration, options.time));
         let view = SceneView { scene, objects, camera, home: camera };
