@@ -234,9 +234,6 @@ impl Gfx {
         let draws = &self.scene.gpu.pick_draws;
         let q = &plan.queries;
         let asks = q.hover.is_some() || q.band.is_some();
-        if !plan.picked_early {
-            self.picking.recorded = Default::default();
-        }
         if let (Some(view), Some(camera), true, false) = (plan.view, plan.camera.as_ref(), asks, plan.picked_early) {
             let contributors = self.scene.gpu.contributors();
             let request = pick_request(view, camera, plan.invalid_pick, &contributors);
