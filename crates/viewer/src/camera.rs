@@ -73,13 +73,9 @@ pub struct OrbitCamera {
 }
 
 impl OrbitCamera {
-    /// The camera the window starts from (and the replay): the scene's own camera, else a
-    /// framing of the whole scene.
+    /// The window's (and the replay's) first camera: the scene's own, else a framing of it.
     pub fn initial(scene: &Scene) -> Self {
-        match &scene.camera {
-            Some(desc) => OrbitCamera::from_desc(desc, scene),
-            None => OrbitCamera::framing(scene),
-        }
+        scene.camera.as_ref().map_or_else(|| OrbitCamera::framing(scene), |desc| OrbitCamera::from_desc(desc, scene))
     }
 
     /// Frames the scene's bounds from above and in front.
