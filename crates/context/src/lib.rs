@@ -120,6 +120,8 @@ pub struct VulkanContext {
     pub enabled_core: vk::PhysicalDeviceFeatures,
     /// The instance's `apiVersion`.
     pub api_version: u32,
+    /// Whether the instance enabled `VK_EXT_debug_utils` (with validation).
+    pub debug_utils: bool,
     /// Owns the device, the allocator and the instance (dropped after the pools).
     owner: Arc<DeviceOwner>,
 }
@@ -206,6 +208,7 @@ impl VulkanContext {
             .with_allocator(self.allocator())
             .with_features(self.picking_features)
             .with_enabled_core(self.enabled_core)
+            .with_debug_utils(self.debug_utils)
     }
 
     /// Validation messages recorded so far (warnings and errors), taken out of the log.
@@ -397,6 +400,8 @@ impl VulkanContext {
                 return Err(e.into());
             }
         };
+        // The messenger's extension, VK_EXT_debug_utils, is enabled exactly with validation.
+        let debug_utils = base.log.is_some();
         // From here the owner destroys the device, the allocator and the instance.
         let owner = Arc::new(DeviceOwner::new(base, device.clone(), allocator));
         let pool = Pool::new(&owner, queue_family_index)?;
@@ -415,6 +420,7 @@ impl VulkanContext {
             pipeline_statistics,
             enabled_core: core,
             api_version: options.api_version,
+            debug_utils,
             owner,
         })
     }

@@ -97,8 +97,10 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let draws = [mesh.draw(ObjectId::new(42)?, 0, 6, 0).with_model(model)];
 
     // 2. The picker on the engine's device, sharing its allocator.
-    let host =
-        HostDevice::new(&instance, API_VERSION, &device, physical_device, queue_family).with_allocator(allocator.clone()).with_features(picking_features);
+    let host = HostDevice::new(&instance, API_VERSION, &device, physical_device, queue_family)
+        .with_allocator(allocator.clone())
+        .with_features(picking_features)
+        .with_debug_utils(true);
     let config = PickerConfig::default().with_frames_in_flight(FRAMES_IN_FLIGHT);
     // SAFETY: the handles belong together, the features were enabled above, and the picker
     // is dropped below after the device is idle and before it is destroyed.

@@ -31,6 +31,7 @@ impl Memory {
         device: &ash::Device,
         physical_device: vk::PhysicalDevice,
         shared: Option<&Arc<Mutex<Allocator>>>,
+        debug_utils: bool,
     ) -> Result<Self, PickError> {
         let allocator = match shared {
             Some(shared) => shared.clone(),
@@ -43,11 +44,12 @@ impl Memory {
                 allocation_sizes: Default::default(),
             })?)),
         };
-        // Debug names only when the host enabled VK_EXT_debug_utils: the loader returns no
-        // entry point otherwise.
+        // Debug names only where the host says it enabled VK_EXT_debug_utils: a validation
+        // layer hands out the entry point either way, and reports its use without the
+        // extension.
         // SAFETY: the device belongs to the instance (the caller's contract); the name is a
         // NUL-terminated string.
-        let set_name = unsafe { instance.get_device_proc_addr(device.handle(), c"vkSetDebugUtilsObjectNameEXT".as_ptr()) };
+        let set_name = debug_utils.then(|| unsafe { instance.get_device_proc_addr(device.handle(), c"vkSetDebugUtilsObjectNameEXT".as_ptr()) }).flatten();
         let debug_utils = set_name.map(|_| ash::ext::debug_utils::Device::new(instance, device));
         Ok(Memory { device: device.clone(), pipeline_cache: vk::PipelineCache::null(), allocator, debug_utils })
     }

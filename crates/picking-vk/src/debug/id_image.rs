@@ -62,7 +62,7 @@ impl IdImage {
         let support = unsafe { crate::PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
         let layout = PassLayout { detail: false };
         // SAFETY: the caller's contract is `Memory::new`'s.
-        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref(), host.debug_utils) }?;
         memory.pipeline_cache = host.pipeline_cache;
         let draw_limits = host.draw_limits(&limits);
         let kit = PassKit::new(&memory, &limits, layout, &Rendering::RenderPass, false, draw_limits)?;

@@ -39,6 +39,11 @@ pub struct HostDevice<'a> {
     /// The host keeps it alive as long as the picker, and must not use it from another
     /// thread while calling the picker (Vulkan's external synchronization of the cache).
     pub pipeline_cache: vk::PipelineCache,
+    /// Whether the host's instance enabled `VK_EXT_debug_utils`: the picker then names its
+    /// objects for validation messages and captures. Off by default: a validation layer
+    /// offers the entry point even where the extension is off, and calling it there is an
+    /// error.
+    pub debug_utils: bool,
 }
 
 impl<'a> HostDevice<'a> {
@@ -61,6 +66,7 @@ impl<'a> HostDevice<'a> {
             features: PickFeatures::NONE,
             enabled_core: None,
             pipeline_cache: vk::PipelineCache::null(),
+            debug_utils: false,
         }
     }
 
@@ -88,6 +94,12 @@ impl<'a> HostDevice<'a> {
             deformation: limits.max_push_constants_size >= crate::draw::deform::DEFORM_PUSH_BYTES,
             wide_lines: self.features.contains(PickFeatures::WIDE_LINES),
         }
+    }
+
+    /// Sets [`HostDevice::debug_utils`]: the instance enabled `VK_EXT_debug_utils`.
+    pub fn with_debug_utils(mut self, enabled: bool) -> Self {
+        self.debug_utils = enabled;
+        self
     }
 
     /// The features the host enabled through [`crate::DeviceFeatures`].

@@ -63,7 +63,7 @@ impl Picker {
         let layout = PassLayout { detail: detail_status == DetailStatus::Active };
         let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
         // SAFETY: the caller's contract is `Memory::new`'s.
-        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref()) }?;
+        let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref(), host.debug_utils) }?;
         memory.pipeline_cache = host.pipeline_cache;
         let draw_limits = host.draw_limits(&limits);
         let mut kit = PassKit::new(&memory, &limits, layout, &rendering, batching, draw_limits)?;

@@ -55,6 +55,16 @@ impl PickFeatures {
     pub fn intersection(self, other: PickFeatures) -> PickFeatures {
         PickFeatures(self.0 & other.0)
     }
+
+    /// The capabilities in either set (`|` in constant expressions).
+    pub const fn union(self, other: PickFeatures) -> PickFeatures {
+        PickFeatures(self.0 | other.0)
+    }
+
+    /// The capabilities of `self` that `other` lacks.
+    pub fn difference(self, other: PickFeatures) -> PickFeatures {
+        PickFeatures(self.0 & !other.0)
+    }
 }
 
 impl std::ops::BitOr for PickFeatures {

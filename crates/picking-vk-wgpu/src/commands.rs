@@ -1,0 +1,104 @@
+//! [`PickCommands`]: a recorded pick, submitted only together with the transitions that make
+//! its reads known to wgpu, and the signal that tells the picker when it completed.
+
+use picking_vk::PickTicket;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Where a slot's pick stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    /// Recorded; its commands are held by the app.
+    Recorded,
+    /// Submitted; wgpu has not yet reported it done.
+    Submitted,
+    /// Its submission completed.
+    Done,
+    /// Its commands were dropped unsubmitted.
+    Dropped,
+}
+
+/// A slot's pick state, shared by the picker, its [`PickCommands`] and wgpu's completion
+/// callback.
+#[derive(Debug, Default)]
+pub(crate) struct SlotSignal {
+    state: AtomicU8,
+    submission: Mutex<Option<wgpu::SubmissionIndex>>,
+}
+
+const RECORDED: u8 = 0;
+const SUBMITTED: u8 = 1;
+const DONE: u8 = 2;
+const DROPPED: u8 = 3;
+
+impl SlotSignal {
+    pub(crate) fn state(&self) -> SlotState {
+        match self.state.load(Ordering::Acquire) {
+            RECORDED => SlotState::Recorded,
+            SUBMITTED => SlotState::Submitted,
+            DONE => SlotState::Done,
+            _ => SlotState::Dropped,
+        }
+    }
+
+    /// The submission that carried the pick.
+    pub(crate) fn submission(&self) -> Option<wgpu::SubmissionIndex> {
+        self.submission.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The pick's submission completed.
+    pub(crate) fn complete(&self) {
+        self.state.store(DONE, Ordering::Release);
+    }
+}
+
+/// One recorded pick: wgpu's transitions of the buffers it reads, and the raw pick. Submit it
+/// with [`PickCommands::submit`], once per frame that picks; dropping it unsubmitted loses
+/// this pick only.
+#[must_use = "submit the pick's commands, or the pick is lost"]
+pub struct PickCommands {
+    /// Both command buffers, `None` once submitted.
+    buffers: Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)>,
+    queue: wgpu::Queue,
+    ticket: PickTicket,
+    signal: Arc<SlotSignal>,
+}
+
+impl PickCommands {
+    pub(crate) fn new(transitions: wgpu::CommandBuffer, pick: wgpu::CommandBuffer, queue: wgpu::Queue, ticket: PickTicket, signal: Arc<SlotSignal>) -> Self {
+        PickCommands { buffers: Some((transitions, pick)), queue, ticket, signal }
+    }
+
+    /// Which slot and frame the results will carry (for [`crate::WgpuPicker::wait_results`]
+    /// and to match [`picking_vk::FrameResults::frame`]).
+    pub fn ticket(&self) -> PickTicket {
+        self.ticket
+    }
+
+    /// Submits the pick to the picker's queue in one submission with the app's work: `before`
+    /// (what writes the buffers the pick reads, e.g. a compute pass that moves instances, or
+    /// the frame's scene pass), then the pick, then `after` (passes that need nothing from
+    /// the pick, or that read its results later). Returns the submission's index.
+    pub fn submit(
+        mut self,
+        before: impl IntoIterator<Item = wgpu::CommandBuffer>,
+        after: impl IntoIterator<Item = wgpu::CommandBuffer>,
+    ) -> wgpu::SubmissionIndex {
+        let (transitions, pick) = self.buffers.take().expect("PickCommands are submitted once: submit takes them by value");
+        let index = self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after));
+        *self.signal.submission.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
+        self.signal.state.store(SUBMITTED, Ordering::Release);
+        // Called once everything submitted so far (this submission included) completed.
+        let signal = Arc::clone(&self.signal);
+        self.queue.on_submitted_work_done(move || signal.complete());
+        index
+    }
+}
+
+impl Drop for PickCommands {
+    fn drop(&mut self) {
+        if self.buffers.is_some() {
+            self.signal.state.store(DROPPED, Ordering::Release);
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! What the bridge refuses, beside the picker's own [`PickError`]s.
+
+use picking_vk::PickError;
+
+/// An error of the wgpu bridge.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WgpuPickError {
+    /// The adapter or device runs on a backend other than Vulkan: picking-vk records Vulkan
+    /// commands and needs wgpu's Vulkan objects.
+    #[error("picking-vk-wgpu needs wgpu's Vulkan backend; this adapter runs on {backend}")]
+    NotVulkan {
+        /// The backend's name, as wgpu spells it.
+        backend: String,
+    },
+    /// The picker refused (unsupported device, bad input, lost device, ...).
+    #[error(transparent)]
+    Pick(#[from] PickError),
+    /// wgpu refused to open the device.
+    #[error("wgpu could not create the device: {0}")]
+    CreateDevice(String),
+    /// A buffer a draw names lacks the usage the pick reads it with.
+    #[error("the {what} buffer lacks wgpu::BufferUsages::{usage}")]
+    BufferUsage {
+        /// Which buffer of the draw (vertex, index, instance).
+        what: &'static str,
+        /// The usage it needs.
+        usage: &'static str,
+    },
+    /// A draw's buffer was destroyed, or a range lies outside it.
+    #[error("the {what} buffer: {reason}")]
+    BufferRange {
+        /// Which buffer of the draw.
+        what: &'static str,
+        /// What is wrong with it, in words.
+        reason: String,
+    },
+    /// A vertex format the pick pass cannot read positions in.
+    #[error("positions in {0:?} cannot be picked: use Float32x3, Float16x4, Snorm16x4, Unorm16x4, Snorm8x4 or Unorm8x4")]
+    PositionFormat(wgpu::VertexFormat),
+    /// Every slot holds a pick whose commands were recorded but neither submitted nor
+    /// dropped: submit (or drop) [`crate::PickCommands`] before recording more.
+    #[error("every one of the {frames_in_flight} slots holds unsubmitted pick commands")]
+    SlotsFull {
+        /// The picker's frames in flight.
+        frames_in_flight: usize,
+    },
+    /// The pick's commands were never submitted: [`crate::PickCommands::submit`] them first.
+    #[error("the pick's commands have not been submitted")]
+    NotSubmitted,
+    /// The GPU did not finish a pick within the time given.
+    #[error("the pick's submission did not complete within the timeout")]
+    Timeout,
+    /// wgpu reported the device lost, or another failure while polling it.
+    #[error("wgpu could not poll the device: {0}")]
+    Poll(String),
+}
+
+impl WgpuPickError {
+    /// Whether picking can go on after this error (the pick it concerned is lost, nothing else).
+    pub fn is_recoverable(&self) -> bool {
+        match self {
+            WgpuPickError::Pick(e) => e.is_recoverable(),
+            WgpuPickError::NotVulkan { .. } | WgpuPickError::CreateDevice(_) | WgpuPickError::Poll(_) => false,
+            _ => true,
+        }
+    }
+}

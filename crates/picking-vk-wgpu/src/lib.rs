@@ -1,0 +1,69 @@
+//! # picking-vk-wgpu
+//!
+//! [picking-vk](picking_vk) for wgpu applications on wgpu's Vulkan backend: pixel-exact
+//! object picking of the app's own wgpu buffers, recorded beside its frame.
+//!
+//! | picking-vk-wgpu | wgpu | picking-vk | ash  | gpu-allocator |
+//! |-----------------|------|------------|------|---------------|
+//! | 0.2             | 30   | 0.2        | 0.38 | 0.28          |
+//!
+//! ## Use
+//! 1. Open the device with [`request_device`] instead of `Adapter::request_device`: it adds
+//!    what picking needs to wgpu's Vulkan device ([`offered`] says what the adapter has), and
+//!    refuses other backends by name.
+//! 2. Create a [`WgpuPicker`] on it.
+//! 3. Describe the scene's draws as [`WgpuDraw`]s, built from the same `wgpu::Buffer`s and
+//!    ranges the app's render pass draws (vertex, index and instance buffers).
+//! 4. Each frame, [`WgpuPicker::record`] a query set and [`PickCommands::submit`] it with the
+//!    frame's command buffers; take results a frame later with
+//!    [`WgpuPicker::poll_results`] (never waits) or in the same frame with
+//!    [`WgpuPicker::wait_results`] (a bounded wait on that submission).
+//!
+//! The camera is the app's: `PickRequest::new(`[`viewport`]`(width, height), view, projection)`
+//! with wgpu's clip space (y up, depth 0..1), which [`viewport`] maps to Vulkan's.
+//!
+//! ## What the bridge does for the app
+//! - wgpu 28 and later forbid raw Vulkan commands on an encoder that records wgpu commands, so
+//!   each pick is two command buffers of its own: wgpu's transitions of every buffer the pick
+//!   reads (to `VERTEX` or `INDEX`), then the raw pick. [`PickCommands::submit`] is the only way
+//!   to submit them, together and in that order: wgpu then orders the app's earlier writes
+//!   before the pick and its later writes after it.
+//! - Each slot keeps clones of the buffers its pick reads until wgpu reports the submission
+//!   done (`Queue::on_submitted_work_done`); only then are its results read.
+//! - The picker is dropped after every submission completed, before the device.
+//!
+//! ## Safety
+//! Every function is safe. The unsafe calls inside (wgpu's `as_hal` accessors, the device
+//! creation callback, `Picker::new`, `Picker::record`, `Picker::take_results`) state at each
+//! call which of their contracts the bridge meets and how: handles read only while wgpu's
+//! guards live, buffers only from live `wgpu::Buffer`s with the right usage and byte ranges
+//! inside them, one queue, results taken only after completion. Index values are read under
+//! `robustBufferAccess`, which wgpu enables.
+//!
+//! Not offered through wgpu: wide lines and points, and dynamic rendering (see
+//! [`BRIDGE_FEATURES`]); hooks, deformation, contributors and GPU results, which need the
+//! app's raw descriptor sets and shaders.
+
+mod commands;
+mod device;
+mod draw;
+mod error;
+mod picker;
+
+pub use commands::PickCommands;
+pub use device::{offered, request_device, PickingDevice, BRIDGE_FEATURES};
+pub use draw::{InstanceTransforms, VertexPositions, WgpuDraw};
+pub use error::WgpuPickError;
+pub use picker::WgpuPicker;
+/// picking-vk itself: queries, requests, results.
+pub use picking_vk;
+
+/// The Vulkan viewport that sees a `width` x `height` wgpu target as wgpu draws it: wgpu's
+/// clip space has y up, so the viewport is flipped (its height negative, its `y` the bottom
+/// edge), as wgpu's Vulkan backend does.
+pub fn viewport(width: u32, height: u32) -> picking_vk::Viewport {
+    let mut vp = picking_vk::Viewport::full(width, height);
+    vp.y = height as f32;
+    vp.height = -(height as f32);
+    vp
+}

@@ -1,0 +1,223 @@
+//! [`WgpuPicker`]: the picker on wgpu's Vulkan device, recording on encoders of its own and
+//! tracking each pick's submission through wgpu.
+
+use crate::commands::{PickCommands, SlotSignal, SlotState};
+use crate::device::PickingDevice;
+use crate::draw::WgpuDraw;
+use crate::error::WgpuPickError;
+use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
+use std::sync::Arc;
+use std::time::Duration;
+use wgpu::hal::api::Vulkan;
+
+/// A pick recorded into a slot and not yet taken.
+struct SlotUse {
+    ticket: PickTicket,
+    signal: Arc<SlotSignal>,
+    /// The buffers the pick reads, alive until its GPU work completed.
+    _buffers: Vec<wgpu::Buffer>,
+}
+
+/// picking-vk's [`Picker`] on a wgpu device. It records each query set on two command
+/// encoders of its own (wgpu's transitions of the buffers the pick reads, then the raw pick:
+/// wgpu 28 and later forbid raw and wgpu commands on one encoder) that
+/// [`PickCommands::submit`] submits with the app's work, and it takes results once wgpu says
+/// that submission completed. Its frame slots (the configuration's frames in flight) are
+/// used in turn; recording into a slot whose pick is still on the GPU waits for it.
+///
+/// `Send` like the picker; the app calls it from one thread at a time (`&mut self`).
+pub struct WgpuPicker {
+    // Dropped first: the picker's objects go before the device (see `Drop`).
+    picker: Picker,
+    slots: Vec<Option<SlotUse>>,
+    next_slot: usize,
+    /// Results taken while freeing a slot, returned by the next `poll_results`.
+    ready: Vec<FrameResults>,
+    /// How long recording waits for a slot's earlier pick to complete.
+    slot_timeout: Duration,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+
+impl WgpuPicker {
+    /// A picker on `device` (opened by [`crate::request_device`], whose features it uses).
+    pub fn new(device: &PickingDevice, config: PickerConfig) -> Result<Self, WgpuPickError> {
+        let frames = config.frames_in_flight;
+        let picker = {
+            // SAFETY: the handles are read while the guard lives; the picker clones the device
+            // functions it needs.
+            let hal = unsafe { device.device.as_hal::<Vulkan>() }.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+            let instance = hal.shared_instance();
+            let host = HostDevice::new(
+                instance.raw_instance(),
+                instance.instance_api_version(),
+                hal.raw_device(),
+                hal.raw_physical_device(),
+                hal.queue_family_index(),
+            )
+            .with_features(device.features)
+            .with_enabled_core(device.enabled_core)
+            .with_debug_utils(instance.extensions().contains(&ash::ext::debug_utils::NAME));
+            // SAFETY: the handles are wgpu's device, its physical device and instance; the
+            // features were enabled by `request_device` (and the core ones are checked from
+            // `enabled_core`); the picker is dropped before the device, after every
+            // submission completed (`Drop`), because this struct holds the device.
+            unsafe { Picker::new(host, config) }?
+        };
+        Ok(WgpuPicker {
+            picker,
+            slots: (0..frames).map(|_| None).collect(),
+            next_slot: 0,
+            ready: vec![],
+            slot_timeout: Duration::from_secs(5),
+            device: device.device.clone(),
+            queue: device.queue.clone(),
+        })
+    }
+
+    /// The picker, for what it reports (memory, detail status, statistics).
+    pub fn picker(&self) -> &Picker {
+        &self.picker
+    }
+
+    /// Records `queries` against `draws` as `request` sees them, into the next slot, and
+    /// returns the commands to submit ([`PickCommands::submit`]) after the work that writes
+    /// what the pick reads. Dropping them unsubmitted loses only this pick.
+    pub fn record(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
+        let slot = self.free_slot()?;
+        let mut transitions = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
+        // The pick reads vertex, index and instance buffers: wgpu puts them in those states
+        // (after whatever wrote them) and orders its later writes after these reads.
+        let states = draws.iter().flat_map(|d| d.buffers.iter());
+        transitions.transition_resources(states.map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state }), std::iter::empty());
+        let pick_draws: Vec<PickDraw> = draws.iter().map(|d| d.draw.clone()).collect();
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk pick") });
+        let picker = &mut self.picker;
+        // SAFETY: the closure records only through the raw handle, and the encoder is not
+        // touched while it runs.
+        let recorded = unsafe {
+            encoder.as_hal_mut::<Vulkan, _, _>(|hal| {
+                let hal = hal.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+                // SAFETY: the command buffer is this device's, open and outside any pass; it
+                // is submitted (by `PickCommands::submit`, the only way) to wgpu's one queue,
+                // after `transitions`, in the same submission, so wgpu knows and orders the
+                // reads; every buffer is a live wgpu buffer of the right usage, kept alive
+                // by the slot until the work completed; `free_slot` waited for the slot's
+                // last work. Index contents are read under robustBufferAccess, which wgpu
+                // enables.
+                Ok::<_, WgpuPickError>(picker.record(hal.raw_handle(), slot, request, queries, &pick_draws[..])?)
+            })
+        };
+        let ticket = match recorded {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // Nothing of this pick will run: the raw commands are dropped with the encoder.
+                drop(encoder);
+                return Err(e);
+            }
+        };
+        let signal = Arc::new(SlotSignal::default());
+        let buffers = draws.iter().flat_map(|d| d.buffers.iter().map(|(b, _)| b.clone())).collect();
+        self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers });
+        self.next_slot = (slot + 1) % self.slots.len();
+        Ok(PickCommands::new(transitions.finish(), encoder.finish(), self.queue.clone(), ticket, signal))
+    }
+
+    /// The results of every pick whose submission completed since the last call, oldest
+    /// first. Never waits (it polls the device once).
+    pub fn poll_results(&mut self) -> Result<Vec<FrameResults>, WgpuPickError> {
+        self.device.poll(wgpu::PollType::Poll).map_err(|e| WgpuPickError::Poll(e.to_string()))?;
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].as_ref().is_some_and(|u| matches!(u.signal.state(), SlotState::Done | SlotState::Dropped)) {
+                self.retire(slot)?;
+            }
+        }
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.sort_by_key(|r| r.frame);
+        Ok(ready)
+    }
+
+    /// The same-frame path: waits at most `timeout` for the submission of the pick `ticket`
+    /// names, then returns its results. On [`WgpuPickError::Timeout`] the pick stays pending
+    /// (wait again, or take it from [`WgpuPicker::poll_results`] later).
+    pub fn wait_results(&mut self, ticket: &PickTicket, timeout: Duration) -> Result<FrameResults, WgpuPickError> {
+        if let Some(i) = self.ready.iter().position(|r| r.frame == ticket.frame) {
+            return Ok(self.ready.remove(i));
+        }
+        let use_ = self.slots.get(ticket.slot).and_then(Option::as_ref).filter(|u| u.ticket.frame == ticket.frame);
+        let signal = Arc::clone(&use_.ok_or(picking_vk::PickError::StaleResult { slot: ticket.slot, expected: ticket.frame, found: None })?.signal);
+        self.wait_for(&signal, timeout)?;
+        self.retire(ticket.slot)?;
+        let i = self.ready.iter().position(|r| r.frame == ticket.frame);
+        i.map(|i| self.ready.remove(i)).ok_or(WgpuPickError::Pick(picking_vk::PickError::StaleResult {
+            slot: ticket.slot,
+            expected: ticket.frame,
+            found: None,
+        }))
+    }
+
+    /// Waits until `signal`'s submission completed, at most `timeout`.
+    fn wait_for(&self, signal: &SlotSignal, timeout: Duration) -> Result<(), WgpuPickError> {
+        match signal.state() {
+            SlotState::Recorded => Err(WgpuPickError::NotSubmitted),
+            SlotState::Done | SlotState::Dropped => Ok(()),
+            SlotState::Submitted => {
+                let index = signal.submission();
+                match self.device.poll(wgpu::PollType::Wait { submission_index: index, timeout: Some(timeout) }) {
+                    Ok(_) => {
+                        // The wait returns once the callbacks ran; say so in case it did not.
+                        signal.complete();
+                        Ok(())
+                    }
+                    Err(wgpu::PollError::Timeout) => Err(WgpuPickError::Timeout),
+                    Err(e) => Err(WgpuPickError::Poll(e.to_string())),
+                }
+            }
+        }
+    }
+
+    /// The next slot, free: its earlier pick (if any) waited for and taken into `ready`.
+    fn free_slot(&mut self) -> Result<usize, WgpuPickError> {
+        let slot = self.next_slot;
+        if let Some(use_) = &self.slots[slot] {
+            if use_.signal.state() == SlotState::Recorded {
+                return Err(WgpuPickError::SlotsFull { frames_in_flight: self.slots.len() });
+            }
+            let signal = Arc::clone(&use_.signal);
+            self.wait_for(&signal, self.slot_timeout)?;
+            self.retire(slot)?;
+        }
+        Ok(slot)
+    }
+
+    /// Takes the results of `slot`'s completed (or dropped) pick into `ready`.
+    fn retire(&mut self, slot: usize) -> Result<(), WgpuPickError> {
+        let Some(use_) = self.slots[slot].take() else { return Ok(()) };
+        match use_.signal.state() {
+            SlotState::Dropped => {
+                self.picker.cancel(slot)?;
+            }
+            SlotState::Done => {
+                // SAFETY: wgpu reported the submission that carried the slot's commands done.
+                if let Some(results) = unsafe { self.picker.take_results(slot) }? {
+                    self.ready.push(results);
+                }
+            }
+            SlotState::Recorded | SlotState::Submitted => {
+                self.slots[slot] = Some(use_);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for WgpuPicker {
+    fn drop(&mut self) {
+        // The picker's buffers and images may still be in use by submitted picks: wait for
+        // every submission before they are destroyed (the device outlives the picker, this
+        // struct holding it).
+        if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
+            log::warn!("picking-vk-wgpu: waiting for the device before dropping the picker: {e}");
+        }
+    }
+}

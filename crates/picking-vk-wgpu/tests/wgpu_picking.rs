@@ -1,0 +1,252 @@
+//! The wgpu bridge on lavapipe, wgpu's validation and the Khronos layer (synchronization
+//! validation included) on: the example's scene picked against a CPU ray cast, the pick in
+//! one submission with the app's rendering and a compute pass that moves instances, the
+//! frame slots, and what is refused.
+
+mod common;
+
+use common::scene::{example_scene, orbit_camera, Highlight, SceneRenderer};
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk::{FrameResults, PickQuery, PickRequest, PixelRect, QueryResult, RectMode};
+use picking_vk_tests::oracle::{ObjectKey, Oracle};
+use picking_vk_wgpu::{viewport, VertexPositions, WgpuDraw, WgpuPickError, WgpuPicker};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+const WIDTH: u32 = 320;
+const HEIGHT: u32 = 240;
+const POINTS: usize = 300;
+
+fn key_of(result: &QueryResult) -> Option<ObjectKey> {
+    result.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id.get(), h.instance))
+}
+
+/// The app: its device, scene renderer and offscreen target.
+struct App {
+    gpu: picking_vk_wgpu::PickingDevice,
+    renderer: SceneRenderer,
+    target: common::Target,
+}
+
+impl App {
+    fn new(gpu: picking_vk_wgpu::PickingDevice) -> Self {
+        let renderer = SceneRenderer::new(&gpu.device, &example_scene(), common::scene::COLOR_FORMAT);
+        let target = common::target(&gpu.device, WIDTH, HEIGHT);
+        App { gpu, renderer, target }
+    }
+
+    /// Renders the scene and picks `queries` in one submission, after the app's `before` work
+    /// (and after the scene pass, or before it with `pick_first`); returns the same frame's
+    /// results.
+    fn frame(&self, picker: &mut WgpuPicker, camera: (Mat4, Mat4), queries: &[PickQuery], before: Vec<wgpu::CommandBuffer>, pick_first: bool) -> FrameResults {
+        let gpu = &self.gpu;
+        self.renderer.update(&gpu.queue, camera.1 * camera.0, &Highlight::default());
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        self.renderer.render(&mut encoder, &self.target.color, &self.target.depth);
+        let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
+        let commands = picker.record(&request, queries, &self.renderer.pick_draws()).expect("recorded");
+        let ticket = commands.ticket();
+        let scene = encoder.finish();
+        if pick_first {
+            commands.submit(before, [scene]);
+        } else {
+            commands.submit(before.into_iter().chain([scene]), []);
+        }
+        picker.wait_results(&ticket, Duration::from_secs(20)).expect("the same frame's results")
+    }
+}
+
+/// Checks a rectangle's set against the oracle over every pixel of it: what the ray cast
+/// finds without doubt is in the set, and the set holds nothing the ray cast cannot find.
+fn check_rect(oracle: &Oracle, rect: PixelRect, mode: RectMode, found: &BTreeSet<ObjectKey>) -> usize {
+    let (mut sure, mut possible) = (BTreeSet::new(), BTreeSet::new());
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            let pixel = UVec2::new(x, y);
+            let answer = oracle.pick(pixel);
+            let key = answer.hit.map(|h| (h.id, h.instance));
+            let (all_sure, all_maybe) = oracle.all_hits(pixel);
+            match mode {
+                RectMode::Visible => {
+                    if !answer.ambiguous {
+                        sure.extend(key);
+                    } else {
+                        possible.extend(all_sure.iter().chain(&all_maybe).copied());
+                    }
+                    possible.extend(key);
+                }
+                _ => {
+                    sure.extend(all_sure.iter().copied());
+                    possible.extend(all_sure.iter().chain(&all_maybe).copied());
+                }
+            }
+        }
+    }
+    assert!(sure.is_subset(found), "{mode:?} {rect:?}: the ray cast finds {:?} that the pick misses", sure.difference(found).collect::<Vec<_>>());
+    assert!(found.is_subset(&possible), "{mode:?} {rect:?}: the pick finds {:?} that no ray meets", found.difference(&possible).collect::<Vec<_>>());
+    sure.len()
+}
+
+#[test]
+fn example_scene_picks_like_a_ray_cast() {
+    let adapter = common::adapter();
+    let app = App::new(common::device(&adapter));
+    let mut picker = common::picker(&app.gpu, 2, POINTS as u32 + 8);
+    let data = example_scene();
+    let oracle_scene = common::oracle_scene(&data, None);
+    let mut rng = fastrand::Rng::with_seed(37);
+    let (mut checked, mut hits, mut rect_objects) = (0, 0, 0);
+    for angle in [0.3f32, 1.6, 2.9, 4.2, 5.5] {
+        let camera = orbit_camera(angle, WIDTH as f32 / HEIGHT as f32);
+        let oracle = common::oracle(&oracle_scene, camera.0, camera.1, WIDTH, HEIGHT);
+        let pixels: Vec<UVec2> = (0..POINTS).map(|_| UVec2::new(rng.u32(0..WIDTH), rng.u32(0..HEIGHT))).collect();
+        let mut queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
+        let x = rng.u32(0..WIDTH - 60);
+        let y = rng.u32(0..HEIGHT - 50);
+        let rect = PixelRect { min: UVec2::new(x, y), max: UVec2::new(x + 60, y + 50) };
+        let select_through = app.gpu.features.contains(picking_vk::PickFeatures::SELECT_THROUGH);
+        let modes: &[RectMode] = if select_through { &[RectMode::Visible, RectMode::All] } else { &[RectMode::Visible] };
+        queries.extend(modes.iter().map(|&mode| PickQuery::Rect { rect, mode }));
+        let results = app.frame(&mut picker, camera, &queries, vec![], false);
+        for (i, &pixel) in pixels.iter().enumerate() {
+            let answer = oracle.pick(pixel);
+            if answer.ambiguous {
+                continue;
+            }
+            let expected = answer.hit.map(|h| (h.id, h.instance));
+            assert_eq!(key_of(&results.results[i]), expected, "angle {angle}, pixel {pixel}");
+            checked += 1;
+            hits += usize::from(expected.is_some());
+        }
+        for (k, &mode) in modes.iter().enumerate() {
+            let QueryResult::Rect(set) = &results.results[POINTS + k] else { panic!("a rectangle's result") };
+            let found = set.objects.iter().map(|o| (o.id.get(), o.instance)).collect();
+            rect_objects += check_rect(&oracle, rect, mode, &found);
+        }
+    }
+    eprintln!("{checked} unambiguous pixels agree with the ray cast ({hits} on objects); rectangles: {rect_objects} objects found for sure");
+    assert!(checked >= 1000, "only {checked} unambiguous pixels");
+    assert!(hits >= 500 && rect_objects > 8, "the views must show the scene");
+    common::assert_no_messages();
+}
+
+/// The app's compute pass moves the instanced field every frame; in the same submission the
+/// picker picks and then the app renders: the pick sees the moved instances (no CPU copy of
+/// them: the field's draw has none), ordered after the compute pass's writes by the bridge's
+/// transitions, and the next frame's writes after the pick. (The layer on Debian 12,
+/// 1.3.239, checks synchronization within each command buffer, not across the command
+/// buffers of a submission: the ordering between wgpu's command buffers and the pick's is
+/// wgpu's barriers from the transitions' states.)
+#[test]
+fn pick_in_one_submission_with_gpu_written_instances() {
+    let adapter = common::adapter();
+    let mut app = App::new(common::device(&adapter));
+    let mut picker = common::picker(&app.gpu, 2, 64);
+    let data = example_scene();
+    let field = 4;
+    let base = data.objects[field].instances.clone().expect("the field is instanced");
+    let mover = common::mover::InstanceMover::new(&app.gpu.device, app.renderer.gpu_written_instances(field), base.len() as u32);
+    let camera = orbit_camera(0.9, WIDTH as f32 / HEIGHT as f32);
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut instance_hits = 0;
+    for frame in 0..4 {
+        // The compute pass adds `offset` to every instance's translation.
+        let offset = Vec3::new(-0.6 * frame as f32, 0.3 * frame as f32, 0.4 * frame as f32);
+        let moved: Vec<Mat4> = base.iter().map(|m| Mat4::from_translation(offset) * *m).collect();
+        let oracle = common::oracle(&common::oracle_scene(&data, Some((field, &moved))), camera.0, camera.1, WIDTH, HEIGHT);
+        let pixels: Vec<UVec2> = (0..60).map(|_| UVec2::new(rng.u32(60..WIDTH - 40), rng.u32(40..HEIGHT - 40))).collect();
+        let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
+        let compute = mover.record(&app.gpu.device, &app.gpu.queue, &base, offset);
+        let results = app.frame(&mut picker, camera, &queries, vec![compute], true);
+        for (i, &pixel) in pixels.iter().enumerate() {
+            let answer = oracle.pick(pixel);
+            if !answer.ambiguous {
+                let expected = answer.hit.map(|h| (h.id, h.instance));
+                assert_eq!(key_of(&results.results[i]), expected, "frame {frame}, pixel {pixel}");
+                instance_hits += usize::from(expected.is_some_and(|(id, _)| id == 5));
+            }
+        }
+    }
+    assert!(instance_hits >= 10, "only {instance_hits} checked pixels on the moving instances");
+    common::assert_no_messages();
+}
+
+/// Results a frame later through the slots, a dropped pick, and recording beyond the slots.
+#[test]
+fn slots_poll_and_dropped_picks() {
+    let adapter = common::adapter();
+    let gpu = common::device(&adapter);
+    let mut picker = common::picker(&gpu, 2, 4);
+    let data = example_scene();
+    let renderer = SceneRenderer::new(&gpu.device, &data, common::scene::COLOR_FORMAT);
+    let camera = orbit_camera(0.3, WIDTH as f32 / HEIGHT as f32);
+    let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
+    let queries = [PickQuery::Point(UVec2::new(160, 150))];
+    let draws = renderer.pick_draws();
+    // A pick submitted, then one dropped: only the first comes back.
+    let first = picker.record(&request, &queries, &draws).expect("recorded");
+    let first_frame = first.ticket().frame;
+    first.submit([], []);
+    let dropped = picker.record(&request, &queries, &draws).expect("recorded");
+    let dropped_ticket = dropped.ticket();
+    drop(dropped);
+    // Two slots: both in use now, the third record waits for the first and reuses the
+    // dropped one's slot after it.
+    let third = picker.record(&request, &queries, &draws).expect("the first slot frees once its pick completed");
+    let held = picker.record(&request, &queries, &draws).expect("the dropped pick's slot is free");
+    let held_frame = held.ticket().frame;
+    assert!(matches!(picker.record(&request, &queries, &draws), Err(WgpuPickError::SlotsFull { frames_in_flight: 2 })));
+    assert!(matches!(picker.wait_results(&held.ticket(), Duration::from_secs(1)), Err(WgpuPickError::NotSubmitted)));
+    assert!(picker.wait_results(&dropped_ticket, Duration::from_secs(1)).is_err(), "a dropped pick has no results");
+    let third_ticket = third.ticket();
+    third.submit([], []);
+    held.submit([], []);
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
+    let frames: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
+    assert_eq!(frames, vec![first_frame, third_ticket.frame, held_frame], "every submitted pick, oldest first; the dropped one never");
+    assert!(picker.poll_results().expect("results").is_empty(), "each result once");
+    common::assert_no_messages();
+}
+
+/// Bad draws are refused by name before anything is recorded, and non-Vulkan adapters too.
+#[test]
+fn refuses_what_it_cannot_pick() {
+    let adapter = common::adapter();
+    let gpu = common::device(&adapter);
+    let uniform_only =
+        gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::UNIFORM, mapped_at_creation: false });
+    let id = picking_vk::ObjectId::new(9).expect("nonzero");
+    let err = WgpuDraw::new(id, VertexPositions::tight(&uniform_only), 0..3).expect_err("refused");
+    assert!(matches!(err, WgpuPickError::BufferUsage { what: "vertex", usage: "VERTEX" }), "{err}");
+    let vertices = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
+    let doubles = VertexPositions { format: wgpu::VertexFormat::Float64x3, ..VertexPositions::tight(&vertices) };
+    assert!(matches!(WgpuDraw::new(id, doubles, 0..3), Err(WgpuPickError::PositionFormat(wgpu::VertexFormat::Float64x3))));
+    let past_end = VertexPositions { offset: 2048, ..VertexPositions::tight(&vertices) };
+    assert!(matches!(WgpuDraw::new(id, past_end, 0..3), Err(WgpuPickError::BufferRange { what: "vertex", .. })));
+    // 1024 bytes hold 85 positions: drawing 90 vertices is refused by the picker at record.
+    let mut picker = common::picker(&gpu, 1, 1);
+    let draw = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..90).expect("built");
+    let request = PickRequest::new(viewport(WIDTH, HEIGHT), Mat4::IDENTITY, Mat4::IDENTITY);
+    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[draw]).err().expect("refused");
+    assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::InvalidDraw { .. })), "{err}");
+    // The picker is as it was: a good pick still works.
+    let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
+    let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
+    let ticket = commands.ticket();
+    commands.submit([], []);
+    picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
+    common::assert_no_messages();
+}
+
+#[test]
+fn refuses_a_backend_other_than_vulkan() {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::NOOP;
+    desc.backend_options.noop.enable = true;
+    let instance = wgpu::Instance::new(desc);
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).expect("the noop adapter");
+    let err = picking_vk_wgpu::request_device(&adapter, &wgpu::DeviceDescriptor::default(), picking_vk::PickFeatures::NONE).expect_err("refused");
+    assert!(matches!(&err, WgpuPickError::NotVulkan { backend } if backend.to_lowercase().contains("noop")), "{err}");
+    assert!(err.to_string().contains("Vulkan"), "{err}");
+    assert!(matches!(picking_vk_wgpu::offered(&adapter), Err(WgpuPickError::NotVulkan { .. })));
+}
