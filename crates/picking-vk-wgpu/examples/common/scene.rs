@@ -361,3 +361,30 @@ fn create_pipelines(device: &wgpu::Device, layouts: &[Option<&wgpu::BindGroupLay
     };
     [pipeline_for(12), pipeline_for(24)]
 }
+
+/// Finishes `encoder` with a copy of `texture` (4 bytes a texel) and returns its rows, tight.
+pub fn read_back(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let (width, height) = (texture.width(), texture.height());
+    let row = (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read back"),
+        size: u64::from(row * height),
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo { buffer: &buffer, layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row), rows_per_image: None } },
+        texture.size(),
+    );
+    queue.submit([encoder.finish()]);
+    buffer.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely())?;
+    let mapped = buffer.slice(..).get_mapped_range()?;
+    Ok(mapped.chunks(row as usize).flat_map(|r| &r[..width as usize * 4]).copied().collect())
+}
