@@ -25,13 +25,13 @@ fn key_of(result: &QueryResult) -> Option<ObjectKey> {
 struct App {
     gpu: picking_vk_wgpu::PickingDevice,
     renderer: SceneRenderer,
-    target: common::Target,
+    target: common::scene::Offscreen,
 }
 
 impl App {
     fn new(gpu: picking_vk_wgpu::PickingDevice) -> Self {
         let renderer = SceneRenderer::new(&gpu.device, &example_scene(), common::scene::COLOR_FORMAT);
-        let target = common::target(&gpu.device, WIDTH, HEIGHT);
+        let target = common::scene::offscreen(&gpu.device, UVec2::new(WIDTH, HEIGHT));
         App { gpu, renderer, target }
     }
 

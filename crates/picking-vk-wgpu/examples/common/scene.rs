@@ -388,3 +388,29 @@ pub fn read_back(
     let mapped = buffer.slice(..).get_mapped_range()?;
     Ok(mapped.chunks(row as usize).flat_map(|r| &r[..width as usize * 4]).copied().collect())
 }
+
+/// A colour and depth target of `size` to render into offscreen.
+pub struct Offscreen {
+    pub color_texture: wgpu::Texture,
+    pub color: wgpu::TextureView,
+    pub depth: wgpu::TextureView,
+}
+
+pub fn offscreen(device: &wgpu::Device, size: glam::UVec2) -> Offscreen {
+    let texture = |format, label| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d { width: size.x, height: size.y, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        })
+    };
+    let color_texture = texture(COLOR_FORMAT, "color");
+    let color = color_texture.create_view(&Default::default());
+    let depth = texture(DEPTH_FORMAT, "depth").create_view(&Default::default());
+    Offscreen { color_texture, color, depth }
+}

@@ -196,19 +196,10 @@ fn headless(out: &str) -> Result<(), Error> {
     picking.frame(&band, view, proj, size)?;
     println!("hovered {:?}, selected {:?}, band {:?}", picking.highlight.hovered, picking.highlight.selected, picking.highlight.band);
     renderer.update(&gpu.queue, proj * view, &picking.highlight);
-    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("frame"),
-        size: wgpu::Extent3d { width: size.x, height: size.y, depth_or_array_layers: 1 },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: scene::COLOR_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let target = scene::offscreen(&gpu.device, size);
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    renderer.render(&mut encoder, &texture.create_view(&Default::default()), &depth_view(&gpu.device, size.x, size.y));
-    let pixels = scene::read_back(&gpu.device, &gpu.queue, encoder, &texture)?;
+    renderer.render(&mut encoder, &target.color, &target.depth);
+    let pixels = scene::read_back(&gpu.device, &gpu.queue, encoder, &target.color_texture)?;
     image::RgbaImage::from_raw(size.x, size.y, pixels).ok_or("image size")?.save(out)?;
     println!("wrote {out}");
     Ok(())

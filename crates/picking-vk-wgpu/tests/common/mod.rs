@@ -103,30 +103,6 @@ pub fn picker(device: &PickingDevice, frames: usize, queries: u32) -> WgpuPicker
     WgpuPicker::new(device, config).expect("the picker")
 }
 
-/// An offscreen colour and depth target the app renders into.
-pub struct Target {
-    pub color: wgpu::TextureView,
-    pub depth: wgpu::TextureView,
-}
-
-pub fn target(device: &wgpu::Device, width: u32, height: u32) -> Target {
-    let texture = |format, label| {
-        device
-            .create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-                view_formats: &[],
-            })
-            .create_view(&Default::default())
-    };
-    Target { color: texture(scene::COLOR_FORMAT, "color"), depth: texture(scene::DEPTH_FORMAT, "depth") }
-}
-
 /// The scene as the oracle's, with `moved` replacing object `index`'s instance transforms.
 pub fn oracle_scene(data: &scene::SceneData, moved: Option<(usize, &[Mat4])>) -> picking_vk_tests::scene::Scene {
     use picking_vk_tests::scene::{Mesh, Object, Scene};
