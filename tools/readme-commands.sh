@@ -52,22 +52,23 @@ xvfb() { # name, command run with DISPLAY set while Xvfb serves it
   kill "$xpid" 2>/dev/null || true
   wait "$xpid" 2>/dev/null || true
 }
-# Starts the windowed viewer (the README's command, in the background as the README runs it),
+# Starts a windowed app (the README's command, in the background as the README runs it),
 # waits for its window, runs the README's xdotool/import lines, then closes it with Esc and
 # requires exit code 0.
-window() { # viewer command, then the lines to run against the window
+window() { # app command, the lines to run against the window, the window's name (the viewer's if none)
+  local name=${3:-picking-vk viewer}
   cat <<EOF
 $1 >viewer.log 2>&1 &
 viewer=\$!
 for i in \$(seq 1 600); do
-  xdotool search --name "picking-vk viewer" >/dev/null 2>&1 && break
+  xdotool search --name "$name" >/dev/null 2>&1 && break
   kill -0 \$viewer 2>/dev/null || { cat viewer.log; exit 1; }
   sleep 1
 done
-xdotool search --name "picking-vk viewer" >/dev/null || { echo "no viewer window"; cat viewer.log; exit 1; }
+xdotool search --name "$name" >/dev/null || { echo "no window named $name"; cat viewer.log; exit 1; }
 sleep 3
 $2
-xdotool search --name "picking-vk viewer" windowfocus --sync key Escape
+xdotool search --name "$name" windowfocus --sync key Escape
 wait \$viewer
 EOF
 }
@@ -93,6 +94,16 @@ while IFS= read -r cmd; do
       # The README's lines after starting the viewer, as written there.
       lines=$(echo "$cmd" | sed -E 's/^.* sleep 10 //; s/DISPLAY=:99 /\n/g')
       xvfb window-band "$(window "cargo run -p viewer" "$lines")" ;;
+    "cargo run -p picking-vk-wgpu --example wgpu_app")
+      xvfb wgpu-window "$(window "$cmd" "import -window root wgpu-window.png" "picking-vk wgpu example")" ;;
+    "cargo run -p picking-vk-wgpu --example wgpu_app -- --headless "*)
+      run wgpu-headless "$cmd && test -s $(echo "$cmd" | grep -oE '[^ ]+\.png$')" ;;
+    "Xvfb :99 -screen 0 1280x800x24 & DISPLAY=:99 cargo run -p picking-vk-wgpu --example wgpu_app & sleep 10 "*)
+      lines=$(echo "$cmd" | sed -E 's/^.* sleep 10 //; s/DISPLAY=:99 /\n/g')
+      xvfb wgpu-window-click "$(window "cargo run -p picking-vk-wgpu --example wgpu_app" "$lines" "picking-vk wgpu example")" ;;
+    "cargo run --release -p picking-vk-wgpu --example wgpu_bench -- "*)
+      # The release build is what docs/wgpu-h200.md ran; here the debug build runs it briefly.
+      run wgpu-bench "cargo run -p picking-vk-wgpu --example wgpu_bench -- --frames 20 --size 320x180 | grep -q 'scene + pick'" ;;
     "SOAK_SECONDS="*" cargo test -p viewer --test soak -- --nocapture")
       # tools/test.sh runs the soak for 120 s; here it builds and links in the clean environment.
       run soak "SOAK_SECONDS=1800 cargo test -p viewer --test soak --no-run" ;;

@@ -147,7 +147,11 @@ fn main() -> Result<(), Error> {
     println!("| frame | CPU µs median | CPU µs p99 | GPU µs median (whole submission) | GPU vs alone |");
     println!("|---|---|---|---|---|");
     let alone_gpu = median(&mut gpu_us[0].clone());
-    let names = ["scene alone", "scene + pick in one submission (ring path)", "pick submitted first and waited for, then the scene (same-frame path; GPU column spans both submissions and the wait)"];
+    let names = [
+        "scene alone",
+        "scene + pick in one submission (ring path)",
+        "pick submitted first and waited for, then the scene (same-frame path; GPU column spans both submissions and the wait)",
+    ];
     for (i, name) in names.iter().enumerate() {
         let g = median(&mut gpu_us[i]);
         println!("| {name} | {:.1} | {:.1} | {g:.1} | {:.2}x |", median(&mut cpu[i].clone()), percentile(&mut cpu[i], 0.99), g / alone_gpu);
