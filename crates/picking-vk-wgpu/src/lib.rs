@@ -40,20 +40,28 @@
 //! inside them, one queue, results taken only after completion. Index values are read under
 //! `robustBufferAccess`, which wgpu enables.
 //!
+//! ## GPU results in WGSL
+//! With `PickerConfig::with_gpu_results(true)`, [`WgpuPicker::gpu_results`] is each slot's
+//! results buffer as a `wgpu::Buffer` the app binds, and [`gpu_results_wgsl`] the WGSL that
+//! reads it: the app's passes submitted after the pick (`after` of [`PickCommands::submit`])
+//! tint what the frame's own queries found, with no CPU wait and no readback.
+//!
 //! Not offered through wgpu: wide lines and points, and dynamic rendering (see
-//! [`BRIDGE_FEATURES`]); hooks, deformation, contributors and GPU results, which need the
-//! app's raw descriptor sets and shaders.
+//! [`BRIDGE_FEATURES`]); hooks, deformation and contributors, which need the app's raw
+//! descriptor sets and pipelines.
 
 mod commands;
 mod device;
 mod draw;
 mod error;
+mod gpu_results;
 mod picker;
 
 pub use commands::PickCommands;
 pub use device::{offered, request_device, PickingDevice, BRIDGE_FEATURES};
 pub use draw::{InstanceTransforms, VertexPositions, WgpuDraw};
 pub use error::WgpuPickError;
+pub use gpu_results::{gpu_results_wgsl, GPU_RESULTS_WGSL};
 pub use picker::WgpuPicker;
 /// picking-vk itself: queries, requests, results.
 pub use picking_vk;

@@ -35,6 +35,8 @@ pub struct WgpuPicker {
     ready: Vec<FrameResults>,
     /// How long recording waits for a slot's earlier pick to complete.
     slot_timeout: Duration,
+    /// Each slot's GPU results buffer, wrapped for wgpu (with `PickerConfig::gpu_results`).
+    results_buffers: Vec<wgpu::Buffer>,
     device: wgpu::Device,
     queue: wgpu::Queue,
 }
@@ -64,7 +66,9 @@ impl WgpuPicker {
             // submission completed (`Drop`), because this struct holds the device.
             unsafe { Picker::new(host, config) }?
         };
+        let results_buffers = crate::gpu_results::wrap_results(&device.device, &picker)?;
         Ok(WgpuPicker {
+            results_buffers,
             picker,
             slots: (0..frames).map(|_| None).collect(),
             next_slot: 0,
@@ -78,6 +82,16 @@ impl WgpuPicker {
     /// The picker, for what it reports (memory, detail status, statistics).
     pub fn picker(&self) -> &Picker {
         &self.picker
+    }
+
+    /// Slot `slot`'s GPU results (`PickerConfig::with_gpu_results(true)`), for the app's bind
+    /// groups: a `STORAGE` buffer its shaders read with [`crate::gpu_results_wgsl`]. A pick
+    /// recorded into the slot ([`PickCommands::ticket`]'s `slot`) writes it, and the app's
+    /// command buffers after the pick in the same submission (`after` of
+    /// [`PickCommands::submit`]) read that frame's results. The buffer is the picker's: once
+    /// the `WgpuPicker` is dropped, wgpu refuses to use it.
+    pub fn gpu_results(&self, slot: usize) -> Result<&wgpu::Buffer, WgpuPickError> {
+        self.picker.gpu_results(slot).map(|_| &self.results_buffers[slot]).map_err(Into::into)
     }
 
     /// Records `queries` against `draws` as `request` sees them, into the next slot, and
@@ -218,6 +232,11 @@ impl Drop for WgpuPicker {
         // struct holding it).
         if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
             log::warn!("picking-vk-wgpu: waiting for the device before dropping the picker: {e}");
+        }
+        // The app's bind groups may hold the results buffers: destroyed, wgpu refuses them
+        // from now on, before the picker destroys the Vulkan buffers.
+        for buffer in &self.results_buffers {
+            buffer.destroy();
         }
     }
 }

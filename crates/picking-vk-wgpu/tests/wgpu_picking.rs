@@ -5,55 +5,19 @@
 
 mod common;
 
-use common::scene::{example_scene, orbit_camera, Highlight, SceneRenderer};
+use common::scene::{example_scene, orbit_camera, SceneRenderer};
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::{FrameResults, PickQuery, PickRequest, PixelRect, QueryResult, RectMode};
+use picking_vk::{PickQuery, PickRequest, PixelRect, QueryResult, RectMode};
 use picking_vk_tests::oracle::{ObjectKey, Oracle};
-use picking_vk_wgpu::{viewport, VertexPositions, WgpuDraw, WgpuPickError, WgpuPicker};
+use picking_vk_wgpu::{viewport, VertexPositions, WgpuDraw, WgpuPickError};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-const WIDTH: u32 = 320;
-const HEIGHT: u32 = 240;
+use common::app::{App, HEIGHT, WIDTH};
 const POINTS: usize = 300;
 
 fn key_of(result: &QueryResult) -> Option<ObjectKey> {
     result.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id.get(), h.instance))
-}
-
-/// The app: its device, scene renderer and offscreen target.
-struct App {
-    gpu: picking_vk_wgpu::PickingDevice,
-    renderer: SceneRenderer,
-    target: common::scene::Offscreen,
-}
-
-impl App {
-    fn new(gpu: picking_vk_wgpu::PickingDevice) -> Self {
-        let renderer = SceneRenderer::new(&gpu.device, &example_scene(), common::scene::COLOR_FORMAT);
-        let target = common::scene::offscreen(&gpu.device, UVec2::new(WIDTH, HEIGHT));
-        App { gpu, renderer, target }
-    }
-
-    /// Renders the scene and picks `queries` in one submission, after the app's `before` work
-    /// (and after the scene pass, or before it with `pick_first`); returns the same frame's
-    /// results.
-    fn frame(&self, picker: &mut WgpuPicker, camera: (Mat4, Mat4), queries: &[PickQuery], before: Vec<wgpu::CommandBuffer>, pick_first: bool) -> FrameResults {
-        let gpu = &self.gpu;
-        self.renderer.update(&gpu.queue, camera.1 * camera.0, &Highlight::default());
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        self.renderer.render(&mut encoder, &self.target.color, &self.target.depth);
-        let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
-        let commands = picker.record(&request, queries, &self.renderer.pick_draws()).expect("recorded");
-        let ticket = commands.ticket();
-        let scene = encoder.finish();
-        if pick_first {
-            commands.submit(before, [scene]);
-        } else {
-            commands.submit(before.into_iter().chain([scene]), []);
-        }
-        picker.wait_results(&ticket, Duration::from_secs(20)).expect("the same frame's results")
-    }
 }
 
 /// Checks a rectangle's set against the oracle over every pixel of it: what the ray cast

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod app;
 pub mod mover;
 #[path = "../../examples/common/scene.rs"]
 pub mod scene;

@@ -160,7 +160,8 @@ impl Picker {
     }
 
     /// The device buffer that slot `slot`'s GPU results are written to, as the descriptor the
-    /// host binds (a storage buffer, read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL)).
+    /// host binds (a storage buffer, read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL);
+    /// `range` is the buffer's size in bytes, set by the configuration).
     /// The buffer is the picker's and lives as long as it does. A frame recorded into `slot`
     /// writes it in the host's command buffer, then the barrier to
     /// [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
@@ -171,7 +172,7 @@ impl Picker {
         })?;
         let frames_in_flight = self.slots.len();
         let s = kit.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
-        Ok(vk::DescriptorBufferInfo { buffer: s.results.buffer, offset: 0, range: vk::WHOLE_SIZE })
+        Ok(vk::DescriptorBufferInfo { buffer: s.results.buffer, offset: 0, range: kit.layout.results_bytes() })
     }
 
     /// Records a frame's query set into `cmd`: points and radius queries in one pass (a cell

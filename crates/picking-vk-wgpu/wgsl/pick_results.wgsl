@@ -1,0 +1,107 @@
+// picking-vk GPU results for WGSL: what a frame's query set found, read by the app's own
+// shaders later in the same submission (WgpuPicker::gpu_results). The WGSL twin of the
+// library's GLSL include, over the same buffer (fixed layout, 4-byte words):
+//   words 0-1   frame number (low, high)       word 2  queries in the set
+//   word 3      hit capacity (max_queries)     word 4  lookup slots - 1 (0: no rectangles)
+//   word 5      rectangle entries this frame   word 6  entry capacity      word 7 reserved
+//   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
+//   pixel (x, y), depth (float bits), flags;
+//   then per entry (entry capacity) 4 words: ID (low, high), instance, query;
+//   then the lookup's claims and members, a word per lookup slot each.
+// IDs are vec2<u32>(low, high). A non-instanced object's instance is PICK_NO_INSTANCE.
+
+const PICK_NO_INSTANCE: u32 = 0xFFFFFFFFu;
+// Hit flags: something was hit; the query is a point; a radius query; answered under Snap::Thin.
+const PICK_FOUND: u32 = 1u;
+const PICK_POINT: u32 = 2u;
+const PICK_RADIUS: u32 = 4u;
+const PICK_THIN: u32 = 8u;
+
+struct PickHit {
+    id: vec2<u32>,      // 0 when nothing was hit
+    instance: u32,      // PICK_NO_INSTANCE for a non-instanced draw
+    draw_index: u32,    // the draw's index in the list recorded
+    pixel: vec2<u32>,   // the pixel hit (a radius query's chosen pixel), else the query's
+    depth: f32,         // window depth in [0, 1]; the clear depth on a miss
+    flags: u32,
+};
+
+struct PickResults {
+    frame: vec2<u32>,
+    query_count: u32,
+    hit_capacity: u32,
+    lookup_mask: u32,
+    entry_count: u32,
+    entry_capacity: u32,
+    reserved: u32,
+    words: array<u32>,
+};
+
+@group(PICK_RESULTS_GROUP) @binding(PICK_RESULTS_BINDING) var<storage, read> pick_results: PickResults;
+
+fn pick_entries_at() -> u32 { return 8u * pick_results.hit_capacity; }
+fn pick_claims_at() -> u32 { return pick_entries_at() + 4u * pick_results.entry_capacity; }
+fn pick_members_at() -> u32 { return pick_claims_at() + pick_results.lookup_mask + 1u; }
+
+// Query `query`'s hit; flags 0 for a rectangle or a query past the set.
+fn pick_hit(query: u32) -> PickHit {
+    var h = PickHit(vec2<u32>(0u), PICK_NO_INSTANCE, 0xFFFFFFFFu, vec2<u32>(0u), 1.0, 0u);
+    if query < pick_results.query_count && query < pick_results.hit_capacity {
+        let w = 8u * query;
+        h.id = vec2<u32>(pick_results.words[w], pick_results.words[w + 1u]);
+        h.instance = pick_results.words[w + 2u];
+        h.draw_index = pick_results.words[w + 3u];
+        h.pixel = vec2<u32>(pick_results.words[w + 4u], pick_results.words[w + 5u]);
+        h.depth = bitcast<f32>(pick_results.words[w + 6u]);
+        h.flags = pick_results.words[w + 7u];
+    }
+    return h;
+}
+
+// Whether point or radius query `query` hit object `id`, instance `instance`.
+fn pick_is_hit(query: u32, id: vec2<u32>, instance: u32) -> bool {
+    let h = pick_hit(query);
+    return (h.flags & PICK_FOUND) != 0u && all(h.id == id) && h.instance == instance;
+}
+
+// Whether any point or radius query of the frame hit object `id`, instance `instance`.
+fn pick_is_hovered(id: vec2<u32>, instance: u32) -> bool {
+    let n = min(pick_results.query_count, pick_results.hit_capacity);
+    for (var q = 0u; q < n; q++) {
+        if pick_is_hit(q, id, instance) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The lookup's hash of (query, id, instance): a power-of-two table, linear probing.
+fn pick_lookup_hash(query: u32, id: vec2<u32>, instance: u32) -> u32 {
+    var h = query * 0x9E3779B1u;
+    h = (h ^ id.x) * 0x85EBCA77u;
+    h = (h ^ id.y) * 0xC2B2AE3Du;
+    h = (h ^ instance) * 0x27D4EB2Fu;
+    return h ^ (h >> 15u);
+}
+
+// Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
+// visible pixels, or every fragment), in this frame.
+fn pick_in_rect(query: u32, id: vec2<u32>, instance: u32) -> bool {
+    let mask = pick_results.lookup_mask;
+    if mask == 0u {
+        return false;
+    }
+    var slot = pick_lookup_hash(query, id, instance) & mask;
+    for (var probe = 0u; probe <= mask; probe++) {
+        let claim = pick_results.words[pick_claims_at() + slot];
+        if claim == 0u {
+            return false;
+        }
+        let e = pick_entries_at() + 4u * (claim - 1u);
+        if pick_results.words[e] == id.x && pick_results.words[e + 1u] == id.y && pick_results.words[e + 2u] == instance && pick_results.words[e + 3u] == query {
+            return pick_results.words[pick_members_at() + slot] != 0u;
+        }
+        slot = (slot + 1u) & mask;
+    }
+    return false;
+}
