@@ -75,3 +75,19 @@ pub fn viewport(width: u32, height: u32) -> picking_vk::Viewport {
     vp.height = -(height as f32);
     vp
 }
+
+#[cfg(test)]
+mod tests {
+    /// The bridge's types cross threads as wgpu's do: the picker and its commands move to a
+    /// render thread, draws and commands are shared like wgpu buffers.
+    #[test]
+    fn types_are_send_and_sync_where_wgpu_is() {
+        fn send<T: Send>() {}
+        fn send_sync<T: Send + Sync>() {}
+        send::<crate::WgpuPicker>();
+        send_sync::<crate::PickCommands>();
+        send_sync::<crate::WgpuDraw>();
+        send_sync::<crate::PickingDevice>();
+        send_sync::<crate::WgpuPickError>();
+    }
+}
