@@ -59,6 +59,12 @@ pub fn request_device(adapter: &wgpu::Adapter, desc: &wgpu::DeviceDescriptor<'_>
     // SAFETY: the adapter was checked to be Vulkan above; the guard is dropped before
     // `create_device_from_hal` takes the adapter again.
     let (open, enabled_core) = unsafe { open_device(adapter, &desc, picking) }?;
+    if enabled_core.robust_buffer_access != vk::TRUE {
+        // The bridge's safe recording leans on it: index values are read on the GPU, where
+        // the picker cannot check them. wgpu enables it wherever the device offers it.
+        let missing = vec![Requirement::Feature("robustBufferAccess")];
+        return Err(picking_vk::PickError::Unsupported { missing }.into());
+    }
     // SAFETY: `open` was created from this adapter's hal adapter, with `desc.required_features`.
     let (device, queue) = unsafe { adapter.create_device_from_hal(open, &desc) }.map_err(|e| WgpuPickError::CreateDevice(e.to_string()))?;
     Ok(PickingDevice { device, queue, features: wanted, enabled_core })

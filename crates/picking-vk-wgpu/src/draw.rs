@@ -1,6 +1,7 @@
 //! Pick draws built from `wgpu::Buffer`s, as a wgpu render pass draws them.
 
 use crate::error::WgpuPickError;
+use crate::hooks::{HookAttributeSource, HookResource, WgpuHookProgram};
 use glam::Mat4;
 use picking_vk::draw::{BufferRange, IndexWidth, InstanceFormat, Instances, PositionFormat, Positions, RasterState, Triangles};
 use picking_vk::{ObjectId, PickDraw};
@@ -55,6 +56,10 @@ pub struct WgpuDraw {
     pub(crate) draw: PickDraw,
     /// The buffers the pick reads, each with the state wgpu must put it in first.
     pub(crate) buffers: Vec<(wgpu::Buffer, wgpu::BufferUses)>,
+    /// The textures its hooks sample (put in `TextureUses::RESOURCE` first).
+    pub(crate) textures: Vec<wgpu::Texture>,
+    /// What its hooks need alive until its picks complete (their descriptor set).
+    pub(crate) keep: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl WgpuDraw {
@@ -63,7 +68,7 @@ impl WgpuDraw {
         let (positions_range, format) = positions_of(&positions)?;
         let triangles = Triangles::NonIndexed { first_vertex: vertices.start, vertex_count: vertices.end.saturating_sub(vertices.start) };
         let draw = PickDraw::new(id, positions_range, triangles).with_position_format(format);
-        Ok(WgpuDraw { draw, buffers: vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX)] })
+        Ok(WgpuDraw { draw, buffers: vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX)], textures: vec![], keep: vec![] })
     }
 
     /// `set_index_buffer(index_buffer.slice(index_offset..), format)` then
@@ -88,7 +93,7 @@ impl WgpuDraw {
             Triangles::Indexed { range, width, first_index: indices.start, index_count: indices.end.saturating_sub(indices.start), vertex_offset: base_vertex };
         let draw = PickDraw::new(id, positions_range, triangles).with_position_format(position_format);
         let buffers = vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX), (index_buffer.clone(), wgpu::BufferUses::INDEX)];
-        Ok(WgpuDraw { draw, buffers })
+        Ok(WgpuDraw { draw, buffers, textures: vec![], keep: vec![] })
     }
 
     /// Draws `instances` of the transforms (the `instances` range of `draw_indexed`): instance
@@ -102,6 +107,25 @@ impl WgpuDraw {
         let count = instances.end.saturating_sub(instances.start);
         self.draw = self.draw.with_instances(Instances { range, stride, first: instances.start, count }).with_instance_format(transforms.format);
         self.buffers.push((transforms.buffer.clone(), wgpu::BufferUses::VERTEX));
+        Ok(self)
+    }
+
+    /// Runs `program`'s hooks on this draw (crate feature `hooks`: without it the picker
+    /// refuses hooked draws with `PickError::HookCompile`). `resources` fill the program's
+    /// bindings in order; `attribute` is the per-vertex attribute it declares, laid out like
+    /// the positions (one element per vertex the draw reads). The draw's descriptor set is
+    /// made here and freed when the last clone of the draw and the last pick using it are gone.
+    pub fn with_hooks(
+        mut self,
+        program: &WgpuHookProgram,
+        resources: &[HookResource<'_>],
+        attribute: Option<HookAttributeSource<'_>>,
+    ) -> Result<Self, WgpuPickError> {
+        let built = program.draw_hooks(resources, attribute, self.draw.positions.vertex_count)?;
+        self.draw = self.draw.with_hooks(built.hooks);
+        self.buffers.extend(built.buffers);
+        self.textures.extend(built.textures);
+        self.keep.extend(built.keep);
         Ok(self)
     }
 
@@ -155,7 +179,7 @@ fn raw_buffer(buffer: &wgpu::Buffer, what: &'static str) -> Result<ash::vk::Buff
     hal.map(|b| unsafe { b.raw_handle() }).ok_or(WgpuPickError::BufferRange { what, reason: "destroyed, or not a Vulkan buffer".into() })
 }
 
-fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what: &'static str, name: &'static str) -> Result<(), WgpuPickError> {
+pub(crate) fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what: &'static str, name: &'static str) -> Result<(), WgpuPickError> {
     if buffer.usage().contains(usage) {
         Ok(())
     } else {
@@ -164,7 +188,7 @@ fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what: &'static 
 }
 
 /// The buffer's bytes from `offset` to its end.
-fn whole_range(buffer: &wgpu::Buffer, offset: u64, what: &'static str) -> Result<BufferRange, WgpuPickError> {
+pub(crate) fn whole_range(buffer: &wgpu::Buffer, offset: u64, what: &'static str) -> Result<BufferRange, WgpuPickError> {
     let size = buffer
         .size()
         .checked_sub(offset)

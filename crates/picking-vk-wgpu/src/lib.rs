@@ -46,15 +46,21 @@
 //! reads it: the app's passes submitted after the pick (`after` of [`PickCommands::submit`])
 //! tint what the frame's own queries found, with no CPU wait and no readback.
 //!
+//! ## Hooks
+//! [`WgpuPicker::hook_program`] makes a run-time GLSL hook program (crate feature `hooks`)
+//! whose set the bridge lays out from [`HookBindingKind`]s; [`WgpuDraw::with_hooks`] gives a
+//! draw its set, written from the app's wgpu buffers and texture views
+//! ([`HookResource`]), and its per-vertex attribute from a wgpu vertex buffer.
+//!
 //! Not offered through wgpu: wide lines and points, and dynamic rendering (see
-//! [`BRIDGE_FEATURES`]); hooks, deformation and contributors, which need the app's raw
-//! descriptor sets and pipelines.
+//! [`BRIDGE_FEATURES`]); deformation and contributors, which need the app's raw pipelines.
 
 mod commands;
 mod device;
 mod draw;
 mod error;
 mod gpu_results;
+mod hooks;
 mod picker;
 
 pub use commands::PickCommands;
@@ -62,6 +68,7 @@ pub use device::{offered, request_device, PickingDevice, BRIDGE_FEATURES};
 pub use draw::{InstanceTransforms, VertexPositions, WgpuDraw};
 pub use error::WgpuPickError;
 pub use gpu_results::{gpu_results_wgsl, GPU_RESULTS_WGSL};
+pub use hooks::{HookAttributeSource, HookBindingKind, HookResource, WgpuHookProgram};
 pub use picker::WgpuPicker;
 /// picking-vk itself: queries, requests, results.
 pub use picking_vk;

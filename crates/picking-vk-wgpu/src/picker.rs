@@ -5,6 +5,8 @@ use crate::commands::{PickCommands, SlotSignal, SlotState};
 use crate::device::PickingDevice;
 use crate::draw::WgpuDraw;
 use crate::error::WgpuPickError;
+use crate::hooks::{HookBindingKind, WgpuHookProgram};
+use picking_vk::hooks::HookSource;
 use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +16,11 @@ use wgpu::hal::api::Vulkan;
 struct SlotUse {
     ticket: PickTicket,
     signal: Arc<SlotSignal>,
-    /// The buffers the pick reads, alive until its GPU work completed.
+    /// The buffers and textures the pick reads and its hooks' sets, alive until its GPU work
+    /// completed.
     _buffers: Vec<wgpu::Buffer>,
+    _textures: Vec<wgpu::Texture>,
+    _keep: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// picking-vk's [`Picker`] on a wgpu device. It records each query set on two command
@@ -37,6 +42,9 @@ pub struct WgpuPicker {
     slot_timeout: Duration,
     /// Each slot's GPU results buffer, wrapped for wgpu (with `PickerConfig::gpu_results`).
     results_buffers: Vec<wgpu::Buffer>,
+    /// The hook programs' layouts and pools: destroyed after the picker (fields drop in
+    /// order), which builds pipelines from them.
+    hook_objects: Vec<Arc<dyn std::any::Any + Send + Sync>>,
     device: wgpu::Device,
     queue: wgpu::Queue,
 }
@@ -69,6 +77,7 @@ impl WgpuPicker {
         let results_buffers = crate::gpu_results::wrap_results(&device.device, &picker)?;
         Ok(WgpuPicker {
             results_buffers,
+            hook_objects: vec![],
             picker,
             slots: (0..frames).map(|_| None).collect(),
             next_slot: 0,
@@ -94,16 +103,37 @@ impl WgpuPicker {
         self.picker.gpu_results(slot).map(|_| &self.results_buffers[slot]).map_err(Into::into)
     }
 
+    /// A hook program for this picker's draws: `source` (see `picking_vk::hooks::HookSource`)
+    /// reading a set at `layout(set = 1, binding = i)` of `bindings[i]`, with room for
+    /// `max_draws` draws' sets ([`WgpuDraw::with_hooks`]). The picker keeps the program's
+    /// Vulkan objects as long as it lives.
+    pub fn hook_program(&mut self, source: HookSource, bindings: &[HookBindingKind], max_draws: u32) -> Result<WgpuHookProgram, WgpuPickError> {
+        let program = WgpuHookProgram::new(&self.device, source, bindings, max_draws)?;
+        self.hook_objects.extend(program.keep_alive());
+        Ok(program)
+    }
+
     /// Records `queries` against `draws` as `request` sees them, into the next slot, and
     /// returns the commands to submit ([`PickCommands::submit`]) after the work that writes
     /// what the pick reads. Dropping them unsubmitted loses only this pick.
     pub fn record(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
+        // A buffer destroyed since its draw was built is refused (its handle would dangle); one
+        // destroyed after this check fails wgpu's validation of the submission, whose
+        // transitions name it, and nothing of it runs.
+        for (buffer, _) in draws.iter().flat_map(|d| d.buffers.iter()) {
+            // SAFETY: only whether the handle still exists is read.
+            if unsafe { buffer.as_hal::<Vulkan>() }.is_none() {
+                return Err(WgpuPickError::BufferRange { what: "draw", reason: "destroyed since the draw was built".into() });
+            }
+        }
         let slot = self.free_slot()?;
         let mut transitions = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
         // The pick reads vertex, index and instance buffers: wgpu puts them in those states
         // (after whatever wrote them) and orders its later writes after these reads.
         let states = draws.iter().flat_map(|d| d.buffers.iter());
-        transitions.transition_resources(states.map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state }), std::iter::empty());
+        let textures = draws.iter().flat_map(|d| d.textures.iter());
+        let texture_states = textures.map(|texture| wgpu::TextureTransition { texture, selector: None, state: wgpu::TextureUses::RESOURCE });
+        transitions.transition_resources(states.map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state }), texture_states);
         let pick_draws: Vec<PickDraw> = draws.iter().map(|d| d.draw.clone()).collect();
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk pick") });
         let picker = &mut self.picker;
@@ -132,7 +162,9 @@ impl WgpuPicker {
         };
         let signal = Arc::new(SlotSignal::default());
         let buffers = draws.iter().flat_map(|d| d.buffers.iter().map(|(b, _)| b.clone())).collect();
-        self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers });
+        let textures = draws.iter().flat_map(|d| d.textures.iter().cloned()).collect();
+        let keep = draws.iter().flat_map(|d| d.keep.iter().cloned()).collect();
+        self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers, _textures: textures, _keep: keep });
         self.next_slot = (slot + 1) % self.slots.len();
         Ok(PickCommands::new(transitions.finish(), encoder.finish(), self.queue.clone(), ticket, signal))
     }

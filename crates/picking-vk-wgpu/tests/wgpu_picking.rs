@@ -193,6 +193,12 @@ fn refuses_what_it_cannot_pick() {
     let request = PickRequest::new(viewport(WIDTH, HEIGHT), Mat4::IDENTITY, Mat4::IDENTITY);
     let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[draw]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::InvalidDraw { .. })), "{err}");
+    // A buffer destroyed after its draw was built is refused at record, by name.
+    let doomed = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
+    let stale = WgpuDraw::new(id, VertexPositions::tight(&doomed), 0..3).expect("built");
+    doomed.destroy();
+    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[stale]).err().expect("refused");
+    assert!(matches!(err, WgpuPickError::BufferRange { what: "draw", .. }), "{err}");
     // The picker is as it was: a good pick still works.
     let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
     let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
