@@ -60,6 +60,8 @@ pub struct WgpuDraw {
     pub(crate) textures: Vec<wgpu::Texture>,
     /// What its hooks need alive until its picks complete (their descriptor set).
     pub(crate) keep: Vec<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The device its hooks' set belongs to.
+    pub(crate) hook_device: Option<ash::vk::Device>,
 }
 
 impl WgpuDraw {
@@ -68,7 +70,7 @@ impl WgpuDraw {
         let (positions_range, format) = positions_of(&positions)?;
         let triangles = Triangles::NonIndexed { first_vertex: vertices.start, vertex_count: vertices.end.saturating_sub(vertices.start) };
         let draw = PickDraw::new(id, positions_range, triangles).with_position_format(format);
-        Ok(WgpuDraw { draw, buffers: vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX)], textures: vec![], keep: vec![] })
+        Ok(WgpuDraw { draw, buffers: vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX)], textures: vec![], keep: vec![], hook_device: None })
     }
 
     /// `set_index_buffer(index_buffer.slice(index_offset..), format)` then
@@ -93,7 +95,7 @@ impl WgpuDraw {
             Triangles::Indexed { range, width, first_index: indices.start, index_count: indices.end.saturating_sub(indices.start), vertex_offset: base_vertex };
         let draw = PickDraw::new(id, positions_range, triangles).with_position_format(position_format);
         let buffers = vec![(positions.buffer.clone(), wgpu::BufferUses::VERTEX), (index_buffer.clone(), wgpu::BufferUses::INDEX)];
-        Ok(WgpuDraw { draw, buffers, textures: vec![], keep: vec![] })
+        Ok(WgpuDraw { draw, buffers, textures: vec![], keep: vec![], hook_device: None })
     }
 
     /// Draws `instances` of the transforms (the `instances` range of `draw_indexed`): instance
@@ -126,6 +128,7 @@ impl WgpuDraw {
         self.buffers.extend(built.buffers);
         self.textures.extend(built.textures);
         self.keep.extend(built.keep);
+        self.hook_device = built.device;
         Ok(self)
     }
 

@@ -48,6 +48,10 @@ pub enum WgpuPickError {
     /// The pick's commands were never submitted: [`crate::PickCommands::submit`] them first.
     #[error("the pick's commands have not been submitted")]
     NotSubmitted,
+    /// wgpu refused the draws' resources (another device's, destroyed, or the like); nothing
+    /// was recorded.
+    #[error("wgpu refused the pick's resources: {0}")]
+    Wgpu(String),
     /// The GPU did not finish a pick within the time given.
     #[error("the pick's submission did not complete within the timeout")]
     Timeout,

@@ -30,13 +30,9 @@ pub enum HookBindingKind {
 pub enum HookResource<'a> {
     /// For [`HookBindingKind::Uniform`] and [`HookBindingKind::Storage`]: the whole buffer.
     Buffer(&'a wgpu::Buffer),
-    /// For [`HookBindingKind::Texture`]: a view of `texture`.
-    Texture {
-        /// The texture the view shows (its state is made known to wgpu).
-        texture: &'a wgpu::Texture,
-        /// The view the hook samples.
-        view: &'a wgpu::TextureView,
-    },
+    /// For [`HookBindingKind::Texture`]: the view the hook samples (its texture's state is
+    /// made known to wgpu).
+    Texture(&'a wgpu::TextureView),
 }
 
 /// The per-vertex attribute a hook program declares, from a vertex buffer:
@@ -55,8 +51,10 @@ pub struct HookAttributeSource<'a> {
 /// picker it was made for are gone (the picker holds it, so after the picker).
 struct ProgramObjects {
     device: ash::Device,
-    // Keeps the Vulkan device alive as long as these objects.
-    _wgpu: wgpu::Device,
+    // Keeps the Vulkan device alive as long as these objects, and validates the resources.
+    wgpu: wgpu::Device,
+    /// The same bindings as wgpu sees them: a draw's resources are checked against it.
+    wgpu_layout: wgpu::BindGroupLayout,
     layout: vk::DescriptorSetLayout,
     samplers: Vec<vk::Sampler>,
     pool: vk::DescriptorPool,
@@ -114,6 +112,8 @@ pub(crate) struct BuiltHooks {
     pub buffers: Vec<(wgpu::Buffer, wgpu::BufferUses)>,
     pub textures: Vec<wgpu::Texture>,
     pub keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The device the set belongs to (none without a set).
+    pub device: Option<vk::Device>,
 }
 
 impl WgpuHookProgram {
@@ -128,7 +128,8 @@ impl WgpuHookProgram {
         let raw = hal.raw_device().clone();
         let mut objects = ProgramObjects {
             device: raw.clone(),
-            _wgpu: device.clone(),
+            wgpu: device.clone(),
+            wgpu_layout: wgpu_layout(device, kinds),
             layout: vk::DescriptorSetLayout::null(),
             samplers: vec![],
             pool: vk::DescriptorPool::null(),
@@ -219,26 +220,22 @@ impl WgpuHookProgram {
             buffers.push((a.buffer.clone(), wgpu::BufferUses::VERTEX));
         }
         let Some(objects) = &self.objects else {
-            return Ok(BuiltHooks { hooks, buffers, textures, keep: None });
+            return Ok(BuiltHooks { hooks, buffers, textures, keep: None, device: None });
         };
+        check_resources(objects, resources)?;
         let mut buffer_infos = vec![];
         let mut image_infos = vec![];
         for (kind, resource) in self.kinds.iter().zip(resources) {
             match (kind, resource) {
                 (HookBindingKind::Uniform | HookBindingKind::Storage, HookResource::Buffer(b)) => {
-                    let (usage, name, state) = match kind {
-                        HookBindingKind::Uniform => (wgpu::BufferUsages::UNIFORM, "UNIFORM", wgpu::BufferUses::UNIFORM),
-                        _ => (wgpu::BufferUsages::STORAGE, "STORAGE", wgpu::BufferUses::STORAGE_READ_ONLY),
-                    };
-                    crate::draw::check_usage(b, usage, "hook", name)?;
+                    // Usage, device and liveness were checked by `check_resources`.
+                    let state = if *kind == HookBindingKind::Uniform { wgpu::BufferUses::UNIFORM } else { wgpu::BufferUses::STORAGE_READ_ONLY };
                     let range = crate::draw::whole_range(b, 0, "hook")?;
                     buffer_infos.push(vk::DescriptorBufferInfo { buffer: range.buffer, offset: 0, range: range.size });
                     buffers.push(((*b).clone(), state));
                 }
-                (HookBindingKind::Texture { .. }, HookResource::Texture { texture, view }) => {
-                    if !texture.usage().contains(wgpu::TextureUsages::TEXTURE_BINDING) || texture.format().is_depth_stencil_format() {
-                        return Err(bad("a hook texture needs TEXTURE_BINDING usage and a colour format".into()));
-                    }
+                (HookBindingKind::Texture { .. }, HookResource::Texture(view)) => {
+                    // Usage, sample type, dimension and device were checked by `check_resources`.
                     // SAFETY: the handle is only read; the view (and its texture) stay alive
                     // with the draw.
                     let raw = unsafe { view.as_hal::<Vulkan>() }.map(|v| unsafe { v.raw_handle() }).ok_or_else(|| bad("a destroyed texture view".into()))?;
@@ -247,7 +244,7 @@ impl WgpuHookProgram {
                         image_view: raw,
                         image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
                     });
-                    textures.push((*texture).clone());
+                    textures.push(view.texture().clone());
                 }
                 _ => return Err(bad(format!("a resource of the wrong kind for a {kind:?} binding"))),
             }
@@ -282,6 +279,58 @@ impl WgpuHookProgram {
         // its binding declares.
         unsafe { objects.device.update_descriptor_sets(&writes, &[]) };
         hooks = hooks.with_descriptor_set(set);
-        Ok(BuiltHooks { hooks, buffers, textures, keep: Some(Arc::new(guard)) })
+        Ok(BuiltHooks { hooks, buffers, textures, keep: Some(Arc::new(guard)), device: Some(objects.device.handle()) })
+    }
+}
+
+/// The wgpu bind group layout of `kinds`: what a draw's resources are validated against.
+fn wgpu_layout(device: &wgpu::Device, kinds: &[HookBindingKind]) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+            ty: match kind {
+                HookBindingKind::Uniform => {
+                    wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None }
+                }
+                HookBindingKind::Storage => {
+                    wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only: true }, has_dynamic_offset: false, min_binding_size: None }
+                }
+                HookBindingKind::Texture { .. } => wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("picking-vk hook resources"), entries: &entries })
+}
+
+/// Has wgpu validate `resources` as a bind group of the program's layout on its device:
+/// every one of that device, alive, of the usage, sample type and dimension its binding
+/// needs. Nothing is written into a Vulkan set before this passes.
+fn check_resources(objects: &ProgramObjects, resources: &[HookResource<'_>]) -> Result<(), WgpuPickError> {
+    let scope = objects.wgpu.push_error_scope(wgpu::ErrorFilter::Validation);
+    let entries: Vec<_> = resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: match r {
+                HookResource::Buffer(b) => b.as_entire_binding(),
+                HookResource::Texture(view) => wgpu::BindingResource::TextureView(view),
+            },
+        })
+        .collect();
+    drop(objects.wgpu.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &objects.wgpu_layout, entries: &entries }));
+    let mut popped = std::pin::pin!(scope.pop());
+    match std::future::Future::poll(popped.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(None) => Ok(()),
+        std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
+        std::task::Poll::Pending => Err(WgpuPickError::Wgpu("wgpu did not report on the hook resources".into())),
     }
 }

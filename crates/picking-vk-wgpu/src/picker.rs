@@ -8,6 +8,7 @@ use crate::error::WgpuPickError;
 use crate::hooks::{HookBindingKind, WgpuHookProgram};
 use picking_vk::hooks::HookSource;
 use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use wgpu::hal::api::Vulkan;
@@ -40,6 +41,8 @@ pub struct WgpuPicker {
     ready: Vec<FrameResults>,
     /// How long recording waits for a slot's earlier pick to complete.
     slot_timeout: Duration,
+    /// wgpu's Vulkan device: hook programs must be of it.
+    raw_device: ash::vk::Device,
     /// Each slot's GPU results buffer, wrapped for wgpu (with `PickerConfig::gpu_results`).
     results_buffers: Vec<wgpu::Buffer>,
     /// The hook programs' layouts and pools: destroyed after the picker (fields drop in
@@ -53,10 +56,11 @@ impl WgpuPicker {
     /// A picker on `device` (opened by [`crate::request_device`], whose features it uses).
     pub fn new(device: &PickingDevice, config: PickerConfig) -> Result<Self, WgpuPickError> {
         let frames = config.frames_in_flight;
-        let picker = {
+        let (picker, raw_device) = {
             // SAFETY: the handles are read while the guard lives; the picker clones the device
             // functions it needs.
             let hal = unsafe { device.device.as_hal::<Vulkan>() }.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+            let raw_device = hal.raw_device().handle();
             let instance = hal.shared_instance();
             let host = HostDevice::new(
                 instance.raw_instance(),
@@ -72,12 +76,13 @@ impl WgpuPicker {
             // features were enabled by `request_device` (and the core ones are checked from
             // `enabled_core`); the picker is dropped before the device, after every
             // submission completed (`Drop`), because this struct holds the device.
-            unsafe { Picker::new(host, config) }?
+            (unsafe { Picker::new(host, config) }?, raw_device)
         };
         let results_buffers = crate::gpu_results::wrap_results(&device.device, &picker)?;
         Ok(WgpuPicker {
             results_buffers,
             hook_objects: vec![],
+            raw_device,
             picker,
             slots: (0..frames).map(|_| None).collect(),
             next_slot: 0,
@@ -126,14 +131,11 @@ impl WgpuPicker {
                 return Err(WgpuPickError::BufferRange { what: "draw", reason: "destroyed since the draw was built".into() });
             }
         }
+        if draws.iter().any(|d| d.hook_device.is_some_and(|h| h != self.raw_device)) {
+            return Err(WgpuPickError::Wgpu("a draw's hooks were made by a picker of another device".into()));
+        }
         let slot = self.free_slot()?;
-        let mut transitions = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
-        // The pick reads vertex, index and instance buffers: wgpu puts them in those states
-        // (after whatever wrote them) and orders its later writes after these reads.
-        let states = draws.iter().flat_map(|d| d.buffers.iter());
-        let textures = draws.iter().flat_map(|d| d.textures.iter());
-        let texture_states = textures.map(|texture| wgpu::TextureTransition { texture, selector: None, state: wgpu::TextureUses::RESOURCE });
-        transitions.transition_resources(states.map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state }), texture_states);
+        let transitions = self.transitions(draws)?;
         let pick_draws: Vec<PickDraw> = draws.iter().map(|d| d.draw.clone()).collect();
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk pick") });
         let picker = &mut self.picker;
@@ -166,7 +168,29 @@ impl WgpuPicker {
         let keep = draws.iter().flat_map(|d| d.keep.iter().cloned()).collect();
         self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers, _textures: textures, _keep: keep });
         self.next_slot = (slot + 1) % self.slots.len();
-        Ok(PickCommands::new(transitions.finish(), encoder.finish(), self.queue.clone(), ticket, signal))
+        Ok(PickCommands::new(transitions, encoder.finish(), self.queue.clone(), ticket, signal))
+    }
+
+    /// The command buffer of wgpu's transitions of everything `draws` read (buffers to their
+    /// vertex, index, uniform or storage state, hook textures to `RESOURCE`): wgpu then orders
+    /// the app's writes before the pick and its later writes after it. It also proves every
+    /// resource is this device's (wgpu validates that, reported here through an error scope)
+    /// before anything is recorded with their raw handles.
+    fn transitions(&self, draws: &[WgpuDraw]) -> Result<wgpu::CommandBuffer, WgpuPickError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
+        let buffers = draws.iter().flat_map(|d| d.buffers.iter()).map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state });
+        let textures = draws.iter().flat_map(|d| d.textures.iter());
+        let textures = textures.map(|texture| wgpu::TextureTransition { texture, selector: None, state: wgpu::TextureUses::RESOURCE });
+        encoder.transition_resources(buffers, textures);
+        let commands = encoder.finish();
+        // wgpu-core answers at once: the future is ready when first polled.
+        let mut popped = std::pin::pin!(scope.pop());
+        match popped.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+            std::task::Poll::Ready(None) => Ok(commands),
+            std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
+            std::task::Poll::Pending => Err(WgpuPickError::Wgpu("wgpu did not report on the transitions".into())),
+        }
     }
 
     /// The results of every pick whose submission completed since the last call, oldest

@@ -110,7 +110,7 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
         let id = 10 + i as u64;
         scene.objects.push(Object::new(id, 1, *model));
         let attribute = HookAttributeSource { buffer: &uvs, offset: 0, array_stride: 8 };
-        let resources = [HookResource::Texture { texture: &texture, view: &view }, HookResource::Buffer(&cut)];
+        let resources = [HookResource::Texture(&view), HookResource::Buffer(&cut)];
         let draw = WgpuDraw::new(picking_vk::ObjectId::new(id).unwrap(), VertexPositions::tight(&quad_vb), 0..6).unwrap().with_model(*model);
         draws.push(draw.with_hooks(&program, &resources, Some(attribute)).expect("hooked"));
     }
@@ -141,5 +141,64 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
     }
     eprintln!("{checked} unambiguous pixels agree: {on_quads} on opaque texels, {through} through transparent ones");
     assert!(checked >= 250 && on_quads >= 40 && through >= 20, "the view must show quads and holes: {checked} {on_quads} {through}");
+    common::assert_no_messages();
+}
+
+/// Resources that do not fit the program are refused before any Vulkan set is written: the
+/// wrong number or kind, a usage missing, another device's; and a draw whose hooks are
+/// another picker's device's is refused at record.
+#[test]
+fn hook_resources_that_do_not_fit_are_refused() {
+    let adapter = common::adapter();
+    let gpu = common::device(&adapter);
+    let mut picker = WgpuPicker::new(&gpu, PickerConfig::default()).expect("the picker");
+    let source = || HookSource {
+        name: "cut".into(),
+        shared: "layout(set = 1, binding = 0) uniform Cut { float threshold; };\n".into(),
+        discard: Some("bool pick_discard(PickFragment f) {\n    return threshold > 2.0;\n}\n".into()),
+        ..Default::default()
+    };
+    let program = picker.hook_program(source(), &[HookBindingKind::Uniform], 4).expect("the program");
+    let positions = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 36, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
+    let draw = || WgpuDraw::new(picking_vk::ObjectId::new(5).unwrap(), VertexPositions::tight(&positions), 0..3).unwrap();
+    let uniform = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &bytes([0.5, 0.0, 0.0, 0.0]),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let storage = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &bytes([0.5, 0.0, 0.0, 0.0]),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    assert!(draw().with_hooks(&program, &[], None).is_err(), "too few resources");
+    assert!(draw().with_hooks(&program, &[HookResource::Buffer(&uniform), HookResource::Buffer(&uniform)], None).is_err(), "too many");
+    let err = draw().with_hooks(&program, &[HookResource::Buffer(&storage)], None).expect_err("no UNIFORM usage");
+    assert!(matches!(&err, picking_vk_wgpu::WgpuPickError::Wgpu(m) if m.contains("UNIFORM")), "{err}");
+    let other = common::device(&adapter);
+    let foreign = other.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &bytes([0.5, 0.0, 0.0, 0.0]),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let err = draw().with_hooks(&program, &[HookResource::Buffer(&foreign)], None).expect_err("another device's buffer");
+    assert!(matches!(err, picking_vk_wgpu::WgpuPickError::Wgpu(_)), "{err}");
+    // A program of another device's picker, with that device's buffers: fine to build, refused
+    // by this picker.
+    let mut other_picker = WgpuPicker::new(&other, PickerConfig::default()).expect("the other picker");
+    let other_program = other_picker.hook_program(source(), &[HookBindingKind::Uniform], 4).expect("the program");
+    let other_positions =
+        other.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 36, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
+    let alien = WgpuDraw::new(picking_vk::ObjectId::new(6).unwrap(), VertexPositions::tight(&other_positions), 0..3).unwrap();
+    let alien = alien.with_hooks(&other_program, &[HookResource::Buffer(&foreign)], None).expect("fits its own device");
+    let request = PickRequest::new(viewport(W, H), Mat4::IDENTITY, Mat4::IDENTITY);
+    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[alien]).err().expect("refused");
+    assert!(matches!(err, picking_vk_wgpu::WgpuPickError::Wgpu(_)), "{err}");
+    // And a draw that fits is picked.
+    let good = draw().with_hooks(&program, &[HookResource::Buffer(&uniform)], None).expect("fits");
+    let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[good]).expect("recorded");
+    let ticket = commands.ticket();
+    commands.submit([], []);
+    picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
     common::assert_no_messages();
 }

@@ -199,6 +199,12 @@ fn refuses_what_it_cannot_pick() {
     doomed.destroy();
     let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[stale]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::BufferRange { what: "draw", .. }), "{err}");
+    // A buffer of another device is refused before anything is recorded with it.
+    let other = common::device(&adapter);
+    let foreign = other.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
+    let alien = WgpuDraw::new(id, VertexPositions::tight(&foreign), 0..3).expect("built");
+    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[alien]).err().expect("refused");
+    assert!(matches!(err, WgpuPickError::Wgpu(_)), "{err}");
     // The picker is as it was: a good pick still works.
     let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
     let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
