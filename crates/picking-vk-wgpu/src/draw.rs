@@ -1,13 +1,13 @@
 //! Pick draws built from `wgpu::Buffer`s, as a wgpu render pass draws them.
 
+use crate::buffers::{check_usage, whole_range};
 use crate::error::WgpuPickError;
 use crate::hooks::{HookAttributeSource, HookResource, WgpuHookProgram};
 use glam::Mat4;
-use picking_vk::draw::{BufferRange, IndexWidth, InstanceFormat, Instances, PositionFormat, Positions, RasterState, Triangles};
+use picking_vk::draw::{IndexWidth, InstanceFormat, Instances, PositionFormat, Positions, RasterState, Triangles};
 use picking_vk::{ObjectId, PickDraw};
 use std::ops::Range;
 use std::sync::Arc;
-use wgpu::hal::api::Vulkan;
 
 /// Where a draw's positions are: `set_vertex_buffer(slot, buffer.slice(offset..))` with an
 /// attribute `format` at `attribute_offset` in a layout of `array_stride` bytes.
@@ -172,31 +172,6 @@ impl WgpuDraw {
     pub fn pick_draw(&self) -> &PickDraw {
         &self.draw
     }
-}
-
-/// The Vulkan buffer behind a wgpu buffer, or an error if it was destroyed.
-fn raw_buffer(buffer: &wgpu::Buffer, what: &'static str) -> Result<ash::vk::Buffer, WgpuPickError> {
-    // SAFETY: the handle is only read; wgpu keeps owning (and destroying) it.
-    let hal = unsafe { buffer.as_hal::<Vulkan>() };
-    // SAFETY: as above.
-    hal.map(|b| unsafe { b.raw_handle() }).ok_or(WgpuPickError::BufferRange { what, reason: "destroyed, or not a Vulkan buffer".into() })
-}
-
-pub(crate) fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what: &'static str, name: &'static str) -> Result<(), WgpuPickError> {
-    if buffer.usage().contains(usage) {
-        Ok(())
-    } else {
-        Err(WgpuPickError::BufferUsage { what, usage: name })
-    }
-}
-
-/// The buffer's bytes from `offset` to its end.
-pub(crate) fn whole_range(buffer: &wgpu::Buffer, offset: u64, what: &'static str) -> Result<BufferRange, WgpuPickError> {
-    let size = buffer
-        .size()
-        .checked_sub(offset)
-        .ok_or_else(|| WgpuPickError::BufferRange { what, reason: format!("offset {offset} lies past its {} bytes", buffer.size()) })?;
-    Ok(BufferRange { buffer: raw_buffer(buffer, what)?, offset, size })
 }
 
 /// The picker's positions for a wgpu vertex layout: the range starts at the first vertex's

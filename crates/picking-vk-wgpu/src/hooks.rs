@@ -213,8 +213,8 @@ impl WgpuHookProgram {
         let mut hooks = DrawHooks::new(Arc::clone(&self.program));
         let (mut buffers, mut textures) = (vec![], vec![]);
         if let Some(a) = attribute {
-            let range = crate::draw::whole_range(a.buffer, a.offset, "hook attribute")?;
-            crate::draw::check_usage(a.buffer, wgpu::BufferUsages::VERTEX, "hook attribute", "VERTEX")?;
+            let range = crate::buffers::whole_range(a.buffer, a.offset, "hook attribute")?;
+            crate::buffers::check_usage(a.buffer, wgpu::BufferUsages::VERTEX, "hook attribute", "VERTEX")?;
             let stride = u32::try_from(a.array_stride).map_err(|_| bad(format!("array stride {} is too large", a.array_stride)))?;
             hooks = hooks.with_attribute(AttributeStream { range, stride, vertex_count });
             buffers.push((a.buffer.clone(), wgpu::BufferUses::VERTEX));
@@ -230,7 +230,7 @@ impl WgpuHookProgram {
                 (HookBindingKind::Uniform | HookBindingKind::Storage, HookResource::Buffer(b)) => {
                     // Usage, device and liveness were checked by `check_resources`.
                     let state = if *kind == HookBindingKind::Uniform { wgpu::BufferUses::UNIFORM } else { wgpu::BufferUses::STORAGE_READ_ONLY };
-                    let range = crate::draw::whole_range(b, 0, "hook")?;
+                    let range = crate::buffers::whole_range(b, 0, "hook")?;
                     buffer_infos.push(vk::DescriptorBufferInfo { buffer: range.buffer, offset: 0, range: range.size });
                     buffers.push(((*b).clone(), state));
                 }

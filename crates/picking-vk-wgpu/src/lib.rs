@@ -55,6 +55,7 @@
 //! Not offered through wgpu: wide lines and points, and dynamic rendering (see
 //! [`BRIDGE_FEATURES`]); deformation and contributors, which need the app's raw pipelines.
 
+mod buffers;
 mod commands;
 mod device;
 mod draw;

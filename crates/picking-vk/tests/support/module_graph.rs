@@ -109,8 +109,11 @@ fn named_paths(code: &str) -> Vec<String> {
         let boundary = rest[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
         let after = &rest[at + 4..];
         let end = after.find(';').unwrap_or(after.len());
-        if boundary {
-            out.extend(expand_tree(&after[..end].split(" as ").next().unwrap_or_default().replace(char::is_whitespace, "")));
+        let tree = after[..end].split(" as ").next().unwrap_or_default().replace(char::is_whitespace, "");
+        // A `use` tree is a path: "use " inside a string or a sentence is not one.
+        let path_like = tree.chars().all(|c| c.is_alphanumeric() || "_:{},*".contains(c));
+        if boundary && path_like {
+            out.extend(expand_tree(&tree));
         }
         rest = &after[if boundary { end } else { 0 }..];
     }
