@@ -24,8 +24,9 @@
 //!
 //! ## What the bridge does for the app
 //! - wgpu 28 and later forbid raw Vulkan commands on an encoder that records wgpu commands, so
-//!   each pick is two command buffers of its own: wgpu's transitions of every buffer the pick
-//!   reads (to `VERTEX` or `INDEX`), then the raw pick. [`PickCommands::submit`] is the only way
+//!   each pick is two command buffers of its own: wgpu's transitions of every buffer and
+//!   texture the pick reads (to `VERTEX`, `INDEX`, `UNIFORM`, `STORAGE_READ_ONLY` or
+//!   `RESOURCE`), then the raw pick. [`PickCommands::submit`] is the only way
 //!   to submit them, together and in that order: wgpu then orders the app's earlier writes
 //!   before the pick and its later writes after it.
 //! - Each slot keeps clones of the buffers its pick reads until wgpu reports the submission
@@ -37,8 +38,10 @@
 //! creation callback, `Picker::new`, `Picker::record`, `Picker::take_results`) state at each
 //! call which of their contracts the bridge meets and how: handles read only while wgpu's
 //! guards live, buffers only from live `wgpu::Buffer`s with the right usage and byte ranges
-//! inside them, one queue, results taken only after completion. Index values are read under
-//! `robustBufferAccess`, which wgpu enables.
+//! inside them, one queue, results taken only after completion. Every resource a pick or a
+//! hook set names is first validated by wgpu (its device, usage and liveness, in an error
+//! scope) before its raw handle is recorded or written. Index values are read under
+//! `robustBufferAccess`, which [`request_device`] requires (wgpu enables it wherever offered).
 //!
 //! ## GPU results in WGSL
 //! With `PickerConfig::with_gpu_results(true)`, [`WgpuPicker::gpu_results`] is each slot's
