@@ -18,7 +18,7 @@ step setup bash tools/setup.sh
 source tools/env.sh
 step rustfmt cargo fmt --all -- --check
 step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
-step rustdoc env RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk --no-deps --locked
+step rustdoc env RUSTDOCFLAGS=-Dwarnings cargo doc -p picking-vk -p picking-vk-wgpu --no-deps --locked
 step "workspace tests" cargo test --workspace --locked "$@"
 # The GPU suite again with the pick passes begun by dynamic rendering: through
 # VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3. Selected from the workspace
