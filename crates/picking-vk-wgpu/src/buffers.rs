@@ -21,11 +21,13 @@ pub(crate) fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what
     }
 }
 
-/// The buffer's bytes from `offset` to its end.
+/// The buffer's bytes from `offset` to its end; `offset` must lie inside the buffer (Vulkan
+/// binds nothing at its end).
 pub(crate) fn whole_range(buffer: &wgpu::Buffer, offset: u64, what: &'static str) -> Result<BufferRange, WgpuPickError> {
     let size = buffer
         .size()
         .checked_sub(offset)
-        .ok_or_else(|| WgpuPickError::BufferRange { what, reason: format!("offset {offset} lies past its {} bytes", buffer.size()) })?;
+        .filter(|&size| size > 0)
+        .ok_or_else(|| WgpuPickError::BufferRange { what, reason: format!("offset {offset} lies at or past the end of its {} bytes", buffer.size()) })?;
     Ok(BufferRange { buffer: raw_buffer(buffer, what)?, offset, size })
 }

@@ -156,7 +156,7 @@ impl WgpuDraw {
         self
     }
 
-    /// Whether the draw can be picked (`false`: it still hides what lies behind it).
+    /// Whether the draw takes part in the pick (`false`: it neither hits nor occludes).
     pub fn with_pickable(mut self, pickable: bool) -> Self {
         self.draw = self.draw.with_pickable(pickable);
         self

@@ -30,7 +30,10 @@ impl PickDraw {
                 let w = width.bytes() as u32;
                 check_elements(range, w, u64::from(w), first_index, index_count, "index")?;
                 // A negative offset is legal (indices may be stored above it); one at or past
-                // the vertex count leaves no index that names a vertex.
+                // the vertex count leaves no index that names a vertex, as do no vertices.
+                if index_count > 0 && p.vertex_count == 0 {
+                    return Err(format!("{index_count} indices into a position range of no vertices"));
+                }
                 if i64::from(vertex_offset) >= i64::from(p.vertex_count) {
                     return Err(format!("vertex offset {vertex_offset} lies past the {} vertices", p.vertex_count));
                 }

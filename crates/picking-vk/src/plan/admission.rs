@@ -5,9 +5,18 @@ use crate::draw::PickDraw;
 use crate::ignore::Ignore;
 use crate::request::PickRequest;
 
-/// Whether a draw takes part at all: pickable, passes the filter, not ignored as a whole.
+/// Whether a draw takes part at all: it draws something, is pickable, passes the filter, is
+/// not ignored as a whole.
 pub(crate) fn admits(request: &PickRequest<'_>, draw: &PickDraw) -> bool {
-    draw.pickable && !request.ignore.contains(&Ignore::Object(draw.id)) && request.filter.is_none_or(|f| f(draw.id))
+    draws_something(draw) && draw.pickable && !request.ignore.contains(&Ignore::Object(draw.id)) && request.filter.is_none_or(|f| f(draw.id))
+}
+
+/// A direct draw of no vertices, indices or instances records nothing: it is left out, as
+/// binding its buffers at the end of an empty range would even be invalid
+/// (`vkCmdBindIndexBuffer` wants an offset inside the buffer). Indirect draws take their
+/// counts from their commands.
+fn draws_something(draw: &PickDraw) -> bool {
+    draw.indirect.is_some() || (draw.triangles.element_count() > 0 && draw.instance_count() > 0)
 }
 
 /// Whether instance `instance` of `draw` is ignored by the request.
@@ -97,6 +106,9 @@ mod tests {
         let base = PickRequest::new(Viewport::full(4, 4), Mat4::IDENTITY, Mat4::IDENTITY);
         assert!(admits(&base, &draw(5)));
         assert!(!admits(&base, &draw(5).with_pickable(false)));
+        let mut empty = draw(5);
+        empty.triangles = Triangles::NonIndexed { first_vertex: 0, vertex_count: 0 };
+        assert!(!admits(&base, &empty), "a draw of no vertices draws nothing");
         let ignore = [Ignore::Object(ObjectId::new(5).unwrap())];
         assert!(!admits(&base.with_ignore(&ignore), &draw(5)));
         assert!(admits(&base.with_ignore(&ignore), &draw(6)));
