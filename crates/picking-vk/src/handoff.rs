@@ -116,7 +116,8 @@ pub(crate) struct EntrySpan {
 pub struct PassStats {
     /// Draws recorded into the pass.
     pub draws_recorded: u64,
-    /// Draws left out by `pickable`, the filter or a whole-object ignore. With
+    /// Draws left out by `pickable`, the filter or a whole-object ignore, and direct draws of
+    /// no vertices, indices or instances (they draw nothing). With
     /// a shared list, a draw that the hierarchy already left out and that fails only the
     /// filter or an ignore rule counts as culled (finding out would cost O(draws)); unpickable
     /// draws count as skipped on both paths.
