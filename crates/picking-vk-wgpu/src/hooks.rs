@@ -89,10 +89,13 @@ impl std::fmt::Debug for WgpuHookProgram {
     }
 }
 
-/// A draw's descriptor set, freed into its program's pool when the last user is gone.
+/// A draw's descriptor set, freed into its program's pool when the last user is gone, with
+/// the views and buffers written into it (their Vulkan handles live as long as the set).
 struct SetGuard {
     objects: Arc<ProgramObjects>,
     set: vk::DescriptorSet,
+    _views: Vec<wgpu::TextureView>,
+    _buffers: Vec<wgpu::Buffer>,
 }
 
 impl Drop for SetGuard {
@@ -254,7 +257,9 @@ impl WgpuHookProgram {
             objects.device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(objects.pool).set_layouts(&[objects.layout]))
         }
         .map_err(|e| bad(format!("no descriptor set left in the program's pool ({e}): make the program for more draws")))?[0];
-        let guard = SetGuard { objects: Arc::clone(objects), set };
+        let views = resources.iter().filter_map(|r| if let HookResource::Texture(v) = r { Some((*v).clone()) } else { None }).collect();
+        let set_buffers = buffers.iter().map(|(b, _): &(wgpu::Buffer, _)| b.clone()).collect();
+        let guard = SetGuard { objects: Arc::clone(objects), set, _views: views, _buffers: set_buffers };
         let (mut b, mut i) = (buffer_infos.iter(), image_infos.iter());
         let writes: Vec<_> = self
             .kinds

@@ -128,7 +128,13 @@ impl WgpuPicker {
         for (buffer, _) in draws.iter().flat_map(|d| d.buffers.iter()) {
             // SAFETY: only whether the handle still exists is read.
             if unsafe { buffer.as_hal::<Vulkan>() }.is_none() {
-                return Err(WgpuPickError::BufferRange { what: "draw", reason: "destroyed since the draw was built".into() });
+                return Err(WgpuPickError::BufferRange { what: "draw", reason: "a buffer was destroyed since the draw was built".into() });
+            }
+        }
+        for texture in draws.iter().flat_map(|d| d.textures.iter()) {
+            // SAFETY: as above.
+            if unsafe { texture.as_hal::<Vulkan>() }.is_none() {
+                return Err(WgpuPickError::BufferRange { what: "draw", reason: "a hook texture was destroyed since the draw was built".into() });
             }
         }
         if draws.iter().any(|d| d.hook_device.is_some_and(|h| h != self.raw_device)) {

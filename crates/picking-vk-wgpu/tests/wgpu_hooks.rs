@@ -63,7 +63,6 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
         Default::default(),
         &texels,
     );
-    let view = texture.create_view(&Default::default());
     let cut = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("cut"),
         contents: &bytes([0.5, 0.0, 0.0, 0.0]),
@@ -110,9 +109,12 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
         let id = 10 + i as u64;
         scene.objects.push(Object::new(id, 1, *model));
         let attribute = HookAttributeSource { buffer: &uvs, offset: 0, array_stride: 8 };
+        // A view of its own per draw, dropped right away: the draw's set keeps it.
+        let view = texture.create_view(&Default::default());
         let resources = [HookResource::Texture(&view), HookResource::Buffer(&cut)];
         let draw = WgpuDraw::new(picking_vk::ObjectId::new(id).unwrap(), VertexPositions::tight(&quad_vb), 0..6).unwrap().with_model(*model);
         draws.push(draw.with_hooks(&program, &resources, Some(attribute)).expect("hooked"));
+        drop(view);
     }
     let view_m = glam::camera::rh::view::look_at_mat4(Vec3::new(0.2, 0.4, 4.0), Vec3::new(0.0, 0.0, -0.5), Vec3::Y);
     let proj = glam::camera::rh::proj::directx::perspective(0.9, W as f32 / H as f32, 0.1, 50.0);
