@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use wgpu::hal::api::Vulkan;
 
+/// Completed picks' results kept for `poll_results` and `wait_results`; past this many
+/// untaken ones, the oldest are dropped.
+const MAX_READY: usize = 64;
+
 /// A pick recorded into a slot and not yet taken.
 struct SlotUse {
     ticket: PickTicket,
@@ -200,7 +204,8 @@ impl WgpuPicker {
     }
 
     /// The results of every pick whose submission completed since the last call, oldest
-    /// first. Never waits (it polls the device once).
+    /// first (at most the last 64 completed: older untaken ones are dropped). Never waits (it
+    /// polls the device once).
     pub fn poll_results(&mut self) -> Result<Vec<FrameResults>, WgpuPickError> {
         self.device.poll(wgpu::PollType::Poll).map_err(|e| WgpuPickError::Poll(e.to_string()))?;
         for slot in 0..self.slots.len() {
@@ -276,6 +281,10 @@ impl WgpuPicker {
             SlotState::Done => {
                 // SAFETY: wgpu reported the submission that carried the slot's commands done.
                 if let Some(results) = unsafe { self.picker.take_results(slot) }? {
+                    // Results nobody takes are kept for a while, not forever: the oldest go.
+                    if self.ready.len() == MAX_READY {
+                        self.ready.remove(0);
+                    }
                     self.ready.push(results);
                 }
             }

@@ -169,6 +169,16 @@ fn slots_poll_and_dropped_picks() {
     let frames: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
     assert_eq!(frames, vec![first_frame, third_ticket.frame, held_frame], "every submitted pick, oldest first; the dropped one never");
     assert!(picker.poll_results().expect("results").is_empty(), "each result once");
+    // Results nobody takes stay bounded: of 70 picks, the 64 newest are kept.
+    let mut last = 0;
+    for _ in 0..70 {
+        let commands = picker.record(&request, &queries, &draws).expect("recorded");
+        last = commands.ticket().frame;
+        commands.submit([], []);
+    }
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
+    let kept: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
+    assert_eq!(kept, (last - 63..=last).collect::<Vec<_>>(), "the 64 newest, oldest first");
     common::assert_no_messages();
 }
 
