@@ -52,7 +52,7 @@ impl SlotSignal {
     }
 }
 
-/// One recorded pick: wgpu's transitions of the buffers it reads, and the raw pick. Submit it
+/// One recorded pick: wgpu's transitions of the resources it reads, and the raw pick. Submit it
 /// with [`PickCommands::submit`], once per frame that picks; dropping it unsubmitted loses
 /// this pick only.
 #[must_use = "submit the pick's commands, or the pick is lost"]
@@ -78,7 +78,8 @@ impl PickCommands {
     /// Submits the pick to the picker's queue in one submission with the app's work: `before`
     /// (what writes the buffers the pick reads, e.g. a compute pass that moves instances, or
     /// the frame's scene pass), then the pick, then `after` (passes that need nothing from
-    /// the pick, or that read its results later). Returns the submission's index.
+    /// the pick, or that read its GPU results: [`crate::WgpuPicker::gpu_results`]). Returns the
+    /// submission's index.
     pub fn submit(
         mut self,
         before: impl IntoIterator<Item = wgpu::CommandBuffer>,
