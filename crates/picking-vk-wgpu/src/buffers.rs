@@ -31,3 +31,13 @@ pub(crate) fn whole_range(buffer: &wgpu::Buffer, offset: u64, what: &'static str
         .ok_or_else(|| WgpuPickError::BufferRange { what, reason: format!("offset {offset} lies at or past the end of its {} bytes", buffer.size()) })?;
     Ok(BufferRange { buffer: raw_buffer(buffer, what)?, offset, size })
 }
+
+/// How many elements of `element` bytes, `stride` bytes apart, fit in `bytes` (the first at 0).
+pub(crate) fn elements_in(bytes: u64, element: u64, stride: u32) -> u32 {
+    let count = match bytes.checked_sub(element) {
+        Some(rest) if stride > 0 => rest / u64::from(stride) + 1,
+        Some(_) => 1,
+        None => 0,
+    };
+    u32::try_from(count).unwrap_or(u32::MAX)
+}

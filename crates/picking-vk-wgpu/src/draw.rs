@@ -1,6 +1,6 @@
 //! Pick draws built from `wgpu::Buffer`s, as a wgpu render pass draws them.
 
-use crate::buffers::{check_usage, whole_range};
+use crate::buffers::{check_usage, elements_in, whole_range};
 use crate::error::WgpuPickError;
 use crate::hooks::{HookAttributeSource, HookResource, WgpuHookProgram};
 use glam::Mat4;
@@ -123,7 +123,11 @@ impl WgpuDraw {
         resources: &[HookResource<'_>],
         attribute: Option<HookAttributeSource<'_>>,
     ) -> Result<Self, WgpuPickError> {
-        let built = program.draw_hooks(resources, attribute, self.draw.positions.vertex_count)?;
+        let built = program.draw_hooks(resources, attribute)?;
+        // The draw may read only the vertices both streams hold.
+        if let Some(stream) = &built.hooks.attribute {
+            self.draw.positions.vertex_count = self.draw.positions.vertex_count.min(stream.vertex_count);
+        }
         self.draw = self.draw.with_hooks(built.hooks);
         self.buffers.extend(built.buffers);
         self.textures.extend(built.textures);
@@ -191,11 +195,6 @@ fn positions_of(p: &VertexPositions<'_>) -> Result<(Positions, PositionFormat), 
     let stride = u32::try_from(p.array_stride).map_err(|_| bad(format!("array stride {} is too large", p.array_stride)))?;
     let start = p.offset.checked_add(p.attribute_offset).ok_or_else(|| bad("offset past 2^64".into()))?;
     let range = whole_range(p.buffer, start, "vertex")?;
-    let vertex_count = match range.size.checked_sub(p.format.size()) {
-        Some(rest) if stride > 0 => rest / u64::from(stride) + 1,
-        Some(_) => 1,
-        None => 0,
-    };
-    let vertex_count = u32::try_from(vertex_count).unwrap_or(u32::MAX);
+    let vertex_count = elements_in(range.size, p.format.size(), stride);
     Ok((Positions { range, stride, vertex_count }, format))
 }

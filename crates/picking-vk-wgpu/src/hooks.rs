@@ -202,13 +202,9 @@ impl WgpuHookProgram {
         self.objects.clone().map(|o| o as Arc<dyn std::any::Any + Send + Sync>)
     }
 
-    /// A draw's hooks: its set, written with `resources`, and its attribute stream.
-    pub(crate) fn draw_hooks(
-        &self,
-        resources: &[HookResource<'_>],
-        attribute: Option<HookAttributeSource<'_>>,
-        vertex_count: u32,
-    ) -> Result<BuiltHooks, WgpuPickError> {
+    /// A draw's hooks: its set, written with `resources`, and its attribute stream (holding
+    /// every element that lies inside its buffer).
+    pub(crate) fn draw_hooks(&self, resources: &[HookResource<'_>], attribute: Option<HookAttributeSource<'_>>) -> Result<BuiltHooks, WgpuPickError> {
         let bad = |reason: String| WgpuPickError::BufferRange { what: "hook resource", reason };
         if resources.len() != self.kinds.len() {
             return Err(bad(format!("{} resources for a program of {} bindings", resources.len(), self.kinds.len())));
@@ -219,6 +215,8 @@ impl WgpuHookProgram {
             let range = crate::buffers::whole_range(a.buffer, a.offset, "hook attribute")?;
             crate::buffers::check_usage(a.buffer, wgpu::BufferUsages::VERTEX, "hook attribute", "VERTEX")?;
             let stride = u32::try_from(a.array_stride).map_err(|_| bad(format!("array stride {} is too large", a.array_stride)))?;
+            let declared = self.program.source().attribute.ok_or_else(|| bad("an attribute stream for a program that declares no attribute".into()))?;
+            let vertex_count = crate::buffers::elements_in(range.size, u64::from(declared.format.bytes()), stride);
             hooks = hooks.with_attribute(AttributeStream { range, stride, vertex_count });
             buffers.push((a.buffer.clone(), wgpu::BufferUses::VERTEX));
         }

@@ -88,7 +88,11 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
             usage: wgpu::BufferUsages::VERTEX,
         })
     };
-    let (quad_vb, backdrop_vb) = (vertices(&quad), vertices(&backdrop));
+    // The quads' positions sit in a buffer with more vertices after them than the UV buffer
+    // holds: the draw may read the six both hold.
+    let mut padded = quad.clone();
+    padded.positions.extend((0..10).map(|i| Vec3::new(100.0 + i as f32, 0.0, 0.0)));
+    let (quad_vb, backdrop_vb) = (vertices(&padded), vertices(&backdrop));
     let uvs = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("uv"),
         contents: &bytes(QUAD_UVS.iter().flat_map(|u| u.to_array())),
