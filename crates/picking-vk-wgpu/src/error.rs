@@ -61,6 +61,11 @@ pub enum WgpuPickError {
 }
 
 impl WgpuPickError {
+    /// A wgpu device, buffer or encoder whose Vulkan objects are not there: another backend.
+    pub(crate) fn not_vulkan() -> Self {
+        WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() }
+    }
+
     /// Whether picking can go on after this error (the pick it concerned is lost, nothing else).
     pub fn is_recoverable(&self) -> bool {
         match self {
@@ -68,5 +73,19 @@ impl WgpuPickError {
             WgpuPickError::NotVulkan { .. } | WgpuPickError::CreateDevice(_) | WgpuPickError::Poll(_) => false,
             _ => true,
         }
+    }
+}
+
+/// Runs `work` (wgpu calls on `device`) in a validation error scope and returns its value, or
+/// what wgpu refused as [`WgpuPickError::Wgpu`]. `what` names the work should wgpu not answer.
+pub(crate) fn validated<T>(device: &wgpu::Device, what: &str, work: impl FnOnce() -> T) -> Result<T, WgpuPickError> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let value = work();
+    // wgpu-core answers at once: the future is ready when first polled.
+    let mut popped = std::pin::pin!(scope.pop());
+    match std::future::Future::poll(popped.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(None) => Ok(value),
+        std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
+        std::task::Poll::Pending => Err(WgpuPickError::Wgpu(format!("wgpu did not report on {what}"))),
     }
 }

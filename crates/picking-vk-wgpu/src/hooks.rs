@@ -2,7 +2,7 @@
 //! the bridge makes the program's descriptor set layout, its samplers and each draw's set
 //! from the app's wgpu resources, and keeps them alive as long as anything uses them.
 
-use crate::error::WgpuPickError;
+use crate::error::{validated, WgpuPickError};
 use ash::vk;
 use picking_vk::hooks::{AttributeStream, DrawHooks, HookBinding, HookProgram, HookSource};
 use std::sync::Arc;
@@ -127,7 +127,7 @@ impl WgpuHookProgram {
             return Ok(WgpuHookProgram { program: HookProgram::new(source), kinds: vec![], objects: None });
         }
         // SAFETY: the handles are read while the guard lives; the function table is cloned.
-        let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+        let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or_else(WgpuPickError::not_vulkan)?;
         let raw = hal.raw_device().clone();
         let mut objects = ProgramObjects {
             device: raw.clone(),
@@ -317,7 +317,6 @@ fn wgpu_layout(device: &wgpu::Device, kinds: &[HookBindingKind]) -> wgpu::BindGr
 /// every one of that device, alive, of the usage, sample type and dimension its binding
 /// needs. Nothing is written into a Vulkan set before this passes.
 fn check_resources(objects: &ProgramObjects, resources: &[HookResource<'_>]) -> Result<(), WgpuPickError> {
-    let scope = objects.wgpu.push_error_scope(wgpu::ErrorFilter::Validation);
     let entries: Vec<_> = resources
         .iter()
         .enumerate()
@@ -329,11 +328,8 @@ fn check_resources(objects: &ProgramObjects, resources: &[HookResource<'_>]) -> 
             },
         })
         .collect();
-    drop(objects.wgpu.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &objects.wgpu_layout, entries: &entries }));
-    let mut popped = std::pin::pin!(scope.pop());
-    match std::future::Future::poll(popped.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(None) => Ok(()),
-        std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
-        std::task::Poll::Pending => Err(WgpuPickError::Wgpu("wgpu did not report on the hook resources".into())),
-    }
+    let layout = &objects.wgpu_layout;
+    validated(&objects.wgpu, "the hook resources", || {
+        drop(objects.wgpu.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout, entries: &entries }))
+    })
 }

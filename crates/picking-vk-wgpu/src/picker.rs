@@ -4,11 +4,10 @@
 use crate::commands::{PickCommands, SlotSignal, SlotState};
 use crate::device::PickingDevice;
 use crate::draw::WgpuDraw;
-use crate::error::WgpuPickError;
+use crate::error::{validated, WgpuPickError};
 use crate::hooks::{HookBindingKind, WgpuHookProgram};
 use picking_vk::hooks::HookSource;
 use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use wgpu::hal::api::Vulkan;
@@ -63,7 +62,7 @@ impl WgpuPicker {
         let (picker, raw_device) = {
             // SAFETY: the handles are read while the guard lives; the picker clones the device
             // functions it needs.
-            let hal = unsafe { device.device.as_hal::<Vulkan>() }.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+            let hal = unsafe { device.device.as_hal::<Vulkan>() }.ok_or_else(WgpuPickError::not_vulkan)?;
             let raw_device = hal.raw_device().handle();
             let instance = hal.shared_instance();
             let host = HostDevice::new(
@@ -153,7 +152,7 @@ impl WgpuPicker {
         // touched while it runs.
         let recorded = unsafe {
             encoder.as_hal_mut::<Vulkan, _, _>(|hal| {
-                let hal = hal.ok_or_else(|| WgpuPickError::NotVulkan { backend: "a backend other than Vulkan".into() })?;
+                let hal = hal.ok_or_else(WgpuPickError::not_vulkan)?;
                 // SAFETY: the command buffer is this device's, open and outside any pass; it
                 // is submitted (by `PickCommands::submit`, the only way) to wgpu's one queue,
                 // after `transitions`, in the same submission, so wgpu knows and orders the
@@ -187,20 +186,14 @@ impl WgpuPicker {
     /// resource is this device's (wgpu validates that, reported here through an error scope)
     /// before anything is recorded with their raw handles.
     fn transitions(&self, draws: &[WgpuDraw]) -> Result<wgpu::CommandBuffer, WgpuPickError> {
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
-        let buffers = draws.iter().flat_map(|d| d.buffers.iter()).map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state });
-        let textures = draws.iter().flat_map(|d| d.textures.iter());
-        let textures = textures.map(|texture| wgpu::TextureTransition { texture, selector: None, state: wgpu::TextureUses::RESOURCE });
-        encoder.transition_resources(buffers, textures);
-        let commands = encoder.finish();
-        // wgpu-core answers at once: the future is ready when first polled.
-        let mut popped = std::pin::pin!(scope.pop());
-        match popped.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-            std::task::Poll::Ready(None) => Ok(commands),
-            std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
-            std::task::Poll::Pending => Err(WgpuPickError::Wgpu("wgpu did not report on the transitions".into())),
-        }
+        validated(&self.device, "the transitions", || {
+            let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("picking-vk transitions") });
+            let buffers = draws.iter().flat_map(|d| d.buffers.iter()).map(|(buffer, state)| wgpu::BufferTransition { buffer, state: *state });
+            let textures = draws.iter().flat_map(|d| d.textures.iter());
+            let textures = textures.map(|texture| wgpu::TextureTransition { texture, selector: None, state: wgpu::TextureUses::RESOURCE });
+            encoder.transition_resources(buffers, textures);
+            encoder.finish()
+        })
     }
 
     /// The results of every pick whose submission completed since the last call, oldest
