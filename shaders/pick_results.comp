@@ -1,7 +1,8 @@
 #version 450
 // GPU results: per point or radius query its hit (a radius query's under its snapping rule,
 // as the CPU resolves it), and per rectangle entry its membership, inserted into the lookup.
-// One workgroup per query of the set, then one per 128 rectangle entries.
+// Two dispatches a frame: the header and one workgroup per query right after the hit pass,
+// then one workgroup per 128 rectangle entries once the rectangle table is complete.
 #extension GL_GOOGLE_include_directive : require
 #define PICK_RESULTS_SET 0
 #define PICK_RESULTS_BINDING 1
@@ -9,13 +10,22 @@
 #include "pick_results.glsl"
 
 layout(local_size_x = 128) in;
-// The frame's slot of the staging ring: texels and the rectangle table's counts.
-layout(std430, set = 0, binding = 0) readonly buffer Staging { uint staged[]; };
+// The rectangle table: entry e's pixel count is word e.
+layout(std430, set = 0, binding = 0) readonly buffer Table { uint table_counts[]; };
 // What recording wrote: a job per query (16 words), draw rows (2 words), entry keys (4 words).
 layout(std430, set = 0, binding = 2) readonly buffer Upload { uint upload[]; };
+// The frame's staging slot after its header: the queries pass writes the texels there, laid
+// out as the readback copies would (per region block: detail, ID, (draw, instance), depth).
+// The entries pass binds a stand-in.
+layout(std430, set = 0, binding = 3) writeonly buffer Staging { uint staging[]; };
+// The hit pass's attachments.
+layout(set = 0, binding = 4) uniform usampler2D pick_ids;
+layout(set = 0, binding = 5) uniform usampler2D pick_draw_instances;
+layout(set = 0, binding = 6) uniform sampler2D pick_depths;
+layout(set = 0, binding = 7) uniform usampler2D pick_details;
 layout(push_constant) uniform ResultsPush {
     uvec4 frame;    // frame (low, high), queries, entries
-    uvec4 offsets;  // table counts word in the slot, draw rows word, draw rows, entry keys word
+    uvec4 offsets;  // phase (0: header and queries, 1: entries; bit 1: detail), draw rows word, draw rows, entry keys word
     uvec4 sizes;    // hit capacity, entry capacity, lookup mask, unused
 } pc;
 
@@ -60,29 +70,61 @@ uvec2 draw_row(uint r) {
 }
 int priority_of(uvec2 row) { return int(row.y >> 16u) - 32768; }
 
+// A query's job: its kind (0 rectangle, 1 point, 2 radius) and rule, where its region lies
+// in the attachments, the region in the view (first pixel, size), the cursor, the radius,
+// whether depth is reversed, and the clear depth.
 struct Job {
-    uint kind, snap, id_at, draw_at, depth_at, texel;
-    uvec2 region_min, region_size, cursor;
+    uint kind, snap;
+    uvec2 origin, region_min, region_size, cursor;
     uint radius;
     bool reverse;
     float clear_depth;
+    // The region's block in the staging slot: first word, pixels; the region's first pixel there.
+    uint block, block_pixels, block_first;
 };
 
 Job load_job(uint q) {
     Job j;
-    j.kind = job(q, 0u); j.snap = job(q, 1u); j.id_at = job(q, 2u); j.draw_at = job(q, 3u); j.depth_at = job(q, 4u);
-    j.texel = job(q, 5u);
-    j.region_min = uvec2(job(q, 6u), job(q, 7u)); j.region_size = uvec2(job(q, 8u), job(q, 9u));
-    j.cursor = uvec2(job(q, 10u), job(q, 11u)); j.radius = job(q, 12u);
-    j.reverse = job(q, 13u) != 0u; j.clear_depth = uintBitsToFloat(job(q, 14u));
+    j.kind = job(q, 0u); j.snap = job(q, 1u);
+    j.origin = uvec2(job(q, 2u), job(q, 3u));
+    j.region_min = uvec2(job(q, 4u), job(q, 5u)); j.region_size = uvec2(job(q, 6u), job(q, 7u));
+    j.cursor = uvec2(job(q, 8u), job(q, 9u)); j.radius = job(q, 10u);
+    j.reverse = job(q, 11u) != 0u; j.clear_depth = uintBitsToFloat(job(q, 12u));
+    j.block = job(q, 13u); j.block_pixels = job(q, 14u); j.block_first = job(q, 15u);
     return j;
+}
+
+// Pixel i of the region (row-major), where the attachments hold it.
+ivec2 texel_of(uint i, Job j) { return ivec2(j.origin + uvec2(i % j.region_size.x, i / j.region_size.x)); }
+uvec2 id_of(uint i, Job j) { return texelFetch(pick_ids, texel_of(i, j), 0).xy; }
+// (recorded draw, instance)
+uvec2 draw_instance_of(uint i, Job j) { return texelFetch(pick_draw_instances, texel_of(i, j), 0).xy; }
+float depth_of(uint i, Job j) { return texelFetch(pick_depths, texel_of(i, j), 0).x; }
+
+// Stages pixel i of the region (its ID, (draw, instance) and depth as read) for the CPU.
+void stage_texels(uint i, Job j, uvec2 id, uvec2 draw_instance, float depth) {
+    bool detail = (pc.offsets.x & 2u) != 0u;
+    uint n = j.block_pixels;
+    uint p = j.block_first + i;
+    uint at = j.block;
+    if (detail) {
+        uvec4 d = texelFetch(pick_details, texel_of(i, j), 0);
+        staging[at + 4u * p] = d.x; staging[at + 4u * p + 1u] = d.y;
+        staging[at + 4u * p + 2u] = d.z; staging[at + 4u * p + 3u] = d.w;
+        at += 4u * n;
+    }
+    staging[at + 2u * p] = id.x; staging[at + 2u * p + 1u] = id.y;
+    at += 2u * n;
+    staging[at + 2u * p] = draw_instance.x; staging[at + 2u * p + 1u] = draw_instance.y;
+    at += 2u * n;
+    staging[at + p] = floatBitsToUint(depth);
 }
 
 void write_hit(uint q, uint texel, uvec2 pixel, uint flags, Job j) {
     uint w = 8u * q;
     uvec2 id = uvec2(0u);
     if (texel != 0xFFFFFFFFu) {
-        id = uvec2(staged[j.id_at + 2u * texel], staged[j.id_at + 2u * texel + 1u]);
+        id = id_of(texel, j);
     }
     if (id == uvec2(0u)) {
         pick_words[w] = 0u; pick_words[w + 1u] = 0u;
@@ -91,12 +133,13 @@ void write_hit(uint q, uint texel, uvec2 pixel, uint flags, Job j) {
         pick_words[w + 6u] = floatBitsToUint(j.clear_depth); pick_words[w + 7u] = flags;
         return;
     }
-    uvec2 row = draw_row(staged[j.draw_at + 2u * texel]);
-    float depth = uintBitsToFloat(staged[j.depth_at + texel]);
+    uvec2 draw_instance = draw_instance_of(texel, j);
+    uvec2 row = draw_row(draw_instance.x);
+    float depth = depth_of(texel, j);
     // As the CPU reports it: within [0, 1], the clear depth for NaN.
     depth = isnan(depth) ? j.clear_depth : clamp(depth, 0.0, 1.0);
     pick_words[w] = id.x; pick_words[w + 1u] = id.y;
-    pick_words[w + 2u] = (row.y & 1u) != 0u ? staged[j.draw_at + 2u * texel + 1u] : PICK_NO_INSTANCE;
+    pick_words[w + 2u] = (row.y & 1u) != 0u ? draw_instance.y : PICK_NO_INSTANCE;
     pick_words[w + 3u] = row.x;
     pick_words[w + 4u] = pixel.x; pick_words[w + 5u] = pixel.y;
     pick_words[w + 6u] = floatBitsToUint(depth); pick_words[w + 7u] = flags | PICK_FOUND;
@@ -138,14 +181,16 @@ void resolve_radius(uint q, Job j) {
     for (uint m = 0u; m < PER_THREAD; m++) {
         uint i = lid + 128u * m;
         if (i >= n) break;
-        uvec2 id = uvec2(staged[j.id_at + 2u * i], staged[j.id_at + 2u * i + 1u]);
+        uvec2 id = id_of(i, j);
         uint d2 = d2_of(i, j);
         bool hit = id != uvec2(0u) && d2 <= r2;
-        float depth = uintBitsToFloat(staged[j.depth_at + i]);
+        uvec2 draw_instance = draw_instance_of(i, j);
+        float depth = depth_of(i, j);
+        stage_texels(i, j, id, draw_instance, depth);
         s_lo[i] = id.x; s_hi[i] = id.y;
-        s_instance[i] = staged[j.draw_at + 2u * i + 1u];
+        s_instance[i] = draw_instance.y;
         own_dkey[m] = depth_key(depth, j.reverse);
-        int p = hit ? priority_of(draw_row(staged[j.draw_at + 2u * i])) : -32769;
+        int p = hit ? priority_of(draw_row(draw_instance.x)) : -32769;
         s_pd[i] = hit ? (uint(p + 32768) << 16u) | d2 : NO_PIXEL;
         if (hit) atomicMax(s_top, p);
     }
@@ -243,7 +288,7 @@ void insert_entry(uint e) {
         if (upload[o] == key.x && upload[o + 1u] == key.y && upload[o + 2u] == key.z && upload[o + 3u] == key.w) break;
         slot = (slot + 1u) & pc.sizes.z;
     }
-    if (staged[pc.offsets.x + e] != 0u) {
+    if (table_counts[e] != 0u) {
         atomicOr(pick_words[members_at() + slot], 1u);
     }
 }
@@ -251,6 +296,13 @@ void insert_entry(uint e) {
 void main() {
     uint g = gl_WorkGroupID.x;
     uint lid = gl_LocalInvocationID.x;
+    if (pc.offsets.x == 1u) {
+        uint e = g * 128u + lid;
+        if (e < pc.frame.w) {
+            insert_entry(e);
+        }
+        return;
+    }
     if (g == 0u && lid == 0u) {
         pick_frame = pc.frame.xy;
         pick_query_count = pc.frame.z;
@@ -264,16 +316,13 @@ void main() {
         Job j = load_job(g);
         if (j.kind == 2u) {
             resolve_radius(g, j);
+        } else if (lid == 0u && j.kind == 1u) {
+            // A point stages and reads its one texel.
+            stage_texels(0u, j, id_of(0u, j), draw_instance_of(0u, j), depth_of(0u, j));
+            write_hit(g, 0u, j.cursor, PICK_POINT, j);
         } else if (lid == 0u) {
-            // A point reads its texel; a rectangle's hit stays empty.
-            uint texel = j.kind == 1u ? j.texel : 0xFFFFFFFFu;
-            uint flags = j.kind == 1u ? PICK_POINT : 0u;
-            write_hit(g, texel, j.cursor, flags, j);
+            // A rectangle's hit stays empty.
+            write_hit(g, 0xFFFFFFFFu, j.cursor, 0u, j);
         }
-        return;
-    }
-    uint e = (g - pc.frame.z) * 128u + lid;
-    if (e < pc.frame.w) {
-        insert_entry(e);
     }
 }

@@ -14,8 +14,10 @@ use gpu_allocator::MemoryLocation;
 const STAMP_OFFSET: u64 = 0;
 /// Two 64-bit timestamps (pass start, copy end), copied by the GPU when timestamps are on.
 const TIMESTAMPS_OFFSET: u64 = 8;
-/// Where the frame's copies start.
-pub(crate) const HEADER_BYTES: u64 = 32;
+/// Where the frame's texels start: the largest `minStorageBufferOffsetAlignment` Vulkan
+/// allows, so the GPU results' pass can bind a slot's texels without its header (whose stamp
+/// and timestamps the transfers write beside it).
+pub(crate) const HEADER_BYTES: u64 = 256;
 
 /// The timestamp queries of one slot: written around the pass, copied into the slot by the
 /// GPU, so reading them never calls `vkGetQueryPoolResults` (which waits on some drivers).
@@ -96,6 +98,16 @@ pub(crate) fn window_depth(depth: f32, far: f32) -> f32 {
     }
 }
 
+/// A buffer barrier recorded in the same `vkCmdPipelineBarrier` as a slot's own, so the GPU
+/// results cost the frame no barrier of their own. Its presence also says that the results
+/// pass writes the slot's texels (in place of the copies).
+#[derive(Clone, Copy)]
+pub(crate) struct JoinedBarrier {
+    pub src_stages: vk::PipelineStageFlags,
+    pub dst_stages: vk::PipelineStageFlags,
+    pub buffer: vk::BufferMemoryBarrier<'static>,
+}
+
 pub(crate) struct StagingRing {
     buffer: GpuBuffer,
     slot_stride: u64,
@@ -106,10 +118,13 @@ pub(crate) struct StagingRing {
 impl StagingRing {
     /// A ring of `slots` slots of `slot_bytes` each (header included).
     pub fn new(memory: &Memory, slots: usize, slot_bytes: u64, non_coherent_atom_size: u64) -> Result<Self, PickError> {
-        // Slots start on non-coherent-atom boundaries, so no two share an invalidated range.
-        let atom = non_coherent_atom_size.max(64);
+        // Slots start on non-coherent-atom boundaries, so no two share an invalidated range,
+        // and on storage-buffer offset boundaries (at most 256 bytes) for the GPU results.
+        let atom = non_coherent_atom_size.max(HEADER_BYTES);
         let slot_stride = round_up(slot_bytes.max(HEADER_BYTES), atom);
-        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        // STORAGE_BUFFER: with GPU results their pass writes the texels in place of the copies.
+        let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
+        let mut buffer = GpuBuffer::new(memory, "staging ring", slot_stride * slots as u64, usage, MemoryLocation::GpuToCpu)?;
         // No stamp before the first copy: zero the slots (flushed where memory is not coherent).
         if let Some(bytes) = buffer.mapped_mut() {
             bytes.fill(0);
@@ -123,41 +138,49 @@ impl StagingRing {
         self.slot_stride
     }
 
-    /// Where a frame's copies into `slot` go: the slot itself, or `mirror` (a device buffer
-    /// laid out as a slot, from offset 0), which [`StagingRing::record_from_mirror`] copies in.
-    pub fn destination(&self, slot: usize, mirror: Option<vk::Buffer>) -> (vk::Buffer, u64) {
-        mirror.map_or((self.buffer.buffer, self.slot_offset(slot)), |m| (m, 0))
+    /// Where a frame's copies into `slot` go: the ring's buffer and where the slot starts.
+    pub fn destination(&self, slot: usize) -> (vk::Buffer, u64) {
+        (self.buffer.buffer, self.slot_offset(slot))
     }
 
-    /// Copies bytes `range` of `mirror` into the same bytes of `slot`.
-    ///
-    /// # Safety
-    /// `cmd` is recording outside a render pass, after a barrier that made this frame's
-    /// copies into `mirror` visible to transfers; `range` lies inside the slot and the mirror.
-    pub unsafe fn record_from_mirror(&self, device: &ash::Device, cmd: vk::CommandBuffer, mirror: vk::Buffer, slot: usize, range: std::ops::Range<u64>) {
-        let copy = vk::BufferCopy { src_offset: range.start, dst_offset: self.slot_offset(slot) + range.start, size: range.end - range.start };
-        if copy.size > 0 {
-            // SAFETY: the caller's contract.
-            unsafe { device.cmd_copy_buffer(cmd, mirror, self.buffer.buffer, &[copy]) };
-        }
-    }
-
-    fn slot_offset(&self, slot: usize) -> u64 {
+    pub fn slot_offset(&self, slot: usize) -> u64 {
         self.slot_stride * slot as u64
     }
 
-    fn slot_barrier(&self, cmd: vk::CommandBuffer, device: &ash::Device, slot: usize, dst_stage: vk::PipelineStageFlags, dst: vk::AccessFlags) {
-        let barrier = self.buffer.barrier(vk::AccessFlags::TRANSFER_WRITE, dst, self.slot_offset(slot), self.slot_stride);
-        // SAFETY: the callers' contract: `cmd` is recording outside a render pass.
-        unsafe { device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, dst_stage, vk::DependencyFlags::empty(), &[], &[barrier], &[]) };
+    /// The ring's buffer, for the GPU results' pass (which writes a slot's texels).
+    pub fn buffer(&self) -> vk::Buffer {
+        self.buffer.buffer
     }
 
-    /// Orders this frame's copies into `slot` after an earlier frame's (write-after-write).
+    /// The slot's writers: the copies, and with `joined` (GPU results) the results pass too.
+    fn writers(joined: Option<JoinedBarrier>) -> (vk::PipelineStageFlags, vk::AccessFlags) {
+        match joined {
+            Some(_) => (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE),
+            None => (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+        }
+    }
+
+    /// One barrier: the slot's writes before `dst`, and what `joined` orders.
+    fn slot_barrier(&self, cmd: vk::CommandBuffer, device: &ash::Device, slot: usize, (dst_stages, dst): (vk::PipelineStageFlags, vk::AccessFlags), joined: Option<JoinedBarrier>) {
+        let (writers, writes) = Self::writers(joined);
+        let barrier = self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride);
+        let (src_stages, dst_stages) = joined.map_or((writers, dst_stages), |j| (writers | j.src_stages, dst_stages | j.dst_stages));
+        let joined_buffer = joined.map(|j| j.buffer);
+        let barriers: &[vk::BufferMemoryBarrier] = match &joined_buffer {
+            Some(b) => &[barrier, *b],
+            None => &[barrier],
+        };
+        // SAFETY: the callers' contract: `cmd` is recording outside a render pass.
+        unsafe { device.cmd_pipeline_barrier(cmd, src_stages, dst_stages, vk::DependencyFlags::empty(), &[], barriers, &[]) };
+    }
+
+    /// Orders this frame's writes into `slot` after an earlier frame's (write-after-write),
+    /// and what `joined` orders in the same barrier.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass.
-    pub unsafe fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
-        self.slot_barrier(cmd, device, slot, vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE);
+    pub unsafe fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, joined: Option<JoinedBarrier>) {
+        self.slot_barrier(cmd, device, slot, Self::writers(joined), joined);
     }
 
     /// Records the copy of the `extent` texels at `at` of every attachment into `block` of
@@ -165,7 +188,7 @@ impl StagingRing {
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the pass that rendered `targets` (whose
-    /// attachments end in TRANSFER_SRC_OPTIMAL); the block lies inside the slot.
+    /// attachments end in `targets.after_pass`); the block lies inside the slot.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn record_region(
         &self,
@@ -197,7 +220,7 @@ impl StagingRing {
         let copies = &copies[..if block.detail { 4 } else { 3 }];
         for &(image, region) in copies {
             // SAFETY: the caller's contract; the regions lie inside the images and the slot.
-            unsafe { device.cmd_copy_image_to_buffer(cmd, targets.images()[image].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, dst, &[region]) };
+            unsafe { device.cmd_copy_image_to_buffer(cmd, targets.images()[image].image, targets.after_pass, dst, &[region]) };
         }
     }
 
@@ -224,11 +247,11 @@ impl StagingRing {
 
     /// Records `frame`'s stamp after the frame's copies, then (with `queries`, whose first
     /// was written before the pass) the end timestamp and the copy of both, and the barrier
-    /// that makes all of it visible to the host.
+    /// that makes all of it visible to the host (and what `joined` orders).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after this frame's copies into `slot`.
-    pub unsafe fn finish(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, frame: u64, queries: Option<SlotQueries>) {
+    pub unsafe fn finish(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, frame: u64, queries: Option<SlotQueries>, joined: Option<JoinedBarrier>) {
         let base = self.slot_offset(slot);
         // SAFETY: the caller's contract; the header lies inside the slot.
         unsafe {
@@ -244,7 +267,7 @@ impl StagingRing {
                 device.cmd_copy_query_pool_results(cmd, q.pool, q.first, 2, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
             }
         }
-        self.slot_barrier(cmd, device, slot, vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
+        self.slot_barrier(cmd, device, slot, (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ), joined);
     }
 
     /// Reads the first `used` bytes of a slot (header included) into `out`, and its header.

@@ -60,7 +60,7 @@ impl IdImage {
         }
         // SAFETY: as above.
         let support = unsafe { crate::PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
-        let layout = PassLayout { detail: false };
+        let layout = PassLayout { detail: false, sampled: false };
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref(), host.debug_utils) }?;
         memory.pipeline_cache = host.pipeline_cache;
@@ -82,7 +82,7 @@ impl IdImage {
         if width == 0 || height == 0 {
             return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
         }
-        let layout = PassLayout { detail: false };
+        let layout = PassLayout { detail: false, sampled: false };
         let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let depth = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let formats = layout.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);

@@ -1,27 +1,48 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
-//! results buffer the host's shaders read, the upload buffer recording writes (query jobs,
-//! draw rows, rectangle entry keys) and a device-local mirror of the staging slot (the frame's
-//! copies land there, the compute pass reads them without crossing the bus, and one copy
-//! moves them into the staging slot), and the compute pipeline that fills the results.
+//! results buffer the host's shaders read and the upload buffer recording writes (query jobs,
+//! draw rows, rectangle entry keys), and the compute pipeline that fills the results. The
+//! pass reads the frame's texels straight from the hit pass's attachments and the rectangle
+//! table from its buffer (beside the table's copy), and writes the texels of the frame's point
+//! and radius queries into the staging slot itself, in place of their copies.
 
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
 use crate::pass::pipeline::spirv;
+use crate::pass::targets::PassTargets;
+use crate::readback::{StagingRing, HEADER_BYTES};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 /// Bytes of the compute pass's push constants: three uvec4.
 pub(super) const PUSH_BYTES: u32 = 48;
 
-/// One slot's buffers and the descriptor set that binds them.
+/// Storage buffer bindings (0 the rectangle table, 1 the results, 2 the upload, 3 the staging
+/// ring), then the sampled attachments (4 ID, 5 (draw, instance), 6 depth, 7 detail).
+const BUFFERS: u32 = 4;
+const IMAGES: u32 = 4;
+
+/// One slot's buffers and the descriptor sets that bind them: the queries pass's binds the
+/// slot's texels in the staging ring, the entries pass's a stand-in there (it writes no
+/// texels, and the table's copy into the slot runs beside it).
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
     pub upload: GpuBuffer,
-    /// Laid out as the staging slot.
-    pub mirror: GpuBuffer,
-    pub set: vk::DescriptorSet,
+    pub queries_set: vk::DescriptorSet,
+    pub entries_set: vk::DescriptorSet,
+}
+
+/// What the sets bind besides a slot's own buffers.
+pub(crate) struct SharedInputs<'a> {
+    /// The hit pass's attachments (sampled: `PassLayout::sampled`).
+    pub targets: &'a PassTargets,
+    /// The rectangle table, when the picker has rectangles.
+    pub table: Option<vk::Buffer>,
+    /// The staging ring, whose slots' texels the queries pass writes.
+    pub staging: &'a StagingRing,
+    /// The pass has a detail attachment.
+    pub detail: bool,
 }
 
 pub(crate) struct GpuResultsKit {
@@ -32,15 +53,19 @@ pub(crate) struct GpuResultsKit {
     pub slots: Vec<ResultSlot>,
     _pool: Owned<vk::DescriptorPool>,
     _set_layout: Owned<vk::DescriptorSetLayout>,
+    _sampler: Owned<vk::Sampler>,
     pub layout: ResultsLayout,
+    /// The texels include detail (the pass has a detail attachment).
+    pub detail: bool,
 }
 
 impl GpuResultsKit {
-    /// Buffers for `slots` slots sized by `layout`, mirrors of `slot_bytes` (a staging slot's).
-    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, slot_bytes: u64) -> Result<Self, PickError> {
-        let (set_layout, pool, sets) = sets(memory, slots)?;
+    /// Buffers for `slots` slots sized by `layout`, their sets binding `inputs` too.
+    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, inputs: SharedInputs<'_>) -> Result<Self, PickError> {
+        let sampler = sampler(memory)?;
+        let (set_layout, pool, sets) = sets(memory, 2 * slots, sampler.handle)?;
         let mut made = Vec::with_capacity(slots);
-        for set in sets {
+        for (slot, pair) in sets.chunks_exact(2).enumerate() {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
@@ -49,28 +74,24 @@ impl GpuResultsKit {
             if !upload.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
             }
-            let mirror = GpuBuffer::new(memory, "gpu results texels", slot_bytes, usage, MemoryLocation::GpuOnly)?;
-            let infos = [
-                [vk::DescriptorBufferInfo { buffer: mirror.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-                [vk::DescriptorBufferInfo { buffer: results.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-                [vk::DescriptorBufferInfo { buffer: upload.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-            ];
-            let writes: Vec<_> = (0..3)
-                .map(|b| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(b)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(&infos[b as usize])
-                })
-                .collect();
-            // SAFETY: the set and buffers are live; nothing uses the set yet.
-            unsafe { memory.device.update_descriptor_sets(&writes, &[]) };
-            made.push(ResultSlot { results, upload, mirror, set });
+            let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
+            // Without rectangles the table is never read (no entries): the upload stands in.
+            let table = whole(inputs.table.unwrap_or(upload.buffer));
+            let staging = inputs.staging;
+            let texels = vk::DescriptorBufferInfo {
+                buffer: staging.buffer(),
+                offset: staging.slot_offset(slot) + HEADER_BYTES,
+                range: staging.slot_stride() - HEADER_BYTES,
+            };
+            for (set, staged) in [(pair[0], texels), (pair[1], whole(upload.buffer))] {
+                write_set(memory, set, [table, whole(results.buffer), whole(upload.buffer), staged], &inputs);
+            }
+            made.push(ResultSlot { results, upload, queries_set: pair[0], entries_set: pair[1] });
         }
         let (pipeline, pipeline_layout, module) =
             compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
-        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
+        let detail = inputs.detail;
+        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, _sampler: sampler, layout, detail })
     }
 
     /// Slot `slot`'s mapped upload buffer, for the frame being recorded there.
@@ -78,30 +99,74 @@ impl GpuResultsKit {
         self.slots.get_mut(slot)?.upload.mapped_mut()
     }
 
-    /// Slot `slot`'s mirror of its staging slot.
-    pub fn mirror(&self, slot: usize) -> Option<vk::Buffer> {
-        self.slots.get(slot).map(|s| s.mirror.buffer)
-    }
-
-    /// Bytes held: every slot's results, upload and mirror buffers.
+    /// Bytes held: every slot's results and upload buffers.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes() + s.mirror.bytes()).sum()
+        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes()).sum()
+    }
+}
+
+/// Writes `set`: the storage buffers, then the attachments.
+fn write_set(memory: &Memory, set: vk::DescriptorSet, buffers: [vk::DescriptorBufferInfo; BUFFERS as usize], inputs: &SharedInputs<'_>) {
+    let buffers = buffers.map(|b| [b]);
+    let images = inputs.targets.images();
+    // Without detail the ID attachment stands in for it (never read).
+    let detail = if inputs.detail { 2 } else { 0 };
+    let sampled = [0, 1, images.len().saturating_sub(1), detail].map(|i| {
+        let view = images.get(i).map_or(vk::ImageView::null(), |image| image.view);
+        [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: view, image_layout: inputs.targets.after_pass }]
+    });
+    let buffer_writes = (0..BUFFERS).map(|b| {
+        let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(b).descriptor_type(vk::DescriptorType::STORAGE_BUFFER);
+        write.buffer_info(&buffers[b as usize])
+    });
+    let image_writes = (0..IMAGES).map(|i| {
+        let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(BUFFERS + i).descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER);
+        write.image_info(&sampled[i as usize])
+    });
+    let writes: Vec<_> = buffer_writes.chain(image_writes).collect();
+    // SAFETY: the set, buffers and views are live; nothing uses the set yet.
+    unsafe { memory.device.update_descriptor_sets(&writes, &[]) };
+}
+
+/// # Safety
+/// As [`destroy_set_layout`].
+unsafe fn destroy_sampler(device: &ash::Device, handle: vk::Sampler) {
+    // SAFETY: the caller's contract.
+    unsafe { device.destroy_sampler(handle, None) };
+}
+
+/// The sampler of the attachments' descriptors: the pass only `texelFetch`es, so its filters
+/// never apply.
+fn sampler(memory: &Memory) -> Result<Owned<vk::Sampler>, PickError> {
+    let info = vk::SamplerCreateInfo::default()
+        .mag_filter(vk::Filter::NEAREST)
+        .min_filter(vk::Filter::NEAREST)
+        .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    // SAFETY: a valid create info on a live device, owned right away.
+    unsafe {
+        let handle = memory.device.create_sampler(&info, None)?;
+        Ok(Owned::new(&memory.device, handle, destroy_sampler))
     }
 }
 
 type Sets = (Owned<vk::DescriptorSetLayout>, Owned<vk::DescriptorPool>, Vec<vk::DescriptorSet>);
 
-/// The set layout (binding 0 the slot's mirror, 1 the results, 2 the upload; all storage
-/// buffers for the compute stage), its pool and a set per slot.
-fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
+/// The set layout (storage buffers, then the attachments with `sampler` immutable; all for
+/// the compute stage), its pool and a set per slot.
+fn sets(memory: &Memory, slots: usize, sampler: vk::Sampler) -> Result<Sets, PickError> {
     let device = &memory.device;
-    let bindings: Vec<_> = (0..3)
+    let samplers = [sampler];
+    let bindings: Vec<_> = (0..BUFFERS + IMAGES)
         .map(|b| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(b)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            let binding = vk::DescriptorSetLayoutBinding::default().binding(b).descriptor_count(1).stage_flags(vk::ShaderStageFlags::COMPUTE);
+            if b < BUFFERS {
+                binding.descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            } else {
+                binding.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).immutable_samplers(&samplers)
+            }
         })
         .collect();
     // SAFETY: valid create infos on a live device; each object is owned right away.
@@ -110,7 +175,10 @@ fn sets(memory: &Memory, slots: usize) -> Result<Sets, PickError> {
         Owned::new(device, handle, destroy_set_layout)
     };
     let count = slots as u32;
-    let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count }];
+    let sizes = [
+        vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: BUFFERS * count },
+        vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: IMAGES * count },
+    ];
     // SAFETY: as above.
     let pool = unsafe {
         let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;

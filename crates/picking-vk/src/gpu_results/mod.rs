@@ -9,8 +9,8 @@ mod kit;
 pub(crate) mod layout;
 mod record;
 
-pub(crate) use kit::GpuResultsKit;
-pub(crate) use record::{record_results, FrameCounts};
+pub(crate) use kit::{GpuResultsKit, SharedInputs};
+pub(crate) use record::FrameCounts;
 
 pub use crate::request::result_readers::ResultReaders;
 

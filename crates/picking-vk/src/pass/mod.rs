@@ -22,7 +22,7 @@ use crate::gpu::Memory;
 use ash::vk;
 use instance_sets::InstanceSets;
 use pipeline::Pipelines;
-pub(crate) use render_pass::{formats_missing, PassLayout};
+pub(crate) use render_pass::{formats_missing, sampled_formats_missing, PassLayout};
 use rendering::{Pass, Rendering};
 
 pub(crate) struct PassKit {

@@ -10,10 +10,13 @@ pub(crate) const DRAW_INSTANCE_FORMAT: vk::Format = vk::Format::R32G32_UINT;
 pub(crate) const DETAIL_FORMAT: vk::Format = vk::Format::R32G32B32A32_UINT;
 pub(crate) const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
-/// Which attachments a pass has.
+/// Which attachments a pass has, and who reads them after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PassLayout {
     pub detail: bool,
+    /// The GPU results' compute pass samples the ID, (draw, instance) and depth attachments
+    /// after the pass, beside the readback copies: they are made SAMPLED and left in GENERAL.
+    pub sampled: bool,
 }
 
 impl PassLayout {
@@ -39,6 +42,33 @@ impl PassLayout {
     pub fn attachment_count(&self) -> usize {
         self.color_formats().len() + 1
     }
+
+    /// The layout every attachment is in after the pass, for the readback copies.
+    pub fn after_pass(&self) -> vk::ImageLayout {
+        if self.sampled {
+            vk::ImageLayout::GENERAL
+        } else {
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL
+        }
+    }
+}
+
+/// The formats the GPU results' compute pass samples (ID, (draw, instance), depth) that the
+/// device cannot sample.
+///
+/// # Safety
+/// `physical_device` was enumerated from `instance`, which is live.
+pub(crate) unsafe fn sampled_formats_missing(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> Vec<Requirement> {
+    let features = vk::FormatFeatureFlags::SAMPLED_IMAGE;
+    let mut missing: Vec<Requirement> = vec![];
+    for format in [ID_FORMAT, DEPTH_FORMAT] {
+        // SAFETY: the caller guarantees `physical_device` belongs to `instance`.
+        let props = unsafe { instance.get_physical_device_format_properties(physical_device, format) };
+        if !props.optimal_tiling_features.contains(features) {
+            missing.push(Requirement::Format { format, features });
+        }
+    }
+    missing
 }
 
 /// Formats the device cannot use as the pass needs them, for a pass with or without detail.
@@ -48,7 +78,7 @@ impl PassLayout {
 pub(crate) unsafe fn formats_missing(instance: &ash::Instance, physical_device: vk::PhysicalDevice, detail: bool) -> Vec<Requirement> {
     let color = vk::FormatFeatureFlags::COLOR_ATTACHMENT | vk::FormatFeatureFlags::TRANSFER_SRC;
     let depth = vk::FormatFeatureFlags::DEPTH_STENCIL_ATTACHMENT | vk::FormatFeatureFlags::TRANSFER_SRC;
-    let wanted = PassLayout { detail }.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);
+    let wanted = PassLayout { detail, sampled: false }.color_formats().iter().map(|&f| (f, color)).chain([(DEPTH_FORMAT, depth)]);
     let mut missing: Vec<Requirement> = vec![];
     for (format, features) in wanted {
         // SAFETY: the caller guarantees `physical_device` belongs to `instance`.
@@ -61,28 +91,30 @@ pub(crate) unsafe fn formats_missing(instance: &ash::Instance, physical_device: 
     missing
 }
 
-/// The hit pass: every attachment kept and left ready for the readback copy.
+/// The hit pass: every attachment kept and left ready for the readback copy (and, with
+/// `layout.sampled`, the GPU results' compute pass).
 pub(crate) fn hit_shape(layout: PassLayout) -> PassShape {
-    let kept = |format| AttachmentShape { format, store: true, final_layout: vk::ImageLayout::TRANSFER_SRC_OPTIMAL };
+    let kept = |format| AttachmentShape { format, store: true, final_layout: layout.after_pass() };
     let attachment_writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
+    let (readers, reads) = if layout.sampled {
+        (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::SHADER_READ)
+    } else {
+        (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ)
+    };
     PassShape {
         name: "render pass",
         colors: layout.color_formats().iter().map(|&f| kept(f)).collect(),
         depth: kept(DEPTH_FORMAT),
-        // The previous frame's readback copy must finish reading before this pass clears the
-        // same attachments (write-after-read: an execution dependency suffices).
+        // The previous frame's readback copy (and results pass) must finish reading before
+        // this pass clears the same attachments (write-after-read: an execution dependency
+        // suffices).
         before: Dependency {
-            src_stages: vk::PipelineStageFlags::TRANSFER,
+            src_stages: readers,
             src_access: vk::AccessFlags::empty(),
             dst_stages: ATTACHMENT_STAGES,
             dst_access: attachment_writes | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ,
         },
-        // This pass's writes must land before the readback copy reads them.
-        after: Dependency {
-            src_stages: ATTACHMENT_STAGES,
-            src_access: attachment_writes,
-            dst_stages: vk::PipelineStageFlags::TRANSFER,
-            dst_access: vk::AccessFlags::TRANSFER_READ,
-        },
+        // This pass's writes must land before the readback copy (and results pass) reads them.
+        after: Dependency { src_stages: ATTACHMENT_STAGES, src_access: attachment_writes, dst_stages: readers, dst_access: reads },
     }
 }

@@ -7,7 +7,7 @@ use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::gpu_results::layout::{ResultsLayout, MAX_GPU_RADIUS};
-use crate::gpu_results::GpuResultsKit;
+use crate::gpu_results::{GpuResultsKit, SharedInputs};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
@@ -60,7 +60,7 @@ impl Picker {
         let rendering = unsafe { Rendering::load(host.instance, host.device, config.rendering == PassRendering::Dynamic, support.dynamic_rendering_core()) }?;
         // SAFETY: as above.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let layout = PassLayout { detail: detail_status == DetailStatus::Active };
+        let layout = PassLayout { detail: detail_status == DetailStatus::Active, sampled: config.gpu_results };
         let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
         // SAFETY: the caller's contract is `Memory::new`'s.
         let mut memory = unsafe { Memory::new(host.instance, host.device, host.physical_device, host.allocator.as_ref(), host.debug_utils) }?;
@@ -79,7 +79,7 @@ impl Picker {
         let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
-        let gpu_results = gpu_results_kit(&memory, &config, max_queries, rect.is_some(), &staging)?;
+        let gpu_results = gpu_results_kit(&memory, &config, max_queries, &targets, rect.as_ref(), &staging, layout.detail)?;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
             for slot in &mut slots {
@@ -153,6 +153,10 @@ unsafe fn check_host(host: &HostDevice<'_>, config: &PickerConfig, support: &Pic
             missing.push(Requirement::Feature("dynamicRendering (enabled, and PickFeatures::DYNAMIC_RENDERING in HostDevice::features)"));
         }
     }
+    if config.gpu_results {
+        // SAFETY: the caller's contract.
+        missing.extend(unsafe { crate::pass::sampled_formats_missing(host.instance, host.physical_device) });
+    }
     if !missing.is_empty() {
         return Err(PickError::Unsupported { missing });
     }
@@ -171,8 +175,17 @@ fn query_cell(config: &PickerConfig, limits: &vk::PhysicalDeviceLimits) -> Resul
     })
 }
 
-/// The GPU results' buffers and pass, when `config` asks for them.
-fn gpu_results_kit(memory: &Memory, config: &PickerConfig, max_queries: u32, rects: bool, staging: &StagingRing) -> Result<Option<GpuResultsKit>, PickError> {
+/// The GPU results' buffers and pass, when `config` asks for them: they read `targets` and
+/// `rect`'s table.
+fn gpu_results_kit(
+    memory: &Memory,
+    config: &PickerConfig,
+    max_queries: u32,
+    targets: &PassTargets,
+    rect: Option<&RectKit>,
+    staging: &StagingRing,
+    detail: bool,
+) -> Result<Option<GpuResultsKit>, PickError> {
     if !config.gpu_results {
         return Ok(None);
     }
@@ -180,9 +193,10 @@ fn gpu_results_kit(memory: &Memory, config: &PickerConfig, max_queries: u32, rec
         let reason = format!("at most {MAX_GPU_RADIUS} with gpu_results (one workgroup resolves a disc), not {}", config.max_radius);
         return Err(PickError::InvalidInput { input: Input::Config("max_radius"), reason });
     }
-    let entries = if rects { config.rect_entries } else { 0 };
+    let entries = if rect.is_some() { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
-    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, staging.slot_stride())?))
+    let inputs = SharedInputs { targets, table: rect.map(|r| r.table.buffer), staging, detail };
+    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs)?))
 }
 
 /// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).

@@ -1,12 +1,12 @@
 //! What recording tells the GPU results' compute pass, written through the slot's mapped
-//! upload buffer: a job per query (where its texels lie in the slot's mirror, its texel or
+//! upload buffer: a job per query (where its texels lie in the attachments, its pixel or
 //! disc, its rule), the rows of the draws the point and radius queries recorded (draw index,
 //! instancing, priority), and a key per rectangle entry (object, instance, query).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
 use crate::gpu_results::layout::{JOB_WORDS, KEY_WORDS, ROW_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
-use crate::readback::RegionBlock;
+use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::record::push::words_to_bytes;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::Snap;
@@ -20,47 +20,50 @@ fn put<const N: usize>(bytes: &mut [u8], at: u64, words: [u32; N]) {
     words_to_bytes(words, bytes.get_mut((4 * at) as usize..).unwrap_or_default());
 }
 
-/// The job of a query: (kind, snap), its texels' arrays in the slot (words), its texel or
-/// region, the cursor, the radius, how depth compares and the clear depth. A rectangle's is
-/// kind 0 (no hit).
+/// The job of a query: (kind, snap), where its region lies in the hit pass's attachments,
+/// the region in the view (first pixel, size), the cursor, the radius, how depth compares, the
+/// clear depth, and where its texels go in the staging slot (block start in words after the
+/// slot's header, block pixels, the region's first pixel in the block). A point's region is its one pixel at its
+/// texel of row 0 (pixel `texel` of the points' block); a rectangle's job is kind 0 (no hit).
 fn job(query: &QueryLayout, points: &RegionBlock, camera: &CameraSnapshot) -> [u32; JOB_WORDS as usize] {
     let reverse = u32::from(camera.depth == DepthConvention::Reverse);
     let clear = camera.clear_depth().to_bits();
-    let words = |b: &RegionBlock| [(b.id_at() / 4) as u32, (b.draw_instance_at() / 4) as u32, (b.depth_at() / 4) as u32];
+    // The pass binds the slot's texels, which start after its header.
+    let at = |b: &RegionBlock| [((b.offset - HEADER_BYTES) / 4) as u32, b.pixels as u32];
     match query {
         QueryLayout::Point { pixel, texel, .. } => {
-            let [id, draw, depth] = words(points);
-            [1, 0, id, draw, depth, *texel, 0, 0, 1, 1, pixel.x, pixel.y, 0, reverse, clear, 0]
+            let [block, pixels] = at(points);
+            [1, 0, *texel, 0, pixel.x, pixel.y, 1, 1, pixel.x, pixel.y, 0, reverse, clear, block, pixels, *texel]
         }
-        QueryLayout::Radius { pixel, radius, snap, region, block, .. } => {
-            let [id, draw, depth] = words(block);
+        QueryLayout::Radius { pixel, radius, snap, region, cell, block, .. } => {
             let size = region.size();
             let thin = u32::from(*snap == Snap::Thin);
-            [2, thin, id, draw, depth, 0, region.min.x, region.min.y, size.x, size.y, pixel.x, pixel.y, *radius, reverse, clear, 0]
+            let [block, pixels] = at(block);
+            [2, thin, cell.x, cell.y, region.min.x, region.min.y, size.x, size.y, pixel.x, pixel.y, *radius, reverse, clear, block, pixels, 0]
         }
-        QueryLayout::Rect { .. } => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, reverse, clear, 0],
+        QueryLayout::Rect { .. } => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, reverse, clear, 0, 0, 0],
     }
 }
 
 /// The frame whose upload is written.
 pub(super) struct UploadFrame<'a> {
     pub layout: &'a FrameLayout,
-    /// Every draw the frame recorded; the first `hit_draws` are the point and radius queries'.
+    /// Every draw the frame recorded; the first are the point and radius queries'.
     pub draws: &'a [DrawSnapshot],
-    pub hit_draws: usize,
+    /// Rows to write: the point and radius queries' draws, at most the configured capacity.
+    pub rows: usize,
     pub spans: &'a [EntrySpan],
     pub camera: &'a CameraSnapshot,
 }
 
-/// Writes the frame's upload into `bytes`; returns the draw rows written (at most
-/// `draw_capacity`).
-pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, draw_capacity: u32) -> u32 {
+/// Writes the frame's upload into `bytes`.
+pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>) {
     let layout = frame.layout;
     for (q, query) in layout.queries.iter().enumerate() {
         put(bytes, JOB_WORDS * q as u64, job(query, &layout.points_block, frame.camera));
     }
     let rows_at = JOB_WORDS * layout.queries.len() as u64;
-    let rows = frame.hit_draws.min(draw_capacity as usize).min(frame.draws.len());
+    let rows = frame.rows.min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
         put(bytes, rows_at + ROW_WORDS * r as u64, [d.draw_index, flags]);
@@ -77,5 +80,4 @@ pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, draw_capac
             }
         }
     }
-    rows as u32
 }

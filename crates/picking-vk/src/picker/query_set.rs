@@ -8,12 +8,12 @@ use super::gpu_upload::{write_upload, UploadFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
-use crate::gpu_results::{record_results, FrameCounts};
+use crate::gpu_results::FrameCounts;
 use crate::handoff::PassStats;
-use crate::pass::rect::RectKit;
+use crate::pass::rect::{RectKit, ZeroFill};
 use crate::pass::targets::PassTargets;
 use crate::plan::{PixelRay, Plan, PointTarget};
-use crate::readback::{SlotQueries, StagingRing, HEADER_BYTES};
+use crate::readback::{SlotQueries, StagingRing};
 use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
 use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
@@ -220,6 +220,11 @@ impl Picker {
         s.spans.clear();
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
         let staging = &self.staging;
+        let readers = request.result_readers;
+        let results = self.gpu_results.as_ref();
+        let dst = staging.destination(slot);
+        let queries = self.layout.queries.len() as u32;
+        let mut counts = FrameCounts { slot, frame: self.next_frame, queries, rows: 0, entries: self.layout.table_used as u32 };
         // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws.
         unsafe {
             if let Some(w) = &request.host_writes {
@@ -229,31 +234,37 @@ impl Picker {
                 device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
-            staging.begin(device, cmd, slot);
+            // The GPU results add no barrier of their own: theirs ride on the slot's first and
+            // last; their queries pass writes the texels in place of the copies, and their
+            // entries pass runs beside the table's copy.
+            staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)));
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let hit_draws = s.draws.len();
-            // With GPU results the copies land in the slot's device-local mirror, which the
-            // results pass reads; one copy then moves them into the staging slot.
-            let mirror = self.gpu_results.as_ref().and_then(|k| k.mirror(slot));
-            let dst = staging.destination(slot, mirror);
-            record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout);
+            match results {
+                Some(kit) => {
+                    counts.rows = hit_draws.min(kit.layout.draw_capacity as usize) as u32;
+                    kit.record_queries(device, cmd, counts);
+                }
+                None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
+            }
             if let Some(kit) = self.rect.as_ref() {
-                recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
-                record_table_copy(staging, device, cmd, kit, dst, &self.layout);
+                let lookup = results.and_then(|k| k.lookup_clear(counts));
+                recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws, lookup);
+                record_table_copy(staging, device, cmd, kit, dst, &self.layout, results.is_some());
+                if let Some(results) = results {
+                    results.record_entries(device, cmd, counts);
+                }
             }
-            if let (Some(kit), Some(mirror)) = (self.gpu_results.as_mut(), mirror) {
-                let upload = UploadFrame { layout: &self.layout, draws: &s.draws, hit_draws, spans: &s.spans, camera };
-                let draw_capacity = kit.layout.draw_capacity;
-                // The slot's previous frame completed (it was taken): its upload is free.
-                let rows = kit.upload_mut(slot).map_or(0, |bytes| write_upload(bytes, &upload, draw_capacity));
-                let queries = self.layout.queries.len() as u32;
-                let TableCopy { offset, used } = self.layout.table();
-                let counts = FrameCounts { slot, frame: self.next_frame, queries, rows, entries: used as u32, table_counts: offset };
-                // After the results pass's first barrier, which made the mirror's bytes visible.
-                let to_staging = || staging.record_from_mirror(device, cmd, mirror, slot, HEADER_BYTES..offset + 12 * used);
-                record_results(kit, device, cmd, counts, request.result_readers, to_staging);
+            let last = results.and_then(|k| k.last_barrier(slot, readers));
+            if let Some(kit) = self.gpu_results.as_mut() {
+                let upload = UploadFrame { layout: &self.layout, draws: &s.draws, rows: counts.rows as usize, spans: &s.spans, camera };
+                // The slot's previous frame completed (it was taken): its upload is free, and
+                // the GPU reads it only once the host submits this command buffer.
+                if let Some(bytes) = kit.upload_mut(slot) {
+                    write_upload(bytes, &upload);
+                }
             }
-            staging.finish(device, cmd, slot, self.next_frame, queries_ts);
+            staging.finish(device, cmd, slot, self.next_frame, queries_ts, last);
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);
             }
@@ -342,7 +353,7 @@ unsafe fn record_hit_copies(
     }
 }
 
-/// Records every rectangle of `layout`: the table cleared once, each rectangle's entries
+/// Records every rectangle of `layout`: the table (and `lookup`) cleared once, each rectangle's entries
 /// assigned (its spans noted in the layout), then its tiles. Returns the draws recorded.
 ///
 /// # Safety
@@ -354,6 +365,7 @@ unsafe fn record_rects(
     s: &mut Slot,
     map: &mut Vec<EntryRange>,
     draws: &[PickDraw],
+    lookup: Option<ZeroFill>,
 ) -> u64 {
     let FrameLayout { queries, tiles, plans, table_used, .. } = layout;
     let (mut recorded, mut next_entry, mut cleared) = (0, 0u32, false);
@@ -362,7 +374,7 @@ unsafe fn record_rects(
         if !cleared {
             cleared = true;
             // SAFETY: the caller's contract; outside any pass.
-            unsafe { kit.record_clear(recording.device, recording.cmd, *table_used) };
+            unsafe { kit.record_clear(recording.device, recording.cmd, *table_used, lookup) };
         }
         let pipelines = match mode {
             RectMode::Visible => &kit.visible,
@@ -400,18 +412,33 @@ unsafe fn record_rects(
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the rectangles.
-unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) {
+unsafe fn record_table_copy(
+    staging: &StagingRing,
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    kit: &RectKit,
+    dst: (vk::Buffer, u64),
+    layout: &FrameLayout,
+    gpu_results: bool,
+) {
     if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
         return;
     }
     let TableCopy { offset, used } = layout.table();
-    let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
+    // With GPU results the entries pass reads the table beside the copy.
+    let (readers, reads) = if gpu_results {
+        let shader = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
+        (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_READ | shader)
+    } else {
+        (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ)
+    };
+    let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(reads);
     let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
     let n = u64::from(kit.capacity);
     let ranges = [(0, offset, 4 * used), (4 * n, offset + 4 * used, 4 * used), (8 * n, offset + 8 * used, 4 * used)];
     // SAFETY: the caller's contract; the table's writes are made visible to the copy.
     unsafe {
-        device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
+        device.cmd_pipeline_barrier(cmd, shaders, readers, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
         staging.record_buffer_copy(device, cmd, kit.table.buffer, dst, &ranges);
     }
 }
