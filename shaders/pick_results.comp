@@ -1,32 +1,29 @@
 #version 450
-// GPU results: per point or radius query its hit (a radius query's under its snapping rule,
-// as the CPU resolves it), and per rectangle entry its membership, inserted into the lookup.
-// Two dispatches a frame: the header and one workgroup per query right after the hit pass,
-// then one workgroup per 128 rectangle entries once the rectangle table is complete.
+// GPU results: the header, and per point or radius query its hit (a radius query's under its
+// snapping rule, as the CPU resolves it); a rectangle's hit is empty (its membership is the
+// lookup the CPU built, copied in with the table's counts). One workgroup per query, right
+// after the hit pass; it also stages the queries' texels for the CPU.
 #extension GL_GOOGLE_include_directive : require
 #define PICK_RESULTS_SET 0
-#define PICK_RESULTS_BINDING 1
+#define PICK_RESULTS_BINDING 0
 #define PICK_RESULTS_ACCESS
 #include "pick_results.glsl"
 
 layout(local_size_x = 128) in;
-// The rectangle table: entry e's pixel count is word e.
-layout(std430, set = 0, binding = 0) readonly buffer Table { uint table_counts[]; };
-// What recording wrote: a job per query (16 words), draw rows (2 words), entry keys (4 words).
-layout(std430, set = 0, binding = 2) readonly buffer Upload { uint upload[]; };
+// What recording wrote: a job per query (16 words), then draw rows (2 words).
+layout(std430, set = 0, binding = 1) readonly buffer Upload { uint upload[]; };
 // The frame's staging slot after its header: the queries pass writes the texels there, laid
 // out as the readback copies would (per region block: detail, ID, (draw, instance), depth).
-// The entries pass binds a stand-in.
-layout(std430, set = 0, binding = 3) writeonly buffer Staging { uint staging[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Staging { uint staging[]; };
 // The hit pass's attachments.
-layout(set = 0, binding = 4) uniform usampler2D pick_ids;
-layout(set = 0, binding = 5) uniform usampler2D pick_draw_instances;
-layout(set = 0, binding = 6) uniform sampler2D pick_depths;
-layout(set = 0, binding = 7) uniform usampler2D pick_details;
+layout(set = 0, binding = 3) uniform usampler2D pick_ids;
+layout(set = 0, binding = 4) uniform usampler2D pick_draw_instances;
+layout(set = 0, binding = 5) uniform sampler2D pick_depths;
+layout(set = 0, binding = 6) uniform usampler2D pick_details;
 layout(push_constant) uniform ResultsPush {
-    uvec4 frame;    // frame (low, high), queries, entries
-    uvec4 offsets;  // phase (0: header and queries, 1: entries; bit 1: detail), draw rows word, draw rows, entry keys word
-    uvec4 sizes;    // hit capacity, entry capacity, lookup mask, unused
+    uvec4 frame;    // frame (low, high), queries, rectangle entries
+    uvec4 offsets;  // detail, draw rows word, draw rows, unused
+    uvec4 sizes;    // hit capacity, entry capacity, where the entries' counts start, unused
 } pc;
 
 // The largest disc (radius 12) a workgroup holds; PickerConfig::max_radius is checked against it.
@@ -51,12 +48,6 @@ shared uint c_d2[128];
 shared uint c_dkey[128];
 shared uint c_tie[128];
 shared uint c_pixel[128];
-
-// Where the entries, claims and members start: from the push constants, since the header is
-// written by this same dispatch.
-uint entries_at() { return 8u * pc.sizes.x; }
-uint claims_at() { return entries_at() + 4u * pc.sizes.y; }
-uint members_at() { return claims_at() + pc.sizes.z + 1u; }
 
 uint job(uint q, uint w) { return upload[16u * q + w]; }
 
@@ -103,7 +94,7 @@ float depth_of(uint i, Job j) { return texelFetch(pick_depths, texel_of(i, j), 0
 
 // Stages pixel i of the region (its ID, (draw, instance) and depth as read) for the CPU.
 void stage_texels(uint i, Job j, uvec2 id, uvec2 draw_instance, float depth) {
-    bool detail = (pc.offsets.x & 2u) != 0u;
+    bool detail = pc.offsets.x != 0u;
     uint n = j.block_pixels;
     uint p = j.block_first + i;
     uint at = j.block;
@@ -275,42 +266,18 @@ void resolve_radius(uint q, Job j) {
     write_hit(q, chosen, pixel, flags, j);
 }
 
-void insert_entry(uint e) {
-    uint k = pc.offsets.w + 4u * e;
-    uvec4 key = uvec4(upload[k], upload[k + 1u], upload[k + 2u], upload[k + 3u]);
-    uint at = entries_at() + 4u * e;
-    pick_words[at] = key.x; pick_words[at + 1u] = key.y; pick_words[at + 2u] = key.z; pick_words[at + 3u] = key.w;
-    uint slot = pick_lookup_hash(key.w, key.xy, key.z) & pc.sizes.z;
-    for (uint probe = 0u; probe <= pc.sizes.z; probe++) {
-        uint claim = atomicCompSwap(pick_words[claims_at() + slot], 0u, e + 1u);
-        if (claim == 0u) break;
-        uint o = pc.offsets.w + 4u * (claim - 1u);
-        if (upload[o] == key.x && upload[o + 1u] == key.y && upload[o + 2u] == key.z && upload[o + 3u] == key.w) break;
-        slot = (slot + 1u) & pc.sizes.z;
-    }
-    if (table_counts[e] != 0u) {
-        atomicOr(pick_words[members_at() + slot], 1u);
-    }
-}
-
 void main() {
     uint g = gl_WorkGroupID.x;
     uint lid = gl_LocalInvocationID.x;
-    if (pc.offsets.x == 1u) {
-        uint e = g * 128u + lid;
-        if (e < pc.frame.w) {
-            insert_entry(e);
-        }
-        return;
-    }
     if (g == 0u && lid == 0u) {
         pick_frame = pc.frame.xy;
         pick_query_count = pc.frame.z;
         pick_hit_capacity = pc.sizes.x;
-        pick_lookup_mask = pc.sizes.z;
+        // 0: no rectangles; a frame with rectangles copies its mask over it afterwards.
+        pick_lookup_mask = 0u;
         pick_entry_count = pc.frame.w;
         pick_entry_capacity = pc.sizes.y;
-        pick_reserved = 0u;
+        pick_counts_at = pc.sizes.z;
     }
     if (g < pc.frame.z) {
         Job j = load_job(g);

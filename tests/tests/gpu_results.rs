@@ -1,6 +1,7 @@
 //! GPU results (`PickerConfig::gpu_results`) read by a host pass in the same command buffer
 //! through the public GLSL include: they equal the CPU results of the same frame on random
-//! scenes (points, radius under both rules, rectangles in both modes), and over a 200-frame
+//! scenes (points, radius under both rules, rectangles in both modes, objects drawn by
+//! several draws), and over a 200-frame
 //! script with an orbiting camera and a cursor that moves every frame, the host's tint pass
 //! marks exactly what that frame's full-resolution ID image has under the cursor, in the
 //! snapped disc and inside the rubber band, while the ring path's one-frame-late answer does not.
@@ -43,6 +44,14 @@ fn gpu_results_equal_the_cpu_results_of_the_same_frame() {
         // Odd seeds give the draws priorities (-1, 0, 1): the radius rules rank by them first.
         for (k, draw) in gs.draws.iter_mut().enumerate() {
             draw.priority = if seed % 2 == 1 { (k % 3) as i16 - 1 } else { 0 };
+        }
+        // From seed 3 on, every third draw takes the previous draw's ID: an object drawn by
+        // several draws (instanced or not) has several spans, and a rectangle holds it when
+        // any of them has pixels.
+        if seed >= 3 {
+            for k in (2..gs.draws.len()).step_by(3) {
+                gs.draws[k].id = gs.draws[k - 1].id;
+            }
         }
         let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
         let request = PickRequest::new(Viewport::full(W, H), view, proj);

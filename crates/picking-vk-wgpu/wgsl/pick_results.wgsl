@@ -3,11 +3,16 @@
 // library's GLSL include, over the same buffer (fixed layout, 4-byte words):
 //   words 0-1   frame number (low, high)       word 2  queries in the set
 //   word 3      hit capacity (max_queries)     word 4  lookup slots - 1 (0: no rectangles)
-//   word 5      rectangle entries this frame   word 6  entry capacity      word 7 reserved
+//   word 5      rectangle entries this frame   word 6  entry capacity (rect_entries)
+//   word 7      where the entries' pixel counts start (words after the header)
 //   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
 //   pixel (x, y), depth (float bits), flags;
-//   then per entry (entry capacity) 4 words: ID (low, high), instance, query;
-//   then the lookup's claims and members, a word per lookup slot each.
+//   then per span (entry capacity of them; a span is one recorded draw of a rectangle)
+//   6 words: ID (low, high), query, first instance (PICK_NO_INSTANCE: not instanced),
+//   instances, first entry;
+//   then the lookup's claims: a word per slot of this frame's lookup, 0 empty, else a span
+//   index + 1, linear probing from pick_lookup_hash(query, id) & mask;
+//   then at word 7's offset a pixel count per entry (non-zero: the entry is in the set).
 // IDs are vec2<u32>(low, high). A non-instanced object's instance is PICK_NO_INSTANCE.
 
 const PICK_NO_INSTANCE: u32 = 0xFFFFFFFFu;
@@ -33,15 +38,14 @@ struct PickResults {
     lookup_mask: u32,
     entry_count: u32,
     entry_capacity: u32,
-    reserved: u32,
+    counts_at: u32,
     words: array<u32>,
 };
 
 @group(PICK_RESULTS_GROUP) @binding(PICK_RESULTS_BINDING) var<storage, read> pick_results: PickResults;
 
-fn pick_entries_at() -> u32 { return 8u * pick_results.hit_capacity; }
-fn pick_claims_at() -> u32 { return pick_entries_at() + 4u * pick_results.entry_capacity; }
-fn pick_members_at() -> u32 { return pick_claims_at() + pick_results.lookup_mask + 1u; }
+fn pick_spans_at() -> u32 { return 8u * pick_results.hit_capacity; }
+fn pick_claims_at() -> u32 { return pick_spans_at() + 6u * pick_results.entry_capacity; }
 
 // Query `query`'s hit; flags 0 for a rectangle or a query past the set.
 fn pick_hit(query: u32) -> PickHit {
@@ -75,31 +79,39 @@ fn pick_is_hovered(id: vec2<u32>, instance: u32) -> bool {
     return false;
 }
 
-// The lookup's hash of (query, id, instance): a power-of-two table, linear probing.
-fn pick_lookup_hash(query: u32, id: vec2<u32>, instance: u32) -> u32 {
+// The lookup's hash of (query, id): a power-of-two table, linear probing.
+fn pick_lookup_hash(query: u32, id: vec2<u32>) -> u32 {
     var h = query * 0x9E3779B1u;
     h = (h ^ id.x) * 0x85EBCA77u;
     h = (h ^ id.y) * 0xC2B2AE3Du;
-    h = (h ^ instance) * 0x27D4EB2Fu;
     return h ^ (h >> 15u);
 }
 
 // Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
-// visible pixels, or every fragment), in this frame.
+// visible pixels, or every fragment), in this frame. Probes the spans of the object's draws in
+// the query (an object drawn by several draws has several) for one whose entry for
+// `instance` has pixels.
 fn pick_in_rect(query: u32, id: vec2<u32>, instance: u32) -> bool {
     let mask = pick_results.lookup_mask;
     if mask == 0u {
         return false;
     }
-    var slot = pick_lookup_hash(query, id, instance) & mask;
+    var slot = pick_lookup_hash(query, id) & mask;
     for (var probe = 0u; probe <= mask; probe++) {
         let claim = pick_results.words[pick_claims_at() + slot];
         if claim == 0u {
             return false;
         }
-        let e = pick_entries_at() + 4u * (claim - 1u);
-        if pick_results.words[e] == id.x && pick_results.words[e + 1u] == id.y && pick_results.words[e + 2u] == instance && pick_results.words[e + 3u] == query {
-            return pick_results.words[pick_members_at() + slot] != 0u;
+        let s = pick_spans_at() + 6u * (claim - 1u);
+        let first = pick_results.words[s + 3u];
+        let instanced = first != PICK_NO_INSTANCE;
+        let same = pick_results.words[s] == id.x && pick_results.words[s + 1u] == id.y && pick_results.words[s + 2u] == query;
+        if same && instanced == (instance != PICK_NO_INSTANCE) {
+            // The instance's entry in the span (unsigned: below `first` wraps past the end).
+            let k = select(0u, instance - first, instanced);
+            if k < pick_results.words[s + 4u] && pick_results.words[pick_results.counts_at + pick_results.words[s + 5u] + k] != 0u {
+                return true;
+            }
         }
         slot = (slot + 1u) & mask;
     }

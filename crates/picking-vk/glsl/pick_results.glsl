@@ -5,11 +5,16 @@
 // file, and bind the slot's buffer there as a storage buffer. The layout is std430 and fixed:
 //   words 0-1   frame number (low, high)       words 2  queries in the set
 //   word 3      hit capacity (max_queries)     word  4  lookup slots - 1 (0: no rectangles)
-//   word 5      rectangle entries this frame   word  6  entry capacity      word 7 reserved
+//   word 5      rectangle entries this frame   word  6  entry capacity (rect_entries)
+//   word 7      where the entries' pixel counts start (words after the header)
 //   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
 //   pixel (x, y), depth (float bits), flags;
-//   then per entry (entry capacity) 4 words: ID (low, high), instance, query;
-//   then the lookup's claims and members, a word per lookup slot each.
+//   then per span (entry capacity of them; a span is one recorded draw of a rectangle)
+//   6 words: ID (low, high), query, first instance (PICK_NO_INSTANCE: not instanced),
+//   instances, first entry;
+//   then the lookup's claims: a word per slot of this frame's lookup, 0 empty, else a span
+//   index + 1, linear probing from pick_lookup_hash(query, id) & mask;
+//   then at word 7's offset a pixel count per entry (non-zero: the entry is in the set).
 // A non-instanced object's instance is PICK_NO_INSTANCE, here and in every argument below.
 
 #ifndef PICK_RESULTS_SET
@@ -45,13 +50,12 @@ layout(std430, set = PICK_RESULTS_SET, binding = PICK_RESULTS_BINDING) PICK_RESU
     uint pick_lookup_mask;
     uint pick_entry_count;
     uint pick_entry_capacity;
-    uint pick_reserved;
+    uint pick_counts_at;
     uint pick_words[];
 };
 
-uint pick_entries_at() { return 8u * pick_hit_capacity; }
-uint pick_claims_at() { return pick_entries_at() + 4u * pick_entry_capacity; }
-uint pick_members_at() { return pick_claims_at() + pick_lookup_mask + 1u; }
+uint pick_spans_at() { return 8u * pick_hit_capacity; }
+uint pick_claims_at() { return pick_spans_at() + 6u * pick_entry_capacity; }
 
 // Query `query`'s hit; flags 0 for a rectangle or a query past the set.
 PickHit pick_hit(uint query) {
@@ -85,30 +89,38 @@ bool pick_is_hovered(uvec2 id, uint instance) {
     return false;
 }
 
-// The lookup's hash of (query, id, instance): a power-of-two table, linear probing.
-uint pick_lookup_hash(uint query, uvec2 id, uint instance) {
+// The lookup's hash of (query, id): a power-of-two table, linear probing.
+uint pick_lookup_hash(uint query, uvec2 id) {
     uint h = query * 0x9E3779B1u;
     h = (h ^ id.x) * 0x85EBCA77u;
     h = (h ^ id.y) * 0xC2B2AE3Du;
-    h = (h ^ instance) * 0x27D4EB2Fu;
     return h ^ (h >> 15u);
 }
 
 // Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
-// visible pixels, or every fragment), in this frame.
+// visible pixels, or every fragment), in this frame. Probes the spans of the object's draws in
+// the query (an object drawn by several draws has several) for one whose entry for
+// `instance` has pixels.
 bool pick_in_rect(uint query, uvec2 id, uint instance) {
     if (pick_lookup_mask == 0u) {
         return false;
     }
-    uint slot = pick_lookup_hash(query, id, instance) & pick_lookup_mask;
+    uint slot = pick_lookup_hash(query, id) & pick_lookup_mask;
     for (uint probe = 0u; probe <= pick_lookup_mask; probe++) {
         uint claim = pick_words[pick_claims_at() + slot];
         if (claim == 0u) {
             return false;
         }
-        uint e = pick_entries_at() + 4u * (claim - 1u);
-        if (pick_words[e] == id.x && pick_words[e + 1u] == id.y && pick_words[e + 2u] == instance && pick_words[e + 3u] == query) {
-            return pick_words[pick_members_at() + slot] != 0u;
+        uint s = pick_spans_at() + 6u * (claim - 1u);
+        uint first = pick_words[s + 3u];
+        bool instanced = first != PICK_NO_INSTANCE;
+        bool same = pick_words[s] == id.x && pick_words[s + 1u] == id.y && pick_words[s + 2u] == query;
+        if (same && instanced == (instance != PICK_NO_INSTANCE)) {
+            // The instance's entry in the span (unsigned: below `first` wraps past the end).
+            uint k = instanced ? instance - first : 0u;
+            if (k < pick_words[s + 4u] && pick_words[pick_counts_at + pick_words[s + 5u] + k] != 0u) {
+                return true;
+            }
         }
         slot = (slot + 1u) & pick_lookup_mask;
     }

@@ -1,9 +1,10 @@
-//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR]`
+//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths]`
 //!
 //! Compares, side by side in one run on whatever Vulkan device it finds: the picker with and
 //! without pick-ray culling, the classic full-size ID target scissored to the pixel, a
 //! full-resolution ID pass, a simple lit main pass (the reference frame cost), and a CPU ray
 //! cast with parry3d's BVH. Prints a table and writes it as JSON plus a PNG chart.
+//! `--result-paths` measures and prints only the GPU results table (nothing is written).
 
 mod chart;
 mod cpu_bvh;
@@ -83,6 +84,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let small = args.iter().any(|a| a == "--small");
     let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map_or(PathBuf::from("out/bench"), PathBuf::from);
+    let run = |small, out: &std::path::Path| if args.iter().any(|a| a == "--result-paths") { result_paths_only(small) } else { run(small, out) };
     match run(small, &out) {
         Ok(true) => {}
         Ok(false) => {
@@ -102,6 +104,21 @@ fn fmt_bytes(b: u64) -> String {
         10_000..=9_999_999 => format!("{:.1} KiB", b as f64 / 1024.0),
         _ => format!("{:.1} MiB", b as f64 / 1048576.0),
     }
+}
+
+/// The GPU results table alone, for iterating on the results pass.
+fn result_paths_only(small: bool) -> Result<bool, String> {
+    let cfg = config(small);
+    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
+        .map_err(|e| e.to_string())?;
+    println!("GPU results and snapping on {} ({}x{}, {} frames after {} warm-up, medians):", ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup);
+    println!("{}", result_paths::HEADER);
+    for (k, spec) in cfg.scenes.iter().enumerate() {
+        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
+        let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
+        println!("{}", paths.line(spec.name));
+    }
+    Ok(true)
 }
 
 fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {

@@ -1,9 +1,8 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
 //! results buffer the host's shaders read and the upload buffer recording writes (query jobs,
-//! draw rows, rectangle entry keys), and the compute pipeline that fills the results. The
-//! pass reads the frame's texels straight from the hit pass's attachments and the rectangle
-//! table from its buffer (beside the table's copy), and writes the texels of the frame's point
-//! and radius queries into the staging slot itself, in place of their copies.
+//! draw rows, rectangle spans and their lookup), and the compute pipeline that fills the
+//! results. The pass reads the frame's texels straight from the hit pass's attachments and
+//! writes those of the point and radius queries into the staging slot, in place of copies.
 
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
@@ -18,27 +17,22 @@ use gpu_allocator::MemoryLocation;
 /// Bytes of the compute pass's push constants: three uvec4.
 pub(super) const PUSH_BYTES: u32 = 48;
 
-/// Storage buffer bindings (0 the rectangle table, 1 the results, 2 the upload, 3 the staging
-/// ring), then the sampled attachments (4 ID, 5 (draw, instance), 6 depth, 7 detail).
-const BUFFERS: u32 = 4;
+/// Storage buffer bindings (0 the results, 1 the upload, 2 the slot's texels in the staging
+/// ring), then the sampled attachments (3 ID, 4 (draw, instance), 5 depth, 6 detail).
+const BUFFERS: u32 = 3;
 const IMAGES: u32 = 4;
 
-/// One slot's buffers and the descriptor sets that bind them: the queries pass's binds the
-/// slot's texels in the staging ring, the entries pass's a stand-in there (it writes no
-/// texels, and the table's copy into the slot runs beside it).
+/// One slot's buffers and the descriptor set that binds them.
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
     pub upload: GpuBuffer,
-    pub queries_set: vk::DescriptorSet,
-    pub entries_set: vk::DescriptorSet,
+    pub set: vk::DescriptorSet,
 }
 
 /// What the sets bind besides a slot's own buffers.
 pub(crate) struct SharedInputs<'a> {
     /// The hit pass's attachments (sampled: `PassLayout::sampled`).
     pub targets: &'a PassTargets,
-    /// The rectangle table, when the picker has rectangles.
-    pub table: Option<vk::Buffer>,
     /// The staging ring, whose slots' texels the queries pass writes.
     pub staging: &'a StagingRing,
     /// The pass has a detail attachment.
@@ -57,46 +51,50 @@ pub(crate) struct GpuResultsKit {
     pub layout: ResultsLayout,
     /// The texels include detail (the pass has a detail attachment).
     pub detail: bool,
+    /// Scratch for the lookup's claims, built on the CPU and written into the upload at once
+    /// (reading back write-combined memory while probing would be slow).
+    claims: Vec<u32>,
 }
 
 impl GpuResultsKit {
     /// Buffers for `slots` slots sized by `layout`, their sets binding `inputs` too.
     pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, inputs: SharedInputs<'_>) -> Result<Self, PickError> {
         let sampler = sampler(memory)?;
-        let (set_layout, pool, sets) = sets(memory, 2 * slots, sampler.handle)?;
+        let (set_layout, pool, sets) = sets(memory, slots, sampler.handle)?;
         let mut made = Vec::with_capacity(slots);
-        for (slot, pair) in sets.chunks_exact(2).enumerate() {
+        for (slot, set) in sets.into_iter().enumerate() {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
-            let upload = GpuBuffer::new(memory, "gpu results upload", layout.upload_bytes(), vk::BufferUsageFlags::STORAGE_BUFFER, MemoryLocation::CpuToGpu)?;
+            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+            let upload = GpuBuffer::new(memory, "gpu results upload", layout.upload_bytes(), upload_usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !upload.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
             }
             let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
-            // Without rectangles the table is never read (no entries): the upload stands in.
-            let table = whole(inputs.table.unwrap_or(upload.buffer));
+            // The slot's texels, not its header: the stamp and timestamps are written beside
+            // the pass.
             let staging = inputs.staging;
             let texels = vk::DescriptorBufferInfo {
                 buffer: staging.buffer(),
                 offset: staging.slot_offset(slot) + HEADER_BYTES,
                 range: staging.slot_stride() - HEADER_BYTES,
             };
-            for (set, staged) in [(pair[0], texels), (pair[1], whole(upload.buffer))] {
-                write_set(memory, set, [table, whole(results.buffer), whole(upload.buffer), staged], &inputs);
-            }
-            made.push(ResultSlot { results, upload, queries_set: pair[0], entries_set: pair[1] });
+            write_set(memory, set, [whole(results.buffer), whole(upload.buffer), texels], &inputs);
+            made.push(ResultSlot { results, upload, set });
         }
         let (pipeline, pipeline_layout, module) =
             compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
         let detail = inputs.detail;
-        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, _sampler: sampler, layout, detail })
+        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, _sampler: sampler, layout, detail, claims: vec![] })
     }
 
-    /// Slot `slot`'s mapped upload buffer, for the frame being recorded there.
-    pub fn upload_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
-        self.slots.get_mut(slot)?.upload.mapped_mut()
+    /// Calls `write` with slot `slot`'s mapped upload buffer (for the frame being recorded
+    /// there), a scratch list for the lookup's claims, and the lookup's capacity in slots.
+    pub fn write_upload<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Vec<u32>, u32) -> R) -> Option<R> {
+        let bytes = self.slots.get_mut(slot)?.upload.mapped_mut()?;
+        Some(write(bytes, &mut self.claims, self.layout.lookup_slots))
     }
 
     /// Bytes held: every slot's results and upload buffers.

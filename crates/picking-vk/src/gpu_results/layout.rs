@@ -3,11 +3,14 @@
 
 /// Words of the results header.
 pub(crate) const HEADER_WORDS: u64 = 8;
+/// The header word that holds this frame's lookup mask (0: no rectangles).
+pub(crate) const MASK_WORD: u64 = 4;
 /// Words per query: of a hit in the results, of a job in the upload.
 pub(crate) const HIT_WORDS: u64 = 8;
 pub(crate) const JOB_WORDS: u64 = 16;
-/// Words per rectangle entry key (ID low, high, instance, query) and per draw row.
-pub(crate) const KEY_WORDS: u64 = 4;
+/// Words per rectangle span (ID low, high, query, first instance or `PICK_NO_INSTANCE`,
+/// instances, first entry) and per draw row.
+pub(crate) const SPAN_WORDS: u64 = 6;
 pub(crate) const ROW_WORDS: u64 = 2;
 /// The largest pick radius whose disc one workgroup of the compute pass holds (25 x 25).
 pub(crate) const MAX_GPU_RADIUS: u32 = 12;
@@ -16,7 +19,8 @@ pub(crate) const MAX_GPU_RADIUS: u32 = 12;
 pub(crate) struct ResultsLayout {
     /// Hits the buffer holds: `PickerConfig::max_queries`.
     pub hit_capacity: u32,
-    /// Rectangle entries: `PickerConfig::rect_entries` (0 without rectangles).
+    /// Rectangle entries (and so spans at most): `PickerConfig::rect_entries` (0 without
+    /// rectangles).
     pub entry_capacity: u32,
     /// Lookup slots: a power of two at least twice the entries, so a probe ends.
     pub lookup_slots: u32,
@@ -26,22 +30,55 @@ pub(crate) struct ResultsLayout {
 
 impl ResultsLayout {
     pub fn new(hit_capacity: u32, entry_capacity: u32, draw_capacity: u32) -> Self {
-        let lookup_slots = if entry_capacity == 0 { 1 } else { (2 * u64::from(entry_capacity)).next_power_of_two().min(1 << 31) as u32 };
-        ResultsLayout { hit_capacity, entry_capacity, lookup_slots, draw_capacity }
+        ResultsLayout { hit_capacity, entry_capacity, lookup_slots: lookup_slots(entry_capacity, u32::MAX), draw_capacity }
     }
 
-    /// Where the claims start, in words after the header.
+    /// Where the spans start, in words after the header.
+    pub fn spans_word(&self) -> u64 {
+        HIT_WORDS * u64::from(self.hit_capacity)
+    }
+
+    /// Where the lookup's claims start, in words after the header.
     pub fn claims_word(&self) -> u64 {
-        HIT_WORDS * u64::from(self.hit_capacity) + KEY_WORDS * u64::from(self.entry_capacity)
+        self.spans_word() + SPAN_WORDS * u64::from(self.entry_capacity)
+    }
+
+    /// Where the entries' pixel counts start, in words after the header.
+    pub fn counts_word(&self) -> u64 {
+        self.claims_word() + u64::from(self.lookup_slots)
     }
 
     pub fn results_bytes(&self) -> u64 {
-        4 * (HEADER_WORDS + self.claims_word() + 2 * u64::from(self.lookup_slots))
+        4 * (HEADER_WORDS + self.counts_word() + u64::from(self.entry_capacity))
     }
 
     pub fn upload_bytes(&self) -> u64 {
-        4 * (JOB_WORDS * u64::from(self.hit_capacity) + ROW_WORDS * u64::from(self.draw_capacity) + KEY_WORDS * u64::from(self.entry_capacity))
+        let rect = 1 + SPAN_WORDS * u64::from(self.entry_capacity) + u64::from(self.lookup_slots);
+        4 * (JOB_WORDS * u64::from(self.hit_capacity) + ROW_WORDS * u64::from(self.draw_capacity) + rect)
     }
+}
+
+/// Lookup slots for `spans` spans: a power of two at least twice as many (2 at least), at most
+/// `most`.
+pub(crate) fn lookup_slots(spans: u32, most: u32) -> u32 {
+    (2 * u64::from(spans)).next_power_of_two().clamp(2, 1 << 31).min(u64::from(most)) as u32
+}
+
+/// Where an upload's rectangle part lies (in words) and what it holds: the lookup mask, then
+/// `spans` spans, then `slots` claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RectUpload {
+    pub at: u64,
+    pub spans: u32,
+    pub slots: u32,
+}
+
+/// The lookup's hash of (query, ID): the include's `pick_lookup_hash`.
+pub(crate) fn lookup_hash(query: u32, id: [u32; 2]) -> u32 {
+    let mut h = query.wrapping_mul(0x9E37_79B1);
+    h = (h ^ id[0]).wrapping_mul(0x85EB_CA77);
+    h = (h ^ id[1]).wrapping_mul(0xC2B2_AE3D);
+    h ^ (h >> 15)
 }
 
 #[cfg(test)]
@@ -49,13 +86,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lookup_has_room_for_every_entry_twice_over() {
+    fn the_lookup_has_room_for_every_span_twice_over() {
         for entries in [0u32, 1, 3, 4096, 5000] {
             let l = ResultsLayout::new(16, entries, 64);
             assert!(l.lookup_slots.is_power_of_two());
             assert!(u64::from(l.lookup_slots) >= 2 * u64::from(entries));
-            assert_eq!(l.results_bytes(), 32 + 32 * 16 + 16 * u64::from(entries) + 8 * u64::from(l.lookup_slots));
-            assert_eq!(l.upload_bytes(), 64 * 16 + 8 * 64 + 16 * u64::from(entries));
+            let slots = u64::from(l.lookup_slots);
+            assert_eq!(l.results_bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * slots + 4 * u64::from(entries));
+            assert_eq!(l.upload_bytes(), 64 * 16 + 8 * 64 + 4 + 24 * u64::from(entries) + 4 * slots);
+            assert!(lookup_slots(entries, l.lookup_slots) <= l.lookup_slots);
         }
     }
 }

@@ -18,14 +18,6 @@ use gpu_allocator::MemoryLocation;
 pub(crate) const ENTRY_FORMAT: vk::Format = vk::Format::R32G32_UINT;
 
 /// Everything the rectangle queries use; shared by every slot (one queue).
-/// A buffer range to zero.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ZeroFill {
-    pub buffer: vk::Buffer,
-    pub offset: u64,
-    pub bytes: u64,
-}
-
 pub(crate) struct RectKit {
     // Fields drop in order: pipelines and framebuffer before what they were made for.
     pub visible: Pipelines,
@@ -99,13 +91,11 @@ impl RectKit {
     }
 
     /// Clears the table's first `used` entries (counts to 0, depth and pixel keys to the
-    /// maximum) and zeroes `also` (the GPU results' lookup), ordered after the previous
-    /// frame's use and the frame's compute passes so far, and before this frame's shaders.
+    /// maximum), ordered after the previous frame's use and before this frame's shaders.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass; `used` is within the table's capacity and
-    /// `also` within its buffer.
-    pub unsafe fn record_clear(&self, device: &ash::Device, cmd: vk::CommandBuffer, used: u64, also: Option<ZeroFill>) {
+    /// `cmd` is recording outside a render pass; `used` is within the table's capacity.
+    pub unsafe fn record_clear(&self, device: &ash::Device, cmd: vk::CommandBuffer, used: u64) {
         let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
         let before = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
@@ -130,9 +120,6 @@ impl RectKit {
                 device.cmd_fill_buffer(cmd, self.table.buffer, 0, bytes, 0);
                 device.cmd_fill_buffer(cmd, self.table.buffer, n, bytes, u32::MAX);
                 device.cmd_fill_buffer(cmd, self.table.buffer, 2 * n, bytes, u32::MAX);
-            }
-            if let Some(z) = also {
-                device.cmd_fill_buffer(cmd, z.buffer, z.offset, z.bytes, 0);
             }
             device.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, shaders, vk::DependencyFlags::empty(), &[after], &[], &[]);
         }

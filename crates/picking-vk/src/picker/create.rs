@@ -195,7 +195,7 @@ fn gpu_results_kit(
     }
     let entries = if rect.is_some() { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
-    let inputs = SharedInputs { targets, table: rect.map(|r| r.table.buffer), staging, detail };
+    let inputs = SharedInputs { targets, staging, detail };
     Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs)?))
 }
 

@@ -1,10 +1,12 @@
 //! What recording tells the GPU results' compute pass, written through the slot's mapped
 //! upload buffer: a job per query (where its texels lie in the attachments, its pixel or
 //! disc, its rule), the rows of the draws the point and radius queries recorded (draw index,
-//! instancing, priority), and a key per rectangle entry (object, instance, query).
+//! instancing, priority), and for rectangles a span per recorded draw (object, query, its
+//! instances and table entries) with the lookup over them by (query, object), which a copy
+//! moves into the results.
 
 use super::frame_layout::{FrameLayout, QueryLayout};
-use crate::gpu_results::layout::{JOB_WORDS, KEY_WORDS, ROW_WORDS};
+use crate::gpu_results::layout::{lookup_hash, lookup_slots, RectUpload, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::record::push::words_to_bytes;
@@ -56,8 +58,10 @@ pub(super) struct UploadFrame<'a> {
     pub camera: &'a CameraSnapshot,
 }
 
-/// Writes the frame's upload into `bytes`.
-pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>) {
+/// Writes the frame's upload into `bytes`: jobs, draw rows, and (when the set has
+/// rectangles) the lookup mask, the spans and the lookup's claims, built in `claims` and
+/// at most `lookup_capacity` slots. Returns where the rectangle part lies.
+pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, claims: &mut Vec<u32>, lookup_capacity: u32) -> Option<RectUpload> {
     let layout = frame.layout;
     for (q, query) in layout.queries.iter().enumerate() {
         put(bytes, JOB_WORDS * q as u64, job(query, &layout.points_block, frame.camera));
@@ -68,16 +72,39 @@ pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>) {
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
         put(bytes, rows_at + ROW_WORDS * r as u64, [d.draw_index, flags]);
     }
-    let keys_at = rows_at + ROW_WORDS * rows as u64;
-    for (q, query) in layout.queries.iter().enumerate() {
-        let QueryLayout::Rect { spans, .. } = query else { continue };
-        for span in &frame.spans[spans.clone()] {
+    let rect_spans = || {
+        layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
+            QueryLayout::Rect { spans, .. } => Some((q as u32, &frame.spans[spans.clone()])),
+            _ => None,
+        })
+    };
+    if rect_spans().next().is_none() {
+        return None;
+    }
+    let at = rows_at + ROW_WORDS * rows as u64;
+    let count: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
+    let slots = lookup_slots(count as u32, lookup_capacity);
+    let mask = slots - 1;
+    claims.clear();
+    claims.resize(slots as usize, 0);
+    let mut n = 0u32;
+    for (q, spans) in rect_spans() {
+        for span in spans {
             let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
-            let [lo, hi] = d.id.to_words();
-            for k in 0..span.count {
-                let instance = if d.instanced { span.first_instance + k } else { NO_INSTANCE };
-                put(bytes, keys_at + KEY_WORDS * u64::from(span.first_entry + k), [lo, hi, instance, q as u32]);
+            let id = d.id.to_words();
+            let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
+            put(bytes, at + 1 + SPAN_WORDS * u64::from(n), [id[0], id[1], q, first, span.count, span.first_entry]);
+            // Linear probing from the key's hash: at most half the slots are taken.
+            let mut slot = lookup_hash(q, id) & mask;
+            while claims[slot as usize] != 0 {
+                slot = (slot + 1) & mask;
             }
+            n += 1;
+            claims[slot as usize] = n;
         }
     }
+    put(bytes, at, [mask]);
+    let claims_at = at + 1 + SPAN_WORDS * u64::from(n);
+    words_to_bytes(claims.iter().copied(), bytes.get_mut((4 * claims_at) as usize..).unwrap_or_default());
+    Some(RectUpload { at, spans: n, slots })
 }

@@ -10,7 +10,7 @@ use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
 use crate::gpu_results::FrameCounts;
 use crate::handoff::PassStats;
-use crate::pass::rect::{RectKit, ZeroFill};
+use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
 use crate::plan::{PixelRay, Plan, PointTarget};
 use crate::readback::{SlotQueries, StagingRing};
@@ -236,7 +236,7 @@ impl Picker {
             }
             // The GPU results add no barrier of their own: theirs ride on the slot's first and
             // last; their queries pass writes the texels in place of the copies, and their
-            // entries pass runs beside the table's copy.
+            // rectangle copies run beside the table's.
             staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)));
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let hit_draws = s.draws.len();
@@ -248,20 +248,18 @@ impl Picker {
                 None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
             }
             if let Some(kit) = self.rect.as_ref() {
-                let lookup = results.and_then(|k| k.lookup_clear(counts));
-                recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws, lookup);
-                record_table_copy(staging, device, cmd, kit, dst, &self.layout, results.is_some());
-                if let Some(results) = results {
-                    results.record_entries(device, cmd, counts);
-                }
+                recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
+                record_table_copy(staging, device, cmd, kit, dst, &self.layout);
             }
             let last = results.and_then(|k| k.last_barrier(slot, readers));
             if let Some(kit) = self.gpu_results.as_mut() {
                 let upload = UploadFrame { layout: &self.layout, draws: &s.draws, rows: counts.rows as usize, spans: &s.spans, camera };
                 // The slot's previous frame completed (it was taken): its upload is free, and
                 // the GPU reads it only once the host submits this command buffer.
-                if let Some(bytes) = kit.upload_mut(slot) {
-                    write_upload(bytes, &upload);
+                let rect = kit.write_upload(slot, |bytes, claims, capacity| write_upload(bytes, &upload, claims, capacity)).flatten();
+                if let (Some(rect), Some(table)) = (rect, self.rect.as_ref()) {
+                    // After the table's copy barrier, which ordered the queries pass too.
+                    kit.record_rect_copies(device, cmd, slot, rect, table.table.buffer, counts.entries);
                 }
             }
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, last);
@@ -353,7 +351,7 @@ unsafe fn record_hit_copies(
     }
 }
 
-/// Records every rectangle of `layout`: the table (and `lookup`) cleared once, each rectangle's entries
+/// Records every rectangle of `layout`: the table cleared once, each rectangle's entries
 /// assigned (its spans noted in the layout), then its tiles. Returns the draws recorded.
 ///
 /// # Safety
@@ -365,7 +363,6 @@ unsafe fn record_rects(
     s: &mut Slot,
     map: &mut Vec<EntryRange>,
     draws: &[PickDraw],
-    lookup: Option<ZeroFill>,
 ) -> u64 {
     let FrameLayout { queries, tiles, plans, table_used, .. } = layout;
     let (mut recorded, mut next_entry, mut cleared) = (0, 0u32, false);
@@ -374,7 +371,7 @@ unsafe fn record_rects(
         if !cleared {
             cleared = true;
             // SAFETY: the caller's contract; outside any pass.
-            unsafe { kit.record_clear(recording.device, recording.cmd, *table_used, lookup) };
+            unsafe { kit.record_clear(recording.device, recording.cmd, *table_used) };
         }
         let pipelines = match mode {
             RectMode::Visible => &kit.visible,
@@ -412,33 +409,18 @@ unsafe fn record_rects(
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the rectangles.
-unsafe fn record_table_copy(
-    staging: &StagingRing,
-    device: &ash::Device,
-    cmd: vk::CommandBuffer,
-    kit: &RectKit,
-    dst: (vk::Buffer, u64),
-    layout: &FrameLayout,
-    gpu_results: bool,
-) {
+unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) {
     if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
         return;
     }
     let TableCopy { offset, used } = layout.table();
-    // With GPU results the entries pass reads the table beside the copy.
-    let (readers, reads) = if gpu_results {
-        let shader = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
-        (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_READ | shader)
-    } else {
-        (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ)
-    };
-    let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(reads);
+    let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
     let shaders = vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
     let n = u64::from(kit.capacity);
     let ranges = [(0, offset, 4 * used), (4 * n, offset + 4 * used, 4 * used), (8 * n, offset + 8 * used, 4 * used)];
     // SAFETY: the caller's contract; the table's writes are made visible to the copy.
     unsafe {
-        device.cmd_pipeline_barrier(cmd, shaders, readers, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
+        device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
         staging.record_buffer_copy(device, cmd, kit.table.buffer, dst, &ranges);
     }
 }
