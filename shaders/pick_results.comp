@@ -1,8 +1,8 @@
 #version 450
-// GPU results: the header, and per point or radius query its hit (a radius query's under its
-// snapping rule, as the CPU resolves it); a rectangle's hit is empty (its membership is the
-// lookup the CPU built, copied in with the table's counts). One workgroup per query, right
-// after the hit pass; it also stages the queries' texels for the CPU.
+// GPU results: per point or radius query its hit (a radius query's under its snapping rule,
+// as the CPU resolves it). Recording wrote the rest of the buffer (header, rectangles, and
+// this pass's jobs and draw rows). One workgroup per query, right after the hit pass; it also
+// stages the queries' texels for the CPU.
 #extension GL_GOOGLE_include_directive : require
 #define PICK_RESULTS_SET 0
 #define PICK_RESULTS_BINDING 0
@@ -10,20 +10,17 @@
 #include "pick_results.glsl"
 
 layout(local_size_x = 128) in;
-// What recording wrote: a job per query (16 words), then draw rows (2 words).
-layout(std430, set = 0, binding = 1) readonly buffer Upload { uint upload[]; };
 // The frame's staging slot after its header: the queries pass writes the texels there, laid
 // out as the readback copies would (per region block: detail, ID, (draw, instance), depth).
-layout(std430, set = 0, binding = 2) writeonly buffer Staging { uint staging[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Staging { uint staging[]; };
 // The hit pass's attachments.
-layout(set = 0, binding = 3) uniform usampler2D pick_ids;
-layout(set = 0, binding = 4) uniform usampler2D pick_draw_instances;
-layout(set = 0, binding = 5) uniform sampler2D pick_depths;
-layout(set = 0, binding = 6) uniform usampler2D pick_details;
+layout(set = 0, binding = 2) uniform usampler2D pick_ids;
+layout(set = 0, binding = 3) uniform usampler2D pick_draw_instances;
+layout(set = 0, binding = 4) uniform sampler2D pick_depths;
+layout(set = 0, binding = 5) uniform usampler2D pick_details;
 layout(push_constant) uniform ResultsPush {
-    uvec4 frame;    // frame (low, high), queries, rectangle entries
-    uvec4 offsets;  // detail, draw rows word, draw rows, unused
-    uvec4 sizes;    // hit capacity, entry capacity, where the entries' counts start, unused
+    uvec4 words;   // queries, detail, jobs word, draw rows word (words after the header)
+    uvec4 rows;    // draw rows, unused
 } pc;
 
 // The largest disc (radius 12) a workgroup holds; PickerConfig::max_radius is checked against it.
@@ -42,6 +39,11 @@ shared uint s_depth[MAX_DISC];
 shared uint s_pd[MAX_DISC];
 const uint NO_PIXEL = 0xFFFFFFFFu;
 shared int s_top;
+// Under Snap::Thin, a hash table by object over the disc's pixels: per slot the pixel that
+// claimed it (+ 1) and the least pixel of that object.
+const uint GROUP_SLOTS = 1024u;
+shared uint g_claim[GROUP_SLOTS];
+shared uint g_first[GROUP_SLOTS];
 // Per thread its best candidate: (pixels, squared distance, depth key, tie-break, pixel).
 shared uint c_count[128];
 shared uint c_d2[128];
@@ -49,15 +51,15 @@ shared uint c_dkey[128];
 shared uint c_tie[128];
 shared uint c_pixel[128];
 
-uint job(uint q, uint w) { return upload[16u * q + w]; }
+uint job(uint q, uint w) { return pick_words[pc.words.z + 16u * q + w]; }
 
 // (draw index, flags) of recorded draw `r`: bit 0 instanced, bits 16-31 priority + 32768.
 uvec2 draw_row(uint r) {
-    if (r >= pc.offsets.z) {
+    if (r >= pc.rows.x) {
         return uvec2(0xFFFFFFFFu, 32768u << 16u);
     }
-    uint w = pc.offsets.y + 2u * r;
-    return uvec2(upload[w], upload[w + 1u]);
+    uint w = pc.words.w + 2u * r;
+    return uvec2(pick_words[w], pick_words[w + 1u]);
 }
 int priority_of(uvec2 row) { return int(row.y >> 16u) - 32768; }
 
@@ -94,7 +96,7 @@ float depth_of(uint i, Job j) { return texelFetch(pick_depths, texel_of(i, j), 0
 
 // Stages pixel i of the region (its ID, (draw, instance) and depth as read) for the CPU.
 void stage_texels(uint i, Job j, uvec2 id, uvec2 draw_instance, float depth) {
-    bool detail = pc.offsets.x != 0u;
+    bool detail = pc.words.y != 0u;
     uint n = j.block_pixels;
     uint p = j.block_first + i;
     uint at = j.block;
@@ -161,6 +163,11 @@ bool less(uvec4 a, uvec4 b) {
 
 bool same_object(uint a, uint b) { return s_lo[a] == s_lo[b] && s_hi[a] == s_hi[b] && s_instance[a] == s_instance[b]; }
 
+uint object_slot(uint i) {
+    uint h = (s_lo[i] * 0x9E3779B1u) ^ (s_hi[i] * 0x85EBCA77u) ^ (s_instance[i] * 0xC2B2AE3Du);
+    return (h ^ (h >> 15u)) & (GROUP_SLOTS - 1u);
+}
+
 void resolve_radius(uint q, Job j) {
     uint lid = gl_LocalInvocationID.x;
     uint n = min(j.region_size.x * j.region_size.y, MAX_DISC);
@@ -205,14 +212,31 @@ void resolve_radius(uint q, Job j) {
             if (s_pd[i] != NO_PIXEL && less(c, best)) { best = c; best_pixel = i; }
         }
     } else {
-        // Each pixel's object, named by its first pixel in row-major order.
+        // Each pixel's object, named by its first pixel in row-major order: the pixels meet
+        // by object in a shared hash table, which keeps each object's least pixel.
+        for (uint k = lid; k < GROUP_SLOTS; k += 128u) {
+            g_claim[k] = 0u;
+            g_first[k] = NO_PIXEL;
+        }
+        barrier();
+        uint own_slot[PER_THREAD];
         for (uint m = 0u; m < PER_THREAD; m++) {
             uint i = lid + 128u * m;
-            own_first[m] = NO_PIXEL;
+            own_slot[m] = NO_PIXEL;
             if (i >= n || s_pd[i] == NO_PIXEL) continue;
-            for (uint k = 0u; k <= i; k++) {
-                if (s_pd[k] != NO_PIXEL && same_object(k, i)) { own_first[m] = k; break; }
+            // Linear probing; the table has more slots than a disc has pixels.
+            uint h = object_slot(i);
+            for (uint probe = 0u; probe < GROUP_SLOTS; probe++) {
+                uint c = atomicCompSwap(g_claim[h], 0u, i + 1u);
+                if (c == 0u || same_object(c - 1u, i)) break;
+                h = (h + 1u) & (GROUP_SLOTS - 1u);
             }
+            atomicMin(g_first[h], i);
+            own_slot[m] = h;
+        }
+        barrier();
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            own_first[m] = own_slot[m] == NO_PIXEL ? NO_PIXEL : g_first[own_slot[m]];
         }
         barrier();
         // The arrays now hold per object: pixels, best distance, best depth key, best pixel.
@@ -268,28 +292,15 @@ void resolve_radius(uint q, Job j) {
 
 void main() {
     uint g = gl_WorkGroupID.x;
-    uint lid = gl_LocalInvocationID.x;
-    if (g == 0u && lid == 0u) {
-        pick_frame = pc.frame.xy;
-        pick_query_count = pc.frame.z;
-        pick_hit_capacity = pc.sizes.x;
-        // 0: no rectangles; a frame with rectangles copies its mask over it afterwards.
-        pick_lookup_mask = 0u;
-        pick_entry_count = pc.frame.w;
-        pick_entry_capacity = pc.sizes.y;
-        pick_counts_at = pc.sizes.z;
+    if (g >= pc.words.x) {
+        return;
     }
-    if (g < pc.frame.z) {
-        Job j = load_job(g);
-        if (j.kind == 2u) {
-            resolve_radius(g, j);
-        } else if (lid == 0u && j.kind == 1u) {
-            // A point stages and reads its one texel.
-            stage_texels(0u, j, id_of(0u, j), draw_instance_of(0u, j), depth_of(0u, j));
-            write_hit(g, 0u, j.cursor, PICK_POINT, j);
-        } else if (lid == 0u) {
-            // A rectangle's hit stays empty.
-            write_hit(g, 0xFFFFFFFFu, j.cursor, 0u, j);
-        }
+    Job j = load_job(g);
+    if (j.kind == 2u) {
+        resolve_radius(g, j);
+    } else if (j.kind == 1u && gl_LocalInvocationID.x == 0u) {
+        // A point stages and reads its one texel.
+        stage_texels(0u, j, id_of(0u, j), draw_instance_of(0u, j), depth_of(0u, j));
+        write_hit(g, 0u, j.cursor, PICK_POINT, j);
     }
 }

@@ -1,8 +1,8 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
-//! results buffer the host's shaders read and the upload buffer recording writes (query jobs,
-//! draw rows, rectangle spans and their lookup), and the compute pipeline that fills the
-//! results. The pass reads the frame's texels straight from the hit pass's attachments and
-//! writes those of the point and radius queries into the staging slot, in place of copies.
+//! results buffer (host-visible, device-local where the device has such memory: recording
+//! writes what the CPU knows straight into it, the host's shaders read it), and the compute
+//! pipeline that adds the point and radius hits. The pass reads the frame's texels straight
+//! from the hit pass's attachments and writes them into the staging slot, in place of copies.
 
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
@@ -14,18 +14,17 @@ use crate::readback::{StagingRing, HEADER_BYTES};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-/// Bytes of the compute pass's push constants: three uvec4.
-pub(super) const PUSH_BYTES: u32 = 48;
+/// Bytes of the compute pass's push constants: two uvec4.
+pub(super) const PUSH_BYTES: u32 = 32;
 
-/// Storage buffer bindings (0 the results, 1 the upload, 2 the slot's texels in the staging
-/// ring), then the sampled attachments (3 ID, 4 (draw, instance), 5 depth, 6 detail).
-const BUFFERS: u32 = 3;
+/// Storage buffer bindings (0 the results, 1 the slot's texels in the staging ring), then the
+/// sampled attachments (2 ID, 3 (draw, instance), 4 depth, 5 detail).
+const BUFFERS: u32 = 2;
 const IMAGES: u32 = 4;
 
-/// One slot's buffers and the descriptor set that binds them.
+/// One slot's results buffer and the descriptor set that binds it.
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
-    pub upload: GpuBuffer,
     pub set: vk::DescriptorSet,
 }
 
@@ -51,7 +50,7 @@ pub(crate) struct GpuResultsKit {
     pub layout: ResultsLayout,
     /// The texels include detail (the pass has a detail attachment).
     pub detail: bool,
-    /// Scratch for the lookup's claims, built on the CPU and written into the upload at once
+    /// Scratch for the lookup's claims, built on the CPU and written into the buffer at once
     /// (reading back write-combined memory while probing would be slow).
     claims: Vec<u32>,
 }
@@ -65,12 +64,11 @@ impl GpuResultsKit {
         for (slot, set) in sets.into_iter().enumerate() {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
-            let results = GpuBuffer::new(memory, "gpu results", layout.results_bytes(), usage, MemoryLocation::GpuOnly)?;
-            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
-            let upload = GpuBuffer::new(memory, "gpu results upload", layout.upload_bytes(), upload_usage, MemoryLocation::CpuToGpu)?;
+            // CpuToGpu: device-local host-visible memory where the device has it.
+            let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
-            if !upload.is_coherent() {
-                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
+            if !results.is_coherent() {
+                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results buffer")] });
             }
             let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
             // The slot's texels, not its header: the stamp and timestamps are written beside
@@ -81,8 +79,8 @@ impl GpuResultsKit {
                 offset: staging.slot_offset(slot) + HEADER_BYTES,
                 range: staging.slot_stride() - HEADER_BYTES,
             };
-            write_set(memory, set, [whole(results.buffer), whole(upload.buffer), texels], &inputs);
-            made.push(ResultSlot { results, upload, set });
+            write_set(memory, set, [whole(results.buffer), texels], &inputs);
+            made.push(ResultSlot { results, set });
         }
         let (pipeline, pipeline_layout, module) =
             compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
@@ -90,16 +88,17 @@ impl GpuResultsKit {
         Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, _sampler: sampler, layout, detail, claims: vec![] })
     }
 
-    /// Calls `write` with slot `slot`'s mapped upload buffer (for the frame being recorded
-    /// there), a scratch list for the lookup's claims, and the lookup's capacity in slots.
-    pub fn write_upload<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Vec<u32>, u32) -> R) -> Option<R> {
-        let bytes = self.slots.get_mut(slot)?.upload.mapped_mut()?;
-        Some(write(bytes, &mut self.claims, self.layout.lookup_slots))
+    /// Calls `write` with slot `slot`'s mapped results buffer (for the frame being recorded
+    /// there: the slot's previous frame completed), a scratch list for the lookup's claims,
+    /// and the buffer's layout.
+    pub fn write_results<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Vec<u32>, &ResultsLayout) -> R) -> Option<R> {
+        let bytes = self.slots.get_mut(slot)?.results.mapped_mut()?;
+        Some(write(bytes, &mut self.claims, &self.layout))
     }
 
-    /// Bytes held: every slot's results and upload buffers.
+    /// Bytes held: every slot's results buffer.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes()).sum()
+        self.slots.iter().map(|s| s.results.bytes()).sum()
     }
 }
 

@@ -1,11 +1,10 @@
-//! The sizes of a slot's results and upload buffers, from the configuration alone, and the
-//! word layout both follow (`glsl/pick_results.glsl` documents the results side).
+//! The size of a slot's results buffer, from the configuration alone, and its word layout
+//! (`glsl/pick_results.glsl` documents what the host reads; the jobs and draw rows after it
+//! are the results pass's own input).
 
 /// Words of the results header.
 pub(crate) const HEADER_WORDS: u64 = 8;
-/// The header word that holds this frame's lookup mask (0: no rectangles).
-pub(crate) const MASK_WORD: u64 = 4;
-/// Words per query: of a hit in the results, of a job in the upload.
+/// Words per query: of a hit, of a job.
 pub(crate) const HIT_WORDS: u64 = 8;
 pub(crate) const JOB_WORDS: u64 = 16;
 /// Words per rectangle span (ID low, high, query, first instance or `PICK_NO_INSTANCE`,
@@ -24,7 +23,7 @@ pub(crate) struct ResultsLayout {
     pub entry_capacity: u32,
     /// Lookup slots: a power of two at least twice the entries, so a probe ends.
     pub lookup_slots: u32,
-    /// Recorded draws of the point and radius queries whose rows the upload holds.
+    /// Recorded draws of the point and radius queries whose rows the buffer holds.
     pub draw_capacity: u32,
 }
 
@@ -48,13 +47,18 @@ impl ResultsLayout {
         self.claims_word() + u64::from(self.lookup_slots)
     }
 
-    pub fn results_bytes(&self) -> u64 {
-        4 * (HEADER_WORDS + self.counts_word() + u64::from(self.entry_capacity))
+    /// Where the jobs start, in words after the header.
+    pub fn jobs_word(&self) -> u64 {
+        self.counts_word() + u64::from(self.entry_capacity)
     }
 
-    pub fn upload_bytes(&self) -> u64 {
-        let rect = 1 + SPAN_WORDS * u64::from(self.entry_capacity) + u64::from(self.lookup_slots);
-        4 * (JOB_WORDS * u64::from(self.hit_capacity) + ROW_WORDS * u64::from(self.draw_capacity) + rect)
+    /// Where the draw rows start, in words after the header.
+    pub fn rows_word(&self) -> u64 {
+        self.jobs_word() + JOB_WORDS * u64::from(self.hit_capacity)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        4 * (HEADER_WORDS + self.rows_word() + ROW_WORDS * u64::from(self.draw_capacity))
     }
 }
 
@@ -62,15 +66,6 @@ impl ResultsLayout {
 /// `most`.
 pub(crate) fn lookup_slots(spans: u32, most: u32) -> u32 {
     (2 * u64::from(spans)).next_power_of_two().clamp(2, 1 << 31).min(u64::from(most)) as u32
-}
-
-/// Where an upload's rectangle part lies (in words) and what it holds: the lookup mask, then
-/// `spans` spans, then `slots` claims.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RectUpload {
-    pub at: u64,
-    pub spans: u32,
-    pub slots: u32,
 }
 
 /// The lookup's hash of (query, ID): the include's `pick_lookup_hash`.
@@ -92,8 +87,7 @@ mod tests {
             assert!(l.lookup_slots.is_power_of_two());
             assert!(u64::from(l.lookup_slots) >= 2 * u64::from(entries));
             let slots = u64::from(l.lookup_slots);
-            assert_eq!(l.results_bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * slots + 4 * u64::from(entries));
-            assert_eq!(l.upload_bytes(), 64 * 16 + 8 * 64 + 4 + 24 * u64::from(entries) + 4 * slots);
+            assert_eq!(l.bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * slots + 4 * u64::from(entries) + 64 * 16 + 8 * 64);
             assert!(lookup_slots(entries, l.lookup_slots) <= l.lookup_slots);
         }
     }

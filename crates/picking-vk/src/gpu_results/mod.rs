@@ -1,6 +1,7 @@
-//! GPU results: a frame's answers in a device buffer per slot, written by a compute pass the
-//! picker records after the pick passes, for the host's own shaders to read later in the same
-//! command buffer: 0 frames of latency, no CPU wait, no readback. Turned on by
+//! GPU results: a frame's answers in a buffer per slot, for the host's own shaders to read
+//! later in the same command buffer: 0 frames of latency, no CPU wait, no readback. What the
+//! CPU knows while recording it writes there itself; a compute pass right after the hit pass
+//! adds the point and radius hits, and a copy the rectangle table's pixel counts. Turned on by
 //! [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results); the host binds
 //! [`Picker::gpu_results`](crate::Picker::gpu_results) and compiles [`GPU_RESULTS_GLSL`] with
 //! its shaders. The CPU results of the same frame (taken later as always) say the same.
@@ -10,7 +11,6 @@ pub(crate) mod layout;
 mod record;
 
 pub(crate) use kit::{GpuResultsKit, SharedInputs};
-pub(crate) use record::FrameCounts;
 
 pub use crate::request::result_readers::ResultReaders;
 

@@ -4,7 +4,7 @@
 
 mod create;
 mod frame_layout;
-mod gpu_upload;
+mod results_writer;
 mod query_set;
 mod results;
 mod same_frame;
@@ -172,7 +172,7 @@ impl Picker {
         })?;
         let frames_in_flight = self.slots.len();
         let s = kit.slots.get(slot).ok_or(PickError::InvalidSlot { slot, frames_in_flight })?;
-        Ok(vk::DescriptorBufferInfo { buffer: s.results.buffer, offset: 0, range: kit.layout.results_bytes() })
+        Ok(vk::DescriptorBufferInfo { buffer: s.results.buffer, offset: 0, range: kit.layout.bytes() })
     }
 
     /// Records a frame's query set into `cmd`: points and radius queries in one pass (a cell

@@ -4,11 +4,10 @@
 //! recording the passes, the copies into the slot and the stamp in one walk of the layout.
 
 use super::frame_layout::{FrameLayout, LayoutLimits, QueryLayout};
-use super::gpu_upload::{write_upload, UploadFrame};
+use super::results_writer::{write_results, ResultsFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
-use crate::gpu_results::FrameCounts;
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -223,8 +222,6 @@ impl Picker {
         let readers = request.result_readers;
         let results = self.gpu_results.as_ref();
         let dst = staging.destination(slot);
-        let queries = self.layout.queries.len() as u32;
-        let mut counts = FrameCounts { slot, frame: self.next_frame, queries, rows: 0, entries: self.layout.table_used as u32 };
         // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws.
         unsafe {
             if let Some(w) = &request.host_writes {
@@ -235,32 +232,31 @@ impl Picker {
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
             // The GPU results add no barrier of their own: theirs ride on the slot's first and
-            // last; their queries pass writes the texels in place of the copies, and their
-            // rectangle copies run beside the table's.
+            // last; their pass writes the texels in place of the copies, and the rectangle
+            // counts' copy runs beside the table's.
             staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)));
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
-            let hit_draws = s.draws.len();
+            let rows = results.map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
             match results {
-                Some(kit) => {
-                    counts.rows = hit_draws.min(kit.layout.draw_capacity as usize) as u32;
-                    kit.record_queries(device, cmd, counts);
-                }
+                Some(kit) if self.layout.has_hits() => kit.record_queries(device, cmd, slot, self.layout.queries.len() as u32, rows as u32),
+                Some(_) => {}
                 None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
             }
             if let Some(kit) = self.rect.as_ref() {
                 recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
-                record_table_copy(staging, device, cmd, kit, dst, &self.layout);
+                if record_table_copy(staging, device, cmd, kit, dst, &self.layout) {
+                    if let Some(results) = results {
+                        // After the table's barrier, which also ordered the queries pass.
+                        results.record_counts_copy(device, cmd, slot, kit.table.buffer, self.layout.table_used as u32);
+                    }
+                }
             }
             let last = results.and_then(|k| k.last_barrier(slot, readers));
             if let Some(kit) = self.gpu_results.as_mut() {
-                let upload = UploadFrame { layout: &self.layout, draws: &s.draws, rows: counts.rows as usize, spans: &s.spans, camera };
-                // The slot's previous frame completed (it was taken): its upload is free, and
-                // the GPU reads it only once the host submits this command buffer.
-                let rect = kit.write_upload(slot, |bytes, claims, capacity| write_upload(bytes, &upload, claims, capacity)).flatten();
-                if let (Some(rect), Some(table)) = (rect, self.rect.as_ref()) {
-                    // After the table's copy barrier, which ordered the queries pass too.
-                    kit.record_rect_copies(device, cmd, slot, rect, table.table.buffer, counts.entries);
-                }
+                let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws: &s.draws, rows, spans: &s.spans, camera };
+                // The slot's previous frame completed (it was taken), and the GPU reads what
+                // is written here only once the host submits this command buffer.
+                kit.write_results(slot, |bytes, claims, layout| write_results(bytes, &frame, claims, layout));
             }
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, last);
             if let Some(w) = &request.host_writes {
@@ -405,13 +401,13 @@ unsafe fn record_rects(
 }
 
 /// Copies the rectangle table's used entries (counts, depth keys, first pixels) into the
-/// slot after the region blocks, when the set holds a rectangle.
+/// slot after the region blocks, when the set holds a rectangle; returns whether it did.
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the rectangles.
-unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) {
+unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) -> bool {
     if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
-        return;
+        return false;
     }
     let TableCopy { offset, used } = layout.table();
     let to_transfer = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ);
@@ -423,4 +419,5 @@ unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk
         device.cmd_pipeline_barrier(cmd, shaders, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &[to_transfer], &[], &[]);
         staging.record_buffer_copy(device, cmd, kit.table.buffer, dst, &ranges);
     }
+    true
 }

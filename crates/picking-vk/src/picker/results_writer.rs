@@ -1,12 +1,12 @@
-//! What recording tells the GPU results' compute pass, written through the slot's mapped
-//! upload buffer: a job per query (where its texels lie in the attachments, its pixel or
-//! disc, its rule), the rows of the draws the point and radius queries recorded (draw index,
-//! instancing, priority), and for rectangles a span per recorded draw (object, query, its
-//! instances and table entries) with the lookup over them by (query, object), which a copy
-//! moves into the results.
+//! What recording writes straight into a slot's mapped GPU results buffer: the header, for
+//! rectangles their (empty) hits, a span per recorded draw (object, query, its instances and
+//! table entries) and the lookup over the spans by (query, object); and the results pass's
+//! input: a job per query (where its texels lie in the attachments, its pixel or disc, its
+//! rule) and the rows of the draws the point and radius queries recorded (draw index,
+//! instancing, priority).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
-use crate::gpu_results::layout::{lookup_hash, lookup_slots, RectUpload, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
+use crate::gpu_results::layout::{lookup_hash, lookup_slots, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::record::push::words_to_bytes;
@@ -25,8 +25,9 @@ fn put<const N: usize>(bytes: &mut [u8], at: u64, words: [u32; N]) {
 /// The job of a query: (kind, snap), where its region lies in the hit pass's attachments,
 /// the region in the view (first pixel, size), the cursor, the radius, how depth compares, the
 /// clear depth, and where its texels go in the staging slot (block start in words after the
-/// slot's header, block pixels, the region's first pixel in the block). A point's region is its one pixel at its
-/// texel of row 0 (pixel `texel` of the points' block); a rectangle's job is kind 0 (no hit).
+/// slot's header, block pixels, the region's first pixel in the block). A point's region is
+/// its one pixel at its texel of row 0 (pixel `texel` of the points' block); a rectangle's job
+/// is kind 0 (no hit).
 fn job(query: &QueryLayout, points: &RegionBlock, camera: &CameraSnapshot) -> [u32; JOB_WORDS as usize] {
     let reverse = u32::from(camera.depth == DepthConvention::Reverse);
     let clear = camera.clear_depth().to_bits();
@@ -47,8 +48,9 @@ fn job(query: &QueryLayout, points: &RegionBlock, camera: &CameraSnapshot) -> [u
     }
 }
 
-/// The frame whose upload is written.
-pub(super) struct UploadFrame<'a> {
+/// The frame whose results are written.
+pub(super) struct ResultsFrame<'a> {
+    pub frame: u64,
     pub layout: &'a FrameLayout,
     /// Every draw the frame recorded; the first are the point and radius queries'.
     pub draws: &'a [DrawSnapshot],
@@ -58,42 +60,54 @@ pub(super) struct UploadFrame<'a> {
     pub camera: &'a CameraSnapshot,
 }
 
-/// Writes the frame's upload into `bytes`: jobs, draw rows, and (when the set has
-/// rectangles) the lookup mask, the spans and the lookup's claims, built in `claims` and
-/// at most `lookup_capacity` slots. Returns where the rectangle part lies.
-pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, claims: &mut Vec<u32>, lookup_capacity: u32) -> Option<RectUpload> {
+/// Writes what the CPU knows of the frame's results into `bytes` (laid out by `results`),
+/// building the lookup's claims in `claims`.
+pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>, results: &ResultsLayout) {
     let layout = frame.layout;
+    let word = |w: u64| HEADER_WORDS + w;
+    let clear = frame.camera.clear_depth().to_bits();
     for (q, query) in layout.queries.iter().enumerate() {
-        put(bytes, JOB_WORDS * q as u64, job(query, &layout.points_block, frame.camera));
+        put(bytes, word(results.jobs_word() + JOB_WORDS * q as u64), job(query, &layout.points_block, frame.camera));
+        if let QueryLayout::Rect { .. } = query {
+            // A rectangle has no hit; the pass writes the others'.
+            put(bytes, word(HIT_WORDS * q as u64), [0, 0, NO_INSTANCE, u32::MAX, 0, 0, clear, 0]);
+        }
     }
-    let rows_at = JOB_WORDS * layout.queries.len() as u64;
     let rows = frame.rows.min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
-        put(bytes, rows_at + ROW_WORDS * r as u64, [d.draw_index, flags]);
+        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), [d.draw_index, flags]);
     }
+    let mask = write_spans(bytes, frame, claims, results);
+    let [lo, hi] = [frame.frame as u32, (frame.frame >> 32) as u32];
+    let queries = layout.queries.len() as u32;
+    let entries = layout.table_used as u32;
+    put(bytes, 0, [lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
+}
+
+/// Writes the spans of the frame's rectangles and the lookup over them; returns the lookup
+/// mask (0 without rectangles).
+fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>, results: &ResultsLayout) -> u32 {
     let rect_spans = || {
-        layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
+        frame.layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
             QueryLayout::Rect { spans, .. } => Some((q as u32, &frame.spans[spans.clone()])),
             _ => None,
         })
     };
     if rect_spans().next().is_none() {
-        return None;
+        return 0;
     }
-    let at = rows_at + ROW_WORDS * rows as u64;
     let count: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
-    let slots = lookup_slots(count as u32, lookup_capacity);
-    let mask = slots - 1;
+    let mask = lookup_slots(count as u32, results.lookup_slots) - 1;
     claims.clear();
-    claims.resize(slots as usize, 0);
+    claims.resize(mask as usize + 1, 0);
     let mut n = 0u32;
     for (q, spans) in rect_spans() {
         for span in spans {
             let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
             let id = d.id.to_words();
             let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
-            put(bytes, at + 1 + SPAN_WORDS * u64::from(n), [id[0], id[1], q, first, span.count, span.first_entry]);
+            put(bytes, HEADER_WORDS + results.spans_word() + SPAN_WORDS * u64::from(n), [id[0], id[1], q, first, span.count, span.first_entry]);
             // Linear probing from the key's hash: at most half the slots are taken.
             let mut slot = lookup_hash(q, id) & mask;
             while claims[slot as usize] != 0 {
@@ -103,8 +117,7 @@ pub(super) fn write_upload(bytes: &mut [u8], frame: &UploadFrame<'_>, claims: &m
             claims[slot as usize] = n;
         }
     }
-    put(bytes, at, [mask]);
-    let claims_at = at + 1 + SPAN_WORDS * u64::from(n);
-    words_to_bytes(claims.iter().copied(), bytes.get_mut((4 * claims_at) as usize..).unwrap_or_default());
-    Some(RectUpload { at, spans: n, slots })
+    let claims_at = 4 * (HEADER_WORDS + results.claims_word()) as usize;
+    words_to_bytes(claims.iter().copied(), bytes.get_mut(claims_at..).unwrap_or_default());
+    mask
 }
