@@ -13,6 +13,8 @@ layout(local_size_x = 128) in;
 // The frame's staging slot after its header: the queries pass writes the texels there, laid
 // out as the readback copies would (per region block: detail, ID, (draw, instance), depth).
 layout(std430, set = 0, binding = 1) writeonly buffer Staging { uint staging[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Staging2 { uvec2 staging2[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Staging4 { uvec4 staging4[]; };
 // The hit pass's attachments.
 layout(set = 0, binding = 2) uniform usampler2D pick_ids;
 layout(set = 0, binding = 3) uniform usampler2D pick_draw_instances;
@@ -94,49 +96,48 @@ uvec2 id_of(uint i, Job j) { return texelFetch(pick_ids, texel_of(i, j), 0).xy; 
 uvec2 draw_instance_of(uint i, Job j) { return texelFetch(pick_draw_instances, texel_of(i, j), 0).xy; }
 float depth_of(uint i, Job j) { return texelFetch(pick_depths, texel_of(i, j), 0).x; }
 
-// Stages pixel i of the region (its ID, (draw, instance) and depth as read) for the CPU.
+// Stages pixel i of the region (its ID, (draw, instance) and depth as read) for the CPU, in
+// whole-texel stores: the slot lies in host memory, and neighbouring threads' texels then
+// leave as one contiguous write.
 void stage_texels(uint i, Job j, uvec2 id, uvec2 draw_instance, float depth) {
-    bool detail = pc.words.y != 0u;
     uint n = j.block_pixels;
     uint p = j.block_first + i;
+    // In words; every block starts 16-byte aligned.
     uint at = j.block;
-    if (detail) {
-        uvec4 d = texelFetch(pick_details, texel_of(i, j), 0);
-        staging[at + 4u * p] = d.x; staging[at + 4u * p + 1u] = d.y;
-        staging[at + 4u * p + 2u] = d.z; staging[at + 4u * p + 3u] = d.w;
+    if (pc.words.y != 0u) {
+        staging4[at / 4u + p] = texelFetch(pick_details, texel_of(i, j), 0);
         at += 4u * n;
     }
-    staging[at + 2u * p] = id.x; staging[at + 2u * p + 1u] = id.y;
+    staging2[at / 2u + p] = id;
     at += 2u * n;
-    staging[at + 2u * p] = draw_instance.x; staging[at + 2u * p + 1u] = draw_instance.y;
+    staging2[at / 2u + p] = draw_instance;
     at += 2u * n;
     staging[at + p] = floatBitsToUint(depth);
 }
 
-void write_hit(uint q, uint texel, uvec2 pixel, uint flags, Job j) {
+// Query q's hit: nothing at the cursor.
+void write_miss(uint q, uint flags, Job j) {
     uint w = 8u * q;
-    uvec2 id = uvec2(0u);
-    if (texel != 0xFFFFFFFFu) {
-        id = id_of(texel, j);
-    }
-    if (id == uvec2(0u)) {
-        pick_words[w] = 0u; pick_words[w + 1u] = 0u;
-        pick_words[w + 2u] = PICK_NO_INSTANCE; pick_words[w + 3u] = 0xFFFFFFFFu;
-        pick_words[w + 4u] = j.cursor.x; pick_words[w + 5u] = j.cursor.y;
-        pick_words[w + 6u] = floatBitsToUint(j.clear_depth); pick_words[w + 7u] = flags;
-        return;
-    }
-    uvec2 draw_instance = draw_instance_of(texel, j);
-    uvec2 row = draw_row(draw_instance.x);
-    float depth = depth_of(texel, j);
+    pick_words[w] = 0u; pick_words[w + 1u] = 0u;
+    pick_words[w + 2u] = PICK_NO_INSTANCE; pick_words[w + 3u] = 0xFFFFFFFFu;
+    pick_words[w + 4u] = j.cursor.x; pick_words[w + 5u] = j.cursor.y;
+    pick_words[w + 6u] = floatBitsToUint(j.clear_depth); pick_words[w + 7u] = flags;
+}
+
+// Query q's hit: object `id`, its instance as reported, draw index, pixel and depth as read.
+void write_found(uint q, uvec2 id, uint instance, uint draw_index, uvec2 pixel, float depth, uint flags, Job j) {
+    uint w = 8u * q;
     // As the CPU reports it: within [0, 1], the clear depth for NaN.
     depth = isnan(depth) ? j.clear_depth : clamp(depth, 0.0, 1.0);
     pick_words[w] = id.x; pick_words[w + 1u] = id.y;
-    pick_words[w + 2u] = (row.y & 1u) != 0u ? draw_instance.y : PICK_NO_INSTANCE;
-    pick_words[w + 3u] = row.x;
+    pick_words[w + 2u] = instance;
+    pick_words[w + 3u] = draw_index;
     pick_words[w + 4u] = pixel.x; pick_words[w + 5u] = pixel.y;
     pick_words[w + 6u] = floatBitsToUint(depth); pick_words[w + 7u] = flags | PICK_FOUND;
 }
+
+// A hit's instance as reported: PICK_NO_INSTANCE for a draw that is not instanced.
+uint reported_instance(uvec2 row, uvec2 draw_instance) { return (row.y & 1u) != 0u ? draw_instance.y : PICK_NO_INSTANCE; }
 
 uint d2_of(uint i, Job j) {
     ivec2 p = ivec2(j.region_min + uvec2(i % j.region_size.x, i / j.region_size.x)) - ivec2(j.cursor);
@@ -176,6 +177,12 @@ void resolve_radius(uint q, Job j) {
     uint r2 = j.radius * j.radius;
     uint own_dkey[PER_THREAD];
     uint own_first[PER_THREAD];
+    // What the thread's pixels would report as a hit, kept so the winner's owner writes it
+    // without reading its texels again: ID, instance, draw index, depth.
+    uvec2 own_id[PER_THREAD];
+    uint own_instance[PER_THREAD];
+    uint own_draw[PER_THREAD];
+    float own_depth[PER_THREAD];
     for (uint m = 0u; m < PER_THREAD; m++) {
         uint i = lid + 128u * m;
         if (i >= n) break;
@@ -188,7 +195,12 @@ void resolve_radius(uint q, Job j) {
         s_lo[i] = id.x; s_hi[i] = id.y;
         s_instance[i] = draw_instance.y;
         own_dkey[m] = depth_key(depth, j.reverse);
-        int p = hit ? priority_of(draw_row(draw_instance.x)) : -32769;
+        uvec2 row = hit ? draw_row(draw_instance.x) : uvec2(0xFFFFFFFFu, 0u);
+        own_id[m] = id;
+        own_instance[m] = reported_instance(row, draw_instance);
+        own_draw[m] = row.x;
+        own_depth[m] = depth;
+        int p = hit ? priority_of(row) : -32769;
         s_pd[i] = hit ? (uint(p + 32768) << 16u) | d2 : NO_PIXEL;
         if (hit) atomicMax(s_top, p);
     }
@@ -283,11 +295,19 @@ void resolve_radius(uint q, Job j) {
         }
         barrier();
     }
-    if (lid != 0u) return;
     uint chosen = c_pixel[0];
     uint flags = PICK_RADIUS | (thin ? PICK_THIN : 0u);
-    uvec2 pixel = chosen == NO_PIXEL ? j.cursor : j.region_min + uvec2(chosen % j.region_size.x, chosen / j.region_size.x);
-    write_hit(q, chosen, pixel, flags, j);
+    if (chosen == NO_PIXEL) {
+        if (lid == 0u) write_miss(q, flags, j);
+        return;
+    }
+    // The chosen pixel's owner writes the hit from what it kept.
+    uvec2 pixel = j.region_min + uvec2(chosen % j.region_size.x, chosen / j.region_size.x);
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        if (lid + 128u * m == chosen) {
+            write_found(q, own_id[m], own_instance[m], own_draw[m], pixel, own_depth[m], flags, j);
+        }
+    }
 }
 
 void main() {
@@ -300,7 +320,15 @@ void main() {
         resolve_radius(g, j);
     } else if (j.kind == 1u && gl_LocalInvocationID.x == 0u) {
         // A point stages and reads its one texel.
-        stage_texels(0u, j, id_of(0u, j), draw_instance_of(0u, j), depth_of(0u, j));
-        write_hit(g, 0u, j.cursor, PICK_POINT, j);
+        uvec2 id = id_of(0u, j);
+        uvec2 draw_instance = draw_instance_of(0u, j);
+        float depth = depth_of(0u, j);
+        stage_texels(0u, j, id, draw_instance, depth);
+        if (id == uvec2(0u)) {
+            write_miss(g, PICK_POINT, j);
+        } else {
+            uvec2 row = draw_row(draw_instance.x);
+            write_found(g, id, reported_instance(row, draw_instance), row.x, j.cursor, depth, PICK_POINT, j);
+        }
     }
 }
