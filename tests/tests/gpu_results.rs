@@ -1,14 +1,15 @@
 //! GPU results (`PickerConfig::gpu_results`) read by a host pass in the same command buffer
 //! through the public GLSL include: they equal the CPU results of the same frame on random
-//! scenes (points, radius under both rules, rectangles in both modes, objects drawn by
-//! several draws), and over a 200-frame
-//! script with an orbiting camera and a cursor that moves every frame, the host's tint pass
-//! marks exactly what that frame's full-resolution ID image has under the cursor, in the
-//! snapped disc and inside the rubber band, while the ring path's one-frame-late answer does not.
+//! scenes (points, radius under both rules, rectangles in both modes, objects drawn by several
+//! draws); over a 200-frame script with an orbiting camera and a cursor that moves every
+//! frame, the host's tint pass marks exactly what that frame's full-resolution ID image has
+//! under the cursor, in the snapped disc and inside the rubber band, while the ring path's
+//! one-frame-late answer does not; and the texels the results pass stages resolve to the
+//! answers the readback copies give.
 
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::debug::Texels;
-use picking_vk::{ObjectId, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport};
+use picking_vk::{DetailMode, ObjectId, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::results_reader::{assert_matches_cpu, frame, key_of, ResultsReader, NO_INSTANCE};
 use picking_vk_tests::scene::Scene;
@@ -204,5 +205,54 @@ fn gpu_results_are_refused_past_their_limits() {
     let mem = picker.memory();
     assert!(mem.gpu_results > 0 && plain.memory().gpu_results == 0, "memory reports the GPU results' buffers");
     drop((picker, plain, gs));
+    gpu.assert_no_validation_messages();
+}
+
+/// The results pass stages the point and radius texels in place of the readback copies: a
+/// picker with GPU results and one without, recording the same sets into one command buffer,
+/// resolve the same CPU results (detail included where the device offers it). Their passes
+/// differ only in the attachments' final layout, so they stay compatible render passes.
+#[test]
+fn the_results_pass_stages_the_texels_the_copies_would() {
+    const W: u32 = 96;
+    const H: u32 = 72;
+    let gpu = Gpu::new();
+    let config = PickerConfig::default().with_max_queries(8).with_max_radius(12).with_detail(DetailMode::IfEnabled);
+    let mut ring = gpu.picker(config.clone());
+    let mut with = gpu.picker(config.with_gpu_results(true));
+    assert_eq!(ring.detail_status(), with.detail_status(), "both pickers answer with the same attachments");
+    let (mut compared, mut found) = (0, 0);
+    for seed in 0..4u64 {
+        let scene = Scene::random(900 + seed);
+        let gs = scene.upload(&gpu.ctx);
+        let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
+        for round in 0..3 {
+            let p = random_pixels(seed * 17 + round, 6, W, H);
+            let queries = [
+                PickQuery::Point(p[0]),
+                PickQuery::Radius { pixel: p[1], radius: 8, snap: Snap::Nearest },
+                PickQuery::Point(p[2]),
+                PickQuery::Radius { pixel: p[3], radius: 5, snap: Snap::Thin },
+                PickQuery::Rect { rect: PixelRect::spanning(p[4], p[4] + UVec2::new(24, 18)), mode: RectMode::Visible },
+                PickQuery::Radius { pixel: p[5], radius: 12, snap: Snap::Thin },
+            ];
+            gpu.run(|cmd| {
+                // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+                unsafe {
+                    ring.record(cmd, 0, &request, &queries, &gs.draws).expect("record without GPU results");
+                    with.record(cmd, 0, &request, &queries, &gs.draws).expect("record with GPU results");
+                }
+            });
+            // SAFETY: `run` waited for the command buffer.
+            let (a, b) = unsafe { (ring.take_results(0).expect("take").expect("pending"), with.take_results(0).expect("take").expect("pending")) };
+            assert_eq!(a.results, b.results, "seed {seed} round {round}: the same texels, the same answers");
+            compared += a.results.len();
+            found += a.results.iter().filter_map(QueryResult::pick).filter(|p| p.hit.is_some()).count();
+        }
+        drop(gs);
+    }
+    assert!(compared == 4 * 3 * 6 && found > 20, "{compared} results compared, {found} hits");
+    drop((ring, with));
     gpu.assert_no_validation_messages();
 }

@@ -155,13 +155,22 @@ impl StagingRing {
     /// The slot's writers: the copies, and with `joined` (GPU results) the results pass too.
     fn writers(joined: Option<JoinedBarrier>) -> (vk::PipelineStageFlags, vk::AccessFlags) {
         match joined {
-            Some(_) => (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE),
+            Some(_) => {
+                (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
+            }
             None => (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
         }
     }
 
     /// One barrier: the slot's writes before `dst`, and what `joined` orders.
-    fn slot_barrier(&self, cmd: vk::CommandBuffer, device: &ash::Device, slot: usize, (dst_stages, dst): (vk::PipelineStageFlags, vk::AccessFlags), joined: Option<JoinedBarrier>) {
+    fn slot_barrier(
+        &self,
+        cmd: vk::CommandBuffer,
+        device: &ash::Device,
+        slot: usize,
+        (dst_stages, dst): (vk::PipelineStageFlags, vk::AccessFlags),
+        joined: Option<JoinedBarrier>,
+    ) {
         let (writers, writes) = Self::writers(joined);
         let barrier = self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride);
         let (src_stages, dst_stages) = joined.map_or((writers, dst_stages), |j| (writers | j.src_stages, dst_stages | j.dst_stages));
@@ -251,7 +260,15 @@ impl StagingRing {
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after this frame's copies into `slot`.
-    pub unsafe fn finish(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, frame: u64, queries: Option<SlotQueries>, joined: Option<JoinedBarrier>) {
+    pub unsafe fn finish(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        frame: u64,
+        queries: Option<SlotQueries>,
+        joined: Option<JoinedBarrier>,
+    ) {
         let base = self.slot_offset(slot);
         // SAFETY: the caller's contract; the header lies inside the slot.
         unsafe {

@@ -85,7 +85,18 @@ impl GpuResultsKit {
         let (pipeline, pipeline_layout, module) =
             compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
         let detail = inputs.detail;
-        Ok(GpuResultsKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, _sampler: sampler, layout, detail, claims: vec![] })
+        Ok(GpuResultsKit {
+            pipeline,
+            pipeline_layout,
+            _module: module,
+            slots: made,
+            _pool: pool,
+            _set_layout: set_layout,
+            _sampler: sampler,
+            layout,
+            detail,
+            claims: vec![],
+        })
     }
 
     /// Calls `write` with slot `slot`'s mapped results buffer (for the frame being recorded

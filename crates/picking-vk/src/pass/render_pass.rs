@@ -53,15 +53,16 @@ impl PassLayout {
     }
 }
 
-/// The formats the GPU results' compute pass samples (ID, (draw, instance), depth) that the
-/// device cannot sample.
+/// The formats the GPU results' compute pass samples (ID and (draw, instance), depth, and with
+/// `detail` the detail attachment) that the device cannot sample.
 ///
 /// # Safety
 /// `physical_device` was enumerated from `instance`, which is live.
-pub(crate) unsafe fn sampled_formats_missing(instance: &ash::Instance, physical_device: vk::PhysicalDevice) -> Vec<Requirement> {
+pub(crate) unsafe fn sampled_formats_missing(instance: &ash::Instance, physical_device: vk::PhysicalDevice, detail: bool) -> Vec<Requirement> {
     let features = vk::FormatFeatureFlags::SAMPLED_IMAGE;
     let mut missing: Vec<Requirement> = vec![];
-    for format in [ID_FORMAT, DEPTH_FORMAT] {
+    let formats: &[vk::Format] = if detail { &[ID_FORMAT, DEPTH_FORMAT, DETAIL_FORMAT] } else { &[ID_FORMAT, DEPTH_FORMAT] };
+    for &format in formats {
         // SAFETY: the caller guarantees `physical_device` belongs to `instance`.
         let props = unsafe { instance.get_physical_device_format_properties(physical_device, format) };
         if !props.optimal_tiling_features.contains(features) {
@@ -96,11 +97,11 @@ pub(crate) unsafe fn formats_missing(instance: &ash::Instance, physical_device: 
 pub(crate) fn hit_shape(layout: PassLayout) -> PassShape {
     let kept = |format| AttachmentShape { format, store: true, final_layout: layout.after_pass() };
     let attachment_writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
-    let (readers, reads) = if layout.sampled {
-        (vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::SHADER_READ)
-    } else {
-        (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ)
-    };
+    // Compute reads too in every configuration, though only the GPU results' pass makes
+    // them: render passes are compatible only when their dependencies are the same, and a
+    // host's contributor pipelines must work with every picker's pass and the debug ID image's.
+    let readers = vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER;
+    let reads = vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::SHADER_READ;
     PassShape {
         name: "render pass",
         colors: layout.color_formats().iter().map(|&f| kept(f)).collect(),

@@ -17,13 +17,12 @@ pub(crate) struct PassTargets {
 
 impl PassTargets {
     pub fn new(memory: &Memory, pass: &Pass, layout: PassLayout, extent: vk::Extent2D) -> Result<Self, PickError> {
-        // The GPU results' pass samples the ID, (draw, instance) and depth attachments.
+        // The GPU results' pass samples every attachment (detail included, when there is one).
         let sampled = if layout.sampled { vk::ImageUsageFlags::SAMPLED } else { vk::ImageUsageFlags::empty() };
-        let color_usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+        let color_usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC | sampled;
         let mut images = vec![];
-        for (i, &format) in layout.color_formats().iter().enumerate() {
-            let usage = if i < 2 { color_usage | sampled } else { color_usage };
-            images.push(GpuImage::new(memory, "colour attachment", format, extent, usage, vk::ImageAspectFlags::COLOR)?);
+        for &format in layout.color_formats() {
+            images.push(GpuImage::new(memory, "colour attachment", format, extent, color_usage, vk::ImageAspectFlags::COLOR)?);
         }
         let depth_usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC | sampled;
         images.push(GpuImage::new(memory, "depth attachment", DEPTH_FORMAT, extent, depth_usage, vk::ImageAspectFlags::DEPTH)?);

@@ -4,9 +4,9 @@
 
 mod create;
 mod frame_layout;
-mod results_writer;
 mod query_set;
 mod results;
+mod results_writer;
 mod same_frame;
 pub use same_frame::HostSignal;
 

@@ -405,7 +405,14 @@ unsafe fn record_rects(
 ///
 /// # Safety
 /// As [`Picker::record_layout`], after the rectangles.
-unsafe fn record_table_copy(staging: &StagingRing, device: &ash::Device, cmd: vk::CommandBuffer, kit: &RectKit, dst: (vk::Buffer, u64), layout: &FrameLayout) -> bool {
+unsafe fn record_table_copy(
+    staging: &StagingRing,
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    kit: &RectKit,
+    dst: (vk::Buffer, u64),
+    layout: &FrameLayout,
+) -> bool {
     if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
         return false;
     }
