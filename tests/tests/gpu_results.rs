@@ -218,7 +218,7 @@ fn the_results_pass_stages_the_texels_the_copies_would() {
     const H: u32 = 72;
     let gpu = Gpu::new();
     let config = PickerConfig::default().with_max_queries(8).with_max_radius(12).with_detail(DetailMode::IfEnabled);
-    let mut ring = gpu.picker(config.clone());
+    let mut ring = gpu.picker(config);
     let mut with = gpu.picker(config.with_gpu_results(true));
     assert_eq!(ring.detail_status(), with.detail_status(), "both pickers answer with the same attachments");
     let (mut compared, mut found) = (0, 0);

@@ -154,8 +154,8 @@ unsafe fn check_host(host: &HostDevice<'_>, config: &PickerConfig, support: &Pic
         }
     }
     if config.gpu_results {
-        // SAFETY: the caller's contract.
         let detail = detail_status == DetailStatus::Active;
+        // SAFETY: the caller's contract.
         missing.extend(unsafe { crate::pass::sampled_formats_missing(host.instance, host.physical_device, detail) });
     }
     if !missing.is_empty() {
