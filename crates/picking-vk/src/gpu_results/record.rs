@@ -42,8 +42,8 @@ impl GpuResultsKit {
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the staging ring's first barrier and
-    /// the hit pass (whose dependency covers compute reads of its attachments); by submission
-    /// the slot's buffer holds the frame's jobs and rows.
+    /// the hit pass (whose dependency ends at transfers); by submission the slot's buffer holds
+    /// the frame's jobs and rows.
     pub unsafe fn record_queries(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, queries: u32, rows: u32) {
         let Some(s) = self.slots.get(slot) else { return };
         let layout = self.layout;
@@ -51,9 +51,14 @@ impl GpuResultsKit {
         let push = [queries, u32::from(self.detail), layout.jobs_word() as u32, layout.rows_word() as u32, rows, 0, 0, 0];
         let mut push_bytes = [0u8; PUSH_BYTES as usize];
         words_to_bytes(push, &mut push_bytes);
+        // The hit pass's dependency ends at transfers (the same in every configuration, so
+        // every picker's pass stays compatible): chained from there to this pass's reads.
+        let attachments = vk::MemoryBarrier::default().dst_access_mask(vk::AccessFlags::SHADER_READ);
         // SAFETY: the caller's contract; the pipeline, layout, set and buffers are the kit's,
         // live for the picker's life, which outlives the host's command buffers.
         unsafe {
+            let (transfer, compute) = (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER);
+            device.cmd_pipeline_barrier(cmd, transfer, compute, vk::DependencyFlags::empty(), &[attachments], &[], &[]);
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline.handle);
             device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline_layout.handle, 0, &[s.set], &[]);
             device.cmd_push_constants(cmd, self.pipeline_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &push_bytes);

@@ -92,30 +92,34 @@ pub(crate) unsafe fn formats_missing(instance: &ash::Instance, physical_device: 
     missing
 }
 
-/// The hit pass: every attachment kept and left ready for the readback copy (and, with
-/// `layout.sampled`, the GPU results' compute pass).
+/// The hit pass: every attachment kept and left ready for the readback copy (with
+/// `layout.sampled`, in GENERAL for the GPU results' pass too). The dependencies are the same
+/// in every configuration: render passes are compatible only when they are, and a host's
+/// contributor pipelines must work with every picker's pass and the debug ID image's (the GPU
+/// results' pass chains its own barrier to the copy's).
 pub(crate) fn hit_shape(layout: PassLayout) -> PassShape {
     let kept = |format| AttachmentShape { format, store: true, final_layout: layout.after_pass() };
     let attachment_writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
-    // Compute reads too in every configuration, though only the GPU results' pass makes
-    // them: render passes are compatible only when their dependencies are the same, and a
-    // host's contributor pipelines must work with every picker's pass and the debug ID image's.
-    let readers = vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER;
-    let reads = vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::SHADER_READ;
     PassShape {
         name: "render pass",
         colors: layout.color_formats().iter().map(|&f| kept(f)).collect(),
         depth: kept(DEPTH_FORMAT),
-        // The previous frame's readback copy (and results pass) must finish reading before
-        // this pass clears the same attachments (write-after-read: an execution dependency
-        // suffices).
+        // The previous frame's readback copy must finish reading before this pass clears the
+        // same attachments (write-after-read: an execution dependency suffices; the GPU
+        // results' reads reach here through the slot's first barrier, which waits for compute
+        // and ends at transfers).
         before: Dependency {
-            src_stages: readers,
+            src_stages: vk::PipelineStageFlags::TRANSFER,
             src_access: vk::AccessFlags::empty(),
             dst_stages: ATTACHMENT_STAGES,
             dst_access: attachment_writes | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ,
         },
-        // This pass's writes must land before the readback copy (and results pass) reads them.
-        after: Dependency { src_stages: ATTACHMENT_STAGES, src_access: attachment_writes, dst_stages: readers, dst_access: reads },
+        // This pass's writes must land before the readback copy reads them.
+        after: Dependency {
+            src_stages: ATTACHMENT_STAGES,
+            src_access: attachment_writes,
+            dst_stages: vk::PipelineStageFlags::TRANSFER,
+            dst_access: vk::AccessFlags::TRANSFER_READ,
+        },
     }
 }
