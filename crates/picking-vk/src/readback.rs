@@ -143,6 +143,7 @@ impl StagingRing {
         (self.buffer.buffer, self.slot_offset(slot))
     }
 
+    /// Where slot `slot` starts in the ring's buffer, in bytes.
     pub fn slot_offset(&self, slot: usize) -> u64 {
         self.slot_stride * slot as u64
     }

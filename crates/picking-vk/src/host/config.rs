@@ -95,7 +95,7 @@ pub struct PickerConfig {
     pub max_pipelines: usize,
     /// How the pick passes are begun (default: render passes).
     pub rendering: PassRendering,
-    /// Also write each frame's results into a device buffer per slot that the host's shaders
+    /// Also write each frame's results into a buffer per slot that the host's shaders
     /// read later in the same command buffer (default off; see [`crate::gpu_results`]). Needs
     /// `max_radius` of at most 12: a radius query's disc is resolved by one workgroup.
     pub gpu_results: bool,

@@ -159,11 +159,12 @@ impl Picker {
         }
     }
 
-    /// The device buffer that slot `slot`'s GPU results are written to, as the descriptor the
-    /// host binds (a storage buffer, read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL);
-    /// `range` is the buffer's size in bytes, set by the configuration).
-    /// The buffer is the picker's and lives as long as it does. A frame recorded into `slot`
-    /// writes it in the host's command buffer, then the barrier to
+    /// The buffer that slot `slot`'s GPU results are written to (host-visible, device-local
+    /// where the device has such memory), as the descriptor the host binds (a storage buffer,
+    /// read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL); `range` is the
+    /// buffer's size in bytes, set by the configuration). The buffer is the picker's and lives
+    /// as long as it does. Recording a frame into `slot` writes what the CPU knows into it and
+    /// records the rest into the host's command buffer, then the barrier to
     /// [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
     pub fn gpu_results(&self, slot: usize) -> Result<vk::DescriptorBufferInfo, PickError> {
         let kit = self.gpu_results.as_ref().ok_or_else(|| PickError::InvalidInput {
