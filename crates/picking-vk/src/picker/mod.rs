@@ -65,8 +65,8 @@ pub struct PickMemory {
     /// The batch buffers' rows and indirect commands: sized once by
     /// [`PickerConfig::batch_rows`](crate::PickerConfig::batch_rows), never by the window.
     pub draw_batches: u64,
-    /// The GPU results' buffers: per slot the results, the upload and a mirror of the staging
-    /// slot (0 when [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
+    /// The GPU results' buffers: one per slot, sized by the configuration (0 when
+    /// [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
     pub gpu_results: u64,
 }
 
