@@ -9,7 +9,12 @@
 #define PICK_RESULTS_ACCESS
 #include "pick_results.glsl"
 
-layout(local_size_x = 128) in;
+// The workgroup's size, set at creation from the configured radius and the device's limits
+// (a multiple of 64, at least 128): one thread per disc pixel where the device allows it, so a
+// thread reads its texels once and the rounds below are few barriers apart.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint GROUP = 128u;
+
 // The frame's staging slot after its header: the queries pass writes the texels there, laid
 // out as the readback copies would (per region block: detail, ID, (draw, instance), depth).
 layout(std430, set = 0, binding = 1) writeonly buffer Staging { uint staging[]; };
@@ -27,31 +32,31 @@ layout(push_constant) uniform ResultsPush {
 
 // The largest disc (radius 12) a workgroup holds; PickerConfig::max_radius is checked against it.
 const uint MAX_DISC = 625u;
-// Disc pixels a thread owns: pixel lid + 128 m.
-const uint PER_THREAD = 5u;
-// Per pixel its object (ID, instance) and depth bits; under Snap::Thin, once each pixel knows
-// its object's first pixel, the same arrays hold per object (at that first pixel) its pixel
-// count, and its best pixel's squared distance, depth key and index.
+// Disc pixels a thread owns: pixel lid + GROUP m.
+const uint PER_THREAD = (MAX_DISC + GROUP - 1u) / GROUP;
+const uint NO_PIXEL = 0xFFFFFFFFu;
+// Per pixel its object (ID, instance as drawn), for Snap::Thin's grouping.
 shared uint s_lo[MAX_DISC];
 shared uint s_hi[MAX_DISC];
 shared uint s_instance[MAX_DISC];
-shared uint s_depth[MAX_DISC];
-// Per pixel: (priority + 32768) << 16 | squared distance to the cursor, then (once the top
-// priority is known) the distance alone; NO_PIXEL when it takes no part.
-shared uint s_pd[MAX_DISC];
-const uint NO_PIXEL = 0xFFFFFFFFu;
-shared int s_top;
+// Under Snap::Thin, per object at its first pixel (row-major): its pixels, and its best
+// pixel's squared distance, depth key and index.
+shared uint o_count[MAX_DISC];
+shared uint o_d2[MAX_DISC];
+shared uint o_dkey[MAX_DISC];
+shared uint o_pixel[MAX_DISC];
 // Under Snap::Thin, a hash table by object over the disc's pixels: per slot the pixel that
 // claimed it (+ 1) and the least pixel of that object.
 const uint GROUP_SLOTS = 1024u;
 shared uint g_claim[GROUP_SLOTS];
 shared uint g_first[GROUP_SLOTS];
-// Per thread its best candidate: (pixels, squared distance, depth key, tie-break, pixel).
-shared uint c_count[128];
-shared uint c_d2[128];
-shared uint c_dkey[128];
-shared uint c_tie[128];
-shared uint c_pixel[128];
+// The winner, found in rounds of atomicMin, each key among those that tied on the ones
+// before: a pixel's rank (priority, then distance), an object's rank (Thin: pixels, then
+// distance), the depth key, the tie-break.
+shared uint w_rank;
+shared uint w_object;
+shared uint w_dkey;
+shared uint w_tie;
 
 uint job(uint q, uint w) { return pick_words[pc.words.z + 16u * q + w]; }
 
@@ -152,16 +157,6 @@ uint depth_key(float d, bool reverse) {
     return reverse ? ~k : k;
 }
 
-// Candidate a before candidate b: fewer pixels (0 under Snap::Nearest), nearer the cursor,
-// nearer in depth, then the tie-break (Nearest: the pixel's row-major index; Thin: the
-// object's first pixel), as the CPU's rule orders them.
-bool less(uvec4 a, uvec4 b) {
-    if (a.x != b.x) return a.x < b.x;
-    if (a.y != b.y) return a.y < b.y;
-    if (a.z != b.z) return a.z < b.z;
-    return a.w < b.w;
-}
-
 bool same_object(uint a, uint b) { return s_lo[a] == s_lo[b] && s_hi[a] == s_hi[b] && s_instance[a] == s_instance[b]; }
 
 uint object_slot(uint i) {
@@ -169,14 +164,90 @@ uint object_slot(uint i) {
     return (h ^ (h >> 15u)) & (GROUP_SLOTS - 1u);
 }
 
+// A pixel's rank, smaller first: the higher pick priority, then the nearer to the cursor.
+uint pixel_rank(int priority, uint d2) { return (uint(32767 - priority) << 16u) | d2; }
+
+// Under Snap::Thin: groups the top priority's pixels by object and returns the pixel that
+// answers: the best pixel of the object with the fewest pixels, then the nearest to the
+// cursor, then the nearest in depth, then the one whose first pixel (row-major) comes first,
+// as the CPU's rule orders them. `rank`, `dkey`: per owned pixel its rank (NO_PIXEL outside
+// the top priority) and depth key.
+uint resolve_thin(uint rank[PER_THREAD], uint dkey[PER_THREAD]) {
+    uint lid = gl_LocalInvocationID.x;
+    uint own_slot[PER_THREAD];
+    // Each pixel's object, named by its first pixel: the pixels meet by object in a shared
+    // hash table (linear probing; it has more slots than a disc has pixels).
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + GROUP * m;
+        own_slot[m] = NO_PIXEL;
+        if (rank[m] == NO_PIXEL) continue;
+        uint h = object_slot(i);
+        for (uint probe = 0u; probe < GROUP_SLOTS; probe++) {
+            uint c = atomicCompSwap(g_claim[h], 0u, i + 1u);
+            if (c == 0u || same_object(c - 1u, i)) break;
+            h = (h + 1u) & (GROUP_SLOTS - 1u);
+        }
+        atomicMin(g_first[h], i);
+        own_slot[m] = h;
+    }
+    barrier();
+    uint first[PER_THREAD];
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        first[m] = own_slot[m] == NO_PIXEL ? NO_PIXEL : g_first[own_slot[m]];
+        if (first[m] == NO_PIXEL) continue;
+        atomicAdd(o_count[first[m]], 1u);
+        atomicMin(o_d2[first[m]], rank[m] & 0xFFFFu);
+    }
+    barrier();
+    // Per object its best pixel: nearest the cursor, then in depth, then the least index.
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint f = first[m];
+        if (f != NO_PIXEL && (rank[m] & 0xFFFFu) == o_d2[f]) atomicMin(o_dkey[f], dkey[m]);
+    }
+    barrier();
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint f = first[m];
+        if (f != NO_PIXEL && (rank[m] & 0xFFFFu) == o_d2[f] && dkey[m] == o_dkey[f]) atomicMin(o_pixel[f], lid + GROUP * m);
+    }
+    barrier();
+    // The objects, each at its first pixel: fewest pixels and nearest, then depth, then the
+    // least first pixel.
+    uint object[PER_THREAD];
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + GROUP * m;
+        object[m] = first[m] == i ? (o_count[i] << 16u) | o_d2[i] : NO_PIXEL;
+        if (object[m] != NO_PIXEL) atomicMin(w_object, object[m]);
+    }
+    barrier();
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + GROUP * m;
+        if (object[m] != NO_PIXEL && object[m] == w_object) atomicMin(w_dkey, o_dkey[i]);
+    }
+    barrier();
+    for (uint m = 0u; m < PER_THREAD; m++) {
+        uint i = lid + GROUP * m;
+        if (object[m] != NO_PIXEL && object[m] == w_object && o_dkey[i] == w_dkey) atomicMin(w_tie, i);
+    }
+    barrier();
+    return o_pixel[w_tie];
+}
+
 void resolve_radius(uint q, Job j) {
     uint lid = gl_LocalInvocationID.x;
     uint n = min(j.region_size.x * j.region_size.y, MAX_DISC);
-    if (lid == 0u) s_top = -32769;
-    barrier();
+    bool thin = j.snap != 0u;
+    if (lid == 0u) {
+        w_rank = NO_PIXEL; w_object = NO_PIXEL; w_dkey = NO_PIXEL; w_tie = NO_PIXEL;
+    }
+    if (thin) {
+        for (uint k = lid; k < GROUP_SLOTS; k += GROUP) {
+            g_claim[k] = 0u;
+            g_first[k] = NO_PIXEL;
+        }
+    }
     uint r2 = j.radius * j.radius;
-    uint own_dkey[PER_THREAD];
-    uint own_first[PER_THREAD];
+    uint rank[PER_THREAD];
+    uint dkey[PER_THREAD];
     // What the thread's pixels would report as a hit, kept so the winner's owner writes it
     // without reading its texels again: ID, instance, draw index, depth.
     uvec2 own_id[PER_THREAD];
@@ -184,127 +255,62 @@ void resolve_radius(uint q, Job j) {
     uint own_draw[PER_THREAD];
     float own_depth[PER_THREAD];
     for (uint m = 0u; m < PER_THREAD; m++) {
-        uint i = lid + 128u * m;
-        if (i >= n) break;
+        uint i = lid + GROUP * m;
+        rank[m] = NO_PIXEL;
+        if (i >= n) continue;
         uvec2 id = id_of(i, j);
-        uint d2 = d2_of(i, j);
-        bool hit = id != uvec2(0u) && d2 <= r2;
         uvec2 draw_instance = draw_instance_of(i, j);
         float depth = depth_of(i, j);
         stage_texels(i, j, id, draw_instance, depth);
-        s_lo[i] = id.x; s_hi[i] = id.y;
-        s_instance[i] = draw_instance.y;
-        own_dkey[m] = depth_key(depth, j.reverse);
+        uint d2 = d2_of(i, j);
+        bool hit = id != uvec2(0u) && d2 <= r2;
         uvec2 row = hit ? draw_row(draw_instance.x) : uvec2(0xFFFFFFFFu, 0u);
         own_id[m] = id;
         own_instance[m] = reported_instance(row, draw_instance);
         own_draw[m] = row.x;
         own_depth[m] = depth;
-        int p = hit ? priority_of(row) : -32769;
-        s_pd[i] = hit ? (uint(p + 32768) << 16u) | d2 : NO_PIXEL;
-        if (hit) atomicMax(s_top, p);
+        dkey[m] = depth_key(depth, j.reverse);
+        rank[m] = hit ? pixel_rank(priority_of(row), d2) : NO_PIXEL;
+        if (thin) {
+            s_lo[i] = id.x; s_hi[i] = id.y; s_instance[i] = draw_instance.y;
+            o_count[i] = 0u; o_d2[i] = NO_PIXEL; o_dkey[i] = NO_PIXEL; o_pixel[i] = NO_PIXEL;
+        }
     }
     barrier();
-    // Only the top priority's pixels take part: their words keep the distance alone.
-    uint top = uint(s_top + 32768);
     for (uint m = 0u; m < PER_THREAD; m++) {
-        uint i = lid + 128u * m;
-        if (i >= n) break;
-        s_pd[i] = (s_pd[i] != NO_PIXEL && (s_pd[i] >> 16u) == top) ? (s_pd[i] & 0xFFFFu) : NO_PIXEL;
+        if (rank[m] != NO_PIXEL) atomicMin(w_rank, rank[m]);
     }
     barrier();
-    bool thin = j.snap != 0u;
-    uvec4 best = uvec4(NO_PIXEL);
-    uint best_pixel = NO_PIXEL;
-    if (!thin) {
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint i = lid + 128u * m;
-            if (i >= n) break;
-            uvec4 c = uvec4(0u, s_pd[i], own_dkey[m], i);
-            if (s_pd[i] != NO_PIXEL && less(c, best)) { best = c; best_pixel = i; }
-        }
-    } else {
-        // Each pixel's object, named by its first pixel in row-major order: the pixels meet
-        // by object in a shared hash table, which keeps each object's least pixel.
-        for (uint k = lid; k < GROUP_SLOTS; k += 128u) {
-            g_claim[k] = 0u;
-            g_first[k] = NO_PIXEL;
-        }
-        barrier();
-        uint own_slot[PER_THREAD];
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint i = lid + 128u * m;
-            own_slot[m] = NO_PIXEL;
-            if (i >= n || s_pd[i] == NO_PIXEL) continue;
-            // Linear probing; the table has more slots than a disc has pixels.
-            uint h = object_slot(i);
-            for (uint probe = 0u; probe < GROUP_SLOTS; probe++) {
-                uint c = atomicCompSwap(g_claim[h], 0u, i + 1u);
-                if (c == 0u || same_object(c - 1u, i)) break;
-                h = (h + 1u) & (GROUP_SLOTS - 1u);
-            }
-            atomicMin(g_first[h], i);
-            own_slot[m] = h;
-        }
-        barrier();
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            own_first[m] = own_slot[m] == NO_PIXEL ? NO_PIXEL : g_first[own_slot[m]];
-        }
-        barrier();
-        // The arrays now hold per object: pixels, best distance, best depth key, best pixel.
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint i = lid + 128u * m;
-            if (i >= n) break;
-            s_lo[i] = 0u; s_hi[i] = NO_PIXEL; s_instance[i] = NO_PIXEL; s_depth[i] = NO_PIXEL;
-        }
-        barrier();
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint f = own_first[m];
-            if (f == NO_PIXEL) continue;
-            atomicAdd(s_lo[f], 1u);
-            atomicMin(s_hi[f], s_pd[lid + 128u * m]);
-        }
-        barrier();
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint f = own_first[m];
-            if (f != NO_PIXEL && s_pd[lid + 128u * m] == s_hi[f]) atomicMin(s_instance[f], own_dkey[m]);
-        }
-        barrier();
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint f = own_first[m], i = lid + 128u * m;
-            if (f != NO_PIXEL && s_pd[i] == s_hi[f] && own_dkey[m] == s_instance[f]) atomicMin(s_depth[f], i);
-        }
-        barrier();
-        // An object is a candidate at its first pixel.
-        for (uint m = 0u; m < PER_THREAD; m++) {
-            uint i = lid + 128u * m;
-            if (i >= n || own_first[m] != i) continue;
-            uvec4 c = uvec4(s_lo[i], s_hi[i], s_instance[i], i);
-            if (less(c, best)) { best = c; best_pixel = s_depth[i]; }
-        }
-    }
-    c_count[lid] = best.x; c_d2[lid] = best.y; c_dkey[lid] = best.z; c_tie[lid] = best.w; c_pixel[lid] = best_pixel;
-    barrier();
-    for (uint stride = 64u; stride > 0u; stride >>= 1u) {
-        if (lid < stride) {
-            uvec4 a = uvec4(c_count[lid], c_d2[lid], c_dkey[lid], c_tie[lid]);
-            uvec4 b = uvec4(c_count[lid + stride], c_d2[lid + stride], c_dkey[lid + stride], c_tie[lid + stride]);
-            if (less(b, a)) {
-                c_count[lid] = b.x; c_d2[lid] = b.y; c_dkey[lid] = b.z; c_tie[lid] = b.w; c_pixel[lid] = c_pixel[lid + stride];
-            }
-        }
-        barrier();
-    }
-    uint chosen = c_pixel[0];
+    uint top = w_rank;
     uint flags = PICK_RADIUS | (thin ? PICK_THIN : 0u);
-    if (chosen == NO_PIXEL) {
+    // The same for every thread: nothing in the disc.
+    if (top == NO_PIXEL) {
         if (lid == 0u) write_miss(q, flags, j);
         return;
+    }
+    uint chosen;
+    if (thin) {
+        // Only the top priority's pixels take part.
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            if ((rank[m] >> 16u) != (top >> 16u)) rank[m] = NO_PIXEL;
+        }
+        chosen = resolve_thin(rank, dkey);
+    } else {
+        // The nearest pixel of the top priority, then the nearest in depth, then the least index.
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            if (rank[m] == top) atomicMin(w_dkey, dkey[m]);
+        }
+        barrier();
+        for (uint m = 0u; m < PER_THREAD; m++) {
+            if (rank[m] == top && dkey[m] == w_dkey) atomicMin(w_tie, lid + GROUP * m);
+        }
+        barrier();
+        chosen = w_tie;
     }
     // The chosen pixel's owner writes the hit from what it kept.
     uvec2 pixel = j.region_min + uvec2(chosen % j.region_size.x, chosen / j.region_size.x);
     for (uint m = 0u; m < PER_THREAD; m++) {
-        if (lid + 128u * m == chosen) {
+        if (lid + GROUP * m == chosen) {
             write_found(q, own_id[m], own_instance[m], own_draw[m], pixel, own_depth[m], flags, j);
         }
     }

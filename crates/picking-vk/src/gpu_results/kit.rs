@@ -56,8 +56,9 @@ pub(crate) struct GpuResultsKit {
 }
 
 impl GpuResultsKit {
-    /// Buffers for `slots` slots sized by `layout`, their sets binding `inputs` too.
-    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, inputs: SharedInputs<'_>) -> Result<Self, PickError> {
+    /// Buffers for `slots` slots sized by `layout`, their sets binding `inputs` too; the pass
+    /// runs workgroups of `group` threads (`layout::results_group`).
+    pub fn new(memory: &Memory, layout: ResultsLayout, slots: usize, inputs: SharedInputs<'_>, group: u32) -> Result<Self, PickError> {
         let sampler = sampler(memory)?;
         let (set_layout, pool, sets) = sets(memory, slots, sampler.handle)?;
         let mut made = Vec::with_capacity(slots);
@@ -83,7 +84,7 @@ impl GpuResultsKit {
             made.push(ResultSlot { results, set });
         }
         let (pipeline, pipeline_layout, module) =
-            compute_pipeline(memory, set_layout.handle, PUSH_BYTES, spirv::PICK_RESULTS_COMP, "pick_results.comp", "gpu results")?;
+            compute_pipeline(memory, set_layout.handle, PUSH_BYTES, (spirv::PICK_RESULTS_COMP, &[group]), "pick_results.comp", "gpu results")?;
         let detail = inputs.detail;
         Ok(GpuResultsKit {
             pipeline,

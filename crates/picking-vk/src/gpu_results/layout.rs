@@ -14,6 +14,16 @@ pub(crate) const ROW_WORDS: u64 = 2;
 /// The largest pick radius whose disc one workgroup of the compute pass holds (25 x 25).
 pub(crate) const MAX_GPU_RADIUS: u32 = 12;
 
+/// The compute pass's workgroup size for discs of `max_radius`: a thread per disc pixel (in
+/// whole waves of 64) where the device's limits allow it, so each thread reads its texels
+/// once; else as many as they allow, at least the 128 every device has.
+pub(crate) fn results_group(max_radius: u32, max_invocations: u32, max_width: u32) -> u32 {
+    let side = 2 * max_radius.min(MAX_GPU_RADIUS) + 1;
+    let wanted = (side * side).div_ceil(64) * 64;
+    let allowed = (max_invocations.min(max_width) / 64 * 64).max(128);
+    wanted.clamp(128, allowed)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ResultsLayout {
     /// Hits the buffer holds: `PickerConfig::max_queries`.
@@ -90,5 +100,16 @@ mod tests {
             assert_eq!(l.bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * slots + 4 * u64::from(entries) + 64 * 16 + 8 * 64);
             assert!(lookup_slots(entries, l.lookup_slots) <= l.lookup_slots);
         }
+    }
+
+    #[test]
+    fn the_results_group_holds_a_disc_where_the_device_allows() {
+        // radius 8: 289 pixels in 5 waves of 64; radius 12: 625 in 10.
+        assert_eq!(results_group(8, 1024, 1024), 320);
+        assert_eq!(results_group(12, 1024, 1024), 640);
+        assert_eq!(results_group(1, 1024, 1024), 128);
+        assert_eq!(results_group(12, 256, 1024), 256);
+        assert_eq!(results_group(12, 1024, 200), 192);
+        assert_eq!(results_group(12, 100, 100), 128);
     }
 }

@@ -42,11 +42,12 @@ pub(crate) type ComputePipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout
 
 /// The compute pipeline of SPIR-V `code` (entry `main`) over one descriptor set of
 /// `set_layout` and `push_bytes` of push constants, named `name` for validation messages.
+/// `constants` are its specialization constants 0, 1, ... (32-bit each).
 pub(crate) fn compute_pipeline(
     memory: &Memory,
     set_layout: vk::DescriptorSetLayout,
     push_bytes: u32,
-    code: &[u8],
+    (code, constants): (&[u8], &[u32]),
     module_name: &str,
     name: &str,
 ) -> Result<ComputePipeline, PickError> {
@@ -61,7 +62,15 @@ pub(crate) fn compute_pipeline(
     let module = create_module(memory, code, module_name)?;
     // SAFETY: just created on this device, owned by nothing else.
     let module = unsafe { Owned::new(device, module, destroy_module) };
-    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module.handle).name(c"main");
+    let entries: Vec<vk::SpecializationMapEntry> =
+        (0..constants.len() as u32).map(|k| vk::SpecializationMapEntry { constant_id: k, offset: 4 * k, size: 4 }).collect();
+    let data: Vec<u8> = constants.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+    let stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module.handle)
+        .name(c"main")
+        .specialization_info(&specialization);
     let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout.handle);
     // SAFETY: module and layout are live; the info points at locals.
     let pipelines = unsafe { device.create_compute_pipelines(memory.pipeline_cache, &[info], None) }.map_err(|(_, e)| PickError::from(e))?;

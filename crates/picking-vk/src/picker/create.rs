@@ -6,7 +6,7 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
-use crate::gpu_results::layout::{ResultsLayout, MAX_GPU_RADIUS};
+use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
@@ -79,7 +79,7 @@ impl Picker {
         let cell_bytes = RegionBlock::bytes(u64::from(cell) * u64::from(cell), layout.detail);
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
-        let gpu_results = gpu_results_kit(&memory, &config, max_queries, &targets, rect.as_ref(), &staging, layout.detail)?;
+        let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
             for slot in &mut slots {
@@ -181,10 +181,10 @@ fn query_cell(config: &PickerConfig, limits: &vk::PhysicalDeviceLimits) -> Resul
 fn gpu_results_kit(
     memory: &Memory,
     config: &PickerConfig,
+    limits: &vk::PhysicalDeviceLimits,
     max_queries: u32,
-    targets: &PassTargets,
+    (targets, staging): (&PassTargets, &StagingRing),
     rect: Option<&RectKit>,
-    staging: &StagingRing,
     detail: bool,
 ) -> Result<Option<GpuResultsKit>, PickError> {
     if !config.gpu_results {
@@ -197,7 +197,8 @@ fn gpu_results_kit(
     let entries = if rect.is_some() { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
     let inputs = SharedInputs { targets, staging, detail };
-    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs)?))
+    let group = results_group(config.max_radius, limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
+    Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs, group)?))
 }
 
 /// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).

@@ -101,6 +101,7 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>
     let mask = lookup_slots(count as u32, results.lookup_slots) - 1;
     claims.clear();
     claims.resize(mask as usize + 1, 0);
+    let mut lookup = Lookup { claims, mask, previous: None };
     let mut n = 0u32;
     for (q, spans) in rect_spans() {
         for span in spans {
@@ -108,16 +109,76 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>
             let id = d.id.to_words();
             let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
             put(bytes, HEADER_WORDS + results.spans_word() + SPAN_WORDS * u64::from(n), [id[0], id[1], q, first, span.count, span.first_entry]);
-            // Linear probing from the key's hash: at most half the slots are taken.
-            let mut slot = lookup_hash(q, id) & mask;
-            while claims[slot as usize] != 0 {
-                slot = (slot + 1) & mask;
-            }
             n += 1;
-            claims[slot as usize] = n;
+            lookup.claim(q, id, n);
         }
     }
     let claims_at = 4 * (HEADER_WORDS + results.claims_word()) as usize;
     words_to_bytes(claims.iter().copied(), bytes.get_mut(claims_at..).unwrap_or_default());
     mask
 }
+
+/// The lookup's claims as they are built: linear probing from the key's hash, at most half
+/// the slots taken.
+struct Lookup<'c> {
+    claims: &'c mut [u32],
+    mask: u32,
+    /// The last claim's key and slot.
+    previous: Option<(u32, [u32; 2], u32)>,
+}
+
+impl Lookup<'_> {
+    /// Claims the first free slot from `(query, id)`'s hash for `claim`. A key claimed just
+    /// before continues from that slot: every slot from the hash to there is taken, so the
+    /// first free one is the same, found without walking the key's earlier claims again (an
+    /// instanced draw's many ranges come one after another with one key, and would probe
+    /// quadratically).
+    fn claim(&mut self, query: u32, id: [u32; 2], claim: u32) {
+        let mut slot = match self.previous {
+            Some((q, i, at)) if (q, i) == (query, id) => (at + 1) & self.mask,
+            _ => lookup_hash(query, id) & self.mask,
+        };
+        while self.claims[slot as usize] != 0 {
+            slot = (slot + 1) & self.mask;
+        }
+        self.claims[slot as usize] = claim;
+        self.previous = Some((query, id, slot));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_continuing_a_key_land_where_probing_from_its_hash_would() {
+        let mut rng_state = 7u32;
+        let mut next = move || {
+            rng_state ^= rng_state << 13;
+            rng_state ^= rng_state >> 17;
+            rng_state ^= rng_state << 5;
+            rng_state
+        };
+        for round in 0..50 {
+            let spans = 1 + next() % 300;
+            let mask = lookup_slots(spans, u32::MAX) - 1;
+            let (mut fast, mut plain) = (vec![0u32; mask as usize + 1], vec![0u32; mask as usize + 1]);
+            let mut lookup = Lookup { claims: &mut fast, mask, previous: None };
+            let mut key = (0u32, [1u32, 0u32]);
+            for n in 1..=spans {
+                // Runs of one key (a draw's ranges), keys that come back later, and few keys.
+                if next() % 4 == 0 {
+                    key = (next() % 3, [next() % (2 + round), 0]);
+                }
+                lookup.claim(key.0, key.1, n);
+                let mut slot = lookup_hash(key.0, key.1) & mask;
+                while plain[slot as usize] != 0 {
+                    slot = (slot + 1) & mask;
+                }
+                plain[slot as usize] = n;
+            }
+            assert_eq!(fast, plain, "round {round}");
+        }
+    }
+}
+
