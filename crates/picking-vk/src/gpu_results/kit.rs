@@ -38,6 +38,13 @@ pub(crate) struct SharedInputs<'a> {
     pub detail: bool,
 }
 
+/// Words built on the CPU before they are written into a results buffer.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub spans: Vec<u32>,
+    pub claims: Vec<u32>,
+}
+
 pub(crate) struct GpuResultsKit {
     // Fields drop in order: the pipeline before its layout, the sets with their pool.
     pub pipeline: Owned<vk::Pipeline>,
@@ -50,9 +57,10 @@ pub(crate) struct GpuResultsKit {
     pub layout: ResultsLayout,
     /// The texels include detail (the pass has a detail attachment).
     pub detail: bool,
-    /// Scratch for the lookup's claims, built on the CPU and written into the buffer at once
-    /// (reading back write-combined memory while probing would be slow).
-    claims: Vec<u32>,
+    /// Scratch for the spans and the lookup's claims, built on the CPU and written into the
+    /// buffer at once (reading back write-combined memory while probing would be slow, and
+    /// one copy writes it fastest).
+    scratch: Scratch,
 }
 
 impl GpuResultsKit {
@@ -96,16 +104,16 @@ impl GpuResultsKit {
             _sampler: sampler,
             layout,
             detail,
-            claims: vec![],
+            scratch: Scratch::default(),
         })
     }
 
     /// Calls `write` with slot `slot`'s mapped results buffer (for the frame being recorded
-    /// there: the slot's previous frame completed), a scratch list for the lookup's claims,
+    /// there: the slot's previous frame completed), scratch lists for the spans and claims,
     /// and the buffer's layout.
-    pub fn write_results<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Vec<u32>, &ResultsLayout) -> R) -> Option<R> {
+    pub fn write_results<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Scratch, &ResultsLayout) -> R) -> Option<R> {
         let bytes = self.slots.get_mut(slot)?.results.mapped_mut()?;
-        Some(write(bytes, &mut self.claims, &self.layout))
+        Some(write(bytes, &mut self.scratch, &self.layout))
     }
 
     /// Bytes held: every slot's results buffer.

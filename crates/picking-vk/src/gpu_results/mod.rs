@@ -10,7 +10,7 @@ mod kit;
 pub(crate) mod layout;
 mod record;
 
-pub(crate) use kit::{GpuResultsKit, SharedInputs};
+pub(crate) use kit::{GpuResultsKit, Scratch, SharedInputs};
 
 pub use crate::request::result_readers::ResultReaders;
 

@@ -256,7 +256,7 @@ impl Picker {
                 let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws: &s.draws, rows, spans: &s.spans, camera };
                 // The slot's previous frame completed (it was taken), and the GPU reads what
                 // is written here only once the host submits this command buffer.
-                kit.write_results(slot, |bytes, claims, layout| write_results(bytes, &frame, claims, layout));
+                kit.write_results(slot, |bytes, scratch, layout| write_results(bytes, &frame, scratch, layout));
             }
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, last);
             if let Some(w) = &request.host_writes {

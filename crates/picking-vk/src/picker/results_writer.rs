@@ -6,6 +6,7 @@
 //! instancing, priority).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
+use crate::gpu_results::Scratch;
 use crate::gpu_results::layout::{lookup_hash, lookup_slots, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
@@ -20,6 +21,14 @@ const NO_INSTANCE: u32 = u32::MAX;
 /// checked when the frame was prepared).
 fn put<const N: usize>(bytes: &mut [u8], at: u64, words: [u32; N]) {
     words_to_bytes(words, bytes.get_mut((4 * at) as usize..).unwrap_or_default());
+}
+
+/// Writes `words` from word `at` of `bytes` in one copy; words past its end are dropped.
+fn put_slice(bytes: &mut [u8], at: u64, words: &[u32]) {
+    let from = bytemuck::cast_slice::<u32, u8>(words);
+    let to = bytes.get_mut((4 * at) as usize..).unwrap_or_default();
+    let n = from.len().min(to.len());
+    to[..n].copy_from_slice(&from[..n]);
 }
 
 /// The job of a query: (kind, snap), where its region lies in the hit pass's attachments,
@@ -61,8 +70,8 @@ pub(super) struct ResultsFrame<'a> {
 }
 
 /// Writes what the CPU knows of the frame's results into `bytes` (laid out by `results`),
-/// building the lookup's claims in `claims`.
-pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>, results: &ResultsLayout) {
+/// building the spans and the lookup's claims in `scratch`.
+pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) {
     let layout = frame.layout;
     let word = |w: u64| HEADER_WORDS + w;
     let clear = frame.camera.clear_depth().to_bits();
@@ -78,7 +87,7 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: 
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
         put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), [d.draw_index, flags]);
     }
-    let mask = write_spans(bytes, frame, claims, results);
+    let mask = write_spans(bytes, frame, scratch, results);
     let [lo, hi] = [frame.frame as u32, (frame.frame >> 32) as u32];
     let queries = layout.queries.len() as u32;
     let entries = layout.table_used as u32;
@@ -87,7 +96,7 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: 
 
 /// Writes the spans of the frame's rectangles and the lookup over them; returns the lookup
 /// mask (0 without rectangles).
-fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>, results: &ResultsLayout) -> u32 {
+fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) -> u32 {
     let rect_spans = || {
         frame.layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
             QueryLayout::Rect { spans, .. } => Some((q as u32, &frame.spans[spans.clone()])),
@@ -99,6 +108,8 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>
     }
     let count: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
     let mask = lookup_slots(count as u32, results.lookup_slots) - 1;
+    let Scratch { spans: words, claims } = scratch;
+    words.clear();
     claims.clear();
     claims.resize(mask as usize + 1, 0);
     let mut lookup = Lookup { claims, mask, previous: None };
@@ -108,13 +119,14 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, claims: &mut Vec<u32>
             let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
             let id = d.id.to_words();
             let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
-            put(bytes, HEADER_WORDS + results.spans_word() + SPAN_WORDS * u64::from(n), [id[0], id[1], q, first, span.count, span.first_entry]);
+            let span: [u32; SPAN_WORDS as usize] = [id[0], id[1], q, first, span.count, span.first_entry];
+            words.extend_from_slice(&span);
             n += 1;
             lookup.claim(q, id, n);
         }
     }
-    let claims_at = 4 * (HEADER_WORDS + results.claims_word()) as usize;
-    words_to_bytes(claims.iter().copied(), bytes.get_mut(claims_at..).unwrap_or_default());
+    put_slice(bytes, HEADER_WORDS + results.spans_word(), words);
+    put_slice(bytes, HEADER_WORDS + results.claims_word(), claims);
     mask
 }
 
