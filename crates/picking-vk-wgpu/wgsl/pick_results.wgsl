@@ -2,16 +2,17 @@
 // shaders later in the same submission (WgpuPicker::gpu_results). The WGSL twin of the
 // library's GLSL include, over the same buffer (fixed layout, 4-byte words):
 //   words 0-1   frame number (low, high)       word 2  queries in the set
-//   word 3      hit capacity (max_queries)     word 4  lookup slots - 1 (0: no rectangles)
+//   word 3      hit capacity (max_queries)     word 4  lookup buckets - 1 (0: no rectangles)
 //   word 5      rectangle entries this frame   word 6  entry capacity (rect_entries)
 //   word 7      where the entries' pixel counts start (words after the header)
 //   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
 //   pixel (x, y), depth (float bits), flags;
 //   then per span (entry capacity of them; a span is one recorded draw of a rectangle)
 //   6 words: ID (low, high), query, first instance (PICK_NO_INSTANCE: not instanced),
-//   instances, first entry;
-//   then the lookup's claims: a word per slot of this frame's lookup, 0 empty, else a span
-//   index + 1, linear probing from pick_lookup_hash(query, id) & mask;
+//   instances, first entry; this frame's spans ordered by their bucket,
+//   pick_lookup_hash(query, id) & mask;
+//   then the lookup's bucket starts (entry capacity rounded up to a power of two, plus one,
+//   of them): bucket b's spans are spans starts[b] .. starts[b + 1] - 1;
 //   then at word 7's offset a pixel count per entry (non-zero: the entry is in the set).
 // IDs are vec2<u32>(low, high). A non-instanced object's instance is PICK_NO_INSTANCE.
 
@@ -45,7 +46,7 @@ struct PickResults {
 @group(PICK_RESULTS_GROUP) @binding(PICK_RESULTS_BINDING) var<storage, read> pick_results: PickResults;
 
 fn pick_spans_at() -> u32 { return 8u * pick_results.hit_capacity; }
-fn pick_claims_at() -> u32 { return pick_spans_at() + 6u * pick_results.entry_capacity; }
+fn pick_starts_at() -> u32 { return pick_spans_at() + 6u * pick_results.entry_capacity; }
 
 // Query `query`'s hit; flags 0 for a rectangle or a query past the set.
 fn pick_hit(query: u32) -> PickHit {
@@ -79,7 +80,7 @@ fn pick_is_hovered(id: vec2<u32>, instance: u32) -> bool {
     return false;
 }
 
-// The lookup's hash of (query, id): a power-of-two table, linear probing.
+// The lookup's hash of (query, id); the low bits name the bucket.
 fn pick_lookup_hash(query: u32, id: vec2<u32>) -> u32 {
     var h = query * 0x9E3779B1u;
     h = (h ^ id.x) * 0x85EBCA77u;
@@ -88,21 +89,18 @@ fn pick_lookup_hash(query: u32, id: vec2<u32>) -> u32 {
 }
 
 // Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
-// visible pixels, or every fragment), in this frame. Probes the spans of the object's draws in
-// the query (an object drawn by several draws has several) for one whose entry for
-// `instance` has pixels.
+// visible pixels, or every fragment), in this frame. Looks through the spans of the key's
+// bucket (an object drawn by several draws has several spans, all there) for one of the
+// object's whose entry for `instance` has pixels.
 fn pick_in_rect(query: u32, id: vec2<u32>, instance: u32) -> bool {
     let mask = pick_results.lookup_mask;
     if mask == 0u {
         return false;
     }
-    var slot = pick_lookup_hash(query, id) & mask;
-    for (var probe = 0u; probe <= mask; probe++) {
-        let claim = pick_results.words[pick_claims_at() + slot];
-        if claim == 0u {
-            return false;
-        }
-        let s = pick_spans_at() + 6u * (claim - 1u);
+    let b = pick_starts_at() + (pick_lookup_hash(query, id) & mask);
+    let end = pick_results.words[b + 1u];
+    for (var span = pick_results.words[b]; span < end; span++) {
+        let s = pick_spans_at() + 6u * span;
         let first = pick_results.words[s + 3u];
         let instanced = first != PICK_NO_INSTANCE;
         let same = pick_results.words[s] == id.x && pick_results.words[s + 1u] == id.y && pick_results.words[s + 2u] == query;
@@ -113,7 +111,6 @@ fn pick_in_rect(query: u32, id: vec2<u32>, instance: u32) -> bool {
                 return true;
             }
         }
-        slot = (slot + 1u) & mask;
     }
     return false;
 }

@@ -4,16 +4,17 @@
 // Define PICK_RESULTS_SET and PICK_RESULTS_BINDING (default 0 and 0) before including this
 // file, and bind the slot's buffer there as a storage buffer. The layout is std430 and fixed:
 //   words 0-1   frame number (low, high)       words 2  queries in the set
-//   word 3      hit capacity (max_queries)     word  4  lookup slots - 1 (0: no rectangles)
+//   word 3      hit capacity (max_queries)     word  4  lookup buckets - 1 (0: no rectangles)
 //   word 5      rectangle entries this frame   word  6  entry capacity (rect_entries)
 //   word 7      where the entries' pixel counts start (words after the header)
 //   then per query (hit capacity of them) 8 words: ID (low, high), instance, draw index,
 //   pixel (x, y), depth (float bits), flags;
 //   then per span (entry capacity of them; a span is one recorded draw of a rectangle)
 //   6 words: ID (low, high), query, first instance (PICK_NO_INSTANCE: not instanced),
-//   instances, first entry;
-//   then the lookup's claims: a word per slot of this frame's lookup, 0 empty, else a span
-//   index + 1, linear probing from pick_lookup_hash(query, id) & mask;
+//   instances, first entry; this frame's spans ordered by their bucket,
+//   pick_lookup_hash(query, id) & mask;
+//   then the lookup's bucket starts (entry capacity rounded up to a power of two, plus one,
+//   of them): bucket b's spans are spans starts[b] .. starts[b + 1] - 1;
 //   then at word 7's offset a pixel count per entry (non-zero: the entry is in the set).
 // A non-instanced object's instance is PICK_NO_INSTANCE, here and in every argument below.
 
@@ -55,7 +56,7 @@ layout(std430, set = PICK_RESULTS_SET, binding = PICK_RESULTS_BINDING) PICK_RESU
 };
 
 uint pick_spans_at() { return 8u * pick_hit_capacity; }
-uint pick_claims_at() { return pick_spans_at() + 6u * pick_entry_capacity; }
+uint pick_starts_at() { return pick_spans_at() + 6u * pick_entry_capacity; }
 
 // Query `query`'s hit; flags 0 for a rectangle or a query past the set.
 PickHit pick_hit(uint query) {
@@ -89,7 +90,7 @@ bool pick_is_hovered(uvec2 id, uint instance) {
     return false;
 }
 
-// The lookup's hash of (query, id): a power-of-two table, linear probing.
+// The lookup's hash of (query, id); the low bits name the bucket.
 uint pick_lookup_hash(uint query, uvec2 id) {
     uint h = query * 0x9E3779B1u;
     h = (h ^ id.x) * 0x85EBCA77u;
@@ -98,20 +99,17 @@ uint pick_lookup_hash(uint query, uvec2 id) {
 }
 
 // Whether object `id`, instance `instance` is in rectangle query `query`'s set (its mode's:
-// visible pixels, or every fragment), in this frame. Probes the spans of the object's draws in
-// the query (an object drawn by several draws has several) for one whose entry for
-// `instance` has pixels.
+// visible pixels, or every fragment), in this frame. Looks through the spans of the key's
+// bucket (an object drawn by several draws has several spans, all there) for one of the
+// object's whose entry for `instance` has pixels.
 bool pick_in_rect(uint query, uvec2 id, uint instance) {
     if (pick_lookup_mask == 0u) {
         return false;
     }
-    uint slot = pick_lookup_hash(query, id) & pick_lookup_mask;
-    for (uint probe = 0u; probe <= pick_lookup_mask; probe++) {
-        uint claim = pick_words[pick_claims_at() + slot];
-        if (claim == 0u) {
-            return false;
-        }
-        uint s = pick_spans_at() + 6u * (claim - 1u);
+    uint b = pick_starts_at() + (pick_lookup_hash(query, id) & pick_lookup_mask);
+    uint end = pick_words[b + 1u];
+    for (uint span = pick_words[b]; span < end; span++) {
+        uint s = pick_spans_at() + 6u * span;
         uint first = pick_words[s + 3u];
         bool instanced = first != PICK_NO_INSTANCE;
         bool same = pick_words[s] == id.x && pick_words[s + 1u] == id.y && pick_words[s + 2u] == query;
@@ -122,7 +120,6 @@ bool pick_in_rect(uint query, uvec2 id, uint instance) {
                 return true;
             }
         }
-        slot = (slot + 1u) & pick_lookup_mask;
     }
     return false;
 }

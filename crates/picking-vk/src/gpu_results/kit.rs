@@ -38,11 +38,13 @@ pub(crate) struct SharedInputs<'a> {
     pub detail: bool,
 }
 
-/// Words built on the CPU before they are written into a results buffer.
+/// Words built on the CPU before they are written into a results buffer: the spans (as
+/// recorded, then ordered by bucket), each span's bucket, the buckets' starts.
 #[derive(Default)]
 pub(crate) struct Scratch {
     pub spans: Vec<u32>,
-    pub claims: Vec<u32>,
+    pub buckets: Vec<u32>,
+    pub starts: Vec<u32>,
 }
 
 pub(crate) struct GpuResultsKit {
@@ -57,9 +59,8 @@ pub(crate) struct GpuResultsKit {
     pub layout: ResultsLayout,
     /// The texels include detail (the pass has a detail attachment).
     pub detail: bool,
-    /// Scratch for the spans and the lookup's claims, built on the CPU and written into the
-    /// buffer at once (reading back write-combined memory while probing would be slow, and
-    /// one copy writes it fastest).
+    /// Scratch for the spans and the lookup, built on the CPU and written into the buffer at
+    /// once (reading back write-combined memory would be slow, and one copy writes fastest).
     scratch: Scratch,
 }
 
@@ -109,7 +110,7 @@ impl GpuResultsKit {
     }
 
     /// Calls `write` with slot `slot`'s mapped results buffer (for the frame being recorded
-    /// there: the slot's previous frame completed), scratch lists for the spans and claims,
+    /// there: the slot's previous frame completed), scratch lists for the spans and lookup,
     /// and the buffer's layout.
     pub fn write_results<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Scratch, &ResultsLayout) -> R) -> Option<R> {
         let bytes = self.slots.get_mut(slot)?.results.mapped_mut()?;

@@ -31,15 +31,16 @@ pub(crate) struct ResultsLayout {
     /// Rectangle entries (and so spans at most): `PickerConfig::rect_entries` (0 without
     /// rectangles).
     pub entry_capacity: u32,
-    /// Lookup slots: a power of two at least twice the entries, so a probe ends.
-    pub lookup_slots: u32,
+    /// Lookup buckets at most: a power of two at least as many as the entries (a span has
+    /// one entry at least).
+    pub lookup_buckets: u32,
     /// Recorded draws of the point and radius queries whose rows the buffer holds.
     pub draw_capacity: u32,
 }
 
 impl ResultsLayout {
     pub fn new(hit_capacity: u32, entry_capacity: u32, draw_capacity: u32) -> Self {
-        ResultsLayout { hit_capacity, entry_capacity, lookup_slots: lookup_slots(entry_capacity, u32::MAX), draw_capacity }
+        ResultsLayout { hit_capacity, entry_capacity, lookup_buckets: lookup_buckets(entry_capacity, u32::MAX), draw_capacity }
     }
 
     /// Where the spans start, in words after the header.
@@ -47,14 +48,14 @@ impl ResultsLayout {
         HIT_WORDS * u64::from(self.hit_capacity)
     }
 
-    /// Where the lookup's claims start, in words after the header.
-    pub fn claims_word(&self) -> u64 {
+    /// Where the lookup's bucket starts begin, in words after the header.
+    pub fn starts_word(&self) -> u64 {
         self.spans_word() + SPAN_WORDS * u64::from(self.entry_capacity)
     }
 
     /// Where the entries' pixel counts start, in words after the header.
     pub fn counts_word(&self) -> u64 {
-        self.claims_word() + u64::from(self.lookup_slots)
+        self.starts_word() + u64::from(self.lookup_buckets) + 1
     }
 
     /// Where the jobs start, in words after the header.
@@ -72,10 +73,10 @@ impl ResultsLayout {
     }
 }
 
-/// Lookup slots for `spans` spans: a power of two at least twice as many (2 at least), at most
-/// `most`.
-pub(crate) fn lookup_slots(spans: u32, most: u32) -> u32 {
-    (2 * u64::from(spans)).next_power_of_two().clamp(2, 1 << 31).min(u64::from(most)) as u32
+/// Lookup buckets for `spans` spans: a power of two at least as many (2 at least, so the
+/// mask is never 0), at most `most`.
+pub(crate) fn lookup_buckets(spans: u32, most: u32) -> u32 {
+    u64::from(spans).next_power_of_two().clamp(2, 1 << 31).min(u64::from(most)) as u32
 }
 
 /// The lookup's hash of (query, ID): the include's `pick_lookup_hash`.
@@ -91,14 +92,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lookup_has_room_for_every_span_twice_over() {
+    fn the_lookup_has_a_bucket_for_every_span() {
         for entries in [0u32, 1, 3, 4096, 5000] {
             let l = ResultsLayout::new(16, entries, 64);
-            assert!(l.lookup_slots.is_power_of_two());
-            assert!(u64::from(l.lookup_slots) >= 2 * u64::from(entries));
-            let slots = u64::from(l.lookup_slots);
-            assert_eq!(l.bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * slots + 4 * u64::from(entries) + 64 * 16 + 8 * 64);
-            assert!(lookup_slots(entries, l.lookup_slots) <= l.lookup_slots);
+            assert!(l.lookup_buckets.is_power_of_two() && l.lookup_buckets >= 2);
+            assert!(u64::from(l.lookup_buckets) >= u64::from(entries));
+            let starts = u64::from(l.lookup_buckets) + 1;
+            assert_eq!(l.bytes(), 32 + 32 * 16 + 24 * u64::from(entries) + 4 * starts + 4 * u64::from(entries) + 64 * 16 + 8 * 64);
+            for spans in [0, 1, entries / 2, entries] {
+                assert!(lookup_buckets(spans, l.lookup_buckets) <= l.lookup_buckets);
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 
 use super::frame_layout::{FrameLayout, QueryLayout};
 use crate::gpu_results::Scratch;
-use crate::gpu_results::layout::{lookup_hash, lookup_slots, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
+use crate::gpu_results::layout::{lookup_buckets, lookup_hash, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::record::push::words_to_bytes;
@@ -106,14 +106,15 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
     if rect_spans().next().is_none() {
         return 0;
     }
-    let count: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
-    let mask = lookup_slots(count as u32, results.lookup_slots) - 1;
-    let Scratch { spans: words, claims } = scratch;
+    // At most this many spans (a span whose draw is missing is skipped).
+    let most: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
+    let mask = lookup_buckets(most as u32, results.lookup_buckets) - 1;
+    let Scratch { spans: words, buckets, starts } = scratch;
     words.clear();
-    claims.clear();
-    claims.resize(mask as usize + 1, 0);
-    let mut lookup = Lookup { claims, mask, previous: None };
-    let mut n = 0u32;
+    buckets.clear();
+    // Counts at b + 2: see `place_spans`.
+    starts.clear();
+    starts.resize(mask as usize + 3, 0);
     for (q, spans) in rect_spans() {
         for span in spans {
             let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
@@ -121,41 +122,38 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
             let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
             let span: [u32; SPAN_WORDS as usize] = [id[0], id[1], q, first, span.count, span.first_entry];
             words.extend_from_slice(&span);
-            n += 1;
-            lookup.claim(q, id, n);
+            let bucket = lookup_hash(q, id) & mask;
+            buckets.push(bucket);
+            starts[bucket as usize + 2] += 1;
         }
     }
-    put_slice(bytes, HEADER_WORDS + results.spans_word(), words);
-    put_slice(bytes, HEADER_WORDS + results.claims_word(), claims);
+    let placed = place_spans(words, buckets, starts);
+    put_slice(bytes, HEADER_WORDS + results.spans_word(), placed);
+    put_slice(bytes, HEADER_WORDS + results.starts_word(), &starts[..mask as usize + 2]);
     mask
 }
 
-/// The lookup's claims as they are built: linear probing from the key's hash, at most half
-/// the slots taken.
-struct Lookup<'c> {
-    claims: &'c mut [u32],
-    mask: u32,
-    /// The last claim's key and slot.
-    previous: Option<(u32, [u32; 2], u32)>,
-}
-
-impl Lookup<'_> {
-    /// Claims the first free slot from `(query, id)`'s hash for `claim`. A key claimed just
-    /// before continues from that slot: every slot from the hash to there is taken, so the
-    /// first free one is the same, found without walking the key's earlier claims again (an
-    /// instanced draw's many ranges come one after another with one key, and would probe
-    /// quadratically).
-    fn claim(&mut self, query: u32, id: [u32; 2], claim: u32) {
-        let mut slot = match self.previous {
-            Some((q, i, at)) if (q, i) == (query, id) => (at + 1) & self.mask,
-            _ => lookup_hash(query, id) & self.mask,
-        };
-        while self.claims[slot as usize] != 0 {
-            slot = (slot + 1) & self.mask;
-        }
-        self.claims[slot as usize] = claim;
-        self.previous = Some((query, id, slot));
+/// Orders the spans `words` by their buckets (`buckets`, a word per span: the key's
+/// `pick_lookup_hash(query, id) & mask`), given in `starts[b + 2]` how many spans bucket `b`
+/// has: returns them ordered, and leaves `starts[b]..starts[b + 1]` the spans of bucket `b`. A
+/// counting sort: no probing, so no branch on what the hash gives, and every span of one key
+/// (an instanced draw's ranges) lands in one bucket.
+fn place_spans<'w>(words: &'w mut Vec<u32>, buckets: &[u32], starts: &mut [u32]) -> &'w [u32] {
+    const W: usize = SPAN_WORDS as usize;
+    // Summed, `starts[b + 1]` is where bucket b starts: the cursor while placing, which ends
+    // where the bucket ends, the start of the next.
+    for b in 2..starts.len() {
+        starts[b] += starts[b - 1];
     }
+    let n = buckets.len();
+    words.resize(2 * n * W, 0);
+    let (from, to) = words.split_at_mut(n * W);
+    for (span, &b) in from.chunks_exact(W).zip(buckets) {
+        let at = starts[b as usize + 1] as usize;
+        starts[b as usize + 1] += 1;
+        to[at * W..][..W].copy_from_slice(span);
+    }
+    &words[n * W..]
 }
 
 #[cfg(test)]
@@ -163,7 +161,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn claims_continuing_a_key_land_where_probing_from_its_hash_would() {
+    fn every_span_lies_in_its_keys_bucket_once() {
         let mut rng_state = 7u32;
         let mut next = move || {
             rng_state ^= rng_state << 13;
@@ -171,26 +169,42 @@ mod tests {
             rng_state ^= rng_state << 5;
             rng_state
         };
+        let (mut buckets, mut starts) = (vec![], vec![]);
         for round in 0..50 {
-            let spans = 1 + next() % 300;
-            let mask = lookup_slots(spans, u32::MAX) - 1;
-            let (mut fast, mut plain) = (vec![0u32; mask as usize + 1], vec![0u32; mask as usize + 1]);
-            let mut lookup = Lookup { claims: &mut fast, mask, previous: None };
+            let spans = next() % 300;
+            let mask = lookup_buckets(spans, u32::MAX) - 1;
+            let mut words = vec![];
             let mut key = (0u32, [1u32, 0u32]);
-            for n in 1..=spans {
+            for n in 0..spans {
                 // Runs of one key (a draw's ranges), keys that come back later, and few keys.
                 if next() % 4 == 0 {
-                    key = (next() % 3, [next() % (2 + round), 0]);
+                    key = (next() % 3, [next() % (2 + round), next() % 2]);
                 }
-                lookup.claim(key.0, key.1, n);
-                let mut slot = lookup_hash(key.0, key.1) & mask;
-                while plain[slot as usize] != 0 {
-                    slot = (slot + 1) & mask;
-                }
-                plain[slot as usize] = n;
+                words.extend_from_slice(&[key.1[0], key.1[1], key.0, 0, 1, n]);
             }
-            assert_eq!(fast, plain, "round {round}");
+            let original = words.clone();
+            buckets.clear();
+            starts.clear();
+            starts.resize(mask as usize + 3, 0);
+            for span in original.chunks_exact(6) {
+                let b = lookup_hash(span[2], [span[0], span[1]]) & mask;
+                buckets.push(b);
+                starts[b as usize + 2] += 1;
+            }
+            let sorted = place_spans(&mut words, &buckets, &mut starts).to_vec();
+            assert_eq!(starts[0], 0);
+            assert_eq!(starts[mask as usize + 1], spans, "round {round}: the last bucket ends at the last span");
+            let mut seen = vec![false; spans as usize];
+            for b in 0..=mask as usize {
+                assert!(starts[b] <= starts[b + 1]);
+                for s in starts[b]..starts[b + 1] {
+                    let span = &sorted[6 * s as usize..][..6];
+                    assert_eq!(lookup_hash(span[2], [span[0], span[1]]) & mask, b as u32, "round {round}");
+                    assert_eq!(span[..5], original[6 * span[5] as usize..][..5], "a span moves whole");
+                    assert!(!std::mem::replace(&mut seen[span[5] as usize], true), "round {round}: span {} twice", span[5]);
+                }
+            }
+            assert!(seen.iter().all(|&s| s), "round {round}: every span placed");
         }
     }
 }
-
