@@ -6,8 +6,8 @@
 //! instancing, priority).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
-use crate::gpu_results::Scratch;
 use crate::gpu_results::layout::{lookup_buckets, lookup_hash, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
+use crate::gpu_results::Scratch;
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::record::push::words_to_bytes;
