@@ -50,6 +50,30 @@ pub fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
     };
 }
 
+/// Keeps the GPU busy for `ms` milliseconds (full-resolution ID passes of `scene`, nothing
+/// read back) before a table is timed. The CPU-only parts of a scene (parity, the CPU BVH)
+/// leave the GPU idle long enough for its clocks to drop, and ten warm-up frames of a 15 µs
+/// pick do not raise them again: two of four scenes then timed every pick at about 2.3x its
+/// steady cost, in every table after the first.
+pub fn settle_clocks(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), ms: u64) -> Result<(), String> {
+    if ms == 0 {
+        return Ok(());
+    }
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    // SAFETY: the context outlives the image.
+    let mut image = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
+    let cam = camera(w, h);
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
+    let start = Instant::now();
+    while start.elapsed().as_millis() < u128::from(ms) {
+        // SAFETY: recording outside a render pass; the scene's buffers outlive the wait.
+        ctx.run_once(|cmd| unsafe { image.record(cmd, &request, &scene.gpu.pick_draws, None, IdCopy::Nothing) })
+            .map_err(|x| e(&x))?
+            .map_err(|x| e(&x))?;
+    }
+    Ok(())
+}
+
 /// Per-variant medians of side-by-side measurements: GPU milliseconds and CPU microseconds.
 pub struct VariantTimes {
     pub gpu_ms: Vec<f64>,

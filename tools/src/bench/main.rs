@@ -38,6 +38,8 @@ struct Config {
     parity_unculled: usize,
     parity_scissored: usize,
     latency_frames: usize,
+    /// GPU load before each timed table (`gpu_timing::settle_clocks`).
+    settle_ms: u64,
 }
 
 const SPHERE_960: MeshSpec = MeshSpec::Sphere { rings: 20, segments: 24 };
@@ -60,6 +62,7 @@ fn config(small: bool) -> Config {
             parity_unculled: 128,
             parity_scissored: 8,
             latency_frames: 8,
+            settle_ms: 0,
         }
     } else {
         Config {
@@ -76,6 +79,7 @@ fn config(small: bool) -> Config {
             parity_unculled: 1000,
             parity_scissored: 32,
             latency_frames: 40,
+            settle_ms: 200,
         }
     }
 }
@@ -151,6 +155,8 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
+        let settle = || gpu_timing::settle_clocks(&ctx, &scene, cfg.size, cfg.settle_ms);
+        settle()?;
         let t = gpu_timing::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, k as u64)?;
         let full = parity::full_image(&ctx, &scene, &cam, cfg.size)?;
         let pixels: Vec<UVec2> = {
@@ -215,6 +221,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             "parity": {"picker_culling": [pc.0, pc.1], "picker_no_culling": [pu.0, pu.1], "full_size_scissored": [ps.0, ps.1]},
             "cpu_bvh": cpu_rows,
         }));
+        settle()?;
         let q = queries::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 500 + k as u64)?;
         query_lines.push(format!(
             "| {} | {} | {:.2}x | {:.2}x | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1} / {:.1} ({:.2}x) | {:.1} / {:.1} | {:.0} |",
@@ -235,12 +242,14 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             q.cpu_us[3],
             q.cpu_reduce_us
         ));
+        settle()?;
         let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
         path_lines.push(paths.line(spec.name));
         if k == 0 {
             gpu_results_latency_us = Some(paths.gpu_us[0][1]);
         }
         // The same-frame path at every scene, 1 frame in flight (the queue idle at the pick).
+        settle()?;
         let sf = latency::measure(&ctx, &scene, cfg.size, 1, cfg.latency_frames.max(100), true)?;
         sf_lines.push(format!("| {} | {:.0} | {:.0} |", spec.name, sf.micros, sf.p99_micros));
         sf_rows.push(json!({"scene": spec.name, "micros": sf.micros, "p99_micros": sf.p99_micros}));
@@ -251,6 +260,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             "cpu_us": {"record_one_point": q.cpu_us[0], "record_16_points": q.cpu_us[1], "take_one_point": q.cpu_us[2], "take_16_points": q.cpu_us[3]},
             "cpu_reduce_256_readback_us": q.cpu_reduce_us,
         }));
+        settle()?;
         let hk = hooks::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 700 + k as u64)?;
         hook_lines.push(format!(
             "| {} | {:.4} | {:.4} | {:.4} | {:.2}x | {:.2}x | {:.1} | {:.1} | {:.1} | {:+.1} | {:+.1} | {:.1} | {:.1} |",
