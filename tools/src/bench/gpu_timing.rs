@@ -67,9 +67,7 @@ pub fn settle_clocks(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32)
     let start = Instant::now();
     while start.elapsed().as_millis() < u128::from(ms) {
         // SAFETY: recording outside a render pass; the scene's buffers outlive the wait.
-        ctx.run_once(|cmd| unsafe { image.record(cmd, &request, &scene.gpu.pick_draws, None, IdCopy::Nothing) })
-            .map_err(|x| e(&x))?
-            .map_err(|x| e(&x))?;
+        ctx.run_once(|cmd| unsafe { image.record(cmd, &request, &scene.gpu.pick_draws, None, IdCopy::Nothing) }).map_err(|x| e(&x))?.map_err(|x| e(&x))?;
     }
     Ok(())
 }

@@ -14,6 +14,10 @@ pub(crate) const ROW_WORDS: u64 = 2;
 /// The largest pick radius whose disc one workgroup of the compute pass holds (25 x 25).
 pub(crate) const MAX_GPU_RADIUS: u32 = 12;
 
+/// Shared memory of the compute pass (`shaders/pick_results.comp`): seven words per pixel of the
+/// largest disc, two per slot of its 1024-slot grouping table, and the four winner words.
+pub(crate) const RESULTS_SHARED_BYTES: u32 = 4 * (7 * 625 + 2 * 1024 + 4);
+
 /// The compute pass's workgroup size for discs of `max_radius`: a thread per disc pixel (in
 /// whole waves of 64) where the device's limits allow it, so each thread reads its texels
 /// once; else as many as they allow, at least the 128 every device has.

@@ -6,7 +6,7 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
-use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS};
+use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
@@ -193,6 +193,10 @@ fn gpu_results_kit(
     if config.max_radius > MAX_GPU_RADIUS {
         let reason = format!("at most {MAX_GPU_RADIUS} with gpu_results (one workgroup resolves a disc), not {}", config.max_radius);
         return Err(PickError::InvalidInput { input: Input::Config("max_radius"), reason });
+    }
+    if limits.max_compute_shared_memory_size < RESULTS_SHARED_BYTES {
+        let needed = format!("{RESULTS_SHARED_BYTES} bytes for the GPU results pass (PickerConfig::gpu_results)");
+        return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxComputeSharedMemorySize", needed }] });
     }
     let entries = if rect.is_some() { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);

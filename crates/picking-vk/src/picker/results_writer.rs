@@ -70,7 +70,7 @@ pub(super) struct ResultsFrame<'a> {
 }
 
 /// Writes what the CPU knows of the frame's results into `bytes` (laid out by `results`),
-/// building the spans and the lookup's claims in `scratch`.
+/// building the spans and the lookup in `scratch`.
 pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) {
     let layout = frame.layout;
     let word = |w: u64| HEADER_WORDS + w;
