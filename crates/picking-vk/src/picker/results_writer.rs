@@ -10,21 +10,15 @@ use crate::gpu_results::layout::{lookup_buckets, lookup_hash, ResultsLayout, HEA
 use crate::gpu_results::Scratch;
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::readback::{RegionBlock, HEADER_BYTES};
-use crate::record::push::words_to_bytes;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::Snap;
 
 /// A non-instanced object's instance in the GPU results (`PICK_NO_INSTANCE`).
 const NO_INSTANCE: u32 = u32::MAX;
 
-/// Writes `words` from word `at` of `bytes`; words past its end are dropped (the sizes were
-/// checked when the frame was prepared).
-fn put<const N: usize>(bytes: &mut [u8], at: u64, words: [u32; N]) {
-    words_to_bytes(words, bytes.get_mut((4 * at) as usize..).unwrap_or_default());
-}
-
-/// Writes `words` from word `at` of `bytes` in one copy; words past its end are dropped.
-fn put_slice(bytes: &mut [u8], at: u64, words: &[u32]) {
+/// Writes `words` from word `at` of `bytes` in one copy; words past its end are dropped (the
+/// sizes were checked when the frame was prepared).
+fn put(bytes: &mut [u8], at: u64, words: &[u32]) {
     let from = bytemuck::cast_slice::<u32, u8>(words);
     let to = bytes.get_mut((4 * at) as usize..).unwrap_or_default();
     let n = from.len().min(to.len());
@@ -76,22 +70,22 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch:
     let word = |w: u64| HEADER_WORDS + w;
     let clear = frame.camera.clear_depth().to_bits();
     for (q, query) in layout.queries.iter().enumerate() {
-        put(bytes, word(results.jobs_word() + JOB_WORDS * q as u64), job(query, &layout.points_block, frame.camera));
+        put(bytes, word(results.jobs_word() + JOB_WORDS * q as u64), &job(query, &layout.points_block, frame.camera));
         if let QueryLayout::Rect { .. } = query {
             // A rectangle has no hit; the pass writes the others'.
-            put(bytes, word(HIT_WORDS * q as u64), [0, 0, NO_INSTANCE, u32::MAX, 0, 0, clear, 0]);
+            put(bytes, word(HIT_WORDS * q as u64), &[0, 0, NO_INSTANCE, u32::MAX, 0, 0, clear, 0]);
         }
     }
     let rows = frame.rows.min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
         let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
-        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), [d.draw_index, flags]);
+        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), &[d.draw_index, flags]);
     }
     let mask = write_spans(bytes, frame, scratch, results);
     let [lo, hi] = [frame.frame as u32, (frame.frame >> 32) as u32];
     let queries = layout.queries.len() as u32;
     let entries = layout.table_used as u32;
-    put(bytes, 0, [lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
+    put(bytes, 0, &[lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
 }
 
 /// Writes the spans of the frame's rectangles and the lookup over them; returns the lookup
@@ -128,8 +122,8 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
         }
     }
     let placed = place_spans(words, buckets, starts);
-    put_slice(bytes, HEADER_WORDS + results.spans_word(), placed);
-    put_slice(bytes, HEADER_WORDS + results.starts_word(), &starts[..mask as usize + 2]);
+    put(bytes, HEADER_WORDS + results.spans_word(), placed);
+    put(bytes, HEADER_WORDS + results.starts_word(), &starts[..mask as usize + 2]);
     mask
 }
 
