@@ -12,6 +12,7 @@
 
 use crate::error::{Limit, PickError};
 use crate::gpu::{Memory, Owned};
+use crate::pass::compute::{destroy_pool, destroy_set_layout};
 use ash::vk;
 use foldhash::HashMap;
 
@@ -30,20 +31,6 @@ type Handles = [vk::Buffer; BINDINGS];
 
 fn handles(buffers: &SetBuffers) -> Handles {
     buffers.map(|(b, _)| b)
-}
-
-/// # Safety
-/// `handle` is an object of `device` that the GPU no longer uses.
-unsafe fn destroy_set_layout(device: &ash::Device, handle: vk::DescriptorSetLayout) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_descriptor_set_layout(handle, None) };
-}
-
-/// # Safety
-/// As [`destroy_set_layout`]; its sets are freed with it.
-unsafe fn destroy_pool(device: &ash::Device, handle: vk::DescriptorPool) {
-    // SAFETY: the caller's contract.
-    unsafe { device.destroy_descriptor_pool(handle, None) };
 }
 
 struct Entry {
