@@ -22,6 +22,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_rect_all.frag", shaderc::ShaderKind::Fragment, "picking-vk"),
     ("rect_reduce.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("pick_results.comp", shaderc::ShaderKind::Compute, "picking-vk"),
+    ("pick_cull.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit_deformed.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),

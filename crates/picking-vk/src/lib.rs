@@ -159,6 +159,7 @@ pub mod debug;
 pub mod draw;
 pub mod error;
 mod gpu;
+mod gpu_plan;
 pub mod gpu_results;
 mod handoff;
 mod host;
@@ -192,7 +193,7 @@ pub use resolve::result::{PickHit, PickResult};
 /// Settings beyond [`PickerConfig`]'s own: how passes begin, detail's outcome, the limits a
 /// configuration is checked against.
 pub mod config {
-    pub use crate::host::config::{DetailStatus, PassRendering, MAX_FRAMES_IN_FLIGHT, MAX_RECT_TILES};
+    pub use crate::host::config::{DetailStatus, PassRendering, Planner, MAX_FRAMES_IN_FLIGHT, MAX_RECT_TILES};
 }
 
 /// Run-time GLSL hooks a draw's pick pass runs: discarding fragments (alpha cut-outs) and
@@ -226,5 +227,5 @@ pub mod results {
     pub use crate::request::query::QueryTicket;
     pub use crate::resolve::detail::{HitDetail, SurfaceDetail};
     pub use crate::resolve::query::{RectObject, RectResult};
-    pub use crate::resolve::result::PickStats;
+    pub use crate::resolve::result::{GpuPlanStats, PickStats};
 }

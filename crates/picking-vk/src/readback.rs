@@ -163,34 +163,38 @@ impl StagingRing {
         }
     }
 
-    /// One barrier: the slot's writes before `dst`, and what `joined` orders.
+    /// One barrier: the slot's writes before `dst`, and what `joined` (the GPU results) and
+    /// `plan` (the GPU plan's buffer) order.
     fn slot_barrier(
         &self,
         cmd: vk::CommandBuffer,
         device: &ash::Device,
         slot: usize,
         (dst_stages, dst): (vk::PipelineStageFlags, vk::AccessFlags),
-        joined: Option<JoinedBarrier>,
+        (joined, plan): (Option<JoinedBarrier>, Option<JoinedBarrier>),
     ) {
         let (writers, writes) = Self::writers(joined);
-        let barrier = self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride);
-        let (src_stages, dst_stages) = joined.map_or((writers, dst_stages), |j| (writers | j.src_stages, dst_stages | j.dst_stages));
-        let joined_buffer = joined.map(|j| j.buffer);
-        let barriers: &[vk::BufferMemoryBarrier] = match &joined_buffer {
-            Some(b) => &[barrier, *b],
-            None => &[barrier],
-        };
+        let (mut src_stages, mut dst_stages) = (writers, dst_stages);
+        // A fixed array: nothing is allocated per frame.
+        let mut barriers = [self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride); 3];
+        let mut count = 1;
+        for j in [joined, plan].into_iter().flatten() {
+            src_stages |= j.src_stages;
+            dst_stages |= j.dst_stages;
+            barriers[count] = j.buffer;
+            count += 1;
+        }
         // SAFETY: the callers' contract: `cmd` is recording outside a render pass.
-        unsafe { device.cmd_pipeline_barrier(cmd, src_stages, dst_stages, vk::DependencyFlags::empty(), &[], barriers, &[]) };
+        unsafe { device.cmd_pipeline_barrier(cmd, src_stages, dst_stages, vk::DependencyFlags::empty(), &[], &barriers[..count], &[]) };
     }
 
     /// Orders this frame's writes into `slot` after an earlier frame's (write-after-write),
-    /// and what `joined` orders in the same barrier.
+    /// and what `joined` and `plan` order in the same barrier.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass.
-    pub unsafe fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, joined: Option<JoinedBarrier>) {
-        self.slot_barrier(cmd, device, slot, Self::writers(joined), joined);
+    pub unsafe fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, joined: Option<JoinedBarrier>, plan: Option<JoinedBarrier>) {
+        self.slot_barrier(cmd, device, slot, Self::writers(joined), (joined, plan));
     }
 
     /// Records the copy of the `extent` texels at `at` of every attachment into `block` of
@@ -257,7 +261,7 @@ impl StagingRing {
 
     /// Records `frame`'s stamp after the frame's copies, then (with `queries`, whose first
     /// was written before the pass) the end timestamp and the copy of both, and the barrier
-    /// that makes all of it visible to the host (and what `joined` orders).
+    /// that makes all of it visible to the host (and what `joined` and `plan` order).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after this frame's copies into `slot`.
@@ -268,7 +272,7 @@ impl StagingRing {
         slot: usize,
         frame: u64,
         queries: Option<SlotQueries>,
-        joined: Option<JoinedBarrier>,
+        (joined, plan): (Option<JoinedBarrier>, Option<JoinedBarrier>),
     ) {
         let base = self.slot_offset(slot);
         // SAFETY: the caller's contract; the header lies inside the slot.
@@ -285,7 +289,7 @@ impl StagingRing {
                 device.cmd_copy_query_pool_results(cmd, q.pool, q.first, 2, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
             }
         }
-        self.slot_barrier(cmd, device, slot, (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ), joined);
+        self.slot_barrier(cmd, device, slot, (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ), (joined, plan));
     }
 
     /// Reads the first `used` bytes of a slot (header included) into `out`, and its header.

@@ -93,7 +93,7 @@ impl GpuResultsKit {
             made.push(ResultSlot { results, set });
         }
         let (pipeline, pipeline_layout, module) =
-            compute_pipeline(memory, set_layout.handle, PUSH_BYTES, (spirv::PICK_RESULTS_COMP, &[group]), "pick_results.comp", "gpu results")?;
+            compute_pipeline(memory, &[set_layout.handle], PUSH_BYTES, (spirv::PICK_RESULTS_COMP, &[group]), "pick_results.comp", "gpu results")?;
         let detail = inputs.detail;
         Ok(GpuResultsKit {
             pipeline,

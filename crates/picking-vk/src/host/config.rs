@@ -103,6 +103,36 @@ pub struct PickerConfig {
     /// (default 1024): the rows that give a hit its draw index and priority, 8 bytes each per
     /// slot. A set that could record more is refused with [`crate::PickError::Capacity`].
     pub gpu_result_draws: u32,
+    /// Which planner culls the draws of a query set (default [`Planner::Auto`]).
+    pub planner: Planner,
+    /// Pairs of a point or radius query and an instance range of a GPU-planned draw that one
+    /// frame may cull on the GPU (default 64, at most 65,535): 216 bytes each per slot. Pairs
+    /// past it are drawn as the CPU planned them (unculled instances, same results).
+    pub gpu_plan_pairs: u32,
+    /// Surviving instances one frame's GPU-planned pairs may draw, shared equally among the
+    /// frame's pairs (default 16,384; 20 bytes each per slot). A pair whose survivors
+    /// overflow its share draws its whole range as well: the same results, less culled.
+    pub gpu_plan_commands: u32,
+}
+
+/// Which planner decides what a query set draws. Results are the same with every planner
+/// (and with culling off): only the cost differs. Needs [`PickerConfig::culling`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Planner {
+    /// The CPU culls what it knows (draw bounds, CPU instance transforms, chunks, occlusion);
+    /// instanced draws whose transforms only the GPU knows are drawn whole.
+    Cpu,
+    /// The CPU plans, and a compute pass culls the instances of draws whose transforms live
+    /// in the host's storage buffer and that the CPU cannot cull (no CPU copy of their
+    /// transforms), where the device allows it (`multiDrawIndirect`,
+    /// `drawIndirectFirstInstance`, `drawIndirectCount` enabled); otherwise as `Cpu`.
+    #[default]
+    Auto,
+    /// As `Auto`, and storage-buffer instances with a CPU copy of their transforms are culled
+    /// on the GPU too; creation fails with [`crate::PickError::Unsupported`] without the
+    /// features `Auto` needs.
+    Gpu,
 }
 
 /// How the picker begins its passes, chosen when it is created. Results are the same either way.
@@ -135,6 +165,9 @@ impl Default for PickerConfig {
             rendering: PassRendering::RenderPass,
             gpu_results: false,
             gpu_result_draws: 1024,
+            planner: Planner::Auto,
+            gpu_plan_pairs: 64,
+            gpu_plan_commands: 16_384,
         }
     }
 }
@@ -209,6 +242,19 @@ impl PickerConfig {
     /// Sets [`PickerConfig::gpu_result_draws`].
     pub fn with_gpu_result_draws(mut self, draws: u32) -> Self {
         self.gpu_result_draws = draws;
+        self
+    }
+
+    /// Sets [`PickerConfig::planner`].
+    pub fn with_planner(mut self, planner: Planner) -> Self {
+        self.planner = planner;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_plan_pairs`] and [`PickerConfig::gpu_plan_commands`].
+    pub fn with_gpu_plan_capacity(mut self, pairs: u32, commands: u32) -> Self {
+        self.gpu_plan_pairs = pairs;
+        self.gpu_plan_commands = commands;
         self
     }
 

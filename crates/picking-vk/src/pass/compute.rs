@@ -40,23 +40,22 @@ pub(crate) unsafe fn destroy_module(device: &ash::Device, handle: vk::ShaderModu
 /// A compute pipeline, its layout and module, each freed on drop (in that order).
 pub(crate) type ComputePipeline = (Owned<vk::Pipeline>, Owned<vk::PipelineLayout>, Owned<vk::ShaderModule>);
 
-/// The compute pipeline of SPIR-V `code` (entry `main`) over one descriptor set of
-/// `set_layout` and `push_bytes` of push constants, named `name` for validation messages.
+/// The compute pipeline of SPIR-V `code` (entry `main`) over descriptor sets of
+/// `set_layouts` and `push_bytes` of push constants, named `name` for validation messages.
 /// `constants` are its specialization constants 0, 1, ... (32-bit each).
 pub(crate) fn compute_pipeline(
     memory: &Memory,
-    set_layout: vk::DescriptorSetLayout,
+    set_layouts: &[vk::DescriptorSetLayout],
     push_bytes: u32,
     (code, constants): (&[u8], &[u32]),
     module_name: &str,
     name: &str,
 ) -> Result<ComputePipeline, PickError> {
     let device = &memory.device;
-    let layouts = [set_layout];
     let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(push_bytes)];
     // SAFETY: valid create info on a live device, owned right away.
     let layout = unsafe {
-        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&push), None)?;
+        let handle = device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(set_layouts).push_constant_ranges(&push), None)?;
         Owned::new(device, handle, destroy_pipeline_layout)
     };
     let module = create_module(memory, code, module_name)?;

@@ -52,7 +52,7 @@ pub(crate) struct InstanceSets {
     oldest_in_flight: u64,
     // Dropped after the sets' users (fields drop in order): each pool frees its sets.
     pools: Vec<Owned<vk::DescriptorPool>>,
-    /// Bindings 0 to 6: storage buffers the vertex stage reads.
+    /// Bindings 0 to 6: storage buffers the vertex stage (and the GPU plan's cull pass) reads.
     pub layout: Owned<vk::DescriptorSetLayout>,
 }
 
@@ -64,7 +64,7 @@ impl InstanceSets {
                 .binding(b as u32)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::VERTEX)
+                .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE)
         });
         // SAFETY: a valid create info on a live device; the layout is owned right away.
         let layout = unsafe {

@@ -207,5 +207,5 @@ fn table_set(
 /// The reduction's compute pipeline, its layout (the table's set, 32 bytes of push words) and
 /// module.
 fn reduce_pipeline(memory: &Memory, set_layout: vk::DescriptorSetLayout) -> Result<ComputePipeline, PickError> {
-    compute_pipeline(memory, set_layout, 32, (spirv::RECT_REDUCE_COMP, &[]), "rect_reduce.comp", "rectangle reduce")
+    compute_pipeline(memory, &[set_layout], 32, (spirv::RECT_REDUCE_COMP, &[]), "rect_reduce.comp", "rectangle reduce")
 }

@@ -6,9 +6,11 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
+use crate::gpu_plan::layout::PlanLayout;
+use crate::gpu_plan::GpuPlanKit;
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
-use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, MAX_FRAMES_IN_FLIGHT};
+use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, Planner, MAX_FRAMES_IN_FLIGHT};
 use crate::host::features::{PickFeatures, PickSupport};
 use crate::host::HostDevice;
 use crate::pass::rect::RectKit;
@@ -80,6 +82,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, host.features, kit.instance_sets.layout.handle)?;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
             for slot in &mut slots {
@@ -92,6 +95,9 @@ impl Picker {
         Ok(Picker {
             slots,
             gpu_results,
+            gpu_plan,
+            gpu_pairs: Default::default(),
+            planner: config.planner,
             staging,
             targets,
             rect,
@@ -204,6 +210,44 @@ fn gpu_results_kit(
     let group = results_group(config.max_radius, limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
     Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs, group)?))
 }
+
+/// The GPU planner's buffers and cull pass, when `config` asks for a planner other than the
+/// CPU's with culling on, and the host enabled what its indirect draws need (`Planner::Gpu`
+/// fails without it, `Planner::Auto` plans on the CPU).
+fn gpu_plan_kit(
+    memory: &Memory,
+    config: &PickerConfig,
+    features: PickFeatures,
+    instance_sets: vk::DescriptorSetLayout,
+) -> Result<Option<GpuPlanKit>, PickError> {
+    if config.planner == Planner::Cpu || !config.culling {
+        return Ok(None);
+    }
+    if !(1..=65_535).contains(&config.gpu_plan_pairs) {
+        let reason = format!("must be 1 to 65535 (a row of cull workgroups each), not {}", config.gpu_plan_pairs);
+        return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_pairs"), reason });
+    }
+    if !(1..=MAX_GPU_PLAN_COMMANDS).contains(&config.gpu_plan_commands) {
+        let reason = format!("must be 1 to {MAX_GPU_PLAN_COMMANDS}, not {}", config.gpu_plan_commands);
+        return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_commands"), reason });
+    }
+    let needed = PickFeatures::BATCHING | PickFeatures::INDIRECT_COUNT;
+    if !features.contains(needed) {
+        if config.planner == Planner::Auto {
+            return Ok(None);
+        }
+        let missing = vec![
+            Requirement::Feature("multiDrawIndirect and drawIndirectFirstInstance (PickFeatures::BATCHING) for Planner::Gpu"),
+            Requirement::Feature("drawIndirectCount (PickFeatures::INDIRECT_COUNT) for Planner::Gpu"),
+        ];
+        return Err(PickError::Unsupported { missing });
+    }
+    let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands };
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
+}
+
+/// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.
+const MAX_GPU_PLAN_COMMANDS: u32 = 1 << 26;
 
 /// The rectangle pass's kit, when `config` turns rectangles on (table entries and a tile).
 fn rect_kit(

@@ -4,6 +4,7 @@
 
 mod create;
 mod frame_layout;
+mod gpu_pairs;
 mod query_set;
 mod results;
 mod results_writer;
@@ -12,13 +13,15 @@ pub use same_frame::HostSignal;
 
 use create::Timestamps;
 use frame_layout::FrameLayout;
+use gpu_pairs::FramePairs;
 
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
 use crate::error::{Input, PickError};
+use crate::gpu_plan::GpuPlanKit;
 use crate::gpu_results::GpuResultsKit;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
-use crate::host::config::DetailStatus;
+use crate::host::config::{DetailStatus, Planner};
 use crate::pass::pipeline_key::PipelineKey;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -31,6 +34,7 @@ use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::{PickQuery, QueryTicket};
 use crate::request::viewport::ViewportLimits;
 use crate::request::PickRequest;
+use crate::resolve::result::GpuPlanStats;
 use ash::vk;
 use std::sync::Arc;
 
@@ -68,12 +72,17 @@ pub struct PickMemory {
     /// The GPU results' buffers: one per slot, sized by the configuration (0 when
     /// [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
     pub gpu_results: u64,
+    /// The GPU planner's buffers: one per slot, sized by the configuration
+    /// ([`PickerConfig::gpu_plan_pairs`](crate::PickerConfig::gpu_plan_pairs) and
+    /// [`gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands)); 0 without a GPU planner.
+    /// Nothing per draw or per instance: the planner reads the host's own instance buffers.
+    pub planner: u64,
 }
 
 impl PickMemory {
     /// Everything picking holds.
     pub fn total(&self) -> u64 {
-        self.attachments + self.rectangles + self.staging + self.draw_batches + self.gpu_results
+        self.attachments + self.rectangles + self.staging + self.draw_batches + self.gpu_results + self.planner
     }
 }
 
@@ -95,6 +104,8 @@ struct Slot {
     spans: Vec<EntrySpan>,
     /// The frame last recorded here: it may still run on the GPU until the slot is reused.
     last_frame: Option<u64>,
+    /// What the frame's GPU plan took (survivors and fallbacks are read back with the results).
+    gpu_plan: Option<GpuPlanStats>,
 }
 
 /// Pixel-exact GPU picking in the host's own command buffers. See the crate docs.
@@ -103,6 +114,12 @@ pub struct Picker {
     // (pipelines, render pass) and the allocator it shares.
     slots: Vec<Slot>,
     gpu_results: Option<GpuResultsKit>,
+    /// The GPU planner's buffers and cull pass (none with `Planner::Cpu`, culling off, or
+    /// where the device lacks what it needs under `Planner::Auto`).
+    gpu_plan: Option<GpuPlanKit>,
+    /// The frame being recorded's GPU-planned pairs.
+    gpu_pairs: FramePairs,
+    planner: Planner,
     staging: StagingRing,
     targets: PassTargets,
     rect: Option<RectKit>,
@@ -156,6 +173,7 @@ impl Picker {
             staging: self.staging.bytes(),
             draw_batches: self.slots.iter().filter_map(|s| s.batch.as_ref()).map(DrawBatchBuffer::bytes).sum(),
             gpu_results: self.gpu_results.as_ref().map_or(0, GpuResultsKit::bytes),
+            planner: self.gpu_plan.as_ref().map_or(0, GpuPlanKit::bytes),
         }
     }
 

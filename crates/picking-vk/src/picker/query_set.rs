@@ -210,13 +210,18 @@ impl Picker {
     /// # Safety
     /// As [`Picker::record`]; `prepare_layout` succeeded for this layout.
     unsafe fn record_layout(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> u64 {
+        let gpu_plan = self.prepare_gpu_plan(slot, &request.viewport, camera, draws).then_some(self.gpu_plan.as_ref()).flatten();
+        let pairs = &self.gpu_pairs;
         // Each query places its own region (`region_view`); this framing is only the default.
         let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
-        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, camera, one_pixel).with_contributors(request);
+        let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, camera, one_pixel)
+            .with_contributors(request)
+            .with_gpu_plan(gpu_plan.and_then(|kit| kit.planned(slot, &pairs.pair_of_range, &pairs.commands)));
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();
         s.spans.clear();
+        s.gpu_plan = gpu_plan.map(|_| pairs.stats());
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
         let staging = &self.staging;
         let readers = request.result_readers;
@@ -231,10 +236,16 @@ impl Picker {
                 device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
-            // The GPU results add no barrier of their own: theirs ride on the slot's first and
-            // last; their pass writes the texels in place of the copies, and the rectangle
-            // counts' copy runs beside the table's.
-            staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)));
+            // The GPU plan's cull pass writes the hit pass's indirect commands; the slot's
+            // first barrier makes them visible.
+            if let Some(kit) = gpu_plan {
+                kit.record_cull(device, cmd, slot, pairs.inputs.iter().copied());
+            }
+            // The GPU results and plan add no barrier of their own: theirs ride on the slot's
+            // first and last; the results pass writes the texels in place of the copies, and
+            // the rectangle counts' copy runs beside the table's.
+            let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot));
+            staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let rows = results.map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
             match results {
@@ -258,7 +269,7 @@ impl Picker {
                 // is written here only once the host submits this command buffer.
                 kit.write_results(slot, |bytes, scratch, layout| write_results(bytes, &frame, scratch, layout));
             }
-            staging.finish(device, cmd, slot, self.next_frame, queries_ts, last);
+            staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot))));
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);
             }

@@ -70,7 +70,12 @@ impl Picker {
             // Another frame's texels (or none): the frame recorded here never completed.
             return Err(PickError::StaleResult { slot, expected: pending.frame, found: header.stamp.checked_sub(1) });
         }
-        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None };
+        let gpu_plan = self.slots[slot].gpu_plan.map(|g| match self.gpu_plan.as_mut() {
+            // SAFETY: the slot's frame completed (its stamp was read above).
+            Some(kit) => unsafe { kit.read_back(slot, g) },
+            None => g,
+        });
+        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None, gpu_plan };
         if let (Some(ts), Some([start, end])) = (&self.timestamps, header.timestamps) {
             stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
         }

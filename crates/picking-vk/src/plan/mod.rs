@@ -43,7 +43,7 @@ const MERGE_GAP: u32 = 32;
 /// How many pixels beyond its vertices a draw's primitives reach: a point sprite of size `s`
 /// covers pixel centres up to `s / 2` away on each axis (its corners `s / 2 * sqrt(2)`), a
 /// line of width `w` up to `w / 2` aside and about a pixel past its ends; triangles none.
-fn reach_px(draw: &PickDraw) -> f32 {
+pub(crate) fn reach_px(draw: &PickDraw) -> f32 {
     let size = match draw.raster.topology.primitive() {
         crate::draw::PrimitiveKind::Triangle => return 0.0,
         crate::draw::PrimitiveKind::Segment => draw.raster.line_width,

@@ -12,6 +12,7 @@ mod view;
 
 use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
+use crate::gpu_plan::{GpuPlanned, NO_PAIR};
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::ignore::Admission;
 use crate::pass::instance_sets::InstanceSets;
@@ -27,8 +28,8 @@ use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawRow};
 use batch_run::{write_row, Run, RunHook};
-pub(crate) use bind::BoundState;
-use bind::{instance_attributes, storage_set_buffers, Bindings};
+use bind::{instance_attributes, Bindings};
+pub(crate) use bind::{storage_set_buffers, BoundState};
 use glam::{Mat4, Vec2};
 use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
@@ -88,6 +89,8 @@ pub(crate) struct PassRecording<'a> {
     admission: Admission<'a>,
     /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
     pixel_shift: Cell<Vec2>,
+    /// The frame's GPU plan: instance ranges it culled are drawn from its commands.
+    gpu_plan: Option<GpuPlanned<'a>>,
 }
 
 impl<'a> PassRecording<'a> {
@@ -123,7 +126,14 @@ impl<'a> PassRecording<'a> {
             contributors: &[],
             admission: Admission::new(&[], None),
             pixel_shift: Cell::new(Vec2::ZERO),
+            gpu_plan: None,
         }
+    }
+
+    /// Draws the instance ranges `plan` culled from its commands.
+    pub fn with_gpu_plan(mut self, plan: Option<GpuPlanned<'a>>) -> Self {
+        self.gpu_plan = plan;
+        self
     }
 
     /// Sets the contributors recorded with every region: `request`'s, with its ignore rules
@@ -283,9 +293,7 @@ impl<'a> PassRecording<'a> {
                     match &draw.indirect {
                         // The host's commands, once: culling kept the draw, the GPU picks its work.
                         Some(indirect) => self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })),
-                        None => {
-                            self.draw_ranges(draw, triangles, &planned.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize])
-                        }
+                        None => self.draw_ranges(draw, triangles, planned.ranges, entry.first_range..entry.first_range + entry.range_count),
                     }
                 }
             }
@@ -343,23 +351,59 @@ impl<'a> PassRecording<'a> {
         }
     }
 
-    /// Draws `triangles` of `draw` for each planned instance range: ignored and culled
-    /// instances are cut out of the draw, so they neither hit nor occlude.
+    /// Draws `triangles` of `draw` for each planned instance range (`ranges[span]`): ignored
+    /// and culled instances are cut out of the draw, so they neither hit nor occlude. A range
+    /// the GPU plan culled is drawn from its commands.
     ///
     /// # Safety
     /// As [`PassRecording::record_draws`], after the draw's bindings and push constants.
-    unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)]) {
+    unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)], span: std::ops::Range<u32>) {
         let (d, cmd) = (self.device, self.cmd);
         let base = draw.instances.map_or(0, |i| i.first);
-        for &(start, count) in ranges {
-            // SAFETY: the caller's contract; counts were validated against the buffer ranges.
+        for index in span {
+            let Some(&(start, count)) = ranges.get(index as usize) else { continue };
+            let gpu = self.gpu_plan.and_then(|g| Some((g, g.pair_of_range.get(index as usize).copied().filter(|&p| p != NO_PAIR)?)));
+            // SAFETY: the caller's contract; counts were validated against the buffer ranges,
+            // and the plan's commands draw inside them.
             unsafe {
+                if let Some((plan, pair)) = gpu {
+                    self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }));
+                    continue;
+                }
                 match triangles {
                     Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
                     Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
                         d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
                     }
                 }
+            }
+        }
+    }
+
+    /// Draws pair `pair` of the GPU plan: its surviving instances' commands (as many as the
+    /// cull pass counted, at most its capacity), then its fallback command (no instances
+    /// unless the survivors overflowed the capacity).
+    ///
+    /// # Safety
+    /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
+    /// first barrier.
+    unsafe fn draw_gpu_planned(&self, plan: &GpuPlanned<'_>, pair: u32, indexed: bool) {
+        let (d, cmd, buffer) = (self.device, self.cmd, plan.buffer);
+        let Some(commands) = plan.commands.get(pair as usize) else { return };
+        let stride = 4 * crate::gpu_plan::layout::COMMAND_WORDS;
+        let first = 4 * u64::from(plan.layout.command_word(commands.first));
+        let (count, fallback) = (4 * u64::from(plan.layout.count_word(pair)), 4 * u64::from(plan.layout.fallback_word(pair)));
+        // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
+        unsafe {
+            match (indexed, commands.capacity > 0) {
+                (true, true) => d.cmd_draw_indexed_indirect_count(cmd, buffer, first, buffer, count, commands.capacity, stride),
+                (false, true) => d.cmd_draw_indirect_count(cmd, buffer, first, buffer, count, commands.capacity, stride),
+                _ => {}
+            }
+            if indexed {
+                d.cmd_draw_indexed_indirect(cmd, buffer, fallback, 1, stride);
+            } else {
+                d.cmd_draw_indirect(cmd, buffer, fallback, 1, stride);
             }
         }
     }

@@ -6,9 +6,11 @@
 use crate::error::{Input, PickError};
 use ash::vk;
 
-/// The stages at which the pick pass reads the host's buffers.
+/// The stages at which the pick reads the host's buffers (compute: the GPU plan's cull pass
+/// reads storage-buffer instances).
 const PASS_READ_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
     vk::PipelineStageFlags::DRAW_INDIRECT.as_raw()
+        | vk::PipelineStageFlags::COMPUTE_SHADER.as_raw()
         | vk::PipelineStageFlags::VERTEX_INPUT.as_raw()
         | vk::PipelineStageFlags::VERTEX_SHADER.as_raw()
         | vk::PipelineStageFlags::FRAGMENT_SHADER.as_raw(),

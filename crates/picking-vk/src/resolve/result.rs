@@ -38,6 +38,24 @@ pub struct PickStats {
     pub pass: PassStats,
     /// GPU time of the pick pass and its copy, with `PickerConfig::timestamps`.
     pub gpu_time_ns: Option<f64>,
+    /// What the GPU planner did in this frame; `None` when it planned nothing (see
+    /// [`crate::config::Planner`]).
+    pub gpu_plan: Option<GpuPlanStats>,
+}
+
+/// What a frame's GPU plan culled, read back with its results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuPlanStats {
+    /// Pairs of a point or radius query and an instance range that the cull pass took.
+    pub ranges: u64,
+    /// Instances it tested, summed over the pairs.
+    pub instances_tested: u64,
+    /// Instances whose box met their pair's region (drawn), summed over the pairs.
+    pub survivors: u64,
+    /// Pairs whose survivors overflowed their share of
+    /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands): each drew
+    /// its whole range as well (the same results, less culled).
+    pub fallbacks: u64,
 }
 
 /// The answer for one frame's pick.

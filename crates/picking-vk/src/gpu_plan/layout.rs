@@ -1,0 +1,78 @@
+//! Where a slot's plan buffer keeps what: the jobs the CPU writes while recording, then per
+//! pair its survivor count and fallback command, then the indirect commands the cull pass
+//! writes. All in 32-bit words; `shaders/pick_cull.comp` reads the job words named here.
+
+/// Words of one pair's job.
+pub(crate) const JOB_WORDS: u32 = 48;
+/// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
+/// command uses the first four).
+pub(crate) const COMMAND_WORDS: u32 = 5;
+
+/// Job words (see the shader): the draw's model-view-projection (16), its local box (min 3,
+/// max 3), the region's first and last pixel centres (4), the padding in pixels, the host's
+/// viewport (x, y, width, height), the first instance and how many, the word of the survivor
+/// count, the word of the first command, the commands' capacity, the word of the fallback
+/// command, then the command template (count, first index or vertex, vertex offset, indexed).
+pub(crate) mod job {
+    pub const MVP: usize = 0;
+    pub const BOX_MIN: usize = 16;
+    pub const BOX_MAX: usize = 19;
+    pub const REGION: usize = 22;
+    pub const PAD: usize = 26;
+    pub const VIEWPORT: usize = 27;
+    pub const FIRST_INSTANCE: usize = 31;
+    pub const INSTANCES: usize = 32;
+    pub const COUNT_WORD: usize = 33;
+    pub const COMMANDS_WORD: usize = 34;
+    pub const CAPACITY: usize = 35;
+    pub const FALLBACK_WORD: usize = 36;
+    pub const TEMPLATE: usize = 37;
+}
+
+/// The sizes of a slot's plan buffer, from the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlanLayout {
+    /// Pairs one frame may plan (`PickerConfig::gpu_plan_pairs`).
+    pub pairs: u32,
+    /// Commands the frame's pairs share (`PickerConfig::gpu_plan_commands`).
+    pub commands: u32,
+}
+
+impl PlanLayout {
+    /// The word of pair `p`'s survivor count.
+    pub fn count_word(&self, p: u32) -> u32 {
+        self.pairs * JOB_WORDS + p
+    }
+
+    /// The word of pair `p`'s fallback command.
+    pub fn fallback_word(&self, p: u32) -> u32 {
+        self.pairs * (JOB_WORDS + 1) + p * COMMAND_WORDS
+    }
+
+    /// The word of command `c` (of all the frame's pairs).
+    pub fn command_word(&self, c: u32) -> u32 {
+        self.pairs * (JOB_WORDS + 1 + COMMAND_WORDS) + c * COMMAND_WORDS
+    }
+
+    /// Bytes of one slot's buffer.
+    pub fn bytes(&self) -> u64 {
+        4 * u64::from(self.command_word(self.commands))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_follow_one_another_without_overlap() {
+        let l = PlanLayout { pairs: 3, commands: 10 };
+        assert_eq!(l.count_word(0), 3 * JOB_WORDS);
+        assert_eq!(l.fallback_word(0), l.count_word(3));
+        assert_eq!(l.command_word(0), l.fallback_word(3));
+        assert_eq!(l.bytes(), 4 * u64::from(l.command_word(0) + 10 * COMMAND_WORDS));
+        // The shader's constant and the job's last word.
+        assert!(job::TEMPLATE + 4 <= JOB_WORDS as usize);
+        assert!(include_str!("../../../../shaders/pick_cull.comp").contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
+    }
+}

@@ -1,0 +1,128 @@
+//! GPU planning: a compute pass that culls, per point or radius query, the instances of draws
+//! whose transforms live in the host's storage buffer (which the CPU planner cannot cull),
+//! and writes one indirect command per surviving instance. The hit pass draws them with
+//! `vkCmdDraw*IndirectCount`, then each pair's fallback command, which draws the whole range
+//! only when the survivors overflowed the pair's share of the commands: never a truncated
+//! result. Which draws and ranges the pass takes is decided on the CPU while recording
+//! (`picker::gpu_pairs`); this module owns the buffers, the pipeline and the recording.
+
+pub(crate) mod layout;
+pub(crate) mod record;
+
+use crate::error::{PickError, Requirement};
+use crate::gpu::{GpuBuffer, Memory, Owned};
+use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
+use crate::pass::pipeline::spirv;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use layout::PlanLayout;
+
+/// Threads of a cull workgroup (the shader's `local_size_x`).
+pub(crate) const CULL_GROUP: u32 = 64;
+/// A range that no pair takes: recorded as the CPU planned it.
+pub(crate) const NO_PAIR: u32 = u32::MAX;
+/// Bytes of the cull pass's push constants: the storage words, then the pairs.
+const PUSH_BYTES: u32 = 32;
+
+/// One cull dispatch: the pairs of one draw (consecutive), a row of workgroups each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CullDispatch {
+    pub draw: u32,
+    pub first_pair: u32,
+    pub pairs: u32,
+    /// The most instances of one of its pairs.
+    pub most: u32,
+}
+
+/// Where a pair's commands lie among the frame's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairCommands {
+    pub first: u32,
+    pub capacity: u32,
+}
+
+/// What the hit pass's recording needs of a frame's GPU plan.
+#[derive(Clone, Copy)]
+pub(crate) struct GpuPlanned<'a> {
+    /// The slot's plan buffer.
+    pub buffer: vk::Buffer,
+    pub layout: PlanLayout,
+    /// Per range of the frame's plan lists, its pair ([`NO_PAIR`]: as the CPU planned it).
+    pub pair_of_range: &'a [u32],
+    pub commands: &'a [PairCommands],
+}
+
+pub(crate) struct GpuPlanKit {
+    // Fields drop in order: the pipeline before its layout, the sets with their pool.
+    pipeline: Owned<vk::Pipeline>,
+    pipeline_layout: Owned<vk::PipelineLayout>,
+    _module: Owned<vk::ShaderModule>,
+    slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
+    _pool: Owned<vk::DescriptorPool>,
+    _set_layout: Owned<vk::DescriptorSetLayout>,
+    pub layout: PlanLayout,
+}
+
+impl GpuPlanKit {
+    /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
+    /// has such memory: recording writes the jobs straight into it) and the cull pipeline,
+    /// whose set 1 is the picker's instance storage set.
+    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
+        let device = &memory.device;
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        // SAFETY: valid create infos on a live device; each object is owned right away.
+        let set_layout = unsafe {
+            let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding), None)?;
+            Owned::new(device, handle, destroy_set_layout)
+        };
+        let count = slots as u32;
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
+        // SAFETY: as above.
+        let pool = unsafe {
+            let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
+            Owned::new(device, handle, destroy_pool)
+        };
+        let layouts = vec![set_layout.handle; slots];
+        // SAFETY: the pool has room for one set per slot.
+        let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
+        let mut made = Vec::with_capacity(slots);
+        for set in sets {
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
+            let buffer = GpuBuffer::new(memory, "gpu plan", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
+            // Host writes reach the device at submission only on coherent memory.
+            if !buffer.is_coherent() {
+                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU plan buffer")] });
+            }
+            let info = [vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+            let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&info);
+            // SAFETY: the set and buffer are live; nothing uses the set yet.
+            unsafe { device.update_descriptor_sets(&[write], &[]) };
+            made.push((buffer, set));
+        }
+        let sets = [set_layout.handle, instance_set_layout];
+        let (pipeline, pipeline_layout, module) = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan")?;
+        Ok(GpuPlanKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
+    }
+
+    /// Slot `slot`'s mapped plan buffer as words, for the frame being recorded there (the
+    /// slot's previous frame completed).
+    pub fn words_mut(&mut self, slot: usize) -> Option<&mut [u32]> {
+        let bytes = self.slots.get_mut(slot)?.0.mapped_mut()?;
+        bytemuck::try_cast_slice_mut(bytes).ok()
+    }
+
+    /// What the hit pass needs to draw slot `slot`'s plan.
+    pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands]) -> Option<GpuPlanned<'a>> {
+        let buffer = self.slots.get(slot)?.0.buffer;
+        Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands })
+    }
+
+    /// Bytes held: every slot's plan buffer.
+    pub fn bytes(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.bytes()).sum()
+    }
+}

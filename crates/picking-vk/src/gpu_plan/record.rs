@@ -1,0 +1,84 @@
+//! Recording the cull pass, and the barriers it joins: its writes reach the hit pass's
+//! indirect reads through the staging slot's first barrier, and the slot's last barrier
+//! orders the frame's uses of the plan buffer before the next frame's cull pass.
+
+use super::{CullDispatch, GpuPlanKit, CULL_GROUP};
+use crate::readback::JoinedBarrier;
+use crate::resolve::result::GpuPlanStats;
+use ash::vk;
+
+/// One dispatch as recorded: its pairs, the instance storage set of its draw and the draw's
+/// storage words (`record::push::storage_words`).
+#[derive(Clone, Copy)]
+pub(crate) struct CullInput {
+    pub dispatch: CullDispatch,
+    pub set: vk::DescriptorSet,
+    pub storage: [u32; 4],
+}
+
+impl GpuPlanKit {
+    /// Records the cull dispatches of slot `slot`'s frame, whose jobs are written.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, before the staging slot's first barrier
+    /// joined with [`GpuPlanKit::first_barrier`]; each set binds its draw's live instance
+    /// buffer and stays valid until the command buffer completes.
+    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, inputs: impl IntoIterator<Item = CullInput>) {
+        let Some((_, plan_set)) = self.slots.get(slot) else { return };
+        let layout = self.pipeline_layout.handle;
+        // SAFETY: (whole block) the caller's contract; pipeline, layout and sets are this
+        // device's and outlive the command buffer.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline.handle);
+            device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[*plan_set], &[]);
+            for input in inputs {
+                let d = input.dispatch;
+                device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 1, &[input.set], &[]);
+                let words = [input.storage, [d.first_pair, d.pairs, 0, 0]];
+                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
+                device.cmd_dispatch(cmd, d.most.div_ceil(CULL_GROUP), d.pairs, 1);
+            }
+        }
+    }
+
+    /// The cull pass's writes before the hit pass's indirect reads, joined to the staging
+    /// slot's first barrier.
+    pub fn first_barrier(&self, slot: usize) -> Option<JoinedBarrier> {
+        let (buffer, _) = self.slots.get(slot)?;
+        Some(JoinedBarrier {
+            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER,
+            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT,
+            buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ, 0, vk::WHOLE_SIZE),
+        })
+    }
+
+    /// The frame's cull writes and indirect reads before a later frame's cull pass on the same
+    /// buffer (a barrier's scopes reach the commands submitted later on the queue) and before
+    /// the host reads the counts back, joined to the staging slot's last barrier.
+    pub fn last_barrier(&self, slot: usize) -> Option<JoinedBarrier> {
+        let (buffer, _) = self.slots.get(slot)?;
+        let (read, write) = (vk::AccessFlags::SHADER_READ | vk::AccessFlags::HOST_READ, vk::AccessFlags::SHADER_WRITE);
+        Some(JoinedBarrier {
+            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+            dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
+            buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
+        })
+    }
+
+    /// `planned` (what slot `slot`'s frame took) with the survivors and fallbacks its cull
+    /// pass counted.
+    ///
+    /// # Safety
+    /// The slot's frame completed, and nothing is recording into the slot.
+    pub unsafe fn read_back(&mut self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
+        let layout = self.layout;
+        let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
+        if let Some(words) = self.words_mut(slot) {
+            for p in 0..pairs {
+                planned.survivors += u64::from(words[layout.count_word(p) as usize]);
+                planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0);
+            }
+        }
+        planned
+    }
+}

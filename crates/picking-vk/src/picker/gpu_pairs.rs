@@ -1,0 +1,220 @@
+//! A frame's GPU plan on the CPU side: which (query region, instance range) pairs the cull
+//! pass takes, in what order, with what share of the commands; and their jobs, written into
+//! the slot's plan buffer while recording.
+
+use super::frame_layout::{FrameLayout, QueryLayout};
+use super::Picker;
+use crate::draw::{PickDraw, Triangles};
+use crate::gpu_plan::layout::{job, PlanLayout, COMMAND_WORDS, JOB_WORDS};
+use crate::gpu_plan::record::CullInput;
+use crate::gpu_plan::{CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
+use crate::host::config::Planner;
+use crate::record::push::storage_words;
+use crate::record::storage_set_buffers;
+use crate::request::camera::CameraSnapshot;
+use crate::request::query::PixelRect;
+use crate::request::viewport::Viewport;
+use crate::resolve::result::GpuPlanStats;
+use glam::UVec2;
+
+/// The most instances of one range the cull pass takes: the workgroups of a dispatch's row
+/// stay within the 65,535 every device offers.
+const MAX_RANGE_INSTANCES: u32 = 65_535 * CULL_GROUP;
+
+#[derive(Clone, Copy)]
+struct Candidate {
+    draw: u32,
+    /// The range's index in the frame's plan lists.
+    range: u32,
+    instances: u32,
+    region: PixelRect,
+}
+
+/// The frame's pairs, reused every frame.
+#[derive(Default)]
+pub(crate) struct FramePairs {
+    candidates: Vec<Candidate>,
+    order: Vec<u32>,
+    /// Per range of the frame's plan lists, its pair ([`NO_PAIR`]: recorded unculled).
+    pub pair_of_range: Vec<u32>,
+    /// Per pair, its commands.
+    pub commands: Vec<PairCommands>,
+    pub dispatches: Vec<CullDispatch>,
+    /// The dispatches as the cull pass records them.
+    pub inputs: Vec<CullInput>,
+}
+
+impl FramePairs {
+    /// Takes the instance ranges of the point and radius queries' planned draws that
+    /// `eligible` accepts, up to `layout.pairs` of them (in query order; the rest stay
+    /// unculled), grouped by draw, and shares the commands among them (each at most its
+    /// instances and `max_draw_count`).
+    pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
+        self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
+        'queries: for query in &frame.queries {
+            let (region, span) = match query {
+                QueryLayout::Point { pixel, plan: Some(plan), .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, plan),
+                QueryLayout::Radius { region, plan, .. } => (*region, plan),
+                QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
+            };
+            for entry in &frame.plans.entries[span.clone()] {
+                // A draw cut into triangle runs keeps its CPU plan.
+                if entry.run_count > 0 || !draws.get(entry.draw as usize).is_some_and(&eligible) {
+                    continue;
+                }
+                for range in entry.first_range..entry.first_range + entry.range_count {
+                    let count = frame.plans.ranges.get(range as usize).map_or(0, |r| r.1);
+                    if count == 0 || count > MAX_RANGE_INSTANCES {
+                        continue;
+                    }
+                    if self.candidates.len() >= layout.pairs as usize {
+                        break 'queries;
+                    }
+                    self.candidates.push(Candidate { draw: entry.draw, range, instances: count, region });
+                }
+            }
+        }
+        self.order.extend(0..self.candidates.len() as u32);
+        let candidates = &self.candidates;
+        self.order.sort_by_key(|&k| candidates[k as usize].draw);
+        let share = if candidates.is_empty() { 0 } else { layout.commands / candidates.len() as u32 };
+        let mut first = 0;
+        for (pair, &k) in self.order.iter().enumerate() {
+            let c = candidates[k as usize];
+            let instances = c.instances;
+            self.pair_of_range[c.range as usize] = pair as u32;
+            let capacity = instances.min(share).min(max_draw_count);
+            self.commands.push(PairCommands { first, capacity });
+            first += capacity;
+            match self.dispatches.last_mut() {
+                Some(d) if d.draw == c.draw => {
+                    d.pairs += 1;
+                    d.most = d.most.max(instances);
+                }
+                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, most: instances }),
+            }
+        }
+    }
+
+    /// Plans nothing on the GPU this frame.
+    pub fn clear(&mut self) {
+        self.candidates.clear();
+        self.order.clear();
+        self.pair_of_range.clear();
+        self.commands.clear();
+        self.dispatches.clear();
+        self.inputs.clear();
+    }
+
+    /// What the frame takes: its pairs and the instances they test.
+    pub fn stats(&self) -> GpuPlanStats {
+        let tested = self.candidates.iter().map(|c| u64::from(c.instances)).sum();
+        GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, ..Default::default() }
+    }
+
+    /// Writes every pair's job, zeroes its survivor count and writes its fallback command
+    /// (drawing nothing until the cull pass overflows the pair's share) into `words`, a slot's
+    /// mapped plan buffer whose previous frame completed.
+    pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, frame: &FrameLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
+        for (pair, &k) in self.order.iter().enumerate() {
+            let pair = pair as u32;
+            let c = self.candidates[k as usize];
+            let Some(draw) = draws.get(c.draw as usize) else { continue };
+            let (start, count) = frame.plans.ranges[c.range as usize];
+            let first_instance = draw.instances.map_or(0, |i| i.first) + start;
+            let (template, fallback) = templates(draw.triangles, first_instance);
+            let commands = self.commands[pair as usize];
+            let mut j = [0u32; JOB_WORDS as usize];
+            let floats = |j: &mut [u32], at: usize, values: &[f32]| {
+                for (w, v) in j[at..at + values.len()].iter_mut().zip(values) {
+                    *w = v.to_bits();
+                }
+            };
+            floats(&mut j, job::MVP, &camera.model_view_projection(&draw.model).to_cols_array());
+            let Some(bounds) = draw.bounds else { continue };
+            floats(&mut j, job::BOX_MIN, &bounds.min.to_array());
+            floats(&mut j, job::BOX_MAX, &bounds.max.to_array());
+            let (min, max) = (c.region.min.as_vec2(), c.region.max.as_vec2());
+            floats(&mut j, job::REGION, &[min.x + 0.5, min.y + 0.5, max.x - 0.5, max.y - 0.5]);
+            // Two pixels, as the CPU planner's rays: the rasterizer's snapping and the
+            // matrices' rounding never move a covered pixel centre further.
+            floats(&mut j, job::PAD, &[2.0 + crate::plan::reach_px(draw)]);
+            floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
+            j[job::FIRST_INSTANCE] = first_instance;
+            j[job::INSTANCES] = count;
+            j[job::COUNT_WORD] = layout.count_word(pair);
+            j[job::COMMANDS_WORD] = layout.command_word(commands.first);
+            j[job::CAPACITY] = commands.capacity;
+            j[job::FALLBACK_WORD] = layout.fallback_word(pair);
+            j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
+            let at = (pair * JOB_WORDS) as usize;
+            words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
+            words[layout.count_word(pair) as usize] = 0;
+            let f = layout.fallback_word(pair) as usize;
+            words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
+        }
+    }
+}
+
+/// A draw's command template for the cull pass (count, first index or vertex, vertex offset,
+/// indexed) and its fallback command over `first_instance..`, whose instance count (word 1)
+/// stays 0 until the pass overflows.
+fn templates(triangles: Triangles, first_instance: u32) -> ([u32; 4], [u32; COMMAND_WORDS as usize]) {
+    match triangles {
+        Triangles::NonIndexed { first_vertex, vertex_count } => ([vertex_count, first_vertex, 0, 0], [vertex_count, 0, first_vertex, first_instance, 0]),
+        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+            let offset = vertex_offset as u32;
+            ([index_count, first_index, offset, 1], [index_count, 0, first_index, offset, first_instance])
+        }
+    }
+}
+
+/// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in the host's
+/// storage buffer with a local box, drawn as they are (no hooks, deformation or host
+/// indirect commands), and, under `Planner::Auto`, none the CPU can cull itself.
+pub(super) fn gpu_plannable(draw: &PickDraw, planner: Planner) -> bool {
+    draw.instances_in_storage().is_some()
+        && draw.bounds.is_some()
+        && draw.hooks.is_none()
+        && draw.deformation.is_none()
+        && draw.indirect.is_none()
+        && (planner == Planner::Gpu || draw.instance_transforms.is_none())
+}
+
+impl Picker {
+    /// Chooses the frame's GPU-planned pairs from the prepared layout and writes their jobs
+    /// into slot `slot`'s plan buffer (its previous frame completed); returns whether the
+    /// frame plans anything on the GPU (if not, its ranges are recorded as the CPU planned
+    /// them). The cull pass's dispatches are left in `gpu_pairs.inputs`.
+    pub(super) fn prepare_gpu_plan(&mut self, slot: usize, viewport: &Viewport, camera: &CameraSnapshot, draws: &[PickDraw]) -> bool {
+        let planner = self.planner;
+        let pairs = &mut self.gpu_pairs;
+        pairs.clear();
+        let Some(kit) = self.gpu_plan.as_mut() else { return false };
+        pairs.collect(&self.layout, draws, |d| gpu_plannable(d, planner), kit.layout, self.kit.draw_limits.max_draw_indirect_count);
+        // Every dispatch needs its draw's instance set (prepared with the pass's pipelines).
+        let sets = &self.kit.instance_sets;
+        for d in &pairs.dispatches {
+            let draw = draws.get(d.draw as usize);
+            let set = draw.and_then(storage_set_buffers).and_then(|buffers| sets.get(&buffers));
+            match (draw, set) {
+                (Some(draw), Some(set)) => pairs.inputs.push(CullInput { dispatch: *d, set, storage: storage_words(draw) }),
+                _ => {
+                    pairs.clear();
+                    return false;
+                }
+            }
+        }
+        let layout = kit.layout;
+        match kit.words_mut(slot) {
+            Some(words) if !pairs.inputs.is_empty() => {
+                pairs.write_jobs(words, layout, &self.layout, draws, camera, viewport);
+                true
+            }
+            _ => {
+                pairs.clear();
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! GPU planning (`Planner`): a host's compute pass writes its instances' transforms each
+//! frame, and the picker culls them on the GPU. The answers are those of the CPU planner
+//! (which must draw such instances whole) and of no culling at all, every frame, for points,
+//! radius queries and a rectangle in one set; the planner's bound, exceeded, falls back to
+//! drawing whole ranges with the same answers.
+
+use ash::vk;
+use glam::{Mat4, UVec2, Vec3};
+use picking_vk::config::Planner;
+use picking_vk::draw::{BufferRange, InstanceBinding, Instances};
+use picking_vk::request::Ignore;
+use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
+use picking_vk_tests::harness::{look, random_pixels, Gpu};
+use picking_vk_tests::instance_writer::InstanceWriter;
+use picking_vk_tests::scene::{Mesh, Object, Scene};
+use std::collections::BTreeSet;
+
+const W: u32 = 160;
+const H: u32 = 120;
+const INSTANCES: u32 = 2000;
+
+/// Two draws over the writer's buffer: an indexed sphere over every instance and an unindexed
+/// box, shifted, over a later part of it. Neither has a CPU copy of its transforms.
+fn draws(gpu: &Gpu, writer: &InstanceWriter) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(6, 10));
+    scene.meshes.push(Mesh::cuboid(Vec3::new(0.8, 0.5, 0.6)).unindexed());
+    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
+    scene.objects.push(Object::new(2, 1, Mat4::from_translation(Vec3::new(0.37, 0.21, 0.5))));
+    let uploaded = scene.upload(&gpu.ctx);
+    let range = BufferRange { buffer: writer.transforms.buffer, offset: 0, size: writer.transforms.size };
+    let storage = |draw: &PickDraw, first: u32, count: u32| {
+        let mut d = draw.clone().with_instance_binding(InstanceBinding::StorageBuffer).with_instances(Instances { range, stride: 64, first, count });
+        d.instance_transforms = None;
+        assert!(d.bounds.is_some(), "the draws have local bounds");
+        d
+    };
+    let draws = vec![storage(&uploaded.draws[0], 0, INSTANCES), storage(&uploaded.draws[1], 1200, 700)];
+    (uploaded, draws)
+}
+
+/// Six covered pixels and five random ones as points, four radius queries, one rectangle.
+fn queries(covered: &[UVec2], seed: u64) -> Vec<PickQuery> {
+    let random = random_pixels(seed, 9, W, H);
+    let mut q: Vec<PickQuery> = covered.iter().take(6).chain(&random[..5]).map(|&p| PickQuery::Point(p)).collect();
+    for (k, &pixel) in random[5..].iter().enumerate() {
+        let snap = if k % 2 == 0 { Snap::Nearest } else { Snap::Thin };
+        q.push(PickQuery::Radius { pixel, radius: 3 + k as u32, snap });
+    }
+    q.push(PickQuery::Rect { rect: PixelRect::new(UVec2::new(30, 20), UVec2::new(90, 70)), mode: RectMode::Visible });
+    q
+}
+
+/// Writes the transforms for `time` and picks `queries` in the same command buffer.
+fn frame(
+    gpu: &Gpu,
+    picker: &mut Picker,
+    writer: &InstanceWriter,
+    request: &PickRequest<'_>,
+    queries: &[PickQuery],
+    draws: &[PickDraw],
+    time: f32,
+) -> FrameResults {
+    let request = (*request).with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
+    gpu.run(|cmd| {
+        // SAFETY: recording outside a render pass; the buffers outlive the wait; the picker
+        // orders the writer's writes before its reads.
+        unsafe {
+            writer.record(cmd, time);
+            picker.record(cmd, 0, &request, queries, draws).expect("record");
+        }
+    });
+    // SAFETY: `run` waited for the frame.
+    unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+}
+
+/// What must agree between planners: each pick's pixel and hit, each rectangle's objects.
+fn answers(results: &FrameResults) -> Vec<String> {
+    results
+        .results
+        .iter()
+        .map(|r| match r {
+            QueryResult::Point(p) => format!("{:?} {:?}", p.pixel, p.hit),
+            QueryResult::Radius { result, hit_pixel, .. } => format!("{hit_pixel:?} {:?}", result.hit),
+            QueryResult::Rect(rect) => format!("{:?}", rect.objects),
+        })
+        .collect()
+}
+
+fn hit_instances(results: &FrameResults) -> BTreeSet<(ObjectId, Option<u32>)> {
+    results.results.iter().filter_map(QueryResult::pick).filter_map(|p| p.hit.as_ref()).map(|h| (h.id, h.instance)).collect()
+}
+
+#[test]
+fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled() {
+    let gpu = Gpu::new();
+    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let (scene, draws) = draws(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    // Instance 7 and instances 100 to 149 of the spheres are ignored: their ranges split.
+    let sphere = ObjectId::new(1).unwrap();
+    let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
+    let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
+    let config = PickerConfig::default();
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut auto = gpu.picker(config);
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    assert!(gpu_planned.memory().planner > 0 && auto.memory().planner > 0, "a GPU planner's buffers are reported");
+    assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
+    let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
+    for (f, time) in [0.0f32, 0.7, 1.9, 3.1].into_iter().enumerate() {
+        // The frame's transforms, for choosing covered pixels.
+        // SAFETY: recording outside a render pass; `run` waits.
+        gpu.run(|cmd| unsafe { writer.record(cmd, time) });
+        let covered = gpu.covered_pixels(&request, &draws, f as u64);
+        assert!(covered.len() > 2000, "the field covers much of the view: {}", covered.len());
+        let queries = queries(&covered, 40 + f as u64);
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
+        for (name, picker) in [("GPU", &mut gpu_planned), ("Auto", &mut auto), ("CPU", &mut cpu_planned)] {
+            let got = frame(&gpu, picker, &writer, &request, &queries, &draws, time);
+            assert_eq!(answers(&got), answers(&want), "frame {f}: {name}-planned against unculled");
+            let stats = got.results[0].pick().unwrap().stats.gpu_plan;
+            if name == "CPU" {
+                assert_eq!(stats, None, "the CPU planner plans nothing on the GPU");
+                continue;
+            }
+            let stats = stats.expect("the GPU planned the storage instances");
+            // Per point and radius query, a pair per range: the spheres' three, the boxes' one.
+            assert_eq!(stats.ranges, 15 * 4, "frame {f}: {stats:?}");
+            assert_eq!(stats.fallbacks, 0, "frame {f}: the default bound holds this set: {stats:?}");
+            assert!(stats.survivors > 0 && stats.survivors * 20 < stats.instances_tested, "frame {f}: the pass culls most instances: {stats:?}");
+        }
+        let hits = hit_instances(&want);
+        assert!(hits.len() >= 6, "frame {f}: the covered points hit instances: {hits:?}");
+        assert!(hits.iter().all(|(id, i)| !(*id == sphere && (*i == Some(7) || (100..150).contains(&i.unwrap_or(0))))), "ignored instances never hit");
+        moved |= first_hits.as_ref().is_some_and(|h: &BTreeSet<_>| *h != hits);
+        first_hits.get_or_insert(hits.clone());
+        seen.extend(hits);
+    }
+    assert!(moved, "the instances move between frames");
+    assert!(seen.len() >= 20, "instances hit over the frames: {}", seen.len());
+    drop((gpu_planned, auto, cpu_planned, unculled, scene, writer));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn auto_plans_on_the_gpu_only_what_the_cpu_cannot_cull() {
+    let gpu = Gpu::new();
+    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let (scene, mut draws) = draws(&gpu, &writer);
+    // The spheres get a CPU copy of their transforms (what the writer wrote for time 0).
+    // SAFETY: recording outside a render pass; `run` waits.
+    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
+    // SAFETY: the writer's pass completed.
+    let bytes = unsafe { writer.transforms.read_bytes() }.unwrap();
+    let transforms: Vec<Mat4> = bytes
+        .chunks_exact(64)
+        .map(|m| Mat4::from_cols_slice(&m.chunks_exact(4).map(|w| f32::from_ne_bytes(w.try_into().unwrap())).collect::<Vec<_>>()))
+        .collect();
+    draws[0] = draws[0].clone().with_instance_transforms(transforms.into());
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let queries: Vec<PickQuery> = random_pixels(3, 8, W, H).into_iter().map(PickQuery::Point).collect();
+    let mut auto = gpu.picker(PickerConfig::default());
+    let mut gpu_planned = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu));
+    let a = frame(&gpu, &mut auto, &writer, &request, &queries, &draws, 0.0);
+    let g = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
+    assert_eq!(answers(&a), answers(&g));
+    // Auto: only the boxes (one range per point); Gpu: the ranges the CPU kept of the
+    // spheres too.
+    assert_eq!(a.results[0].pick().unwrap().stats.gpu_plan.map(|s| s.ranges), Some(8));
+    assert!(g.results[0].pick().unwrap().stats.gpu_plan.is_some_and(|s| s.ranges > 8), "{:?}", g.results[0].pick().unwrap().stats);
+    drop((auto, gpu_planned, scene, writer));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
+    let gpu = Gpu::new();
+    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let (scene, draws) = draws(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    // Four pairs of one command each: the other pairs stay as the CPU planned them, and a
+    // pair with more than one survivor falls back to its whole range.
+    let mut bounded = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(4, 4));
+    let mut unculled = gpu.picker(PickerConfig::default().with_culling(false));
+    let mut fallbacks = 0;
+    for (f, time) in [0.3f32, 2.2].into_iter().enumerate() {
+        // SAFETY: recording outside a render pass; `run` waits.
+        gpu.run(|cmd| unsafe { writer.record(cmd, time) });
+        let covered = gpu.covered_pixels(&request, &draws, 9 + f as u64);
+        // Radius queries first: their discs meet more instances than one command holds.
+        let mut queries: Vec<PickQuery> = covered.iter().take(4).map(|&pixel| PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }).collect();
+        queries.extend(covered[4..12].iter().map(|&p| PickQuery::Point(p)));
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
+        let got = frame(&gpu, &mut bounded, &writer, &request, &queries, &draws, time);
+        assert_eq!(answers(&got), answers(&want), "frame {f}");
+        let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
+        assert_eq!(stats.ranges, 4, "at most the configured pairs: {stats:?}");
+        fallbacks += stats.fallbacks;
+    }
+    assert!(fallbacks > 0, "some pair overflowed its one command");
+    drop((bounded, unculled, scene, writer));
+    gpu.assert_no_validation_messages();
+}
