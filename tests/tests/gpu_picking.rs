@@ -401,13 +401,15 @@ fn pick_memory_does_not_grow_with_the_view() {
     // SAFETY: the context outlives the image.
     let full = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), 3840, 2160) }.unwrap();
     eprintln!(
-        "pick memory: attachments {} B + staging {} B = {} B at 1x1, 1920x1080 and 3840x2160 (3 frames in flight); a full-size 3840x2160 ID target needs {} B",
+        "pick memory: attachments {} B + staging {} B = {} B at 1x1, 1920x1080 and 3840x2160 (3 frames in flight), GPU planner {} B; a full-size 3840x2160 ID target needs {} B",
         before.attachments,
         before.staging,
         before.total(),
+        before.planner,
         full.attachment_bytes()
     );
-    assert!(before.total() < full.attachment_bytes() / 100);
+    // The GPU planner's buffers are sized by its own configuration (checked in gpu_planning.rs).
+    assert!(before.total() - before.planner < full.attachment_bytes() / 100);
     drop((picker, gs, full));
     gpu.assert_no_validation_messages();
 }

@@ -39,7 +39,9 @@ fn draws(gpu: &Gpu, writer: &InstanceWriter) -> (picking_vk_tests::scene::GpuSce
     (uploaded, draws)
 }
 
-/// Six covered pixels and five random ones as points, four radius queries, one rectangle.
+/// Six covered pixels and five random ones as points, four radius queries, a rectangle of
+/// visible objects (2 x 2 tiles) and one of everything (never GPU-planned: select-through
+/// counts every fragment).
 fn queries(covered: &[UVec2], seed: u64) -> Vec<PickQuery> {
     let random = random_pixels(seed, 9, W, H);
     let mut q: Vec<PickQuery> = covered.iter().take(6).chain(&random[..5]).map(|&p| PickQuery::Point(p)).collect();
@@ -48,6 +50,7 @@ fn queries(covered: &[UVec2], seed: u64) -> Vec<PickQuery> {
         q.push(PickQuery::Radius { pixel, radius: 3 + k as u32, snap });
     }
     q.push(PickQuery::Rect { rect: PixelRect::new(UVec2::new(30, 20), UVec2::new(90, 70)), mode: RectMode::Visible });
+    q.push(PickQuery::Rect { rect: PixelRect::new(UVec2::new(50, 40), UVec2::new(80, 60)), mode: RectMode::All });
     q
 }
 
@@ -101,12 +104,14 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let sphere = ObjectId::new(1).unwrap();
     let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
     let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
-    let config = PickerConfig::default();
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
-    assert!(gpu_planned.memory().planner > 0 && auto.memory().planner > 0, "a GPU planner's buffers are reported");
+    // Per slot (two by default): 216 bytes a pair, 20 a command; nothing per draw or instance.
+    let planner_bytes = 2 * (128 * 216 + 16_384 * 20);
+    assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
     for (f, time) in [0.0f32, 0.7, 1.9, 3.1].into_iter().enumerate() {
@@ -126,8 +131,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
                 continue;
             }
             let stats = stats.expect("the GPU planned the storage instances");
-            // Per point and radius query, a pair per range: the spheres' three, the boxes' one.
-            assert_eq!(stats.ranges, 15 * 4, "frame {f}: {stats:?}");
+            // Per point and radius query and per tile of the visible rectangle, a pair per
+            // range: the spheres' three, the boxes' one.
+            assert_eq!(stats.ranges, (15 + 4) * 4, "frame {f}: {stats:?}");
             assert_eq!(stats.fallbacks, 0, "frame {f}: the default bound holds this set: {stats:?}");
             assert!(stats.survivors > 0 && stats.survivors * 20 < stats.instances_tested, "frame {f}: the pass culls most instances: {stats:?}");
         }
@@ -167,10 +173,13 @@ fn auto_plans_on_the_gpu_only_what_the_cpu_cannot_cull() {
     let a = frame(&gpu, &mut auto, &writer, &request, &queries, &draws, 0.0);
     let g = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
     assert_eq!(answers(&a), answers(&g));
-    // Auto: only the boxes (one range per point); Gpu: the ranges the CPU kept of the
-    // spheres too.
-    assert_eq!(a.results[0].pick().unwrap().stats.gpu_plan.map(|s| s.ranges), Some(8));
-    assert!(g.results[0].pick().unwrap().stats.gpu_plan.is_some_and(|s| s.ranges > 8), "{:?}", g.results[0].pick().unwrap().stats);
+    // Auto: the CPU culls the spheres, the GPU only the boxes (one range per point). Gpu: the
+    // CPU leaves the spheres' instances to the GPU too.
+    let (a, g) = (a.results[0].pick().unwrap().stats, g.results[0].pick().unwrap().stats);
+    assert_eq!(a.gpu_plan.map(|s| s.ranges), Some(8), "{a:?}");
+    assert!(a.pass.instances_culled > 0, "{a:?}");
+    assert_eq!(g.gpu_plan.map(|s| s.ranges), Some(16), "{g:?}");
+    assert_eq!(g.pass.instances_culled, 0, "{g:?}");
     drop((auto, gpu_planned, scene, writer));
     gpu.assert_no_validation_messages();
 }

@@ -9,8 +9,10 @@
 pub(crate) mod layout;
 pub(crate) mod record;
 
+use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
+use crate::host::config::Planner;
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
 use crate::pass::pipeline::spirv;
 use ash::vk;
@@ -23,6 +25,18 @@ pub(crate) const CULL_GROUP: u32 = 64;
 pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
 const PUSH_BYTES: u32 = 32;
+
+/// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in the host's
+/// storage buffer with a local box, drawn as they are (no hooks, deformation or host
+/// indirect commands), and, under `Planner::Auto`, none the CPU can cull itself.
+pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
+    draw.instances_in_storage().is_some()
+        && draw.bounds.is_some()
+        && draw.hooks.is_none()
+        && draw.deformation.is_none()
+        && draw.indirect.is_none()
+        && (planner == Planner::Gpu || draw.instance_transforms.is_none())
+}
 
 /// One cull dispatch: the pairs of one draw (consecutive), a row of workgroups each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

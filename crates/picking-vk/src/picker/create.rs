@@ -83,6 +83,8 @@ impl Picker {
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
         let gpu_plan = gpu_plan_kit(&memory, &config, host.features, kit.instance_sets.layout.handle)?;
+        // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
+        let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
         if batching {
             for slot in &mut slots {
@@ -105,7 +107,7 @@ impl Picker {
             kit,
             detail_status,
             culling: config.culling,
-            plan: Plan::default(),
+            plan: Plan::leaving_instances_to_gpu(gpu_instances),
             next_frame: 0,
             device_lost: false,
             validated_shared: None,

@@ -7,12 +7,12 @@ use super::Picker;
 use crate::draw::{PickDraw, Triangles};
 use crate::gpu_plan::layout::{job, PlanLayout, COMMAND_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::CullInput;
-use crate::gpu_plan::{CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
-use crate::host::config::Planner;
+use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
+use crate::plan::PlanEntry;
 use crate::record::push::storage_words;
 use crate::record::storage_set_buffers;
 use crate::request::camera::CameraSnapshot;
-use crate::request::query::PixelRect;
+use crate::request::query::{PixelRect, RectMode};
 use crate::request::viewport::Viewport;
 use crate::resolve::result::GpuPlanStats;
 use glam::UVec2;
@@ -26,7 +26,10 @@ struct Candidate {
     draw: u32,
     /// The range's index in the frame's plan lists.
     range: u32,
-    instances: u32,
+    /// The instances it culls (of the draw's, from its first): the range, or in a rectangle
+    /// tile the part of it that one of the rectangle's entry ranges covers.
+    start: u32,
+    count: u32,
     region: PixelRect,
 }
 
@@ -35,7 +38,9 @@ struct Candidate {
 pub(crate) struct FramePairs {
     candidates: Vec<Candidate>,
     order: Vec<u32>,
-    /// Per range of the frame's plan lists, its pair ([`NO_PAIR`]: recorded unculled).
+    /// Per range of the frame's plan lists, its first pair ([`NO_PAIR`]: recorded as the CPU
+    /// planned it). A range of a rectangle tile has a pair per entry range it meets, in the
+    /// order the tile records them.
     pub pair_of_range: Vec<u32>,
     /// Per pair, its commands.
     pub commands: Vec<PairCommands>,
@@ -44,54 +49,98 @@ pub(crate) struct FramePairs {
     pub inputs: Vec<CullInput>,
 }
 
+/// The parts of `(start, count)` that the `owned` ranges cover, in their order: what a
+/// rectangle tile draws of a planned range (`record::rect`).
+fn owned_parts(start: u32, count: u32, owned: &[(u32, u32)]) -> impl Iterator<Item = (u32, u32)> + Clone + '_ {
+    owned.iter().filter_map(move |&(s, c)| {
+        let (lo, hi) = (start.max(s), (start + count).min(s + c));
+        (lo < hi).then(|| (lo, hi - lo))
+    })
+}
+
 impl FramePairs {
-    /// Takes the instance ranges of the point and radius queries' planned draws that
-    /// `eligible` accepts, up to `layout.pairs` of them (in query order; the rest stay
-    /// unculled), grouped by draw, and shares the commands among them (each at most its
-    /// instances and `max_draw_count`).
+    /// Takes the instance ranges of the planned draws that `eligible` accepts in the point
+    /// and radius queries and in the tiles of `Visible` rectangles, up to `layout.pairs` pairs
+    /// (in query order; the rest stay as the CPU planned them), groups them by draw, and
+    /// shares the commands among them (each at most its instances and `max_draw_count`).
     pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
+        let plans = &frame.plans;
+        let eligible = |entry: &PlanEntry| entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible);
+        let ranges_of = |entry: &PlanEntry| entry.first_range..entry.first_range + entry.range_count;
         'queries: for query in &frame.queries {
             let (region, span) = match query {
                 QueryLayout::Point { pixel, plan: Some(plan), .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, plan),
                 QueryLayout::Radius { region, plan, .. } => (*region, plan),
-                QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
-            };
-            for entry in &frame.plans.entries[span.clone()] {
-                // A draw cut into triangle runs keeps its CPU plan.
-                if entry.run_count > 0 || !draws.get(entry.draw as usize).is_some_and(&eligible) {
+                QueryLayout::Rect { mode: RectMode::Visible, plan, tiles, .. } => {
+                    for tile in &frame.tiles[tiles.clone()] {
+                        let region = PixelRect { min: tile.first, max: tile.first + tile.size };
+                        for entry in plans.entries[tile.plan.clone()].iter().filter(|e| eligible(e)) {
+                            // The rectangle's entry ranges of the draw: a tile draws nothing else.
+                            let Some(owned) = plans.entries[plan.clone()].iter().find(|e| e.draw == entry.draw) else { continue };
+                            let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
+                            for range in ranges_of(entry) {
+                                let (start, count) = plans.ranges[range as usize];
+                                if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, owned_parts(start, count, owned), layout.pairs)
+                                {
+                                    break 'queries;
+                                }
+                            }
+                        }
+                    }
                     continue;
                 }
-                for range in entry.first_range..entry.first_range + entry.range_count {
-                    let count = frame.plans.ranges.get(range as usize).map_or(0, |r| r.1);
-                    if count == 0 || count > MAX_RANGE_INSTANCES {
-                        continue;
-                    }
-                    if self.candidates.len() >= layout.pairs as usize {
+                // Select-through counts every fragment: a fallback's second drawing would count twice.
+                QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
+            };
+            for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
+                for range in ranges_of(entry) {
+                    let (start, count) = plans.ranges[range as usize];
+                    if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, std::iter::once((start, count)), layout.pairs) {
                         break 'queries;
                     }
-                    self.candidates.push(Candidate { draw: entry.draw, range, instances: count, region });
                 }
             }
         }
+        self.share(layout, max_draw_count);
+    }
+
+    /// Adds a candidate per part of `range` (all of them, or none when they would take more
+    /// than `most` pairs: then returns false); parts too large for one dispatch row stay
+    /// unculled, with the whole range.
+    fn push_parts(&mut self, range: Candidate, parts: impl Iterator<Item = (u32, u32)> + Clone, most: u32) -> bool {
+        if range.count == 0 || parts.clone().any(|(_, count)| count > MAX_RANGE_INSTANCES) {
+            return true;
+        }
+        if self.candidates.len() + parts.clone().count() > most as usize {
+            return false;
+        }
+        self.candidates.extend(parts.map(|(start, count)| Candidate { start, count, ..range }));
+        true
+    }
+
+    /// Orders the candidates by draw (a dispatch each), numbers them, and gives each a share
+    /// of the commands.
+    fn share(&mut self, layout: PlanLayout, max_draw_count: u32) {
         self.order.extend(0..self.candidates.len() as u32);
         let candidates = &self.candidates;
+        // Stable: the parts of one range stay consecutive, in the order a tile draws them.
         self.order.sort_by_key(|&k| candidates[k as usize].draw);
         let share = if candidates.is_empty() { 0 } else { layout.commands / candidates.len() as u32 };
         let mut first = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let c = candidates[k as usize];
-            let instances = c.instances;
-            self.pair_of_range[c.range as usize] = pair as u32;
-            let capacity = instances.min(share).min(max_draw_count);
+            let first_pair = &mut self.pair_of_range[c.range as usize];
+            *first_pair = (*first_pair).min(pair as u32);
+            let capacity = c.count.min(share).min(max_draw_count);
             self.commands.push(PairCommands { first, capacity });
             first += capacity;
             match self.dispatches.last_mut() {
                 Some(d) if d.draw == c.draw => {
                     d.pairs += 1;
-                    d.most = d.most.max(instances);
+                    d.most = d.most.max(c.count);
                 }
-                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, most: instances }),
+                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, most: c.count }),
             }
         }
     }
@@ -108,19 +157,19 @@ impl FramePairs {
 
     /// What the frame takes: its pairs and the instances they test.
     pub fn stats(&self) -> GpuPlanStats {
-        let tested = self.candidates.iter().map(|c| u64::from(c.instances)).sum();
+        let tested = self.candidates.iter().map(|c| u64::from(c.count)).sum();
         GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, ..Default::default() }
     }
 
     /// Writes every pair's job, zeroes its survivor count and writes its fallback command
     /// (drawing nothing until the cull pass overflows the pair's share) into `words`, a slot's
     /// mapped plan buffer whose previous frame completed.
-    pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, frame: &FrameLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
+    pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
         for (pair, &k) in self.order.iter().enumerate() {
             let pair = pair as u32;
             let c = self.candidates[k as usize];
             let Some(draw) = draws.get(c.draw as usize) else { continue };
-            let (start, count) = frame.plans.ranges[c.range as usize];
+            let (start, count) = (c.start, c.count);
             let first_instance = draw.instances.map_or(0, |i| i.first) + start;
             let (template, fallback) = templates(draw.triangles, first_instance);
             let commands = self.commands[pair as usize];
@@ -169,18 +218,6 @@ fn templates(triangles: Triangles, first_instance: u32) -> ([u32; 4], [u32; COMM
     }
 }
 
-/// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in the host's
-/// storage buffer with a local box, drawn as they are (no hooks, deformation or host
-/// indirect commands), and, under `Planner::Auto`, none the CPU can cull itself.
-pub(super) fn gpu_plannable(draw: &PickDraw, planner: Planner) -> bool {
-    draw.instances_in_storage().is_some()
-        && draw.bounds.is_some()
-        && draw.hooks.is_none()
-        && draw.deformation.is_none()
-        && draw.indirect.is_none()
-        && (planner == Planner::Gpu || draw.instance_transforms.is_none())
-}
-
 impl Picker {
     /// Chooses the frame's GPU-planned pairs from the prepared layout and writes their jobs
     /// into slot `slot`'s plan buffer (its previous frame completed); returns whether the
@@ -191,7 +228,7 @@ impl Picker {
         let pairs = &mut self.gpu_pairs;
         pairs.clear();
         let Some(kit) = self.gpu_plan.as_mut() else { return false };
-        pairs.collect(&self.layout, draws, |d| gpu_plannable(d, planner), kit.layout, self.kit.draw_limits.max_draw_indirect_count);
+        pairs.collect(&self.layout, draws, |d| plannable(d, planner), kit.layout, self.kit.draw_limits.max_draw_indirect_count);
         // Every dispatch needs its draw's instance set (prepared with the pass's pipelines).
         let sets = &self.kit.instance_sets;
         for d in &pairs.dispatches {
@@ -208,7 +245,7 @@ impl Picker {
         let layout = kit.layout;
         match kit.words_mut(slot) {
             Some(words) if !pairs.inputs.is_empty() => {
-                pairs.write_jobs(words, layout, &self.layout, draws, camera, viewport);
+                pairs.write_jobs(words, layout, draws, camera, viewport);
                 true
             }
             _ => {

@@ -21,6 +21,7 @@ mod sure_hit;
 use crate::draw::{Aabb, DrawLimits, PickDraw};
 use crate::error::PickError;
 use crate::handoff::PassStats;
+use crate::host::config::Planner;
 use crate::ignore::Ignore;
 use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
@@ -119,6 +120,8 @@ pub(crate) struct Plan {
     frame: u64,
     /// Draws skipped and culled, and instances culled (`draws_recorded` stays 0 here).
     pub stats: PassStats,
+    /// `Planner::Gpu`: the instances of draws the GPU plan takes are left to it.
+    gpu_instances: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -141,6 +144,12 @@ pub(crate) struct Planned<'a> {
 }
 
 impl Plan {
+    /// A plan that, with `gpu_instances`, leaves the instances of draws the GPU plan takes to
+    /// it (`Planner::Gpu`).
+    pub fn leaving_instances_to_gpu(gpu_instances: bool) -> Self {
+        Plan { gpu_instances, ..Plan::default() }
+    }
+
     /// Everything this plan records.
     pub fn planned(&self) -> Planned<'_> {
         Planned { entries: &self.entries, ranges: &self.ranges, runs: &self.runs }
@@ -252,6 +261,11 @@ impl Plan {
 
     /// Returns true when the whole draw is culled; otherwise leaves its ranges pushed.
     fn cull_draw(&mut self, ray: &PixelRay, draw: &PickDraw, local: &Aabb, ignore: &[Ignore]) -> bool {
+        if self.gpu_instances && draw.instances.is_some() && crate::gpu_plan::plannable(draw, Planner::Gpu) {
+            // Culling them here too would cost the CPU what planning them on the GPU saves.
+            self.push_all_instances(draw, ignore);
+            return false;
+        }
         let (Some(inst), Some(transforms)) = (draw.instances, draw.instance_transforms.as_ref()) else {
             // Without CPU instance transforms, the instances cannot be bounded; only
             // non-instanced draws are tested.

@@ -358,23 +358,41 @@ impl<'a> PassRecording<'a> {
     /// # Safety
     /// As [`PassRecording::record_draws`], after the draw's bindings and push constants.
     unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)], span: std::ops::Range<u32>) {
-        let (d, cmd) = (self.device, self.cmd);
-        let base = draw.instances.map_or(0, |i| i.first);
         for index in span {
             let Some(&(start, count)) = ranges.get(index as usize) else { continue };
-            let gpu = self.gpu_plan.and_then(|g| Some((g, g.pair_of_range.get(index as usize).copied().filter(|&p| p != NO_PAIR)?)));
-            // SAFETY: the caller's contract; counts were validated against the buffer ranges,
-            // and the plan's commands draw inside them.
-            unsafe {
-                if let Some((plan, pair)) = gpu {
-                    self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }));
-                    continue;
-                }
-                match triangles {
-                    Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
-                    Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                        d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
-                    }
+            // SAFETY: the caller's contract.
+            unsafe { self.draw_instances(draw, triangles, (start, count), self.gpu_pair(index, 0)) };
+        }
+    }
+
+    /// The GPU plan's pair for part `part` of planned range `range` (a range of a point or
+    /// radius query has one part; a rectangle tile's, one per entry range it meets).
+    pub(super) fn gpu_pair(&self, range: u32, part: u32) -> Option<(GpuPlanned<'_>, u32)> {
+        let plan = self.gpu_plan?;
+        let first = plan.pair_of_range.get(range as usize).copied().filter(|&p| p != NO_PAIR)?;
+        Some((plan, first + part))
+    }
+
+    /// Draws instances `start..start + count` of `draw` (counted from its first), or with
+    /// `gpu` the GPU plan's commands for them.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_draws`], after the draw's bindings and push constants;
+    /// counts were validated against the buffer ranges, and the plan's commands draw inside
+    /// them.
+    pub(super) unsafe fn draw_instances(&self, draw: &PickDraw, triangles: Triangles, (start, count): (u32, u32), gpu: Option<(GpuPlanned<'_>, u32)>) {
+        let (d, cmd) = (self.device, self.cmd);
+        let base = draw.instances.map_or(0, |i| i.first);
+        // SAFETY: the caller's contract.
+        unsafe {
+            if let Some((plan, pair)) = gpu {
+                self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }));
+                return;
+            }
+            match triangles {
+                Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
+                Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
+                    d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
                 }
             }
         }

@@ -5,7 +5,7 @@
 //! then reduced into the table by the compute pass.
 
 use super::{deform_push, instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
-use crate::draw::{PickDraw, Triangles};
+use crate::draw::PickDraw;
 use crate::handoff::{DrawSnapshot, EntrySpan};
 use crate::pass::pipeline::Pipelines;
 use crate::pass::pipeline_key::{PickPush, PipelineKey, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
@@ -113,7 +113,10 @@ impl PassRecording<'_> {
                 self.bind_tile_draw(kit, draw, key, pipeline, layout, &mut bound);
                 let model_view_projection = self.camera.model_view_projection(&draw.model);
                 let base = draw.instances.map_or(0, |i| i.first);
-                for &(start, count) in &tile.ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
+                for index in entry.first_range..entry.first_range + entry.range_count {
+                    let Some(&(start, count)) = tile.ranges.get(index as usize) else { continue };
+                    // The parts the GPU plan took, in this order (`picker::gpu_pairs::owned_parts`).
+                    let mut part = 0;
                     for r in owned {
                         let (lo, hi) = (start.max(r.start), (start + count).min(r.start + r.count));
                         if lo >= hi {
@@ -123,12 +126,8 @@ impl PassRecording<'_> {
                         let p =
                             PickPush { model_view_projection, object_id: draw.id.to_words(), draw_index: r.base.wrapping_sub(r.start), first_instance: base };
                         self.push_tile_draw(draw, key, layout, &p, rect_words, &mut push);
-                        match draw.triangles {
-                            Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, hi - lo, first_vertex, base + lo),
-                            Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                                d.cmd_draw_indexed(cmd, index_count, hi - lo, first_index, vertex_offset, base + lo)
-                            }
-                        }
+                        self.draw_instances(draw, draw.triangles, (lo, hi - lo), self.gpu_pair(index, part));
+                        part += 1;
                     }
                 }
             }
