@@ -2,7 +2,6 @@
 //! host would, an independent CPU ray oracle, and a harness that fails loudly without a GPU.
 
 pub mod harness;
-pub mod instance_writer;
 pub mod oracle;
 pub mod results_reader;
 pub mod scene;

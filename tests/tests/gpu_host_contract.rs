@@ -254,7 +254,10 @@ fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
             .with_instances(picking_vk::draw::Instances { range: picking_vk::draw::BufferRange { buffer: b.buffer, offset: 0, size: 64 }, stride: 64, ..inst })
             .with_instance_transforms(vec![Mat4::from_translation(Vec3::new(x, 0.0, 0.0))].into())
     };
-    let mut picker = gpu.picker(PickerConfig::default());
+    // The CPU planner: with the GPU planner's pipeline and buffers also made, lavapipe handed
+    // the freed handle out again within 512 buffers in only 5 of 8 runs (the pass under test,
+    // the instance sets, is the same with every planner).
+    let mut picker = gpu.picker(PickerConfig::default().with_planner(picking_vk::config::Planner::Cpu));
     let request = PickRequest::new(vp, view, proj);
     let mut hit = |draw: &picking_vk::PickDraw, pixel| gpu.pick(&mut picker, &request, pixel, std::slice::from_ref(draw)).hit.map(|h| h.id.get());
     let mut first = RawBuffer::new(&gpu, &stand(-1.0));

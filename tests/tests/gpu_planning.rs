@@ -10,8 +10,8 @@ use picking_vk::config::Planner;
 use picking_vk::draw::{BufferRange, InstanceBinding, Instances};
 use picking_vk::request::Ignore;
 use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
+use picking_vk_host::InstanceMotion;
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
-use picking_vk_tests::instance_writer::InstanceWriter;
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 use std::collections::BTreeSet;
 
@@ -19,9 +19,28 @@ const W: u32 = 160;
 const H: u32 = 120;
 const INSTANCES: u32 = 2000;
 
+/// The instances a host's compute pass moves each frame: a grid of 50 columns, 0.35 apart,
+/// each spun and scaled its own way, at depths that differ per instance.
+fn writer(gpu: &Gpu) -> InstanceMotion {
+    let spacing = 0.35;
+    let base: Vec<Mat4> = (0..INSTANCES)
+        .map(|i| {
+            let fi = i as f32;
+            let cell = Vec3::new((i % 50) as f32 - 25.0, (i / 50) as f32 - 20.0, 0.0) * spacing;
+            let scale = spacing * (0.3 + 0.2 * (fi * 2.3).sin());
+            Mat4::from_scale_rotation_translation(
+                Vec3::splat(scale),
+                glam::Quat::from_rotation_z(fi),
+                cell + Vec3::new(0.0, 0.0, -9.0 - 2.0 * (fi * 1.7).sin()),
+            )
+        })
+        .collect();
+    InstanceMotion::new(&gpu.ctx, &base, 0.4 * spacing).expect("instance motion")
+}
+
 /// Two draws over the writer's buffer: an indexed sphere over every instance and an unindexed
 /// box, shifted, over a later part of it. Neither has a CPU copy of its transforms.
-fn draws(gpu: &Gpu, writer: &InstanceWriter) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
+fn draws(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
     let mut scene = Scene::default();
     scene.meshes.push(Mesh::sphere(6, 10));
     scene.meshes.push(Mesh::cuboid(Vec3::new(0.8, 0.5, 0.6)).unindexed());
@@ -58,7 +77,7 @@ fn queries(covered: &[UVec2], seed: u64) -> Vec<PickQuery> {
 fn frame(
     gpu: &Gpu,
     picker: &mut Picker,
-    writer: &InstanceWriter,
+    writer: &InstanceMotion,
     request: &PickRequest<'_>,
     queries: &[PickQuery],
     draws: &[PickDraw],
@@ -97,7 +116,7 @@ fn hit_instances(results: &FrameResults) -> BTreeSet<(ObjectId, Option<u32>)> {
 #[test]
 fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
-    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let writer = writer(&gpu);
     let (scene, draws) = draws(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     // Instance 7 and instances 100 to 149 of the spheres are ignored: their ranges split.
@@ -153,7 +172,7 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
 #[test]
 fn auto_plans_on_the_gpu_only_what_the_cpu_cannot_cull() {
     let gpu = Gpu::new();
-    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let writer = writer(&gpu);
     let (scene, mut draws) = draws(&gpu, &writer);
     // The spheres get a CPU copy of their transforms (what the writer wrote for time 0).
     // SAFETY: recording outside a render pass; `run` waits.
@@ -187,7 +206,7 @@ fn auto_plans_on_the_gpu_only_what_the_cpu_cannot_cull() {
 #[test]
 fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
     let gpu = Gpu::new();
-    let writer = InstanceWriter::new(&gpu.ctx, INSTANCES, 50, 0.35);
+    let writer = writer(&gpu);
     let (scene, draws) = draws(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);

@@ -30,6 +30,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("billboard_lit.frag", shaderc::ShaderKind::Fragment, "host"),
     ("billboard_pick.frag", shaderc::ShaderKind::Fragment, "host"),
     ("billboard_pick_detail.frag", shaderc::ShaderKind::Fragment, "host"),
+    ("instance_motion.comp", shaderc::ShaderKind::Compute, "host"),
 ];
 
 pub fn workspace_root() -> PathBuf {

@@ -21,6 +21,11 @@ fn small_benchmark_runs_with_full_parity() {
         assert!(m == n && n >= 1000, "{s}");
         assert!(s["gpu_ms"]["lit main pass"].as_f64().unwrap() > 0.0);
     }
+    let planning = report["gpu_planning"].as_array().unwrap();
+    assert_eq!(planning.len(), 1, "GPU planning is measured on the instance field");
+    let [m, n] = [0, 1].map(|i| planning[0]["parity"][i].as_u64().unwrap());
+    assert!(m == n && n > 0, "GPU-planned answers equal the CPU-known ones: {}", planning[0]);
+    assert!(planning[0]["gpu_ms"]["GPU-written, GPU planner: 16 points"].as_f64().unwrap() > 0.0);
     let memory = report["memory"].as_array().unwrap();
     assert_eq!(memory[0]["bytes_1x1"], memory[0]["bytes_3840x2160"], "pick memory does not grow with the view");
     let latency = report["latency"].as_array().unwrap();

@@ -9,18 +9,19 @@
 mod chart;
 mod cpu_bvh;
 mod deform;
+mod gpu_planning;
 mod gpu_timing;
 mod heap;
 mod hooks;
 mod latency;
+mod memory;
 mod parity;
 mod queries;
 mod result_paths;
 mod scenes;
 
 use glam::UVec2;
-use picking_vk::debug::IdImage;
-use picking_vk::{PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{PickRequest, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use scenes::{BenchScene, MeshSpec, SceneSpec};
 use serde_json::json;
@@ -153,6 +154,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     // GPU results: usable by the host's next pass once the pick and its results pass ran.
     let mut gpu_results_latency_us = None;
     let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
+    let mut planning = vec![];
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
         let settle = || gpu_timing::settle_clocks(&ctx, &scene, cfg.size, cfg.settle_ms);
@@ -242,6 +244,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             q.cpu_us[3],
             q.cpu_reduce_us
         ));
+        if spec.instanced {
+            settle()?;
+            let gp = gpu_planning::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 600 + k as u64)?;
+            all_parity_ok &= gp.parity.0 == gp.parity.1;
+            planning.push((gp.line(spec.name), gp.json(spec.name)));
+        }
         settle()?;
         let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
         path_lines.push(paths.line(spec.name));
@@ -299,6 +307,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         println!("{l}");
     }
     println!();
+    println!("GPU planning: the field's instances known to the CPU (CPU planner) against the same transforms written each frame by a host compute pass (GPU planner; CPU planner unculled), GPU ms, ratios, CPU µs of recording, GPU-planned answers equal to the CPU-known ones:");
+    println!("{}", gpu_planning::HEADER);
+    for (line, _) in &planning {
+        println!("{line}");
+    }
+    println!();
     println!("GPU results and snapping, GPU µs (timestamps) without / with PickerConfig::gpu_results, side by side in the same frames; CPU µs:");
     println!("{}", result_paths::HEADER);
     for l in &path_lines {
@@ -350,47 +364,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
         println!("{l}");
     }
 
-    // Memory: the picker holds the same bytes whatever the view size.
-    // SAFETY: the context outlives the picker.
-    let picker = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(2)) }.map_err(|e| e.to_string())?;
-    let memory = picker.memory();
-    let pm = memory.total();
-    drop(picker);
-    // SAFETY: as above.
-    let sets = unsafe { Picker::new(ctx.host_device(), PickerConfig::default().with_frames_in_flight(2).with_max_queries(17)) }.map_err(|e| e.to_string())?;
-    let set_memory = sets.memory();
-    drop(sets);
-    let hover_only = PickerConfig::default().with_frames_in_flight(2).with_max_queries(1).with_max_radius(0).with_rect_entries(0).with_batch_rows(32);
-    // SAFETY: as above.
-    let hover = unsafe { Picker::new(ctx.host_device(), hover_only) }.map_err(|e| e.to_string())?;
-    let hover_memory = hover.memory();
-    drop(hover);
-    println!();
-    println!("| approach (2 frames in flight) | 1x1 | 1920x1080 | 3840x2160 |");
-    println!("|---|---|---|---|");
-    let mut memory_rows = vec![];
-    let sizes = [(1u32, 1u32), (1920, 1080), (3840, 2160)];
-    let mut full_size = vec![];
-    for &(sw, sh) in &sizes {
-        // SAFETY: the device is live.
-        let att = unsafe { IdImage::attachment_bytes_for(&ctx.device, sw, sh) }.map_err(|e| e.to_string())?;
-        full_size.push(att);
-    }
-    let rows: [(&str, Vec<u64>); 5] = [
-        ("picker, hover only (max_queries 1, max_radius 0, rect_entries 0, 32 batch rows)", vec![hover_memory.total(); 3]),
-        ("picker, default config (16 query cells, 256x256 rectangle tile and table, staging ring, batch rows)", vec![pm; 3]),
-        ("picker for 16 points + one 256x256 rectangle a frame (max_queries 17)", vec![set_memory.total(); 3]),
-        ("full-size target, scissored (+ 1 texel staging)", full_size.iter().map(|a| a + 20).collect()),
-        ("full-resolution ID pass (+ full readback)", full_size.iter().zip(sizes).map(|(a, (sw, sh))| a + u64::from(sw) * u64::from(sh) * 20).collect()),
-    ];
-    for (name, bytes) in &rows {
-        println!("| {name} | {} | {} | {} |", fmt_bytes(bytes[0]), fmt_bytes(bytes[1]), fmt_bytes(bytes[2]));
-        memory_rows.push(json!({"approach": name, "bytes_1x1": bytes[0], "bytes_1920x1080": bytes[1], "bytes_3840x2160": bytes[2]}));
-    }
-    println!(
-        "picker: query cells {} B, rectangle tile and table {} B, staging {} B, batch rows {} B (none without multiDrawIndirect)",
-        memory.attachments, memory.rectangles, memory.staging, memory.draw_batches
-    );
+    let memory_rows = memory::table(&ctx)?;
 
     println!();
     println!("| frames in flight | pick-to-result latency (frames) | pick-to-result latency (µs, median) | p99 µs |");
@@ -415,7 +389,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "same_frame": sf_rows, "hooks": hook_rows, "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "same_frame": sf_rows, "hooks": hook_rows, "gpu_planning": planning.iter().map(|p| &p.1).collect::<Vec<_>>(), "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[

@@ -1,0 +1,200 @@
+//! GPU planning on the instance field, side by side in the same frames (timestamp queries, a
+//! full barrier between sets): the field's instances known to the CPU (as vertex attributes
+//! with a CPU copy of their transforms: the CPU planner culls them) against the same
+//! transforms written each frame by a host compute pass into a storage buffer the picker
+//! reads (no CPU copy: the GPU planner culls them, the CPU planner must draw them all). Sets:
+//! one point, 16 points and the whole-view `Visible` rectangle, and the full-resolution ID
+//! pass. CPU: recording each set. Parity: every GPU-planned answer against the CPU-known one.
+
+use crate::gpu_timing::{camera, full_barrier, median};
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::config::Planner;
+use picking_vk::debug::{IdCopy, IdImage};
+use picking_vk::draw::{BufferRange, InstanceBinding, Instances};
+use picking_vk::{FrameResults, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Viewport};
+use picking_vk_context::VulkanContext;
+use picking_vk_host::InstanceMotion;
+use serde_json::json;
+use std::time::Instant;
+
+/// The timed sets: (instances, planner, queries); then the full-resolution ID pass.
+pub const SETS: [&str; 7] = [
+    "CPU-known, CPU planner: point",
+    "CPU-known, CPU planner: 16 points",
+    "CPU-known, CPU planner: whole view",
+    "GPU-written, GPU planner: point",
+    "GPU-written, GPU planner: 16 points",
+    "GPU-written, GPU planner: whole view",
+    "GPU-written, CPU planner (unculled): point",
+];
+
+pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
+pub struct PlanningTimings {
+    /// Median GPU ms per set (`SETS` order), then the full-resolution ID pass.
+    pub gpu_ms: [f64; 8],
+    /// Median CPU µs recording each set.
+    pub cpu_us: [f64; 7],
+    /// Median instances the GPU plan drew for the point set.
+    pub survivors: f64,
+    /// GPU-planned answers equal to the CPU-known ones, of those compared.
+    pub parity: (usize, usize),
+}
+
+/// What must agree: each pick's hit (object, instance, depth), each rectangle's objects.
+fn answers(results: &FrameResults) -> Vec<String> {
+    let key = |r: &QueryResult| match r {
+        QueryResult::Rect(rect) => format!("{:?}", rect.objects),
+        other => format!("{:?}", other.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id, h.instance, h.depth))),
+    };
+    results.results.iter().map(key).collect()
+}
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<PlanningTimings, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    let known = &scene.gpu.pick_draws;
+    // The host's pass writes the field's transforms every frame (unmoved: the CPU-known
+    // field is the reference).
+    let motion = InstanceMotion::new(ctx, &scene.transforms, 0.0).map_err(|x| e(&x))?;
+    let range = BufferRange { buffer: motion.transforms.buffer, offset: 0, size: motion.transforms.size };
+    let mut written =
+        known[0].clone().with_instance_binding(InstanceBinding::StorageBuffer).with_instances(Instances { range, stride: 64, first: 0, count: motion.count() });
+    written.instance_transforms = None;
+    let written = [written];
+    let picker = |planner: Planner, whole_view: bool| {
+        // The whole view draws up to every instance: table entries and commands for them all.
+        let (entries, commands) = if whole_view { (1 << 18, 1 << 18) } else { (4096, 16_384) };
+        let config = PickerConfig::default().with_frames_in_flight(1).with_rect_entries(entries).with_planner(planner).with_gpu_plan_capacity(64, commands);
+        // SAFETY: the context's handles belong together and outlive the picker.
+        unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
+    };
+    let mut pickers = vec![];
+    for (k, planner) in [Planner::Cpu, Planner::Cpu, Planner::Cpu, Planner::Auto, Planner::Auto, Planner::Auto, Planner::Cpu].into_iter().enumerate() {
+        pickers.push(picker(planner, k % 3 == 2 && k < 6)?);
+    }
+    let mut warm_up = picker(Planner::Auto, false)?;
+    // SAFETY: as above.
+    let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
+    // SAFETY: plain query pool creation.
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(9), None) }.map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (mut gpu, mut cpu): ([Vec<f64>; 8], [Vec<f64>; 7]) = Default::default();
+    let (mut survivors, mut parity) = (vec![], (0, 0));
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
+    let written_request = request.with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
+    for frame in 0..warmup + frames {
+        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+        let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
+        let view = vec![PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(w, h)), mode: RectMode::Visible }];
+        let sets = [vec![PickQuery::Point(pixel)], points, view];
+        let mut record_us = [0.0; 7];
+        ctx.run_once(|cmd| -> Result<(), String> {
+            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
+            // buffers, the motion pass and the targets outlive the wait in `run_once`.
+            unsafe {
+                motion.record(cmd, frame as f32);
+                warm_up.record(cmd, 0, &written_request, &[PickQuery::Point(pixel)], &written).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_reset_query_pool(cmd, pool, 0, 9);
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+                for (k, picker) in pickers.iter_mut().enumerate() {
+                    let t = Instant::now();
+                    match k {
+                        0..3 => picker.record(cmd, 0, &request, &sets[k], known),
+                        _ => picker.record(cmd, 0, &written_request, &sets[k % 3], &written),
+                    }
+                    .map_err(|x| e(&x))?;
+                    record_us[k] = t.elapsed().as_secs_f64() * 1e6;
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, k as u32 + 1);
+                }
+                ids.record(cmd, &request, known, None, IdCopy::Nothing).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 8);
+            }
+            Ok(())
+        })
+        .map_err(|x| e(&x))??;
+        warm_up.cancel(0).map_err(|x| e(&x))?;
+        let mut results = vec![];
+        for picker in &mut pickers {
+            // SAFETY: `run_once` waited for the frame.
+            results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
+        }
+        let mut t = [0u64; 9];
+        // SAFETY: the frame completed; every query was written.
+        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        for k in 0..3 {
+            let (want, got) = (answers(&results[k]), answers(&results[k + 3]));
+            parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
+            parity.1 += want.len();
+        }
+        if frame >= warmup {
+            for (k, samples) in gpu.iter_mut().enumerate() {
+                samples.push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
+            }
+            for (k, samples) in cpu.iter_mut().enumerate() {
+                samples.push(record_us[k]);
+            }
+            let stats = results[3].results[0].pick().and_then(|p| p.stats.gpu_plan);
+            survivors.push(stats.map_or(f64::NAN, |s| s.survivors as f64));
+        }
+    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    Ok(PlanningTimings {
+        gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
+        cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
+        survivors: median(&mut survivors),
+        parity,
+    })
+}
+
+impl PlanningTimings {
+    pub fn line(&self, scene: &str) -> String {
+        let (g, c) = (&self.gpu_ms, &self.cpu_us);
+        format!(
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {}/{} |",
+            g[0],
+            g[1],
+            g[2],
+            g[3],
+            g[4],
+            g[5],
+            g[6],
+            g[7],
+            g[3] / g[0],
+            g[6] / g[0],
+            g[4] / g[3],
+            g[2] / g[7],
+            g[5] / g[7],
+            c[0],
+            c[1],
+            c[3],
+            c[4],
+            c[4] / c[3],
+            self.survivors,
+            self.parity.0,
+            self.parity.1
+        )
+    }
+
+    pub fn json(&self, scene: &str) -> serde_json::Value {
+        let mut gpu: serde_json::Map<_, _> = SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect();
+        gpu.insert("full-res ID pass".into(), json!(self.gpu_ms[7]));
+        json!({
+            "scene": scene,
+            "gpu_ms": gpu,
+            "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "survivors_per_point": self.survivors,
+            "parity": [self.parity.0, self.parity.1],
+        })
+    }
+}
