@@ -22,11 +22,19 @@ const INSTANCES: u32 = 2000;
 /// The instances a host's compute pass moves each frame: a grid of 50 columns, 0.35 apart,
 /// each spun and scaled its own way, at depths that differ per instance.
 fn writer(gpu: &Gpu) -> InstanceMotion {
+    InstanceMotion::new(&gpu.ctx, &grid(INSTANCES, |i| i), 0.4 * 0.35).expect("instance motion")
+}
+
+/// `count` transforms, instance `i` at grid place `place(i)` (rows of 50 around the view's
+/// centre).
+fn grid(count: u32, place: impl Fn(u32) -> u32) -> Vec<Mat4> {
     let spacing = 0.35;
-    let base: Vec<Mat4> = (0..INSTANCES)
+    let rows = (place(count - 1) / 50 + 1) as f32;
+    (0..count)
+        .map(place)
         .map(|i| {
             let fi = i as f32;
-            let cell = Vec3::new((i % 50) as f32 - 25.0, (i / 50) as f32 - 20.0, 0.0) * spacing;
+            let cell = Vec3::new((i % 50) as f32 - 25.0, (i / 50) as f32 - rows / 2.0, 0.0) * spacing;
             let scale = spacing * (0.3 + 0.2 * (fi * 2.3).sin());
             Mat4::from_scale_rotation_translation(
                 Vec3::splat(scale),
@@ -34,18 +42,23 @@ fn writer(gpu: &Gpu) -> InstanceMotion {
                 cell + Vec3::new(0.0, 0.0, -9.0 - 2.0 * (fi * 1.7).sin()),
             )
         })
-        .collect();
-    InstanceMotion::new(&gpu.ctx, &base, 0.4 * spacing).expect("instance motion")
+        .collect()
 }
 
-/// Two draws over the writer's buffer: an indexed sphere over every instance and an unindexed
-/// box, shifted, over a later part of it. Neither has a CPU copy of its transforms.
+/// Two draws over the writer's buffer, an indexed sphere over every instance and an unindexed
+/// box, shifted, over its last two fifths (neither has a CPU copy of its transforms), then two
+/// plain spheres.
 fn draws(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
     let mut scene = Scene::default();
     scene.meshes.push(Mesh::sphere(6, 10));
     scene.meshes.push(Mesh::cuboid(Vec3::new(0.8, 0.5, 0.6)).unindexed());
     scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
     scene.objects.push(Object::new(2, 1, Mat4::from_translation(Vec3::new(0.37, 0.21, 0.5))));
+    // Two plain spheres in front, drawn after the planned draws: batched runs are plain
+    // indirect draws, which must not inherit a planned pair's count (lavapipe keeps it).
+    for (id, x) in [(3, -1.0), (4, 1.2)] {
+        scene.objects.push(Object::new(id, 0, Mat4::from_translation(Vec3::new(x, 0.3, -6.0)) * Mat4::from_scale(Vec3::splat(0.7))));
+    }
     let uploaded = scene.upload(&gpu.ctx);
     let range = BufferRange { buffer: writer.transforms.buffer, offset: 0, size: writer.transforms.size };
     let storage = |draw: &PickDraw, first: u32, count: u32| {
@@ -54,13 +67,15 @@ fn draws(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuSce
         assert!(d.bounds.is_some(), "the draws have local bounds");
         d
     };
-    let draws = vec![storage(&uploaded.draws[0], 0, INSTANCES), storage(&uploaded.draws[1], 1200, 700)];
+    let n = writer.count();
+    let draws =
+        vec![storage(&uploaded.draws[0], 0, n), storage(&uploaded.draws[1], n / 5 * 3, n - n / 5 * 3), uploaded.draws[2].clone(), uploaded.draws[3].clone()];
     (uploaded, draws)
 }
 
 /// Six covered pixels and five random ones as points, four radius queries, a rectangle of
-/// visible objects (2 x 2 tiles) and one of everything (never GPU-planned: select-through
-/// counts every fragment).
+/// visible objects (2 x 2 tiles) and one of everything (select-through: every fragment
+/// counts, so an instance drawn twice would show).
 fn queries(covered: &[UVec2], seed: u64) -> Vec<PickQuery> {
     let random = random_pixels(seed, 9, W, H);
     let mut q: Vec<PickQuery> = covered.iter().take(6).chain(&random[..5]).map(|&p| PickQuery::Point(p)).collect();
@@ -128,8 +143,8 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
-    // Per slot (two by default): 216 bytes a pair, 20 a command; nothing per draw or instance.
-    let planner_bytes = 2 * (128 * 216 + 16_384 * 20);
+    // Per slot (two by default): 228 bytes a pair, 20 a command; nothing per draw or instance.
+    let planner_bytes = 2 * (128 * 228 + 16_384 * 20);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -150,9 +165,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
                 continue;
             }
             let stats = stats.expect("the GPU planned the storage instances");
-            // Per point and radius query and per tile of the visible rectangle, a pair per
-            // range: the spheres' three, the boxes' one.
-            assert_eq!(stats.ranges, (15 + 4) * 4, "frame {f}: {stats:?}");
+            // Per point and radius query and per rectangle tile (four of the visible one, one
+            // of the other), a pair per range: the spheres' three, the boxes' one.
+            assert_eq!(stats.ranges, (15 + 4 + 1) * 4, "frame {f}: {stats:?}");
             assert_eq!(stats.fallbacks, 0, "frame {f}: the default bound holds this set: {stats:?}");
             assert!(stats.survivors > 0 && stats.survivors * 20 < stats.instances_tested, "frame {f}: the pass culls most instances: {stats:?}");
         }
@@ -231,5 +246,35 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
     }
     assert!(fallbacks > 0, "some pair overflowed its one command");
     drop((bounded, unculled, scene, writer));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn instances_at_the_same_place_answer_as_drawn_in_order() {
+    // Instances 2k and 2k + 1 stand at exactly the same place (the pass writes them unmoved):
+    // every covered pixel is a depth tie between two instances, which only the order of
+    // drawing decides (the first drawn wins a LESS test). The GPU plan draws its survivors in
+    // instance order, as the host's draw and the unculled pass do.
+    let gpu = Gpu::new();
+    let writer = InstanceMotion::new(&gpu.ctx, &grid(1200, |i| i / 2), 0.0).expect("instance motion");
+    let (scene, draws) = draws(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    // SAFETY: recording outside a render pass; `run` waits.
+    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
+    let covered = gpu.covered_pixels(&request, &draws, 5);
+    let queries = queries(&covered, 77);
+    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, 0.0);
+    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
+    assert_eq!(answers(&got), answers(&want));
+    let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
+    assert!(stats.survivors > 0 && stats.fallbacks == 0, "{stats:?}");
+    // The first of each pair wins (both instanced draws start at an even instance).
+    let hits: Vec<u32> = hit_instances(&got).into_iter().filter_map(|(_, i)| i).collect();
+    assert!(hits.len() >= 4 && hits.iter().all(|i| i % 2 == 0), "{hits:?}");
+    drop((gpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }

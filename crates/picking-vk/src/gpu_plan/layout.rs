@@ -7,11 +7,14 @@ pub(crate) const JOB_WORDS: u32 = 48;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
+/// Words of a pair's counters: claimed command slots, finished workgroups, the draw count,
+/// and u32::MAX (the count of the fallback's draw).
+pub(crate) const COUNTER_WORDS: u32 = 4;
 
 /// Job words (see the shader): the draw's model-view-projection (16), its local box (min 3,
 /// max 3), the region's first and last pixel centres (4), the padding in pixels, the host's
-/// viewport (x, y, width, height), the first instance and how many, the word of the survivor
-/// count, the word of the first command, the commands' capacity, the word of the fallback
+/// viewport (x, y, width, height), the first instance and how many, the word of the pair's
+/// counters, the word of its first command, the commands' capacity, the word of the fallback
 /// command, then the command template (count, first index or vertex, vertex offset, indexed).
 pub(crate) mod job {
     pub const MVP: usize = 0;
@@ -22,11 +25,18 @@ pub(crate) mod job {
     pub const VIEWPORT: usize = 27;
     pub const FIRST_INSTANCE: usize = 31;
     pub const INSTANCES: usize = 32;
-    pub const COUNT_WORD: usize = 33;
+    pub const COUNTERS: usize = 33;
     pub const COMMANDS_WORD: usize = 34;
     pub const CAPACITY: usize = 35;
     pub const FALLBACK_WORD: usize = 36;
     pub const TEMPLATE: usize = 37;
+}
+
+/// The counters' words, from a pair's first.
+pub(crate) mod counter {
+    pub const CLAIMED: u32 = 0;
+    pub const DRAWN: u32 = 2;
+    pub const ALL: u32 = 3;
 }
 
 /// The sizes of a slot's plan buffer, from the configuration.
@@ -39,25 +49,36 @@ pub(crate) struct PlanLayout {
 }
 
 impl PlanLayout {
-    /// The word of pair `p`'s survivor count.
-    pub fn count_word(&self, p: u32) -> u32 {
-        self.pairs * JOB_WORDS + p
+    /// The word of pair `p`'s first counter.
+    pub fn counters_word(&self, p: u32) -> u32 {
+        self.pairs * JOB_WORDS + p * COUNTER_WORDS
     }
 
     /// The word of pair `p`'s fallback command.
     pub fn fallback_word(&self, p: u32) -> u32 {
-        self.pairs * (JOB_WORDS + 1) + p * COMMAND_WORDS
+        self.pairs * (JOB_WORDS + COUNTER_WORDS) + p * COMMAND_WORDS
     }
 
     /// The word of command `c` (of all the frame's pairs).
     pub fn command_word(&self, c: u32) -> u32 {
-        self.pairs * (JOB_WORDS + 1 + COMMAND_WORDS) + c * COMMAND_WORDS
+        self.pairs * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + c * COMMAND_WORDS
     }
 
     /// Bytes of one slot's buffer.
     pub fn bytes(&self) -> u64 {
         4 * u64::from(self.command_word(self.commands))
     }
+}
+
+/// The most instances the cull pass's last workgroup sorts in shared memory: the largest
+/// power of two (at most 8192) whose keys fit `max_shared_bytes` beside a word; more are
+/// sorted in the plan buffer (slower, the same order).
+pub(crate) fn sort_capacity(max_shared_bytes: u32) -> u32 {
+    let mut capacity = 8192;
+    while capacity > 256 && 4 * capacity + 4 > max_shared_bytes {
+        capacity /= 2;
+    }
+    capacity
 }
 
 #[cfg(test)]
@@ -67,12 +88,23 @@ mod tests {
     #[test]
     fn regions_follow_one_another_without_overlap() {
         let l = PlanLayout { pairs: 3, commands: 10 };
-        assert_eq!(l.count_word(0), 3 * JOB_WORDS);
-        assert_eq!(l.fallback_word(0), l.count_word(3));
+        assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
+        assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
-        assert_eq!(l.bytes(), 4 * u64::from(l.command_word(0) + 10 * COMMAND_WORDS));
-        // The shader's constant and the job's last word.
+        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS));
+        // The shader's constants and the job's last word.
         assert!(job::TEMPLATE + 4 <= JOB_WORDS as usize);
-        assert!(include_str!("../../../../shaders/pick_cull.comp").contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
+        let shader = include_str!("../../../../shaders/pick_cull.comp");
+        assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
+        assert!(shader.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
+        assert!(shader.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
+    }
+
+    #[test]
+    fn the_sort_fits_the_shared_memory() {
+        // Vulkan's minimum (16 KiB), lavapipe's and NVIDIA's.
+        assert_eq!(sort_capacity(16_384), 2048);
+        assert_eq!(sort_capacity(32_768), 4096);
+        assert_eq!(sort_capacity(49_152), 8192);
     }
 }

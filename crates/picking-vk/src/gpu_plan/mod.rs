@@ -17,10 +17,10 @@ use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
 use crate::pass::pipeline::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use layout::PlanLayout;
+use layout::{sort_capacity, PlanLayout};
 
 /// Threads of a cull workgroup (the shader's `local_size_x`).
-pub(crate) const CULL_GROUP: u32 = 64;
+pub(crate) const CULL_GROUP: u32 = 256;
 /// A range that no pair takes: recorded as the CPU planned it.
 pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
@@ -80,8 +80,15 @@ pub(crate) struct GpuPlanKit {
 impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
     /// has such memory: recording writes the jobs straight into it) and the cull pipeline,
-    /// whose set 1 is the picker's instance storage set.
-    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
+    /// whose set 1 is the picker's instance storage set and whose sort takes the device's
+    /// `max_shared_bytes` (`maxComputeSharedMemorySize`).
+    pub fn new(
+        memory: &Memory,
+        layout: PlanLayout,
+        slots: usize,
+        instance_set_layout: vk::DescriptorSetLayout,
+        max_shared_bytes: u32,
+    ) -> Result<Self, PickError> {
         let device = &memory.device;
         let binding = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)
@@ -118,7 +125,8 @@ impl GpuPlanKit {
             made.push((buffer, set));
         }
         let sets = [set_layout.handle, instance_set_layout];
-        let (pipeline, pipeline_layout, module) = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan")?;
+        let (pipeline, pipeline_layout, module) =
+            compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[sort_capacity(max_shared_bytes)]), "pick_cull.comp", "gpu plan")?;
         Ok(GpuPlanKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
     }
 

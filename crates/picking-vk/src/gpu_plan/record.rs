@@ -2,6 +2,7 @@
 //! indirect reads through the staging slot's first barrier, and the slot's last barrier
 //! orders the frame's uses of the plan buffer before the next frame's cull pass.
 
+use super::layout::counter;
 use super::{CullDispatch, GpuPlanKit, CULL_GROUP};
 use crate::readback::JoinedBarrier;
 use crate::resolve::result::GpuPlanStats;
@@ -75,7 +76,7 @@ impl GpuPlanKit {
         let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
         if let Some(words) = self.words_mut(slot) {
             for p in 0..pairs {
-                planned.survivors += u64::from(words[layout.count_word(p) as usize]);
+                planned.survivors += u64::from(words[(layout.counters_word(p) + counter::CLAIMED) as usize]);
                 planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0);
             }
         }

@@ -106,7 +106,7 @@ pub struct PickerConfig {
     /// Which planner culls the draws of a query set (default [`Planner::Auto`]).
     pub planner: Planner,
     /// Pairs of a point or radius query and an instance range of a GPU-planned draw that one
-    /// frame may cull on the GPU (default 64, at most 65,535): 216 bytes each per slot. Pairs
+    /// frame may cull on the GPU (default 64, at most 65,535): 228 bytes each per slot. Pairs
     /// past it are drawn as the CPU planned them (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Surviving instances one frame's GPU-planned pairs may draw, shared equally among the

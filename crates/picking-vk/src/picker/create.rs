@@ -82,7 +82,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
-        let gpu_plan = gpu_plan_kit(&memory, &config, host.features, kit.instance_sets.layout.handle)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, &limits), kit.instance_sets.layout.handle)?;
         // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
         let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
@@ -219,7 +219,7 @@ fn gpu_results_kit(
 fn gpu_plan_kit(
     memory: &Memory,
     config: &PickerConfig,
-    features: PickFeatures,
+    (features, limits): (PickFeatures, &vk::PhysicalDeviceLimits),
     instance_sets: vk::DescriptorSetLayout,
 ) -> Result<Option<GpuPlanKit>, PickError> {
     if config.planner == Planner::Cpu || !config.culling {
@@ -245,7 +245,7 @@ fn gpu_plan_kit(
         return Err(PickError::Unsupported { missing });
     }
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands };
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, limits.max_compute_shared_memory_size)?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.

@@ -5,14 +5,14 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{job, PlanLayout, COMMAND_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{job, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::CullInput;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
 use crate::plan::PlanEntry;
 use crate::record::push::storage_words;
 use crate::record::storage_set_buffers;
 use crate::request::camera::CameraSnapshot;
-use crate::request::query::{PixelRect, RectMode};
+use crate::request::query::PixelRect;
 use crate::request::viewport::Viewport;
 use crate::resolve::result::GpuPlanStats;
 use glam::UVec2;
@@ -60,7 +60,7 @@ fn owned_parts(start: u32, count: u32, owned: &[(u32, u32)]) -> impl Iterator<It
 
 impl FramePairs {
     /// Takes the instance ranges of the planned draws that `eligible` accepts in the point
-    /// and radius queries and in the tiles of `Visible` rectangles, up to `layout.pairs` pairs
+    /// and radius queries and in the rectangles' tiles, up to `layout.pairs` pairs
     /// (in query order; the rest stay as the CPU planned them), groups them by draw, and
     /// shares the commands among them (each at most its instances and `max_draw_count`).
     pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
@@ -72,7 +72,7 @@ impl FramePairs {
             let (region, span) = match query {
                 QueryLayout::Point { pixel, plan: Some(plan), .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, plan),
                 QueryLayout::Radius { region, plan, .. } => (*region, plan),
-                QueryLayout::Rect { mode: RectMode::Visible, plan, tiles, .. } => {
+                QueryLayout::Rect { plan, tiles, .. } => {
                     for tile in &frame.tiles[tiles.clone()] {
                         let region = PixelRect { min: tile.first, max: tile.first + tile.size };
                         for entry in plans.entries[tile.plan.clone()].iter().filter(|e| eligible(e)) {
@@ -90,8 +90,7 @@ impl FramePairs {
                     }
                     continue;
                 }
-                // Select-through counts every fragment: a fallback's second drawing would count twice.
-                QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
+                QueryLayout::Point { plan: None, .. } => continue,
             };
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 for range in ranges_of(entry) {
@@ -191,14 +190,15 @@ impl FramePairs {
             floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
             j[job::FIRST_INSTANCE] = first_instance;
             j[job::INSTANCES] = count;
-            j[job::COUNT_WORD] = layout.count_word(pair);
+            j[job::COUNTERS] = layout.counters_word(pair);
             j[job::COMMANDS_WORD] = layout.command_word(commands.first);
             j[job::CAPACITY] = commands.capacity;
             j[job::FALLBACK_WORD] = layout.fallback_word(pair);
             j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
-            words[layout.count_word(pair) as usize] = 0;
+            let c = layout.counters_word(pair) as usize;
+            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, u32::MAX]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
         }

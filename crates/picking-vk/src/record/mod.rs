@@ -12,6 +12,7 @@ mod view;
 
 use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
+use crate::gpu_plan::layout::counter;
 use crate::gpu_plan::{GpuPlanned, NO_PAIR};
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::ignore::Admission;
@@ -398,9 +399,9 @@ impl<'a> PassRecording<'a> {
         }
     }
 
-    /// Draws pair `pair` of the GPU plan: its surviving instances' commands (as many as the
-    /// cull pass counted, at most its capacity), then its fallback command (no instances
-    /// unless the survivors overflowed the capacity).
+    /// Draws pair `pair` of the GPU plan: its surviving instances' commands, in instance order
+    /// (as many as the cull pass counted; none when they overflowed its capacity), then its
+    /// fallback command (the whole range when they overflowed, else no instances).
     ///
     /// # Safety
     /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
@@ -410,20 +411,25 @@ impl<'a> PassRecording<'a> {
         let Some(commands) = plan.commands.get(pair as usize) else { return };
         let stride = 4 * crate::gpu_plan::layout::COMMAND_WORDS;
         let first = 4 * u64::from(plan.layout.command_word(commands.first));
-        let (count, fallback) = (4 * u64::from(plan.layout.count_word(pair)), 4 * u64::from(plan.layout.fallback_word(pair)));
-        // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
-        unsafe {
-            match (indexed, commands.capacity > 0) {
-                (true, true) => d.cmd_draw_indexed_indirect_count(cmd, buffer, first, buffer, count, commands.capacity, stride),
-                (false, true) => d.cmd_draw_indirect_count(cmd, buffer, first, buffer, count, commands.capacity, stride),
-                _ => {}
+        let counters = plan.layout.counters_word(pair);
+        let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
+        let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
+        // The fallback is a count draw too, of a count of u32::MAX (so its one command): lavapipe
+        // (Mesa 25.0) keeps the last count draw's count for later plain indirect draws (batch
+        // runs, the host's own), which a count of 0 would empty.
+        let draw = |offset, count, max| {
+            // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
+            unsafe {
+                match indexed {
+                    true => d.cmd_draw_indexed_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
+                    false => d.cmd_draw_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
+                }
             }
-            if indexed {
-                d.cmd_draw_indexed_indirect(cmd, buffer, fallback, 1, stride);
-            } else {
-                d.cmd_draw_indirect(cmd, buffer, fallback, 1, stride);
-            }
+        };
+        if commands.capacity > 0 {
+            draw(first, drawn, commands.capacity);
         }
+        draw(fallback, all, 1);
     }
 
     /// Records the host's indirect commands of one draw.
