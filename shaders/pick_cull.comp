@@ -1,22 +1,15 @@
 #version 450
 // GPU planning (crates/picking-vk/src/gpu_plan): culls the instances of a draw whose
 // transforms live in the host's storage buffer against the pixel regions of a frame's queries
-// and writes one indirect command per surviving instance, in instance order. A row of
+// and writes one indirect command per surviving instance into a slot it claims. A row of
 // workgroups per pair (one query region and one instance range of the draw), a thread per
-// instance. Survivors claim command slots in any order; the row's last workgroup to finish
-// sorts the claimed commands by instance (so the pick draws them in the order the host's draw
-// would: depth ties resolve as without culling) and writes the draw count, or on overflow a
-// draw count of 0 and the fallback command's instance count (the whole range, in order).
-// A pair's job, written by the CPU while recording, lies at `pair * JOB_WORDS` of the slot's
-// plan buffer (crates/picking-vk/src/gpu_plan/layout.rs names the words).
+// instance. Slots are claimed in any order: shaders/pick_cull_finish.comp, after a barrier,
+// puts the commands in instance order and writes the draw count (or, on overflow, the
+// fallback). A pair's job, written by the CPU while recording, lies at `pair * JOB_WORDS` of
+// the slot's plan buffer (crates/picking-vk/src/gpu_plan/layout.rs names the words).
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x = 256) in;
-const uint GROUP = 256u;
-
-// Instances the last workgroup sorts in shared memory (a power of two the device's shared
-// memory holds); more are sorted in the plan buffer itself.
-layout(constant_id = 0) const uint SORT_CAPACITY = 2048u;
+layout(local_size_x = 64) in;
 
 layout(push_constant) uniform CullPush {
     uvec4 storage; // as instance_storage.glsl: (base word, stride in words, rows, unused)
@@ -26,20 +19,13 @@ layout(push_constant) uniform CullPush {
 #define PICK_STORAGE_SET 1
 #include "instance_storage.glsl"
 
-// Coherent: the row's last workgroup reads what the others wrote.
-layout(std430, set = 0, binding = 0) coherent buffer PlanWords {
+layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
 const uint JOB_WORDS = 48u;
-// A pair's counters, from its job's COUNTERS word: claimed slots, finished workgroups, the
-// draw count the pick reads.
+// A pair's counters, from its job's COUNTERS word: the first counts claimed slots.
 const uint CLAIMED = 0u;
-const uint FINISHED = 1u;
-const uint DRAWN = 2u;
-
-shared uint keys[SORT_CAPACITY];
-shared uint shared_word;
 
 float job_float(uint at) {
     return uintBitsToFloat(plan.words[at]);
@@ -120,117 +106,15 @@ void claim(uint job, uint instance) {
     }
 }
 
-// Orders keys[a] <= keys[b] (shared) or the commands' instance words (in the buffer; b past
-// `count` holds +infinity: nothing to do).
-void order_shared(uint a, uint b) {
-    uint x = keys[a];
-    uint y = keys[b];
-    if (x > y) {
-        keys[a] = y;
-        keys[b] = x;
-    }
-}
-
-void order_buffer(uint words_at, uint count, uint a, uint b) {
-    if (b >= count) {
-        return;
-    }
-    uint x = plan.words[words_at + 5u * a];
-    uint y = plan.words[words_at + 5u * b];
-    if (x > y) {
-        plan.words[words_at + 5u * a] = y;
-        plan.words[words_at + 5u * b] = x;
-    }
-}
-
-// Sorts the `count` claimed commands' instance words ascending (a bitonic network of
-// ascending comparisons over the next power of two: a flip, then half-cleaners).
-void sort_commands(uint words_at, uint count) {
-    uint n = 1u;
-    while (n < count) {
-        n <<= 1u;
-    }
-    bool in_shared = n <= SORT_CAPACITY;
-    uint lid = gl_LocalInvocationID.x;
-    if (in_shared) {
-        for (uint i = lid; i < n; i += GROUP) {
-            keys[i] = i < count ? plan.words[words_at + 5u * i] : 0xFFFFFFFFu;
-        }
-        barrier();
-    }
-    for (uint size = 2u; size <= n; size <<= 1u) {
-        for (uint step = size >> 1u; step > 0u; step >>= 1u) {
-            for (uint i = lid; i < n / 2u; i += GROUP) {
-                uint block = i / step;
-                uint offset = i % step;
-                uint a = block * 2u * step + offset;
-                // The first step of each size flips (compares mirrored positions).
-                uint b = step == size >> 1u ? a + 2u * (step - offset) - 1u : a + step;
-                if (in_shared) {
-                    order_shared(a, b);
-                } else {
-                    order_buffer(words_at, count, a, b);
-                }
-            }
-            memoryBarrierBuffer();
-            barrier();
-        }
-    }
-    if (in_shared) {
-        for (uint i = lid; i < count; i += GROUP) {
-            plan.words[words_at + 5u * i] = keys[i];
-        }
-    }
-}
-
-// The row's last workgroup: sorts the claimed commands and writes the draw count, or on
-// overflow draws nothing from them and the whole range from the fallback command.
-void finish(uint job) {
-    uint counters = plan.words[job + 33u];
-    uint lid = gl_LocalInvocationID.x;
-    if (lid == 0u) {
-        shared_word = atomicAdd(plan.words[counters + CLAIMED], 0u);
-    }
-    barrier();
-    uint claimed = shared_word;
-    if (claimed > plan.words[job + 35u]) {
-        if (lid == 0u) {
-            plan.words[counters + DRAWN] = 0u;
-            plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 32u];
-        }
-        return;
-    }
-    // The instance word: the fifth of an indexed command, the fourth of another.
-    uint field = plan.words[job + 40u] != 0u ? 4u : 3u;
-    sort_commands(plan.words[job + 34u] + field, claimed);
-    if (lid == 0u) {
-        plan.words[counters + DRAWN] = claimed;
-    }
-}
-
 void main() {
     uint pair = pc.pairs.x + gl_WorkGroupID.y;
     uint job = pair * JOB_WORDS;
     uint i = gl_GlobalInvocationID.x;
-    if (i < plan.words[job + 32u]) {
-        uint instance = plan.words[job + 31u] + i;
-        if (covers(job, pick_storage_instance(instance))) {
-            claim(job, instance);
-        }
-    }
-    // Every workgroup of the row counts itself finished once its writes are visible; the
-    // last one finishes the pair.
-    memoryBarrierBuffer();
-    barrier();
-    if (gl_LocalInvocationID.x == 0u) {
-        uint finished = atomicAdd(plan.words[plan.words[job + 33u] + FINISHED], 1u);
-        shared_word = finished == gl_NumWorkGroups.x - 1u ? 1u : 0u;
-    }
-    barrier();
-    if (shared_word == 0u) {
+    if (i >= plan.words[job + 32u]) {
         return;
     }
-    memoryBarrierBuffer();
-    barrier();
-    finish(job);
+    uint instance = plan.words[job + 31u] + i;
+    if (covers(job, pick_storage_instance(instance))) {
+        claim(job, instance);
+    }
 }

@@ -7,8 +7,8 @@ pub(crate) const JOB_WORDS: u32 = 48;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
-/// Words of a pair's counters: claimed command slots, finished workgroups, the draw count,
-/// and u32::MAX (the count of the fallback's draw).
+/// Words of a pair's counters: claimed command slots, one unused, the draw count, and the
+/// count of the fallback's draw ([`PlanLayout::fallback_count`]).
 pub(crate) const COUNTER_WORDS: u32 = 4;
 
 /// Job words (see the shader): the draw's model-view-projection (16), its local box (min 3,
@@ -32,6 +32,14 @@ pub(crate) mod job {
     pub const TEMPLATE: usize = 37;
 }
 
+/// The count the fallback's draw reads on Mesa's software driver (the draw takes its one
+/// command): lavapipe (Mesa 25.0) keeps the last count draw's count for later plain indirect
+/// draws (batch runs, the host's own), which a count of 0 or 1 would cut short. Elsewhere
+/// the count is 1.
+pub(crate) const MESA_FALLBACK_COUNT: u32 = 1 << 24;
+/// `VK_VENDOR_ID_MESA`: lavapipe's vendor.
+pub(crate) const VENDOR_ID_MESA: u32 = 0x10005;
+
 /// The counters' words, from a pair's first.
 pub(crate) mod counter {
     pub const CLAIMED: u32 = 0;
@@ -46,6 +54,8 @@ pub(crate) struct PlanLayout {
     pub pairs: u32,
     /// Commands the frame's pairs share (`PickerConfig::gpu_plan_commands`).
     pub commands: u32,
+    /// What the fallback's count draw reads: 1, or [`MESA_FALLBACK_COUNT`] on lavapipe.
+    pub fallback_count: u32,
 }
 
 impl PlanLayout {
@@ -70,41 +80,25 @@ impl PlanLayout {
     }
 }
 
-/// The most instances the cull pass's last workgroup sorts in shared memory: the largest
-/// power of two (at most 8192) whose keys fit `max_shared_bytes` beside a word; more are
-/// sorted in the plan buffer (slower, the same order).
-pub(crate) fn sort_capacity(max_shared_bytes: u32) -> u32 {
-    let mut capacity = 8192;
-    while capacity > 256 && 4 * capacity + 4 > max_shared_bytes {
-        capacity /= 2;
-    }
-    capacity
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn regions_follow_one_another_without_overlap() {
-        let l = PlanLayout { pairs: 3, commands: 10 };
+        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1 };
         assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS));
         // The shader's constants and the job's last word.
         assert!(job::TEMPLATE + 4 <= JOB_WORDS as usize);
-        let shader = include_str!("../../../../shaders/pick_cull.comp");
-        assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
-        assert!(shader.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
-        assert!(shader.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
-    }
-
-    #[test]
-    fn the_sort_fits_the_shared_memory() {
-        // Vulkan's minimum (16 KiB), lavapipe's and NVIDIA's.
-        assert_eq!(sort_capacity(16_384), 2048);
-        assert_eq!(sort_capacity(32_768), 4096);
-        assert_eq!(sort_capacity(49_152), 8192);
+        for shader in [include_str!("../../../../shaders/pick_cull.comp"), include_str!("../../../../shaders/pick_cull_finish.comp")] {
+            assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
+            assert!(shader.contains(&format!("const uint CLAIMED = {}u;", counter::CLAIMED)));
+            assert!(shader.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
+        }
+        let finish = include_str!("../../../../shaders/pick_cull_finish.comp");
+        assert!(finish.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
     }
 }

@@ -1,8 +1,9 @@
-//! GPU planning: a compute pass that culls, per point or radius query, the instances of draws
-//! whose transforms live in the host's storage buffer (which the CPU planner cannot cull),
-//! and writes one indirect command per surviving instance. The hit pass draws them with
-//! `vkCmdDraw*IndirectCount`, then each pair's fallback command, which draws the whole range
-//! only when the survivors overflowed the pair's share of the commands: never a truncated
+//! GPU planning: a compute pass that culls, per query region, the instances of draws whose
+//! transforms live in the host's storage buffer (which the CPU planner cannot cull), writes
+//! one indirect command per surviving instance, and, after a barrier, puts each pair's
+//! commands in instance order. The pick passes draw them with `vkCmdDraw*IndirectCount`, then
+//! each pair's fallback command, which draws the whole range only when the survivors
+//! overflowed the pair's share of the commands (drawing none of them): never a truncated
 //! result. Which draws and ranges the pass takes is decided on the CPU while recording
 //! (`picker::gpu_pairs`); this module owns the buffers, the pipeline and the recording.
 
@@ -13,14 +14,15 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::host::config::Planner;
+use crate::pass::compute::ComputePipeline;
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
 use crate::pass::pipeline::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use layout::{sort_capacity, PlanLayout};
+use layout::PlanLayout;
 
 /// Threads of a cull workgroup (the shader's `local_size_x`).
-pub(crate) const CULL_GROUP: u32 = 256;
+pub(crate) const CULL_GROUP: u32 = 64;
 /// A range that no pair takes: recorded as the CPU planned it.
 pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
@@ -67,10 +69,11 @@ pub(crate) struct GpuPlanned<'a> {
 }
 
 pub(crate) struct GpuPlanKit {
-    // Fields drop in order: the pipeline before its layout, the sets with their pool.
-    pipeline: Owned<vk::Pipeline>,
-    pipeline_layout: Owned<vk::PipelineLayout>,
-    _module: Owned<vk::ShaderModule>,
+    // Fields drop in order: the pipelines before the set layout, the sets with their pool.
+    /// Culls and claims command slots (`shaders/pick_cull.comp`), a dispatch per draw.
+    cull: ComputePipeline,
+    /// Orders each pair's commands and writes its draw count (`shaders/pick_cull_finish.comp`).
+    finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
     _pool: Owned<vk::DescriptorPool>,
     _set_layout: Owned<vk::DescriptorSetLayout>,
@@ -79,16 +82,9 @@ pub(crate) struct GpuPlanKit {
 
 impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
-    /// has such memory: recording writes the jobs straight into it) and the cull pipeline,
-    /// whose set 1 is the picker's instance storage set and whose sort takes the device's
-    /// `max_shared_bytes` (`maxComputeSharedMemorySize`).
-    pub fn new(
-        memory: &Memory,
-        layout: PlanLayout,
-        slots: usize,
-        instance_set_layout: vk::DescriptorSetLayout,
-        max_shared_bytes: u32,
-    ) -> Result<Self, PickError> {
+    /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
+    /// set 1 is the picker's instance storage set) and the finishing one.
+    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
         let device = &memory.device;
         let binding = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)
@@ -125,9 +121,9 @@ impl GpuPlanKit {
             made.push((buffer, set));
         }
         let sets = [set_layout.handle, instance_set_layout];
-        let (pipeline, pipeline_layout, module) =
-            compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[sort_capacity(max_shared_bytes)]), "pick_cull.comp", "gpu plan")?;
-        Ok(GpuPlanKit { pipeline, pipeline_layout, _module: module, slots: made, _pool: pool, _set_layout: set_layout, layout })
+        let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
+        let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[]), "pick_cull_finish.comp", "gpu plan finish")?;
+        Ok(GpuPlanKit { cull, finish, slots: made, _pool: pool, _set_layout: set_layout, layout })
     }
 
     /// Slot `slot`'s mapped plan buffer as words, for the frame being recorded there (the

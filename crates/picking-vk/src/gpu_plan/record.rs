@@ -1,6 +1,7 @@
-//! Recording the cull pass, and the barriers it joins: its writes reach the hit pass's
-//! indirect reads through the staging slot's first barrier, and the slot's last barrier
-//! orders the frame's uses of the plan buffer before the next frame's cull pass.
+//! Recording the cull pass (the culling dispatches, a barrier, the finishing dispatch), and the
+//! barriers it joins: its writes reach the pick passes' indirect reads through the staging
+//! slot's first barrier, and the slot's last barrier orders the frame's uses of the plan
+//! buffer before the next frame's cull pass and the host's read of its counters.
 
 use super::layout::counter;
 use super::{CullDispatch, GpuPlanKit, CULL_GROUP};
@@ -18,27 +19,37 @@ pub(crate) struct CullInput {
 }
 
 impl GpuPlanKit {
-    /// Records the cull dispatches of slot `slot`'s frame, whose jobs are written.
+    /// Records the cull dispatches of slot `slot`'s frame (whose jobs are written), a barrier,
+    /// and the dispatch that finishes its `pairs` pairs.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, before the staging slot's first barrier
     /// joined with [`GpuPlanKit::first_barrier`]; each set binds its draw's live instance
     /// buffer and stays valid until the command buffer completes.
-    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, inputs: impl IntoIterator<Item = CullInput>) {
-        let Some((_, plan_set)) = self.slots.get(slot) else { return };
-        let layout = self.pipeline_layout.handle;
-        // SAFETY: (whole block) the caller's contract; pipeline, layout and sets are this
+    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32, inputs: impl IntoIterator<Item = CullInput>) {
+        let Some((buffer, plan_set)) = self.slots.get(slot) else { return };
+        let (cull, finish) = (self.cull.1.handle, self.finish.1.handle);
+        let bind = vk::PipelineBindPoint::COMPUTE;
+        // The claims before the finishing pass reads and rewrites them.
+        let written = buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE, 0, vk::WHOLE_SIZE);
+        let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+        // SAFETY: (whole block) the caller's contract; pipelines, layouts and sets are this
         // device's and outlive the command buffer.
         unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline.handle);
-            device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[*plan_set], &[]);
+            device.cmd_bind_pipeline(cmd, bind, self.cull.0.handle);
+            device.cmd_bind_descriptor_sets(cmd, bind, cull, 0, &[*plan_set], &[]);
             for input in inputs {
                 let d = input.dispatch;
-                device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 1, &[input.set], &[]);
+                device.cmd_bind_descriptor_sets(cmd, bind, cull, 1, &[input.set], &[]);
                 let words = [input.storage, [d.first_pair, d.pairs, 0, 0]];
-                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
+                device.cmd_push_constants(cmd, cull, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
                 device.cmd_dispatch(cmd, d.most.div_ceil(CULL_GROUP), d.pairs, 1);
             }
+            device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &[written], &[]);
+            device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
+            device.cmd_bind_descriptor_sets(cmd, bind, finish, 0, &[*plan_set], &[]);
+            device.cmd_push_constants(cmd, finish, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[pairs, 0, 0, 0]));
+            device.cmd_dispatch(cmd, pairs, 1, 1);
         }
     }
 

@@ -110,8 +110,9 @@ pub struct PickerConfig {
     /// past it are drawn as the CPU planned them (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Surviving instances one frame's GPU-planned pairs may draw, shared equally among the
-    /// frame's pairs (default 16,384; 20 bytes each per slot). A pair whose survivors
-    /// overflow its share draws its whole range as well: the same results, less culled.
+    /// frame's pairs (default 4,096; 20 bytes each per slot). A pair whose survivors overflow
+    /// its share draws its whole range instead: the same results, less culled. A whole-view
+    /// rectangle over a large field needs about as many as the instances it shows.
     pub gpu_plan_commands: u32,
 }
 
@@ -167,7 +168,7 @@ impl Default for PickerConfig {
             gpu_result_draws: 1024,
             planner: Planner::Auto,
             gpu_plan_pairs: 64,
-            gpu_plan_commands: 16_384,
+            gpu_plan_commands: 4096,
         }
     }
 }

@@ -29,6 +29,7 @@ pub(crate) mod spirv {
     pub const RECT_REDUCE_COMP: &[u8] = include_bytes!("../../spirv/rect_reduce.comp.spv");
     pub const PICK_RESULTS_COMP: &[u8] = include_bytes!("../../spirv/pick_results.comp.spv");
     pub const PICK_CULL_COMP: &[u8] = include_bytes!("../../spirv/pick_cull.comp.spv");
+    pub const PICK_CULL_FINISH_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_finish.comp.spv");
 }
 
 /// Owns shader modules, the layout and every pipeline built for one pass.

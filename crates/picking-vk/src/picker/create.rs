@@ -6,7 +6,7 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
-use crate::gpu_plan::layout::PlanLayout;
+use crate::gpu_plan::layout::{PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
 use crate::gpu_plan::GpuPlanKit;
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
@@ -61,7 +61,8 @@ impl Picker {
         // SAFETY: the device belongs to the instance (the caller's contract).
         let rendering = unsafe { Rendering::load(host.instance, host.device, config.rendering == PassRendering::Dynamic, support.dynamic_rendering_core()) }?;
         // SAFETY: as above.
-        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        let properties = unsafe { host.instance.get_physical_device_properties(host.physical_device) };
+        let (limits, properties_vendor) = (properties.limits, properties.vendor_id);
         let layout = PassLayout { detail: detail_status == DetailStatus::Active, sampled: config.gpu_results };
         let batching = host.features.contains(PickFeatures::BATCHING) && config.batch_rows > 0;
         // SAFETY: the caller's contract is `Memory::new`'s.
@@ -82,7 +83,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
-        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, &limits), kit.instance_sets.layout.handle)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor), kit.instance_sets.layout.handle)?;
         // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
         let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
@@ -219,7 +220,7 @@ fn gpu_results_kit(
 fn gpu_plan_kit(
     memory: &Memory,
     config: &PickerConfig,
-    (features, limits): (PickFeatures, &vk::PhysicalDeviceLimits),
+    (features, vendor_id): (PickFeatures, u32),
     instance_sets: vk::DescriptorSetLayout,
 ) -> Result<Option<GpuPlanKit>, PickError> {
     if config.planner == Planner::Cpu || !config.culling {
@@ -244,8 +245,9 @@ fn gpu_plan_kit(
         ];
         return Err(PickError::Unsupported { missing });
     }
-    let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands };
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, limits.max_compute_shared_memory_size)?))
+    let fallback_count = if vendor_id == VENDOR_ID_MESA { MESA_FALLBACK_COUNT } else { 1 };
+    let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count };
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.

@@ -198,7 +198,7 @@ impl FramePairs {
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
             let c = layout.counters_word(pair) as usize;
-            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, u32::MAX]);
+            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
         }

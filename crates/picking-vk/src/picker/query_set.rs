@@ -239,7 +239,7 @@ impl Picker {
             // The GPU plan's cull pass writes the hit pass's indirect commands; the slot's
             // first barrier makes them visible.
             if let Some(kit) = gpu_plan {
-                kit.record_cull(device, cmd, slot, pairs.inputs.iter().copied());
+                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, pairs.inputs.iter().copied());
             }
             // The GPU results and plan add no barrier of their own: theirs ride on the slot's
             // first and last; the results pass writes the texels in place of the copies, and

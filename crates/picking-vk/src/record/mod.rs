@@ -414,9 +414,7 @@ impl<'a> PassRecording<'a> {
         let counters = plan.layout.counters_word(pair);
         let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
         let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
-        // The fallback is a count draw too, of a count of u32::MAX (so its one command): lavapipe
-        // (Mesa 25.0) keeps the last count draw's count for later plain indirect draws (batch
-        // runs, the host's own), which a count of 0 would empty.
+        // The fallback is a count draw too (`layout::MESA_FALLBACK_COUNT` says why).
         let draw = |offset, count, max| {
             // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
             unsafe {
