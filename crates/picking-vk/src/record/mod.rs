@@ -5,15 +5,15 @@
 pub(crate) mod batch;
 mod batch_run;
 mod bind;
+mod draw_calls;
 pub(crate) mod hooked;
 pub(crate) mod push;
 pub(crate) mod rect;
 mod view;
 
-use crate::draw::{ContributorContext, ContributorTarget, IndirectDraws, PickContributor, PickDraw, Triangles};
+use crate::draw::{ContributorContext, ContributorTarget, PickContributor, PickDraw, Triangles};
 use crate::error::PickError;
-use crate::gpu_plan::layout::counter;
-use crate::gpu_plan::{GpuPlanned, NO_PAIR};
+use crate::gpu_plan::GpuPlanned;
 use crate::handoff::{DrawSnapshot, PassStats};
 use crate::ignore::Admission;
 use crate::pass::instance_sets::InstanceSets;
@@ -348,106 +348,6 @@ impl<'a> PassRecording<'a> {
                 d.cmd_push_constants(cmd, layout, stages, 0, &bytes);
             } else {
                 d.cmd_push_constants(cmd, layout, stages, 0, &push.to_bytes());
-            }
-        }
-    }
-
-    /// Draws `triangles` of `draw` for each planned instance range (`ranges[span]`): ignored
-    /// and culled instances are cut out of the draw, so they neither hit nor occlude. A range
-    /// the GPU plan culled is drawn from its commands.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record_draws`], after the draw's bindings and push constants.
-    unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)], span: std::ops::Range<u32>) {
-        for index in span {
-            let Some(&(start, count)) = ranges.get(index as usize) else { continue };
-            // SAFETY: the caller's contract.
-            unsafe { self.draw_instances(draw, triangles, (start, count), self.gpu_pair(index, 0)) };
-        }
-    }
-
-    /// The GPU plan's pair for part `part` of planned range `range` (a range of a point or
-    /// radius query has one part; a rectangle tile's, one per entry range it meets).
-    pub(super) fn gpu_pair(&self, range: u32, part: u32) -> Option<(GpuPlanned<'_>, u32)> {
-        let plan = self.gpu_plan?;
-        let first = plan.pair_of_range.get(range as usize).copied().filter(|&p| p != NO_PAIR)?;
-        Some((plan, first + part))
-    }
-
-    /// Draws instances `start..start + count` of `draw` (counted from its first), or with
-    /// `gpu` the GPU plan's commands for them.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record_draws`], after the draw's bindings and push constants;
-    /// counts were validated against the buffer ranges, and the plan's commands draw inside
-    /// them.
-    pub(super) unsafe fn draw_instances(&self, draw: &PickDraw, triangles: Triangles, (start, count): (u32, u32), gpu: Option<(GpuPlanned<'_>, u32)>) {
-        let (d, cmd) = (self.device, self.cmd);
-        let base = draw.instances.map_or(0, |i| i.first);
-        // SAFETY: the caller's contract.
-        unsafe {
-            if let Some((plan, pair)) = gpu {
-                self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }));
-                return;
-            }
-            match triangles {
-                Triangles::NonIndexed { first_vertex, vertex_count } => d.cmd_draw(cmd, vertex_count, count, first_vertex, base + start),
-                Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-                    d.cmd_draw_indexed(cmd, index_count, count, first_index, vertex_offset, base + start)
-                }
-            }
-        }
-    }
-
-    /// Draws pair `pair` of the GPU plan: its surviving instances' commands, in instance order
-    /// (as many as the cull pass counted; none when they overflowed its capacity), then its
-    /// fallback command (the whole range when they overflowed, else no instances).
-    ///
-    /// # Safety
-    /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
-    /// first barrier.
-    unsafe fn draw_gpu_planned(&self, plan: &GpuPlanned<'_>, pair: u32, indexed: bool) {
-        let (d, cmd, buffer) = (self.device, self.cmd, plan.buffer);
-        let Some(commands) = plan.commands.get(pair as usize) else { return };
-        let stride = 4 * crate::gpu_plan::layout::COMMAND_WORDS;
-        let first = 4 * u64::from(plan.layout.command_word(commands.first));
-        let counters = plan.layout.counters_word(pair);
-        let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
-        let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
-        // The fallback is a count draw too (`layout::MESA_FALLBACK_COUNT` says why).
-        let draw = |offset, count, max| {
-            // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
-            unsafe {
-                match indexed {
-                    true => d.cmd_draw_indexed_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
-                    false => d.cmd_draw_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
-                }
-            }
-        };
-        if commands.capacity > 0 {
-            draw(first, drawn, commands.capacity);
-        }
-        draw(fallback, all, 1);
-    }
-
-    /// Records the host's indirect commands of one draw.
-    ///
-    /// # Safety
-    /// As [`PassRecording::record`]; the draw's bindings and push constants are recorded, and
-    /// the features the commands need are enabled (validated with the draw).
-    unsafe fn record_indirect(&self, indirect: &IndirectDraws, indexed: bool) {
-        let (d, cmd) = (self.device, self.cmd);
-        let (buffer, offset, max, stride) = (indirect.commands.buffer, indirect.commands.offset, indirect.max_draw_count, indirect.stride);
-        if max == 0 {
-            return;
-        }
-        // SAFETY: the caller's contract.
-        unsafe {
-            match (indexed, indirect.count) {
-                (true, None) => d.cmd_draw_indexed_indirect(cmd, buffer, offset, max, stride),
-                (false, None) => d.cmd_draw_indirect(cmd, buffer, offset, max, stride),
-                (true, Some(c)) => d.cmd_draw_indexed_indirect_count(cmd, buffer, offset, c.buffer, c.offset, max, stride),
-                (false, Some(c)) => d.cmd_draw_indirect_count(cmd, buffer, offset, c.buffer, c.offset, max, stride),
             }
         }
     }
