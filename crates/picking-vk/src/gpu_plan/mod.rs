@@ -5,7 +5,7 @@
 //! each pair's fallback command, which draws the whole range only when the survivors
 //! overflowed the pair's share of the commands (drawing none of them): never a truncated
 //! result. Which draws and ranges the pass takes is decided on the CPU while recording
-//! (`picker::gpu_pairs`); this module owns the buffers, the pipeline and the recording.
+//! (`picker::gpu_pairs`); this module owns the buffers, the pipelines and the recording.
 
 pub(crate) mod layout;
 pub(crate) mod record;
@@ -14,8 +14,7 @@ use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::host::config::Planner;
-use crate::pass::compute::ComputePipeline;
-use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
+use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout, ComputePipeline};
 use crate::pass::pipeline::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -57,13 +56,14 @@ pub(crate) struct PairCommands {
     pub capacity: u32,
 }
 
-/// What the hit pass's recording needs of a frame's GPU plan.
+/// What the pick passes' recording needs of a frame's GPU plan.
 #[derive(Clone, Copy)]
 pub(crate) struct GpuPlanned<'a> {
     /// The slot's plan buffer.
     pub buffer: vk::Buffer,
     pub layout: PlanLayout,
-    /// Per range of the frame's plan lists, its pair ([`NO_PAIR`]: as the CPU planned it).
+    /// Per range of the frame's plan lists, its first pair ([`NO_PAIR`]: as the CPU planned
+    /// it).
     pub pair_of_range: &'a [u32],
     pub commands: &'a [PairCommands],
 }
@@ -133,7 +133,7 @@ impl GpuPlanKit {
         bytemuck::try_cast_slice_mut(bytes).ok()
     }
 
-    /// What the hit pass needs to draw slot `slot`'s plan.
+    /// What the pick passes need to draw slot `slot`'s plan.
     pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands]) -> Option<GpuPlanned<'a>> {
         let buffer = self.slots.get(slot)?.0.buffer;
         Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands })

@@ -53,7 +53,7 @@ impl GpuPlanKit {
         }
     }
 
-    /// The cull pass's writes before the hit pass's indirect reads, joined to the staging
+    /// The plan's writes before the pick passes' indirect reads, joined to the staging
     /// slot's first barrier.
     pub fn first_barrier(&self, slot: usize) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
