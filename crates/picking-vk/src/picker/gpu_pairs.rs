@@ -255,3 +255,41 @@ impl Picker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(draw: u32, range: u32, start: u32, count: u32) -> Candidate {
+        Candidate { draw, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE } }
+    }
+
+    #[test]
+    fn a_tile_takes_the_parts_of_a_range_its_rectangle_owns_in_order() {
+        let parts: Vec<_> = owned_parts(10, 20, &[(0, 12), (15, 3), (25, 100), (40, 5)]).collect();
+        assert_eq!(parts, vec![(10, 2), (15, 3), (25, 5)]);
+        assert_eq!(owned_parts(10, 5, &[(0, 10), (15, 5)]).count(), 0, "ranges that only touch share nothing");
+    }
+
+    #[test]
+    fn pairs_group_by_draw_keep_a_ranges_parts_together_and_share_the_commands() {
+        let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 4], ..FramePairs::default() };
+        let most = 16;
+        // Range 0 of draw 5, range 1 of draw 2 in two parts, range 2 of draw 5.
+        assert!(pairs.push_parts(candidate(5, 0, 0, 100), std::iter::once((0, 100)), most));
+        assert!(pairs.push_parts(candidate(2, 1, 0, 50), [(0, 10), (20, 30)].into_iter(), most));
+        assert!(pairs.push_parts(candidate(5, 2, 200, 3), std::iter::once((200, 3)), most));
+        // A range whose parts would pass the bound is left whole to the CPU's plan.
+        assert!(!pairs.push_parts(candidate(7, 3, 0, 9), (0..14).map(|k| (k, 1)), most));
+        pairs.share(PlanLayout { pairs: most, commands: 40, fallback_count: 1 }, 1000);
+        // Draw 2's two parts first (consecutive, in order), then draw 5's ranges.
+        assert_eq!(pairs.pair_of_range, vec![2, 0, 3, NO_PAIR]);
+        let dispatches: Vec<_> = pairs.dispatches.iter().map(|d| (d.draw, d.first_pair, d.pairs, d.most)).collect();
+        assert_eq!(dispatches, vec![(2, 0, 2, 30), (5, 2, 2, 100)]);
+        // 40 commands over 4 pairs: 10 each, at most a pair's instances; slots never overlap.
+        let capacities: Vec<_> = pairs.commands.iter().map(|c| c.capacity).collect();
+        assert_eq!(capacities, vec![10, 10, 10, 3]);
+        assert!(pairs.commands.windows(2).all(|w| w[0].first + w[0].capacity == w[1].first));
+        assert_eq!(pairs.stats().instances_tested, 10 + 30 + 100 + 3);
+    }
+}
