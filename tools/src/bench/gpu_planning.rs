@@ -4,7 +4,8 @@
 //! transforms written each frame by a host compute pass into a storage buffer the picker
 //! reads (no CPU copy: the GPU planner culls them, the CPU planner must draw them all). Sets:
 //! one point, 16 points and the whole-view `Visible` rectangle, and the full-resolution ID
-//! pass. CPU: recording each set. Parity: every GPU-planned answer against the CPU-known one.
+//! pass. CPU: recording each set (the two families swap order every frame). Parity: every
+//! GPU-planned answer against the CPU-known one.
 
 use crate::gpu_timing::{camera, full_barrier, median};
 use crate::scenes::BenchScene;
@@ -41,6 +42,16 @@ pub struct PlanningTimings {
     pub survivors: f64,
     /// GPU-planned answers equal to the CPU-known ones, of those compared.
     pub parity: (usize, usize),
+}
+
+/// The order the sets are recorded in: the CPU-known and GPU-written families swap every
+/// frame, so neither always follows the other's whole-view rectangle (its cold caches).
+fn record_order(frame: usize) -> [usize; 7] {
+    if frame.is_multiple_of(2) {
+        [0, 1, 2, 3, 4, 5, 6]
+    } else {
+        [3, 4, 5, 0, 1, 2, 6]
+    }
 }
 
 /// What must agree: each pick's hit (object, instance, depth), each rectangle's objects.
@@ -104,16 +115,16 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 d.cmd_reset_query_pool(cmd, pool, 0, 9);
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
-                for (k, picker) in pickers.iter_mut().enumerate() {
+                for (position, k) in record_order(frame).into_iter().enumerate() {
                     let t = Instant::now();
                     match k {
-                        0..3 => picker.record(cmd, 0, &request, &sets[k], known),
-                        _ => picker.record(cmd, 0, &written_request, &sets[k % 3], &written),
+                        0..3 => pickers[k].record(cmd, 0, &request, &sets[k], known),
+                        _ => pickers[k].record(cmd, 0, &written_request, &sets[k % 3], &written),
                     }
                     .map_err(|x| e(&x))?;
                     record_us[k] = t.elapsed().as_secs_f64() * 1e6;
                     full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, k as u32 + 1);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, position as u32 + 1);
                 }
                 ids.record(cmd, &request, known, None, IdCopy::Nothing).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
@@ -137,8 +148,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             parity.1 += want.len();
         }
         if frame >= warmup {
-            for (k, samples) in gpu.iter_mut().enumerate() {
-                samples.push(t[k + 1].saturating_sub(t[k]) as f64 * period / 1e6);
+            // Timestamp `position + 1` ends the set recorded at `position`; the ID pass follows.
+            let mut order = record_order(frame).to_vec();
+            order.push(7);
+            for (position, k) in order.into_iter().enumerate() {
+                gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
             }
             for (k, samples) in cpu.iter_mut().enumerate() {
                 samples.push(record_us[k]);
