@@ -236,14 +236,15 @@ impl Picker {
                 device.cmd_reset_query_pool(cmd, q.pool, q.first, 2);
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
             }
-            // The GPU plan's cull pass writes the hit pass's indirect commands; the slot's
+            // The GPU plan's dispatches write the pick passes' indirect commands; the slot's
             // first barrier makes them visible.
             if let Some(kit) = gpu_plan {
                 kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, pairs.inputs.iter().copied());
             }
-            // The GPU results and plan add no barrier of their own: theirs ride on the slot's
-            // first and last; the results pass writes the texels in place of the copies, and
-            // the rectangle counts' copy runs beside the table's.
+            // The GPU results add no barrier of their own, the plan none beyond the one between
+            // its dispatches: theirs ride on the slot's first and last; the results pass writes
+            // the texels in place of the copies, and the rectangle counts' copy runs beside the
+            // table's.
             let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot));
             staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
