@@ -1,13 +1,15 @@
 //! GPU planning (`Planner`): a host's compute pass writes its instances' transforms each
 //! frame, and the picker culls them on the GPU. The answers are those of the CPU planner
 //! (which must draw such instances whole) and of no culling at all, every frame, for points,
-//! radius queries and a rectangle in one set; the planner's bound, exceeded, falls back to
-//! drawing whole ranges with the same answers.
+//! radius queries and a rectangle in one set, for triangles, hooked draws (discarding, and
+//! adjusting the world inside their box), lines and points; the planner's bound, exceeded,
+//! falls back to drawing whole ranges with the same answers.
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::config::Planner;
-use picking_vk::draw::{BufferRange, InstanceBinding, Instances};
+use picking_vk::draw::{BufferRange, InstanceBinding, Instances, RasterState, Topology, Triangles};
+use picking_vk::hooks::{DrawHooks, HookProgram, HookSource};
 use picking_vk::request::Ignore;
 use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
 use picking_vk_host::InstanceMotion;
@@ -276,5 +278,100 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     let hits: Vec<u32> = hit_instances(&got).into_iter().filter_map(|(_, i)| i).collect();
     assert!(hits.len() >= 4 && hits.iter().all(|i| i % 2 == 0), "{hits:?}");
     drop((gpu_planned, unculled, scene, writer));
+    gpu.assert_no_validation_messages();
+}
+
+/// Four parts of the writer's instances, each drawn its own way: spheres whose hook
+/// discards every third instance and stripes of the world, boxes whose hook pulls their
+/// vertices a quarter towards the instance's origin (inside the box, as the draw declares),
+/// the spheres' edges as 3-pixel lines, and their vertices as 5-pixel points.
+fn kinds(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(6, 10));
+    scene.meshes.push(Mesh::cuboid(Vec3::new(0.8, 0.5, 0.6)));
+    scene.objects.push(Object::new(5, 0, Mat4::IDENTITY));
+    scene.objects.push(Object::new(6, 1, Mat4::IDENTITY));
+    let uploaded = scene.upload(&gpu.ctx);
+    let range = BufferRange { buffer: writer.transforms.buffer, offset: 0, size: writer.transforms.size };
+    // Three rows of the grid each, around the middle of the view.
+    let storage = |draw: &PickDraw, k: u32| {
+        let mut d = draw.clone().with_instance_binding(InstanceBinding::StorageBuffer).with_instances(Instances {
+            range,
+            stride: 64,
+            first: 700 + k * 150,
+            count: 150,
+        });
+        d.instance_transforms = None;
+        d
+    };
+    let discard = HookProgram::new(HookSource {
+        name: "stripes".into(),
+        discard: Some("bool pick_discard(PickFragment f) {\n    return f.instance % 3u == 1u || fract(f.world.x * 5.0) < 0.4;\n}\n".into()),
+        ..Default::default()
+    });
+    let shrink = HookProgram::new(HookSource {
+        name: "shrink".into(),
+        world: Some("vec3 pick_world(PickVertex v) {\n    return v.world - 0.25 * (v.basis * v.local);\n}\n".into()),
+        ..Default::default()
+    });
+    let mut adjusted = DrawHooks::new(shrink);
+    adjusted.bounds_cover_adjustment = true;
+    let outline = |topology, width: f32| {
+        let mut d = storage(&uploaded.draws[0], if topology == Topology::LineList { 2 } else { 3 })
+            .with_raster(RasterState::default().with_topology(topology, false).with_thickness(width, width));
+        d.id = ObjectId::new(if topology == Topology::LineList { 7 } else { 8 }).unwrap();
+        d.geometry = None;
+        if let Triangles::Indexed { index_count, .. } = &mut d.triangles {
+            // Whole segments: the triangles' indices taken two by two.
+            *index_count -= *index_count % 2;
+        }
+        d
+    };
+    let draws = vec![
+        storage(&uploaded.draws[0], 0).with_hooks(DrawHooks::new(discard)),
+        storage(&uploaded.draws[1], 1).with_hooks(adjusted),
+        outline(Topology::LineList, 3.0),
+        outline(Topology::PointList, 5.0),
+    ];
+    (uploaded, draws)
+}
+
+#[test]
+fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
+    let gpu = Gpu::new();
+    let writer = writer(&gpu);
+    let (scene, draws) = kinds(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    let mut hit_ids = BTreeSet::new();
+    for (f, time) in [0.4f32, 2.5].into_iter().enumerate() {
+        // SAFETY: recording outside a render pass; `run` waits.
+        gpu.run(|cmd| unsafe { writer.record(cmd, time) });
+        // A pixel each draw covers alone (each kind is asked), then two of the whole scene.
+        let mut covered: Vec<UVec2> = (0..draws.len()).filter_map(|k| gpu.covered_pixels(&request, &draws[k..k + 1], f as u64).first().copied()).collect();
+        assert_eq!(covered.len(), 4, "frame {f}: every draw is in view");
+        covered.extend(gpu.covered_pixels(&request, &draws, 60 + f as u64).into_iter().take(2));
+        let queries = queries(&covered, 90 + f as u64);
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
+        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
+            let got = frame(&gpu, picker, &writer, &request, &queries, &draws, time);
+            assert_eq!(answers(&got), answers(&want), "frame {f}: {name}-planned against unculled");
+            if name == "GPU" {
+                let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("every kind is planned on the GPU");
+                // A pair per point and radius query and per rectangle tile, for each of the four draws.
+                assert_eq!(stats.ranges, (15 + 4 + 1) * 4, "frame {f}: {stats:?}");
+                assert!(stats.survivors > 0 && stats.survivors * 10 < stats.instances_tested, "frame {f}: {stats:?}");
+            }
+        }
+        let hits = hit_instances(&want);
+        assert!(hits.iter().all(|(id, i)| !(id.get() == 5 && i.is_some_and(|i| i % 3 == 1))), "the discard hook drops every third sphere: {hits:?}");
+        hit_ids.extend(hits.into_iter().map(|(id, _)| id.get()));
+    }
+    assert_eq!(hit_ids, BTreeSet::from([5, 6, 7, 8]), "every kind is hit");
+    drop((gpu_planned, cpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }

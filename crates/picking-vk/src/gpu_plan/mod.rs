@@ -28,13 +28,13 @@ pub(crate) const NO_PAIR: u32 = u32::MAX;
 const PUSH_BYTES: u32 = 32;
 
 /// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in the host's
-/// storage buffer with a local box, drawn as they are (no hooks, deformation or host
-/// indirect commands), and, under `Planner::Auto`, none the CPU can cull itself.
+/// storage buffer with a box that bounds what is drawn (as the CPU planner requires: hooks
+/// that only discard, or whose world adjustment the box covers), no host indirect commands,
+/// and, under `Planner::Auto`, none the CPU can cull itself. Triangles, lines and points
+/// alike (lines and points are padded by their reach).
 pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
     draw.instances_in_storage().is_some()
-        && draw.bounds.is_some()
-        && draw.hooks.is_none()
-        && draw.deformation.is_none()
+        && draw.culling_bounds().is_some()
         && draw.indirect.is_none()
         && (planner == Planner::Gpu || draw.instance_transforms.is_none())
 }

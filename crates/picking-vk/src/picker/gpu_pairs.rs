@@ -179,7 +179,7 @@ impl FramePairs {
                 }
             };
             floats(&mut j, job::MVP, &camera.model_view_projection(&draw.model).to_cols_array());
-            let Some(bounds) = draw.bounds else { continue };
+            let Some(bounds) = draw.culling_bounds() else { continue };
             floats(&mut j, job::BOX_MIN, &bounds.min.to_array());
             floats(&mut j, job::BOX_MAX, &bounds.max.to_array());
             let (min, max) = (c.region.min.as_vec2(), c.region.max.as_vec2());
