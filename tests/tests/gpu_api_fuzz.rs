@@ -3,7 +3,8 @@
 //! registered geometry, instances, viewports, pixels, radii, rectangles), recorded through both
 //! draw-list paths. Each must be refused with an error, or recorded as work that the
 //! validation layer (synchronization validation on) has nothing to say about and whose
-//! results come back one per query. Nothing may panic.
+//! results come back one per query, with the default planner and with every storage-buffer
+//! instanced draw planned on the GPU. Nothing may panic.
 //!
 //! The buffers themselves keep the host's side of the contract (they are as large as their
 //! ranges say, with every usage, and their indices name real vertices): the library cannot
@@ -321,9 +322,12 @@ fn random_misuse_is_refused_or_recorded_cleanly() {
         geometry: Arc::new(geometry),
         transforms: transforms.into(),
     };
-    let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(2).with_max_queries(16).with_max_radius(16));
+    let config = PickerConfig::default().with_frames_in_flight(2).with_max_queries(16).with_max_radius(16);
+    // Odd trials plan every storage-buffer instanced draw on the GPU (with or without CPU
+    // transforms); even ones leave the planner its default choice.
+    let mut pickers = [gpu.picker(config), gpu.picker(config.with_planner(picking_vk::config::Planner::Gpu))];
     let mut rng = fastrand::Rng::with_seed(0x5eed_f026);
-    let (mut recorded, mut refused, mut hits) = (0usize, 0usize, 0usize);
+    let (mut recorded, mut refused, mut hits, mut gpu_planned) = (0usize, 0usize, 0usize, 0usize);
     for trial in 0..TRIALS {
         FAULT_RATE.set(pick(&mut rng, &[0.0, 0.03, 0.1, 0.3]));
         let draws: Vec<PickDraw> = (0..rng.usize(1..5)).map(|k| random_draw(&mut rng, &buffers, 1 + k as u64)).collect();
@@ -340,6 +344,7 @@ fn random_misuse_is_refused_or_recorded_cleanly() {
         let request = request.with_ignore(&ignore);
         let queries = random_queries(&mut rng, w, h);
         let shared: Arc<[PickDraw]> = draws.clone().into();
+        let picker = &mut pickers[trial % 2];
         for (path, slot) in [("per frame", 0), ("shared", 1)] {
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 gpu.ctx
@@ -364,6 +369,7 @@ fn random_misuse_is_refused_or_recorded_cleanly() {
                     let results = unsafe { picker.take_results(slot) }.unwrap_or_else(|e| panic!("{e}: {}", what()));
                     let results = results.unwrap_or_else(|| panic!("no results pending: {}", what()));
                     assert_eq!(results.results.len(), queries.len(), "{}", what());
+                    gpu_planned += results.results.iter().filter_map(QueryResult::pick).filter(|p| p.stats.gpu_plan.is_some_and(|s| s.ranges > 0)).count();
                     for (query, result) in queries.iter().zip(&results.results) {
                         hits += check_result(query, result, &draws, &ignore).unwrap_or_else(|e| panic!("{e}: {result:?}\n{}", what()));
                     }
@@ -379,8 +385,9 @@ fn random_misuse_is_refused_or_recorded_cleanly() {
         }
     }
     // The generator reaches both outcomes often, and recorded draws are hit.
-    eprintln!("{recorded} recorded ({hits} hits), {refused} refused of {} records", 2 * TRIALS);
+    eprintln!("{recorded} recorded ({hits} hits, {gpu_planned} picks planned on the GPU), {refused} refused of {} records", 2 * TRIALS);
+    assert!(gpu_planned > 0, "some picks were planned on the GPU");
     assert!(recorded >= TRIALS / 5 && refused >= TRIALS / 5 && hits >= TRIALS / 10, "{recorded} recorded ({hits} hits), {refused} refused");
-    drop((picker, vb, ib16, ib32, inst));
+    drop((pickers, vb, ib16, ib32, inst));
     gpu.assert_no_validation_messages();
 }
