@@ -1,12 +1,13 @@
 #version 450
 // GPU planning (crates/picking-vk/src/gpu_plan): culls the instances of a draw whose
 // transforms live in the host's storage buffer against the pixel regions of a frame's queries
-// and writes one indirect command per surviving instance into a slot it claims. A row of
+// and writes a bit per instance, set for a survivor, into the pair's survivor bits. A row of
 // workgroups per pair (one query region and one instance range of the draw), a thread per
-// instance. Slots are claimed in any order: shaders/pick_cull_finish.comp, after a barrier,
-// puts the commands in instance order and writes the draw count (or, on overflow, the
-// fallback). A pair's job, written by the CPU while recording, lies at `pair * JOB_WORDS` of
-// the slot's plan buffer (crates/picking-vk/src/gpu_plan/layout.rs names the words).
+// instance; each workgroup writes its own two words, so nothing is claimed or cleared.
+// shaders/pick_cull_finish.comp, after a barrier, turns each pair's bits into indirect
+// commands, one per run of consecutive survivors, in instance order. A pair's job, written by
+// the CPU while recording, lies at `pair * JOB_WORDS` of the slot's plan buffer
+// (crates/picking-vk/src/gpu_plan/layout.rs names the words).
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 64) in;
@@ -24,8 +25,9 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
 } plan;
 
 const uint JOB_WORDS = 48u;
-// A pair's counters, from its job's COUNTERS word: the first counts claimed slots.
-const uint CLAIMED = 0u;
+
+// This workgroup's survivor bits: instance base + k is bit k % 32 of word k / 32.
+shared uint survived[2];
 
 float job_float(uint at) {
     return uintBitsToFloat(plan.words[at]);
@@ -86,35 +88,27 @@ bool covers(uint job, mat4 instance) {
     return all(lessThanEqual(pmin, region.zw)) && all(greaterThanEqual(pmax, region.xy));
 }
 
-// Writes a survivor's command into its claimed slot: the draw's template (index or vertex
-// count, first index or vertex, vertex offset, indexed), one instance.
-void claim(uint job, uint instance) {
-    uint slot = atomicAdd(plan.words[plan.words[job + 33u] + CLAIMED], 1u);
-    if (slot >= plan.words[job + 35u]) {
-        return;
-    }
-    uint at = plan.words[job + 34u] + 5u * slot;
-    plan.words[at] = plan.words[job + 37u];
-    plan.words[at + 1u] = 1u;
-    plan.words[at + 2u] = plan.words[job + 38u];
-    if (plan.words[job + 40u] != 0u) {
-        plan.words[at + 3u] = plan.words[job + 39u];
-        plan.words[at + 4u] = instance;
-    } else {
-        plan.words[at + 3u] = instance;
-        plan.words[at + 4u] = 0u;
-    }
-}
-
 void main() {
     uint pair = pc.pairs.x + gl_WorkGroupID.y;
     uint job = pair * JOB_WORDS;
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= plan.words[job + 32u]) {
+    uint count = plan.words[job + 32u];
+    uint base = gl_WorkGroupID.x * 64u;
+    // Uniform in the workgroup: a row covers the largest pair of its dispatch.
+    if (base >= count) {
         return;
     }
-    uint instance = plan.words[job + 31u] + i;
-    if (covers(job, pick_storage_instance(instance))) {
-        claim(job, instance);
+    uint lid = gl_LocalInvocationID.x;
+    if (lid < 2u) {
+        survived[lid] = 0u;
+    }
+    barrier();
+    uint i = base + lid;
+    if (i < count && covers(job, pick_storage_instance(plan.words[job + 31u] + i))) {
+        atomicOr(survived[lid >> 5u], 1u << (lid & 31u));
+    }
+    barrier();
+    // The workgroup's two words of the pair's survivor bits (no other workgroup writes them).
+    if (lid < 2u) {
+        plan.words[plan.words[job + 41u] + 2u * gl_WorkGroupID.x + lid] = survived[lid];
     }
 }

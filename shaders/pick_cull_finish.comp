@@ -1,15 +1,14 @@
 #version 450
-// GPU planning, after shaders/pick_cull.comp and a barrier: a workgroup per pair puts the
-// commands its survivors claimed in instance order (so the pick draws them in the order the
-// host's draw would: depth ties resolve as without culling) and writes the pair's draw count;
-// when the survivors overflowed the pair's share of the commands, the draw count is 0 and the
-// fallback command draws the whole range, in order. Job and counter words as in
+// GPU planning, after shaders/pick_cull.comp and a barrier: a workgroup per pair turns the
+// pair's survivor bits into indirect commands, one per run of consecutive survivors, in
+// instance order (so the pick draws them in the order the host's draw would: depth ties
+// resolve as without culling), and writes the pair's survivor and draw counts. When the runs
+// overflow the pair's share of the commands, the draw count is 0 and the fallback command
+// draws the whole range, in order. Job and counter words as in
 // crates/picking-vk/src/gpu_plan/layout.rs.
 
 layout(local_size_x = 64) in;
 const uint GROUP = 64u;
-// Claimed commands sorted in shared memory (8 KiB); more are sorted in the plan buffer.
-const uint SORT_CAPACITY = 2048u;
 
 layout(push_constant) uniform FinishPush {
     uvec4 pairs; // (pairs, unused, unused, unused)
@@ -20,74 +19,45 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
 } plan;
 
 const uint JOB_WORDS = 48u;
-const uint CLAIMED = 0u;
+const uint SURVIVORS = 0u;
 const uint DRAWN = 2u;
 
-shared uint keys[SORT_CAPACITY];
+shared uint partial[GROUP];
 
-// Orders keys[a] <= keys[b].
-void order_shared(uint a, uint b) {
-    uint x = keys[a];
-    uint y = keys[b];
-    if (x > y) {
-        keys[a] = y;
-        keys[b] = x;
-    }
-}
-
-// Orders the instance words of commands a <= b in the buffer (b past `count` holds +infinity:
-// nothing to do).
-void order_buffer(uint words_at, uint count, uint a, uint b) {
-    if (b >= count) {
-        return;
-    }
-    uint x = plan.words[words_at + 5u * a];
-    uint y = plan.words[words_at + 5u * b];
-    if (x > y) {
-        plan.words[words_at + 5u * a] = y;
-        plan.words[words_at + 5u * b] = x;
-    }
-}
-
-// Sorts the `count` claimed commands' instance words (`words_at`, 5 words apart) ascending:
-// a bitonic network of ascending comparisons over the next power of two (a flip, then
-// half-cleaners).
-void sort_commands(uint words_at, uint count) {
-    uint n = 1u;
-    while (n < count) {
-        n <<= 1u;
-    }
-    bool in_shared = n <= SORT_CAPACITY;
+// The exclusive prefix sum of `v` over the workgroup's threads; `total` gets the sum.
+uint scan(uint v, out uint total) {
     uint lid = gl_LocalInvocationID.x;
-    if (in_shared) {
-        for (uint i = lid; i < n; i += GROUP) {
-            keys[i] = i < count ? plan.words[words_at + 5u * i] : 0xFFFFFFFFu;
-        }
+    partial[lid] = v;
+    barrier();
+    for (uint d = 1u; d < GROUP; d <<= 1u) {
+        uint add = lid >= d ? partial[lid - d] : 0u;
+        barrier();
+        partial[lid] += add;
         barrier();
     }
-    for (uint size = 2u; size <= n; size <<= 1u) {
-        for (uint step = size >> 1u; step > 0u; step >>= 1u) {
-            for (uint i = lid; i < n / 2u; i += GROUP) {
-                uint block = i / step;
-                uint offset = i % step;
-                uint a = block * 2u * step + offset;
-                // The first step of each size flips (compares mirrored positions).
-                uint b = step == size >> 1u ? a + 2u * (step - offset) - 1u : a + step;
-                if (in_shared) {
-                    order_shared(a, b);
-                } else {
-                    order_buffer(words_at, count, a, b);
-                }
-            }
-            memoryBarrierBuffer();
-            barrier();
-        }
-    }
-    if (in_shared) {
-        for (uint i = lid; i < count; i += GROUP) {
-            plan.words[words_at + 5u * i] = keys[i];
-        }
-    }
+    uint inclusive = partial[lid];
+    total = partial[GROUP - 1u];
+    barrier();
+    return inclusive - v;
+}
+
+// Word `w` of the pair's bits (`bits`, `n` words); 0 outside them.
+uint bits_word(uint bits, uint n, uint w) {
+    return w < n ? plan.words[bits + w] : 0u;
+}
+
+// The survivors that start a run (the one before is not a survivor), of word `w`.
+uint run_starts(uint bits, uint n, uint w) {
+    uint b = bits_word(bits, n, w);
+    uint before = w > 0u ? bits_word(bits, n, w - 1u) >> 31u : 0u;
+    return b & ~((b << 1u) | before);
+}
+
+// The survivors that end a run (the one after is not a survivor), of word `w`.
+uint run_ends(uint bits, uint n, uint w) {
+    uint b = bits_word(bits, n, w);
+    uint after = bits_word(bits, n, w + 1u) << 31u;
+    return b & ~((b >> 1u) | after);
 }
 
 void main() {
@@ -95,20 +65,78 @@ void main() {
     if (pair >= pc.pairs.x) {
         return;
     }
+    uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
     uint counters = plan.words[job + 33u];
-    uint claimed = plan.words[counters + CLAIMED];
-    if (claimed > plan.words[job + 35u]) {
-        if (gl_LocalInvocationID.x == 0u) {
+    uint count = plan.words[job + 32u];
+    uint first_instance = plan.words[job + 31u];
+    uint bits = plan.words[job + 41u];
+    // The cull pass wrote two words per 64 instances.
+    uint n = (count + 63u) / 64u * 2u;
+    // Runs and survivors, for the share and the counters.
+    uint runs = 0u;
+    uint survivors = 0u;
+    for (uint w = lid; w < n; w += GROUP) {
+        runs += bitCount(run_starts(bits, n, w));
+        survivors += bitCount(bits_word(bits, n, w));
+    }
+    uint total_runs;
+    uint total_survivors;
+    scan(runs, total_runs);
+    scan(survivors, total_survivors);
+    if (lid == 0u) {
+        plan.words[counters + SURVIVORS] = total_survivors;
+    }
+    if (total_runs > plan.words[job + 35u]) {
+        if (lid == 0u) {
             plan.words[counters + DRAWN] = 0u;
-            plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 32u];
+            plan.words[plan.words[job + 36u] + 1u] = count;
         }
         return;
     }
-    // The instance word: the fifth of an indexed command, the fourth of another.
-    uint field = plan.words[job + 40u] != 0u ? 4u : 3u;
-    sort_commands(plan.words[job + 34u] + field, claimed);
-    if (gl_LocalInvocationID.x == 0u) {
-        plan.words[counters + DRAWN] = claimed;
+    // Command k of a run: the draw's template with the run's first instance; its instance
+    // count is first written as the run's end (relative, exclusive) by the thread that finds
+    // the end, then made a count below. Both threads find k as the run's rank among starts
+    // or ends: the k-th start and the k-th end bound the same run.
+    uint commands = plan.words[job + 34u];
+    bool indexed = plan.words[job + 40u] != 0u;
+    // Runs started and ended before the chunk (a run may end in a later chunk).
+    uint started = 0u;
+    uint ended = 0u;
+    for (uint chunk = 0u; chunk < n; chunk += GROUP) {
+        uint w = chunk + lid;
+        uint starts = run_starts(bits, n, w);
+        uint ends = run_ends(bits, n, w);
+        uint chunk_starts;
+        uint chunk_ends;
+        uint k = started + scan(bitCount(starts), chunk_starts);
+        uint e = ended + scan(bitCount(ends), chunk_ends);
+        for (; starts != 0u; starts &= starts - 1u) {
+            uint at = commands + 5u * k;
+            uint instance = first_instance + 32u * w + uint(findLSB(starts));
+            plan.words[at] = plan.words[job + 37u];
+            plan.words[at + 2u] = plan.words[job + 38u];
+            plan.words[at + 3u] = indexed ? plan.words[job + 39u] : instance;
+            plan.words[at + 4u] = indexed ? instance : 0u;
+            k++;
+        }
+        for (; ends != 0u; ends &= ends - 1u) {
+            plan.words[commands + 5u * e + 1u] = 32u * w + uint(findLSB(ends)) + 1u;
+            e++;
+        }
+        started += chunk_starts;
+        ended += chunk_ends;
+    }
+    memoryBarrierBuffer();
+    barrier();
+    for (uint k = lid; k < total_runs; k += GROUP) {
+        uint at = commands + 5u * k;
+        uint start = plan.words[at + (indexed ? 4u : 3u)] - first_instance;
+        // Clamped to the range: a command never draws past it.
+        uint end = min(plan.words[at + 1u], count);
+        plan.words[at + 1u] = end > start ? end - start : 0u;
+    }
+    if (lid == 0u) {
+        plan.words[counters + DRAWN] = total_runs;
     }
 }

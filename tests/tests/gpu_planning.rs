@@ -145,8 +145,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
-    // Per slot (two by default): 228 bytes a pair, 20 a command; nothing per draw or instance.
-    let planner_bytes = 2 * (128 * 228 + 16_384 * 20);
+    // Per slot (two by default): 228 bytes a pair, 20 a command, a bit per instance the
+    // pairs may test (2^18 by default); nothing per draw or instance of the scene.
+    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -172,6 +173,8 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
             assert_eq!(stats.ranges, (15 + 4 + 1) * 4, "frame {f}: {stats:?}");
             assert_eq!(stats.fallbacks, 0, "frame {f}: the default bound holds this set: {stats:?}");
             assert!(stats.survivors > 0 && stats.survivors * 20 < stats.instances_tested, "frame {f}: the pass culls most instances: {stats:?}");
+            // A command per run of consecutive survivors: a tile's rows of the grid merge.
+            assert!(stats.commands >= stats.ranges / 4 && stats.commands * 3 < stats.survivors * 2, "frame {f}: {stats:?}");
         }
         let hits = hit_instances(&want);
         assert!(hits.len() >= 6, "frame {f}: the covered points hit instances: {hits:?}");
@@ -253,17 +256,19 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
 
 #[test]
 fn instances_at_the_same_place_answer_as_drawn_in_order() {
-    // Instances 2k and 2k + 1 stand at exactly the same place (the pass writes them unmoved):
-    // every covered pixel is a depth tie between two instances, which only the order of
+    // Instances 5k to 5k + 4 stand at exactly the same place (the pass writes them unmoved):
+    // every covered pixel is a depth tie between five instances, which only the order of
     // drawing decides (the first drawn wins a LESS test). The GPU plan draws its survivors in
-    // instance order, as the host's draw and the unculled pass do.
+    // instance order, as the host's draw and the unculled pass do. The ranges (6,000 and
+    // 2,400 instances) are longer than the finishing pass takes at once (2,048), and runs of
+    // survivors cross from one such chunk to the next.
     let gpu = Gpu::new();
-    let writer = InstanceMotion::new(&gpu.ctx, &grid(1200, |i| i / 2), 0.0).expect("instance motion");
+    let writer = InstanceMotion::new(&gpu.ctx, &grid(6000, |i| i / 5), 0.0).expect("instance motion");
     let (scene, draws) = draws(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
-    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(1 << 15);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(1 << 20));
     let mut unculled = gpu.picker(config.with_culling(false));
     // SAFETY: recording outside a render pass; `run` waits.
     gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
@@ -272,11 +277,13 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, 0.0);
     let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
     assert_eq!(answers(&got), answers(&want));
-    let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
+    let stats = got.stats.gpu_plan.expect("planned on the GPU");
+    assert_eq!(stats.ranges, (15 + 4 + 1) * 2, "every pair is planned: {stats:?}");
     assert!(stats.survivors > 0 && stats.fallbacks == 0, "{stats:?}");
-    // The first of each pair wins (both instanced draws start at an even instance).
+    assert!(stats.commands * 4 < stats.survivors, "tied instances are drawn in runs: {stats:?}");
+    // The first of each five wins (both instanced draws start at a multiple of five).
     let hits: Vec<u32> = hit_instances(&got).into_iter().filter_map(|(_, i)| i).collect();
-    assert!(hits.len() >= 4 && hits.iter().all(|i| i % 2 == 0), "{hits:?}");
+    assert!(hits.len() >= 4 && hits.iter().all(|i| i % 5 == 0), "{hits:?}");
     drop((gpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }

@@ -26,6 +26,11 @@ fn small_benchmark_runs_with_full_parity() {
     let [m, n] = [0, 1].map(|i| planning[0]["parity"][i].as_u64().unwrap());
     assert!(m == n && n > 0, "GPU-planned answers equal the CPU-known ones: {}", planning[0]);
     assert!(planning[0]["gpu_ms"]["GPU-written, GPU planner: 16 points"].as_f64().unwrap() > 0.0);
+    // The whole view's survivors are drawn in runs (a row of the field per command at most),
+    // without falling back.
+    let view = &planning[0]["whole_view_plan"];
+    let [survivors, commands, fallbacks] = ["survivors", "commands", "fallbacks"].map(|k| view[k].as_f64().unwrap());
+    assert!(commands > 0.0 && commands * 10.0 < survivors && fallbacks == 0.0, "{view}");
     let memory = report["memory"].as_array().unwrap();
     assert_eq!(memory[0]["bytes_1x1"], memory[0]["bytes_3840x2160"], "pick memory does not grow with the view");
     let latency = report["latency"].as_array().unwrap();

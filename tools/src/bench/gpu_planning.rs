@@ -31,7 +31,7 @@ pub const SETS: [&str; 7] = [
     "GPU-written, CPU planner (unculled): point",
 ];
 
-pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | whole view: survivors / commands / fallbacks | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct PlanningTimings {
     /// Median GPU ms per set (`SETS` order), then the full-resolution ID pass.
@@ -40,6 +40,9 @@ pub struct PlanningTimings {
     pub cpu_us: [f64; 7],
     /// Median instances the GPU plan drew for the point set.
     pub survivors: f64,
+    /// Medians for the GPU-planned whole view: survivors, the commands (runs) that drew
+    /// them, and pairs that fell back to their whole range.
+    pub view_plan: [f64; 3],
     /// GPU-planned answers equal to the CPU-known ones, of those compared.
     pub parity: (usize, usize),
 }
@@ -77,9 +80,15 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     written.instance_transforms = None;
     let written = [written];
     let picker = |planner: Planner, whole_view: bool| {
-        // The whole view draws up to every instance: table entries and commands for them all.
-        let (entries, commands) = if whole_view { (1 << 18, 1 << 18) } else { (4096, 16_384) };
-        let config = PickerConfig::default().with_frames_in_flight(1).with_rect_entries(entries).with_planner(planner).with_gpu_plan_capacity(64, commands);
+        // The whole view draws up to every instance: table entries for them all, commands for
+        // their runs, and its tiles each test the whole field (16 points too).
+        let (entries, commands, instances) = if whole_view { (1 << 18, 1 << 18, 1 << 23) } else { (4096, 16_384, 1 << 21) };
+        let config = PickerConfig::default()
+            .with_frames_in_flight(1)
+            .with_rect_entries(entries)
+            .with_planner(planner)
+            .with_gpu_plan_capacity(64, commands)
+            .with_gpu_plan_instances(instances);
         // SAFETY: the context's handles belong together and outlive the picker.
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
@@ -96,7 +105,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 8], [Vec<f64>; 7]) = Default::default();
-    let (mut survivors, mut parity) = (vec![], (0, 0));
+    let (mut survivors, mut view_plan, mut parity) = (vec![], <[Vec<f64>; 3]>::default(), (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     let written_request = request.with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
     for frame in 0..warmup + frames {
@@ -159,6 +168,10 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             }
             let stats = results[3].results[0].pick().and_then(|p| p.stats.gpu_plan);
             survivors.push(stats.map_or(f64::NAN, |s| s.survivors as f64));
+            let view = results[5].stats.gpu_plan;
+            for (k, v) in view.map_or([f64::NAN; 3], |s| [s.survivors, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate() {
+                view_plan[k].push(v);
+            }
         }
     }
     // SAFETY: all work finished (`run_once` waits).
@@ -167,6 +180,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
         cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
         survivors: median(&mut survivors),
+        view_plan: view_plan.each_mut().map(|v| median(v)),
         parity,
     })
 }
@@ -175,7 +189,7 @@ impl PlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c) = (&self.gpu_ms, &self.cpu_us);
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {:.0} / {:.0} / {:.0} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -195,6 +209,9 @@ impl PlanningTimings {
             c[4],
             c[4] / c[3],
             self.survivors,
+            self.view_plan[0],
+            self.view_plan[1],
+            self.view_plan[2],
             self.parity.0,
             self.parity.1
         )
@@ -208,6 +225,7 @@ impl PlanningTimings {
             "gpu_ms": gpu,
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "survivors_per_point": self.survivors,
+            "whole_view_plan": {"survivors": self.view_plan[0], "commands": self.view_plan[1], "fallbacks": self.view_plan[2]},
             "parity": [self.parity.0, self.parity.1],
         })
     }

@@ -1,21 +1,23 @@
 //! Where a slot's plan buffer keeps what: the jobs the CPU writes while recording, then per
-//! pair its survivor count and fallback command, then the indirect commands the cull pass
-//! writes. All in 32-bit words; `shaders/pick_cull.comp` reads the job words named here.
+//! pair its counters and fallback command, then the indirect commands the finishing pass
+//! writes, then the survivor bits the cull pass writes (a bit per instance a pair tests). All
+//! in 32-bit words; the shaders read the job words named here.
 
 /// Words of one pair's job.
 pub(crate) const JOB_WORDS: u32 = 48;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
-/// Words of a pair's counters: claimed command slots, one unused, the draw count, and the
-/// count of the fallback's draw ([`PlanLayout::fallback_count`]).
+/// Words of a pair's counters: its survivors, one unused, the draw count (its runs of
+/// survivors), and the count of the fallback's draw ([`PlanLayout::fallback_count`]).
 pub(crate) const COUNTER_WORDS: u32 = 4;
 
 /// Job words (see the shader): the draw's model-view-projection (16), its local box (min 3,
 /// max 3), the region's first and last pixel centres (4), the padding in pixels, the host's
 /// viewport (x, y, width, height), the first instance and how many, the word of the pair's
 /// counters, the word of its first command, the commands' capacity, the word of the fallback
-/// command, then the command template (count, first index or vertex, vertex offset, indexed).
+/// command, the command template (count, first index or vertex, vertex offset, indexed), then
+/// the word of the pair's first survivor bits.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -30,6 +32,7 @@ pub(crate) mod job {
     pub const CAPACITY: usize = 35;
     pub const FALLBACK_WORD: usize = 36;
     pub const TEMPLATE: usize = 37;
+    pub const BITS_WORD: usize = 41;
 }
 
 /// The count the fallback's draw reads on Mesa's software driver (the draw takes its one
@@ -42,7 +45,7 @@ pub(crate) const VENDOR_ID_MESA: u32 = 0x10005;
 
 /// The counters' words, from a pair's first.
 pub(crate) mod counter {
-    pub const CLAIMED: u32 = 0;
+    pub const SURVIVORS: u32 = 0;
     pub const DRAWN: u32 = 2;
     pub const ALL: u32 = 3;
 }
@@ -56,6 +59,14 @@ pub(crate) struct PlanLayout {
     pub commands: u32,
     /// What the fallback's count draw reads: 1, or [`MESA_FALLBACK_COUNT`] on lavapipe.
     pub fallback_count: u32,
+    /// Words of survivor bits the frame's pairs share (`PickerConfig::gpu_plan_instances`
+    /// / 32): [`bit_words`] each.
+    pub bit_words: u32,
+}
+
+/// Words of survivor bits a pair of `count` instances takes: two per cull workgroup.
+pub(crate) fn bit_words(count: u32) -> u32 {
+    count.div_ceil(64) * 2
 }
 
 impl PlanLayout {
@@ -74,9 +85,14 @@ impl PlanLayout {
         self.pairs * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + c * COMMAND_WORDS
     }
 
+    /// The word of survivor bits word `w` (of all the frame's pairs).
+    pub fn bits_word(&self, w: u32) -> u32 {
+        self.command_word(self.commands) + w
+    }
+
     /// Bytes of one slot's buffer.
     pub fn bytes(&self) -> u64 {
-        4 * u64::from(self.command_word(self.commands))
+        4 * u64::from(self.bits_word(self.bit_words))
     }
 }
 
@@ -86,19 +102,22 @@ mod tests {
 
     #[test]
     fn regions_follow_one_another_without_overlap() {
-        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1 };
+        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 6 };
         assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
-        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS));
+        assert_eq!(l.bits_word(0), l.command_word(10));
+        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6));
+        assert_eq!((bit_words(1), bit_words(64), bit_words(65)), (2, 2, 4));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::BITS_WORD < JOB_WORDS as usize);
         for shader in [include_str!("../../../../shaders/pick_cull.comp"), include_str!("../../../../shaders/pick_cull_finish.comp")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
-            assert!(shader.contains(&format!("const uint CLAIMED = {}u;", counter::CLAIMED)));
-            assert!(shader.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
+            assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
         }
         let finish = include_str!("../../../../shaders/pick_cull_finish.comp");
+        assert!(finish.contains(&format!("const uint SURVIVORS = {}u;", counter::SURVIVORS)));
         assert!(finish.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
+        assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
     }
 }

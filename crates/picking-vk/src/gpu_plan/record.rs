@@ -30,7 +30,7 @@ impl GpuPlanKit {
         let Some((buffer, plan_set)) = self.slots.get(slot) else { return };
         let (cull, finish) = (self.cull.1.handle, self.finish.1.handle);
         let bind = vk::PipelineBindPoint::COMPUTE;
-        // The claims before the finishing pass reads and rewrites them.
+        // The survivor bits before the finishing pass reads them.
         let written = buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE, 0, vk::WHOLE_SIZE);
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
         // SAFETY: (whole block) the caller's contract; pipelines, layouts and sets are this
@@ -77,8 +77,8 @@ impl GpuPlanKit {
         })
     }
 
-    /// `planned` (what slot `slot`'s frame took) with the survivors and fallbacks its cull
-    /// pass counted.
+    /// `planned` (what slot `slot`'s frame took) with the survivors, commands and fallbacks
+    /// its cull pass counted.
     ///
     /// # Safety
     /// The slot's frame completed, and nothing is recording into the slot.
@@ -87,7 +87,9 @@ impl GpuPlanKit {
         let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
         if let Some(words) = self.words_mut(slot) {
             for p in 0..pairs {
-                planned.survivors += u64::from(words[(layout.counters_word(p) + counter::CLAIMED) as usize]);
+                let counters = layout.counters_word(p);
+                planned.survivors += u64::from(words[(counters + counter::SURVIVORS) as usize]);
+                planned.commands += u64::from(words[(counters + counter::DRAWN) as usize]);
                 planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0);
             }
         }

@@ -105,15 +105,20 @@ pub struct PickerConfig {
     pub gpu_result_draws: u32,
     /// Which planner culls the draws of a query set (default [`Planner::Auto`]).
     pub planner: Planner,
-    /// Pairs of a point or radius query and an instance range of a GPU-planned draw that one
+    /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
+    /// range of a GPU-planned draw that one
     /// frame may cull on the GPU (default 64, at most 65,535): 228 bytes each per slot. Pairs
     /// past it are drawn as the CPU planned them (unculled instances, same results).
     pub gpu_plan_pairs: u32,
-    /// Surviving instances one frame's GPU-planned pairs may draw, shared equally among the
-    /// frame's pairs (default 4,096; 20 bytes each per slot). A pair whose survivors overflow
-    /// its share draws its whole range instead: the same results, less culled. A whole-view
-    /// rectangle over a large field needs about as many as the instances it shows.
+    /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
+    /// frame's pairs (default 4,096; 20 bytes each per slot). A command draws a run of
+    /// consecutive surviving instances. A pair whose runs overflow its share draws its whole
+    /// range instead: the same results, less culled.
     pub gpu_plan_commands: u32,
+    /// Instances one frame's GPU-planned pairs may test, summed over the pairs (default
+    /// 262,144, at most 2^31): a survivor bit each per slot (32 KiB by default), a pair taking
+    /// its instances rounded up to 64. Pairs past it are drawn as the CPU planned them.
+    pub gpu_plan_instances: u32,
 }
 
 /// Which planner decides what a query set draws. Results are the same with every planner
@@ -169,6 +174,7 @@ impl Default for PickerConfig {
             planner: Planner::Auto,
             gpu_plan_pairs: 64,
             gpu_plan_commands: 4096,
+            gpu_plan_instances: 1 << 18,
         }
     }
 }
@@ -256,6 +262,12 @@ impl PickerConfig {
     pub fn with_gpu_plan_capacity(mut self, pairs: u32, commands: u32) -> Self {
         self.gpu_plan_pairs = pairs;
         self.gpu_plan_commands = commands;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_plan_instances`].
+    pub fn with_gpu_plan_instances(mut self, instances: u32) -> Self {
+        self.gpu_plan_instances = instances;
         self
     }
 

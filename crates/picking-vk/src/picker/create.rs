@@ -6,7 +6,7 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
-use crate::gpu_plan::layout::{PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
+use crate::gpu_plan::layout::{bit_words, PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
 use crate::gpu_plan::GpuPlanKit;
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
@@ -234,6 +234,10 @@ fn gpu_plan_kit(
         let reason = format!("must be 1 to {MAX_GPU_PLAN_COMMANDS}, not {}", config.gpu_plan_commands);
         return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_commands"), reason });
     }
+    if !(1..=1 << 31).contains(&config.gpu_plan_instances) {
+        let reason = format!("must be 1 to 2^31, not {}", config.gpu_plan_instances);
+        return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_instances"), reason });
+    }
     let needed = PickFeatures::BATCHING | PickFeatures::INDIRECT_COUNT;
     if !features.contains(needed) {
         if config.planner == Planner::Auto {
@@ -246,7 +250,8 @@ fn gpu_plan_kit(
         return Err(PickError::Unsupported { missing });
     }
     let fallback_count = if vendor_id == VENDOR_ID_MESA { MESA_FALLBACK_COUNT } else { 1 };
-    let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count };
+    let bit_words = bit_words(config.gpu_plan_instances);
+    let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words };
     Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
 }
 

@@ -5,7 +5,7 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{job, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{bit_words, job, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::CullInput;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
 use crate::plan::PlanEntry;
@@ -37,6 +37,8 @@ struct Candidate {
 #[derive(Default)]
 pub(crate) struct FramePairs {
     candidates: Vec<Candidate>,
+    /// Survivor bit words the candidates take.
+    bit_words: u32,
     order: Vec<u32>,
     /// Per range of the frame's plan lists, its first pair ([`NO_PAIR`]: recorded as the CPU
     /// planned it). A range of a rectangle tile has a pair per entry range it meets, in the
@@ -60,8 +62,9 @@ fn owned_parts(start: u32, count: u32, owned: &[(u32, u32)]) -> impl Iterator<It
 
 impl FramePairs {
     /// Takes the instance ranges of the planned draws that `eligible` accepts in the point
-    /// and radius queries and in the rectangles' tiles, up to `layout.pairs` pairs
-    /// (in query order; the rest stay as the CPU planned them), groups them by draw, and
+    /// and radius queries and in the rectangles' tiles, up to `layout.pairs` pairs and
+    /// `layout.bit_words` words of survivor bits (in query order; the rest stay as the CPU
+    /// planned them), groups them by draw, and
     /// shares the commands among them (each at most its instances and `max_draw_count`).
     pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
@@ -81,8 +84,7 @@ impl FramePairs {
                             let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
                             for range in ranges_of(entry) {
                                 let (start, count) = plans.ranges[range as usize];
-                                if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, owned_parts(start, count, owned), layout.pairs)
-                                {
+                                if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, owned_parts(start, count, owned), layout) {
                                     break 'queries;
                                 }
                             }
@@ -95,7 +97,7 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
-                    if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, std::iter::once((start, count)), layout.pairs) {
+                    if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, std::iter::once((start, count)), layout) {
                         break 'queries;
                     }
                 }
@@ -105,15 +107,17 @@ impl FramePairs {
     }
 
     /// Adds a candidate per part of `range` (all of them, or none when they would take more
-    /// than `most` pairs: then returns false); parts too large for one dispatch row stay
-    /// unculled, with the whole range.
-    fn push_parts(&mut self, range: Candidate, parts: impl Iterator<Item = (u32, u32)> + Clone, most: u32) -> bool {
+    /// pairs or survivor bits than `layout` holds: then returns false); parts too large for
+    /// one dispatch row stay unculled, with the whole range.
+    fn push_parts(&mut self, range: Candidate, parts: impl Iterator<Item = (u32, u32)> + Clone, layout: PlanLayout) -> bool {
         if range.count == 0 || parts.clone().any(|(_, count)| count > MAX_RANGE_INSTANCES) {
             return true;
         }
-        if self.candidates.len() + parts.clone().count() > most as usize {
+        let words = parts.clone().map(|(_, count)| u64::from(bit_words(count))).sum::<u64>();
+        if self.candidates.len() + parts.clone().count() > layout.pairs as usize || u64::from(self.bit_words) + words > u64::from(layout.bit_words) {
             return false;
         }
+        self.bit_words += words as u32;
         self.candidates.extend(parts.map(|(start, count)| Candidate { start, count, ..range }));
         true
     }
@@ -131,7 +135,8 @@ impl FramePairs {
             let c = candidates[k as usize];
             let first_pair = &mut self.pair_of_range[c.range as usize];
             *first_pair = (*first_pair).min(pair as u32);
-            let capacity = c.count.min(share).min(max_draw_count);
+            // A run of survivors a command: at most every other instance starts one.
+            let capacity = c.count.div_ceil(2).min(share).min(max_draw_count);
             self.commands.push(PairCommands { first, capacity });
             first += capacity;
             match self.dispatches.last_mut() {
@@ -147,6 +152,7 @@ impl FramePairs {
     /// Plans nothing on the GPU this frame.
     pub fn clear(&mut self) {
         self.candidates.clear();
+        self.bit_words = 0;
         self.order.clear();
         self.pair_of_range.clear();
         self.commands.clear();
@@ -164,6 +170,7 @@ impl FramePairs {
     /// (drawing nothing until the cull pass overflows the pair's share) into `words`, a slot's
     /// mapped plan buffer whose previous frame completed.
     pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
+        let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let pair = pair as u32;
             let c = self.candidates[k as usize];
@@ -195,6 +202,8 @@ impl FramePairs {
             j[job::CAPACITY] = commands.capacity;
             j[job::FALLBACK_WORD] = layout.fallback_word(pair);
             j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
+            j[job::BITS_WORD] = layout.bits_word(bits);
+            bits += bit_words(count);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
             let c = layout.counters_word(pair) as usize;
@@ -274,22 +283,35 @@ mod tests {
     #[test]
     fn pairs_group_by_draw_keep_a_ranges_parts_together_and_share_the_commands() {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 4], ..FramePairs::default() };
-        let most = 16;
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10 };
         // Range 0 of draw 5, range 1 of draw 2 in two parts, range 2 of draw 5.
-        assert!(pairs.push_parts(candidate(5, 0, 0, 100), std::iter::once((0, 100)), most));
-        assert!(pairs.push_parts(candidate(2, 1, 0, 50), [(0, 10), (20, 30)].into_iter(), most));
-        assert!(pairs.push_parts(candidate(5, 2, 200, 3), std::iter::once((200, 3)), most));
+        assert!(pairs.push_parts(candidate(5, 0, 0, 100), std::iter::once((0, 100)), layout));
+        assert!(pairs.push_parts(candidate(2, 1, 0, 50), [(0, 10), (20, 30)].into_iter(), layout));
+        assert!(pairs.push_parts(candidate(5, 2, 200, 3), std::iter::once((200, 3)), layout));
         // A range whose parts would pass the bound is left whole to the CPU's plan.
-        assert!(!pairs.push_parts(candidate(7, 3, 0, 9), (0..14).map(|k| (k, 1)), most));
-        pairs.share(PlanLayout { pairs: most, commands: 40, fallback_count: 1 }, 1000);
+        assert!(!pairs.push_parts(candidate(7, 3, 0, 9), (0..14).map(|k| (k, 1)), layout));
+        pairs.share(layout, 1000);
         // Draw 2's two parts first (consecutive, in order), then draw 5's ranges.
         assert_eq!(pairs.pair_of_range, vec![2, 0, 3, NO_PAIR]);
         let dispatches: Vec<_> = pairs.dispatches.iter().map(|d| (d.draw, d.first_pair, d.pairs, d.most)).collect();
         assert_eq!(dispatches, vec![(2, 0, 2, 30), (5, 2, 2, 100)]);
-        // 40 commands over 4 pairs: 10 each, at most a pair's instances; slots never overlap.
+        // 40 commands over 4 pairs: 10 each, at most a run per other instance; slots never
+        // overlap.
         let capacities: Vec<_> = pairs.commands.iter().map(|c| c.capacity).collect();
-        assert_eq!(capacities, vec![10, 10, 10, 3]);
+        assert_eq!(capacities, vec![5, 10, 10, 2]);
         assert!(pairs.commands.windows(2).all(|w| w[0].first + w[0].capacity == w[1].first));
         assert_eq!(pairs.stats().instances_tested, 10 + 30 + 100 + 3);
+        // Survivor bits: two words per 64 instances of each part.
+        assert_eq!(pairs.bit_words, 2 + 2 + 4 + 2);
+    }
+
+    #[test]
+    fn a_range_whose_bits_would_pass_the_bound_is_left_to_the_cpu() {
+        let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 3], ..FramePairs::default() };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 8 };
+        assert!(pairs.push_parts(candidate(1, 0, 0, 128), std::iter::once((0, 128)), layout));
+        assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "6 words more than the 4 left");
+        assert!(pairs.push_parts(candidate(1, 2, 0, 64), std::iter::once((0, 64)), layout));
+        assert_eq!((pairs.candidates.len(), pairs.bit_words), (2, 6));
     }
 }

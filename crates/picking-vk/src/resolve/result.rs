@@ -52,7 +52,9 @@ pub struct GpuPlanStats {
     pub instances_tested: u64,
     /// Instances whose box met their pair's region (drawn), summed over the pairs.
     pub survivors: u64,
-    /// Pairs whose survivors overflowed their share of
+    /// Indirect commands that drew them: one per run of consecutive survivors of a pair.
+    pub commands: u64,
+    /// Pairs whose runs of survivors overflowed their share of
     /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands): each drew
     /// its whole range as well (the same results, less culled).
     pub fallbacks: u64,
