@@ -8,7 +8,7 @@
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::config::Planner;
-use picking_vk::draw::{BufferRange, InstanceBinding, Instances, RasterState, Topology, Triangles};
+use picking_vk::draw::{BufferRange, DrawList, InstanceBinding, Instances, RasterState, Topology, Triangles};
 use picking_vk::hooks::{DrawHooks, HookProgram, HookSource};
 use picking_vk::request::Ignore;
 use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
@@ -16,6 +16,7 @@ use picking_vk_host::InstanceMotion;
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 const W: u32 = 160;
 const H: u32 = 120;
@@ -97,7 +98,7 @@ fn frame(
     writer: &InstanceMotion,
     request: &PickRequest<'_>,
     queries: &[PickQuery],
-    draws: &[PickDraw],
+    draws: DrawList<'_>,
     time: f32,
 ) -> FrameResults {
     let request = (*request).with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
@@ -145,6 +146,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
+    // The same draws as a shared list (kept across frames: the instances move on the GPU).
+    let shared: Arc<[PickDraw]> = draws.clone().into();
+    let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 228 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default); nothing per draw or instance of the scene.
     let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8);
@@ -158,9 +162,14 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
         let covered = gpu.covered_pixels(&request, &draws, f as u64);
         assert!(covered.len() > 2000, "the field covers much of the view: {}", covered.len());
         let queries = queries(&covered, 40 + f as u64);
-        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
-        for (name, picker) in [("GPU", &mut gpu_planned), ("Auto", &mut auto), ("CPU", &mut cpu_planned)] {
-            let got = frame(&gpu, picker, &writer, &request, &queries, &draws, time);
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), time);
+        for (name, picker, list) in [
+            ("GPU", &mut gpu_planned, DrawList::from(&draws)),
+            ("Auto", &mut auto, DrawList::from(&draws)),
+            ("CPU", &mut cpu_planned, DrawList::from(&draws)),
+            ("GPU, shared list", &mut gpu_shared, DrawList::from(&shared)),
+        ] {
+            let got = frame(&gpu, picker, &writer, &request, &queries, list, time);
             assert_eq!(answers(&got), answers(&want), "frame {f}: {name}-planned against unculled");
             let stats = got.results[0].pick().unwrap().stats.gpu_plan;
             if name == "CPU" {
@@ -185,7 +194,7 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     }
     assert!(moved, "the instances move between frames");
     assert!(seen.len() >= 20, "instances hit over the frames: {}", seen.len());
-    drop((gpu_planned, auto, cpu_planned, unculled, scene, writer));
+    drop((gpu_planned, auto, cpu_planned, unculled, gpu_shared, scene, writer));
     gpu.assert_no_validation_messages();
 }
 
@@ -209,8 +218,8 @@ fn auto_plans_on_the_gpu_only_what_the_cpu_cannot_cull() {
     let queries: Vec<PickQuery> = random_pixels(3, 8, W, H).into_iter().map(PickQuery::Point).collect();
     let mut auto = gpu.picker(PickerConfig::default());
     let mut gpu_planned = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu));
-    let a = frame(&gpu, &mut auto, &writer, &request, &queries, &draws, 0.0);
-    let g = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
+    let a = frame(&gpu, &mut auto, &writer, &request, &queries, (&draws).into(), 0.0);
+    let g = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
     assert_eq!(answers(&a), answers(&g));
     // Auto: the CPU culls the spheres, the GPU only the boxes (one range per point). Gpu: the
     // CPU leaves the spheres' instances to the GPU too.
@@ -242,8 +251,8 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
         // Radius queries first: their discs meet more instances than one command holds.
         let mut queries: Vec<PickQuery> = covered.iter().take(4).map(|&pixel| PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }).collect();
         queries.extend(covered[4..12].iter().map(|&p| PickQuery::Point(p)));
-        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
-        let got = frame(&gpu, &mut bounded, &writer, &request, &queries, &draws, time);
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), time);
+        let got = frame(&gpu, &mut bounded, &writer, &request, &queries, (&draws).into(), time);
         assert_eq!(answers(&got), answers(&want), "frame {f}");
         let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
         assert_eq!(stats.ranges, 4, "at most the configured pairs: {stats:?}");
@@ -274,8 +283,8 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
     let covered = gpu.covered_pixels(&request, &draws, 5);
     let queries = queries(&covered, 77);
-    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, 0.0);
-    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, &draws, 0.0);
+    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
+    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
     assert_eq!(answers(&got), answers(&want));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert_eq!(stats.ranges, (15 + 4 + 1) * 2, "every pair is planned: {stats:?}");
@@ -363,9 +372,9 @@ fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
         assert_eq!(covered.len(), 4, "frame {f}: every draw is in view");
         covered.extend(gpu.covered_pixels(&request, &draws, 60 + f as u64).into_iter().take(2));
         let queries = queries(&covered, 90 + f as u64);
-        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, &draws, time);
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), time);
         for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
-            let got = frame(&gpu, picker, &writer, &request, &queries, &draws, time);
+            let got = frame(&gpu, picker, &writer, &request, &queries, (&draws).into(), time);
             assert_eq!(answers(&got), answers(&want), "frame {f}: {name}-planned against unculled");
             if name == "GPU" {
                 let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("every kind is planned on the GPU");
