@@ -297,10 +297,11 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     gpu.assert_no_validation_messages();
 }
 
-/// Four parts of the writer's instances, each drawn its own way: spheres whose hook
+/// Five parts of the writer's instances, each drawn its own way: spheres whose hook
 /// discards every third instance and stripes of the world, boxes whose hook pulls their
 /// vertices a quarter towards the instance's origin (inside the box, as the draw declares),
-/// the spheres' edges as 3-pixel lines, and their vertices as 5-pixel points.
+/// the spheres' edges as 3-pixel lines, their vertices as 5-pixel points, and boxes read as
+/// vertex attributes.
 fn kinds(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuScene, Vec<PickDraw>) {
     let mut scene = Scene::default();
     scene.meshes.push(Mesh::sphere(6, 10));
@@ -343,17 +344,22 @@ fn kinds(gpu: &Gpu, writer: &InstanceMotion) -> (picking_vk_tests::scene::GpuSce
         }
         d
     };
+    // Boxes whose transforms the pick reads as vertex attributes, from a buffer the host
+    // says the planner may read as storage.
+    let mut attributes = storage(&uploaded.draws[1], 4).with_instance_binding(InstanceBinding::VertexAndStorageBuffer);
+    attributes.id = ObjectId::new(9).unwrap();
     let draws = vec![
         storage(&uploaded.draws[0], 0).with_hooks(DrawHooks::new(discard)),
         storage(&uploaded.draws[1], 1).with_hooks(adjusted),
         outline(Topology::LineList, 3.0),
         outline(Topology::PointList, 5.0),
+        attributes,
     ];
     (uploaded, draws)
 }
 
 #[test]
-fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
+fn hooked_line_point_and_vertex_attribute_instances_pick_as_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
     let writer = writer(&gpu);
     let (scene, draws) = kinds(&gpu, &writer);
@@ -367,10 +373,10 @@ fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
     for (f, time) in [0.4f32, 2.5].into_iter().enumerate() {
         // SAFETY: recording outside a render pass; `run` waits.
         gpu.run(|cmd| unsafe { writer.record(cmd, time) });
-        // A pixel each draw covers alone (each kind is asked), then two of the whole scene.
+        // A pixel each draw covers alone (each kind is asked), then one of the whole scene.
         let mut covered: Vec<UVec2> = (0..draws.len()).filter_map(|k| gpu.covered_pixels(&request, &draws[k..k + 1], f as u64).first().copied()).collect();
-        assert_eq!(covered.len(), 4, "frame {f}: every draw is in view");
-        covered.extend(gpu.covered_pixels(&request, &draws, 60 + f as u64).into_iter().take(2));
+        assert_eq!(covered.len(), draws.len(), "frame {f}: every draw is in view");
+        covered.extend(gpu.covered_pixels(&request, &draws, 60 + f as u64).into_iter().take(1));
         let queries = queries(&covered, 90 + f as u64);
         let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), time);
         for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
@@ -378,8 +384,8 @@ fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
             assert_eq!(answers(&got), answers(&want), "frame {f}: {name}-planned against unculled");
             if name == "GPU" {
                 let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("every kind is planned on the GPU");
-                // A pair per point and radius query and per rectangle tile, for each of the four draws.
-                assert_eq!(stats.ranges, (15 + 4 + 1) * 4, "frame {f}: {stats:?}");
+                // A pair per point and radius query and per rectangle tile, for each of the five draws.
+                assert_eq!(stats.ranges, (15 + 4 + 1) * 5, "frame {f}: {stats:?}");
                 assert!(stats.survivors > 0 && stats.survivors * 10 < stats.instances_tested, "frame {f}: {stats:?}");
             }
         }
@@ -387,7 +393,7 @@ fn hooked_line_and_point_instances_pick_as_cpu_planned_and_unculled() {
         assert!(hits.iter().all(|(id, i)| !(id.get() == 5 && i.is_some_and(|i| i % 3 == 1))), "the discard hook drops every third sphere: {hits:?}");
         hit_ids.extend(hits.into_iter().map(|(id, _)| id.get()));
     }
-    assert_eq!(hit_ids, BTreeSet::from([5, 6, 7, 8]), "every kind is hit");
+    assert_eq!(hit_ids, BTreeSet::from([5, 6, 7, 8, 9]), "every kind is hit");
     drop((gpu_planned, cpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }

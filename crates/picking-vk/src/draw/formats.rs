@@ -84,7 +84,14 @@ pub enum InstanceBinding {
     VertexBuffer,
     /// A buffer with `STORAGE_BUFFER` usage that the vertex shader indexes by instance, for
     /// engines that keep instance data in storage buffers. The picker binds the buffer's
-    /// first `range.offset + range.size` bytes in a descriptor set of its own (at most 64
-    /// such buffers in flight); the offset needs no descriptor alignment. Not with hooks.
+    /// first `range.offset + range.size` bytes (within `maxStorageBufferRange`) in a
+    /// descriptor set of its own (up to 4,096 such sets in flight); the offset needs no
+    /// descriptor alignment.
     StorageBuffer,
+    /// Per-instance vertex attributes, as `VertexBuffer`, of a buffer that also has
+    /// `STORAGE_BUFFER` usage (as every buffer a compute pass writes has): the GPU planner
+    /// ([`crate::config::Planner`]) may then read the transforms as a storage buffer to cull
+    /// the instances, bound as `StorageBuffer` describes. The pick draws them as
+    /// `VertexBuffer`.
+    VertexAndStorageBuffer,
 }

@@ -328,6 +328,18 @@ impl PickDraw {
         self.instances.filter(|_| self.instance_binding == InstanceBinding::StorageBuffer)
     }
 
+    /// The instances when their buffer may be read as a storage buffer (drawn from it, or
+    /// from vertex attributes of a buffer the host says has both usages): what the GPU
+    /// planner culls.
+    pub(crate) fn instances_readable_as_storage(&self) -> Option<Instances> {
+        self.instances.filter(|_| matches!(self.instance_binding, InstanceBinding::StorageBuffer | InstanceBinding::VertexAndStorageBuffer))
+    }
+
+    /// The instances when the pick reads them as per-instance vertex attributes.
+    pub(crate) fn instances_in_vertex_buffer(&self) -> Option<Instances> {
+        self.instances.filter(|_| matches!(self.instance_binding, InstanceBinding::VertexBuffer | InstanceBinding::VertexAndStorageBuffer))
+    }
+
     /// The local bounds culling may use: none when a world-adjust hook or a deformation may
     /// move the surface out of them.
     pub(crate) fn culling_bounds(&self) -> Option<Aabb> {

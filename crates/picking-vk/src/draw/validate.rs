@@ -123,8 +123,9 @@ impl PickDraw {
     fn validate_instances(&self, limits: &DrawLimits) -> Result<(), String> {
         let Some(inst) = self.instances else { return Ok(()) };
         let storage = self.instances_in_storage().is_some();
+        let readable = self.instances_readable_as_storage().is_some();
         let size = self.instance_format.bytes();
-        if storage && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
+        if readable && inst.range.offset.saturating_add(inst.range.size) > u64::from(limits.max_storage_range) {
             return Err(format!(
                 "the instance storage buffer's first {} bytes exceed maxStorageBufferRange ({})",
                 inst.range.offset.saturating_add(inst.range.size),
@@ -139,7 +140,7 @@ impl PickDraw {
         if !inst.range.offset.is_multiple_of(4) || !inst.stride.is_multiple_of(4) {
             return Err(format!("instance offset {} and stride {} must be multiples of 4 bytes", inst.range.offset, inst.stride));
         }
-        if storage && inst.range.size == 0 {
+        if readable && inst.range.size == 0 {
             return Err("the instance storage range is empty".into());
         }
         if inst.first.checked_add(inst.count).is_none() {
@@ -260,6 +261,15 @@ mod tests {
         let empty =
             tri_draw().with_instances(Instances { range: buffer(0), stride: 64, first: 0, count: 0 }).with_instance_binding(InstanceBinding::StorageBuffer);
         assert!(empty.validate(0, &DrawLimits::stride(2048)).is_err());
+        // Vertex attributes the planner may read as storage: a vertex stride, and a storage
+        // range within the device's.
+        let both = tri_draw()
+            .with_instances(Instances { range: buffer(256), stride: 64, first: 0, count: 4 })
+            .with_instance_binding(InstanceBinding::VertexAndStorageBuffer);
+        both.validate(0, &DrawLimits::stride(2048)).unwrap();
+        assert!(both.validate(0, &DrawLimits::stride(32)).is_err(), "a vertex binding's stride limit");
+        let small = DrawLimits { max_storage_range: 128, ..DrawLimits::stride(2048) };
+        assert!(both.validate(0, &small).is_err(), "the storage range limit");
     }
 
     #[test]

@@ -27,13 +27,14 @@ pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
 const PUSH_BYTES: u32 = 32;
 
-/// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in the host's
-/// storage buffer with a box that bounds what is drawn (as the CPU planner requires: hooks
+/// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in a buffer
+/// the host lets it read as storage (`InstanceBinding::StorageBuffer` or
+/// `VertexAndStorageBuffer`) with a box that bounds what is drawn (as the CPU planner requires: hooks
 /// that only discard, or whose world adjustment the box covers), no host indirect commands,
 /// and, under `Planner::Auto`, none the CPU can cull itself. Triangles, lines and points
 /// alike (lines and points are padded by their reach).
 pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
-    draw.instances_in_storage().is_some()
+    draw.instances_readable_as_storage().is_some()
         && draw.culling_bounds().is_some()
         && draw.indirect.is_none()
         && (planner == Planner::Gpu || draw.instance_transforms.is_none())

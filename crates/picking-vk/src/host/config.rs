@@ -129,14 +129,15 @@ pub enum Planner {
     /// The CPU culls what it knows (draw bounds, CPU instance transforms, chunks, occlusion);
     /// instanced draws whose transforms only the GPU knows are drawn whole.
     Cpu,
-    /// The CPU plans, and a compute pass culls the instances of draws whose transforms live
-    /// in the host's storage buffer and that the CPU cannot cull (no CPU copy of their
+    /// The CPU plans, and a compute pass culls the instances of draws whose transforms it
+    /// may read as a storage buffer (`InstanceBinding::StorageBuffer` or
+    /// `VertexAndStorageBuffer`) and that the CPU cannot cull (no CPU copy of their
     /// transforms), where the device allows it (`multiDrawIndirect`,
     /// `drawIndirectFirstInstance`, `drawIndirectCount` enabled); otherwise as `Cpu`.
     #[default]
     Auto,
-    /// As `Auto`, and storage-buffer instances with a CPU copy of their transforms are culled
-    /// on the GPU too; creation fails with [`crate::PickError::Unsupported`] without the
+    /// As `Auto`, and such instances with a CPU copy of their transforms are culled on the
+    /// GPU too; creation fails with [`crate::PickError::Unsupported`] without the
     /// features `Auto` needs.
     Gpu,
 }

@@ -9,8 +9,8 @@ use crate::gpu_plan::layout::{bit_words, job, PlanLayout, COMMAND_WORDS, COUNTER
 use crate::gpu_plan::record::CullInput;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
 use crate::plan::PlanEntry;
+use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
-use crate::record::storage_set_buffers;
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::PixelRect;
 use crate::request::viewport::Viewport;
@@ -242,7 +242,7 @@ impl Picker {
         let sets = &self.kit.instance_sets;
         for d in &pairs.dispatches {
             let draw = draws.get(d.draw as usize);
-            let set = draw.and_then(storage_set_buffers).and_then(|buffers| sets.get(&buffers));
+            let set = draw.and_then(cull_set_buffers).and_then(|buffers| sets.get(&buffers));
             match (draw, set) {
                 (Some(draw), Some(set)) => pairs.inputs.push(CullInput { dispatch: *d, set, storage: storage_words(draw) }),
                 _ => {

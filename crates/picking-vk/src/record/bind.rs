@@ -10,7 +10,7 @@ use ash::vk;
 /// The buffer bound at binding 1 for `draw`'s per-instance attributes: none when its
 /// transforms come from a storage buffer.
 pub(crate) fn instance_attributes(draw: &PickDraw) -> Option<(vk::Buffer, u64)> {
-    draw.instances.filter(|_| draw.instance_binding == crate::draw::InstanceBinding::VertexBuffer).map(|i| (i.range.buffer, i.range.offset))
+    draw.instances_in_vertex_buffer().map(|i| (i.range.buffer, i.range.offset))
 }
 
 /// The storage buffers `draw`'s set binds at set 1 (each from offset 0: no alignment
@@ -19,8 +19,17 @@ pub(crate) fn storage_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
     if let Some(d) = &draw.deformation {
         return Some(d.storage());
     }
-    let inst: Instances = draw.instances_in_storage()?;
-    Some(InstanceSets::single(inst.range.buffer, inst.range.offset.saturating_add(inst.range.size)))
+    draw.instances_in_storage().map(instance_set)
+}
+
+/// The storage buffer the GPU planner's cull pass reads `draw`'s instance transforms from
+/// (as [`storage_set_buffers`] for a draw that draws them from storage).
+pub(crate) fn cull_set_buffers(draw: &PickDraw) -> Option<SetBuffers> {
+    draw.deformation.is_none().then(|| draw.instances_readable_as_storage().map(instance_set)).flatten()
+}
+
+fn instance_set(inst: Instances) -> SetBuffers {
+    InstanceSets::single(inst.range.buffer, inst.range.offset.saturating_add(inst.range.size))
 }
 
 /// What the pass has bound so far: engines often draw many objects from one buffer, so only

@@ -29,8 +29,8 @@ use crate::request::PickRequest;
 use ash::vk;
 use batch::{DrawBatchBuffer, DrawRow};
 use batch_run::{write_row, Run, RunHook};
+pub(crate) use bind::{cull_set_buffers, storage_set_buffers, BoundState};
 use bind::{instance_attributes, Bindings};
-pub(crate) use bind::{storage_set_buffers, BoundState};
 use glam::{Mat4, Vec2};
 use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
@@ -58,7 +58,9 @@ pub(crate) fn prepare_entries(
     for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
-        if let Some(buffers) = storage_set_buffers(draw) {
+        // The set the draw binds, or the one the GPU planner's cull pass would read (vertex
+        // attributes the host says are readable as storage).
+        if let Some(buffers) = storage_set_buffers(draw).or_else(|| cull_set_buffers(draw)) {
             sets.want(buffers);
         }
         // Each run of a chunk-culled draw is recorded as a draw (and takes a row).
