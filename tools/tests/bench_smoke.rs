@@ -25,7 +25,9 @@ fn small_benchmark_runs_with_full_parity() {
     assert_eq!(planning.len(), 1, "GPU planning is measured on the instance field");
     let [m, n] = [0, 1].map(|i| planning[0]["parity"][i].as_u64().unwrap());
     assert!(m == n && n > 0, "GPU-planned answers equal the CPU-known ones: {}", planning[0]);
-    assert!(planning[0]["gpu_ms"]["GPU-written, GPU planner: 16 points"].as_f64().unwrap() > 0.0);
+    for set in ["GPU-written, GPU planner: 16 points", "CPU-known, GPU planner: point", "CPU-known, GPU planner: whole view"] {
+        assert!(planning[0]["gpu_ms"][set].as_f64().unwrap() > 0.0, "{set}");
+    }
     // The whole view's survivors are drawn in runs (a row of the field per command at most),
     // without falling back.
     let view = &planning[0]["whole_view_plan"];

@@ -4,8 +4,10 @@
 //! transforms written each frame by a host compute pass into a storage buffer the picker
 //! reads (no CPU copy: the GPU planner culls them, the CPU planner must draw them all). Sets:
 //! one point, 16 points and the whole-view `Visible` rectangle, and the full-resolution ID
-//! pass. CPU: recording each set (the two families swap order every frame). Parity: every
-//! GPU-planned answer against the CPU-known one.
+//! pass. A third family reads the CPU-known transforms with the GPU planner (`Planner::Gpu`,
+//! vertex attributes of the host pass's buffer, `InstanceBinding::VertexAndStorageBuffer`):
+//! the two planners on the same instances. CPU: recording each set (the families take turns
+//! going first). Parity: every GPU-planned answer against the CPU-known one.
 
 use crate::gpu_timing::{camera, full_barrier, median};
 use crate::scenes::BenchScene;
@@ -21,7 +23,7 @@ use serde_json::json;
 use std::time::Instant;
 
 /// The timed sets: (instances, planner, queries); then the full-resolution ID pass.
-pub const SETS: [&str; 7] = [
+pub const SETS: [&str; 10] = [
     "CPU-known, CPU planner: point",
     "CPU-known, CPU planner: 16 points",
     "CPU-known, CPU planner: whole view",
@@ -29,15 +31,27 @@ pub const SETS: [&str; 7] = [
     "GPU-written, GPU planner: 16 points",
     "GPU-written, GPU planner: whole view",
     "GPU-written, CPU planner (unculled): point",
+    "CPU-known, GPU planner: point",
+    "CPU-known, GPU planner: 16 points",
+    "CPU-known, GPU planner: whole view",
 ];
 
-pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | whole view: survivors / commands / fallbacks | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+/// The query set of timed set `k`: one point, 16 points, or the whole view.
+fn queries_of(k: usize) -> usize {
+    match k {
+        6 => 0,
+        7.. => k - 7,
+        _ => k % 3,
+    }
+}
+
+pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | whole view: survivors / commands / fallbacks | CPU-known (GPU planner) point / 16 pts / view ms | GPU / CPU planner on CPU-known: point, 16 pts, view | CPU record µs CPU-known, GPU planner point / 16 | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct PlanningTimings {
     /// Median GPU ms per set (`SETS` order), then the full-resolution ID pass.
-    pub gpu_ms: [f64; 8],
+    pub gpu_ms: [f64; 11],
     /// Median CPU µs recording each set.
-    pub cpu_us: [f64; 7],
+    pub cpu_us: [f64; 10],
     /// Median instances the GPU plan drew for the point set.
     pub survivors: f64,
     /// Medians for the GPU-planned whole view: survivors, the commands (runs) that drew
@@ -47,14 +61,15 @@ pub struct PlanningTimings {
     pub parity: (usize, usize),
 }
 
-/// The order the sets are recorded in: the CPU-known and GPU-written families swap every
-/// frame, so neither always follows the other's whole-view rectangle (its cold caches).
-fn record_order(frame: usize) -> [usize; 7] {
-    if frame.is_multiple_of(2) {
-        [0, 1, 2, 3, 4, 5, 6]
-    } else {
-        [3, 4, 5, 0, 1, 2, 6]
+/// The order the sets are recorded in: the three families take turns going first, so none
+/// always follows another's whole-view rectangle (its cold caches); the unculled point last.
+fn record_order(frame: usize) -> [usize; 10] {
+    let families = [[0, 1, 2], [3, 4, 5], [7, 8, 9]];
+    let mut order = [6; 10];
+    for (k, family) in (0..3).map(|k| families[(frame + k) % 3]).enumerate() {
+        order[3 * k..3 * k + 3].copy_from_slice(&family);
     }
+    order
 }
 
 /// What must agree: each pick's hit (object, instance, depth), each rectangle's objects.
@@ -78,6 +93,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let mut written =
         known[0].clone().with_instance_binding(InstanceBinding::StorageBuffer).with_instances(Instances { range, stride: 64, first: 0, count: motion.count() });
     written.instance_transforms = None;
+    // The same buffer read as vertex attributes, with the CPU copy: for the GPU planner.
+    let known_gpu = [written.clone().with_instance_binding(InstanceBinding::VertexAndStorageBuffer).with_instance_transforms(scene.transforms.clone().into())];
     let written = [written];
     let picker = |planner: Planner, whole_view: bool| {
         // The whole view draws up to every instance: table entries for them all, commands for
@@ -93,18 +110,19 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
     let mut pickers = vec![];
-    for (k, planner) in [Planner::Cpu, Planner::Cpu, Planner::Cpu, Planner::Auto, Planner::Auto, Planner::Auto, Planner::Cpu].into_iter().enumerate() {
-        pickers.push(picker(planner, k % 3 == 2 && k < 6)?);
+    let (cpu, auto, gpu) = (Planner::Cpu, Planner::Auto, Planner::Gpu);
+    for (k, planner) in [cpu, cpu, cpu, auto, auto, auto, cpu, gpu, gpu, gpu].into_iter().enumerate() {
+        pickers.push(picker(planner, queries_of(k) == 2)?);
     }
     let mut warm_up = picker(Planner::Auto, false)?;
     // SAFETY: as above.
     let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
     // SAFETY: plain query pool creation.
     let pool =
-        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(9), None) }.map_err(|x| e(&x))?;
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(12), None) }.map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut gpu, mut cpu): ([Vec<f64>; 8], [Vec<f64>; 7]) = Default::default();
+    let (mut gpu, mut cpu): ([Vec<f64>; 11], [Vec<f64>; 10]) = Default::default();
     let (mut survivors, mut view_plan, mut parity) = (vec![], <[Vec<f64>; 3]>::default(), (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     let written_request = request.with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
@@ -113,7 +131,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
         let view = vec![PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(w, h)), mode: RectMode::Visible }];
         let sets = [vec![PickQuery::Point(pixel)], points, view];
-        let mut record_us = [0.0; 7];
+        let mut record_us = [0.0; 10];
         ctx.run_once(|cmd| -> Result<(), String> {
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers, the motion pass and the targets outlive the wait in `run_once`.
@@ -121,14 +139,15 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 motion.record(cmd, frame as f32);
                 warm_up.record(cmd, 0, &written_request, &[PickQuery::Point(pixel)], &written).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
-                d.cmd_reset_query_pool(cmd, pool, 0, 9);
+                d.cmd_reset_query_pool(cmd, pool, 0, 12);
                 full_barrier(d, cmd);
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
                 for (position, k) in record_order(frame).into_iter().enumerate() {
                     let t = Instant::now();
                     match k {
                         0..3 => pickers[k].record(cmd, 0, &request, &sets[k], known),
-                        _ => pickers[k].record(cmd, 0, &written_request, &sets[k % 3], &written),
+                        3..7 => pickers[k].record(cmd, 0, &written_request, &sets[queries_of(k)], &written),
+                        _ => pickers[k].record(cmd, 0, &written_request, &sets[queries_of(k)], &known_gpu),
                     }
                     .map_err(|x| e(&x))?;
                     record_us[k] = t.elapsed().as_secs_f64() * 1e6;
@@ -137,7 +156,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 }
                 ids.record(cmd, &request, known, None, IdCopy::Nothing).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 8);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 11);
             }
             Ok(())
         })
@@ -148,18 +167,20 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             // SAFETY: `run_once` waited for the frame.
             results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
         }
-        let mut t = [0u64; 9];
+        let mut t = [0u64; 12];
         // SAFETY: the frame completed; every query was written.
         unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
         for k in 0..3 {
-            let (want, got) = (answers(&results[k]), answers(&results[k + 3]));
-            parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
-            parity.1 += want.len();
+            let want = answers(&results[k]);
+            for got in [answers(&results[k + 3]), answers(&results[k + 7])] {
+                parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
+                parity.1 += want.len();
+            }
         }
         if frame >= warmup {
             // Timestamp `position + 1` ends the set recorded at `position`; the ID pass follows.
             let mut order = record_order(frame).to_vec();
-            order.push(7);
+            order.push(10);
             for (position, k) in order.into_iter().enumerate() {
                 gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
             }
@@ -188,8 +209,10 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
 impl PlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c) = (&self.gpu_ms, &self.cpu_us);
+        // The full-resolution ID pass follows the sets.
+        let id = g[10];
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {:.0} / {:.0} / {:.0} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {:.0} / {:.0} / {:.0} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -197,12 +220,12 @@ impl PlanningTimings {
             g[4],
             g[5],
             g[6],
-            g[7],
+            id,
             g[3] / g[0],
             g[6] / g[0],
             g[4] / g[3],
-            g[2] / g[7],
-            g[5] / g[7],
+            g[2] / id,
+            g[5] / id,
             c[0],
             c[1],
             c[3],
@@ -212,6 +235,14 @@ impl PlanningTimings {
             self.view_plan[0],
             self.view_plan[1],
             self.view_plan[2],
+            g[7],
+            g[8],
+            g[9],
+            g[7] / g[0],
+            g[8] / g[1],
+            g[9] / g[2],
+            c[7],
+            c[8],
             self.parity.0,
             self.parity.1
         )
@@ -219,7 +250,7 @@ impl PlanningTimings {
 
     pub fn json(&self, scene: &str) -> serde_json::Value {
         let mut gpu: serde_json::Map<_, _> = SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect();
-        gpu.insert("full-res ID pass".into(), json!(self.gpu_ms[7]));
+        gpu.insert("full-res ID pass".into(), json!(self.gpu_ms[10]));
         json!({
             "scene": scene,
             "gpu_ms": gpu,
