@@ -1,11 +1,12 @@
 //! GPU planning: a compute pass that culls, per query region, the instances of draws whose
-//! transforms live in the host's storage buffer (which the CPU planner cannot cull), writes
-//! one indirect command per surviving instance, and, after a barrier, puts each pair's
-//! commands in instance order. The pick passes draw them with `vkCmdDraw*IndirectCount`, then
-//! each pair's fallback command, which draws the whole range only when the survivors
-//! overflowed the pair's share of the commands (drawing none of them): never a truncated
-//! result. Which draws and ranges the pass takes is decided on the CPU while recording
-//! (`picker::gpu_pairs`); this module owns the buffers, the pipelines and the recording.
+//! transforms it may read from the host's buffer as storage (those the CPU planner cannot
+//! cull, or all of them under `Planner::Gpu`) into a bit per instance, and, after a barrier,
+//! writes each pair's indirect commands, one per run of consecutive survivors, in instance
+//! order. The pick passes draw them with `vkCmdDraw*IndirectCount`, then each pair's fallback
+//! command, which draws the whole range only when the runs overflowed the pair's share of
+//! the commands (drawing none of them): never a truncated result. Which draws and ranges the
+//! pass takes is decided on the CPU while recording (`picker::gpu_pairs`); this module owns
+//! the buffers, the pipelines and the recording.
 
 pub(crate) mod layout;
 pub(crate) mod record;
@@ -29,10 +30,11 @@ const PUSH_BYTES: u32 = 32;
 
 /// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in a buffer
 /// the host lets it read as storage (`InstanceBinding::StorageBuffer` or
-/// `VertexAndStorageBuffer`) with a box that bounds what is drawn (as the CPU planner requires: hooks
-/// that only discard, or whose world adjustment the box covers), no host indirect commands,
-/// and, under `Planner::Auto`, none the CPU can cull itself. Triangles, lines and points
-/// alike (lines and points are padded by their reach).
+/// `VertexAndStorageBuffer`), a box that bounds what is drawn (as the CPU planner requires:
+/// no hooks, hooks that only discard, or a world adjustment the box covers), no host
+/// indirect commands, and, under `Planner::Auto`, no CPU copy of the transforms (the CPU
+/// culls those itself). Triangles, lines and points alike (lines and points are padded by
+/// their reach).
 pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
     draw.instances_readable_as_storage().is_some()
         && draw.culling_bounds().is_some()
@@ -71,9 +73,10 @@ pub(crate) struct GpuPlanned<'a> {
 
 pub(crate) struct GpuPlanKit {
     // Fields drop in order: the pipelines before the set layout, the sets with their pool.
-    /// Culls and claims command slots (`shaders/pick_cull.comp`), a dispatch per draw.
+    /// Culls into survivor bits (`shaders/pick_cull.comp`), a dispatch per draw.
     cull: ComputePipeline,
-    /// Orders each pair's commands and writes its draw count (`shaders/pick_cull_finish.comp`).
+    /// Writes each pair's commands, a run of survivors each, and its draw count
+    /// (`shaders/pick_cull_finish.comp`).
     finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
     _pool: Owned<vk::DescriptorPool>,

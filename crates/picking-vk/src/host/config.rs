@@ -106,9 +106,9 @@ pub struct PickerConfig {
     /// Which planner culls the draws of a query set (default [`Planner::Auto`]).
     pub planner: Planner,
     /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
-    /// range of a GPU-planned draw that one
-    /// frame may cull on the GPU (default 64, at most 65,535): 228 bytes each per slot. Pairs
-    /// past it are drawn as the CPU planned them (unculled instances, same results).
+    /// range of a GPU-planned draw that one frame may cull on the GPU (default 64, at most
+    /// 65,535): 228 bytes each per slot. Pairs past it are drawn as the CPU planned them
+    /// (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
     /// frame's pairs (default 4,096; 20 bytes each per slot). A command draws a run of

@@ -64,8 +64,8 @@ impl FramePairs {
     /// Takes the instance ranges of the planned draws that `eligible` accepts in the point
     /// and radius queries and in the rectangles' tiles, up to `layout.pairs` pairs and
     /// `layout.bit_words` words of survivor bits (in query order; the rest stay as the CPU
-    /// planned them), groups them by draw, and
-    /// shares the commands among them (each at most its instances and `max_draw_count`).
+    /// planned them), groups them by draw, and shares the commands among them (each at most
+    /// a command per two of its instances, and `max_draw_count`).
     pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
         let plans = &frame.plans;

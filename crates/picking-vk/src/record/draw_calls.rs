@@ -54,9 +54,10 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Draws pair `pair` of the GPU plan: its surviving instances' commands, in instance order
-    /// (as many as the cull pass counted; none when they overflowed its capacity), then its
-    /// fallback command (the whole range when they overflowed, else no instances).
+    /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances each, in
+    /// instance order (as many as the finishing pass wrote; none when the runs overflowed its
+    /// capacity), then its fallback command (the whole range when they overflowed, else no
+    /// instances).
     ///
     /// # Safety
     /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
