@@ -233,7 +233,8 @@ impl Scene {
                 .with_geometry(Arc::new(geometry));
             if let Some(list) = &obj.instances {
                 let cols: Vec<[f32; 16]> = list.iter().map(|m| m.to_cols_array()).collect();
-                let ib = ctx.upload(&cols, vk::BufferUsageFlags::VERTEX_BUFFER).expect("instance buffer");
+                // Readable as storage too: a test may bind the instances either way.
+                let ib = ctx.upload(&cols, vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER).expect("instance buffer");
                 draw = draw
                     .with_instances(Instances {
                         range: BufferRange { buffer: ib.buffer, offset: 0, size: ib.size },

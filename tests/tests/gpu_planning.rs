@@ -397,3 +397,96 @@ fn hooked_line_point_and_vertex_attribute_instances_pick_as_cpu_planned_and_uncu
     drop((gpu_planned, cpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }
+
+/// Random instanced objects (the random scene's meshes, 8 to 160 instances each: rotated,
+/// scaled unevenly, some mirrored, some flattened to nothing, some behind the camera), bound
+/// in turn as storage without and with CPU transforms, as vertex attributes the planner may
+/// read as storage without and with them, and as plain vertex attributes.
+fn random_instanced(seed: u64) -> Scene {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut scene = Scene::random(seed);
+    scene.objects.clear();
+    for k in 0..10 {
+        let model = Mat4::from_translation(Vec3::new(rng.f32() * 4.0 - 2.0, rng.f32() * 3.0 - 1.5, -5.0 - rng.f32() * 4.0));
+        let mut object = Object::new(1 + k, k as usize % scene.meshes.len(), model);
+        let instances = (0..rng.u32(8..160))
+            .map(|_| {
+                let axis = Vec3::new(rng.f32() - 0.5, rng.f32() - 0.5, rng.f32() - 0.5).normalize_or(Vec3::Y);
+                let mut scale = Vec3::new(0.1 + rng.f32() * 0.4, 0.1 + rng.f32() * 0.4, 0.1 + rng.f32() * 0.4);
+                match rng.u8(0..20) {
+                    0 => scale.x = -scale.x,
+                    1 => scale = Vec3::ZERO,
+                    _ => {}
+                }
+                let place = Vec3::new(rng.f32() * 5.0 - 2.5, rng.f32() * 4.0 - 2.0, rng.f32() * 6.0 - 3.0);
+                // Now and then far behind the eye, or beside the view.
+                let place = match rng.u8(0..25) {
+                    0 => place + Vec3::new(0.0, 0.0, 12.0),
+                    1 => place + Vec3::new(9.0, 0.0, 0.0),
+                    _ => place,
+                };
+                Mat4::from_scale_rotation_translation(scale, glam::Quat::from_axis_angle(axis, rng.f32() * 6.0), place)
+            })
+            .collect();
+        object.instances = Some(instances);
+        scene.objects.push(object);
+    }
+    scene
+}
+
+#[test]
+fn random_instanced_scenes_pick_alike_with_every_planner() {
+    let gpu = Gpu::new();
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut auto = gpu.picker(config);
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    let mut planned = [0u64; 2];
+    for seed in 0..6u64 {
+        let scene = random_instanced(seed);
+        let mut uploaded = scene.upload(&gpu.ctx);
+        for (k, draw) in uploaded.draws.iter_mut().enumerate() {
+            let (binding, cpu_copy) = match k % 5 {
+                0 => (InstanceBinding::StorageBuffer, false),
+                1 => (InstanceBinding::StorageBuffer, true),
+                2 => (InstanceBinding::VertexAndStorageBuffer, false),
+                3 => (InstanceBinding::VertexAndStorageBuffer, true),
+                _ => (InstanceBinding::VertexBuffer, true),
+            };
+            *draw = draw.clone().with_instance_binding(binding);
+            if !cpu_copy {
+                draw.instance_transforms = None;
+            }
+        }
+        let draws = &uploaded.draws;
+        let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
+        let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
+        let request = PickRequest::new(picking_vk::Viewport::full(W, H), view, proj);
+        let covered = gpu.covered_pixels(&request, draws, seed);
+        assert!(covered.len() > 500, "seed {seed}: the instances cover the view: {}", covered.len());
+        let queries = queries(&covered, 300 + seed);
+        let pick = |picker: &mut Picker| {
+            // SAFETY: recording outside a render pass; the scene outlives the wait.
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited.
+            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+        };
+        let want = pick(&mut unculled);
+        assert!(hit_instances(&want).len() >= 4, "seed {seed}: instances are hit");
+        for (name, picker) in [("GPU", &mut gpu_planned), ("Auto", &mut auto), ("CPU", &mut cpu_planned)] {
+            let got = pick(picker);
+            assert_eq!(answers(&got), answers(&want), "seed {seed}: {name}-planned against unculled");
+            let ranges = got.stats.gpu_plan.map_or(0, |s| s.ranges);
+            match name {
+                "GPU" => planned[0] += ranges,
+                "Auto" => planned[1] += ranges,
+                _ => assert_eq!(ranges, 0),
+            }
+        }
+    }
+    // Gpu takes four of every five draws, Auto the two without a CPU copy.
+    assert!(planned[0] > planned[1] && planned[1] > 0, "pairs planned on the GPU (Gpu, Auto): {planned:?}");
+    drop((gpu_planned, auto, cpu_planned, unculled));
+    gpu.assert_no_validation_messages();
+}
