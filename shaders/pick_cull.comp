@@ -3,7 +3,8 @@
 // transforms live in the host's storage buffer against the pixel regions of a frame's queries
 // and writes a bit per instance, set for a survivor, into the pair's survivor bits. A row of
 // workgroups per pair (one query region and one instance range of the draw), a thread per
-// instance; each workgroup writes its own two words, so nothing is claimed or cleared.
+// instance; each workgroup writes its own two words (nothing is claimed or cleared) and sets
+// its bit of the pair's summary when it has a survivor.
 // shaders/pick_cull_finish.comp, after a barrier, turns each pair's bits into indirect
 // commands, one per run of consecutive survivors, in instance order. A pair's job, written by
 // the CPU while recording, lies at `pair * JOB_WORDS` of the slot's plan buffer
@@ -107,8 +108,12 @@ void main() {
         atomicOr(survived[lid >> 5u], 1u << (lid & 31u));
     }
     barrier();
-    // The workgroup's two words of the pair's survivor bits (no other workgroup writes them).
+    // The workgroup's two words of the pair's survivor bits (no other workgroup writes them),
+    // and its summary bit when it has a survivor (the CPU cleared the summary words).
     if (lid < 2u) {
         plan.words[plan.words[job + 41u] + 2u * gl_WorkGroupID.x + lid] = survived[lid];
+    }
+    if (lid == 0u && (survived[0] | survived[1]) != 0u) {
+        atomicOr(plan.words[plan.words[job + 42u] + gl_WorkGroupID.x / 32u], 1u << (gl_WorkGroupID.x % 32u));
     }
 }

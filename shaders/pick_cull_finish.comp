@@ -1,11 +1,11 @@
 #version 450
 // GPU planning, after shaders/pick_cull.comp and a barrier: a workgroup per pair turns the
-// pair's survivor bits into indirect commands, one per run of consecutive survivors, in
-// instance order (so the pick draws them in the order the host's draw would: depth ties
-// resolve as without culling), and writes the pair's survivor and draw counts. When the runs
-// overflow the pair's share of the commands, the draw count is 0 and the fallback command
-// draws the whole range, in order. Job and counter words as in
-// crates/picking-vk/src/gpu_plan/layout.rs.
+// pair's survivor bits (those of the cull workgroups its summary marks) into indirect
+// commands, one per run of consecutive survivors, in instance order (so the pick draws them
+// in the order the host's draw would: depth ties resolve as without culling), and writes the
+// pair's survivor and draw counts. When the runs overflow the pair's share of the commands,
+// the draw count is 0 and the fallback command draws the whole range, in order. Job and
+// counter words as in crates/picking-vk/src/gpu_plan/layout.rs.
 
 layout(local_size_x = 64) in;
 const uint GROUP = 64u;
@@ -60,6 +60,19 @@ uint run_ends(uint bits, uint n, uint w) {
     return b & ~((b >> 1u) | after);
 }
 
+// Adds the run starts, run ends and survivors of the two bit words of each cull workgroup
+// whose bit `mask` (a summary word, `first_group` its first) sets.
+uvec3 count_groups(uint bits, uint n, uint mask, uint first_group) {
+    uvec3 counts = uvec3(0u);
+    for (; mask != 0u; mask &= mask - 1u) {
+        uint w = 2u * (first_group + uint(findLSB(mask)));
+        for (uint k = w; k < w + 2u; k++) {
+            counts += uvec3(bitCount(run_starts(bits, n, k)), bitCount(run_ends(bits, n, k)), bitCount(bits_word(bits, n, k)));
+        }
+    }
+    return counts;
+}
+
 void main() {
     uint pair = gl_WorkGroupID.x;
     if (pair >= pc.pairs.x) {
@@ -71,19 +84,20 @@ void main() {
     uint count = plan.words[job + 32u];
     uint first_instance = plan.words[job + 31u];
     uint bits = plan.words[job + 41u];
-    // The cull pass wrote two words per 64 instances.
-    uint n = (count + 63u) / 64u * 2u;
-    // Runs and survivors, for the share and the counters.
-    uint runs = 0u;
-    uint survivors = 0u;
-    for (uint w = lid; w < n; w += GROUP) {
-        runs += bitCount(run_starts(bits, n, w));
-        survivors += bitCount(bits_word(bits, n, w));
+    uint summary = plan.words[job + 42u];
+    // The cull pass wrote two words per 64 instances, and a summary bit per 64 instances
+    // with a survivor: only those words are read (a pick's pair has a few).
+    uint groups = (count + 63u) / 64u;
+    uint n = 2u * groups;
+    uint summaries = (groups + 31u) / 32u;
+    uvec3 own = uvec3(0u);
+    for (uint s = lid; s < summaries; s += GROUP) {
+        own += count_groups(bits, n, plan.words[summary + s], 32u * s);
     }
     uint total_runs;
     uint total_survivors;
-    scan(runs, total_runs);
-    scan(survivors, total_survivors);
+    scan(own.x, total_runs);
+    scan(own.z, total_survivors);
     if (lid == 0u) {
         plan.words[counters + SURVIVORS] = total_survivors;
     }
@@ -97,32 +111,38 @@ void main() {
     // Command k of a run: the draw's template with the run's first instance; its instance
     // count is first written as the run's end (relative, exclusive) by the thread that finds
     // the end, then made a count below. Both threads find k as the run's rank among starts
-    // or ends: the k-th start and the k-th end bound the same run.
+    // or ends: the k-th start and the k-th end bound the same run. A thread takes a summary
+    // word's workgroups, in order.
     uint commands = plan.words[job + 34u];
     bool indexed = plan.words[job + 40u] != 0u;
     // Runs started and ended before the chunk (a run may end in a later chunk).
     uint started = 0u;
     uint ended = 0u;
-    for (uint chunk = 0u; chunk < n; chunk += GROUP) {
-        uint w = chunk + lid;
-        uint starts = run_starts(bits, n, w);
-        uint ends = run_ends(bits, n, w);
+    for (uint chunk = 0u; chunk < summaries; chunk += GROUP) {
+        uint s = chunk + lid;
+        uint mask = s < summaries ? plan.words[summary + s] : 0u;
+        uvec3 mine = count_groups(bits, n, mask, 32u * s);
         uint chunk_starts;
         uint chunk_ends;
-        uint k = started + scan(bitCount(starts), chunk_starts);
-        uint e = ended + scan(bitCount(ends), chunk_ends);
-        for (; starts != 0u; starts &= starts - 1u) {
-            uint at = commands + 5u * k;
-            uint instance = first_instance + 32u * w + uint(findLSB(starts));
-            plan.words[at] = plan.words[job + 37u];
-            plan.words[at + 2u] = plan.words[job + 38u];
-            plan.words[at + 3u] = indexed ? plan.words[job + 39u] : instance;
-            plan.words[at + 4u] = indexed ? instance : 0u;
-            k++;
-        }
-        for (; ends != 0u; ends &= ends - 1u) {
-            plan.words[commands + 5u * e + 1u] = 32u * w + uint(findLSB(ends)) + 1u;
-            e++;
+        uint k = started + scan(mine.x, chunk_starts);
+        uint e = ended + scan(mine.y, chunk_ends);
+        for (; mask != 0u; mask &= mask - 1u) {
+            uint group_word = 2u * (32u * s + uint(findLSB(mask)));
+            for (uint w = group_word; w < group_word + 2u; w++) {
+                for (uint starts = run_starts(bits, n, w); starts != 0u; starts &= starts - 1u) {
+                    uint at = commands + 5u * k;
+                    uint instance = first_instance + 32u * w + uint(findLSB(starts));
+                    plan.words[at] = plan.words[job + 37u];
+                    plan.words[at + 2u] = plan.words[job + 38u];
+                    plan.words[at + 3u] = indexed ? plan.words[job + 39u] : instance;
+                    plan.words[at + 4u] = indexed ? instance : 0u;
+                    k++;
+                }
+                for (uint ends = run_ends(bits, n, w); ends != 0u; ends &= ends - 1u) {
+                    plan.words[commands + 5u * e + 1u] = 32u * w + uint(findLSB(ends)) + 1u;
+                    e++;
+                }
+            }
         }
         started += chunk_starts;
         ended += chunk_ends;

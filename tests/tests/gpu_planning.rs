@@ -150,8 +150,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 228 bytes a pair, 20 a command, a bit per instance the
-    // pairs may test (2^18 by default); nothing per draw or instance of the scene.
-    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8);
+    // pairs may test (2^18 by default) and a summary bit per 64; nothing per draw or
+    // instance of the scene.
+    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -488,5 +489,38 @@ fn random_instanced_scenes_pick_alike_with_every_planner() {
     // Gpu takes four of every five draws, Auto the two without a CPU copy.
     assert!(planned[0] > planned[1] && planned[1] > 0, "pairs planned on the GPU (Gpu, Auto): {planned:?}");
     drop((gpu_planned, auto, cpu_planned, unculled));
+    gpu.assert_no_validation_messages();
+}
+
+#[test]
+fn a_range_longer_than_the_finishing_pass_takes_at_once_picks_alike() {
+    // 133,000 instances: 2,500 on the grid with instance 131,072 at its centre (where the
+    // finishing pass moves from its first 64 summary words, 131,072 instances, to the next),
+    // the rest far beside the view. Runs of survivors (the grid's rows) cross that boundary.
+    let gpu = Gpu::new();
+    const FIRST: u32 = 131_072 - 25 * 50 - 25;
+    let mut transforms = vec![Mat4::from_translation(Vec3::new(1000.0, 0.0, -9.0)); 133_000];
+    transforms[FIRST as usize..FIRST as usize + 2500].copy_from_slice(&grid(2500, |i| i));
+    let writer = InstanceMotion::new(&gpu.ctx, &transforms, 0.0).expect("instance motion");
+    let (scene, draws) = draws(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(1 << 19);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(1 << 23));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    // SAFETY: recording outside a render pass; `run` waits.
+    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
+    let covered = gpu.covered_pixels(&request, &draws, 11);
+    let queries = queries(&covered, 12);
+    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
+    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
+    assert_eq!(answers(&got), answers(&want));
+    let stats = got.stats.gpu_plan.expect("planned on the GPU");
+    assert!(stats.survivors > 0 && stats.commands > 0 && stats.fallbacks == 0, "{stats:?}");
+    // The visible rectangle finds instances on both sides of the boundary.
+    let QueryResult::Rect(rect) = &got.results[15] else { panic!("the visible rectangle") };
+    let instances: Vec<u32> = rect.objects.iter().filter_map(|o| o.instance).collect();
+    assert!(instances.iter().any(|&i| i < 131_072) && instances.iter().any(|&i| i >= 131_072), "{instances:?}");
+    drop((gpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }

@@ -1,7 +1,8 @@
 //! Where a slot's plan buffer keeps what: the jobs the CPU writes while recording, then per
 //! pair its counters and fallback command, then the indirect commands the finishing pass
-//! writes, then the survivor bits the cull pass writes (a bit per instance a pair tests). All
-//! in 32-bit words; the shaders read the job words named here.
+//! writes, then the survivor bits the cull pass writes (a bit per instance a pair tests, and
+//! a summary bit per 64 instances that have a survivor). All in 32-bit words; the shaders
+//! read the job words named here.
 
 /// Words of one pair's job.
 pub(crate) const JOB_WORDS: u32 = 48;
@@ -17,7 +18,7 @@ pub(crate) const COUNTER_WORDS: u32 = 4;
 /// viewport (x, y, width, height), the first instance and how many, the word of the pair's
 /// counters, the word of its first command, the commands' capacity, the word of the fallback
 /// command, the command template (count, first index or vertex, vertex offset, indexed), then
-/// the word of the pair's first survivor bits.
+/// the word of the pair's first survivor bits and of its first summary word.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -33,6 +34,7 @@ pub(crate) mod job {
     pub const FALLBACK_WORD: usize = 36;
     pub const TEMPLATE: usize = 37;
     pub const BITS_WORD: usize = 41;
+    pub const SUMMARY_WORD: usize = 42;
 }
 
 /// The count the fallback's draw reads on Mesa's software driver (the draw takes its one
@@ -59,14 +61,22 @@ pub(crate) struct PlanLayout {
     pub commands: u32,
     /// What the fallback's count draw reads: 1, or [`MESA_FALLBACK_COUNT`] on lavapipe.
     pub fallback_count: u32,
-    /// Words of survivor bits the frame's pairs share (`PickerConfig::gpu_plan_instances`
-    /// / 32): [`bit_words`] each.
+    /// Words of survivor bits and summaries the frame's pairs share (as many as
+    /// `PickerConfig::gpu_plan_instances` instances take): [`bit_words`] each.
     pub bit_words: u32,
 }
 
-/// Words of survivor bits a pair of `count` instances takes: two per cull workgroup.
+/// Words of survivor bits a pair of `count` instances takes: two per cull workgroup (64
+/// instances), then a summary bit per workgroup (set when it has a survivor).
 pub(crate) fn bit_words(count: u32) -> u32 {
-    count.div_ceil(64) * 2
+    let groups = count.div_ceil(64);
+    groups * 2 + summary_words(count)
+}
+
+/// Summary words of a pair of `count` instances (the last of its [`bit_words`]): the CPU
+/// clears them while recording, the cull pass sets their bits.
+pub(crate) fn summary_words(count: u32) -> u32 {
+    count.div_ceil(64).div_ceil(32)
 }
 
 impl PlanLayout {
@@ -108,12 +118,13 @@ mod tests {
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
         assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6));
-        assert_eq!((bit_words(1), bit_words(64), bit_words(65)), (2, 2, 4));
+        assert_eq!((bit_words(1), bit_words(64), bit_words(65), bit_words(64 * 33)), (3, 3, 5, 66 + 2));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::BITS_WORD < JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::SUMMARY_WORD < JOB_WORDS as usize);
         for shader in [include_str!("../../../../shaders/pick_cull.comp"), include_str!("../../../../shaders/pick_cull_finish.comp")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
+            assert!(shader.contains(&format!("plan.words[job + {}u]", job::SUMMARY_WORD)));
         }
         let finish = include_str!("../../../../shaders/pick_cull_finish.comp");
         assert!(finish.contains(&format!("const uint SURVIVORS = {}u;", counter::SURVIVORS)));

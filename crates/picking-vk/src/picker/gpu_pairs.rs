@@ -5,7 +5,7 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{bit_words, job, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{bit_words, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::CullInput;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
 use crate::plan::PlanEntry;
@@ -166,18 +166,24 @@ impl FramePairs {
         GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, ..Default::default() }
     }
 
-    /// Writes every pair's job, zeroes its survivor count and writes its fallback command
-    /// (drawing nothing until the cull pass overflows the pair's share) into `words`, a slot's
-    /// mapped plan buffer whose previous frame completed.
+    /// Writes every pair's job, zeroes its counters and summary words and writes its fallback
+    /// command (drawing nothing until the runs overflow the pair's share) into `words`, a
+    /// slot's mapped plan buffer whose previous frame completed.
     pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
         let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let pair = pair as u32;
             let c = self.candidates[k as usize];
+            // `collect` took only pairs of listed draws with a culling box.
             let Some(draw) = draws.get(c.draw as usize) else { continue };
             let (start, count) = (c.start, c.count);
             let first_instance = draw.instances.map_or(0, |i| i.first) + start;
-            let (template, fallback) = templates(draw.triangles, first_instance);
+            let (template, mut fallback) = templates(draw.triangles, first_instance);
+            let bounds = draw.culling_bounds();
+            if bounds.is_none() {
+                // Never taken (see above); were it, the pair would test nothing and draw all.
+                fallback[1] = count;
+            }
             let commands = self.commands[pair as usize];
             let mut j = [0u32; JOB_WORDS as usize];
             let floats = |j: &mut [u32], at: usize, values: &[f32]| {
@@ -186,9 +192,10 @@ impl FramePairs {
                 }
             };
             floats(&mut j, job::MVP, &camera.model_view_projection(&draw.model).to_cols_array());
-            let Some(bounds) = draw.culling_bounds() else { continue };
-            floats(&mut j, job::BOX_MIN, &bounds.min.to_array());
-            floats(&mut j, job::BOX_MAX, &bounds.max.to_array());
+            if let Some(bounds) = bounds {
+                floats(&mut j, job::BOX_MIN, &bounds.min.to_array());
+                floats(&mut j, job::BOX_MAX, &bounds.max.to_array());
+            }
             let (min, max) = (c.region.min.as_vec2(), c.region.max.as_vec2());
             floats(&mut j, job::REGION, &[min.x + 0.5, min.y + 0.5, max.x - 0.5, max.y - 0.5]);
             // Two pixels, as the CPU planner's rays: the rasterizer's snapping and the
@@ -196,13 +203,15 @@ impl FramePairs {
             floats(&mut j, job::PAD, &[2.0 + crate::plan::reach_px(draw)]);
             floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
             j[job::FIRST_INSTANCE] = first_instance;
-            j[job::INSTANCES] = count;
+            j[job::INSTANCES] = if bounds.is_some() { count } else { 0 };
             j[job::COUNTERS] = layout.counters_word(pair);
             j[job::COMMANDS_WORD] = layout.command_word(commands.first);
             j[job::CAPACITY] = commands.capacity;
             j[job::FALLBACK_WORD] = layout.fallback_word(pair);
             j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
+            let summary = layout.bits_word(bits + bit_words(count) - summary_words(count));
             j[job::BITS_WORD] = layout.bits_word(bits);
+            j[job::SUMMARY_WORD] = summary;
             bits += bit_words(count);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
@@ -210,6 +219,7 @@ impl FramePairs {
             words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
+            words[summary as usize..(summary + summary_words(count)) as usize].fill(0);
         }
     }
 }
@@ -301,8 +311,8 @@ mod tests {
         assert_eq!(capacities, vec![5, 10, 10, 2]);
         assert!(pairs.commands.windows(2).all(|w| w[0].first + w[0].capacity == w[1].first));
         assert_eq!(pairs.stats().instances_tested, 10 + 30 + 100 + 3);
-        // Survivor bits: two words per 64 instances of each part.
-        assert_eq!(pairs.bit_words, 2 + 2 + 4 + 2);
+        // Survivor bits: two words per 64 instances of each part, and a summary word.
+        assert_eq!(pairs.bit_words, 3 + 3 + 5 + 3);
     }
 
     #[test]
@@ -310,8 +320,8 @@ mod tests {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 3], ..FramePairs::default() };
         let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 8 };
         assert!(pairs.push_parts(candidate(1, 0, 0, 128), std::iter::once((0, 128)), layout));
-        assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "6 words more than the 4 left");
+        assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "7 words more than the 3 left");
         assert!(pairs.push_parts(candidate(1, 2, 0, 64), std::iter::once((0, 64)), layout));
-        assert_eq!((pairs.candidates.len(), pairs.bit_words), (2, 6));
+        assert_eq!((pairs.candidates.len(), pairs.bit_words), (2, 8));
     }
 }
