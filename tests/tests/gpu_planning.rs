@@ -270,8 +270,8 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     // every covered pixel is a depth tie between five instances, which only the order of
     // drawing decides (the first drawn wins a LESS test). The GPU plan draws its survivors in
     // instance order, as the host's draw and the unculled pass do. The ranges (6,000 and
-    // 2,400 instances) are longer than the finishing pass takes at once (2,048), and runs of
-    // survivors cross from one such chunk to the next.
+    // 2,400 instances) span several summary words, and runs of survivors cross from one cull
+    // workgroup's bits to the next.
     let gpu = Gpu::new();
     let writer = InstanceMotion::new(&gpu.ctx, &grid(6000, |i| i / 5), 0.0).expect("instance motion");
     let (scene, draws) = draws(&gpu, &writer);
