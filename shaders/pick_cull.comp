@@ -1,21 +1,24 @@
 #version 450
 // GPU planning (crates/picking-vk/src/gpu_plan): culls the instances of a draw whose
-// transforms live in the host's storage buffer against the pixel regions of a frame's queries
-// and writes a bit per instance, set for a survivor, into the pair's survivor bits. A row of
-// workgroups per pair (one query region and one instance range of the draw), a thread per
-// instance; each workgroup writes its own two words (nothing is claimed or cleared) and sets
-// its bit of the pair's summary when it has a survivor.
+// transforms the planner reads from the host's buffer against the pixel regions of a frame's
+// queries, and writes a bit per instance and region, set for a survivor, into each pair's
+// survivor bits. A dispatch per draw: a workgroup per 64 instances (counted from the draw's
+// first), a thread per instance, which transforms and projects its instance once and tests
+// the result against the region of every pair of the draw whose range holds it. Each
+// workgroup writes its own two words of each pair's bits (nothing is claimed or cleared) and
+// sets its bit of a pair's summary when it has a survivor there.
 // shaders/pick_cull_finish.comp, after a barrier, turns each pair's bits into indirect
 // commands, one per run of consecutive survivors, in instance order. A pair's job, written by
 // the CPU while recording, lies at `pair * JOB_WORDS` of the slot's plan buffer
-// (crates/picking-vk/src/gpu_plan/layout.rs names the words).
+// (crates/picking-vk/src/gpu_plan/layout.rs names the words); the draw's words are read from
+// its first pair's.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 64) in;
 
 layout(push_constant) uniform CullPush {
     uvec4 storage; // as instance_storage.glsl: (base word, stride in words, rows, unused)
-    uvec4 pairs;   // (first pair of this draw, pairs, unused, unused)
+    uvec4 pairs;   // (first pair of this draw, pairs, first workgroup, the draw's first instance)
 } pc;
 
 #define PICK_STORAGE_SET 1
@@ -27,8 +30,11 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
 
 const uint JOB_WORDS = 48u;
 
-// This workgroup's survivor bits: instance base + k is bit k % 32 of word k / 32.
-shared uint survived[2];
+// Pairs tested per round: their survivor bits fit `survived`.
+const uint ROUND = 16u;
+// This workgroup's survivor bits for the round's pairs: for pair q of the round, instance k
+// of the workgroup is bit k % 32 of word 2q + k / 32.
+shared uint survived[2u * ROUND];
 
 float job_float(uint at) {
     return uintBitsToFloat(plan.words[at]);
@@ -42,11 +48,13 @@ vec4 job_vec4(uint at) {
     return vec4(job_float(at), job_float(at + 1u), job_float(at + 2u), job_float(at + 3u));
 }
 
-// Whether the instance's box, under the draw's matrix, can cover a pixel centre of the region.
-// The box's corners go through the instance transform first, as the vertex shader's positions
-// do; their axis-aligned hull is grown by the float rounding of that step, then projected.
-// A corner at or behind the eye plane keeps the instance: only its screen extent is tested.
-bool covers(uint job, mat4 instance) {
+// The pixel rectangle the instance's box, under the draw's matrix, can cover (min, max), or
+// none (`keep`: a corner at or behind the eye plane, a projective instance transform) when
+// only that it may cover anything is known. The box's corners go through the instance
+// transform first, as the vertex shader's positions do; their axis-aligned hull is grown by
+// the float rounding of that step, then projected and padded.
+vec4 screen_bounds(uint job, mat4 instance, out bool keep) {
+    keep = true;
     mat4 mvp = mat4(job_vec4(job), job_vec4(job + 4u), job_vec4(job + 8u), job_vec4(job + 12u));
     vec3 lo = job_vec3(job + 16u);
     vec3 hi = job_vec3(job + 19u);
@@ -57,7 +65,7 @@ bool covers(uint job, mat4 instance) {
         vec4 p = instance * vec4(corner, 1.0);
         // A projective instance transform: its box is not the hull of the corners' images.
         if (p.w != 1.0) {
-            return true;
+            return vec4(0.0);
         }
         wlo = min(wlo, p.xyz);
         whi = max(whi, p.xyz);
@@ -72,7 +80,7 @@ bool covers(uint job, mat4 instance) {
         vec4 clip = mvp * vec4(corner, 1.0);
         // Also keeps a NaN: the comparison fails.
         if (!(clip.w > 1.0e-6)) {
-            return true;
+            return vec4(0.0);
         }
         vec2 ndc = clip.xy / clip.w;
         nlo = min(nlo, ndc);
@@ -82,38 +90,51 @@ bool covers(uint job, mat4 instance) {
     vec2 a = viewport.xy + (nlo * 0.5 + 0.5) * viewport.zw;
     vec2 b = viewport.xy + (nhi * 0.5 + 0.5) * viewport.zw;
     float pad = job_float(job + 26u);
-    vec2 pmin = min(a, b) - vec2(pad);
-    vec2 pmax = max(a, b) + vec2(pad);
-    // The region's first and last pixel centres.
-    vec4 region = job_vec4(job + 22u);
-    return all(lessThanEqual(pmin, region.zw)) && all(greaterThanEqual(pmax, region.xy));
+    keep = false;
+    return vec4(min(a, b) - vec2(pad), max(a, b) + vec2(pad));
 }
 
 void main() {
-    uint pair = pc.pairs.x + gl_WorkGroupID.y;
-    uint job = pair * JOB_WORDS;
-    uint count = plan.words[job + 32u];
-    uint base = gl_WorkGroupID.x * 64u;
-    // Uniform in the workgroup: a row covers the largest pair of its dispatch.
-    if (base >= count) {
-        return;
-    }
+    uint group = pc.pairs.z + gl_WorkGroupID.x;
     uint lid = gl_LocalInvocationID.x;
-    if (lid < 2u) {
-        survived[lid] = 0u;
+    // The instance, counted from the draw's first; the draw's words from its first pair.
+    uint i = 64u * group + lid;
+    uint draw_job = pc.pairs.x * JOB_WORDS;
+    bool keep = false;
+    vec4 rect = vec4(3.0e38, 3.0e38, -3.0e38, -3.0e38);
+    if (i < plan.words[draw_job + 46u]) {
+        rect = screen_bounds(draw_job, pick_storage_instance(pc.pairs.w + i), keep);
     }
-    barrier();
-    uint i = base + lid;
-    if (i < count && covers(job, pick_storage_instance(plan.words[job + 31u] + i))) {
-        atomicOr(survived[lid >> 5u], 1u << (lid & 31u));
-    }
-    barrier();
-    // The workgroup's two words of the pair's survivor bits (no other workgroup writes them),
-    // and its summary bit when it has a survivor (the CPU cleared the summary words).
-    if (lid < 2u) {
-        plan.words[plan.words[job + 41u] + 2u * gl_WorkGroupID.x + lid] = survived[lid];
-    }
-    if (lid == 0u && (survived[0] | survived[1]) != 0u) {
-        atomicOr(plan.words[plan.words[job + 42u] + gl_WorkGroupID.x / 32u], 1u << (gl_WorkGroupID.x % 32u));
+    for (uint first = 0u; first < pc.pairs.y; first += ROUND) {
+        uint round_pairs = min(ROUND, pc.pairs.y - first);
+        if (lid < 2u * ROUND) {
+            survived[lid] = 0u;
+        }
+        barrier();
+        for (uint q = 0u; q < round_pairs; q++) {
+            uint job = (pc.pairs.x + first + q) * JOB_WORDS;
+            uint start = 64u * plan.words[job + 43u] + plan.words[job + 44u];
+            // The region's first and last pixel centres.
+            vec4 region = job_vec4(job + 22u);
+            bool meets = keep || (all(lessThanEqual(rect.xy, region.zw)) && all(greaterThanEqual(rect.zw, region.xy)));
+            if (i >= start && i - start < plan.words[job + 45u] && meets) {
+                atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));
+            }
+        }
+        barrier();
+        // Thread 2q + h writes word h of pair q's bits for this workgroup, where its bits
+        // cover it (no other workgroup writes that word), and marks the pair's summary.
+        uint q = lid >> 1u;
+        if (q < round_pairs) {
+            uint job = (pc.pairs.x + first + q) * JOB_WORDS;
+            uint own = group - plan.words[job + 43u];
+            if (group >= plan.words[job + 43u] && own < plan.words[job + 32u] / 64u) {
+                plan.words[plan.words[job + 41u] + 2u * own + (lid & 1u)] = survived[lid];
+                if ((lid & 1u) == 0u && (survived[lid] | survived[lid + 1u]) != 0u) {
+                    atomicOr(plan.words[plan.words[job + 42u] + own / 32u], 1u << (own % 32u));
+                }
+            }
+        }
+        barrier();
     }
 }

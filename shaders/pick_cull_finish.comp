@@ -81,6 +81,7 @@ void main() {
     uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
     uint counters = plan.words[job + 33u];
+    // The bits cover whole cull workgroups from the instance of bit 0; the range lies in them.
     uint count = plan.words[job + 32u];
     uint first_instance = plan.words[job + 31u];
     uint bits = plan.words[job + 41u];
@@ -104,7 +105,7 @@ void main() {
     if (total_runs > plan.words[job + 35u]) {
         if (lid == 0u) {
             plan.words[counters + DRAWN] = 0u;
-            plan.words[plan.words[job + 36u] + 1u] = count;
+            plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 45u];
         }
         return;
     }
@@ -153,7 +154,7 @@ void main() {
         uint at = commands + 5u * k;
         uint start = plan.words[at + (indexed ? 4u : 3u)] - first_instance;
         // Clamped to the range: a command never draws past it.
-        uint end = min(plan.words[at + 1u], count);
+        uint end = min(plan.words[at + 1u], plan.words[job + 44u] + plan.words[job + 45u]);
         plan.words[at + 1u] = end > start ? end - start : 0u;
     }
     if (lid == 0u) {

@@ -13,12 +13,15 @@ pub(crate) const COMMAND_WORDS: u32 = 5;
 /// survivors), and the count of the fallback's draw ([`PlanLayout::fallback_count`]).
 pub(crate) const COUNTER_WORDS: u32 = 4;
 
-/// Job words (see the shader): the draw's model-view-projection (16), its local box (min 3,
+/// Job words (see the shaders): the draw's model-view-projection (16), its local box (min 3,
 /// max 3), the region's first and last pixel centres (4), the padding in pixels, the host's
-/// viewport (x, y, width, height), the first instance and how many, the word of the pair's
-/// counters, the word of its first command, the commands' capacity, the word of the fallback
-/// command, the command template (count, first index or vertex, vertex offset, indexed), then
-/// the word of the pair's first survivor bits and of its first summary word.
+/// viewport (x, y, width, height), the instance of the pair's first survivor bit and how many
+/// bits it has (whole cull workgroups), the word of the pair's counters, the word of its
+/// first command, the commands' capacity, the word of the fallback command, the command
+/// template (count, first index or vertex, vertex offset, indexed), the word of the pair's
+/// first survivor bits and of its first summary word, its first cull workgroup (counted from
+/// the draw's first instance), the bit of the range's first instance and how many, and the
+/// draw's instance count. The draw's words are the same in each of its pairs.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -35,6 +38,10 @@ pub(crate) mod job {
     pub const TEMPLATE: usize = 37;
     pub const BITS_WORD: usize = 41;
     pub const SUMMARY_WORD: usize = 42;
+    pub const FIRST_GROUP: usize = 43;
+    pub const RANGE_START: usize = 44;
+    pub const RANGE_COUNT: usize = 45;
+    pub const DRAW_INSTANCES: usize = 46;
 }
 
 /// The count the fallback's draw reads on Mesa's software driver (the draw takes its one
@@ -66,17 +73,23 @@ pub(crate) struct PlanLayout {
     pub bit_words: u32,
 }
 
-/// Words of survivor bits a pair of `count` instances takes: two per cull workgroup (64
-/// instances), then a summary bit per workgroup (set when it has a survivor).
-pub(crate) fn bit_words(count: u32) -> u32 {
-    let groups = count.div_ceil(64);
-    groups * 2 + summary_words(count)
+/// The cull workgroups (64 instances each, counted from the draw's first instance) that
+/// instances `start..start + count` of a draw meet: the first and how many.
+pub(crate) fn groups(start: u32, count: u32) -> (u32, u32) {
+    let first = start / 64;
+    (first, (start + count).div_ceil(64) - first)
 }
 
-/// Summary words of a pair of `count` instances (the last of its [`bit_words`]): the CPU
-/// clears them while recording, the cull pass sets their bits.
-pub(crate) fn summary_words(count: u32) -> u32 {
-    count.div_ceil(64).div_ceil(32)
+/// Words of survivor bits a pair over `groups` cull workgroups takes: two per workgroup,
+/// then a summary bit per workgroup (set when it has a survivor).
+pub(crate) fn bit_words(groups: u32) -> u32 {
+    groups * 2 + summary_words(groups)
+}
+
+/// Summary words of a pair over `groups` cull workgroups (the last of its [`bit_words`]):
+/// the CPU clears them while recording, the cull pass sets their bits.
+pub(crate) fn summary_words(groups: u32) -> u32 {
+    groups.div_ceil(32)
 }
 
 impl PlanLayout {
@@ -118,13 +131,15 @@ mod tests {
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
         assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6));
-        assert_eq!((bit_words(1), bit_words(64), bit_words(65), bit_words(64 * 33)), (3, 3, 5, 66 + 2));
+        assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
+        assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::SUMMARY_WORD < JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::DRAW_INSTANCES < JOB_WORDS as usize);
         for shader in [include_str!("../../../../shaders/pick_cull.comp"), include_str!("../../../../shaders/pick_cull_finish.comp")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::SUMMARY_WORD)));
+            assert!(shader.contains(&format!("plan.words[job + {}u]", job::RANGE_COUNT)));
         }
         let finish = include_str!("../../../../shaders/pick_cull_finish.comp");
         assert!(finish.contains(&format!("const uint SURVIVORS = {}u;", counter::SURVIVORS)));

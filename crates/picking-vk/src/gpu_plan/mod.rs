@@ -42,15 +42,20 @@ pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
         && (planner == Planner::Gpu || draw.instance_transforms.is_none())
 }
 
-/// One cull dispatch: the pairs of one draw (consecutive), a row of workgroups each.
+/// One cull dispatch: the pairs of one draw (consecutive), and the cull workgroups their
+/// ranges meet (64 instances each, counted from the draw's first instance). A workgroup
+/// transforms and projects its instances once and tests them against each pair's region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CullDispatch {
     pub draw: u32,
     pub first_pair: u32,
     pub pairs: u32,
-    /// The most instances of one of its pairs.
-    pub most: u32,
+    pub first_group: u32,
+    pub groups: u32,
 }
+
+/// The most cull workgroups of one dispatch: every device offers 65,535 along x.
+pub(crate) const MAX_DISPATCH_GROUPS: u32 = 65_535;
 
 /// Where a pair's commands lie among the frame's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

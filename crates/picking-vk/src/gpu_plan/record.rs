@@ -4,7 +4,7 @@
 //! buffer before the next frame's cull pass and the host's read of its counters.
 
 use super::layout::counter;
-use super::{CullDispatch, GpuPlanKit, CULL_GROUP};
+use super::{CullDispatch, GpuPlanKit};
 use crate::readback::JoinedBarrier;
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
@@ -16,6 +16,8 @@ pub(crate) struct CullInput {
     pub dispatch: CullDispatch,
     pub set: vk::DescriptorSet,
     pub storage: [u32; 4],
+    /// The draw's first instance.
+    pub first_instance: u32,
 }
 
 impl GpuPlanKit {
@@ -41,9 +43,9 @@ impl GpuPlanKit {
             for input in inputs {
                 let d = input.dispatch;
                 device.cmd_bind_descriptor_sets(cmd, bind, cull, 1, &[input.set], &[]);
-                let words = [input.storage, [d.first_pair, d.pairs, 0, 0]];
+                let words = [input.storage, [d.first_pair, d.pairs, d.first_group, input.first_instance]];
                 device.cmd_push_constants(cmd, cull, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
-                device.cmd_dispatch(cmd, d.most.div_ceil(CULL_GROUP), d.pairs, 1);
+                device.cmd_dispatch(cmd, d.groups, 1, 1);
             }
             device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &[written], &[]);
             device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);

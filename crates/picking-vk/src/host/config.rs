@@ -117,8 +117,9 @@ pub struct PickerConfig {
     pub gpu_plan_commands: u32,
     /// Instances one frame's GPU-planned pairs may test, summed over the pairs (default
     /// 262,144, at most 2^31): a survivor bit each, and a summary bit per 64, per slot (32.5
-    /// KiB by default), a pair taking its instances rounded up to 64 and its summary bits to
-    /// 32 words. Pairs past it are drawn as the CPU planned them.
+    /// KiB by default), a pair counting the 64-instance groups its range meets (from the
+    /// draw's first instance) and its summary bits in whole words. Pairs past it are drawn as
+    /// the CPU planned them.
     pub gpu_plan_instances: u32,
 }
 

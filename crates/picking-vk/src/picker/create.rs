@@ -250,7 +250,7 @@ fn gpu_plan_kit(
         return Err(PickError::Unsupported { missing });
     }
     let fallback_count = if vendor_id == VENDOR_ID_MESA { MESA_FALLBACK_COUNT } else { 1 };
-    let bit_words = bit_words(config.gpu_plan_instances);
+    let bit_words = bit_words(config.gpu_plan_instances.div_ceil(64));
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words };
     Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
 }

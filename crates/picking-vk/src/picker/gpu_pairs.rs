@@ -5,9 +5,9 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{bit_words, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::CullInput;
-use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, NO_PAIR};
+use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
 use crate::plan::PlanEntry;
 use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
@@ -17,9 +17,9 @@ use crate::request::viewport::Viewport;
 use crate::resolve::result::GpuPlanStats;
 use glam::UVec2;
 
-/// The most instances of one range the cull pass takes: the workgroups of a dispatch's row
-/// stay within the 65,535 every device offers.
-const MAX_RANGE_INSTANCES: u32 = 65_535 * CULL_GROUP;
+/// The most instances of one range the cull pass takes: its workgroups stay within the
+/// 65,535 every device offers along a dispatch's x.
+const MAX_RANGE_INSTANCES: u32 = (MAX_DISPATCH_GROUPS - 1) * CULL_GROUP;
 
 #[derive(Clone, Copy)]
 struct Candidate {
@@ -113,7 +113,7 @@ impl FramePairs {
         if range.count == 0 || parts.clone().any(|(_, count)| count > MAX_RANGE_INSTANCES) {
             return true;
         }
-        let words = parts.clone().map(|(_, count)| u64::from(bit_words(count))).sum::<u64>();
+        let words = parts.clone().map(|(start, count)| u64::from(bit_words(groups(start, count).1))).sum::<u64>();
         if self.candidates.len() + parts.clone().count() > layout.pairs as usize || u64::from(self.bit_words) + words > u64::from(layout.bit_words) {
             return false;
         }
@@ -122,8 +122,8 @@ impl FramePairs {
         true
     }
 
-    /// Orders the candidates by draw (a dispatch each), numbers them, and gives each a share
-    /// of the commands.
+    /// Orders the candidates by draw (a dispatch each, or more where their workgroups would
+    /// pass a dispatch's), numbers them, and gives each a share of the commands.
     fn share(&mut self, layout: PlanLayout, max_draw_count: u32) {
         self.order.extend(0..self.candidates.len() as u32);
         let candidates = &self.candidates;
@@ -139,12 +139,15 @@ impl FramePairs {
             let capacity = c.count.div_ceil(2).min(share).min(max_draw_count);
             self.commands.push(PairCommands { first, capacity });
             first += capacity;
+            // The draw's dispatch covers the workgroups of all its pairs.
+            let (group, groups) = groups(c.start, c.count);
+            let joined = |d: &CullDispatch| (d.first_group.min(group), (d.first_group + d.groups).max(group + groups));
             match self.dispatches.last_mut() {
-                Some(d) if d.draw == c.draw => {
-                    d.pairs += 1;
-                    d.most = d.most.max(c.count);
+                Some(d) if d.draw == c.draw && joined(d).1 - joined(d).0 <= MAX_DISPATCH_GROUPS => {
+                    let (lo, hi) = joined(d);
+                    (d.first_group, d.groups, d.pairs) = (lo, hi - lo, d.pairs + 1);
                 }
-                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, most: c.count }),
+                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, first_group: group, groups }),
             }
         }
     }
@@ -202,24 +205,30 @@ impl FramePairs {
             // matrices' rounding never move a covered pixel centre further.
             floats(&mut j, job::PAD, &[2.0 + crate::plan::reach_px(draw)]);
             floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
-            j[job::FIRST_INSTANCE] = first_instance;
-            j[job::INSTANCES] = if bounds.is_some() { count } else { 0 };
+            // The pair's bits cover whole cull workgroups, from the draw's first instance.
+            let (group, groups) = groups(start, count);
+            j[job::FIRST_INSTANCE] = first_instance - (start - group * CULL_GROUP);
+            j[job::INSTANCES] = groups * CULL_GROUP;
             j[job::COUNTERS] = layout.counters_word(pair);
             j[job::COMMANDS_WORD] = layout.command_word(commands.first);
             j[job::CAPACITY] = commands.capacity;
             j[job::FALLBACK_WORD] = layout.fallback_word(pair);
             j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
-            let summary = layout.bits_word(bits + bit_words(count) - summary_words(count));
+            let summary = layout.bits_word(bits + bit_words(groups) - summary_words(groups));
             j[job::BITS_WORD] = layout.bits_word(bits);
             j[job::SUMMARY_WORD] = summary;
-            bits += bit_words(count);
+            j[job::FIRST_GROUP] = group;
+            j[job::RANGE_START] = start - group * CULL_GROUP;
+            j[job::RANGE_COUNT] = if bounds.is_some() { count } else { 0 };
+            j[job::DRAW_INSTANCES] = draw.instance_count();
+            bits += bit_words(groups);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
             let c = layout.counters_word(pair) as usize;
             words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
-            words[summary as usize..(summary + summary_words(count)) as usize].fill(0);
+            words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);
         }
     }
 }
@@ -254,7 +263,10 @@ impl Picker {
             let draw = draws.get(d.draw as usize);
             let set = draw.and_then(cull_set_buffers).and_then(|buffers| sets.get(&buffers));
             match (draw, set) {
-                (Some(draw), Some(set)) => pairs.inputs.push(CullInput { dispatch: *d, set, storage: storage_words(draw) }),
+                (Some(draw), Some(set)) => {
+                    let first_instance = draw.instances.map_or(0, |i| i.first);
+                    pairs.inputs.push(CullInput { dispatch: *d, set, storage: storage_words(draw), first_instance });
+                }
                 _ => {
                     pairs.clear();
                     return false;
@@ -303,16 +315,29 @@ mod tests {
         pairs.share(layout, 1000);
         // Draw 2's two parts first (consecutive, in order), then draw 5's ranges.
         assert_eq!(pairs.pair_of_range, vec![2, 0, 3, NO_PAIR]);
-        let dispatches: Vec<_> = pairs.dispatches.iter().map(|d| (d.draw, d.first_pair, d.pairs, d.most)).collect();
-        assert_eq!(dispatches, vec![(2, 0, 2, 30), (5, 2, 2, 100)]);
+        // A dispatch per draw, over the cull workgroups its pairs meet (64 instances each).
+        let dispatches: Vec<_> = pairs.dispatches.iter().map(|d| (d.draw, d.first_pair, d.pairs, d.first_group, d.groups)).collect();
+        assert_eq!(dispatches, vec![(2, 0, 2, 0, 1), (5, 2, 2, 0, 4)]);
         // 40 commands over 4 pairs: 10 each, at most a run per other instance; slots never
         // overlap.
         let capacities: Vec<_> = pairs.commands.iter().map(|c| c.capacity).collect();
         assert_eq!(capacities, vec![5, 10, 10, 2]);
         assert!(pairs.commands.windows(2).all(|w| w[0].first + w[0].capacity == w[1].first));
         assert_eq!(pairs.stats().instances_tested, 10 + 30 + 100 + 3);
-        // Survivor bits: two words per 64 instances of each part, and a summary word.
+        // Survivor bits: two words per cull workgroup each part meets, and a summary word.
         assert_eq!(pairs.bit_words, 3 + 3 + 5 + 3);
+    }
+
+    #[test]
+    fn a_draws_pairs_too_far_apart_for_one_dispatch_take_two() {
+        let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 2], ..FramePairs::default() };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10 };
+        let far = MAX_DISPATCH_GROUPS * CULL_GROUP;
+        assert!(pairs.push_parts(candidate(3, 0, 10, 20), std::iter::once((10, 20)), layout));
+        assert!(pairs.push_parts(candidate(3, 1, far, 5), std::iter::once((far, 5)), layout));
+        pairs.share(layout, 1000);
+        let dispatches: Vec<_> = pairs.dispatches.iter().map(|d| (d.first_pair, d.pairs, d.first_group, d.groups)).collect();
+        assert_eq!(dispatches, vec![(0, 1, 0, 1), (1, 1, MAX_DISPATCH_GROUPS, 1)]);
     }
 
     #[test]
