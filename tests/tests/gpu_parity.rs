@@ -1,9 +1,11 @@
 //! Parity: the 1x1 pick pass against (a) a full-resolution ID render of the same scene and
-//! (b) the CPU ray oracle, at random pixels of random scenes.
+//! (b) the CPU ray oracle, at random pixels of random scenes, their instanced field also
+//! culled by the GPU planner.
 
 use glam::Mat4;
 use picking_vk::debug::IdImage;
-use picking_vk::{DepthConvention, ObjectId, PickRequest, PickerConfig};
+use picking_vk::draw::InstanceBinding;
+use picking_vk::{DepthConvention, ObjectId, PickDraw, PickRequest, PickerConfig};
 use picking_vk_tests::harness::{random_pixels, random_scene_camera, Gpu};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
 use picking_vk_tests::scene::Scene;
@@ -62,7 +64,7 @@ fn pick_pass_matches_full_resolution_id_render() {
 #[test]
 fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
     let gpu = Gpu::new();
-    let (mut agree, mut ambiguous, mut total, mut hits) = (0usize, 0usize, 0usize, 0usize);
+    let (mut agree, mut ambiguous, mut total, mut hits, mut gpu_plans) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut worst_distance = 0.0f64;
     for (seed, depth) in [
         (11, DepthConvention::Standard),
@@ -73,13 +75,31 @@ fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
     ] {
         let scene = Scene::random(seed);
         let gs = scene.upload(&gpu.ctx);
+        // The same draws with the instanced field's transforms known only to the GPU (read as
+        // vertex attributes of a buffer the planner may read as storage): the GPU planner
+        // culls its instances.
+        let gpu_planned: Vec<PickDraw> = gs
+            .draws
+            .iter()
+            .map(|d| match d.instances {
+                Some(_) => {
+                    let mut d = d.clone().with_instance_binding(InstanceBinding::VertexAndStorageBuffer);
+                    d.instance_transforms = None;
+                    d
+                }
+                None => d.clone(),
+            })
+            .collect();
         let (view, proj) = camera(depth);
         let vp = picking_vk::Viewport::full(W, H);
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, 0.0, W as f64, H as f64]));
         let mut picker = gpu.picker(PickerConfig::default().with_frames_in_flight(BATCH));
         let request = PickRequest::new(vp, view, proj);
-        for chunk in random_pixels(seed * 31, 448, W, H).chunks(BATCH) {
-            for (r, &p) in gpu.pick_batch(&mut picker, &request, chunk, &gs.draws).iter().zip(chunk) {
+        let pixels = random_pixels(seed * 31, 448, W, H);
+        let chunks = pixels.chunks(BATCH).map(|c| (c, &gs.draws)).chain(pixels.chunks(BATCH).map(|c| (c, &gpu_planned)));
+        for (chunk, draws) in chunks {
+            for (r, &p) in gpu.pick_batch(&mut picker, &request, chunk, draws).iter().zip(chunk) {
+                gpu_plans += usize::from(r.stats.gpu_plan.is_some_and(|s| s.ranges > 0));
                 total += 1;
                 let want = oracle.pick(p);
                 if want.ambiguous {
@@ -100,7 +120,8 @@ fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
         }
         drop((picker, gs));
     }
-    eprintln!("CPU oracle parity: {agree} of {} unambiguous pixels agree ({hits} hits, worst relative distance error {worst_distance:.2e}); {ambiguous} of {total} pixels skipped as within a pixel of an edge/silhouette or a depth tie", total - ambiguous);
+    eprintln!("CPU oracle parity: {agree} of {} unambiguous pixels agree ({hits} hits, worst relative distance error {worst_distance:.2e}; {gpu_plans} picks planned on the GPU); {ambiguous} of {total} pixels skipped as within a pixel of an edge/silhouette or a depth tie", total - ambiguous);
     assert!(agree >= 1000, "need at least 1000 compared pixels, got {agree}");
+    assert!(gpu_plans > 20, "picks of the field planned on the GPU: {gpu_plans}");
     gpu.assert_no_validation_messages();
 }
