@@ -10,6 +10,7 @@ use picking_vk::gpu_results::GPU_RESULTS_GLSL;
 use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, PickResult, Picker, QueryResult};
 use picking_vk_context::HostBuffer;
 use picking_vk_context::VulkanContext;
+use picking_vk_host::StorageCompute;
 
 /// Queries whose hits are copied, and whose bits each probe gets.
 pub const READ_QUERIES: u32 = 8;
@@ -153,17 +154,13 @@ pub struct ReadBack {
 
 pub struct ResultsReader {
     device: ash::Device,
-    pipeline: vk::Pipeline,
-    layout: vk::PipelineLayout,
-    set_layout: vk::DescriptorSetLayout,
-    pool: vk::DescriptorPool,
-    set: vk::DescriptorSet,
+    pass: StorageCompute,
     probes: HostBuffer,
     out: HostBuffer,
     capacity: u32,
 }
 
-fn compile() -> Vec<u32> {
+fn compile() -> Vec<u8> {
     let compiler = shaderc::Compiler::new().expect("shaderc");
     let mut options = shaderc::CompileOptions::new().expect("shaderc options");
     options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_0 as u32);
@@ -172,7 +169,7 @@ fn compile() -> Vec<u32> {
         Ok(shaderc::ResolvedInclude { resolved_name: name.into(), content: GPU_RESULTS_GLSL.into() })
     });
     let artifact = compiler.compile_into_spirv(SHADER, shaderc::ShaderKind::Compute, "reader.comp", "main", Some(&options)).expect("the include compiles");
-    artifact.as_binary().to_vec()
+    artifact.as_binary_u8().to_vec()
 }
 
 impl ResultsReader {
@@ -182,33 +179,8 @@ impl ResultsReader {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let probes = ctx.host_buffer(12 * u64::from(capacity.max(1)), storage).expect("probe buffer");
         let out = ctx.host_buffer(4 * (72 + u64::from(capacity.max(1))), storage).expect("output buffer");
-        let bindings: Vec<_> = (0..3)
-            .map(|b| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let code = compile();
-        // SAFETY: valid create infos on the context's live device; everything is destroyed in
-        // `Drop`, after the tests' waits.
-        unsafe {
-            let set_layout = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None).unwrap();
-            let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 }];
-            let pool = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None).unwrap();
-            let set = device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&[set_layout])).unwrap()[0];
-            let push = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(4)];
-            let layout =
-                device.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]).push_constant_ranges(&push), None).unwrap();
-            let module = device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None).unwrap();
-            let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(c"main");
-            let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
-            let pipeline = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None).map_err(|(_, e)| e).unwrap()[0];
-            device.destroy_shader_module(module, None);
-            ResultsReader { device, pipeline, layout, set_layout, pool, set, probes, out, capacity }
-        }
+        let pass = StorageCompute::new(&device, &compile(), 3, 4).expect("reader pipeline");
+        ResultsReader { device, pass, probes, out, capacity }
     }
 
     /// Records the pass over `probes` (object ID words and instance each), reading `results`
@@ -223,25 +195,10 @@ impl ResultsReader {
         // SAFETY: the caller's contract: nothing reads the probe buffer or the set meanwhile.
         unsafe {
             self.probes.write(0, probes).unwrap();
-            let infos = [
-                [results],
-                [vk::DescriptorBufferInfo { buffer: self.probes.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-                [vk::DescriptorBufferInfo { buffer: self.out.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-            ];
-            let writes: Vec<_> = (0..3)
-                .map(|b| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(self.set)
-                        .dst_binding(b)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(&infos[b as usize])
-                })
-                .collect();
-            d.update_descriptor_sets(&writes, &[]);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, self.layout, 0, &[self.set], &[]);
-            d.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::COMPUTE, 0, &(probes.len() as u32).to_ne_bytes());
-            d.cmd_dispatch(cmd, (probes.len() as u32).max(READ_QUERIES).div_ceil(64), 1, 1);
+            let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
+            self.pass.write(&[results, whole(self.probes.buffer), whole(self.out.buffer)]);
+            let groups = (probes.len() as u32).max(READ_QUERIES).div_ceil(64);
+            self.pass.dispatch(cmd, &(probes.len() as u32).to_ne_bytes(), groups);
             let to_host = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(
                 cmd,
@@ -282,18 +239,6 @@ impl ResultsReader {
             query_count: word(66),
             entry_count: word(67),
             bits: (0..probes).map(|i| word(72 + i)).collect(),
-        }
-    }
-}
-
-impl Drop for ResultsReader {
-    fn drop(&mut self) {
-        // SAFETY: tests drop the reader after their last wait; the objects are this reader's.
-        unsafe {
-            self.device.destroy_pipeline(self.pipeline, None);
-            self.device.destroy_pipeline_layout(self.layout, None);
-            self.device.destroy_descriptor_pool(self.pool, None);
-            self.device.destroy_descriptor_set_layout(self.set_layout, None);
         }
     }
 }

@@ -5,7 +5,7 @@
 //! and the picker both read (with a pose buffer per frame in flight for moving scenes),
 //! billboards drawn by the lit pass and picked as a contributor, GPU-driven instances a compute
 //! pass moves each frame ([`InstanceMotion`]), procedural shapes, camera matrices, and the few
-//! Vulkan helpers these share ([`vk_util`]).
+//! Vulkan helpers these share ([`vk_util`], [`StorageCompute`]).
 //!
 //! The device, the allocator, buffers, images and one-shot submissions come from
 //! `picking-vk-context`; an engine brings its own instead.
@@ -21,6 +21,7 @@ pub mod mesh;
 pub mod offscreen;
 pub mod pick_tint;
 pub mod shapes;
+pub mod storage_compute;
 pub mod vk_util;
 
 pub use billboards::{Billboard, Billboards};
@@ -33,3 +34,4 @@ pub use material::{SamplerDesc, TextureData, Wrap};
 pub use mesh::{Primitive, POINT_SIZE};
 pub use offscreen::{Offscreen, COLOR_FORMAT};
 pub use pick_tint::{PickSets, PickTint};
+pub use storage_compute::StorageCompute;
