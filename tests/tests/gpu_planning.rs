@@ -264,6 +264,28 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
     gpu.assert_no_validation_messages();
 }
 
+/// Picks the standard set over [`draws`] on the unmoved `transforms`, with no culling and
+/// with the GPU planner (`rect_entries` table entries, `instances` tested at most), and
+/// asserts the answers agree; returns the GPU-planned frame.
+fn gpu_planned_as_unculled(gpu: &Gpu, transforms: &[Mat4], rect_entries: u32, instances: u32, seeds: (u64, u64)) -> FrameResults {
+    let writer = InstanceMotion::new(&gpu.ctx, transforms, 0.0).expect("instance motion");
+    let (scene, draws) = draws(gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(rect_entries);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(instances));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    // SAFETY: recording outside a render pass; `run` waits.
+    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
+    let covered = gpu.covered_pixels(&request, &draws, seeds.0);
+    let queries = queries(&covered, seeds.1);
+    let want = frame(gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
+    let got = frame(gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
+    assert_eq!(answers(&got), answers(&want));
+    drop((gpu_planned, unculled, scene, writer));
+    got
+}
+
 #[test]
 fn instances_at_the_same_place_answer_as_drawn_in_order() {
     // Instances 5k to 5k + 4 stand at exactly the same place (the pass writes them unmoved):
@@ -273,20 +295,7 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     // 2,400 instances) span several summary words, and runs of survivors cross from one cull
     // workgroup's bits to the next.
     let gpu = Gpu::new();
-    let writer = InstanceMotion::new(&gpu.ctx, &grid(6000, |i| i / 5), 0.0).expect("instance motion");
-    let (scene, draws) = draws(&gpu, &writer);
-    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
-    let request = PickRequest::new(viewport, view, proj);
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(1 << 15);
-    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(1 << 20));
-    let mut unculled = gpu.picker(config.with_culling(false));
-    // SAFETY: recording outside a render pass; `run` waits.
-    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
-    let covered = gpu.covered_pixels(&request, &draws, 5);
-    let queries = queries(&covered, 77);
-    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
-    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
-    assert_eq!(answers(&got), answers(&want));
+    let got = gpu_planned_as_unculled(&gpu, &grid(6000, |i| i / 5), 1 << 15, 1 << 20, (5, 77));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert_eq!(stats.ranges, (15 + 4 + 1) * 2, "every pair is planned: {stats:?}");
     assert!(stats.survivors > 0 && stats.fallbacks == 0, "{stats:?}");
@@ -294,7 +303,6 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     // The first of each five wins (both instanced draws start at a multiple of five).
     let hits: Vec<u32> = hit_instances(&got).into_iter().filter_map(|(_, i)| i).collect();
     assert!(hits.len() >= 4 && hits.iter().all(|i| i % 5 == 0), "{hits:?}");
-    drop((gpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }
 
@@ -501,26 +509,12 @@ fn a_range_longer_than_the_finishing_pass_takes_at_once_picks_alike() {
     const FIRST: u32 = 131_072 - 25 * 50 - 25;
     let mut transforms = vec![Mat4::from_translation(Vec3::new(1000.0, 0.0, -9.0)); 133_000];
     transforms[FIRST as usize..FIRST as usize + 2500].copy_from_slice(&grid(2500, |i| i));
-    let writer = InstanceMotion::new(&gpu.ctx, &transforms, 0.0).expect("instance motion");
-    let (scene, draws) = draws(&gpu, &writer);
-    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
-    let request = PickRequest::new(viewport, view, proj);
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(1 << 19);
-    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(1 << 23));
-    let mut unculled = gpu.picker(config.with_culling(false));
-    // SAFETY: recording outside a render pass; `run` waits.
-    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
-    let covered = gpu.covered_pixels(&request, &draws, 11);
-    let queries = queries(&covered, 12);
-    let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
-    let got = frame(&gpu, &mut gpu_planned, &writer, &request, &queries, (&draws).into(), 0.0);
-    assert_eq!(answers(&got), answers(&want));
+    let got = gpu_planned_as_unculled(&gpu, &transforms, 1 << 19, 1 << 23, (11, 12));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert!(stats.survivors > 0 && stats.commands > 0 && stats.fallbacks == 0, "{stats:?}");
     // The visible rectangle finds instances on both sides of the boundary.
     let QueryResult::Rect(rect) = &got.results[15] else { panic!("the visible rectangle") };
     let instances: Vec<u32> = rect.objects.iter().filter_map(|o| o.instance).collect();
     assert!(instances.iter().any(|&i| i < 131_072) && instances.iter().any(|&i| i >= 131_072), "{instances:?}");
-    drop((gpu_planned, unculled, scene, writer));
     gpu.assert_no_validation_messages();
 }
