@@ -23,118 +23,18 @@ layout(push_constant) uniform CullPush {
 
 #define PICK_STORAGE_SET 1
 #include "instance_storage.glsl"
-
-layout(std430, set = 0, binding = 0) buffer PlanWords {
-    uint words[];
-} plan;
-
-const uint JOB_WORDS = 48u;
-
-// Pairs tested per round: their survivor bits fit `survived`.
-const uint ROUND = 16u;
-// This workgroup's survivor bits for the round's pairs: for pair q of the round, instance k
-// of the workgroup is bit k % 32 of word 2q + k / 32.
-shared uint survived[2u * ROUND];
-
-float job_float(uint at) {
-    return uintBitsToFloat(plan.words[at]);
-}
-
-vec3 job_vec3(uint at) {
-    return vec3(job_float(at), job_float(at + 1u), job_float(at + 2u));
-}
-
-vec4 job_vec4(uint at) {
-    return vec4(job_float(at), job_float(at + 1u), job_float(at + 2u), job_float(at + 3u));
-}
-
-// The pixel rectangle the instance's box, under the draw's matrix, can cover (min, max), or
-// none (`keep`: a corner at or behind the eye plane, a projective instance transform) when
-// only that it may cover anything is known. The box's corners go through the instance
-// transform first, as the vertex shader's positions do; their axis-aligned hull is grown by
-// the float rounding of that step, then projected and padded.
-vec4 screen_bounds(uint job, mat4 instance, out bool keep) {
-    keep = true;
-    mat4 mvp = mat4(job_vec4(job), job_vec4(job + 4u), job_vec4(job + 8u), job_vec4(job + 12u));
-    vec3 lo = job_vec3(job + 16u);
-    vec3 hi = job_vec3(job + 19u);
-    vec3 wlo = vec3(3.0e38);
-    vec3 whi = vec3(-3.0e38);
-    for (uint k = 0u; k < 8u; k++) {
-        vec3 corner = vec3((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z);
-        vec4 p = instance * vec4(corner, 1.0);
-        // A projective instance transform: its box is not the hull of the corners' images.
-        if (p.w != 1.0) {
-            return vec4(0.0);
-        }
-        wlo = min(wlo, p.xyz);
-        whi = max(whi, p.xyz);
-    }
-    float rounding = 4.0e-7 * max(max(abs(wlo.x), abs(whi.x)), max(max(abs(wlo.y), abs(whi.y)), max(abs(wlo.z), abs(whi.z))));
-    wlo -= vec3(rounding);
-    whi += vec3(rounding);
-    vec2 nlo = vec2(3.0e38);
-    vec2 nhi = vec2(-3.0e38);
-    for (uint k = 0u; k < 8u; k++) {
-        vec3 corner = vec3((k & 1u) != 0u ? whi.x : wlo.x, (k & 2u) != 0u ? whi.y : wlo.y, (k & 4u) != 0u ? whi.z : wlo.z);
-        vec4 clip = mvp * vec4(corner, 1.0);
-        // Also keeps a NaN: the comparison fails.
-        if (!(clip.w > 1.0e-6)) {
-            return vec4(0.0);
-        }
-        vec2 ndc = clip.xy / clip.w;
-        nlo = min(nlo, ndc);
-        nhi = max(nhi, ndc);
-    }
-    vec4 viewport = job_vec4(job + 27u);
-    vec2 a = viewport.xy + (nlo * 0.5 + 0.5) * viewport.zw;
-    vec2 b = viewport.xy + (nhi * 0.5 + 0.5) * viewport.zw;
-    float pad = job_float(job + 26u);
-    keep = false;
-    return vec4(min(a, b) - vec2(pad), max(a, b) + vec2(pad));
-}
+#include "pick_cull.glsl"
 
 void main() {
     uint group = pc.pairs.z + gl_WorkGroupID.x;
-    uint lid = gl_LocalInvocationID.x;
     // The instance, counted from the draw's first; the draw's words from its first pair.
-    uint i = 64u * group + lid;
-    uint draw_job = pc.pairs.x * JOB_WORDS;
+    uint i = 64u * group + gl_LocalInvocationID.x;
+    uint job = pc.pairs.x * JOB_WORDS;
     bool keep = false;
     vec4 rect = vec4(3.0e38, 3.0e38, -3.0e38, -3.0e38);
-    if (i < plan.words[draw_job + 46u]) {
-        rect = screen_bounds(draw_job, pick_storage_instance(pc.pairs.w + i), keep);
+    if (i < plan.words[job + 46u]) {
+        mat4 mvp = mat4(job_vec4(job), job_vec4(job + 4u), job_vec4(job + 8u), job_vec4(job + 12u));
+        rect = screen_bounds(job, mvp, job_vec3(job + 16u), job_vec3(job + 19u), pick_storage_instance(pc.pairs.w + i), keep);
     }
-    for (uint first = 0u; first < pc.pairs.y; first += ROUND) {
-        uint round_pairs = min(ROUND, pc.pairs.y - first);
-        if (lid < 2u * ROUND) {
-            survived[lid] = 0u;
-        }
-        barrier();
-        for (uint q = 0u; q < round_pairs; q++) {
-            uint job = (pc.pairs.x + first + q) * JOB_WORDS;
-            uint start = 64u * plan.words[job + 43u] + plan.words[job + 44u];
-            // The region's first and last pixel centres.
-            vec4 region = job_vec4(job + 22u);
-            bool meets = keep || (all(lessThanEqual(rect.xy, region.zw)) && all(greaterThanEqual(rect.zw, region.xy)));
-            if (i >= start && i - start < plan.words[job + 45u] && meets) {
-                atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));
-            }
-        }
-        barrier();
-        // Thread 2q + h writes word h of pair q's bits for this workgroup, where its bits
-        // cover it (no other workgroup writes that word), and marks the pair's summary.
-        uint q = lid >> 1u;
-        if (q < round_pairs) {
-            uint job = (pc.pairs.x + first + q) * JOB_WORDS;
-            uint own = group - plan.words[job + 43u];
-            if (group >= plan.words[job + 43u] && own < plan.words[job + 32u] / 64u) {
-                plan.words[plan.words[job + 41u] + 2u * own + (lid & 1u)] = survived[lid];
-                if ((lid & 1u) == 0u && (survived[lid] | survived[lid + 1u]) != 0u) {
-                    atomicOr(plan.words[plan.words[job + 42u] + own / 32u], 1u << (own % 32u));
-                }
-            }
-        }
-        barrier();
-    }
+    test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);
 }

@@ -150,9 +150,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 228 bytes a pair, 20 a command, a bit per instance the
-    // pairs may test (2^18 by default) and a summary bit per 64; nothing per draw or
-    // instance of the scene.
-    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8);
+    // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
+    // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
+    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -516,5 +516,103 @@ fn a_range_longer_than_the_finishing_pass_takes_at_once_picks_alike() {
     let QueryResult::Rect(rect) = &got.results[15] else { panic!("the visible rectangle") };
     let instances: Vec<u32> = rect.objects.iter().filter_map(|o| o.instance).collect();
     assert!(instances.iter().any(|&i| i < 131_072) && instances.iter().any(|&i| i >= 131_072), "{instances:?}");
+    gpu.assert_no_validation_messages();
+}
+
+/// A random scene's plain draws (every mesh kind, packed and interleaved buffers, both index
+/// widths) with 600 spheres that share one mesh's buffers (one table group, drawn in runs;
+/// in pairs at one place, the first only half the sphere),
+/// a pair that cannot be picked and an instanced field between them, all moved `offset`
+/// away from the origin with the camera (large worlds: the GPU composes each draw's matrix in
+/// f64 exactly as the CPU does, so even the depths agree bit for bit).
+fn random_shared_list(gpu: &Gpu, seed: u64, offset: Vec3) -> (picking_vk_tests::scene::GpuScene, Arc<[PickDraw]>) {
+    let scene = Scene::random(seed);
+    let uploaded = scene.upload(&gpu.ctx);
+    let mut draws = uploaded.draws.clone();
+    let sphere = draws.iter().position(|d| d.instances.is_none() && matches!(d.triangles, Triangles::Indexed { index_count, .. } if index_count > 300));
+    let base = draws[sphere.unwrap_or(0)].clone();
+    let mut rng = fastrand::Rng::with_seed(seed ^ 0x5eed);
+    let mut model = Mat4::IDENTITY;
+    for k in 0..600u64 {
+        let mut d = base.clone();
+        // In pairs at one place: the first draws only half the sphere, the second all of it
+        // (a run of survivors ends where what the draws draw changes).
+        if k % 2 == 0 {
+            let place = Vec3::new(rng.f32() * 6.0 - 3.0, rng.f32() * 4.4 - 2.2, -3.0 - rng.f32() * 8.0);
+            model = Mat4::from_scale_rotation_translation(Vec3::splat(0.05 + rng.f32() * 0.2), glam::Quat::from_rotation_y(rng.f32() * 6.0), place);
+            if let Triangles::Indexed { index_count, .. } = &mut d.triangles {
+                *index_count = *index_count / 6 * 3;
+            }
+        }
+        d.model = model;
+        d.id = ObjectId::new(1_000_000 + k).expect("nonzero");
+        // Now and then one the host cannot pick, which breaks the table's group.
+        d.pickable = k % 97 != 13;
+        draws.push(d);
+    }
+    for d in &mut draws {
+        d.model = Mat4::from_translation(offset) * d.model;
+    }
+    (uploaded, draws.into())
+}
+
+#[test]
+fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() {
+    let gpu = Gpu::new();
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::GPU_DRAW_PLANNING), "lavapipe offers shaderFloat64");
+    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    let (mut tested, mut survivors, mut commands, mut fallbacks) = (0, 0, 0, 0);
+    let base_memory = gpu_planned.memory().planner;
+    for seed in 0..6u64 {
+        let offset = if seed >= 4 { Vec3::new(3.0e5, -2.0e5, 1.0e5) * seed as f32 } else { Vec3::ZERO };
+        let (scene, draws) = random_shared_list(&gpu, seed, offset);
+        let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
+        let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
+        let request = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj);
+        let covered = gpu.covered_pixels(&request, &draws, seed);
+        assert!(covered.len() > 500, "seed {seed}: the draws cover the view: {}", covered.len());
+        let queries = queries(&covered, 700 + seed);
+        let pick = |picker: &mut Picker| {
+            // SAFETY: recording outside a render pass; the scene outlives the wait.
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited.
+            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+        };
+        let want = pick(&mut unculled);
+        assert!(hit_instances(&want).iter().filter(|(id, _)| id.get() >= 1_000_000).count() >= 2, "seed {seed}: the shared spheres are hit");
+        if seed == 0 {
+            // The table, built on the first frame: per plain pickable draw 116 bytes (its row
+            // and command) and a run-start bit, and per slot an 80-byte row.
+            let _ = pick(&mut gpu_planned);
+            let rows = draws.iter().filter(|d| d.pickable && d.instances.is_none()).count() as u64;
+            let grown = gpu_planned.memory().planner - base_memory;
+            assert!((rows * (116 + 2 * 80)..rows * (116 + 2 * 80) + (64 << 10)).contains(&grown), "{rows} rows, {grown} bytes");
+        }
+        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
+            // Twice: the table is built on the first frame, and reused.
+            for frame in 0..2 {
+                let got = pick(picker);
+                gpu.assert_no_validation_messages();
+                let (a, b) = (answers(&got), answers(&want));
+                let differ: Vec<_> =
+                    a.iter().zip(&b).enumerate().filter(|(_, (x, y))| x != y).map(|(i, (x, y))| format!("{i}: {:.300} / {:.300}", x, y)).take(3).collect();
+                assert!(differ.is_empty(), "seed {seed} frame {frame}: {name}-planned against unculled ({:?}): {differ:?}", got.stats.gpu_plan);
+                if let (Some(stats), "GPU") = (got.stats.gpu_plan, name) {
+                    (tested, survivors, commands, fallbacks) =
+                        (tested + stats.instances_tested, survivors + stats.survivors, commands + stats.commands, fallbacks + stats.fallbacks);
+                }
+            }
+        }
+        drop(scene);
+    }
+    // The points and radius queries' pairs over the table's groups: far fewer survivors than
+    // rows tested, drawn in runs; 15 queries by 30-odd groups pass the 64 pairs' bound, and
+    // the groups past it are drawn whole from their own commands.
+    assert!(tested > 0 && survivors > 0 && survivors * 4 < tested, "rows tested {tested}, survivors {survivors}");
+    assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
+    drop((gpu_planned, cpu_planned, unculled));
     gpu.assert_no_validation_messages();
 }

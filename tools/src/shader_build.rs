@@ -24,6 +24,8 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_results.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("pick_cull.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("pick_cull_finish.comp", shaderc::ShaderKind::Compute, "picking-vk"),
+    ("pick_cull_draws.comp", shaderc::ShaderKind::Compute, "picking-vk"),
+    ("pick_cull_finish_draws.comp", shaderc::ShaderKind::Compute, "picking-vk"),
     ("viewer_lit.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit_deformed.vert", shaderc::ShaderKind::Vertex, "host"),
     ("viewer_lit.frag", shaderc::ShaderKind::Fragment, "host"),

@@ -356,7 +356,8 @@ impl VulkanContext {
                     | PickFeatures::SELECT_THROUGH
                     | PickFeatures::DYNAMIC_RENDERING
                     | PickFeatures::INDIRECT_COUNT
-                    | PickFeatures::WIDE_LINES,
+                    | PickFeatures::WIDE_LINES
+                    | PickFeatures::GPU_DRAW_PLANNING,
             );
         }
         let mut picking = picking_support.device_features(wanted).map_err(|e| ContextError::NoDevice(e.to_string()))?;

@@ -7,6 +7,34 @@ use crate::id::ObjectId;
 use glam::Mat4;
 use std::sync::Arc;
 
+/// The snapshot index of a GPU plan table's row 0 (`gpu_plan::table`): the rows the cull pass
+/// writes carry `base + row`, far above any frame's recorded snapshots.
+pub(crate) const TABLE_SNAPSHOT_BASE: u32 = 1 << 30;
+
+/// A frame's draw snapshots, by the index its pass wrote: those it recorded, then (from
+/// [`TABLE_SNAPSHOT_BASE`]) the rows of the shared list's table it planned with.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Snapshots<'a> {
+    pub recorded: &'a [DrawSnapshot],
+    pub table: &'a [DrawSnapshot],
+}
+
+impl<'a> Snapshots<'a> {
+    /// Only recorded snapshots.
+    #[cfg(test)]
+    pub fn recorded(recorded: &'a [DrawSnapshot]) -> Self {
+        Snapshots { recorded, table: &[] }
+    }
+
+    /// The snapshot a pass wrote `index` for.
+    pub fn get(&self, index: usize) -> Option<&'a DrawSnapshot> {
+        match index.checked_sub(TABLE_SNAPSHOT_BASE as usize) {
+            Some(row) => self.table.get(row),
+            None => self.recorded.get(index),
+        }
+    }
+}
+
 /// What the picker remembers of a recorded draw until its frame resolves. Geometry is held by
 /// `Arc`, so a result refers to the geometry as registered when it was recorded.
 #[derive(Clone, Debug, PartialEq)]

@@ -106,6 +106,8 @@ pub(crate) struct JoinedBarrier {
     pub src_stages: vk::PipelineStageFlags,
     pub dst_stages: vk::PipelineStageFlags,
     pub buffer: vk::BufferMemoryBarrier<'static>,
+    /// A second buffer's (the GPU plan's table rows).
+    pub also: Option<vk::BufferMemoryBarrier<'static>>,
 }
 
 pub(crate) struct StagingRing {
@@ -176,13 +178,15 @@ impl StagingRing {
         let (writers, writes) = Self::writers(joined);
         let (mut src_stages, mut dst_stages) = (writers, dst_stages);
         // A fixed array: nothing is allocated per frame.
-        let mut barriers = [self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride); 3];
+        let mut barriers = [self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride); 5];
         let mut count = 1;
         for j in [joined, plan].into_iter().flatten() {
             src_stages |= j.src_stages;
             dst_stages |= j.dst_stages;
-            barriers[count] = j.buffer;
-            count += 1;
+            for b in std::iter::once(j.buffer).chain(j.also) {
+                barriers[count] = b;
+                count += 1;
+            }
         }
         // SAFETY: the callers' contract: `cmd` is recording outside a render pass.
         unsafe { device.cmd_pipeline_barrier(cmd, src_stages, dst_stages, vk::DependencyFlags::empty(), &[], &barriers[..count], &[]) };

@@ -46,15 +46,18 @@ impl Aabb {
         (self.max - self.min) * 0.5
     }
 
-    /// The box around this box transformed by `m` (Arvo's method: exact for the corners).
+    /// The box around this box transformed by `m` (Arvo's method: exact for the corners),
+    /// taken in f64 and rounded outwards: far from the origin (1e6, where f32 values are
+    /// 0.06 apart) the box still holds every corner the GPU draws.
     pub fn transformed(&self, m: &Mat4) -> Aabb {
-        let c = m.transform_point3(self.center());
-        let e = self.half_extent();
-        let abs_x = m.x_axis.truncate().abs();
-        let abs_y = m.y_axis.truncate().abs();
-        let abs_z = m.z_axis.truncate().abs();
-        let r = abs_x * e.x + abs_y * e.y + abs_z * e.z;
-        Aabb { min: c - r, max: c + r }
+        let m = m.as_dmat4();
+        let (lo, hi) = (self.min.as_dvec3(), self.max.as_dvec3());
+        let (c, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+        let c = m.transform_point3(c);
+        let r = m.x_axis.truncate().abs() * e.x + m.y_axis.truncate().abs() * e.y + m.z_axis.truncate().abs() * e.z;
+        let down = |v: glam::DVec3| v.as_vec3().to_array().map(|x| x.next_down());
+        let up = |v: glam::DVec3| v.as_vec3().to_array().map(|x| x.next_up());
+        Aabb { min: Vec3::from_array(down(c - r)), max: Vec3::from_array(up(c + r)) }
     }
 
     /// The box around both boxes.
@@ -66,6 +69,24 @@ impl Aabb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_box_far_from_the_origin_holds_its_corners_as_f64_places_them() {
+        let b = Aabb { min: Vec3::new(-0.2, -0.1, -0.3), max: Vec3::new(0.25, 0.1, 0.05) };
+        let m = Mat4::from_scale_rotation_translation(
+            Vec3::new(0.3, 1.7, 0.9),
+            glam::Quat::from_euler(glam::EulerRot::XYZ, 0.4, -1.2, 2.1),
+            Vec3::new(1.5e6, -1.0e6, 5.0e5),
+        );
+        let t = b.transformed(&m);
+        for k in 0..8 {
+            let corner = Vec3::new([b.min.x, b.max.x][k & 1], [b.min.y, b.max.y][(k >> 1) & 1], [b.min.z, b.max.z][k >> 2]);
+            let exact = m.as_dmat4().transform_point3(corner.as_dvec3());
+            assert!(t.min.as_dvec3().cmple(exact).all() && exact.cmple(t.max.as_dvec3()).all(), "{exact} outside {t:?}");
+        }
+        // Rounded outwards by an ulp or so, not more.
+        assert!((t.max - t.min).max_element() < 2.0, "{t:?}");
+    }
 
     #[test]
     fn transformed_box_contains_every_transformed_corner() {

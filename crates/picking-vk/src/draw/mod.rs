@@ -202,6 +202,18 @@ pub struct PickDraw {
     pub deformation: Option<Deformation>,
 }
 
+/// How many pixels beyond its vertices a draw's primitives reach: a point sprite of size `s`
+/// covers pixel centres up to `s / 2` away on each axis (its corners `s / 2 * sqrt(2)`), a
+/// line of width `w` up to `w / 2` aside and about a pixel past its ends; triangles none.
+pub(crate) fn reach_px(draw: &PickDraw) -> f32 {
+    let size = match draw.raster.topology.primitive() {
+        PrimitiveKind::Triangle => return 0.0,
+        PrimitiveKind::Segment => draw.raster.line_width,
+        PrimitiveKind::Point => draw.raster.point_size,
+    };
+    size * 0.5 * std::f32::consts::SQRT_2 + 1.0
+}
+
 impl PickDraw {
     /// A pickable, non-instanced draw with an identity model matrix.
     pub fn new(id: ObjectId, positions: Positions, triangles: Triangles) -> Self {

@@ -9,9 +9,12 @@ pub(crate) const JOB_WORDS: u32 = 48;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
-/// Words of a pair's counters: its survivors, one unused, the draw count (its runs of
+/// Words of a pair's counters: its survivors, the count of a table pair's fallback (its
+/// group's own commands, drawn when its runs overflow), the draw count (its runs of
 /// survivors), and the count of the fallback's draw ([`PlanLayout::fallback_count`]).
 pub(crate) const COUNTER_WORDS: u32 = 4;
+/// Words of the frame's view-projection in f64.
+pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 
 /// Job words (see the shaders): the draw's model-view-projection (16), its local box (min 3,
 /// max 3), the region's first and last pixel centres (4), the padding in pixels, the host's
@@ -55,6 +58,7 @@ pub(crate) const VENDOR_ID_MESA: u32 = 0x10005;
 /// The counters' words, from a pair's first.
 pub(crate) mod counter {
     pub const SURVIVORS: u32 = 0;
+    pub const TABLE_FALLBACK: u32 = 1;
     pub const DRAWN: u32 = 2;
     pub const ALL: u32 = 3;
 }
@@ -113,9 +117,15 @@ impl PlanLayout {
         self.command_word(self.commands) + w
     }
 
+    /// The word of the frame's view-projection in f64 (16 doubles, 8-byte aligned), which
+    /// the cull pass of a shared list's draws composes each draw's matrix with.
+    pub fn view_projection_word(&self) -> u32 {
+        self.bits_word(self.bit_words).next_multiple_of(2)
+    }
+
     /// Bytes of one slot's buffer.
     pub fn bytes(&self) -> u64 {
-        4 * u64::from(self.bits_word(self.bit_words))
+        4 * u64::from(self.view_projection_word() + VIEW_PROJECTION_WORDS)
     }
 }
 
@@ -130,19 +140,23 @@ mod tests {
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6));
+        // The view-projection's doubles follow the bits, 8-byte aligned (word 227 is odd).
+        assert_eq!((l.bits_word(6), l.view_projection_word()), (227, 228));
+        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 228);
+        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 7 + VIEW_PROJECTION_WORDS));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
         assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.
         assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::DRAW_INSTANCES < JOB_WORDS as usize);
-        for shader in [include_str!("../../../../shaders/pick_cull.comp"), include_str!("../../../../shaders/pick_cull_finish.comp")] {
+        for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::SUMMARY_WORD)));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::RANGE_COUNT)));
         }
-        let finish = include_str!("../../../../shaders/pick_cull_finish.comp");
+        let finish = include_str!("../../../../shaders/pick_cull_finish.glsl");
         assert!(finish.contains(&format!("const uint SURVIVORS = {}u;", counter::SURVIVORS)));
+        assert!(finish.contains(&format!("const uint TABLE_FALLBACK = {}u;", counter::TABLE_FALLBACK)));
         assert!(finish.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
     }

@@ -10,6 +10,7 @@
 
 pub(crate) mod layout;
 pub(crate) mod record;
+pub(crate) mod table;
 
 use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
@@ -47,7 +48,10 @@ pub(crate) fn plannable(draw: &PickDraw, planner: Planner) -> bool {
 /// transforms and projects its instances once and tests them against each pair's region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CullDispatch {
+    /// The draw, or for a table group its first draw.
     pub draw: u32,
+    /// Whether the candidates are a shared list's table rows (a group), not instances.
+    pub table: bool,
     pub first_pair: u32,
     pub pairs: u32,
     pub first_group: u32,
@@ -74,6 +78,25 @@ pub(crate) struct GpuPlanned<'a> {
     /// it).
     pub pair_of_range: &'a [u32],
     pub commands: &'a [PairCommands],
+    /// The shared list's table the frame plans with, if any.
+    pub table: Option<TableDraws>,
+}
+
+/// What drawing a table's groups binds and reads.
+#[derive(Clone, Copy)]
+pub(crate) struct TableDraws {
+    /// The slot's rows (per-instance attributes of the batched pipeline).
+    pub rows: vk::Buffer,
+    /// The static buffer: each row's own command.
+    pub statics: vk::Buffer,
+    pub table_rows: u32,
+}
+
+impl TableDraws {
+    /// Byte offset of row `row`'s command in the static buffer.
+    pub fn command_offset(&self, row: u32) -> u64 {
+        4 * (u64::from(self.table_rows) * u64::from(table::TABLE_ROW_WORDS) + u64::from(row) * u64::from(table::COMMAND_WORDS))
+    }
 }
 
 pub(crate) struct GpuPlanKit {
@@ -84,27 +107,48 @@ pub(crate) struct GpuPlanKit {
     /// (`shaders/pick_cull_finish.comp`).
     finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
+    /// The passes over a shared list's table, where the host enabled `shaderFloat64`
+    /// (`PickFeatures::GPU_DRAW_PLANNING`).
+    pub(crate) draws: Option<DrawsPasses>,
     _pool: Owned<vk::DescriptorPool>,
     _set_layout: Owned<vk::DescriptorSetLayout>,
     pub layout: PlanLayout,
 }
 
+/// The cull and finishing passes over a shared list's table (`table`), and the layout of a
+/// table's set (its static buffer, a slot's rows).
+pub(crate) struct DrawsPasses {
+    pub(crate) cull: ComputePipeline,
+    pub(crate) finish: ComputePipeline,
+    pub(crate) set_layout: Owned<vk::DescriptorSetLayout>,
+}
+
+/// A set layout of `count` storage buffers for compute, from binding 0.
+fn storage_set_layout(device: &ash::Device, count: u32) -> Result<Owned<vk::DescriptorSetLayout>, PickError> {
+    let bindings: Vec<_> = (0..count)
+        .map(|b| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    // SAFETY: a valid create info on a live device; owned right away.
+    unsafe {
+        let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
+        Ok(Owned::new(device, handle, destroy_set_layout))
+    }
+}
+
 impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
-    /// set 1 is the picker's instance storage set) and the finishing one.
-    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
+    /// set 1 is the picker's instance storage set) and the finishing one; with `draws`, the
+    /// passes over shared lists' tables too.
+    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout, draws: bool) -> Result<Self, PickError> {
         let device = &memory.device;
-        let binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-        // SAFETY: valid create infos on a live device; each object is owned right away.
-        let set_layout = unsafe {
-            let handle = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding), None)?;
-            Owned::new(device, handle, destroy_set_layout)
-        };
+        let set_layout = storage_set_layout(device, 1)?;
         let count = slots as u32;
         let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
         // SAFETY: as above.
@@ -132,7 +176,8 @@ impl GpuPlanKit {
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[]), "pick_cull_finish.comp", "gpu plan finish")?;
-        Ok(GpuPlanKit { cull, finish, slots: made, _pool: pool, _set_layout: set_layout, layout })
+        let draws = if draws { Some(DrawsPasses::new(memory, set_layout.handle)?) } else { None };
+        Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
     }
 
     /// Slot `slot`'s mapped plan buffer as words, for the frame being recorded there (the
@@ -143,13 +188,28 @@ impl GpuPlanKit {
     }
 
     /// What the pick passes need to draw slot `slot`'s plan.
-    pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands]) -> Option<GpuPlanned<'a>> {
+    pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands], table: Option<TableDraws>) -> Option<GpuPlanned<'a>> {
         let buffer = self.slots.get(slot)?.0.buffer;
-        Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands })
+        Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
+    }
+
+    /// The layout of a table's sets, where tables are planned.
+    pub fn table_set_layout(&self) -> Option<vk::DescriptorSetLayout> {
+        self.draws.as_ref().map(|d| d.set_layout.handle)
     }
 
     /// Bytes held: every slot's plan buffer.
     pub fn bytes(&self) -> u64 {
         self.slots.iter().map(|s| s.0.bytes()).sum()
+    }
+}
+
+impl DrawsPasses {
+    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
+        let set_layout = storage_set_layout(&memory.device, 2)?;
+        let sets = [plan_set_layout, set_layout.handle];
+        let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
+        let finish = compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
+        Ok(DrawsPasses { cull, finish, set_layout })
     }
 }

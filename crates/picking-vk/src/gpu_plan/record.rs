@@ -9,73 +9,108 @@ use crate::readback::JoinedBarrier;
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
 
-/// One dispatch as recorded: its pairs, the instance storage set of its draw and the draw's
-/// storage words (`record::push::storage_words`).
+/// One dispatch as recorded: its pairs, and the set at set 1 with the push words that go
+/// with it: for instances, the instance storage set of its draw, the draw's storage words
+/// (`record::push::storage_words`) and first instance; for a table group, the table's set of
+/// the slot, (first row, rows, snapshot index of row 0, 0) and the word of the frame's
+/// view-projection.
 #[derive(Clone, Copy)]
 pub(crate) struct CullInput {
     pub dispatch: CullDispatch,
     pub set: vk::DescriptorSet,
-    pub storage: [u32; 4],
-    /// The draw's first instance.
-    pub first_instance: u32,
+    pub words: [u32; 4],
+    pub last_word: u32,
+}
+
+/// The table pairs of a frame: the first of them (they follow the instance pairs), how many,
+/// the table's set of the slot and the word of its run-start bits.
+#[derive(Clone, Copy)]
+pub(crate) struct TablePairs {
+    pub first: u32,
+    pub count: u32,
+    pub set: vk::DescriptorSet,
+    pub starts_word: u32,
 }
 
 impl GpuPlanKit {
     /// Records the cull dispatches of slot `slot`'s frame (whose jobs are written), a barrier,
-    /// and the dispatch that finishes its `pairs` pairs.
+    /// and the dispatches that finish its `pairs` pairs (of which `table`'s are a shared
+    /// list's).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, before the staging slot's first barrier
-    /// joined with [`GpuPlanKit::first_barrier`]; each set binds its draw's live instance
-    /// buffer and stays valid until the command buffer completes.
-    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32, inputs: impl IntoIterator<Item = CullInput>) {
+    /// joined with [`GpuPlanKit::first_barrier`]; each set binds live buffers (a draw's
+    /// instance buffer, or a table's) that stay valid until the command buffer completes.
+    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32, inputs: &[CullInput], table: Option<TablePairs>) {
         let Some((buffer, plan_set)) = self.slots.get(slot) else { return };
-        let (cull, finish) = (self.cull.1.handle, self.finish.1.handle);
         let bind = vk::PipelineBindPoint::COMPUTE;
         // The survivor bits before the finishing pass reads them.
         let written = buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE, 0, vk::WHOLE_SIZE);
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+        let draws = self.draws.as_ref();
         // SAFETY: (whole block) the caller's contract; pipelines, layouts and sets are this
         // device's and outlive the command buffer.
         unsafe {
-            device.cmd_bind_pipeline(cmd, bind, self.cull.0.handle);
-            device.cmd_bind_descriptor_sets(cmd, bind, cull, 0, &[*plan_set], &[]);
-            for input in inputs {
-                let d = input.dispatch;
-                device.cmd_bind_descriptor_sets(cmd, bind, cull, 1, &[input.set], &[]);
-                let words = [input.storage, [d.first_pair, d.pairs, d.first_group, input.first_instance]];
-                device.cmd_push_constants(cmd, cull, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
-                device.cmd_dispatch(cmd, d.groups, 1, 1);
+            for (passes, is_table) in [(Some((&self.cull, &self.finish)), false), (draws.map(|d| (&d.cull, &d.finish)), true)] {
+                let Some((cull, _)) = passes.filter(|_| inputs.iter().any(|i| i.dispatch.table == is_table)) else { continue };
+                device.cmd_bind_pipeline(cmd, bind, cull.0.handle);
+                device.cmd_bind_descriptor_sets(cmd, bind, cull.1.handle, 0, &[*plan_set], &[]);
+                for input in inputs.iter().filter(|i| i.dispatch.table == is_table) {
+                    let d = input.dispatch;
+                    device.cmd_bind_descriptor_sets(cmd, bind, cull.1.handle, 1, &[input.set], &[]);
+                    let words = [input.words, [d.first_pair, d.pairs, d.first_group, input.last_word]];
+                    let words = if is_table { [words[1], words[0]] } else { words };
+                    device.cmd_push_constants(cmd, cull.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
+                    device.cmd_dispatch(cmd, d.groups, 1, 1);
+                }
             }
             device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &[written], &[]);
-            device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
-            device.cmd_bind_descriptor_sets(cmd, bind, finish, 0, &[*plan_set], &[]);
-            device.cmd_push_constants(cmd, finish, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[pairs, 0, 0, 0]));
-            device.cmd_dispatch(cmd, pairs, 1, 1);
+            let instance_pairs = table.map_or(pairs, |t| t.first);
+            if instance_pairs > 0 {
+                device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
+                device.cmd_bind_descriptor_sets(cmd, bind, self.finish.1.handle, 0, &[*plan_set], &[]);
+                device.cmd_push_constants(cmd, self.finish.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[instance_pairs, 0, 0, 0]));
+                device.cmd_dispatch(cmd, instance_pairs, 1, 1);
+            }
+            if let (Some(t), Some(d)) = (table.filter(|t| t.count > 0), draws) {
+                let layout = d.finish.1.handle;
+                device.cmd_bind_pipeline(cmd, bind, d.finish.0.handle);
+                device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[*plan_set, t.set], &[]);
+                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[t.count, t.first, t.starts_word, 0]));
+                device.cmd_dispatch(cmd, t.count, 1, 1);
+            }
         }
     }
 
-    /// The plan's writes before the pick passes' indirect reads, joined to the staging
-    /// slot's first barrier.
-    pub fn first_barrier(&self, slot: usize) -> Option<JoinedBarrier> {
+    /// The plan's writes before the pick passes' indirect reads (and a table's `rows`
+    /// before their vertex input), joined to the staging slot's first barrier.
+    pub fn first_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
+        let rows = rows.map(|r| whole(r, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::VERTEX_ATTRIBUTE_READ));
+        let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
         Some(JoinedBarrier {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER,
-            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT,
+            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ, 0, vk::WHOLE_SIZE),
+            also: rows,
         })
     }
 
     /// The frame's cull writes and indirect reads before a later frame's cull pass on the same
     /// buffer (a barrier's scopes reach the commands submitted later on the queue) and before
     /// the host reads the counts back, joined to the staging slot's last barrier.
-    pub fn last_barrier(&self, slot: usize) -> Option<JoinedBarrier> {
+    /// A table's `rows` are read as vertex attributes before a later frame's cull pass
+    /// writes them again.
+    pub fn last_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
         let (read, write) = (vk::AccessFlags::SHADER_READ | vk::AccessFlags::HOST_READ, vk::AccessFlags::SHADER_WRITE);
+        let rows = rows.map(|r| whole(r, vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE));
+        let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
         Some(JoinedBarrier {
-            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
             buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
+            also: rows,
         })
     }
 
@@ -92,9 +127,22 @@ impl GpuPlanKit {
                 let counters = layout.counters_word(p);
                 planned.survivors += u64::from(words[(counters + counter::SURVIVORS) as usize]);
                 planned.commands += u64::from(words[(counters + counter::DRAWN) as usize]);
-                planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0);
+                let table_fallback = words[(counters + counter::TABLE_FALLBACK) as usize] != 0;
+                planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0 || table_fallback);
             }
         }
         planned
     }
+}
+
+/// A barrier over the whole of `buffer`.
+fn whole(buffer: vk::Buffer, src: vk::AccessFlags, dst: vk::AccessFlags) -> vk::BufferMemoryBarrier<'static> {
+    vk::BufferMemoryBarrier::default()
+        .src_access_mask(src)
+        .dst_access_mask(dst)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .buffer(buffer)
+        .offset(0)
+        .size(vk::WHOLE_SIZE)
 }

@@ -30,6 +30,8 @@ pub(crate) mod spirv {
     pub const PICK_RESULTS_COMP: &[u8] = include_bytes!("../../spirv/pick_results.comp.spv");
     pub const PICK_CULL_COMP: &[u8] = include_bytes!("../../spirv/pick_cull.comp.spv");
     pub const PICK_CULL_FINISH_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_finish.comp.spv");
+    pub const PICK_CULL_DRAWS_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_draws.comp.spv");
+    pub const PICK_CULL_FINISH_DRAWS_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_finish_draws.comp.spv");
 }
 
 /// Owns shader modules, the layout and every pipeline built for one pass.

@@ -100,6 +100,8 @@ impl Picker {
             gpu_results,
             gpu_plan,
             gpu_pairs: Default::default(),
+            table: None,
+            frame_table: None,
             planner: config.planner,
             staging,
             targets,
@@ -252,7 +254,9 @@ fn gpu_plan_kit(
     let fallback_count = if vendor_id == VENDOR_ID_MESA { MESA_FALLBACK_COUNT } else { 1 };
     let bit_words = bit_words(config.gpu_plan_instances.div_ceil(64));
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words };
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets)?))
+    // A shared list's plain draws are planned on the GPU only when asked for by name.
+    let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, draws)?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.

@@ -6,8 +6,10 @@ use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
 use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
-use crate::gpu_plan::record::CullInput;
+use crate::gpu_plan::record::{CullInput, TablePairs};
+use crate::gpu_plan::table::{TableGroup, TableIndex};
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
+use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::plan::PlanEntry;
 use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
@@ -22,8 +24,11 @@ use glam::UVec2;
 const MAX_RANGE_INSTANCES: u32 = (MAX_DISPATCH_GROUPS - 1) * CULL_GROUP;
 
 #[derive(Clone, Copy)]
-struct Candidate {
+pub(super) struct Candidate {
+    /// The draw, or a table group's first draw.
     draw: u32,
+    /// The table group (`gpu_plan::table`) whose rows it culls, rather than instances.
+    pub(super) group: Option<u32>,
     /// The range's index in the frame's plan lists.
     range: u32,
     /// The instances it culls (of the draw's, from its first): the range, or in a rectangle
@@ -36,10 +41,11 @@ struct Candidate {
 /// The frame's pairs, reused every frame.
 #[derive(Default)]
 pub(crate) struct FramePairs {
-    candidates: Vec<Candidate>,
+    pub(super) candidates: Vec<Candidate>,
     /// Survivor bit words the candidates take.
     bit_words: u32,
-    order: Vec<u32>,
+    /// The candidates in pair order.
+    pub(super) order: Vec<u32>,
     /// Per range of the frame's plan lists, its first pair ([`NO_PAIR`]: recorded as the CPU
     /// planned it). A range of a rectangle tile has a pair per entry range it meets, in the
     /// order the tile records them.
@@ -49,6 +55,8 @@ pub(crate) struct FramePairs {
     pub dispatches: Vec<CullDispatch>,
     /// The dispatches as the cull pass records them.
     pub inputs: Vec<CullInput>,
+    /// The pairs over a shared list's table (after the instances' pairs), if any.
+    pub table: Option<TablePairs>,
 }
 
 /// The parts of `(start, count)` that the `owned` ranges cover, in their order: what a
@@ -66,10 +74,20 @@ impl FramePairs {
     /// `layout.bit_words` words of survivor bits (in query order; the rest stay as the CPU
     /// planned them), groups them by draw, and shares the commands among them (each at most
     /// a command per two of its instances, and `max_draw_count`).
-    pub fn collect(&mut self, frame: &FrameLayout, draws: &[PickDraw], eligible: impl Fn(&PickDraw) -> bool, layout: PlanLayout, max_draw_count: u32) {
+    pub fn collect(
+        &mut self,
+        frame: &FrameLayout,
+        draws: &[PickDraw],
+        eligible: impl Fn(&PickDraw) -> bool,
+        (layout, max_draw_count): (PlanLayout, u32),
+        table: Option<&TableIndex>,
+    ) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
         let plans = &frame.plans;
-        let eligible = |entry: &PlanEntry| entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible);
+        let eligible = |entry: &PlanEntry| entry.table || (entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible));
+        // A table entry's group: the one that starts at its draw.
+        let group =
+            |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.groups.binary_search_by_key(&entry.draw, |g| g.draw).ok()).map(|g| g as u32);
         let ranges_of = |entry: &PlanEntry| entry.first_range..entry.first_range + entry.range_count;
         'queries: for query in &frame.queries {
             let (region, span) = match query {
@@ -84,7 +102,8 @@ impl FramePairs {
                             let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
                             for range in ranges_of(entry) {
                                 let (start, count) = plans.ranges[range as usize];
-                                if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, owned_parts(start, count, owned), layout) {
+                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region };
+                                if !self.push_parts(candidate, owned_parts(start, count, owned), layout) {
                                     break 'queries;
                                 }
                             }
@@ -97,13 +116,17 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
-                    if !self.push_parts(Candidate { draw: entry.draw, range, start, count, region }, std::iter::once((start, count)), layout) {
+                    let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region };
+                    if !self.push_parts(candidate, std::iter::once((start, count)), layout) {
                         break 'queries;
                     }
                 }
             }
         }
         self.share(layout, max_draw_count);
+        if let Some(table) = table.filter(|_| plans.entries.iter().any(|e| e.table)) {
+            self.push_table_dispatches(table);
+        }
     }
 
     /// Adds a candidate per part of `range` (all of them, or none when they would take more
@@ -123,22 +146,29 @@ impl FramePairs {
     }
 
     /// Orders the candidates by draw (a dispatch each, or more where their workgroups would
-    /// pass a dispatch's), numbers them, and gives each a share of the commands.
+    /// pass a dispatch's), the table's groups after the instances, numbers them, and gives
+    /// each a share of the commands. The table's dispatches are pushed by
+    /// `push_table_dispatches`.
     fn share(&mut self, layout: PlanLayout, max_draw_count: u32) {
         self.order.extend(0..self.candidates.len() as u32);
         let candidates = &self.candidates;
         // Stable: the parts of one range stay consecutive, in the order a tile draws them.
-        self.order.sort_by_key(|&k| candidates[k as usize].draw);
+        self.order.sort_by_key(|&k| (candidates[k as usize].group.is_some(), candidates[k as usize].draw));
         let share = if candidates.is_empty() { 0 } else { layout.commands / candidates.len() as u32 };
         let mut first = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let c = candidates[k as usize];
             let first_pair = &mut self.pair_of_range[c.range as usize];
             *first_pair = (*first_pair).min(pair as u32);
-            // A run of survivors a command: at most every other instance starts one.
-            let capacity = c.count.div_ceil(2).min(share).min(max_draw_count);
+            // A run of survivors a command: at most every other instance starts one (each row of
+            // a table may: its command may differ from its neighbour's).
+            let most = if c.group.is_some() { c.count } else { c.count.div_ceil(2) };
+            let capacity = most.min(share).min(max_draw_count);
             self.commands.push(PairCommands { first, capacity });
             first += capacity;
+            if c.group.is_some() {
+                continue;
+            }
             // The draw's dispatch covers the workgroups of all its pairs.
             let (group, groups) = groups(c.start, c.count);
             let joined = |d: &CullDispatch| (d.first_group.min(group), (d.first_group + d.groups).max(group + groups));
@@ -147,7 +177,7 @@ impl FramePairs {
                     let (lo, hi) = joined(d);
                     (d.first_group, d.groups, d.pairs) = (lo, hi - lo, d.pairs + 1);
                 }
-                _ => self.dispatches.push(CullDispatch { draw: c.draw, first_pair: pair as u32, pairs: 1, first_group: group, groups }),
+                _ => self.dispatches.push(CullDispatch { draw: c.draw, table: false, first_pair: pair as u32, pairs: 1, first_group: group, groups }),
             }
         }
     }
@@ -161,6 +191,7 @@ impl FramePairs {
         self.commands.clear();
         self.dispatches.clear();
         self.inputs.clear();
+        self.table = None;
     }
 
     /// What the frame takes: its pairs and the instances they test.
@@ -172,7 +203,17 @@ impl FramePairs {
     /// Writes every pair's job, zeroes its counters and summary words and writes its fallback
     /// command (drawing nothing until the runs overflow the pair's share) into `words`, a
     /// slot's mapped plan buffer whose previous frame completed.
-    pub fn write_jobs(&self, words: &mut [u32], layout: PlanLayout, draws: &[PickDraw], camera: &CameraSnapshot, viewport: &Viewport) {
+    pub fn write_jobs(
+        &self,
+        words: &mut [u32],
+        layout: PlanLayout,
+        (draws, table): (&[PickDraw], Option<&TableIndex>),
+        camera: &CameraSnapshot,
+        viewport: &Viewport,
+    ) {
+        if self.table.is_some() {
+            write_view_projection(words, layout, camera);
+        }
         let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let pair = pair as u32;
@@ -203,7 +244,8 @@ impl FramePairs {
             floats(&mut j, job::REGION, &[min.x + 0.5, min.y + 0.5, max.x - 0.5, max.y - 0.5]);
             // Two pixels, as the CPU planner's rays: the rasterizer's snapping and the
             // matrices' rounding never move a covered pixel centre further.
-            floats(&mut j, job::PAD, &[2.0 + crate::plan::reach_px(draw)]);
+            let table_group = c.group.and_then(|g| table?.groups.get(g as usize));
+            floats(&mut j, job::PAD, &[table_group.map_or(2.0 + crate::draw::reach_px(draw), |g| g.pad)]);
             floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
             // The pair's bits cover whole cull workgroups, from the draw's first instance.
             let (group, groups) = groups(start, count);
@@ -220,7 +262,11 @@ impl FramePairs {
             j[job::FIRST_GROUP] = group;
             j[job::RANGE_START] = start - group * CULL_GROUP;
             j[job::RANGE_COUNT] = if bounds.is_some() { count } else { 0 };
-            j[job::DRAW_INSTANCES] = draw.instance_count();
+            // A table pair's candidates are the table's rows (its commands follow them).
+            j[job::DRAW_INSTANCES] = match table_group {
+                Some(_) => table.map_or(0, TableIndex::rows),
+                None => draw.instance_count(),
+            };
             bits += bit_words(groups);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
@@ -230,6 +276,17 @@ impl FramePairs {
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
             words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);
         }
+    }
+}
+
+/// The frame's view-projection in f64, where the table's cull pass reads it (each double as
+/// its low word, then its high word).
+fn write_view_projection(words: &mut [u32], layout: PlanLayout, camera: &CameraSnapshot) {
+    let at = layout.view_projection_word() as usize;
+    let doubles = camera.view_projection.to_cols_array().map(f64::to_bits);
+    for (k, d) in doubles.into_iter().enumerate() {
+        words[at + 2 * k] = d as u32;
+        words[at + 2 * k + 1] = (d >> 32) as u32;
     }
 }
 
@@ -256,27 +313,45 @@ impl Picker {
         let pairs = &mut self.gpu_pairs;
         pairs.clear();
         let Some(kit) = self.gpu_plan.as_mut() else { return false };
-        pairs.collect(&self.layout, draws, |d| plannable(d, planner), kit.layout, self.kit.draw_limits.max_draw_indirect_count);
-        // Every dispatch needs its draw's instance set (prepared with the pass's pipelines).
+        let table = self.frame_table.as_deref();
+        let limits = (kit.layout, self.kit.draw_limits.max_draw_indirect_count);
+        pairs.collect(&self.layout, draws, |d| plannable(d, planner), limits, table.map(|t| &t.index));
+        // Every dispatch needs its draw's instance set (prepared with the pass's pipelines),
+        // or the table's set of the slot.
         let sets = &self.kit.instance_sets;
+        let vp_word = kit.layout.view_projection_word();
         for d in &pairs.dispatches {
             let draw = draws.get(d.draw as usize);
-            let set = draw.and_then(cull_set_buffers).and_then(|buffers| sets.get(&buffers));
-            match (draw, set) {
-                (Some(draw), Some(set)) => {
-                    let first_instance = draw.instances.map_or(0, |i| i.first);
-                    pairs.inputs.push(CullInput { dispatch: *d, set, storage: storage_words(draw), first_instance });
-                }
-                _ => {
+            let input = match (d.table, table) {
+                (true, Some(t)) => t.frame(slot).map(|(_, set)| {
+                    let g = t.index.groups.iter().find(|g| g.draw == d.draw).copied().unwrap_or(TableGroup { draw: d.draw, first_row: 0, rows: 0, pad: 0.0 });
+                    CullInput { dispatch: *d, set, words: [g.first_row, g.rows, TABLE_SNAPSHOT_BASE, 0], last_word: vp_word }
+                }),
+                (true, None) => None,
+                (false, _) => draw.and_then(|draw| {
+                    let set = sets.get(&cull_set_buffers(draw)?)?;
+                    Some(CullInput { dispatch: *d, set, words: storage_words(draw), last_word: draw.instances.map_or(0, |i| i.first) })
+                }),
+            };
+            match input {
+                Some(input) => pairs.inputs.push(input),
+                None => {
                     pairs.clear();
                     return false;
                 }
             }
         }
+        if let (Some(t), Some(p)) = (table, pairs.table.as_mut()) {
+            let Some((_, set)) = t.frame(slot) else {
+                pairs.clear();
+                return false;
+            };
+            (p.set, p.starts_word) = (set, t.starts_word());
+        }
         let layout = kit.layout;
         match kit.words_mut(slot) {
             Some(words) if !pairs.inputs.is_empty() => {
-                pairs.write_jobs(words, layout, draws, camera, viewport);
+                pairs.write_jobs(words, layout, (draws, table.map(|t| &t.index)), camera, viewport);
                 true
             }
             _ => {
@@ -292,7 +367,7 @@ mod tests {
     use super::*;
 
     fn candidate(draw: u32, range: u32, start: u32, count: u32) -> Candidate {
-        Candidate { draw, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE } }
+        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE } }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod create;
 mod frame_layout;
 mod gpu_pairs;
+mod gpu_table;
 mod query_set;
 mod results;
 mod results_writer;
@@ -14,10 +15,12 @@ pub use same_frame::HostSignal;
 use create::Timestamps;
 use frame_layout::FrameLayout;
 use gpu_pairs::FramePairs;
+use gpu_table::CachedTable;
 
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
 use crate::error::{Input, PickError};
+use crate::gpu_plan::table::DrawTable;
 use crate::gpu_plan::GpuPlanKit;
 use crate::gpu_results::GpuResultsKit;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
@@ -106,6 +109,9 @@ struct Slot {
     last_frame: Option<u64>,
     /// What the frame's GPU plan took (survivors and fallbacks are read back with the results).
     gpu_plan: Option<GpuPlanStats>,
+    /// The shared list's table the frame planned with: its rows' snapshots, and its buffers
+    /// kept alive while the frame may run.
+    table: Option<Arc<DrawTable>>,
 }
 
 /// Pixel-exact GPU picking in the host's own command buffers. See the crate docs.
@@ -119,6 +125,9 @@ pub struct Picker {
     gpu_plan: Option<GpuPlanKit>,
     /// The frame being recorded's GPU-planned pairs.
     gpu_pairs: FramePairs,
+    /// The last shared list's GPU plan table, and the one the frame being recorded plans with.
+    table: Option<CachedTable>,
+    frame_table: Option<Arc<DrawTable>>,
     planner: Planner,
     staging: StagingRing,
     targets: PassTargets,
@@ -173,7 +182,7 @@ impl Picker {
             staging: self.staging.bytes(),
             draw_batches: self.slots.iter().filter_map(|s| s.batch.as_ref()).map(DrawBatchBuffer::bytes).sum(),
             gpu_results: self.gpu_results.as_ref().map_or(0, GpuResultsKit::bytes),
-            planner: self.gpu_plan.as_ref().map_or(0, GpuPlanKit::bytes),
+            planner: self.gpu_plan.as_ref().map_or(0, GpuPlanKit::bytes) + self.table_bytes(),
         }
     }
 
@@ -261,7 +270,7 @@ impl Picker {
                 let mut validate = Some(self.kit.draw_limits);
                 // SAFETY: the caller's contract is `record_planned`'s.
                 unsafe {
-                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point| {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point, _hits| {
                         let result = plan.build(request, draws, ray, validate);
                         validate = None;
                         result
@@ -273,16 +282,26 @@ impl Picker {
                 // at the same point of the checks as a borrowed list's.
                 let known = self.validated_shared.as_ref().is_some_and(|v| v.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
                 let (limits, mut validate) = (self.kit.draw_limits, !known);
+                if self.device_lost {
+                    return Err(PickError::DeviceLost);
+                }
+                // The point and radius queries leave the table's draws to the GPU plan. A
+                // table reads only what validation checks is sound to read (a draw that fails
+                // it fails the frame below).
+                let table = self.table_for(request, draws)?;
+                self.frame_table = table.clone();
                 // SAFETY: the caller's contract is `record_planned`'s.
                 let ticket = unsafe {
-                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point| {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, hits| {
                         if std::mem::take(&mut validate) {
                             draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &limits))?;
                         }
-                        plan.build_shared(request, draws, ray, point);
+                        plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| hits).map(|t| &t.index));
                         Ok(())
                     })
-                }?;
+                };
+                self.frame_table = None;
+                let ticket = ticket?;
                 self.validated_shared = Some(Arc::downgrade(draws));
                 Ok(ticket)
             }

@@ -8,6 +8,7 @@ use super::results_writer::{write_results, ResultsFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
+use crate::gpu_plan::TableDraws;
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -50,7 +51,7 @@ impl Picker {
         camera: &CameraSnapshot,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
+        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, bool) -> Result<(), PickError>,
     ) -> Result<(), PickError> {
         let limits = self.layout_limits();
         self.layout.lay_out(queries, &view_pixels(&request.viewport), &limits)?;
@@ -64,7 +65,7 @@ impl Picker {
                 QueryLayout::Rect { rect, tiles, .. } => {
                     let (rect, tiles) = (*rect, tiles.clone());
                     let ray = ray_over(&rect);
-                    plan_frame(&mut self.plan, ray.as_ref(), None)?;
+                    plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
                     let span = self.layout.plans.take(&self.plan);
                     set_plan(&mut self.layout.queries[i], span);
                     for t in tiles {
@@ -72,7 +73,7 @@ impl Picker {
                         let region = PixelRect { min: tile.first, max: tile.first + tile.size };
                         self.check_shift(request, tile.first, UVec2::ZERO)?;
                         let ray = ray_over(&region);
-                        plan_frame(&mut self.plan, ray.as_ref(), None)?;
+                        plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
                         self.layout.tiles[t].plan = self.layout.plans.take(&self.plan);
                     }
                     continue;
@@ -83,7 +84,8 @@ impl Picker {
             // A single pixel ends with its nearest surface: what lies surely behind it cannot
             // change the result. Contributors draw what planning cannot see.
             let occluded = point && request.contributors.is_empty();
-            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }))?;
+            // The point and radius queries' plans may leave a shared list's table to the GPU.
+            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }), true)?;
             if let (Some(ray), true) = (ray.as_ref(), occluded) {
                 self.plan.occlude(draws, camera, region.min, ray);
             }
@@ -154,7 +156,7 @@ impl Picker {
         request: &PickRequest<'_>,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>) -> Result<(), PickError>,
+        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, bool) -> Result<(), PickError>,
     ) -> Result<PickTicket, PickError> {
         if self.device_lost {
             return Err(PickError::DeviceLost);
@@ -212,16 +214,21 @@ impl Picker {
     unsafe fn record_layout(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> u64 {
         let gpu_plan = self.prepare_gpu_plan(slot, &request.viewport, camera, draws).then_some(self.gpu_plan.as_ref()).flatten();
         let pairs = &self.gpu_pairs;
+        // The table's rows this frame's cull pass writes, where it plans with one.
+        let table = self.frame_table.as_ref().filter(|_| pairs.table.is_some());
+        let table_draws = table.and_then(|t| Some(TableDraws { rows: t.frame(slot)?.0, statics: t.statics(), table_rows: t.rows }));
+        let table_rows = table_draws.map(|t| t.rows);
         // Each query places its own region (`region_view`); this framing is only the default.
         let one_pixel = Framing::Region { first: UVec2::ZERO, size: UVec2::ONE, at: UVec2::ZERO };
         let recording = PassRecording::prepared(&self.kit, cmd, &self.targets, camera, one_pixel)
             .with_contributors(request)
-            .with_gpu_plan(gpu_plan.and_then(|kit| kit.planned(slot, &pairs.pair_of_range, &pairs.commands)));
+            .with_gpu_plan(gpu_plan.and_then(|kit| kit.planned(slot, &pairs.pair_of_range, &pairs.commands, table_draws)));
         let device = recording.device;
         let s = &mut self.slots[slot];
         s.draws.clear();
         s.spans.clear();
         s.gpu_plan = gpu_plan.map(|_| pairs.stats());
+        s.table = table.cloned();
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: 2 * slot as u32 });
         let staging = &self.staging;
         let readers = request.result_readers;
@@ -239,13 +246,13 @@ impl Picker {
             // The GPU plan's dispatches write the pick passes' indirect commands; the slot's
             // first barrier makes them visible.
             if let Some(kit) = gpu_plan {
-                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, pairs.inputs.iter().copied());
+                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, &pairs.inputs, pairs.table);
             }
             // The GPU results add no barrier of their own, the plan none beyond the one between
             // its dispatches: theirs ride on the slot's first and last; the results pass writes
             // the texels in place of the copies, and the rectangle counts' copy runs beside the
             // table's.
-            let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot));
+            let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows));
             staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let rows = results.map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
@@ -270,7 +277,7 @@ impl Picker {
                 // is written here only once the host submits this command buffer.
                 kit.write_results(slot, |bytes, scratch, layout| write_results(bytes, &frame, scratch, layout));
             }
-            staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot))));
+            staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);
             }

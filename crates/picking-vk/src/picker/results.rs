@@ -4,6 +4,7 @@
 use super::frame_layout::QueryLayout;
 use super::{Pending, Picker, Slot};
 use crate::error::PickError;
+use crate::handoff::Snapshots;
 use crate::readback::stamp_of;
 use crate::resolve;
 use crate::resolve::query::{resolve_radius, resolve_rect, Disc, FrameResults, QueryResult};
@@ -93,20 +94,21 @@ fn take_after_read<P, R, E>(pending: &mut Option<P>, read: impl FnOnce(&P) -> Re
 /// The result of one query of a slot's layout, from the slot's bytes.
 fn resolve_query(q: &QueryLayout, s: &Slot, pending: &Pending, stats: PickStats, bytes: &[u8]) -> QueryResult {
     let (frame, camera) = (pending.frame, &pending.camera);
+    let draws = Snapshots { recorded: &s.draws, table: s.table.as_ref().map_or(&[][..], |t| &t.snapshots[..]) };
     match q {
         QueryLayout::Point { pixel, texel, .. } => {
-            let mut result = resolve::resolve(frame, *pixel, camera, &s.draws, &s.layout.points_block.texels(bytes, u64::from(*texel)));
+            let mut result = resolve::resolve(frame, *pixel, camera, draws, &s.layout.points_block.texels(bytes, u64::from(*texel)));
             result.stats = stats;
             QueryResult::Point(result)
         }
         QueryLayout::Radius { pixel, radius, snap, region, block, .. } => {
             let disc = Disc { pixel: *pixel, radius: *radius, region, block, bytes };
-            let (mut result, hit_pixel) = resolve_radius(frame, &disc, *snap, camera, &s.draws);
+            let (mut result, hit_pixel) = resolve_radius(frame, &disc, *snap, camera, draws);
             result.stats = stats;
             QueryResult::Radius { result, radius: *radius, snap: *snap, hit_pixel }
         }
         QueryLayout::Rect { rect, mode, spans, .. } => {
-            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], s.layout.table(), bytes, camera.depth, &s.draws))
+            QueryResult::Rect(resolve_rect(*rect, *mode, &s.spans[spans.clone()], s.layout.table(), bytes, camera.depth, draws))
         }
     }
 }

@@ -24,7 +24,10 @@ impl AffineBox {
         let h = local.half_extent();
         // A flat box keeps its flat axis, thickened far below any padding.
         let h = h.max(Vec3::splat((1e-6 * h.max_element()).max(f32::MIN_POSITIVE.sqrt())));
-        let to_cube = Mat4::from_scale(h.recip()) * Mat4::from_translation(-local.center()) * model.inverse();
+        // In f64: far from the origin the inverse's translation is the difference of large
+        // numbers.
+        let to_cube =
+            (glam::DMat4::from_scale(h.as_dvec3().recip()) * glam::DMat4::from_translation(-local.center().as_dvec3()) * model.as_dmat4().inverse()).as_mat4();
         if !to_cube.is_finite() {
             return None;
         }
@@ -53,7 +56,10 @@ impl AffineBox {
         let o = ray.origin.extend(1.0);
         let origin = Vec3::new(r0.dot(o), r1.dot(o), r2.dot(o));
         let dir = away_from_zero(Vec3::new(r0.truncate().dot(ray.dir), r1.truncate().dot(ray.dir), r2.truncate().dot(ray.dir)));
-        let reach = Vec3::ONE + self.row_norms * pad;
+        // Far from the origin each cube coordinate of the ray's origin is a small difference
+        // of large terms: what their rounding (and the rows') may have lost widens the cube.
+        let lost = |r: Vec4| 4.0 * f32::EPSILON * (r * o).abs().element_sum();
+        let reach = Vec3::ONE + self.row_norms * pad + Vec3::new(lost(r0), lost(r1), lost(r2));
         slab_exit(origin, dir.recip(), -reach, reach)
     }
 }

@@ -18,6 +18,7 @@ mod shared_list;
 mod sphere;
 mod sure_hit;
 
+pub(crate) use crate::draw::reach_px;
 use crate::draw::{Aabb, DrawLimits, PickDraw};
 use crate::error::PickError;
 use crate::handoff::PassStats;
@@ -40,18 +41,6 @@ use std::sync::{Arc, Weak};
 
 /// Largest gap between hit instances that is drawn rather than split into two draw calls.
 const MERGE_GAP: u32 = 32;
-
-/// How many pixels beyond its vertices a draw's primitives reach: a point sprite of size `s`
-/// covers pixel centres up to `s / 2` away on each axis (its corners `s / 2 * sqrt(2)`), a
-/// line of width `w` up to `w / 2` aside and about a pixel past its ends; triangles none.
-pub(crate) fn reach_px(draw: &PickDraw) -> f32 {
-    let size = match draw.raster.topology.primitive() {
-        crate::draw::PrimitiveKind::Triangle => return 0.0,
-        crate::draw::PrimitiveKind::Segment => draw.raster.line_width,
-        crate::draw::PrimitiveKind::Point => draw.raster.point_size,
-    };
-    size * 0.5 * std::f32::consts::SQRT_2 + 1.0
-}
 
 /// Whether `m` maps points affinely (last row 0, 0, 0, 1): culling bounds a draw by its box
 /// under the matrix, which holds only then.
@@ -111,7 +100,13 @@ pub(crate) struct Plan {
     /// Per (instance transforms, local box): draws that share transforms but not bounds (the
     /// primitives of one instanced mesh) each keep their own hierarchy.
     bvhs: HashMap<(usize, [u32; 6]), CachedBvh>,
-    draw_cache: Option<DrawCache>,
+    /// Per shared list: its hierarchy over every draw, and (`[1]`) over the draws its GPU
+    /// plan table leaves to the CPU.
+    draw_caches: [Option<DrawCache>; 2],
+    /// The cache the last shared plan used.
+    last_cache: usize,
+    /// Scratch: the table groups' entries, kept aside while occlusion prunes the others.
+    table_entries: Vec<PlanEntry>,
     occlusion: Occlusion,
     /// Whether a nearest-first walk planned this pixel, and the bound it proved.
     walk_bound: Option<Option<f64>>,
@@ -133,6 +128,9 @@ pub(crate) struct PlanEntry {
     /// Runs of triangles (first, count) drawn, as `runs[first..first + count]`; none: all.
     pub first_run: u32,
     pub run_count: u32,
+    /// A group of the shared list's GPU plan table (`gpu_plan::table`): `draw` is its first
+    /// draw, its one range its rows; the cull pass plans its draws.
+    pub table: bool,
 }
 
 /// Planned draws, with the instance ranges and triangle runs their entries index.
@@ -195,10 +193,19 @@ impl Plan {
     pub fn occlude(&mut self, draws: &[PickDraw], camera: &CameraSnapshot, pixel: UVec2, ray: &PixelRay) {
         let walked = self.walk_bound.take();
         // Spheres are known for the shared list the plan was built over.
-        let spheres =
-            self.draw_cache.as_ref().filter(|c| c.spheres.len() == draws.len() && c.draws.upgrade().is_some_and(|d| std::ptr::eq(d.as_ptr(), draws.as_ptr())));
+        let spheres = self.draw_caches[self.last_cache]
+            .as_ref()
+            .filter(|c| c.spheres.len() == draws.len() && c.draws.upgrade().is_some_and(|d| std::ptr::eq(d.as_ptr(), draws.as_ptr())));
         let spheres = spheres.map_or(&[][..], |c| &c.spheres[..]);
+        // The table's groups are the GPU's to cull; the rest keep the host's order around them.
+        self.table_entries.clear();
+        self.table_entries.extend(self.entries.iter().filter(|e| e.table));
+        self.entries.retain(|e| !e.table);
         let culled = self.occlusion.prune(&mut self.entries, draws, spheres, camera, pixel, ray, &mut self.chunks, self.frame, walked);
+        if !self.table_entries.is_empty() {
+            self.entries.extend_from_slice(&self.table_entries);
+            self.entries.sort_by_key(|e| e.draw);
+        }
         self.stats.draws_culled = self.stats.draws_culled.saturating_add(u64::from(culled));
     }
 
@@ -208,7 +215,7 @@ impl Plan {
         let (chunks, runs, frame) = (&mut self.chunks, &mut self.runs, self.frame);
         let (mut culled, mut triangles_culled) = (0u64, 0u64);
         self.entries.retain_mut(|entry| {
-            let Some(draw) = draws.get(entry.draw as usize).filter(|d| chunkable(d)) else { return true };
+            let Some(draw) = draws.get(entry.draw as usize).filter(|d| !entry.table && chunkable(d)) else { return true };
             let first = runs.len() as u32;
             match chunks.cut(draw, ray, frame, runs) {
                 Cut::Whole => true,

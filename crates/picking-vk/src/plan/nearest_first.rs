@@ -128,7 +128,7 @@ mod tests {
         let request = PickRequest::new(Viewport::full(w, h), Mat4::IDENTITY, projection);
         let draws: Arc<[PickDraw]> = draws.into();
         let mut plan = Plan::default();
-        plan.build_shared(&request, &draws, Some(&ray), Some(PointTarget { camera: &camera, pixel }));
+        plan.build_shared(&request, &draws, Some(&ray), Some(PointTarget { camera: &camera, pixel }), None);
         let reached = plan.candidates.len();
         plan.occlude(&draws, &camera, pixel, &ray);
         (plan.entries.iter().map(|e| e.draw).collect(), plan.stats.draws_culled, reached)

@@ -100,9 +100,13 @@ impl PixelRay {
     }
 
     /// Padding for geometry up to world distance `t` from the origin: two pixel footprints
-    /// (vertex snapping moves edges by 1/256 px) plus slack for f32 rounding.
+    /// (vertex snapping moves edges by 1/256 px) plus slack for f32 rounding. Culling works
+    /// in f32 world coordinates while the pick pass composes its matrices in f64, so the slack
+    /// grows with how far from the origin the ray starts (2 ulps of it: its origin rounded to
+    /// f32; box tests add what their own rounding loses).
     pub fn margin(&self) -> PadLine {
-        PadLine { base: self.reach_a + 2.0 * self.a + 1e-5, slope: self.reach_b + 2.0 * self.b + 1e-5 }
+        let rounding = 2.0 * f32::EPSILON * self.origin.abs().max_element();
+        PadLine { base: self.reach_a + 2.0 * self.a + 1e-5 + rounding, slope: self.reach_b + 2.0 * self.b + 1e-5 + 16.0 * f32::EPSILON }
     }
 
     /// The margin for a query in world space.

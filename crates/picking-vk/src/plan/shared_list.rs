@@ -7,8 +7,9 @@ use super::bvh::BoxBvh;
 use super::depth_keys::{DepthSummary, PixelDepth};
 use super::nearest_first::OccludingWalk;
 use super::sphere::{spheres_of, within_sphere, BoundingSphere};
-use super::{is_affine, occlusion, prefetch, reach_px, PixelRay, Plan, PointTarget};
+use super::{is_affine, occlusion, prefetch, reach_px, PixelRay, Plan, PlanEntry, PointTarget};
 use crate::draw::{Aabb, PickDraw};
+use crate::gpu_plan::table::TableIndex;
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
@@ -28,6 +29,8 @@ pub(super) struct DrawCache {
     pub(super) has_occluders: bool,
     /// The farthest any draw's lines or points reach beyond their vertices, in pixels.
     pub(super) reach_px: f32,
+    /// Draws left out for the GPU plan's table.
+    pub(super) in_table: usize,
 }
 
 /// A bounded draw's world box (around all its instances when instanced with CPU transforms;
@@ -51,26 +54,36 @@ impl Plan {
     /// Plans the frame over a shared draw list: a hierarchy of the draws' world bounds, built
     /// once per list, finds the draws the ray can meet in O(log n + hits). With `point`, the
     /// hierarchy is walked nearest first and what lies surely behind a hit is never reached
-    /// (see [`nearest_first`]); `occlude` then finishes the job.
-    pub fn build_shared(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: Option<&PixelRay>, point: Option<PointTarget<'_>>) {
+    /// (see [`nearest_first`]); `occlude` then finishes the job. With `table`, the draws its
+    /// rows hold are left to the GPU plan: the plan holds an entry per group instead, in the
+    /// host's order among the draws the CPU planned.
+    pub fn build_shared(
+        &mut self,
+        request: &PickRequest<'_>,
+        draws: &Arc<[PickDraw]>,
+        ray: Option<&PixelRay>,
+        point: Option<PointTarget<'_>>,
+        table: Option<&TableIndex>,
+    ) {
         let Some(ray) = ray else {
             // Shared lists are validated once, by the owner.
             let _ = self.build(request, draws, None, None);
             return;
         };
-        let fresh = self.draw_cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
-        if !fresh {
-            self.draw_cache = Some(Self::index_draws(draws));
+        self.last_cache = usize::from(table.is_some());
+        let cache = &mut self.draw_caches[self.last_cache];
+        if !cache.as_ref().is_some_and(|c| c.draws.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws))) {
+            *cache = Some(Self::index_draws(draws, table));
         }
         let given = ray;
-        let widened = ray.widened(self.draw_cache.as_ref().map_or(0.0, |c| c.reach_px));
+        let widened = ray.widened(cache.as_ref().map_or(0.0, |c| c.reach_px));
         let ray = &widened;
         self.begin();
         self.candidates.clear();
-        let occluders = self.draw_cache.as_ref().is_some_and(|c| c.has_occluders);
+        let occluders = self.draw_caches[self.last_cache].as_ref().is_some_and(|c| c.has_occluders);
         let depth = point.filter(|_| occluders).and_then(|p| Some((p, PixelDepth::for_convention(p.camera, p.pixel)?)));
         let mut skipped = false;
-        if let Some(cache) = &self.draw_cache {
+        if let Some(cache) = &self.draw_caches[self.last_cache] {
             match (&cache.bvh, &depth) {
                 (Some(bvh), Some((target, depth))) => {
                     let mut walk = OccludingWalk {
@@ -107,9 +120,26 @@ impl Plan {
         for &index in &self.candidates {
             prefetch::prefetch(draws.get(index as usize));
         }
+        self.plan_candidates(request, draws, ray, table);
+        // Skipping was sound only if every drawn draw tests depth the convention's way.
+        if let Some((_, depth)) = depth.filter(|_| skipped) {
+            if !self.entries.iter().all(|e| draws.get(e.draw as usize).is_some_and(|d| depth.tests_like(d))) {
+                return self.build_shared(request, draws, Some(given), None, table);
+            }
+        }
+        self.end();
+    }
+
+    /// Plans the draws the hierarchy found (`self.candidates`, sorted), with `table`'s groups
+    /// in the host's order among them, and counts what it left out.
+    fn plan_candidates(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>, ray: &PixelRay, table: Option<&TableIndex>) {
         let candidates = std::mem::take(&mut self.candidates);
-        let cache = self.draw_cache.take();
+        let cache = self.draw_caches[self.last_cache].take();
+        let mut groups = table.map_or(&[][..], |t| &t.groups[..]).iter().peekable();
         for &index in &candidates {
+            while let Some(g) = groups.next_if(|g| g.draw < index) {
+                self.push_group(g.draw, g.first_row, g.rows);
+            }
             let Some(draw) = draws.get(index as usize) else { continue };
             // A non-instanced draw the hierarchy returned already passed its exact box test;
             // instanced ones and unbounded ones still go through the per-draw culling.
@@ -117,28 +147,37 @@ impl Plan {
             let tested = !unbounded && draw.instances.is_none();
             self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
         }
+        for g in groups {
+            self.push_group(g.draw, g.first_row, g.rows);
+        }
         // Unpickable draws count as skipped whether or not the hierarchy left them out, as
         // they do in `build`.
         let unpickable_left_out = cache.as_ref().map_or(0, |c| c.unpickable.iter().filter(|i| candidates.binary_search(i).is_err()).count());
-        self.draw_cache = cache;
+        let in_table = cache.as_ref().map_or(0, |c| c.in_table);
+        self.draw_caches[self.last_cache] = cache;
         self.stats.draws_skipped = self.stats.draws_skipped.saturating_add(unpickable_left_out as u64);
-        self.stats.draws_culled = self.stats.draws_culled.saturating_add((draws.len() - candidates.len() - unpickable_left_out) as u64);
+        let culled = draws.len() - candidates.len() - unpickable_left_out - in_table;
+        self.stats.draws_culled = self.stats.draws_culled.saturating_add(culled as u64);
         self.candidates = candidates;
-        // Skipping was sound only if every drawn draw tests depth the convention's way.
-        if let Some((_, depth)) = depth.filter(|_| skipped) {
-            if !self.entries.iter().all(|e| draws.get(e.draw as usize).is_some_and(|d| depth.tests_like(d))) {
-                return self.build_shared(request, draws, Some(given), None);
-            }
-        }
-        self.end();
     }
 
-    /// World boxes of every boundable draw, once per shared list.
-    fn index_draws(draws: &Arc<[PickDraw]>) -> DrawCache {
+    /// A table group's entry: its rows, one range.
+    fn push_group(&mut self, draw: u32, first_row: u32, rows: u32) {
+        let first_range = self.ranges.len() as u32;
+        self.ranges.push((first_row, rows));
+        self.entries.push(PlanEntry { draw, first_range, range_count: 1, table: true, ..PlanEntry::default() });
+    }
+
+    /// World boxes of every boundable draw (but those `table` holds), once per shared list.
+    fn index_draws(draws: &Arc<[PickDraw]>, table: Option<&TableIndex>) -> DrawCache {
         let mut items = Vec::with_capacity(draws.len());
         let mut unbounded = vec![];
         let spheres = spheres_of(draws);
+        let in_table = |i: usize| table.is_some_and(|t| t.in_table.get(i).copied().unwrap_or(false));
         for (i, draw) in draws.iter().enumerate() {
+            if in_table(i) {
+                continue;
+            }
             match draw_bounds(draw, i as u32, spheres[i].as_ref()) {
                 Some(item) => items.push(item),
                 None => unbounded.push(i as u32),
@@ -148,8 +187,9 @@ impl Plan {
         let bvh = BoxBvh::new(items);
         let of = |i: u32| draws.get(i as usize).map_or(DepthSummary::default(), |d| DepthSummary::of(d, spheres[i as usize].as_ref()));
         let summaries = bvh.as_ref().map_or(vec![], |b| b.slot_summaries(of, DepthSummary::merge));
-        let has_occluders = draws.iter().any(occlusion::may_occlude);
+        let has_occluders = draws.iter().enumerate().any(|(i, d)| !in_table(i) && occlusion::may_occlude(d));
         let reach_px = draws.iter().map(reach_px).fold(0.0, f32::max);
-        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders, reach_px }
+        let in_table = (0..draws.len()).filter(|&i| in_table(i)).count();
+        DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders, reach_px, in_table }
     }
 }

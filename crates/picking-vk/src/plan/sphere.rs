@@ -172,7 +172,7 @@ mod tests {
             let draws: Arc<[PickDraw]> = vec![octahedron_draw(Mat4::from_translation(at) * Mat4::from_scale(Vec3::splat(0.2)))].into();
             let request = PickRequest::new(Viewport::full(64, 48), Mat4::IDENTITY, projection);
             let mut plan = Plan::default();
-            plan.build_shared(&request, &draws, PixelRay::covering(&camera, &rect).as_ref(), None);
+            plan.build_shared(&request, &draws, PixelRay::covering(&camera, &rect).as_ref(), None, None);
             assert_eq!(plan.entries.len(), 1, "the mesh down corner pixel {corner}'s ray is planned");
         }
     }

@@ -1,10 +1,16 @@
 //! The draw calls of a recorded draw: its planned instance ranges drawn directly, the GPU
-//! plan's commands for the ranges it culled, or the host's own indirect commands.
+//! plan's commands for the ranges it culled (and a shared list's table groups), or the
+//! host's own indirect commands.
 
+use super::batch::DrawBatchBuffer;
+use super::batch_run::Run;
+use super::bind::{Bindings, BoundState};
 use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
 use crate::gpu_plan::{GpuPlanned, NO_PAIR};
+use crate::pass::pipeline_key::PipelineKey;
+use ash::vk;
 
 impl PassRecording<'_> {
     /// Draws `triangles` of `draw` for each planned instance range (`ranges[span]`): ignored
@@ -42,7 +48,7 @@ impl PassRecording<'_> {
         // SAFETY: the caller's contract.
         unsafe {
             if let Some((plan, pair)) = gpu {
-                self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }));
+                self.draw_gpu_planned(&plan, pair, matches!(triangles, Triangles::Indexed { .. }), None);
                 return;
             }
             match triangles {
@@ -54,15 +60,16 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances each, in
-    /// instance order (as many as the finishing pass wrote; none when the runs overflowed its
-    /// capacity), then its fallback command (the whole range when they overflowed, else no
-    /// instances).
+    /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances (or table
+    /// rows) each, in order (as many as the finishing pass wrote; none when the runs
+    /// overflowed its capacity), then its fallback: a table pair's group's `own` commands
+    /// (buffer, offset, count) when they overflowed, and the fallback command (an instance
+    /// pair's whole range when they overflowed, else no instances).
     ///
     /// # Safety
     /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
     /// first barrier.
-    unsafe fn draw_gpu_planned(&self, plan: &GpuPlanned<'_>, pair: u32, indexed: bool) {
+    unsafe fn draw_gpu_planned(&self, plan: &GpuPlanned<'_>, pair: u32, indexed: bool, own: Option<(vk::Buffer, u64, u32)>) {
         let (d, cmd, buffer) = (self.device, self.cmd, plan.buffer);
         let Some(commands) = plan.commands.get(pair as usize) else { return };
         let stride = 4 * COMMAND_WORDS;
@@ -71,19 +78,70 @@ impl PassRecording<'_> {
         let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
         let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
         // The fallback is a count draw too (`layout::MESA_FALLBACK_COUNT` says why).
-        let draw = |offset, count, max| {
-            // SAFETY: the caller's contract; the offsets lie inside the plan buffer.
+        let draw = |commands: vk::Buffer, offset, count, max| {
+            // SAFETY: the caller's contract; the offsets lie inside the buffers.
             unsafe {
                 match indexed {
-                    true => d.cmd_draw_indexed_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
-                    false => d.cmd_draw_indirect_count(cmd, buffer, offset, buffer, count, max, stride),
+                    true => d.cmd_draw_indexed_indirect_count(cmd, commands, offset, buffer, count, max, stride),
+                    false => d.cmd_draw_indirect_count(cmd, commands, offset, buffer, count, max, stride),
                 }
             }
         };
         if commands.capacity > 0 {
-            draw(first, drawn, commands.capacity);
+            draw(buffer, first, drawn, commands.capacity);
         }
-        draw(fallback, all, 1);
+        if let Some((own, offset, rows)) = own {
+            draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), rows);
+        }
+        draw(buffer, fallback, all, 1);
+    }
+
+    /// Records a table group (`draw` its first draw; its rows `ranges[range]`) with the batched
+    /// pipeline over the GPU plan's rows, after the open batch run (closed here): the pair's
+    /// runs of surviving draws, or where no pair culls it, every row's own command. Returns
+    /// the draws it may draw.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_draws`]; the frame's cull pass writes the table's rows.
+    pub(super) unsafe fn record_table_group(
+        &self,
+        draw: &PickDraw,
+        (ranges, range): (&[(u32, u32)], u32),
+        (batch, run): (Option<&DrawBatchBuffer>, &mut Option<Run>),
+        bound: &mut BoundState,
+    ) -> u32 {
+        if let Some(batch) = batch {
+            // SAFETY: the caller's contract.
+            unsafe { self.record_run(run.take(), batch, bound) };
+        }
+        let (Some(plan), Some(&(first_row, rows))) = (self.gpu_plan, ranges.get(range as usize)) else { return 0 };
+        let Some(table) = plan.table else {
+            log::error!("picking-vk: a table group without the table's rows; was the GPU plan prepared?");
+            return 0;
+        };
+        let key = PipelineKey::of(draw, true, self.camera.depth, self.camera.culling);
+        let Some((pipeline, _)) = self.pipelines.cached(key) else {
+            log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
+            return 0;
+        };
+        let indexed = matches!(draw.triangles, Triangles::Indexed { .. });
+        let stride = 4 * COMMAND_WORDS;
+        let (d, cmd) = (self.device, self.cmd);
+        // SAFETY: (whole block) the caller's contract; the offsets lie inside the buffers.
+        unsafe {
+            self.bind(&Bindings::of(draw, pipeline), Some((table.rows, 0)), bound);
+            match self.gpu_pair(range, 0) {
+                Some((plan, pair)) => {
+                    let own = (table.statics, table.command_offset(first_row), rows);
+                    self.draw_gpu_planned(&plan, pair, indexed, Some(own));
+                }
+                None => match indexed {
+                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, table.command_offset(first_row), rows, stride),
+                    false => d.cmd_draw_indirect(cmd, table.statics, table.command_offset(first_row), rows, stride),
+                },
+            }
+        }
+        rows
     }
 
     /// Records the host's indirect commands of one draw.

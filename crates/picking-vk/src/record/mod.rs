@@ -58,6 +58,11 @@ pub(crate) fn prepare_entries(
     for entry in entries {
         let index = entry.draw as usize;
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
+        if entry.table {
+            // A table group draws with the batched pipeline, its rows the GPU plan's.
+            pipelines.get(PipelineKey::of(draw, true, camera.depth, camera.culling), None)?;
+            continue;
+        }
         // The set the draw binds, or the one the GPU planner's cull pass would read (vertex
         // attributes the host says are readable as storage).
         if let Some(buffers) = storage_set_buffers(draw).or_else(|| cull_set_buffers(draw)) {
@@ -249,10 +254,14 @@ impl<'a> PassRecording<'a> {
         // The unsafe blocks below ("as above") rest on the caller's contract: `cmd` is inside
         // this render pass, the draws' buffers are live, and render pass, framebuffer and
         // pipelines belong to this device and outlive the host's command buffer.
-        let mut recorded = 0;
-        let mut run: Option<Run> = None;
+        let (mut recorded, mut run) = (0, None::<Run>);
         for entry in planned.entries {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
+            if entry.table {
+                // SAFETY: as above; the table's commands draw inside the group's buffers.
+                recorded += unsafe { self.record_table_group(draw, (planned.ranges, entry.first_range), (batch.as_deref(), &mut run), bound) };
+                continue;
+            }
             // A draw cut by chunk culling records each run of triangles as a draw of its own
             // (the snapshot notes where the run starts: the GPU's primitive index restarts).
             let triangle_runs = &planned.runs[entry.first_run as usize..(entry.first_run + entry.run_count) as usize];

@@ -6,7 +6,7 @@ pub(crate) mod query;
 pub(crate) mod result;
 
 use crate::draw::ContributorHit;
-use crate::handoff::{DrawSnapshot, Texels};
+use crate::handoff::{Snapshots, Texels};
 use crate::id::ObjectId;
 use crate::request::camera::CameraSnapshot;
 use detail::DetailSource;
@@ -14,7 +14,7 @@ use glam::{DVec3, UVec2};
 use result::{PickHit, PickResult, PickStats};
 
 /// Builds the result from the frame's snapshot and texels.
-pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: &[DrawSnapshot], texels: &Texels) -> PickResult {
+pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: Snapshots<'_>, texels: &Texels) -> PickResult {
     let ray = camera.pixel_ray(pixel);
     let hit = ObjectId::from_words(texels.id).map(|id| {
         let [recorded, instance] = texels.draw_instance;
@@ -73,6 +73,7 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
 mod tests {
     use super::*;
     use crate::draw::Triangles;
+    use crate::handoff::DrawSnapshot;
     use crate::request::viewport::Viewport;
     use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
     use glam::Mat4;
@@ -115,7 +116,7 @@ mod tests {
         let depth = (clip.z / clip.w) as f32;
         let texels = Texels { id: id.to_words(), draw_instance: [1, 17], depth, detail: None };
         // Pixel (32, 32) has its centre at NDC (1/64, 1/64): just off the axis.
-        let r = resolve(9, UVec2::new(32, 32), &cam, &draws, &texels);
+        let r = resolve(9, UVec2::new(32, 32), &cam, Snapshots::recorded(&draws), &texels);
         let hit = r.hit.unwrap();
         assert_eq!((r.frame, hit.id, hit.instance), (9, id, Some(17)));
         assert_eq!((hit.draw_index, hit.tag), (41, 7), "the host's index and tag, not the recorded position");
@@ -131,10 +132,10 @@ mod tests {
     fn a_cleared_texel_is_a_miss_and_non_instanced_has_no_instance() {
         let cam = camera();
         let draws = [snapshot(ObjectId::new(3).unwrap(), false)];
-        let miss = resolve(1, UVec2::new(0, 0), &cam, &draws, &Texels { depth: 1.0, ..Default::default() });
+        let miss = resolve(1, UVec2::new(0, 0), &cam, Snapshots::recorded(&draws), &Texels { depth: 1.0, ..Default::default() });
         assert!(miss.hit.is_none() && miss.ray.is_some());
         let t = Texels { id: [3, 0], draw_instance: [0, 0], depth: 0.5, detail: Some([4, 0.25f32.to_bits(), 0.5f32.to_bits(), 0.25f32.to_bits()]) };
-        let hit = resolve(1, UVec2::new(5, 5), &cam, &draws, &t).hit.unwrap();
+        let hit = resolve(1, UVec2::new(5, 5), &cam, Snapshots::recorded(&draws), &t).hit.unwrap();
         assert_eq!(hit.instance, None);
         let d = hit.detail.unwrap();
         assert_eq!((d.face, d.barycentrics, d.gpu_barycentrics), (4, [0.25, 0.5, 0.25], [0.25, 0.5, 0.25]));
@@ -143,7 +144,7 @@ mod tests {
         // A recording of the draw's triangles from 3 on: the GPU counts faces from there.
         let run = [snapshot(ObjectId::new(3).unwrap(), false).starting_at(3)];
         let t = Texels { detail: Some([1, 0.25f32.to_bits(), 0.5f32.to_bits(), 0.25f32.to_bits()]), ..t };
-        let d = resolve(1, UVec2::new(5, 5), &cam, &run, &t).hit.unwrap().detail.unwrap();
+        let d = resolve(1, UVec2::new(5, 5), &cam, Snapshots::recorded(&run), &t).hit.unwrap().detail.unwrap();
         assert_eq!((d.face, d.vertices), (4, Some([12, 13, 14])), "the face within the draw");
     }
 }

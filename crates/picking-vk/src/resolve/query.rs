@@ -3,7 +3,7 @@
 
 use super::resolve;
 use crate::gpu::word_at;
-use crate::handoff::{DrawSnapshot, EntrySpan, Texels};
+use crate::handoff::{EntrySpan, Snapshots, Texels};
 use crate::id::ObjectId;
 use crate::readback::RegionBlock;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
@@ -143,7 +143,7 @@ impl Disc<'_> {
 
 /// The pick a radius query answers with under `snap` (see [`Snap`]), and the pixel hit.
 /// Two passes over the disc, O(disc) with one entry per object found under `Snap::Thin`.
-pub(crate) fn resolve_radius(frame: u64, disc: &Disc<'_>, snap: Snap, camera: &CameraSnapshot, draws: &[DrawSnapshot]) -> (PickResult, Option<UVec2>) {
+pub(crate) fn resolve_radius(frame: u64, disc: &Disc<'_>, snap: Snap, camera: &CameraSnapshot, draws: Snapshots<'_>) -> (PickResult, Option<UVec2>) {
     let priority = |h: &DiscHit| draws.get(h.texels.draw_instance[0] as usize).map_or(0, |d| d.priority);
     let top = disc.hits().map(|h| priority(&h)).max();
     let ranked = disc.hits().filter(|h| Some(priority(h)) == top);
@@ -202,7 +202,7 @@ pub(crate) fn resolve_rect(
     table: TableCopy,
     bytes: &[u8],
     depth: DepthConvention,
-    draws: &[DrawSnapshot],
+    draws: Snapshots<'_>,
 ) -> RectResult {
     let word = |array: u64, entry: u32| word_at(bytes, (table.offset + 4 * (array * table.used + u64::from(entry))) as usize);
     let mut objects: Vec<RectObject> = vec![];

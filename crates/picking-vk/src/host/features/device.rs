@@ -15,13 +15,14 @@ struct CoreNeed {
 
 /// Every core feature each capability needs: what [`DeviceFeatures::enable_core`] sets, and
 /// what [`missing_core`] checks against a device's offer or a host's enabled set.
-const CORE_NEEDS: [CoreNeed; 6] = [
+const CORE_NEEDS: [CoreNeed; 7] = [
     CoreNeed { feature: PickFeatures::BATCHING, name: "multiDrawIndirect", field: |f| &mut f.multi_draw_indirect },
     CoreNeed { feature: PickFeatures::BATCHING, name: "drawIndirectFirstInstance", field: |f| &mut f.draw_indirect_first_instance },
     CoreNeed { feature: PickFeatures::DETAIL, name: "geometryShader (for gl_PrimitiveID)", field: |f| &mut f.geometry_shader },
     CoreNeed { feature: PickFeatures::SELECT_THROUGH, name: "fragmentStoresAndAtomics", field: |f| &mut f.fragment_stores_and_atomics },
     CoreNeed { feature: PickFeatures::WIDE_LINES, name: "wideLines", field: |f| &mut f.wide_lines },
     CoreNeed { feature: PickFeatures::WIDE_LINES, name: "largePoints", field: |f| &mut f.large_points },
+    CoreNeed { feature: PickFeatures::GPU_DRAW_PLANNING, name: "shaderFloat64", field: |f| &mut f.shader_float64 },
 ];
 
 /// The core features `features` need that `enabled` (what the host created its device with)

@@ -43,8 +43,12 @@ impl PickFeatures {
     /// ([`crate::draw::RasterState::line_width`], [`crate::draw::RasterState::point_size`]). Needs
     /// `wideLines` and `largePoints`.
     pub const WIDE_LINES: PickFeatures = PickFeatures(32);
+    /// GPU planning of a shared list's plain draws ([`crate::config::Planner::Gpu`]): the cull
+    /// pass composes each draw's model-view-projection in f64, as the CPU does, so that GPU
+    /// planned draws land on exactly the pixels they would otherwise. Needs `shaderFloat64`.
+    pub const GPU_DRAW_PLANNING: PickFeatures = PickFeatures(64);
     /// Every optional capability.
-    pub const ALL: PickFeatures = PickFeatures(63);
+    pub const ALL: PickFeatures = PickFeatures(127);
 
     /// Whether every capability of `other` is in `self`.
     pub fn contains(self, other: PickFeatures) -> bool {
@@ -103,6 +107,7 @@ pub struct PickSupport {
     dynamic_rendering_missing: Vec<Requirement>,
     indirect_count_missing: Vec<Requirement>,
     wide_lines_missing: Vec<Requirement>,
+    gpu_draw_planning_missing: Vec<Requirement>,
     api_version: u32,
     /// `VK_KHR_draw_indirect_count` is offered: enabling it allows the count commands
     /// without chaining `VkPhysicalDeviceVulkan12Features`.
@@ -229,6 +234,7 @@ impl PickSupport {
             dynamic_rendering_missing,
             indirect_count_missing,
             wide_lines_missing: core(PickFeatures::WIDE_LINES),
+            gpu_draw_planning_missing: core(PickFeatures::GPU_DRAW_PLANNING),
             api_version: d.api_version,
             draw_indirect_count_extension: d.draw_indirect_count_extension,
         }
@@ -254,6 +260,9 @@ impl PickSupport {
         }
         if self.wide_lines_missing.is_empty() {
             offered = offered | PickFeatures::WIDE_LINES;
+        }
+        if self.gpu_draw_planning_missing.is_empty() {
+            offered = offered | PickFeatures::GPU_DRAW_PLANNING;
         }
         if self.basic_missing.is_empty() {
             offered
@@ -282,6 +291,9 @@ impl PickSupport {
         }
         if wanted.contains(PickFeatures::WIDE_LINES) {
             missing.extend_from_slice(&self.wide_lines_missing);
+        }
+        if wanted.contains(PickFeatures::GPU_DRAW_PLANNING) {
+            missing.extend_from_slice(&self.gpu_draw_planning_missing);
         }
         missing
     }

@@ -11,6 +11,7 @@ fn support(batching: bool, detail: bool) -> PickSupport {
         dynamic_rendering_missing: vec![Requirement::ApiVersion(1, 2)],
         indirect_count_missing: vec![Requirement::Feature("drawIndirectCount")],
         wide_lines_missing: vec![Requirement::Feature("wideLines")],
+        gpu_draw_planning_missing: vec![Requirement::Feature("shaderFloat64")],
         api_version: vk::API_VERSION_1_1,
         draw_indirect_count_extension: false,
     }
@@ -27,7 +28,8 @@ fn missing_names_every_gap_of_what_is_wanted() {
             Requirement::Extension(ash::khr::fragment_shader_barycentric::NAME),
             Requirement::ApiVersion(1, 2),
             Requirement::Feature("drawIndirectCount"),
-            Requirement::Feature("wideLines")
+            Requirement::Feature("wideLines"),
+            Requirement::Feature("shaderFloat64")
         ]
     );
     let err = s.device_features(PickFeatures::DETAIL).unwrap_err();
@@ -117,7 +119,8 @@ fn feature_sets() {
             | PickFeatures::SELECT_THROUGH
             | PickFeatures::DYNAMIC_RENDERING
             | PickFeatures::INDIRECT_COUNT
-            | PickFeatures::WIDE_LINES,
+            | PickFeatures::WIDE_LINES
+            | PickFeatures::GPU_DRAW_PLANNING,
         PickFeatures::ALL
     );
     assert_eq!(PickFeatures::ALL.intersection(PickFeatures::DETAIL), PickFeatures::DETAIL);

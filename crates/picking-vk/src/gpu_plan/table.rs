@@ -1,0 +1,238 @@
+//! A shared list's draw table: what GPU planning of its plain draws reads, uploaded once per
+//! list (`DrawList::Shared`: the list cannot change while its `Arc` lives), never per frame.
+//!
+//! A table draw is a plain draw the CPU planner would cull by its box (no instances, hooks,
+//! deformation or host indirect commands; an affine model). Its row holds the model, the local
+//! box and the ID; its command draws it as one instance of the batched pipeline, whose
+//! instance is the row. Consecutive table draws that share their bindings form a group: the
+//! unit the cull pass culls against a query region, and the pick pass draws with one count
+//! draw. Each frame the cull pass composes every referenced row's model-view-projection into
+//! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
+
+use crate::draw::Culling;
+use crate::draw::{PickDraw, Triangles};
+use crate::error::{PickError, Requirement};
+use crate::gpu::{GpuBuffer, Memory, Owned};
+use crate::handoff::DrawSnapshot;
+use crate::pass::compute::destroy_pool;
+use crate::pass::pipeline_key::{PipelineKey, ROW_BYTES};
+use crate::request::camera::DepthConvention;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use std::sync::Arc;
+
+/// Words of a table row: the model (16), the local box (min 3, max 3), the ID (2).
+pub(crate) const TABLE_ROW_WORDS: u32 = 24;
+/// Words of a row's command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
+/// word unused).
+pub(crate) const COMMAND_WORDS: u32 = 5;
+/// The most rows of one group: its cull dispatch stays within 65,535 workgroups.
+const MAX_GROUP_ROWS: u32 = (super::MAX_DISPATCH_GROUPS - 1) * super::CULL_GROUP;
+
+/// Whether `draw` belongs in a table: a plain draw that draws something, pickable, with a box
+/// that bounds it under an affine model.
+pub(crate) fn table_draw(draw: &PickDraw) -> bool {
+    draw.pickable
+        && draw.instances.is_none()
+        && draw.indirect.is_none()
+        && draw.hooks.is_none()
+        && draw.deformation.is_none()
+        && draw.triangles.element_count() > 0
+        && draw.culling_bounds().is_some()
+        && draw.model.row(3) == glam::Vec4::W
+        && draw.model.is_finite()
+}
+
+/// Consecutive table draws (in the list's order) that share their bindings and pipeline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TableGroup {
+    /// The group's first draw (its bindings and pipeline are every row's).
+    pub draw: u32,
+    pub first_row: u32,
+    pub rows: u32,
+    /// The cull padding in pixels: two, plus the reach of lines or points.
+    pub pad: f32,
+}
+
+/// What planning reads of a table: which draws the GPU plans, and the groups.
+#[derive(Default)]
+pub(crate) struct TableIndex {
+    /// Per draw of the list: whether a row holds it.
+    pub in_table: Vec<bool>,
+    pub groups: Vec<TableGroup>,
+}
+
+/// What makes consecutive draws one group: the pipeline and the buffers bound.
+fn group_key(draw: &PickDraw) -> (PipelineKey, vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>) {
+    // The camera's conventions change every draw's key alike: any fixed pair groups the same.
+    let key = PipelineKey::of(draw, true, DepthConvention::Standard, Culling::NONE);
+    let indices = match draw.triangles {
+        Triangles::Indexed { range, width, .. } => Some((range.buffer, range.offset, width.vk())),
+        Triangles::NonIndexed { .. } => None,
+    };
+    (key, draw.positions.range.buffer, draw.positions.range.offset, indices)
+}
+
+impl TableIndex {
+    /// Rows in the table.
+    pub fn rows(&self) -> u32 {
+        self.groups.last().map_or(0, |g| g.first_row + g.rows)
+    }
+
+    /// Rows for the table draws of `draws`, grouped; groups hold at most `max_rows` rows.
+    pub fn of(draws: &[PickDraw], max_rows: u32) -> (Self, Vec<u32>) {
+        let max_rows = max_rows.clamp(1, MAX_GROUP_ROWS);
+        let mut index = TableIndex { in_table: draws.iter().map(table_draw).collect(), groups: vec![] };
+        let mut rows = vec![];
+        let mut last: Option<u32> = None;
+        for (i, draw) in draws.iter().enumerate() {
+            if !index.in_table[i] {
+                last = None;
+                continue;
+            }
+            let pad = 2.0 + crate::draw::reach_px(draw);
+            let joins = last.is_some_and(|l| l + 1 == i as u32 && group_key(&draws[l as usize]) == group_key(draw));
+            match index.groups.last_mut() {
+                Some(g) if joins && g.rows < max_rows => {
+                    g.rows += 1;
+                    g.pad = g.pad.max(pad);
+                }
+                _ => index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: 1, pad }),
+            }
+            rows.push(i as u32);
+            last = Some(i as u32);
+        }
+        (index, rows)
+    }
+}
+
+/// A shared list's table: its index, the rows' snapshots, the static buffer (rows, commands,
+/// run-start bits) and per frame-in-flight slot the rows the cull pass writes.
+pub(crate) struct DrawTable {
+    pub index: TableIndex,
+    pub snapshots: Arc<[DrawSnapshot]>,
+    /// Rows (draws) in the table.
+    pub rows: u32,
+    statics: GpuBuffer,
+    /// Per slot: the rows (`ROW_BYTES` each, as the batched vertex shader reads them) and the
+    /// set binding the statics and them (`GpuPlanKit`'s table set layout).
+    frames: Vec<(GpuBuffer, vk::DescriptorSet)>,
+    _pool: Owned<vk::DescriptorPool>,
+}
+
+impl DrawTable {
+    /// Builds the table of `draws` (`None` when none of them is a table draw): uploads the
+    /// rows, the commands and the run-start bits, and allocates each slot's rows.
+    pub fn new(memory: &Memory, draws: &Arc<[PickDraw]>, slots: usize, set_layout: vk::DescriptorSetLayout, max_rows: u32) -> Result<Option<Self>, PickError> {
+        let (index, rows) = TableIndex::of(draws, max_rows);
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let n = rows.len() as u32;
+        let statics = upload_statics(memory, draws, &rows)?;
+        let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
+        let device = &memory.device;
+        let count = slots as u32;
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 * count }];
+        // SAFETY: a valid create info on a live device; owned right away.
+        let pool = unsafe {
+            let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
+            Owned::new(device, handle, destroy_pool)
+        };
+        let layouts = vec![set_layout; slots];
+        // SAFETY: the pool has room for one set per slot.
+        let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
+        let mut frames = Vec::with_capacity(slots);
+        for set in sets {
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;
+            let rows = GpuBuffer::new(memory, "gpu plan table rows", u64::from(n) * u64::from(ROW_BYTES), usage, MemoryLocation::GpuOnly)?;
+            let infos = [
+                [vk::DescriptorBufferInfo { buffer: statics.buffer, offset: 0, range: vk::WHOLE_SIZE }],
+                [vk::DescriptorBufferInfo { buffer: rows.buffer, offset: 0, range: vk::WHOLE_SIZE }],
+            ];
+            let writes = [0, 1].map(|b| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(b)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&infos[b as usize])
+            });
+            // SAFETY: the set and buffers are live; nothing uses the set yet.
+            unsafe { device.update_descriptor_sets(&writes, &[]) };
+            frames.push((rows, set));
+        }
+        Ok(Some(DrawTable { index, snapshots, rows: n, statics, frames, _pool: pool }))
+    }
+
+    /// Slot `slot`'s rows buffer and set.
+    pub fn frame(&self, slot: usize) -> Option<(vk::Buffer, vk::DescriptorSet)> {
+        self.frames.get(slot).map(|(b, s)| (b.buffer, *s))
+    }
+
+    /// The static buffer (its commands are drawn directly where a group is not culled).
+    pub fn statics(&self) -> vk::Buffer {
+        self.statics.buffer
+    }
+
+    /// The word of the first run-start bit word in the static buffer.
+    pub fn starts_word(&self) -> u32 {
+        self.rows * (TABLE_ROW_WORDS + COMMAND_WORDS)
+    }
+
+    /// Bytes held: the static buffer and every slot's rows.
+    pub fn bytes(&self) -> u64 {
+        self.statics.bytes() + self.frames.iter().map(|f| f.0.bytes()).sum::<u64>()
+    }
+}
+
+/// A row's command over its draw's triangles, drawing one instance: the row.
+fn command(triangles: Triangles, row: u32) -> [u32; COMMAND_WORDS as usize] {
+    match triangles {
+        Triangles::NonIndexed { first_vertex, vertex_count } => [vertex_count, 1, first_vertex, row, 0],
+        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => [index_count, 1, first_index, vertex_offset as u32, row],
+    }
+}
+
+/// The static buffer's words: per row its model, box and ID; per row its command; a bit per
+/// row set where its command differs from the row before it (a run of survivors ends there).
+fn static_words(draws: &[PickDraw], rows: &[u32]) -> Vec<u32> {
+    let n = rows.len();
+    let mut words = Vec::with_capacity(n * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize + n.div_ceil(32));
+    for &d in rows {
+        let draw = &draws[d as usize];
+        // Every table draw has a culling box.
+        let (min, max) = draw.culling_bounds().map_or((glam::Vec3::ZERO, glam::Vec3::ZERO), |b| (b.min, b.max));
+        words.extend(draw.model.to_cols_array().map(f32::to_bits));
+        words.extend([min, max].iter().flat_map(|v| v.to_array().map(f32::to_bits)));
+        words.extend(draw.id.to_words());
+    }
+    words.extend(rows.iter().enumerate().flat_map(|(r, &d)| command(draws[d as usize].triangles, r as u32)));
+    // What a command draws besides its instance: runs join only rows that draw the same.
+    let template = |d: u32| match draws[d as usize].triangles {
+        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, 0),
+        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, vertex_offset),
+    };
+    let mut starts = vec![0u32; n.div_ceil(32)];
+    for r in 0..n {
+        if r == 0 || template(rows[r]) != template(rows[r - 1]) {
+            starts[r / 32] |= 1 << (r % 32);
+        }
+    }
+    words.extend(starts);
+    words
+}
+
+fn upload_statics(memory: &Memory, draws: &[PickDraw], rows: &[u32]) -> Result<GpuBuffer, PickError> {
+    let words = static_words(draws, rows);
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
+    let mut buffer = GpuBuffer::new(memory, "gpu plan table", 4 * words.len() as u64, usage, MemoryLocation::CpuToGpu)?;
+    // Host writes reach the device at submission only on coherent memory.
+    if !buffer.is_coherent() {
+        return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU plan table")] });
+    }
+    let Some(bytes) = buffer.mapped_mut() else {
+        return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-visible memory for the GPU plan table")] });
+    };
+    bytes[..4 * words.len()].copy_from_slice(bytemuck::cast_slice(&words));
+    Ok(buffer)
+}

@@ -1,0 +1,71 @@
+//! GPU planning of a shared list's plain draws on the picker's side: which frames use the
+//! list's table (`gpu_plan::table`), and the table's cull dispatches among a frame's pairs.
+
+use super::gpu_pairs::FramePairs;
+use super::Picker;
+use crate::draw::PickDraw;
+use crate::error::PickError;
+use crate::gpu_plan::layout::groups;
+use crate::gpu_plan::record::TablePairs;
+use crate::gpu_plan::table::{DrawTable, TableIndex};
+use crate::gpu_plan::CullDispatch;
+use crate::host::config::Planner;
+use crate::request::PickRequest;
+use ash::vk;
+use std::sync::{Arc, Weak};
+
+/// The table of the shared list last recorded, or that it has none.
+pub(super) struct CachedTable {
+    list: Weak<[PickDraw]>,
+    table: Option<Arc<DrawTable>>,
+}
+
+impl Picker {
+    /// The table `request` over `draws` plans with, if any: under `Planner::Gpu`, where the
+    /// host enabled `shaderFloat64` and batching, for requests without ignore rules or a
+    /// filter (a table holds every pickable draw), and without same-frame GPU results (their
+    /// rows name the draws a frame recorded). Built once per list.
+    pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
+        let usable =
+            self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.ignore.is_empty() && request.filter.is_none();
+        let Some(set_layout) = self.gpu_plan.as_ref().and_then(|k| k.table_set_layout()).filter(|_| usable) else { return Ok(None) };
+        let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
+        if let Some(c) = cached {
+            return Ok(c.table.clone());
+        }
+        // Drop the last list's table first: its memory goes before the new one's is taken
+        // (frames in flight keep theirs alive).
+        self.table = None;
+        let max_rows = self.kit.max_draw_indirect_count;
+        let table = DrawTable::new(&self.kit.memory, draws, self.slots.len(), set_layout, max_rows)?.map(Arc::new);
+        self.table = Some(CachedTable { list: Arc::downgrade(draws), table: table.clone() });
+        Ok(table)
+    }
+
+    /// Bytes the cached table holds.
+    pub(super) fn table_bytes(&self) -> u64 {
+        self.table.as_ref().and_then(|c| c.table.as_ref()).map_or(0, |t| t.bytes())
+    }
+}
+
+impl FramePairs {
+    /// A dispatch per group of `table` (after `share` numbered the pairs, the table's last):
+    /// each writes its group's rows, which the pick passes read whether or not a pair culls
+    /// the group, and culls its pairs.
+    pub(super) fn push_table_dispatches(&mut self, table: &TableIndex) {
+        let first_table_pair = self.order.iter().position(|&k| self.candidates[k as usize].group.is_some()).unwrap_or(self.order.len());
+        let mut pair = first_table_pair;
+        for (g, group) in table.groups.iter().enumerate() {
+            let first_pair = pair;
+            while self.order.get(pair).is_some_and(|&k| self.candidates[k as usize].group == Some(g as u32)) {
+                pair += 1;
+            }
+            let (first_group, count) = groups(group.first_row, group.rows);
+            let dispatch =
+                CullDispatch { draw: group.draw, table: true, first_pair: first_pair as u32, pairs: (pair - first_pair) as u32, first_group, groups: count };
+            self.dispatches.push(dispatch);
+        }
+        let count = (self.order.len() - first_table_pair) as u32;
+        self.table = Some(TablePairs { first: first_table_pair as u32, count, set: vk::DescriptorSet::null(), starts_word: 0 });
+    }
+}

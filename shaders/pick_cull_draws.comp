@@ -1,0 +1,97 @@
+#version 450
+// GPU planning of a shared list's plain draws (crates/picking-vk/src/gpu_plan/table.rs): a
+// dispatch per group of the list's table (consecutive draws that share their bindings), a
+// thread per table row (a draw). Each thread composes its draw's model-view-projection in
+// f64 exactly as the CPU does (`CameraSnapshot::model_view_projection`: the view-projection
+// times the model, each column a sum taken left to right, rounded once to f32), writes it with
+// the draw's ID and snapshot index as the row the batched vertex shader reads, then tests the
+// draw's box under that matrix against every pair of the group, as shaders/pick_cull.comp
+// does for instances. shaders/pick_cull_finish_draws.comp turns the bits into commands.
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 64) in;
+
+layout(push_constant) uniform CullDrawsPush {
+    uvec4 pairs; // (first pair of this group, pairs, first workgroup, the view-projection's word)
+    uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, unused)
+} pc;
+
+// The table (static): per row the model (16 floats), the local box (min 3, max 3) and the
+// ID (2 words); then per row its command (5 words); then a bit per row that starts a run.
+layout(std430, set = 1, binding = 0) readonly buffer TableWords {
+    uint words[];
+} table;
+
+// The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
+// ID, snapshot index, unused).
+layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
+    uint rows[];
+} frame;
+
+const uint TABLE_ROW_WORDS = 24u;
+const uint ROW_WORDS = 20u;
+
+#include "pick_cull.glsl"
+
+float table_float(uint at) {
+    return uintBitsToFloat(table.words[at]);
+}
+
+// The frame's view-projection, written in f64 into the plan buffer while recording.
+dmat4 view_projection() {
+    dmat4 vp;
+    for (uint c = 0u; c < 4u; c++) {
+        for (uint r = 0u; r < 4u; r++) {
+            uint at = pc.pairs.w + 8u * c + 2u * r;
+            vp[c][r] = packDouble2x32(uvec2(plan.words[at], plan.words[at + 1u]));
+        }
+    }
+    return vp;
+}
+
+void main() {
+    uint group = pc.pairs.z + gl_WorkGroupID.x;
+    uint i = 64u * group + gl_LocalInvocationID.x;
+    bool mine = i >= pc.rows.x && i - pc.rows.x < pc.rows.y;
+    bool keep = false;
+    vec4 rect = vec4(3.0e38, 3.0e38, -3.0e38, -3.0e38);
+    if (mine) {
+        uint at = i * TABLE_ROW_WORDS;
+        mat4 model;
+        for (uint c = 0u; c < 4u; c++) {
+            model[c] = vec4(table_float(at + 4u * c), table_float(at + 4u * c + 1u), table_float(at + 4u * c + 2u), table_float(at + 4u * c + 3u));
+        }
+        dmat4 vp = view_projection();
+        mat4 mvp;
+        for (uint c = 0u; c < 4u; c++) {
+            dvec4 m = dvec4(model[c]);
+            // `precise` keeps each product and sum rounded on its own (no fused multiply-add),
+            // as the CPU computes them. Per component: lavapipe (Mesa 25.0) miscompiles a
+            // `precise dvec4` sum.
+            for (uint r = 0u; r < 4u; r++) {
+                precise double sum = vp[0][r] * m.x;
+                sum = sum + vp[1][r] * m.y;
+                sum = sum + vp[2][r] * m.z;
+                sum = sum + vp[3][r] * m.w;
+                mvp[c][r] = float(sum);
+            }
+        }
+        uint row = i * ROW_WORDS;
+        for (uint c = 0u; c < 4u; c++) {
+            for (uint r = 0u; r < 4u; r++) {
+                frame.rows[row + 4u * c + r] = floatBitsToUint(mvp[c][r]);
+            }
+        }
+        frame.rows[row + 16u] = table.words[at + 22u];
+        frame.rows[row + 17u] = table.words[at + 23u];
+        frame.rows[row + 18u] = pc.rows.z + i;
+        frame.rows[row + 19u] = 0u;
+        if (pc.pairs.y > 0u) {
+            uint job = pc.pairs.x * JOB_WORDS;
+            vec3 lo = vec3(table_float(at + 16u), table_float(at + 17u), table_float(at + 18u));
+            vec3 hi = vec3(table_float(at + 19u), table_float(at + 20u), table_float(at + 21u));
+            rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);
+        }
+    }
+    test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);
+}

@@ -1,0 +1,35 @@
+#version 450
+// GPU planning of a shared list's plain draws, after shaders/pick_cull_draws.comp and a
+// barrier: as shaders/pick_cull_finish.comp, where a pair's candidates are table rows (draws)
+// and a run of consecutive surviving draws is one command only while their commands (count,
+// first index or vertex, vertex offset) are equal: the table marks each row whose command
+// differs from the row before it. A run's command is its first row's, drawing as many
+// instances (rows) as the run has. On overflow the pair's fallback draws the group's own
+// commands (`TABLE_FALLBACK` becomes the range's row count).
+#extension GL_GOOGLE_include_directive : require
+
+#include "pick_cull_finish.glsl"
+
+// The table (static): rows of 24 words, then a command per row (5 words), then the run-start
+// bits (`pc.pairs.z` is their first word).
+layout(std430, set = 1, binding = 0) readonly buffer TableWords {
+    uint words[];
+} table;
+
+const uint TABLE_ROW_WORDS = 24u;
+
+uint template_starts(uint w) {
+    // Bit 0 is a table row of a whole 64-row cull workgroup: a word's rows are a bit word's.
+    return table.words[pc.pairs.z + bit0 / 32u + w];
+}
+
+uvec3 command_template(uint job, uint candidate) {
+    // The commands follow the rows; a table pair's job counts the table's rows.
+    uint at = TABLE_ROW_WORDS * plan.words[job + 46u] + 5u * candidate;
+    bool indexed = plan.words[job + 40u] != 0u;
+    return uvec3(table.words[at], table.words[at + 2u], indexed ? table.words[at + 3u] : 0u);
+}
+
+void overflow(uint job, uint counters) {
+    plan.words[counters + TABLE_FALLBACK] = plan.words[job + 45u];
+}
