@@ -10,6 +10,7 @@ mod chart;
 mod cpu_bvh;
 mod deform;
 mod gpu_planning;
+mod gpu_planning_draws;
 mod gpu_timing;
 mod heap;
 mod hooks;
@@ -155,6 +156,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     let mut gpu_results_latency_us = None;
     let (mut hook_lines, mut hook_rows) = (vec![], vec![]);
     let mut planning = vec![];
+    let mut draw_planning = vec![];
     for (k, spec) in cfg.scenes.iter().enumerate() {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
         let settle = || gpu_timing::settle_clocks(&ctx, &scene, cfg.size, cfg.settle_ms);
@@ -249,6 +251,11 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
             let gp = gpu_planning::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 600 + k as u64)?;
             all_parity_ok &= gp.parity.0 == gp.parity.1;
             planning.push((gp.line(spec.name), gp.json(spec.name)));
+        } else {
+            settle()?;
+            let gd = gpu_planning_draws::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 650 + k as u64)?;
+            all_parity_ok &= gd.parity.0 == gd.parity.1;
+            draw_planning.push((gd.line(spec.name), gd.json(spec.name)));
         }
         settle()?;
         let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
@@ -310,6 +317,12 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     println!("GPU planning: the field's instances known to the CPU (CPU planner) against the same transforms written each frame by a host compute pass (GPU planner; CPU planner unculled), GPU ms, ratios, CPU µs of recording, GPU-planned answers equal to the CPU-known ones:");
     println!("{}", gpu_planning::HEADER);
     for (line, _) in &planning {
+        println!("{line}");
+    }
+    println!();
+    println!("GPU planning of a shared list's plain draws: the CPU planner against the GPU planner (the list's table, culled by a compute pass), GPU ms, ratios, CPU µs of recording, GPU-planned answers (object and depth) equal to the CPU-planned ones:");
+    println!("{}", gpu_planning_draws::HEADER);
+    for (line, _) in &draw_planning {
         println!("{line}");
     }
     println!();
@@ -389,7 +402,7 @@ fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
     }
 
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "same_frame": sf_rows, "hooks": hook_rows, "gpu_planning": planning.iter().map(|p| &p.1).collect::<Vec<_>>(), "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
+    let report = json!({"device": ctx.device_name, "config": if small { "small" } else { "full" }, "view": [w, h], "frames": cfg.frames, "scenes": scene_rows, "queries": query_rows, "result_paths": path_rows, "same_frame": sf_rows, "hooks": hook_rows, "gpu_planning": planning.iter().map(|p| &p.1).collect::<Vec<_>>(), "gpu_planning_draws": draw_planning.iter().map(|p| &p.1).collect::<Vec<_>>(), "deform": deform_rows, "memory": memory_rows, "latency": latency_rows, "parity_all_match": all_parity_ok});
     let json_path = out.join("bench.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&report).unwrap_or_default()).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let png = chart::render(&[

@@ -140,7 +140,9 @@ pub enum Planner {
     Auto,
     /// As `Auto`, and such instances with a CPU copy of their transforms are culled on the
     /// GPU too; creation fails with [`crate::PickError::Unsupported`] without the
-    /// features `Auto` needs.
+    /// features `Auto` needs. With [`crate::PickFeatures::GPU_DRAW_PLANNING`] also a shared
+    /// list's plain draws, for point and radius queries of requests without ignore rules or
+    /// a filter, by a table built once per list (README, "GPU planning").
     Gpu,
 }
 

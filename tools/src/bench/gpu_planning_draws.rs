@@ -1,0 +1,171 @@
+//! GPU planning of a shared list's plain draws (the scenes of separate draws), side by side in
+//! the same frames (timestamp queries, a full barrier between sets): the CPU planner against
+//! the GPU planner (`Planner::Gpu`: the list's table, uploaded once, culled by a compute pass
+//! per group) for one point, 16 points and a radius-8 query. CPU: recording each set (the two
+//! planners take turns going first). Parity: every GPU-planned answer (object and depth)
+//! against the CPU-planned one.
+
+use crate::gpu_timing::{camera, full_barrier, median};
+use crate::scenes::BenchScene;
+use ash::vk;
+use glam::UVec2;
+use picking_vk::config::Planner;
+use picking_vk::{FrameResults, PickQuery, PickRequest, Picker, PickerConfig, Snap, Viewport};
+use picking_vk_context::VulkanContext;
+use serde_json::json;
+use std::time::Instant;
+
+/// The timed sets: (planner, queries).
+pub const SETS: [&str; 6] =
+    ["CPU planner: point", "CPU planner: 16 points", "CPU planner: radius 8", "GPU planner: point", "GPU planner: 16 points", "GPU planner: radius 8"];
+
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: rows tested / survivors / commands | parity |\n|---|---|---|---|---|---|---|---|---|";
+
+pub struct DrawPlanningTimings {
+    /// Median GPU ms per set (`SETS` order).
+    pub gpu_ms: [f64; 6],
+    /// Median CPU µs recording each set.
+    pub cpu_us: [f64; 6],
+    /// Medians for the GPU planner's 16 points: rows tested, survivors, commands.
+    pub plan: [f64; 3],
+    /// GPU-planned answers equal to the CPU-planned ones, of those compared.
+    pub parity: (usize, usize),
+}
+
+/// The planners take turns going first.
+fn record_order(frame: usize) -> [usize; 6] {
+    if frame.is_multiple_of(2) {
+        [0, 1, 2, 3, 4, 5]
+    } else {
+        [3, 4, 5, 0, 1, 2]
+    }
+}
+
+/// What must agree: each pick's object, instance and depth.
+fn answers(results: &FrameResults) -> Vec<String> {
+    results.results.iter().map(|r| format!("{:?}", r.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id, h.instance, h.depth)))).collect()
+}
+
+pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<DrawPlanningTimings, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let d = &ctx.device;
+    let cam = camera(w, h);
+    let draws = &scene.gpu.pick_draws;
+    let picker = |planner: Planner| {
+        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner);
+        // SAFETY: the context's handles belong together and outlive the picker.
+        unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
+    };
+    let mut pickers = vec![];
+    for planner in [Planner::Cpu, Planner::Cpu, Planner::Cpu, Planner::Gpu, Planner::Gpu, Planner::Gpu] {
+        pickers.push(picker(planner)?);
+    }
+    let mut warm_up = picker(Planner::Cpu)?;
+    // SAFETY: plain query pool creation.
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(7), None) }.map_err(|x| e(&x))?;
+    let period = f64::from(ctx.properties.limits.timestamp_period);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (mut gpu, mut cpu): ([Vec<f64>; 6], [Vec<f64>; 6]) = Default::default();
+    let (mut plan, mut parity) = (<[Vec<f64>; 3]>::default(), (0, 0));
+    let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
+    for frame in 0..warmup + frames {
+        let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
+        let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
+        let sets = [vec![PickQuery::Point(pixel)], points, vec![PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }]];
+        let mut record_us = [0.0; 6];
+        ctx.run_once(|cmd| -> Result<(), String> {
+            // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
+            // buffers and the targets outlive the wait in `run_once`.
+            unsafe {
+                warm_up.record(cmd, 0, &request, &[PickQuery::Point(pixel)], draws).map_err(|x| e(&x))?;
+                full_barrier(d, cmd);
+                d.cmd_reset_query_pool(cmd, pool, 0, 7);
+                full_barrier(d, cmd);
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+                for (position, k) in record_order(frame).into_iter().enumerate() {
+                    let t = Instant::now();
+                    pickers[k].record(cmd, 0, &request, &sets[k % 3], draws).map_err(|x| e(&x))?;
+                    record_us[k] = t.elapsed().as_secs_f64() * 1e6;
+                    full_barrier(d, cmd);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, position as u32 + 1);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|x| e(&x))??;
+        warm_up.cancel(0).map_err(|x| e(&x))?;
+        let mut results = vec![];
+        for picker in &mut pickers {
+            // SAFETY: `run_once` waited for the frame.
+            results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
+        }
+        let mut t = [0u64; 7];
+        // SAFETY: the frame completed; every query was written.
+        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        for k in 0..3 {
+            let (want, got) = (answers(&results[k]), answers(&results[k + 3]));
+            parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
+            parity.1 += want.len();
+        }
+        if frame >= warmup {
+            for (position, k) in record_order(frame).into_iter().enumerate() {
+                gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
+            }
+            for (k, samples) in cpu.iter_mut().enumerate() {
+                samples.push(record_us[k]);
+            }
+            let stats = results[4].stats.gpu_plan;
+            for (k, v) in stats.map_or([f64::NAN; 3], |s| [s.instances_tested, s.survivors, s.commands].map(|x| x as f64)).into_iter().enumerate() {
+                plan[k].push(v);
+            }
+        }
+    }
+    // SAFETY: all work finished (`run_once` waits).
+    unsafe { d.destroy_query_pool(pool, None) };
+    Ok(DrawPlanningTimings {
+        gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
+        cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
+        plan: plan.each_mut().map(|v| median(v)),
+        parity,
+    })
+}
+
+impl DrawPlanningTimings {
+    pub fn line(&self, scene: &str) -> String {
+        let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
+        format!(
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} | {}/{} |",
+            g[0],
+            g[1],
+            g[2],
+            g[3],
+            g[4],
+            g[5],
+            g[3] / g[0],
+            g[4] / g[1],
+            g[5] / g[2],
+            c[0],
+            c[1],
+            c[3],
+            c[4],
+            c[1] / c[0],
+            c[4] / c[3],
+            p[0],
+            p[1],
+            p[2],
+            self.parity.0,
+            self.parity.1
+        )
+    }
+
+    pub fn json(&self, scene: &str) -> serde_json::Value {
+        json!({
+            "scene": scene,
+            "gpu_ms": SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "gpu_planner_16_points": {"rows_tested": self.plan[0], "survivors": self.plan[1], "commands": self.plan[2]},
+            "parity": [self.parity.0, self.parity.1],
+        })
+    }
+}
