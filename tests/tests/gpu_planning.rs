@@ -564,6 +564,8 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
+    // A table bound below the lists' plain draws: no table, the CPU plans them.
+    let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
     let (mut tested, mut survivors, mut commands, mut fallbacks) = (0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     for seed in 0..6u64 {
@@ -591,7 +593,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
             let grown = gpu_planned.memory().planner - base_memory;
             assert!((rows * (116 + 2 * 80)..rows * (116 + 2 * 80) + (64 << 10)).contains(&grown), "{rows} rows, {grown} bytes");
         }
-        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
+        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned), ("GPU, bounded", &mut bounded)] {
             // Twice: the table is built on the first frame, and reused.
             for frame in 0..2 {
                 let got = pick(picker);
@@ -603,6 +605,11 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                 if let (Some(stats), "GPU") = (got.stats.gpu_plan, name) {
                     (tested, survivors, commands, fallbacks) =
                         (tested + stats.instances_tested, survivors + stats.survivors, commands + stats.commands, fallbacks + stats.fallbacks);
+                }
+                if name == "GPU, bounded" {
+                    // The random scene's instanced field is drawn as the CPU planned it under Gpu.
+                    assert_eq!(got.stats.gpu_plan.map_or(0, |s| s.ranges), 0, "seed {seed}: no table past the bound");
+                    assert_eq!(picker.memory().planner, base_memory, "seed {seed}: no table held");
                 }
             }
         }

@@ -121,6 +121,8 @@ pub(crate) struct DrawsPasses {
     pub(crate) cull: ComputePipeline,
     pub(crate) finish: ComputePipeline,
     pub(crate) set_layout: Owned<vk::DescriptorSetLayout>,
+    /// The most rows a table may hold (`PickerConfig::gpu_plan_draws`).
+    pub(crate) max_rows: u32,
 }
 
 /// A set layout of `count` storage buffers for compute, from binding 0.
@@ -145,8 +147,8 @@ impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
     /// set 1 is the picker's instance storage set) and the finishing one; with `draws`, the
-    /// passes over shared lists' tables too.
-    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout, draws: bool) -> Result<Self, PickError> {
+    /// passes over shared lists' tables of at most `table_rows` rows too (none with 0).
+    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout, table_rows: u32) -> Result<Self, PickError> {
         let device = &memory.device;
         let set_layout = storage_set_layout(device, 1)?;
         let count = slots as u32;
@@ -176,7 +178,7 @@ impl GpuPlanKit {
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[]), "pick_cull_finish.comp", "gpu plan finish")?;
-        let draws = if draws { Some(DrawsPasses::new(memory, set_layout.handle)?) } else { None };
+        let draws = if table_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, table_rows)?) } else { None };
         Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
     }
 
@@ -193,9 +195,10 @@ impl GpuPlanKit {
         Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
     }
 
-    /// The layout of a table's sets, where tables are planned.
-    pub fn table_set_layout(&self) -> Option<vk::DescriptorSetLayout> {
-        self.draws.as_ref().map(|d| d.set_layout.handle)
+    /// The layout of a table's sets and the most rows a table may hold, where tables are
+    /// planned.
+    pub fn table_kind(&self) -> Option<(vk::DescriptorSetLayout, u32)> {
+        self.draws.as_ref().map(|d| (d.set_layout.handle, d.max_rows))
     }
 
     /// Bytes held: every slot's plan buffer.
@@ -205,11 +208,11 @@ impl GpuPlanKit {
 }
 
 impl DrawsPasses {
-    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout) -> Result<Self, PickError> {
+    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, max_rows: u32) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
         let finish = compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
-        Ok(DrawsPasses { cull, finish, set_layout })
+        Ok(DrawsPasses { cull, finish, set_layout, max_rows })
     }
 }

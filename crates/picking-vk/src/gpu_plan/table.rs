@@ -121,11 +121,18 @@ pub(crate) struct DrawTable {
 }
 
 impl DrawTable {
-    /// Builds the table of `draws` (`None` when none of them is a table draw): uploads the
-    /// rows, the commands and the run-start bits, and allocates each slot's rows.
-    pub fn new(memory: &Memory, draws: &Arc<[PickDraw]>, slots: usize, set_layout: vk::DescriptorSetLayout, max_rows: u32) -> Result<Option<Self>, PickError> {
-        let (index, rows) = TableIndex::of(draws, max_rows);
-        if rows.is_empty() {
+    /// Builds the table of `draws` (`None` when none of them is a table draw, or more than
+    /// `most`), groups of at most `group_rows`: uploads the rows, the commands and the
+    /// run-start bits, and allocates each slot's rows.
+    pub fn new(
+        memory: &Memory,
+        draws: &Arc<[PickDraw]>,
+        slots: usize,
+        set_layout: vk::DescriptorSetLayout,
+        (group_rows, most): (u32, u32),
+    ) -> Result<Option<Self>, PickError> {
+        let (index, rows) = TableIndex::of(draws, group_rows);
+        if rows.is_empty() || rows.len() > most as usize {
             return Ok(None);
         }
         let n = rows.len() as u32;

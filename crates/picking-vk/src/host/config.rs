@@ -121,6 +121,11 @@ pub struct PickerConfig {
     /// draw's first instance) and its summary bits in whole words. Pairs past it are drawn as
     /// the CPU planned them.
     pub gpu_plan_instances: u32,
+    /// Plain draws a shared list's GPU plan table may hold (default 131,072; 0: no tables).
+    /// A table costs 276 bytes a draw with 2 slots (116 once, 80 per slot), so 36 MiB at the
+    /// default. A list with more plain draws is planned on the CPU (`Planner::Gpu` with
+    /// `PickFeatures::GPU_DRAW_PLANNING` only).
+    pub gpu_plan_draws: u32,
 }
 
 /// Which planner decides what a query set draws. Results are the same with every planner
@@ -180,6 +185,7 @@ impl Default for PickerConfig {
             gpu_plan_pairs: 64,
             gpu_plan_commands: 4096,
             gpu_plan_instances: 1 << 18,
+            gpu_plan_draws: 1 << 17,
         }
     }
 }
@@ -273,6 +279,12 @@ impl PickerConfig {
     /// Sets [`PickerConfig::gpu_plan_instances`].
     pub fn with_gpu_plan_instances(mut self, instances: u32) -> Self {
         self.gpu_plan_instances = instances;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_plan_draws`].
+    pub fn with_gpu_plan_draws(mut self, draws: u32) -> Self {
+        self.gpu_plan_draws = draws;
         self
     }
 

@@ -256,7 +256,8 @@ fn gpu_plan_kit(
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words };
     // A shared list's plain draws are planned on the GPU only when asked for by name.
     let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, draws)?))
+    let table_rows = if draws { config.gpu_plan_draws } else { 0 };
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, table_rows)?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.

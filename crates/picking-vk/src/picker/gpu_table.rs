@@ -24,11 +24,12 @@ impl Picker {
     /// The table `request` over `draws` plans with, if any: under `Planner::Gpu`, where the
     /// host enabled `shaderFloat64` and batching, for requests without ignore rules or a
     /// filter (a table holds every pickable draw), and without same-frame GPU results (their
-    /// rows name the draws a frame recorded). Built once per list.
+    /// rows name the draws a frame recorded). Built once per list; none for a list with more
+    /// plain draws than `PickerConfig::gpu_plan_draws`.
     pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
         let usable =
             self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.ignore.is_empty() && request.filter.is_none();
-        let Some(set_layout) = self.gpu_plan.as_ref().and_then(|k| k.table_set_layout()).filter(|_| usable) else { return Ok(None) };
+        let Some((set_layout, most)) = self.gpu_plan.as_ref().and_then(|k| k.table_kind()).filter(|_| usable) else { return Ok(None) };
         let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if let Some(c) = cached {
             return Ok(c.table.clone());
@@ -36,8 +37,8 @@ impl Picker {
         // Drop the last list's table first: its memory goes before the new one's is taken
         // (frames in flight keep theirs alive).
         self.table = None;
-        let max_rows = self.kit.max_draw_indirect_count;
-        let table = DrawTable::new(&self.kit.memory, draws, self.slots.len(), set_layout, max_rows)?.map(Arc::new);
+        let group_rows = self.kit.max_draw_indirect_count;
+        let table = DrawTable::new(&self.kit.memory, draws, self.slots.len(), set_layout, (group_rows, most))?.map(Arc::new);
         self.table = Some(CachedTable { list: Arc::downgrade(draws), table: table.clone() });
         Ok(table)
     }
