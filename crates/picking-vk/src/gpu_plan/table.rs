@@ -26,6 +26,8 @@ pub(crate) const TABLE_ROW_WORDS: u32 = 24;
 /// Words of a row's command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
 /// word unused).
 pub(crate) const COMMAND_WORDS: u32 = 5;
+/// The fewest draws a group takes (see [`TableIndex::of`]).
+pub(crate) const MIN_GROUP_ROWS: usize = 16;
 /// The most rows of one group: its cull dispatch stays within 65,535 workgroups.
 const MAX_GROUP_ROWS: u32 = (super::MAX_DISPATCH_GROUPS - 1) * super::CULL_GROUP;
 
@@ -80,27 +82,30 @@ impl TableIndex {
     }
 
     /// Rows for the table draws of `draws`, grouped; groups hold at most `max_rows` rows.
+    /// Groups of fewer than [`MIN_GROUP_ROWS`] draws stay with the CPU planner: each group
+    /// costs a dispatch a frame and a count draw a query, which only many draws repay.
     pub fn of(draws: &[PickDraw], max_rows: u32) -> (Self, Vec<u32>) {
         let max_rows = max_rows.clamp(1, MAX_GROUP_ROWS);
-        let mut index = TableIndex { in_table: draws.iter().map(table_draw).collect(), groups: vec![] };
+        let mut index = TableIndex { in_table: vec![false; draws.len()], groups: vec![] };
         let mut rows = vec![];
-        let mut last: Option<u32> = None;
-        for (i, draw) in draws.iter().enumerate() {
-            if !index.in_table[i] {
-                last = None;
+        let mut i = 0;
+        while i < draws.len() {
+            if !table_draw(&draws[i]) {
+                i += 1;
                 continue;
             }
-            let pad = 2.0 + crate::draw::reach_px(draw);
-            let joins = last.is_some_and(|l| l + 1 == i as u32 && group_key(&draws[l as usize]) == group_key(draw));
-            match index.groups.last_mut() {
-                Some(g) if joins && g.rows < max_rows => {
-                    g.rows += 1;
-                    g.pad = g.pad.max(pad);
-                }
-                _ => index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: 1, pad }),
+            // The run of table draws from `i` that share its bindings, up to `max_rows`.
+            let key = group_key(&draws[i]);
+            let end = (i + 1..draws.len().min(i + max_rows as usize))
+                .find(|&j| !table_draw(&draws[j]) || group_key(&draws[j]) != key)
+                .unwrap_or(draws.len().min(i + max_rows as usize));
+            if end - i >= MIN_GROUP_ROWS {
+                let pad = draws[i..end].iter().map(|d| 2.0 + crate::draw::reach_px(d)).fold(2.0, f32::max);
+                index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: (end - i) as u32, pad });
+                rows.extend(i as u32..end as u32);
+                index.in_table[i..end].fill(true);
             }
-            rows.push(i as u32);
-            last = Some(i as u32);
+            i = end;
         }
         (index, rows)
     }
@@ -242,4 +247,51 @@ fn upload_statics(memory: &Memory, draws: &[PickDraw], rows: &[u32]) -> Result<G
     };
     bytes[..4 * words.len()].copy_from_slice(bytemuck::cast_slice(&words));
     Ok(buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::{Aabb, BufferRange, Positions};
+    use crate::id::ObjectId;
+    use ash::vk::Handle;
+    use glam::Vec3;
+
+    fn draw(buffer: u64, first_vertex: u32) -> PickDraw {
+        let range = BufferRange { buffer: vk::Buffer::from_raw(buffer), offset: 0, size: 1200 };
+        let positions = Positions { range, stride: 12, vertex_count: 100 };
+        let bounds = Aabb { min: Vec3::ZERO, max: Vec3::ONE };
+        PickDraw::new(ObjectId::new(1).unwrap(), positions, Triangles::NonIndexed { first_vertex, vertex_count: 3 }).with_bounds(bounds)
+    }
+
+    #[test]
+    fn groups_are_runs_of_plain_draws_sharing_bindings_and_small_ones_stay_on_the_cpu() {
+        let mut draws: Vec<PickDraw> = (0..40).map(|k| draw(1, 3 * (k % 2))).collect();
+        let mut hidden = draw(1, 0);
+        hidden.pickable = false;
+        draws.push(hidden);
+        draws.extend((0..10).map(|_| draw(1, 0)));
+        draws.extend((0..20).map(|_| draw(2, 0)));
+        let projective = draw(2, 0).with_model(glam::Mat4::from_cols(glam::Vec4::X, glam::Vec4::Y, glam::Vec4::Z, glam::Vec4::new(0.0, 0.0, 1.0, 0.5)));
+        draws.push(projective);
+        draws.extend((0..5).map(|_| draw(2, 0)));
+        let (index, rows) = TableIndex::of(&draws, 16);
+        // 40 draws of buffer 1 in groups of at most 16 (the last, 8, stays on the CPU); the
+        // unpickable draw breaks the run, and the 10 after it are too few; buffer 2's 20 make
+        // one group of 16 and four left over; a projective model and the five after it too.
+        let groups: Vec<(u32, u32, u32)> = index.groups.iter().map(|g| (g.draw, g.first_row, g.rows)).collect();
+        assert_eq!(groups, vec![(0, 0, 16), (16, 16, 16), (51, 32, 16)]);
+        assert_eq!(rows, (0..32).chain(51..67).collect::<Vec<u32>>());
+        assert_eq!(index.rows(), 48);
+        let in_table: Vec<usize> = (0..draws.len()).filter(|&i| index.in_table[i]).collect();
+        assert_eq!(in_table, (0..32).chain(51..67).collect::<Vec<usize>>());
+        // Run starts: where a row's command differs from the row before (alternating first
+        // vertices in buffer 1's draws, all alike in buffer 2's).
+        let words = static_words(&draws, &rows);
+        let starts = words[rows.len() * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize..].to_vec();
+        assert_eq!(starts, vec![u32::MAX, 1]);
+        // A row's command draws its draw as the one instance of its row.
+        let at = rows.len() * TABLE_ROW_WORDS as usize + 33 * COMMAND_WORDS as usize;
+        assert_eq!(&words[at..at + 5], &[3, 1, 0, 33, 0]);
+    }
 }

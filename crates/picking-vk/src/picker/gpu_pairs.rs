@@ -7,7 +7,7 @@ use super::Picker;
 use crate::draw::{PickDraw, Triangles};
 use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::{CullInput, TablePairs};
-use crate::gpu_plan::table::{TableGroup, TableIndex};
+use crate::gpu_plan::table::TableIndex;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::plan::PlanEntry;
@@ -323,10 +323,16 @@ impl Picker {
         for d in &pairs.dispatches {
             let draw = draws.get(d.draw as usize);
             let input = match (d.table, table) {
-                (true, Some(t)) => t.frame(slot).map(|(_, set)| {
-                    let g = t.index.groups.iter().find(|g| g.draw == d.draw).copied().unwrap_or(TableGroup { draw: d.draw, first_row: 0, rows: 0, pad: 0.0 });
-                    CullInput { dispatch: *d, set, words: [g.first_row, g.rows, TABLE_SNAPSHOT_BASE, 0], last_word: vp_word }
-                }),
+                (true, Some(t)) => {
+                    let groups = &t.index.groups;
+                    let g = groups.binary_search_by_key(&d.draw, |g| g.draw).ok().map(|g| groups[g]);
+                    g.zip(t.frame(slot)).map(|(g, (_, set))| CullInput {
+                        dispatch: *d,
+                        set,
+                        words: [g.first_row, g.rows, TABLE_SNAPSHOT_BASE, 0],
+                        last_word: vp_word,
+                    })
+                }
                 (true, None) => None,
                 (false, _) => draw.and_then(|draw| {
                     let set = sets.get(&cull_set_buffers(draw)?)?;
