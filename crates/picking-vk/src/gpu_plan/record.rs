@@ -51,8 +51,9 @@ impl GpuPlanKit {
         // SAFETY: (whole block) the caller's contract; pipelines, layouts and sets are this
         // device's and outlive the command buffer.
         unsafe {
-            for (passes, is_table) in [(Some((&self.cull, &self.finish)), false), (draws.map(|d| (&d.cull, &d.finish)), true)] {
-                let Some((cull, _)) = passes.filter(|_| inputs.iter().any(|i| i.dispatch.table == is_table)) else { continue };
+            // The instances' dispatches, then the table's (each with its own pipeline).
+            for (cull, is_table) in [(Some(&self.cull), false), (draws.map(|d| &d.cull), true)] {
+                let Some(cull) = cull.filter(|_| inputs.iter().any(|i| i.dispatch.table == is_table)) else { continue };
                 device.cmd_bind_pipeline(cmd, bind, cull.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, cull.1.handle, 0, &[*plan_set], &[]);
                 for input in inputs.iter().filter(|i| i.dispatch.table == is_table) {
