@@ -65,9 +65,15 @@ pub(crate) struct TableIndex {
 }
 
 /// What makes consecutive draws one group: the pipeline and the buffers bound.
-fn group_key(draw: &PickDraw) -> (PipelineKey, vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>) {
-    // The camera's conventions change every draw's key alike: any fixed pair groups the same.
-    let key = PipelineKey::of(draw, true, DepthConvention::Standard, Culling::NONE);
+type GroupKey = ([PipelineKey; 2], vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>);
+
+/// A draw's [`GroupKey`].
+fn group_key(draw: &PickDraw) -> GroupKey {
+    // A draw's pipeline depends on the request's depth convention and culling where its
+    // raster state names none: draws group only if their keys agree under two requests that
+    // differ in both (a draw naming what the other leaves to the request then differs).
+    let back = Culling::new(vk::CullModeFlags::BACK, vk::FrontFace::CLOCKWISE);
+    let key = [PipelineKey::of(draw, true, DepthConvention::Standard, Culling::NONE), PipelineKey::of(draw, true, DepthConvention::Reverse, back)];
     let indices = match draw.triangles {
         Triangles::Indexed { range, width, .. } => Some((range.buffer, range.offset, width.vk())),
         Triangles::NonIndexed { .. } => None,
@@ -293,5 +299,17 @@ mod tests {
         // A row's command draws its draw as the one instance of its row.
         let at = rows.len() * TABLE_ROW_WORDS as usize + 33 * COMMAND_WORDS as usize;
         assert_eq!(&words[at..at + 5], &[3, 1, 0, 33, 0]);
+    }
+
+    #[test]
+    fn a_draw_naming_its_culling_never_groups_with_one_leaving_it_to_the_request() {
+        let mut draws: Vec<PickDraw> = (0..32).map(|_| draw(1, 0)).collect();
+        for d in &mut draws[16..] {
+            // Culling nothing, as the first 16 do under a request that culls nothing.
+            d.raster.culling = Some(Culling::NONE);
+        }
+        let (index, _) = TableIndex::of(&draws, 1000);
+        let groups: Vec<(u32, u32)> = index.groups.iter().map(|g| (g.draw, g.rows)).collect();
+        assert_eq!(groups, vec![(0, 16), (16, 16)]);
     }
 }
