@@ -4,8 +4,8 @@
 // and a run of consecutive surviving draws is one command only while their commands (count,
 // first index or vertex, vertex offset) are equal: the table marks each row whose command
 // differs from the row before it. A run's command is its first row's, drawing as many
-// instances (rows) as the run has. On overflow the pair's fallback draws the group's own
-// commands (`TABLE_FALLBACK` becomes the range's row count).
+// instances (rows) as the run has. On overflow the pair's fallback draws the group's run
+// commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs).
 #extension GL_GOOGLE_include_directive : require
 
 #include "pick_cull_finish.glsl"

@@ -79,23 +79,26 @@ pub(crate) struct GpuPlanned<'a> {
     pub pair_of_range: &'a [u32],
     pub commands: &'a [PairCommands],
     /// The shared list's table the frame plans with, if any.
-    pub table: Option<TableDraws>,
+    pub table: Option<TableDraws<'a>>,
 }
 
 /// What drawing a table's groups binds and reads.
 #[derive(Clone, Copy)]
-pub(crate) struct TableDraws {
+pub(crate) struct TableDraws<'a> {
     /// The slot's rows (per-instance attributes of the batched pipeline).
     pub rows: vk::Buffer,
-    /// The static buffer: each row's own command.
+    /// The static buffer: each group's run commands, which draw it whole.
     pub statics: vk::Buffer,
-    pub table_rows: u32,
+    /// Byte offset of the first run command in `statics`.
+    pub runs_offset: u64,
+    pub groups: &'a [table::TableGroup],
 }
 
-impl TableDraws {
-    /// Byte offset of row `row`'s command in the static buffer.
-    pub fn command_offset(&self, row: u32) -> u64 {
-        4 * (u64::from(self.table_rows) * u64::from(table::TABLE_ROW_WORDS) + u64::from(row) * u64::from(table::COMMAND_WORDS))
+impl TableDraws<'_> {
+    /// The group whose first draw is `draw`, and the byte offset of its first run command.
+    pub fn group(&self, draw: u32) -> Option<(table::TableGroup, u64)> {
+        let g = self.groups[self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?];
+        Some((g, self.runs_offset + 4 * u64::from(g.first_run) * u64::from(table::COMMAND_WORDS)))
     }
 }
 
@@ -190,7 +193,7 @@ impl GpuPlanKit {
     }
 
     /// What the pick passes need to draw slot `slot`'s plan.
-    pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands], table: Option<TableDraws>) -> Option<GpuPlanned<'a>> {
+    pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands], table: Option<TableDraws<'a>>) -> Option<GpuPlanned<'a>> {
         let buffer = self.slots.get(slot)?.0.buffer;
         Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
     }

@@ -54,6 +54,10 @@ pub(crate) struct TableGroup {
     pub rows: u32,
     /// The cull padding in pixels: two, plus the reach of lines or points.
     pub pad: f32,
+    /// Its runs of rows that draw the same (`run_commands`): the first, and how many. Drawn
+    /// whole, the group takes one command a run, not a command a row.
+    pub first_run: u32,
+    pub runs: u32,
 }
 
 /// What planning reads of a table: which draws the GPU plans, and the groups.
@@ -107,7 +111,7 @@ impl TableIndex {
                 .unwrap_or(draws.len().min(i + max_rows as usize));
             if end - i >= MIN_GROUP_ROWS {
                 let pad = draws[i..end].iter().map(|d| 2.0 + crate::draw::reach_px(d)).fold(2.0, f32::max);
-                index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: (end - i) as u32, pad });
+                index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: (end - i) as u32, pad, first_run: 0, runs: 0 });
                 rows.extend(i as u32..end as u32);
                 index.in_table[i..end].fill(true);
             }
@@ -142,12 +146,14 @@ impl DrawTable {
         set_layout: vk::DescriptorSetLayout,
         (group_rows, most): (u32, u32),
     ) -> Result<Option<Self>, PickError> {
-        let (index, rows) = TableIndex::of(draws, group_rows);
+        let (mut index, rows) = TableIndex::of(draws, group_rows);
         if rows.is_empty() || rows.len() > most as usize {
             return Ok(None);
         }
         let n = rows.len() as u32;
-        let statics = upload_statics(memory, draws, &rows)?;
+        let mut words = static_words(draws, &rows);
+        words.extend(run_commands(draws, &rows, &mut index.groups));
+        let statics = upload_statics(memory, &words)?;
         let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
         let device = &memory.device;
         let count = slots as u32;
@@ -197,6 +203,11 @@ impl DrawTable {
         self.rows * (TABLE_ROW_WORDS + COMMAND_WORDS)
     }
 
+    /// The byte offset of the first run command (`run_commands`) in the static buffer.
+    pub fn runs_offset(&self) -> u64 {
+        4 * u64::from(self.starts_word() + self.rows.div_ceil(32))
+    }
+
     /// Bytes held: the static buffer and every slot's rows.
     pub fn bytes(&self) -> u64 {
         self.statics.bytes() + self.frames.iter().map(|f| f.0.bytes()).sum::<u64>()
@@ -209,6 +220,40 @@ fn command(triangles: Triangles, row: u32) -> [u32; COMMAND_WORDS as usize] {
         Triangles::NonIndexed { first_vertex, vertex_count } => [vertex_count, 1, first_vertex, row, 0],
         Triangles::Indexed { first_index, index_count, vertex_offset, .. } => [index_count, 1, first_index, vertex_offset as u32, row],
     }
+}
+
+/// What a draw's command draws besides its instances: count, first index or vertex, vertex
+/// offset. Runs join only rows that draw the same.
+fn template(draw: &PickDraw) -> (u32, u32, i32) {
+    match draw.triangles {
+        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, 0),
+        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, vertex_offset),
+    }
+}
+
+/// Per group (whose `first_run` and `runs` it sets), a command per run of its rows that draw
+/// the same, drawing the run's rows as its instances: what drawing the group whole takes (a
+/// group no pair culls, or a pair's overflow). One for a group of one mesh, however many
+/// rows: a count draw's cost follows its most commands on some drivers.
+fn run_commands(draws: &[PickDraw], rows: &[u32], groups: &mut [TableGroup]) -> Vec<u32> {
+    let mut words = vec![];
+    let mut runs = 0;
+    for g in groups {
+        g.first_run = runs;
+        let mut start = g.first_row;
+        for r in g.first_row..g.first_row + g.rows {
+            let last = r + 1 == g.first_row + g.rows;
+            if last || template(&draws[rows[r as usize + 1] as usize]) != template(&draws[rows[r as usize] as usize]) {
+                let mut c = command(draws[rows[start as usize] as usize].triangles, start);
+                c[1] = r + 1 - start;
+                words.extend(c);
+                runs += 1;
+                start = r + 1;
+            }
+        }
+        g.runs = runs - g.first_run;
+    }
+    words
 }
 
 /// The static buffer's words: per row its model, box and ID; per row its command; a bit per
@@ -225,11 +270,7 @@ fn static_words(draws: &[PickDraw], rows: &[u32]) -> Vec<u32> {
         words.extend(draw.id.to_words());
     }
     words.extend(rows.iter().enumerate().flat_map(|(r, &d)| command(draws[d as usize].triangles, r as u32)));
-    // What a command draws besides its instance: runs join only rows that draw the same.
-    let template = |d: u32| match draws[d as usize].triangles {
-        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, 0),
-        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, vertex_offset),
-    };
+    let template = |d: u32| template(&draws[d as usize]);
     let mut starts = vec![0u32; n.div_ceil(32)];
     for r in 0..n {
         if r == 0 || template(rows[r]) != template(rows[r - 1]) {
@@ -240,8 +281,7 @@ fn static_words(draws: &[PickDraw], rows: &[u32]) -> Vec<u32> {
     words
 }
 
-fn upload_statics(memory: &Memory, draws: &[PickDraw], rows: &[u32]) -> Result<GpuBuffer, PickError> {
-    let words = static_words(draws, rows);
+fn upload_statics(memory: &Memory, words: &[u32]) -> Result<GpuBuffer, PickError> {
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
     let mut buffer = GpuBuffer::new(memory, "gpu plan table", 4 * words.len() as u64, usage, MemoryLocation::CpuToGpu)?;
     // Host writes reach the device at submission only on coherent memory.
@@ -251,7 +291,7 @@ fn upload_statics(memory: &Memory, draws: &[PickDraw], rows: &[u32]) -> Result<G
     let Some(bytes) = buffer.mapped_mut() else {
         return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-visible memory for the GPU plan table")] });
     };
-    bytes[..4 * words.len()].copy_from_slice(bytemuck::cast_slice(&words));
+    bytes[..4 * words.len()].copy_from_slice(bytemuck::cast_slice(words));
     Ok(buffer)
 }
 
@@ -299,6 +339,13 @@ mod tests {
         // A row's command draws its draw as the one instance of its row.
         let at = rows.len() * TABLE_ROW_WORDS as usize + 33 * COMMAND_WORDS as usize;
         assert_eq!(&words[at..at + 5], &[3, 1, 0, 33, 0]);
+        // Drawn whole: a command per run of rows that draw the same (every row of the
+        // alternating groups, one for buffer 2's), each drawing its rows as instances.
+        let mut groups = index.groups.clone();
+        let runs = run_commands(&draws, &rows, &mut groups);
+        assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 16), (16, 16), (32, 1)]);
+        assert_eq!(runs.len(), 33 * COMMAND_WORDS as usize);
+        assert_eq!(&runs[32 * 5..], &[3, 16, 0, 32, 0], "three vertices, 16 instances from row 32");
     }
 
     #[test]

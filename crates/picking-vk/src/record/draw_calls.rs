@@ -63,7 +63,7 @@ impl PassRecording<'_> {
     /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances (or table
     /// rows) each, in order (as many as the finishing pass wrote; none when the runs
     /// overflowed its capacity), then its fallback: a table pair's group's `own` commands
-    /// (buffer, offset, count) when they overflowed, and the fallback command (an instance
+    /// (buffer, offset, count: its run commands) when they overflowed, and the fallback command (an instance
     /// pair's whole range when they overflowed, else no instances).
     ///
     /// # Safety
@@ -90,23 +90,24 @@ impl PassRecording<'_> {
         if commands.capacity > 0 {
             draw(buffer, first, drawn, commands.capacity);
         }
-        if let Some((own, offset, rows)) = own {
-            draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), rows);
+        if let Some((own, offset, runs)) = own {
+            // The count the overflow writes is the pair's rows, at least its runs.
+            draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs);
         }
         draw(buffer, fallback, all, 1);
     }
 
-    /// Records a table group (`draw` its first draw; its rows `ranges[range]`) with the batched
-    /// pipeline over the GPU plan's rows, after the open batch run (closed here): the pair's
-    /// runs of surviving draws, or where no pair culls it, every row's own command. Returns
-    /// the draws it may draw.
+    /// Records a table group (`draw` its first draw, `draw_index` that draw's index; its
+    /// range `range`) with the batched pipeline over the GPU plan's rows, after the open batch
+    /// run (closed here): the pair's runs of surviving draws, or where no pair culls it, the
+    /// group's run commands (all its rows). Returns the draws it may draw.
     ///
     /// # Safety
     /// As [`PassRecording::record_draws`]; the frame's cull pass writes the table's rows.
     pub(super) unsafe fn record_table_group(
         &self,
-        draw: &PickDraw,
-        (ranges, range): (&[(u32, u32)], u32),
+        (draw, draw_index): (&PickDraw, u32),
+        range: u32,
         (batch, run): (Option<&DrawBatchBuffer>, &mut Option<Run>),
         bound: &mut BoundState,
     ) -> u32 {
@@ -114,8 +115,7 @@ impl PassRecording<'_> {
             // SAFETY: the caller's contract.
             unsafe { self.record_run(run.take(), batch, bound) };
         }
-        let (Some(plan), Some(&(first_row, rows))) = (self.gpu_plan, ranges.get(range as usize)) else { return 0 };
-        let Some(table) = plan.table else {
+        let Some((table, (group, runs))) = self.gpu_plan.and_then(|p| p.table).and_then(|t| Some((t, t.group(draw_index)?))) else {
             log::error!("picking-vk: a table group without the table's rows; was the GPU plan prepared?");
             return 0;
         };
@@ -131,17 +131,14 @@ impl PassRecording<'_> {
         unsafe {
             self.bind(&Bindings::of(draw, pipeline), Some((table.rows, 0)), bound);
             match self.gpu_pair(range, 0) {
-                Some((plan, pair)) => {
-                    let own = (table.statics, table.command_offset(first_row), rows);
-                    self.draw_gpu_planned(&plan, pair, indexed, Some(own));
-                }
+                Some((plan, pair)) => self.draw_gpu_planned(&plan, pair, indexed, Some((table.statics, runs, group.runs))),
                 None => match indexed {
-                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, table.command_offset(first_row), rows, stride),
-                    false => d.cmd_draw_indirect(cmd, table.statics, table.command_offset(first_row), rows, stride),
+                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, runs, group.runs, stride),
+                    false => d.cmd_draw_indirect(cmd, table.statics, runs, group.runs, stride),
                 },
             }
         }
-        rows
+        group.rows
     }
 
     /// Records the host's indirect commands of one draw.

@@ -259,7 +259,7 @@ impl<'a> PassRecording<'a> {
             let Some(draw) = draws.get(entry.draw as usize) else { continue };
             if entry.table {
                 // SAFETY: as above; the table's commands draw inside the group's buffers.
-                recorded += unsafe { self.record_table_group(draw, (planned.ranges, entry.first_range), (batch.as_deref(), &mut run), bound) };
+                recorded += unsafe { self.record_table_group((draw, entry.draw), entry.first_range, (batch.as_deref(), &mut run), bound) };
                 continue;
             }
             // A draw cut by chunk culling records each run of triangles as a draw of its own
