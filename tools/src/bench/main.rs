@@ -1,10 +1,11 @@
-//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths]`
+//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths] [--draw-planning]`
 //!
 //! Compares, side by side in one run on whatever Vulkan device it finds: the picker with and
 //! without pick-ray culling, the classic full-size ID target scissored to the pixel, a
 //! full-resolution ID pass, a simple lit main pass (the reference frame cost), and a CPU ray
 //! cast with parry3d's BVH. Prints a table and writes it as JSON plus a PNG chart.
-//! `--result-paths` measures and prints only the GPU results table (nothing is written).
+//! `--result-paths` measures and prints only the GPU results table (nothing is written);
+//! `--draw-planning` only the table of GPU planning of plain draws.
 
 mod chart;
 mod cpu_bvh;
@@ -90,7 +91,15 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let small = args.iter().any(|a| a == "--small");
     let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map_or(PathBuf::from("out/bench"), PathBuf::from);
-    let run = |small, out: &std::path::Path| if args.iter().any(|a| a == "--result-paths") { result_paths_only(small) } else { run(small, out) };
+    let run = |small, out: &std::path::Path| {
+        if args.iter().any(|a| a == "--result-paths") {
+            result_paths_only(small)
+        } else if args.iter().any(|a| a == "--draw-planning") {
+            draw_planning_only(small)
+        } else {
+            run(small, out)
+        }
+    };
     match run(small, &out) {
         Ok(true) => {}
         Ok(false) => {
@@ -125,6 +134,26 @@ fn result_paths_only(small: bool) -> Result<bool, String> {
         println!("{}", paths.line(spec.name));
     }
     Ok(true)
+}
+
+/// The plain-draw GPU planning table alone, for iterating on the table's passes.
+fn draw_planning_only(small: bool) -> Result<bool, String> {
+    let cfg = config(small);
+    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
+        .map_err(|e| e.to_string())?;
+    println!(
+        "GPU planning of plain draws on {} ({}x{}, {} frames after {} warm-up, medians):",
+        ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup
+    );
+    println!("{}", gpu_planning_draws::HEADER);
+    let mut parity = true;
+    for (k, spec) in cfg.scenes.iter().enumerate().filter(|(_, s)| !s.instanced) {
+        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
+        let gd = gpu_planning_draws::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 650 + k as u64)?;
+        parity &= gd.parity.0 == gd.parity.1;
+        println!("{}", gd.line(spec.name));
+    }
+    Ok(parity)
 }
 
 fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {
