@@ -9,7 +9,7 @@
 //! the two planners on the same instances. CPU: recording each set (the families take turns
 //! going first). Parity: every GPU-planned answer against the CPU-known one.
 
-use crate::gpu_timing::{camera, full_barrier, median};
+use crate::gpu_timing::{camera, count_parity, full_barrier, median, take_frame};
 use crate::scenes::BenchScene;
 use ash::vk;
 use glam::UVec2;
@@ -73,7 +73,7 @@ fn record_order(frame: usize) -> [usize; 10] {
 }
 
 /// What must agree: each pick's hit (object, instance, depth), each rectangle's objects.
-fn answers(results: &FrameResults) -> Vec<String> {
+pub fn answers(results: &FrameResults) -> Vec<String> {
     let key = |r: &QueryResult| match r {
         QueryResult::Rect(rect) => format!("{:?}", rect.objects),
         other => format!("{:?}", other.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id, h.instance, h.depth))),
@@ -162,19 +162,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         })
         .map_err(|x| e(&x))??;
         warm_up.cancel(0).map_err(|x| e(&x))?;
-        let mut results = vec![];
-        for picker in &mut pickers {
-            // SAFETY: `run_once` waited for the frame.
-            results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
-        }
         let mut t = [0u64; 12];
-        // SAFETY: the frame completed; every query was written.
-        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        let results = take_frame(d, &mut pickers, pool, &mut t)?;
         for k in 0..3 {
             let want = answers(&results[k]);
             for got in [answers(&results[k + 3]), answers(&results[k + 7])] {
-                parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
-                parity.1 += want.len();
+                count_parity(&want, &got, &mut parity);
             }
         }
         if frame >= warmup {

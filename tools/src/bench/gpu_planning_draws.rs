@@ -2,15 +2,16 @@
 //! the same frames (timestamp queries, a full barrier between sets): the CPU planner against
 //! the GPU planner (`Planner::Gpu`: the list's table, uploaded once, culled by a compute pass
 //! per group) for one point, 16 points and a radius-8 query. CPU: recording each set (the two
-//! planners take turns going first). Parity: every GPU-planned answer (object and depth)
-//! against the CPU-planned one.
+//! planners take turns going first). Parity: every GPU-planned answer (object, instance and
+//! depth: `gpu_planning::answers`) against the CPU-planned one.
 
-use crate::gpu_timing::{camera, full_barrier, median};
+use crate::gpu_planning::answers;
+use crate::gpu_timing::{camera, count_parity, full_barrier, median, take_frame};
 use crate::scenes::BenchScene;
 use ash::vk;
 use glam::UVec2;
 use picking_vk::config::Planner;
-use picking_vk::{FrameResults, PickQuery, PickRequest, Picker, PickerConfig, Snap, Viewport};
+use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, Snap, Viewport};
 use picking_vk_context::VulkanContext;
 use serde_json::json;
 use std::time::Instant;
@@ -39,11 +40,6 @@ fn record_order(frame: usize) -> [usize; 6] {
     } else {
         [3, 4, 5, 0, 1, 2]
     }
-}
-
-/// What must agree: each pick's object, instance and depth.
-fn answers(results: &FrameResults) -> Vec<String> {
-    results.results.iter().map(|r| format!("{:?}", r.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id, h.instance, h.depth)))).collect()
 }
 
 pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<DrawPlanningTimings, String> {
@@ -95,18 +91,10 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         })
         .map_err(|x| e(&x))??;
         warm_up.cancel(0).map_err(|x| e(&x))?;
-        let mut results = vec![];
-        for picker in &mut pickers {
-            // SAFETY: `run_once` waited for the frame.
-            results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
-        }
         let mut t = [0u64; 7];
-        // SAFETY: the frame completed; every query was written.
-        unsafe { d.get_query_pool_results(pool, 0, &mut t, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+        let results = take_frame(d, &mut pickers, pool, &mut t)?;
         for k in 0..3 {
-            let (want, got) = (answers(&results[k]), answers(&results[k + 3]));
-            parity.0 += want.iter().zip(&got).filter(|(a, b)| a == b).count();
-            parity.1 += want.len();
+            count_parity(&answers(&results[k]), &answers(&results[k + 3]), &mut parity);
         }
         if frame >= warmup {
             for (position, k) in record_order(frame).into_iter().enumerate() {

@@ -9,7 +9,7 @@ use crate::scenes::BenchScene;
 use ash::vk;
 use glam::{Mat4, UVec2};
 use picking_vk::debug::{IdCopy, IdImage};
-use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, Viewport};
+use picking_vk::{FrameResults, PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::{vk_util, CameraMatrices, FrameStyle, LitPass, Offscreen, COLOR_FORMAT};
 use std::time::Instant;
@@ -38,6 +38,26 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// After a frame `run_once` waited for: every picker's results (in order) and the frame's
+/// `timestamps.len()` timestamps from `pool`.
+pub fn take_frame(d: &ash::Device, pickers: &mut [Picker], pool: vk::QueryPool, timestamps: &mut [u64]) -> Result<Vec<FrameResults>, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let mut results = Vec::with_capacity(pickers.len());
+    for picker in pickers {
+        // SAFETY: the caller's `run_once` waited for the frame.
+        results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
+    }
+    // SAFETY: the frame completed; every query was written.
+    unsafe { d.get_query_pool_results(pool, 0, timestamps, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+    Ok(results)
+}
+
+/// Adds to `parity` how many of `got`'s answers equal `want`'s, of how many.
+pub fn count_parity(want: &[String], got: &[String], parity: &mut (usize, usize)) {
+    parity.0 += want.iter().zip(got).filter(|(a, b)| a == b).count();
+    parity.1 += want.len();
 }
 
 pub fn full_barrier(d: &ash::Device, cmd: vk::CommandBuffer) {
