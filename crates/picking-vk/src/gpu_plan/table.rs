@@ -126,8 +126,6 @@ impl TableIndex {
 pub(crate) struct DrawTable {
     pub index: TableIndex,
     pub snapshots: Arc<[DrawSnapshot]>,
-    /// Rows (draws) in the table.
-    pub rows: u32,
     statics: GpuBuffer,
     /// Per slot: the rows (`ROW_BYTES` each, as the batched vertex shader reads them) and the
     /// set binding the statics and them (`GpuPlanKit`'s table set layout).
@@ -185,7 +183,7 @@ impl DrawTable {
             unsafe { device.update_descriptor_sets(&writes, &[]) };
             frames.push((rows, set));
         }
-        Ok(Some(DrawTable { index, snapshots, rows: n, statics, frames, _pool: pool }))
+        Ok(Some(DrawTable { index, snapshots, statics, frames, _pool: pool }))
     }
 
     /// Slot `slot`'s rows buffer and set.
@@ -200,12 +198,12 @@ impl DrawTable {
 
     /// The word of the first run-start bit word in the static buffer.
     pub fn starts_word(&self) -> u32 {
-        self.rows * (TABLE_ROW_WORDS + COMMAND_WORDS)
+        self.index.rows() * (TABLE_ROW_WORDS + COMMAND_WORDS)
     }
 
     /// The byte offset of the first run command (`run_commands`) in the static buffer.
     pub fn runs_offset(&self) -> u64 {
-        4 * u64::from(self.starts_word() + self.rows.div_ceil(32))
+        4 * u64::from(self.starts_word() + self.index.rows().div_ceil(32))
     }
 
     /// Bytes held: the static buffer and every slot's rows.

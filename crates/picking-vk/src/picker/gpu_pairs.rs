@@ -9,7 +9,6 @@ use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout,
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::TableIndex;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
-use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::plan::PlanEntry;
 use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
@@ -17,6 +16,7 @@ use crate::request::camera::CameraSnapshot;
 use crate::request::query::PixelRect;
 use crate::request::viewport::Viewport;
 use crate::resolve::result::GpuPlanStats;
+use ash::vk;
 use glam::UVec2;
 
 /// The most instances of one range the cull pass takes: its workgroups stay within the
@@ -38,6 +38,16 @@ pub(super) struct Candidate {
     region: PixelRect,
 }
 
+/// A frame's table as its cull pass reads it: the index, the slot's set, the word of the
+/// run-start bits and of the frame's view-projection.
+#[derive(Clone, Copy)]
+pub(super) struct FrameTable<'a> {
+    pub index: &'a TableIndex,
+    pub set: vk::DescriptorSet,
+    pub starts_word: u32,
+    pub vp_word: u32,
+}
+
 /// The frame's pairs, reused every frame.
 #[derive(Default)]
 pub(crate) struct FramePairs {
@@ -53,7 +63,8 @@ pub(crate) struct FramePairs {
     /// Per pair, its commands.
     pub commands: Vec<PairCommands>,
     pub dispatches: Vec<CullDispatch>,
-    /// The dispatches as the cull pass records them.
+    /// The dispatches as the cull pass records them (the instances' from `dispatches`, a
+    /// table's pushed with its pairs).
     pub inputs: Vec<CullInput>,
     /// The pairs over a shared list's table (after the instances' pairs), if any.
     pub table: Option<TablePairs>,
@@ -80,14 +91,14 @@ impl FramePairs {
         draws: &[PickDraw],
         eligible: impl Fn(&PickDraw) -> bool,
         (layout, max_draw_count): (PlanLayout, u32),
-        table: Option<&TableIndex>,
+        table: Option<FrameTable<'_>>,
     ) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
         let plans = &frame.plans;
         let eligible = |entry: &PlanEntry| entry.table || (entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible));
         // A table entry's group: the one that starts at its draw.
         let group =
-            |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.groups.binary_search_by_key(&entry.draw, |g| g.draw).ok()).map(|g| g as u32);
+            |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.index.groups.binary_search_by_key(&entry.draw, |g| g.draw).ok()).map(|g| g as u32);
         let ranges_of = |entry: &PlanEntry| entry.first_range..entry.first_range + entry.range_count;
         'queries: for query in &frame.queries {
             let (region, span) = match query {
@@ -314,31 +325,23 @@ impl Picker {
         pairs.clear();
         let Some(kit) = self.gpu_plan.as_mut() else { return false };
         let table = self.frame_table.as_deref();
-        let limits = (kit.layout, self.kit.draw_limits.max_draw_indirect_count);
-        pairs.collect(&self.layout, draws, |d| plannable(d, planner), limits, table.map(|t| &t.index));
-        // Every dispatch needs its draw's instance set (prepared with the pass's pipelines),
-        // or the table's set of the slot.
-        let sets = &self.kit.instance_sets;
         let vp_word = kit.layout.view_projection_word();
+        // The table's set of the slot (every table has one per slot).
+        let frame_table = match table.map(|t| (t, t.frame(slot))) {
+            Some((t, Some((_, set)))) => Some(FrameTable { index: &t.index, set, starts_word: t.starts_word(), vp_word }),
+            Some((_, None)) => return false,
+            None => None,
+        };
+        let limits = (kit.layout, self.kit.draw_limits.max_draw_indirect_count);
+        pairs.collect(&self.layout, draws, |d| plannable(d, planner), limits, frame_table);
+        // Every instance dispatch needs its draw's instance set (prepared with the pass's
+        // pipelines).
+        let sets = &self.kit.instance_sets;
         for d in &pairs.dispatches {
-            let draw = draws.get(d.draw as usize);
-            let input = match (d.table, table) {
-                (true, Some(t)) => {
-                    let groups = &t.index.groups;
-                    let g = groups.binary_search_by_key(&d.draw, |g| g.draw).ok().map(|g| groups[g]);
-                    g.zip(t.frame(slot)).map(|(g, (_, set))| CullInput {
-                        dispatch: *d,
-                        set,
-                        words: [g.first_row, g.rows, TABLE_SNAPSHOT_BASE, 0],
-                        last_word: vp_word,
-                    })
-                }
-                (true, None) => None,
-                (false, _) => draw.and_then(|draw| {
-                    let set = sets.get(&cull_set_buffers(draw)?)?;
-                    Some(CullInput { dispatch: *d, set, words: storage_words(draw), last_word: draw.instances.map_or(0, |i| i.first) })
-                }),
-            };
+            let input = draws.get(d.draw as usize).and_then(|draw| {
+                let set = sets.get(&cull_set_buffers(draw)?)?;
+                Some(CullInput { dispatch: *d, set, words: storage_words(draw), last_word: draw.instances.map_or(0, |i| i.first) })
+            });
             match input {
                 Some(input) => pairs.inputs.push(input),
                 None => {
@@ -346,13 +349,6 @@ impl Picker {
                     return false;
                 }
             }
-        }
-        if let (Some(t), Some(p)) = (table, pairs.table.as_mut()) {
-            let Some((_, set)) = t.frame(slot) else {
-                pairs.clear();
-                return false;
-            };
-            (p.set, p.starts_word) = (set, t.starts_word());
         }
         let layout = kit.layout;
         match kit.words_mut(slot) {

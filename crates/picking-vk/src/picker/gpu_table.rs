@@ -1,17 +1,17 @@
 //! GPU planning of a shared list's plain draws on the picker's side: which frames use the
 //! list's table (`gpu_plan::table`), and the table's cull dispatches among a frame's pairs.
 
-use super::gpu_pairs::FramePairs;
+use super::gpu_pairs::{FramePairs, FrameTable};
 use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::gpu_plan::layout::groups;
-use crate::gpu_plan::record::TablePairs;
-use crate::gpu_plan::table::{DrawTable, TableIndex};
+use crate::gpu_plan::record::{CullInput, TablePairs};
+use crate::gpu_plan::table::DrawTable;
 use crate::gpu_plan::CullDispatch;
+use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::request::PickRequest;
-use ash::vk;
 use std::sync::{Arc, Weak};
 
 /// The table of the shared list last recorded, or that it has none.
@@ -50,13 +50,13 @@ impl Picker {
 }
 
 impl FramePairs {
-    /// A dispatch per group of `table` (after `share` numbered the pairs, the table's last):
-    /// each writes its group's rows, which the pick passes read whether or not a pair culls
-    /// the group, and culls its pairs.
-    pub(super) fn push_table_dispatches(&mut self, table: &TableIndex) {
+    /// A dispatch per group of `table` (after `share` numbered the pairs, the table's last),
+    /// as the cull pass records it: each writes its group's rows, which the pick passes read
+    /// whether or not a pair culls the group, and culls its pairs.
+    pub(super) fn push_table_dispatches(&mut self, table: FrameTable<'_>) {
         let first_table_pair = self.order.iter().position(|&k| self.candidates[k as usize].group.is_some()).unwrap_or(self.order.len());
         let mut pair = first_table_pair;
-        for (g, group) in table.groups.iter().enumerate() {
+        for (g, group) in table.index.groups.iter().enumerate() {
             let first_pair = pair;
             while self.order.get(pair).is_some_and(|&k| self.candidates[k as usize].group == Some(g as u32)) {
                 pair += 1;
@@ -64,9 +64,10 @@ impl FramePairs {
             let (first_group, count) = groups(group.first_row, group.rows);
             let dispatch =
                 CullDispatch { draw: group.draw, table: true, first_pair: first_pair as u32, pairs: (pair - first_pair) as u32, first_group, groups: count };
-            self.dispatches.push(dispatch);
+            let words = [group.first_row, group.rows, TABLE_SNAPSHOT_BASE, 0];
+            self.inputs.push(CullInput { dispatch, set: table.set, words, last_word: table.vp_word });
         }
         let count = (self.order.len() - first_table_pair) as u32;
-        self.table = Some(TablePairs { first: first_table_pair as u32, count, set: vk::DescriptorSet::null(), starts_word: 0 });
+        self.table = Some(TablePairs { first: first_table_pair as u32, count, set: table.set, starts_word: table.starts_word });
     }
 }
