@@ -17,6 +17,7 @@ mod heap;
 mod hooks;
 mod latency;
 mod memory;
+mod one_table;
 mod parity;
 mod queries;
 mod result_paths;
@@ -93,9 +94,9 @@ fn main() {
     let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map_or(PathBuf::from("out/bench"), PathBuf::from);
     let run = |small, out: &std::path::Path| {
         if args.iter().any(|a| a == "--result-paths") {
-            result_paths_only(small)
+            one_table::result_paths_only(small)
         } else if args.iter().any(|a| a == "--draw-planning") {
-            draw_planning_only(small)
+            one_table::draw_planning_only(small)
         } else {
             run(small, out)
         }
@@ -119,41 +120,6 @@ fn fmt_bytes(b: u64) -> String {
         10_000..=9_999_999 => format!("{:.1} KiB", b as f64 / 1024.0),
         _ => format!("{:.1} MiB", b as f64 / 1048576.0),
     }
-}
-
-/// The GPU results table alone, for iterating on the results pass.
-fn result_paths_only(small: bool) -> Result<bool, String> {
-    let cfg = config(small);
-    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
-        .map_err(|e| e.to_string())?;
-    println!("GPU results and snapping on {} ({}x{}, {} frames after {} warm-up, medians):", ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup);
-    println!("{}", result_paths::HEADER);
-    for (k, spec) in cfg.scenes.iter().enumerate() {
-        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
-        let paths = result_paths::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 900 + k as u64)?;
-        println!("{}", paths.line(spec.name));
-    }
-    Ok(true)
-}
-
-/// The plain-draw GPU planning table alone, for iterating on the table's passes.
-fn draw_planning_only(small: bool) -> Result<bool, String> {
-    let cfg = config(small);
-    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
-        .map_err(|e| e.to_string())?;
-    println!(
-        "GPU planning of plain draws on {} ({}x{}, {} frames after {} warm-up, medians):",
-        ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup
-    );
-    println!("{}", gpu_planning_draws::HEADER);
-    let mut parity = true;
-    for (k, spec) in cfg.scenes.iter().enumerate().filter(|(_, s)| !s.instanced) {
-        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
-        let gd = gpu_planning_draws::measure(&ctx, &scene, cfg.size, cfg.warmup, cfg.frames, 650 + k as u64)?;
-        parity &= gd.parity.0 == gd.parity.1;
-        println!("{}", gd.line(spec.name));
-    }
-    Ok(parity)
 }
 
 fn run(small: bool, out: &std::path::Path) -> Result<bool, String> {

@@ -1,0 +1,56 @@
+//! One table of the benchmark alone (`--result-paths`, `--draw-planning`), for iterating on
+//! what it measures.
+
+use crate::scenes::{BenchScene, SceneSpec};
+use crate::{config, gpu_planning_draws, result_paths, Config};
+use picking_vk_context::{ContextOptions, VulkanContext};
+
+/// One table alone, for iterating on what it measures: `title`, `header`, then a line per
+/// scene `keep` takes from `measure` (its line, and whether its parity held); returns whether
+/// every parity held.
+fn one_table(
+    small: bool,
+    (title, header): (&str, &str),
+    keep: fn(&SceneSpec) -> bool,
+    measure: impl Fn(&VulkanContext, &BenchScene, &Config, u64) -> Result<(String, bool), String>,
+) -> Result<bool, String> {
+    let cfg = config(small);
+    let ctx = VulkanContext::new(&ContextOptions { validation: false, sync_validation: false, want_detail: false, ..Default::default() })
+        .map_err(|e| e.to_string())?;
+    println!("{title} on {} ({}x{}, {} frames after {} warm-up, medians):", ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup);
+    println!("{header}");
+    let mut parity = true;
+    for (k, spec) in cfg.scenes.iter().enumerate().filter(|(_, s)| keep(s)) {
+        let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
+        let (line, ok) = measure(&ctx, &scene, &cfg, k as u64)?;
+        parity &= ok;
+        println!("{line}");
+    }
+    Ok(parity)
+}
+
+/// The GPU results table alone (`--result-paths`).
+pub fn result_paths_only(small: bool) -> Result<bool, String> {
+    one_table(
+        small,
+        ("GPU results and snapping", result_paths::HEADER),
+        |_| true,
+        |ctx, scene, cfg, k| {
+            let paths = result_paths::measure(ctx, scene, cfg.size, cfg.warmup, cfg.frames, 900 + k)?;
+            Ok((paths.line(scene.spec.name), true))
+        },
+    )
+}
+
+/// The plain-draw GPU planning table alone (`--draw-planning`): the scenes of separate draws.
+pub fn draw_planning_only(small: bool) -> Result<bool, String> {
+    one_table(
+        small,
+        ("GPU planning of plain draws", gpu_planning_draws::HEADER),
+        |s| !s.instanced,
+        |ctx, scene, cfg, k| {
+            let gd = gpu_planning_draws::measure(ctx, scene, cfg.size, cfg.warmup, cfg.frames, 650 + k)?;
+            Ok((gd.line(scene.spec.name), gd.parity.0 == gd.parity.1))
+        },
+    )
+}
