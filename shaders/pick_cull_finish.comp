@@ -25,3 +25,7 @@ uvec3 command_template(uint job, uint candidate) {
 void overflow(uint job, uint counters) {
     plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 45u];
 }
+
+// Instances are never dropped behind a sure hit on the GPU.
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries) {
+}

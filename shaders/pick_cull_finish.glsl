@@ -14,7 +14,7 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-const uint JOB_WORDS = 48u;
+const uint JOB_WORDS = 52u;
 const uint SURVIVORS = 0u;
 const uint TABLE_FALLBACK = 1u;
 const uint DRAWN = 2u;
@@ -28,6 +28,10 @@ uint template_starts(uint w);
 uvec3 command_template(uint job, uint candidate);
 // Marks the pair's overflow: its fallback draws the whole range.
 void overflow(uint job, uint counters);
+// Clears the survivor bits of candidates that cannot win the pair's pixel (occlusion), before
+// the runs are counted: `bits` and `n` the pair's bit words, `summary` and `summaries` its
+// summary words. Every thread of the workgroup calls it.
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries);
 
 shared uint partial[GROUP];
 
@@ -100,6 +104,7 @@ void main() {
     uint groups = (count + 63u) / 64u;
     uint n = 2u * groups;
     uint summaries = (groups + 31u) / 32u;
+    drop_occluded(job, counters, bits, n, summary, summaries);
     uvec3 own = uvec3(0u);
     for (uint s = lid; s < summaries; s += GROUP) {
         own += count_groups(bits, n, plan.words[summary + s], 32u * s);

@@ -6,17 +6,29 @@
 // differs from the row before it. A run's command is its first row's, drawing as many
 // instances (rows) as the run has. On overflow the pair's fallback draws the group's run
 // commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs).
+// Before the runs are counted, a point's pair drops the rows that lie behind a sure hit
+// (shaders/pick_occlusion.glsl), where the CPU allowed it.
 #extension GL_GOOGLE_include_directive : require
 
 #include "pick_cull_finish.glsl"
 
-// The table (static): rows of 24 words, then a command per row (5 words), then the run-start
-// bits (`pc.pairs.z` is their first word).
+// The table (static): rows of 24 words, then a command template per row (5 words; word 1 is
+// the row's occluder mesh, index + 1), then the run-start bits (`pc.pairs.z` is their first
+// word), the run commands, and the occluder meshes' directory (`pc.pairs.w`) and triangles.
 layout(std430, set = 1, binding = 0) readonly buffer TableWords {
     uint words[];
 } table;
 
+// The slot's rows as the cull pass wrote them (`DrawRow`: the model-view-projection first).
+layout(std430, set = 1, binding = 1) readonly buffer FrameRows {
+    uint rows[];
+} frame;
+
 const uint TABLE_ROW_WORDS = 24u;
+const uint ROW_WORDS = 20u;
+const uint OCCLUDED = 4u;
+
+#include "pick_occlusion.glsl"
 
 uint template_starts(uint w) {
     // Bit 0 is a table row of a whole 64-row cull workgroup: a word's rows are a bit word's.

@@ -149,10 +149,10 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // The same draws as a shared list (kept across frames: the instances move on the GPU).
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
-    // Per slot (two by default): 228 bytes a pair, 20 a command, a bit per instance the
+    // Per slot (two by default): 248 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
     // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
-    let planner_bytes = 2 * (128 * 228 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
+    let planner_bytes = 2 * (128 * 248 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -566,7 +566,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut unculled = gpu.picker(config.with_culling(false));
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
-    let (mut tested, mut survivors, mut commands, mut fallbacks) = (0, 0, 0, 0);
+    let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded) = (0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     let mut sphere_hits = 0;
     for seed in 0..6u64 {
@@ -590,7 +590,8 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
             // The table, built on the first frame: per plain draw in a group of 16 or more
             // that share their bindings (the shared spheres between unpickable ones; the
             // scene's own objects each have their buffers) 116 bytes (its row and command)
-            // and a run-start bit, and per slot an 80-byte row.
+            // and a run-start bit, and per slot an 80-byte row; and the occluder meshes (the
+            // half and the whole sphere, 36 bytes a triangle).
             let _ = pick(&mut gpu_planned);
             let runs = draws.split(|d| !(d.pickable && (1_000_000..1_000_600).contains(&d.id.get())));
             let rows = runs.map(|run| run.len() as u64).filter(|&n| n >= 16).sum::<u64>();
@@ -609,6 +610,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                 if let (Some(stats), "GPU") = (got.stats.gpu_plan, name) {
                     (tested, survivors, commands, fallbacks) =
                         (tested + stats.instances_tested, survivors + stats.survivors, commands + stats.commands, fallbacks + stats.fallbacks);
+                    occluded += stats.occluded;
                 }
                 if name == "GPU, bounded" {
                     // The random scene's instanced field is drawn as the CPU planned it under Gpu.
@@ -625,6 +627,8 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     assert!(sphere_hits >= 6, "the shared spheres are hit: {sphere_hits}");
     assert!(tested > 0 && survivors > 0 && survivors * 4 < tested, "rows tested {tested}, survivors {survivors}");
     assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
+    // Points' pairs drop rows behind a sure hit of another (their occluder meshes).
+    assert!(occluded > 0, "rows dropped behind sure hits: {occluded} (survivors {survivors})");
     drop((gpu_planned, cpu_planned, unculled));
     gpu.assert_no_validation_messages();
 }

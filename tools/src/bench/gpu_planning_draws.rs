@@ -20,17 +20,21 @@ use std::time::Instant;
 pub const SETS: [&str; 6] =
     ["CPU planner: point", "CPU planner: 16 points", "CPU planner: radius 8", "GPU planner: point", "GPU planner: 16 points", "GPU planner: radius 8"];
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: rows tested / survivors / commands | parity |\n|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | parity |\n|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
     pub gpu_ms: [f64; 6],
     /// Median CPU µs recording each set.
     pub cpu_us: [f64; 6],
-    /// Medians for the GPU planner's 16 points: rows tested, survivors, commands.
-    pub plan: [f64; 3],
+    /// Medians for the GPU planner's 16 points: pairs, rows tested, survivors, commands,
+    /// fallbacks.
+    pub plan: [f64; 5],
     /// GPU-planned answers equal to the CPU-planned ones, of those compared.
     pub parity: (usize, usize),
+    /// Median primitives the input assembler received for 16 points: CPU planner, GPU
+    /// planner (a pipeline statistics query; NaN without `pipelineStatisticsQuery`).
+    pub primitives: [f64; 2],
 }
 
 /// The planners take turns going first.
@@ -60,10 +64,20 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     // SAFETY: plain query pool creation.
     let pool =
         unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(7), None) }.map_err(|x| e(&x))?;
+    let stats = ctx.pipeline_statistics.then(|| {
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::PIPELINE_STATISTICS)
+            .query_count(6)
+            .pipeline_statistics(vk::QueryPipelineStatisticFlags::INPUT_ASSEMBLY_PRIMITIVES);
+        // SAFETY: plain query pool creation.
+        unsafe { d.create_query_pool(&info, None) }
+    });
+    let stats = stats.transpose().map_err(|x| e(&x))?;
+    let mut primitives = <[Vec<f64>; 2]>::default();
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 6], [Vec<f64>; 6]) = Default::default();
-    let (mut plan, mut parity) = (<[Vec<f64>; 3]>::default(), (0, 0));
+    let (mut plan, mut parity) = (<[Vec<f64>; 5]>::default(), (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
@@ -78,11 +92,20 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 full_barrier(d, cmd);
                 d.cmd_reset_query_pool(cmd, pool, 0, 7);
                 full_barrier(d, cmd);
+                if let Some(stats) = stats {
+                    d.cmd_reset_query_pool(cmd, stats, 0, 6);
+                }
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
                 for (position, k) in record_order(frame).into_iter().enumerate() {
+                    if let Some(stats) = stats {
+                        d.cmd_begin_query(cmd, stats, k as u32, vk::QueryControlFlags::empty());
+                    }
                     let t = Instant::now();
                     pickers[k].record(cmd, 0, &request, &sets[k % 3], draws).map_err(|x| e(&x))?;
                     record_us[k] = t.elapsed().as_secs_f64() * 1e6;
+                    if let Some(stats) = stats {
+                        d.cmd_end_query(cmd, stats, k as u32);
+                    }
                     full_barrier(d, cmd);
                     d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, position as u32 + 1);
                 }
@@ -96,6 +119,13 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         for k in 0..3 {
             count_parity(&answers(&results[k]), &answers(&results[k + 3]), &mut parity);
         }
+        if let (Some(stats), true) = (stats, frame >= warmup) {
+            let mut counts = [0u64; 6];
+            // SAFETY: the frame completed; every query was written.
+            unsafe { d.get_query_pool_results(stats, 0, &mut counts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }.map_err(|x| e(&x))?;
+            primitives[0].push(counts[1] as f64);
+            primitives[1].push(counts[4] as f64);
+        }
         if frame >= warmup {
             for (position, k) in record_order(frame).into_iter().enumerate() {
                 gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
@@ -104,18 +134,26 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 samples.push(record_us[k]);
             }
             let stats = results[4].stats.gpu_plan;
-            for (k, v) in stats.map_or([f64::NAN; 3], |s| [s.instances_tested, s.survivors, s.commands].map(|x| x as f64)).into_iter().enumerate() {
+            for (k, v) in
+                stats.map_or([f64::NAN; 5], |s| [s.ranges, s.instances_tested, s.survivors, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate()
+            {
                 plan[k].push(v);
             }
         }
     }
     // SAFETY: all work finished (`run_once` waits).
-    unsafe { d.destroy_query_pool(pool, None) };
+    unsafe {
+        d.destroy_query_pool(pool, None);
+        if let Some(stats) = stats {
+            d.destroy_query_pool(stats, None);
+        }
+    }
     Ok(DrawPlanningTimings {
         gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
         cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
         plan: plan.each_mut().map(|v| median(v)),
         parity,
+        primitives: primitives.each_mut().map(|v| if v.is_empty() { f64::NAN } else { median(v) }),
     })
 }
 
@@ -123,7 +161,7 @@ impl DrawPlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -142,6 +180,10 @@ impl DrawPlanningTimings {
             p[0],
             p[1],
             p[2],
+            p[3],
+            p[4],
+            self.primitives[0],
+            self.primitives[1],
             self.parity.0,
             self.parity.1
         )
@@ -152,7 +194,8 @@ impl DrawPlanningTimings {
             "scene": scene,
             "gpu_ms": SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-            "gpu_planner_16_points": {"rows_tested": self.plan[0], "survivors": self.plan[1], "commands": self.plan[2]},
+            "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "commands": self.plan[3], "fallbacks": self.plan[4]},
+            "primitives_16_points": {"cpu_planner": self.primitives[0], "gpu_planner": self.primitives[1]},
             "parity": [self.parity.0, self.parity.1],
         })
     }

@@ -127,6 +127,15 @@ pub enum Triangles {
 }
 
 impl Triangles {
+    /// What a command over these triangles draws besides its instances: count, first index
+    /// or vertex, vertex offset (0 without indices).
+    pub(crate) fn template(&self) -> (u32, u32, i32) {
+        match *self {
+            Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, 0),
+            Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, vertex_offset),
+        }
+    }
+
     /// Number of vertices (or indices) the draw consumes.
     pub fn element_count(&self) -> u32 {
         match *self {
@@ -357,6 +366,12 @@ impl PickDraw {
     pub(crate) fn culling_bounds(&self) -> Option<Aabb> {
         let deformation_kept = self.deformation.as_ref().is_none_or(|d| d.bounds_cover_deformation);
         self.bounds.filter(|b| b.is_cullable() && deformation_kept && self.hooks.as_ref().is_none_or(DrawHooks::keeps_bounds))
+    }
+
+    /// Whether the draw's registered geometry can prove a sure hit (an occluder): read as three
+    /// f32s, a triangle list, and no hook (a hook may discard the fragment).
+    pub(crate) fn proves_hits(&self) -> bool {
+        self.geometry.is_some() && self.hooks.is_none() && self.position_format == PositionFormat::Float32x3 && self.raster.topology == Topology::TriangleList
     }
 
     /// Number of instances the draw renders (1 when not instanced).

@@ -4,15 +4,19 @@
 //! a summary bit per 64 instances that have a survivor). All in 32-bit words; the shaders
 //! read the job words named here.
 
+use crate::draw::Culling;
+use ash::vk;
+
 /// Words of one pair's job.
-pub(crate) const JOB_WORDS: u32 = 48;
+pub(crate) const JOB_WORDS: u32 = 52;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
 /// Words of a pair's counters: its survivors, the count of a table pair's fallback (its
 /// group's own commands, drawn when its runs overflow), the draw count (its runs of
-/// survivors), and the count of the fallback's draw ([`PlanLayout::fallback_count`]).
-pub(crate) const COUNTER_WORDS: u32 = 4;
+/// survivors), the count of the fallback's draw ([`PlanLayout::fallback_count`]), and the
+/// survivors a table pair's occlusion dropped.
+pub(crate) const COUNTER_WORDS: u32 = 5;
 /// Words of the frame's view-projection in f64.
 pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 
@@ -24,7 +28,11 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// template (count, first index or vertex, vertex offset, indexed), the word of the pair's
 /// first survivor bits and of its first summary word, its first cull workgroup (counted from
 /// the draw's first instance), the bit of the range's first instance and how many, and the
-/// draw's instance count. The draw's words are the same in each of its pairs.
+/// draw's instance count (a table pair: the table's rows). The draw's words are the same in
+/// each of its pairs. A table pair of a point query also has its occlusion words
+/// (`shaders/pick_cull_finish_draws.comp`): flags (bit 0 on, bit 1 nearer is larger NDC
+/// depth, bits 2-3 the cull mode, bit 4 clockwise front faces), the depth buffer's rounding
+/// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none).
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -45,6 +53,33 @@ pub(crate) mod job {
     pub const RANGE_START: usize = 44;
     pub const RANGE_COUNT: usize = 45;
     pub const DRAW_INSTANCES: usize = 46;
+    pub const OCCLUSION: usize = 47;
+    pub const DEPTH_ROUNDING: usize = 48;
+    pub const BOUND: usize = 49;
+}
+
+/// How the GPU may drop a table group's rows at a point query's pixel
+/// (`shaders/pick_occlusion.glsl`): those whose box lies beyond a sure hit it proves among
+/// the group's survivors, or beyond `bound`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TableOcclusion {
+    /// Nearer is larger NDC depth (keys are NDC depth negated).
+    pub larger: bool,
+    /// The depth buffer's rounding in NDC depth, rounded up.
+    pub rounding: f32,
+    /// The farthest key a sure hit of the CPU's draws leaves, rounded up; +inf for none.
+    pub bound: f32,
+}
+
+impl TableOcclusion {
+    /// Writes the occlusion words of a table pair's job `j`, with the group's face culling
+    /// as the pass draws it.
+    pub fn write_job(&self, j: &mut [u32], culling: Culling) {
+        let front_clockwise = u32::from(culling.front_face == vk::FrontFace::CLOCKWISE);
+        j[job::OCCLUSION] = 1 | u32::from(self.larger) << 1 | (culling.mode.as_raw() & 3) << 2 | front_clockwise << 4;
+        j[job::DEPTH_ROUNDING] = self.rounding.to_bits();
+        j[job::BOUND] = self.bound.to_bits();
+    }
 }
 
 /// The count the fallback's draw reads on Mesa's software driver (the draw takes its one
@@ -61,6 +96,7 @@ pub(crate) mod counter {
     pub const TABLE_FALLBACK: u32 = 1;
     pub const DRAWN: u32 = 2;
     pub const ALL: u32 = 3;
+    pub const OCCLUDED: u32 = 4;
 }
 
 /// The sizes of a slot's plan buffer, from the configuration.
@@ -140,14 +176,14 @@ mod tests {
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        // The view-projection's doubles follow the bits, 8-byte aligned (word 227 is odd).
-        assert_eq!((l.bits_word(6), l.view_projection_word()), (227, 228));
-        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 228);
-        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 7 + VIEW_PROJECTION_WORDS));
+        // The view-projection's doubles follow the bits, 8-byte aligned (word 243 is odd).
+        assert_eq!((l.bits_word(6), l.view_projection_word()), (242, 242));
+        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 244);
+        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6 + VIEW_PROJECTION_WORDS));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
         assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::DRAW_INSTANCES < JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::BOUND < JOB_WORDS as usize);
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
@@ -159,5 +195,11 @@ mod tests {
         assert!(finish.contains(&format!("const uint TABLE_FALLBACK = {}u;", counter::TABLE_FALLBACK)));
         assert!(finish.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
+        let draws = include_str!("../../../../shaders/pick_cull_finish_draws.comp");
+        assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));
+        let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
+        for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT, job::DRAW_INSTANCES] {
+            assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
+        }
     }
 }

@@ -9,6 +9,7 @@
 //! the buffers, the pipelines and the recording.
 
 pub(crate) mod layout;
+pub(crate) mod occluders;
 pub(crate) mod record;
 pub(crate) mod table;
 

@@ -23,13 +23,15 @@ pub(crate) struct CullInput {
 }
 
 /// The table pairs of a frame: the first of them (they follow the instance pairs), how many,
-/// the table's set of the slot and the word of its run-start bits.
+/// the table's rows and set of the slot, and the words of its run-start bits and of its
+/// occluders' directory.
 #[derive(Clone, Copy)]
 pub(crate) struct TablePairs {
     pub first: u32,
     pub count: u32,
+    pub rows: vk::Buffer,
     pub set: vk::DescriptorSet,
-    pub starts_word: u32,
+    pub words: (u32, u32),
 }
 
 impl GpuPlanKit {
@@ -44,8 +46,11 @@ impl GpuPlanKit {
     pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32, inputs: &[CullInput], table: Option<TablePairs>) {
         let Some((buffer, plan_set)) = self.slots.get(slot) else { return };
         let bind = vk::PipelineBindPoint::COMPUTE;
-        // The survivor bits before the finishing pass reads them.
+        // The survivor bits (and a table's rows: its occlusion reads their matrices) before the
+        // finishing pass reads them.
         let written = buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE, 0, vk::WHOLE_SIZE);
+        let rows = table.filter(|t| t.count > 0).map(|t| whole(t.rows, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ));
+        let written: Vec<_> = [Some(written), rows].into_iter().flatten().collect();
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
         let draws = self.draws.as_ref();
         // SAFETY: (whole block) the caller's contract; pipelines, layouts and sets are this
@@ -65,7 +70,7 @@ impl GpuPlanKit {
                     device.cmd_dispatch(cmd, d.groups, 1, 1);
                 }
             }
-            device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &[written], &[]);
+            device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &written, &[]);
             let instance_pairs = table.map_or(pairs, |t| t.first);
             if instance_pairs > 0 {
                 device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
@@ -77,7 +82,7 @@ impl GpuPlanKit {
                 let layout = d.finish.1.handle;
                 device.cmd_bind_pipeline(cmd, bind, d.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[*plan_set, t.set], &[]);
-                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[t.count, t.first, t.starts_word, 0]));
+                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[t.count, t.first, t.words.0, t.words.1]));
                 device.cmd_dispatch(cmd, t.count, 1, 1);
             }
         }
@@ -128,6 +133,7 @@ impl GpuPlanKit {
                 let counters = layout.counters_word(p);
                 planned.survivors += u64::from(words[(counters + counter::SURVIVORS) as usize]);
                 planned.commands += u64::from(words[(counters + counter::DRAWN) as usize]);
+                planned.occluded += u64::from(words[(counters + counter::OCCLUDED) as usize]);
                 let table_fallback = words[(counters + counter::TABLE_FALLBACK) as usize] != 0;
                 planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0 || table_fallback);
             }

@@ -9,6 +9,7 @@
 //! draw. Each frame the cull pass composes every referenced row's model-view-projection into
 //! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
 
+use super::occluders::occluders;
 use crate::draw::Culling;
 use crate::draw::{PickDraw, Triangles};
 use crate::error::{PickError, Requirement};
@@ -23,8 +24,9 @@ use std::sync::Arc;
 
 /// Words of a table row: the model (16), the local box (min 3, max 3), the ID (2).
 pub(crate) const TABLE_ROW_WORDS: u32 = 24;
-/// Words of a row's command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
-/// word unused).
+/// Words of a row's command template (`VkDrawIndexedIndirectCommand`, or the non-indexed one
+/// and a word unused), whose instance count word holds the row's occluder mesh instead
+/// (`occluders`: index + 1, 0 for none).
 pub(crate) const COMMAND_WORDS: u32 = 5;
 /// The fewest draws a group takes (see [`TableIndex::of`]).
 pub(crate) const MIN_GROUP_ROWS: usize = 16;
@@ -127,6 +129,8 @@ pub(crate) struct DrawTable {
     pub index: TableIndex,
     pub snapshots: Arc<[DrawSnapshot]>,
     statics: GpuBuffer,
+    /// The word of the occluder meshes' directory in the static buffer (`occluders`).
+    occluders_word: u32,
     /// Per slot: the rows (`ROW_BYTES` each, as the batched vertex shader reads them) and the
     /// set binding the statics and them (`GpuPlanKit`'s table set layout).
     frames: Vec<(GpuBuffer, vk::DescriptorSet)>,
@@ -149,8 +153,11 @@ impl DrawTable {
             return Ok(None);
         }
         let n = rows.len() as u32;
-        let mut words = static_words(draws, &rows);
+        let occluders = occluders(draws, &rows);
+        let mut words = static_words(draws, &rows, &occluders.of_row);
         words.extend(run_commands(draws, &rows, &mut index.groups));
+        let occluders_word = words.len() as u32;
+        words.extend(occluders.words);
         let statics = upload_statics(memory, &words)?;
         let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
         let device = &memory.device;
@@ -183,7 +190,7 @@ impl DrawTable {
             unsafe { device.update_descriptor_sets(&writes, &[]) };
             frames.push((rows, set));
         }
-        Ok(Some(DrawTable { index, snapshots, statics, frames, _pool: pool }))
+        Ok(Some(DrawTable { index, snapshots, statics, occluders_word, frames, _pool: pool }))
     }
 
     /// Slot `slot`'s rows buffer and set.
@@ -206,6 +213,11 @@ impl DrawTable {
         4 * u64::from(self.starts_word() + self.index.rows().div_ceil(32))
     }
 
+    /// The word of the occluder meshes' directory in the static buffer.
+    pub fn occluders_word(&self) -> u32 {
+        self.occluders_word
+    }
+
     /// Bytes held: the static buffer and every slot's rows.
     pub fn bytes(&self) -> u64 {
         self.statics.bytes() + self.frames.iter().map(|f| f.0.bytes()).sum::<u64>()
@@ -220,13 +232,10 @@ fn command(triangles: Triangles, row: u32) -> [u32; COMMAND_WORDS as usize] {
     }
 }
 
-/// What a draw's command draws besides its instances: count, first index or vertex, vertex
-/// offset. Runs join only rows that draw the same.
+/// What a draw's command draws besides its instances (`Triangles::template`). Runs join
+/// only rows that draw the same.
 fn template(draw: &PickDraw) -> (u32, u32, i32) {
-    match draw.triangles {
-        Triangles::NonIndexed { first_vertex, vertex_count } => (vertex_count, first_vertex, 0),
-        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => (index_count, first_index, vertex_offset),
-    }
+    draw.triangles.template()
 }
 
 /// Per group (whose `first_run` and `runs` it sets), a command per run of its rows that draw
@@ -254,9 +263,10 @@ fn run_commands(draws: &[PickDraw], rows: &[u32], groups: &mut [TableGroup]) -> 
     words
 }
 
-/// The static buffer's words: per row its model, box and ID; per row its command; a bit per
-/// row set where its command differs from the row before it (a run of survivors ends there).
-fn static_words(draws: &[PickDraw], rows: &[u32]) -> Vec<u32> {
+/// The static buffer's words: per row its model, box and ID; per row its command template
+/// (its occluder, `of_row`, in the instance count's word); a bit per row set where its
+/// command differs from the row before it (a run of survivors ends there).
+fn static_words(draws: &[PickDraw], rows: &[u32], of_row: &[u32]) -> Vec<u32> {
     let n = rows.len();
     let mut words = Vec::with_capacity(n * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize + n.div_ceil(32));
     for &d in rows {
@@ -267,7 +277,11 @@ fn static_words(draws: &[PickDraw], rows: &[u32]) -> Vec<u32> {
         words.extend([min, max].iter().flat_map(|v| v.to_array().map(f32::to_bits)));
         words.extend(draw.id.to_words());
     }
-    words.extend(rows.iter().enumerate().flat_map(|(r, &d)| command(draws[d as usize].triangles, r as u32)));
+    for (r, &d) in rows.iter().enumerate() {
+        let mut c = command(draws[d as usize].triangles, r as u32);
+        c[1] = of_row.get(r).copied().unwrap_or(0);
+        words.extend(c);
+    }
     let template = |d: u32| template(&draws[d as usize]);
     let mut starts = vec![0u32; n.div_ceil(32)];
     for r in 0..n {
@@ -331,12 +345,12 @@ mod tests {
         assert_eq!(in_table, (0..32).chain(51..67).collect::<Vec<usize>>());
         // Run starts: where a row's command differs from the row before (alternating first
         // vertices in buffer 1's draws, all alike in buffer 2's).
-        let words = static_words(&draws, &rows);
+        let words = static_words(&draws, &rows, &vec![0; rows.len()]);
         let starts = words[rows.len() * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize..].to_vec();
         assert_eq!(starts, vec![u32::MAX, 1]);
-        // A row's command draws its draw as the one instance of its row.
+        // A row's command template: its draw's triangles, its occluder (none) and its row.
         let at = rows.len() * TABLE_ROW_WORDS as usize + 33 * COMMAND_WORDS as usize;
-        assert_eq!(&words[at..at + 5], &[3, 1, 0, 33, 0]);
+        assert_eq!(&words[at..at + 5], &[3, 0, 0, 33, 0]);
         // Drawn whole: a command per run of rows that draw the same (every row of the
         // alternating groups, one for buffer 2's), each drawing its rows as instances.
         let mut groups = index.groups.clone();

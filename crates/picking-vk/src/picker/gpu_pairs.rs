@@ -5,7 +5,7 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::TableIndex;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
@@ -36,15 +36,19 @@ pub(super) struct Candidate {
     start: u32,
     count: u32,
     region: PixelRect,
+    /// A table group of a point query: its occlusion.
+    occlusion: Option<TableOcclusion>,
 }
 
-/// A frame's table as its cull pass reads it: the index, the slot's set, the word of the
-/// run-start bits and of the frame's view-projection.
+/// A frame's table as its cull pass reads it: the index, the slot's rows and set, the words
+/// of the run-start bits, of the occluders' directory and of the frame's view-projection.
 #[derive(Clone, Copy)]
 pub(super) struct FrameTable<'a> {
     pub index: &'a TableIndex,
+    pub rows: vk::Buffer,
     pub set: vk::DescriptorSet,
     pub starts_word: u32,
+    pub occluders_word: u32,
     pub vp_word: u32,
 }
 
@@ -113,7 +117,7 @@ impl FramePairs {
                             let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
                             for range in ranges_of(entry) {
                                 let (start, count) = plans.ranges[range as usize];
-                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region };
+                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: None };
                                 if !self.push_parts(candidate, owned_parts(start, count, owned), layout) {
                                     break 'queries;
                                 }
@@ -127,7 +131,7 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
-                    let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region };
+                    let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: entry.occlusion };
                     if !self.push_parts(candidate, std::iter::once((start, count)), layout) {
                         break 'queries;
                     }
@@ -278,11 +282,14 @@ impl FramePairs {
                 Some(_) => table.map_or(0, TableIndex::rows),
                 None => draw.instance_count(),
             };
+            if let Some(occlusion) = c.occlusion.filter(|_| table_group.is_some()) {
+                occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
+            }
             bits += bit_words(groups);
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
             let c = layout.counters_word(pair) as usize;
-            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count]);
+            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count, 0]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
             words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);
@@ -328,7 +335,9 @@ impl Picker {
         let vp_word = kit.layout.view_projection_word();
         // The table's set of the slot (every table has one per slot).
         let frame_table = match table.map(|t| (t, t.frame(slot))) {
-            Some((t, Some((_, set)))) => Some(FrameTable { index: &t.index, set, starts_word: t.starts_word(), vp_word }),
+            Some((t, Some((rows, set)))) => {
+                Some(FrameTable { index: &t.index, rows, set, starts_word: t.starts_word(), occluders_word: t.occluders_word(), vp_word })
+            }
             Some((_, None)) => return false,
             None => None,
         };
@@ -369,7 +378,7 @@ mod tests {
     use super::*;
 
     fn candidate(draw: u32, range: u32, start: u32, count: u32) -> Candidate {
-        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE } }
+        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE }, occlusion: None }
     }
 
     #[test]

@@ -68,6 +68,7 @@ impl FramePairs {
             self.inputs.push(CullInput { dispatch, set: table.set, words, last_word: table.vp_word });
         }
         let count = (self.order.len() - first_table_pair) as u32;
-        self.table = Some(TablePairs { first: first_table_pair as u32, count, set: table.set, starts_word: table.starts_word });
+        let words = (table.starts_word, table.occluders_word);
+        self.table = Some(TablePairs { first: first_table_pair as u32, count, rows: table.rows, set: table.set, words });
     }
 }

@@ -11,7 +11,7 @@ mod chunks;
 mod depth_keys;
 mod geometry_cache;
 mod nearest_first;
-mod occlusion;
+pub(crate) mod occlusion;
 mod prefetch;
 mod ray;
 mod shared_list;
@@ -131,6 +131,8 @@ pub(crate) struct PlanEntry {
     /// A group of the shared list's GPU plan table (`gpu_plan::table`): `draw` is its first
     /// draw, its one range its rows; the cull pass plans its draws.
     pub table: bool,
+    /// A table group of a point query: how the GPU may drop its rows behind a sure hit.
+    pub occlusion: Option<crate::gpu_plan::layout::TableOcclusion>,
 }
 
 /// Planned draws, with the instance ranges and triangle runs their entries index.
@@ -198,11 +200,21 @@ impl Plan {
             .filter(|c| c.spheres.len() == draws.len() && c.draws.upgrade().is_some_and(|d| std::ptr::eq(d.as_ptr(), draws.as_ptr())));
         let spheres = spheres.map_or(&[][..], |c| &c.spheres[..]);
         // The table's groups are the GPU's to cull; the rest keep the host's order around them.
+        // The groups draw at the pixel too: its depth only moves nearer if they test depth
+        // the way the CPU's draws do.
         self.table_entries.clear();
         self.table_entries.extend(self.entries.iter().filter(|e| e.table));
+        let alike = occlusion::tests_alike(&self.entries, draws, camera);
         self.entries.retain(|e| !e.table);
-        let culled = self.occlusion.prune(&mut self.entries, draws, spheres, camera, pixel, ray, &mut self.chunks, self.frame, walked);
+        let (culled, bound) = match alike {
+            Some(_) => self.occlusion.prune(&mut self.entries, draws, spheres, camera, pixel, ray, &mut self.chunks, self.frame, walked),
+            None => (0, None),
+        };
         if !self.table_entries.is_empty() {
+            let gpu = alike.and_then(|nearer| occlusion::table_occlusion(&self.table_entries, draws, camera, pixel, (nearer, bound)));
+            for e in &mut self.table_entries {
+                e.occlusion = gpu;
+            }
             self.entries.extend_from_slice(&self.table_entries);
             self.entries.sort_by_key(|e| e.draw);
         }

@@ -12,12 +12,14 @@
 //! registered geometry read as three f32s, and no hook at all (a hook may discard).
 
 use super::chunks::Chunks;
-use super::depth_keys::{convention_nearer, nearer_of, DepthSummary, PixelDepth};
+use super::depth_bounded_by_box;
+use super::depth_keys::{convention_nearer, nearer_of, DepthSummary, Nearer, PixelDepth};
 use super::ray::PixelRay;
 use super::sphere::BoundingSphere;
 use super::sure_hit::SureHits;
 use super::PlanEntry;
-use crate::draw::{PickDraw, PositionFormat, Topology};
+use crate::draw::PickDraw;
+use crate::gpu_plan::layout::TableOcclusion;
 use crate::request::camera::CameraSnapshot;
 use glam::UVec2;
 
@@ -55,7 +57,8 @@ impl Occlusion {
         Some(depth.far_key(hit, err))
     }
 
-    /// Drops the entries a sure hit proves cannot win the pixel; returns how many. `walked`:
+    /// Drops the entries a sure hit proves cannot win the pixel; returns how many, and the
+    /// farthest key the pixel can end with (the bound they were dropped by), if proved. `walked`:
     /// a nearest-first walk planned the entries and tried occluders already, proving this
     /// bound (if any) for draws that test depth the convention's way; none are tried again.
     #[allow(clippy::too_many_arguments)]
@@ -70,20 +73,20 @@ impl Occlusion {
         chunks: &mut Chunks,
         frame: u64,
         walked: Option<Option<f64>>,
-    ) -> u32 {
+    ) -> (u32, Option<f64>) {
         // A walk that proved no bound leaves nothing to prune.
         if (entries.len() < MIN_ENTRIES && walked.is_none()) || walked == Some(None) {
-            return 0;
+            return (0, None);
         }
-        let Some(nearer) = entries.first().and_then(|e| draws.get(e.draw as usize)).and_then(|d| nearer_of(d, camera.depth)) else { return 0 };
-        let Some(depth) = PixelDepth::new(camera, pixel, nearer) else { return 0 };
+        let Some(nearer) = entries.first().and_then(|e| draws.get(e.draw as usize)).and_then(|d| nearer_of(d, camera.depth)) else { return (0, None) };
+        let Some(depth) = PixelDepth::new(camera, pixel, nearer) else { return (0, None) };
         let known = walked.flatten().filter(|_| convention_nearer(camera.depth) == Some(nearer));
         self.near.clear();
         self.occluders.clear();
         for (i, e) in entries.iter().enumerate() {
-            let Some(draw) = draws.get(e.draw as usize) else { return 0 };
+            let Some(draw) = draws.get(e.draw as usize) else { return (0, None) };
             if !depth.tests_like(draw) {
-                return 0;
+                return (0, None);
             }
             let near = depth.near_key(draw, spheres.get(e.draw as usize).and_then(Option::as_ref));
             if let Some(k) = near.filter(|_| walked.is_none() && can_occlude(draw)) {
@@ -105,7 +108,7 @@ impl Occlusion {
                 bound = Some(bound.map_or(far, |b: f64| b.min(far)));
             }
         }
-        let Some(bound) = bound else { return 0 };
+        let Some(bound) = bound else { return (0, None) };
         let before = entries.len();
         let mut k = 0;
         entries.retain(|_| {
@@ -113,7 +116,49 @@ impl Occlusion {
             k += 1;
             keep
         });
-        (before - entries.len()) as u32
+        ((before - entries.len()) as u32, Some(bound))
+    }
+}
+
+/// The way every draw of `entries` (a point query's plan, the table's groups included)
+/// tests depth, if one.
+pub(crate) fn tests_alike(entries: &[PlanEntry], draws: &[PickDraw], camera: &CameraSnapshot) -> Option<Nearer> {
+    let mut nearer = None;
+    for e in entries {
+        let n = nearer_of(draws.get(e.draw as usize)?, camera.depth)?;
+        if nearer.is_some_and(|m| m != n) {
+            return None;
+        }
+        nearer = Some(n);
+    }
+    nearer
+}
+
+/// The occlusion the GPU may apply to the table groups `groups` of a point query at `pixel`
+/// whose draws all test depth towards `nearer` (nothing else draws there: no contributors),
+/// with the CPU's `bound`: none where a group's depth is not bounded by its box (a bias,
+/// lines or points; the group's draws share those with its first).
+pub(crate) fn table_occlusion(
+    groups: &[PlanEntry],
+    draws: &[PickDraw],
+    camera: &CameraSnapshot,
+    pixel: UVec2,
+    (nearer, bound): (Nearer, Option<f64>),
+) -> Option<TableOcclusion> {
+    if !groups.iter().all(|e| draws.get(e.draw as usize).is_some_and(depth_bounded_by_box)) {
+        return None;
+    }
+    let (larger, rounding) = PixelDepth::new(camera, pixel, nearer)?.ndc_terms();
+    Some(TableOcclusion { larger, rounding: f32_up(rounding), bound: bound.map_or(f32::INFINITY, f32_up) })
+}
+
+/// `x` in f32, rounded towards +inf.
+fn f32_up(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) < x {
+        f.next_up()
+    } else {
+        f
     }
 }
 
@@ -124,8 +169,7 @@ pub(crate) fn may_occlude(draw: &PickDraw) -> bool {
 
 /// Whether a draw's registered geometry can prove a sure hit.
 pub(crate) fn can_occlude(draw: &PickDraw) -> bool {
-    // A hook may discard the fragment: only unhooked draws prove hits.
-    draw.geometry.is_some() && draw.hooks.is_none() && draw.position_format == PositionFormat::Float32x3 && draw.raster.topology == Topology::TriangleList
+    draw.proves_hits()
 }
 
 #[cfg(test)]
@@ -194,5 +238,26 @@ mod tests {
         let biased =
             draw(3, -20.0).with_raster(crate::draw::RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: -1e6, clamp: 0.0, slope: 0.0 }));
         assert_eq!(prune(&[draw(2, -5.0), biased], centre), vec![0, 1], "a bias may pull it in front");
+    }
+
+    #[test]
+    fn the_gpu_drops_table_rows_only_where_every_draw_tests_depth_one_way_and_boxes_bound_depth() {
+        let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
+        let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(64, 64), None).unwrap();
+        let entry = |draw| PlanEntry { draw, ..PlanEntry::default() };
+        let (pixel, table) = (UVec2::new(32, 32), [entry(1)]);
+        let greater = crate::draw::RasterState::default().with_depth_compare(vk::CompareOp::GREATER);
+        let draws = [draw(1, -5.0), draw(2, -10.0), draw(3, -10.0).with_raster(greater)];
+        let nearer = tests_alike(&[entry(0), entry(1)], &draws, &camera).expect("both test LESS");
+        assert!(tests_alike(&[entry(0), entry(2)], &draws, &camera).is_none(), "LESS and GREATER");
+        let got = table_occlusion(&table, &draws, &camera, pixel, (nearer, Some(0.25))).expect("bounded boxes");
+        assert_eq!((got.larger, got.bound), (false, 0.25));
+        assert!(got.rounding > 0.0 && got.rounding < 1e-6);
+        assert_eq!(table_occlusion(&table, &draws, &camera, pixel, (nearer, None)).map(|o| o.bound), Some(f32::INFINITY));
+        let biased =
+            draw(2, -10.0).with_raster(crate::draw::RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: 1.0, clamp: 0.0, slope: 0.0 }));
+        assert!(table_occlusion(&table, &[draw(1, -5.0), biased], &camera, pixel, (nearer, None)).is_none(), "a bias may pull rows nearer");
+        // The bound is rounded towards farther, never nearer.
+        assert!(f64::from(f32_up(0.1)) >= 0.1 && f64::from(f32_up(-0.1)) >= -0.1);
     }
 }

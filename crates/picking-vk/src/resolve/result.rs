@@ -52,6 +52,9 @@ pub struct GpuPlanStats {
     pub instances_tested: u64,
     /// Instances whose box met their pair's region (drawn), summed over the pairs.
     pub survivors: u64,
+    /// Of a shared list's table rows whose box met a point's pixel, those dropped behind a
+    /// sure hit (occlusion on the GPU; not counted in `survivors`), summed over the pairs.
+    pub occluded: u64,
     /// Indirect commands that drew them: one per run of consecutive survivors of a pair.
     pub commands: u64,
     /// Pairs whose runs of survivors overflowed their share of

@@ -13,8 +13,8 @@ use ash::vk;
 use glam::{DMat4, DVec3, DVec4, UVec2, Vec3};
 
 /// Which way the depth test goes for every planned draw.
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Nearer {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Nearer {
     Smaller,
     Larger,
 }
@@ -286,6 +286,12 @@ impl PixelDepth {
     /// For draws that test depth the way the camera's convention does.
     pub fn for_convention(camera: &CameraSnapshot, pixel: UVec2) -> Option<Self> {
         Self::new(camera, pixel, convention_nearer(camera.depth)?)
+    }
+
+    /// Whether nearer is larger NDC depth, and the depth buffer's rounding in NDC depth: what
+    /// the GPU's occlusion of a table needs to key depths as these keys do.
+    pub(super) fn ndc_terms(&self) -> (bool, f64) {
+        (self.ndc_nearer == Nearer::Larger, self.rounding)
     }
 
     /// Where a sure hit is looked for.

@@ -1,0 +1,103 @@
+//! A table's occluder meshes: the triangles that let the finishing pass prove a sure hit on
+//! the GPU (`shaders/pick_cull_finish_draws.comp`), as the CPU planner does with a draw's
+//! registered geometry (`plan::sure_hit`). Uploaded once with the table, per mesh (the
+//! geometry and the triangles a draw takes of it), never per draw: rows of one mesh share it.
+
+use crate::draw::PickDraw;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The most triangles of one occluder mesh: every thread of the pass tests a 64th of them.
+pub(crate) const MAX_OCCLUDER_TRIANGLES: u32 = 4096;
+/// The most triangles a table's occluders hold together (36 bytes each: 9 MiB).
+pub(crate) const OCCLUDER_TRIANGLE_BUDGET: u32 = 1 << 18;
+/// Words of one triangle: three positions of three f32s.
+const TRIANGLE_WORDS: u32 = 9;
+
+/// Per row, its occluder mesh (index + 1; 0: the row proves nothing), and the words of the
+/// meshes: a directory (per mesh, the word of its first triangle counted from the
+/// directory's first, and its triangle count), then the triangles.
+pub(crate) struct Occluders {
+    pub of_row: Vec<u32>,
+    pub words: Vec<u32>,
+}
+
+/// The occluder meshes of the table's `rows` (draws of `draws`): each draw that can prove a
+/// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`], while the
+/// meshes fit [`OCCLUDER_TRIANGLE_BUDGET`].
+pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
+    let mut meshes: HashMap<(usize, (u32, u32, i32)), u32> = HashMap::new();
+    let mut soups: Vec<Vec<u32>> = vec![];
+    let mut total = 0;
+    let mut of_row = Vec::with_capacity(rows.len());
+    for &d in rows {
+        let draw = &draws[d as usize];
+        let Some(geometry) = draw.geometry.as_ref().filter(|_| draw.proves_hits()) else {
+            of_row.push(0);
+            continue;
+        };
+        let key = (Arc::as_ptr(geometry) as usize, draw.triangles.template());
+        if let Some(&mesh) = meshes.get(&key) {
+            of_row.push(mesh + 1);
+            continue;
+        }
+        let count = draw.triangles.element_count() / 3;
+        let triangles: Option<Vec<u32>> = (count <= MAX_OCCLUDER_TRIANGLES && total + count <= OCCLUDER_TRIANGLE_BUDGET)
+            .then(|| (0..count).map(|t| geometry.list_triangle(&draw.triangles, t)).collect::<Option<Vec<_>>>())
+            .flatten()
+            .map(|ts| ts.iter().flatten().flat_map(|p| p.to_array().map(f32::to_bits)).collect());
+        // A mesh that cannot be read whole (or would pass the budget) proves nothing.
+        let Some(soup) = triangles.filter(|s| s.iter().all(|w| f32::from_bits(*w).is_finite())) else {
+            of_row.push(0);
+            continue;
+        };
+        total += count;
+        meshes.insert(key, soups.len() as u32);
+        of_row.push(soups.len() as u32 + 1);
+        soups.push(soup);
+    }
+    let mut words = Vec::with_capacity(2 * soups.len() + (TRIANGLE_WORDS * total) as usize);
+    let mut first = 2 * soups.len() as u32;
+    for soup in &soups {
+        words.extend([first, soup.len() as u32 / TRIANGLE_WORDS]);
+        first += soup.len() as u32;
+    }
+    words.extend(soups.into_iter().flatten());
+    Occluders { of_row, words }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::{Aabb, BufferRange, MeshGeometry, Positions, Triangles};
+    use crate::id::ObjectId;
+    use ash::vk;
+    use glam::Vec3;
+
+    fn draw(geometry: &Arc<MeshGeometry>, first_vertex: u32, vertex_count: u32) -> PickDraw {
+        let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 1200 };
+        let positions = Positions { range, stride: 12, vertex_count: 100 };
+        let bounds = Aabb { min: Vec3::ZERO, max: Vec3::ONE };
+        PickDraw::new(ObjectId::new(1).unwrap(), positions, Triangles::NonIndexed { first_vertex, vertex_count })
+            .with_bounds(bounds)
+            .with_geometry(geometry.clone())
+    }
+
+    #[test]
+    fn rows_of_one_mesh_share_its_triangles_and_unreadable_meshes_prove_nothing() {
+        let positions: Vec<Vec3> = (0..6).map(|k| Vec3::splat(k as f32)).collect();
+        let geometry = Arc::new(MeshGeometry { positions, ..Default::default() });
+        let other = Arc::new(MeshGeometry { positions: vec![Vec3::ONE; 3], ..Default::default() });
+        let mut no_geometry = draw(&geometry, 0, 3);
+        no_geometry.geometry = None;
+        // Rows: the first triangle, both, the first again, past the positions, another mesh.
+        let draws = vec![draw(&geometry, 0, 3), draw(&geometry, 0, 6), draw(&geometry, 0, 3), draw(&geometry, 3, 6), draw(&other, 0, 3), no_geometry];
+        let o = occluders(&draws, &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(o.of_row, vec![1, 2, 1, 0, 3, 0]);
+        // Directory: three meshes of 1, 2 and 1 triangles, their words after it.
+        assert_eq!(&o.words[..6], &[6, 1, 15, 2, 33, 1]);
+        assert_eq!(o.words.len(), 6 + 9 * 4);
+        let floats: Vec<f32> = o.words[15..33].iter().map(|w| f32::from_bits(*w)).collect();
+        assert_eq!(floats, (0..6).flat_map(|k| [k as f32; 3]).collect::<Vec<_>>(), "the second mesh: vertices 0 to 5");
+    }
+}

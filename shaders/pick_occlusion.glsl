@@ -1,0 +1,280 @@
+// Occlusion of a table pair's rows at its point's pixel, included by
+// shaders/pick_cull_finish_draws.comp (which declares `plan`, `table`, `frame`, `pc`, `bit0`,
+// GROUP, TABLE_ROW_WORDS and ROW_WORDS): what crates/picking-vk/src/plan/occlusion.rs does on
+// the CPU. Once a surviving row surely covers the pixel centre (a sure hit: the test of
+// crates/picking-vk/src/plan/sure_hit.rs, on the row's occluder mesh and the very f32 matrix
+// the pick pass draws it with), every row whose box cannot come nearer than that hit loses
+// the depth test wherever it is drawn, and its survivor bit is cleared: the result is the
+// same. Depths are "keys": NDC depth, negated where nearer is larger. The CPU sets the job's
+// occlusion words only where every draw at the pixel tests depth the same way.
+
+const double F32_EPS = 5.9604644775390625e-8;
+// The GPU's f32 error in a clip coordinate, relative to the sum of its terms' magnitudes:
+// as crates/picking-vk/src/plan/depth_keys (box depths) and sure_hit (vertices) bound it.
+const double BOX_CLIP_ROUNDING = 32.0 * F32_EPS;
+const double VERTEX_CLIP_ROUNDING = 16.0 * F32_EPS;
+// How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
+const double SNAP_PX = 0.045;
+// Occluders tried per pair, nearest box first.
+const uint OCCLUDER_TRIES = 4u;
+const double FAR_AWAY = 1.0e300;
+
+shared double reduced_key[GROUP];
+shared uint reduced_row[GROUP];
+
+// The smallest `key` of the workgroup, and the `row` that goes with it (`at_row`).
+double workgroup_min(double key, uint row, out uint at_row) {
+    uint lid = gl_LocalInvocationID.x;
+    reduced_key[lid] = key;
+    reduced_row[lid] = row;
+    barrier();
+    for (uint d = GROUP / 2u; d > 0u; d >>= 1u) {
+        if (lid < d && reduced_key[lid + d] < reduced_key[lid]) {
+            reduced_key[lid] = reduced_key[lid + d];
+            reduced_row[lid] = reduced_row[lid + d];
+        }
+        barrier();
+    }
+    double smallest = reduced_key[0];
+    at_row = reduced_row[0];
+    barrier();
+    return smallest;
+}
+
+double table_double(uint at) {
+    return double(uintBitsToFloat(table.words[at]));
+}
+
+// The row's model-view-projection as the pick pass draws it (f32, from the cull pass).
+dmat4 row_matrix(uint row) {
+    dmat4 m;
+    uint at = row * ROW_WORDS;
+    for (uint c = 0u; c < 4u; c++) {
+        for (uint r = 0u; r < 4u; r++) {
+            m[c][r] = double(uintBitsToFloat(frame.rows[at + 4u * c + r]));
+        }
+    }
+    return m;
+}
+
+// The nearest key any point of the row's box can take under `m`, less the GPU's rounding of
+// clip z and w; -FAR_AWAY when a corner may lie at or behind the eye (nothing is known).
+// z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
+double near_key(uint row, dmat4 m, bool larger) {
+    uint at = row * TABLE_ROW_WORDS + 16u;
+    dvec3 lo = dvec3(table_double(at), table_double(at + 1u), table_double(at + 2u));
+    dvec3 hi = dvec3(table_double(at + 3u), table_double(at + 4u), table_double(at + 5u));
+    dvec3 terms = max(abs(lo), abs(hi));
+    dvec4 rz = dvec4(m[0][2], m[1][2], m[2][2], m[3][2]);
+    dvec4 rw = dvec4(m[0][3], m[1][3], m[2][3], m[3][3]);
+    double ez = BOX_CLIP_ROUNDING * (dot(abs(rz.xyz), terms) + abs(rz.w));
+    double ew = BOX_CLIP_ROUNDING * (dot(abs(rw.xyz), terms) + abs(rw.w));
+    double nearest = FAR_AWAY;
+    for (uint k = 0u; k < 8u; k++) {
+        dvec3 p = dvec3((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z);
+        double z = dot(rz.xyz, p) + rz.w;
+        double w = dot(rw.xyz, p) + rw.w;
+        if (!(w - ew > 0.0)) {
+            return -FAR_AWAY;
+        }
+        // The nearest the GPU's rounding can make this corner.
+        double key = larger ? -((z + ez) / (z + ez >= 0.0 ? w - ew : w + ew)) : (z - ez) / (z - ez >= 0.0 ? w + ew : w - ew);
+        if (isnan(key)) {
+            return -FAR_AWAY;
+        }
+        nearest = min(nearest, key);
+    }
+    return nearest;
+}
+
+// A vertex in window coordinates, with bounds on how far the GPU may place it from there
+// (in pixels before snapping, and in NDC depth).
+struct WindowVertex {
+    dvec2 at;
+    double z;
+    double err_px;
+    double err_z;
+};
+
+// `p` under `m` (`a`: its magnitudes) in the window of viewport `vp`; false where it may be
+// clipped (behind the eye, or past the depth range by less than the error).
+bool to_window(dmat4 m, dmat4 a, dvec3 p, dvec4 vp, out WindowVertex v) {
+    dvec4 c = m * dvec4(p, 1.0);
+    dvec4 err = (a * dvec4(abs(p), 1.0)) * VERTEX_CLIP_ROUNDING;
+    double w = c.w - err.w;
+    if (!(w > 0.0 && c.z - err.z > 0.0 && c.z + err.z < w)) {
+        return false;
+    }
+    dvec3 ndc = c.xyz / c.w;
+    double half_w = vp.z * 0.5;
+    double half_h = vp.w * 0.5;
+    v.at = dvec2(vp.x + (ndc.x + 1.0) * half_w, vp.y + (ndc.y + 1.0) * half_h);
+    v.z = ndc.z;
+    // d(x/w) <= (|dx| + |x/w| |dw|) / w, and likewise for y and z.
+    v.err_px = (err.x + abs(ndc.x) * err.w) / w * abs(half_w) + (err.y + abs(ndc.y) * err.w) / w * abs(half_h);
+    v.err_z = (err.z + abs(ndc.z) * err.w) / w;
+    return !(isnan(v.err_px) || isinf(v.err_px) || isnan(v.at.x) || isnan(v.at.y) || isinf(v.at.x) || isinf(v.at.y));
+}
+
+double cross2(dvec2 a, dvec2 b) {
+    return a.x * b.y - a.y * b.x;
+}
+
+// Edge function of edge (p, q) at `centre`, less how much moving p and q by up to `move_px`
+// can change it (the sign of the triangle's area given by `sign`).
+double edge_margin(dvec2 p, dvec2 q, dvec2 centre, double move_px, double sign) {
+    double e = cross2(q - p, centre - p) * sign;
+    return e - (move_px * (length(centre - p) + length(centre - q)) + 2.0 * move_px * move_px);
+}
+
+// The farthest key the pixel can end with if the triangle covers `centre` whatever the
+// rounding (not culled under the job's `flags`), else FAR_AWAY.
+double covered_far(WindowVertex v0, WindowVertex v1, WindowVertex v2, dvec2 centre, uint flags, bool larger) {
+    double move_px = max(max(v0.err_px, v1.err_px), v2.err_px) + SNAP_PX;
+    dvec2 a = v0.at;
+    dvec2 b = v1.at;
+    dvec2 c = v2.at;
+    double area2 = cross2(b - a, c - a);
+    // Vulkan's polygon area is -area2 / 2 in framebuffer coordinates.
+    bool front = (-area2 > 0.0) == ((flags & 16u) == 0u);
+    uint cull = (flags >> 2u) & 3u;
+    if ((cull & (front ? 1u : 2u)) != 0u) {
+        return FAR_AWAY;
+    }
+    double sign = area2 > 0.0 ? 1.0 : -1.0;
+    double m0 = edge_margin(b, c, centre, move_px, sign);
+    double m1 = edge_margin(c, a, centre, move_px, sign);
+    double m2 = edge_margin(a, b, centre, move_px, sign);
+    if (!(m0 > 0.0 && m1 > 0.0 && m2 > 0.0 && area2 != 0.0)) {
+        return FAR_AWAY;
+    }
+    // Screen-space barycentrics: window depth is affine in window x and y.
+    double depth = (cross2(c - b, centre - b) * v0.z + cross2(a - c, centre - c) * v1.z + cross2(b - a, centre - a) * v2.z) / area2;
+    dvec2 slope = dvec2((v1.z - v0.z) * (c.y - a.y) - (v2.z - v0.z) * (b.y - a.y), (v2.z - v0.z) * (b.x - a.x) - (v1.z - v0.z) * (c.x - a.x)) / area2;
+    double err = max(max(v0.err_z, v1.err_z), v2.err_z) + (abs(slope.x) + abs(slope.y)) * 2.0 * move_px + 4.0 * F32_EPS * max(abs(depth), 1.0);
+    double far_key = (larger ? -depth : depth) + err;
+    return isnan(far_key) || isinf(far_key) ? FAR_AWAY : far_key;
+}
+
+// This thread's share of a sure hit of row `row`'s occluder mesh `mesh` (its triangles from
+// the directory at `pc.pairs.w`): the farthest key the nearest of them leaves, or FAR_AWAY.
+double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
+    uint directory = pc.pairs.w;
+    uint first = directory + table.words[directory + 2u * mesh];
+    uint count = table.words[directory + 2u * mesh + 1u];
+    dmat4 m = row_matrix(row);
+    dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
+    double best = FAR_AWAY;
+    for (uint t = gl_LocalInvocationID.x; t < count; t += GROUP) {
+        uint at = first + 9u * t;
+        WindowVertex v[3];
+        bool seen = true;
+        for (uint k = 0u; k < 3u; k++) {
+            dvec3 p = dvec3(table_double(at + 3u * k), table_double(at + 3u * k + 1u), table_double(at + 3u * k + 2u));
+            seen = seen && to_window(m, a, p, vp, v[k]);
+        }
+        // A centre outside the triangle's window box cannot be inside it.
+        dvec2 lo = min(min(v[0].at, v[1].at), v[2].at);
+        dvec2 hi = max(max(v[0].at, v[1].at), v[2].at);
+        if (seen && all(greaterThan(centre, lo)) && all(lessThan(centre, hi))) {
+            best = min(best, covered_far(v[0], v[1], v[2], centre, flags, larger));
+        }
+    }
+    return best;
+}
+
+// The pair's survivors are walked twice (choosing occluders, then dropping): each thread
+// takes the bit words of the cull workgroups its summary words mark, as the run counting
+// does, so each bit word has one writer.
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries) {
+    uint flags = plan.words[job + 47u];
+    if ((flags & 1u) == 0u) {
+        return;
+    }
+    bool larger = (flags & 2u) != 0u;
+    double rounding = double(uintBitsToFloat(plan.words[job + 48u]));
+    double bound = double(uintBitsToFloat(plan.words[job + 49u]));
+    uint templates = TABLE_ROW_WORDS * plan.words[job + 46u];
+    dvec2 centre = dvec2(uintBitsToFloat(plan.words[job + 22u]), uintBitsToFloat(plan.words[job + 23u]));
+    dvec4 vp = dvec4(uintBitsToFloat(plan.words[job + 27u]), uintBitsToFloat(plan.words[job + 28u]), uintBitsToFloat(plan.words[job + 29u]), uintBitsToFloat(plan.words[job + 30u]));
+    uint lid = gl_LocalInvocationID.x;
+    // This thread's nearest occluders among its survivors: rows with an occluder mesh and a
+    // bounded box, nearest first.
+    double keys[OCCLUDER_TRIES];
+    uint candidates[OCCLUDER_TRIES];
+    for (uint k = 0u; k < OCCLUDER_TRIES; k++) {
+        keys[k] = FAR_AWAY;
+        candidates[k] = 0u;
+    }
+    for (uint s = lid; s < summaries; s += GROUP) {
+        for (uint mask = plan.words[summary + s]; mask != 0u; mask &= mask - 1u) {
+            uint first_word = 2u * (32u * s + uint(findLSB(mask)));
+            for (uint w = first_word; w < first_word + 2u; w++) {
+                for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
+                    uint row = bit0 + 32u * w + uint(findLSB(b));
+                    if (table.words[templates + 5u * row + 1u] == 0u) {
+                        continue;
+                    }
+                    double key = near_key(row, row_matrix(row), larger);
+                    if (key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
+                        continue;
+                    }
+                    uint k = OCCLUDER_TRIES - 1u;
+                    for (; k > 0u && keys[k - 1u] > key - rounding; k--) {
+                        keys[k] = keys[k - 1u];
+                        candidates[k] = candidates[k - 1u];
+                    }
+                    keys[k] = key - rounding;
+                    candidates[k] = row;
+                }
+            }
+        }
+    }
+    // The workgroup's nearest untried occluder, while its box may lie nearer than the bound.
+    uint head = 0u;
+    for (uint t = 0u; t < OCCLUDER_TRIES; t++) {
+        uint row;
+        double near = workgroup_min(head < OCCLUDER_TRIES ? keys[head] : FAR_AWAY, head < OCCLUDER_TRIES ? candidates[head] : 0u, row);
+        if (!(near < FAR_AWAY) || near >= bound) {
+            break;
+        }
+        if (head < OCCLUDER_TRIES && keys[head] == near && candidates[head] == row) {
+            head++;
+        }
+        uint mesh = table.words[templates + 5u * row + 1u] - 1u;
+        uint unused;
+        double far_key = workgroup_min(sure_far(row, mesh, centre, vp, flags, larger), 0u, unused);
+        // The D32 depth buffer's rounding added.
+        bound = min(bound, far_key + rounding);
+    }
+    // No bound (+inf, or none proved): nothing to drop.
+    if (!(bound < FAR_AWAY)) {
+        return;
+    }
+    uint dropped = 0u;
+    for (uint s = lid; s < summaries; s += GROUP) {
+        for (uint mask = plan.words[summary + s]; mask != 0u; mask &= mask - 1u) {
+            uint first_word = 2u * (32u * s + uint(findLSB(mask)));
+            for (uint w = first_word; w < first_word + 2u; w++) {
+                uint word = bits_word(bits, n, w);
+                uint kept = word;
+                for (uint b = word; b != 0u; b &= b - 1u) {
+                    uint bit = uint(findLSB(b));
+                    double key = near_key(bit0 + 32u * w + bit, row_matrix(bit0 + 32u * w + bit), larger);
+                    if (key != -FAR_AWAY && key - rounding > bound) {
+                        kept &= ~(1u << bit);
+                        dropped++;
+                    }
+                }
+                if (kept != word) {
+                    plan.words[bits + w] = kept;
+                }
+            }
+        }
+    }
+    if (dropped > 0u) {
+        atomicAdd(plan.words[counters + OCCLUDED], dropped);
+    }
+    memoryBarrierBuffer();
+    barrier();
+}
