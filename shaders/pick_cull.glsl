@@ -16,6 +16,12 @@ const uint ROUND = 16u;
 // of the workgroup is bit k % 32 of word 2q + k / 32.
 shared uint survived[2u * ROUND];
 
+// The candidate's bounding sphere (local centre, radius) and the matrix it is drawn with,
+// where it has one (`has_sphere`: a table row with an occluder mesh).
+vec4 cull_sphere;
+mat4 cull_mvp;
+bool has_sphere = false;
+
 float job_float(uint at) {
     return uintBitsToFloat(plan.words[at]);
 }
@@ -72,6 +78,38 @@ vec4 screen_bounds(uint job, mat4 mvp, vec3 lo, vec3 hi, mat4 instance, out bool
     return vec4(min(a, b) - vec2(pad), max(a, b) + vec2(pad));
 }
 
+// Whether the candidate's sphere (`has_sphere`) may reach the pixel centres `region` padded
+// by `pad` (in the window of `viewport`): false only when all of it lies beyond one side
+// plane of the region's sub-frustum (x >= lo w, x <= hi w, and likewise y, in clip space).
+// That holds whatever the sign of w: a covered pixel's fragment has w > 0 and x / w within
+// each side.
+bool sphere_meets_frustum(vec4 region, float pad, vec4 viewport) {
+    if (!has_sphere) {
+        return true;
+    }
+    vec2 a = (region.xy - vec2(pad) - viewport.xy) / viewport.zw * 2.0 - 1.0;
+    vec2 b = (region.zw + vec2(pad) - viewport.xy) / viewport.zw * 2.0 - 1.0;
+    vec2 lo = min(a, b);
+    vec2 hi = max(a, b);
+    // Clip x, y and w as affine functions of the local point.
+    vec4 rx = vec4(cull_mvp[0][0], cull_mvp[1][0], cull_mvp[2][0], cull_mvp[3][0]);
+    vec4 ry = vec4(cull_mvp[0][1], cull_mvp[1][1], cull_mvp[2][1], cull_mvp[3][1]);
+    vec4 rw = vec4(cull_mvp[0][3], cull_mvp[1][3], cull_mvp[2][3], cull_mvp[3][3]);
+    vec4 planes[4] = vec4[4](rx - lo.x * rw, hi.x * rw - rx, ry - lo.y * rw, hi.y * rw - ry);
+    vec3 c = cull_sphere.xyz;
+    float r = cull_sphere.w;
+    for (uint k = 0u; k < 4u; k++) {
+        vec4 p = planes[k];
+        // The plane's largest value over the sphere, and a bound on its f32 rounding.
+        float reach = dot(p.xyz, c) + r * length(p.xyz) + p.w;
+        float slack = 1.0e-5 * (dot(abs(p.xyz), abs(c) + vec3(r)) + abs(p.w));
+        if (reach < -slack) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // Tests candidate `i` (counted as the pairs' bits count it; `rect` and `keep` from
 // `screen_bounds`, `keep` also for none) of cull workgroup `group` against every pair of the
 // dispatch (`first_pair`, `pairs`), in rounds of ROUND pairs, and writes this workgroup's
@@ -90,6 +128,7 @@ void test_pairs(uint group, uint i, vec4 rect, bool keep, uint first_pair, uint 
             // The region's first and last pixel centres.
             vec4 region = job_vec4(job + 22u);
             bool meets = keep || (all(lessThanEqual(rect.xy, region.zw)) && all(greaterThanEqual(rect.zw, region.xy)));
+            meets = meets && sphere_meets_frustum(region, job_float(job + 26u), job_vec4(job + 27u));
             if (i >= start && i - start < plan.words[job + 45u] && meets) {
                 atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));
             }

@@ -17,7 +17,9 @@ layout(push_constant) uniform CullDrawsPush {
 } pc;
 
 // The table (static): per row the model (16 floats), the local box (min 3, max 3) and the
-// ID (2 words); then per row its command (5 words); then a bit per row that starts a run.
+// ID (2 words); then per row its command template (5 words; word 1 its occluder mesh, index
+// + 1); then a bit per row that starts a run, the run commands, and the occluder meshes'
+// directory (the job's word 50: per mesh 6 words, its sphere from the third) and triangles.
 layout(std430, set = 1, binding = 0) readonly buffer TableWords {
     uint words[];
 } table;
@@ -91,6 +93,14 @@ void main() {
             vec3 lo = vec3(table_float(at + 16u), table_float(at + 17u), table_float(at + 18u));
             vec3 hi = vec3(table_float(at + 19u), table_float(at + 20u), table_float(at + 21u));
             rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);
+            // A row with an occluder mesh is tested by its sphere too (the directory's entry).
+            uint mesh = table.words[TABLE_ROW_WORDS * plan.words[job + 46u] + 5u * i + 1u];
+            if (mesh != 0u) {
+                uint entry = plan.words[job + 50u] + 6u * (mesh - 1u) + 2u;
+                cull_sphere = vec4(table_float(entry), table_float(entry + 1u), table_float(entry + 2u), table_float(entry + 3u));
+                cull_mvp = mvp;
+                has_sphere = true;
+            }
         }
     }
     test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);

@@ -15,6 +15,8 @@ const double BOX_CLIP_ROUNDING = 32.0 * F32_EPS;
 const double VERTEX_CLIP_ROUNDING = 16.0 * F32_EPS;
 // How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
 const double SNAP_PX = 0.045;
+// Words of an occluder mesh's directory entry (crates/picking-vk/src/gpu_plan/occluders.rs).
+const uint DIRECTORY_WORDS = 6u;
 // Occluders tried per pair, nearest box first.
 const uint OCCLUDER_TRIES = 4u;
 const double FAR_AWAY = 1.0e300;
@@ -160,8 +162,8 @@ double covered_far(WindowVertex v0, WindowVertex v1, WindowVertex v2, dvec2 cent
 // the directory at `pc.pairs.w`): the farthest key the nearest of them leaves, or FAR_AWAY.
 double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
     uint directory = pc.pairs.w;
-    uint first = directory + table.words[directory + 2u * mesh];
-    uint count = table.words[directory + 2u * mesh + 1u];
+    uint first = directory + table.words[directory + DIRECTORY_WORDS * mesh];
+    uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
     dmat4 m = row_matrix(row);
     dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
     double best = FAR_AWAY;

@@ -539,7 +539,11 @@ fn random_shared_list(gpu: &Gpu, seed: u64, offset: Vec3) -> (picking_vk_tests::
         // (a run of survivors ends where what the draws draw changes).
         if k % 2 == 0 {
             let place = Vec3::new(rng.f32() * 6.0 - 3.0, rng.f32() * 4.4 - 2.2, -3.0 - rng.f32() * 8.0);
-            model = Mat4::from_scale_rotation_translation(Vec3::splat(0.05 + rng.f32() * 0.2), glam::Quat::from_rotation_y(rng.f32() * 6.0), place);
+            // A few large on screen (tens of pixels; in the table: after the unpickable 13th):
+            // a cull test too tight by a fraction of their radius then cuts pixels beyond
+            // the tests' padding.
+            let scale = if (14..26).contains(&k) { 0.5 + rng.f32() * 0.4 } else { 0.05 + rng.f32() * 0.2 };
+            model = Mat4::from_scale_rotation_translation(Vec3::splat(scale), glam::Quat::from_rotation_y(rng.f32() * 6.0), place);
             if let Triangles::Indexed { index_count, .. } = &mut d.triangles {
                 *index_count = *index_count / 6 * 3;
             }
@@ -556,6 +560,23 @@ fn random_shared_list(gpu: &Gpu, seed: u64, offset: Vec3) -> (picking_vk_tests::
     (uploaded, draws.into())
 }
 
+/// Up to 16 pixels on the silhouettes of the draws whose IDs `shared` holds (a pixel of one of
+/// them beside a pixel of something else): where a cull test that is too tight shows first.
+fn silhouette_pixels(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw], shared: std::ops::Range<u64>) -> Vec<UVec2> {
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), W, H) }.expect("id image");
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, request, draws, None, picking_vk::debug::IdCopy::Whole) }.map(|_| ()).expect("record"));
+    // SAFETY: `run` waited.
+    let texels = unsafe { image.read() }.expect("read");
+    let id = |x: u32, y: u32| u64::from(texels[(y * W + x) as usize].id[0]) | u64::from(texels[(y * W + x) as usize].id[1]) << 32;
+    let edge = |x: u32, y: u32| {
+        let own = id(x, y);
+        shared.contains(&own) && [(x + 1, y), (x, y + 1)].iter().any(|&(u, v)| u < W && v < H && id(u, v) != own)
+    };
+    (0..W * H).map(|i| (i % W, i / W)).filter(|&(x, y)| edge(x, y)).step_by(3).take(16).map(|(x, y)| UVec2::new(x, y)).collect()
+}
+
 #[test]
 fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
@@ -566,6 +587,8 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut unculled = gpu.picker(config.with_culling(false));
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
+    // Pairs enough for every point of the silhouettes below with every group.
+    let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384));
     let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded) = (0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     let mut sphere_hits = 0;
@@ -578,12 +601,21 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         let covered = gpu.covered_pixels(&request, &draws, seed);
         assert!(covered.len() > 500, "seed {seed}: the draws cover the view: {}", covered.len());
         let queries = queries(&covered, 700 + seed);
-        let pick = |picker: &mut Picker| {
+        let pick_set = |picker: &mut Picker, queries: &[PickQuery]| {
             // SAFETY: recording outside a render pass; the scene outlives the wait.
-            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &draws) }.map(|_| ()).expect("record"));
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, queries, &draws) }.map(|_| ()).expect("record"));
             // SAFETY: `run` waited.
             unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
         };
+        let pick = |picker: &mut Picker| pick_set(picker, &queries);
+        // The large shared spheres' silhouettes: a row's sphere test (or occlusion) that cuts
+        // a covered pixel shows there.
+        let edges: Vec<PickQuery> = silhouette_pixels(&gpu, &request, &draws, 1_000_014..1_000_026).into_iter().map(PickQuery::Point).collect();
+        assert!(edges.len() >= 8, "seed {seed}: silhouette pixels of the shared spheres: {}", edges.len());
+        let (want_edges, got_edges) = (pick_set(&mut unculled, &edges), pick_set(&mut roomy, &edges));
+        assert_eq!(answers(&got_edges), answers(&want_edges), "seed {seed}: silhouettes, GPU-planned against unculled");
+        let pairs = got_edges.stats.gpu_plan.map_or(0, |s| s.ranges);
+        assert!(pairs >= edges.len() as u64, "seed {seed}: every silhouette point culled on the GPU ({pairs} pairs)");
         let want = pick(&mut unculled);
         sphere_hits += hit_instances(&want).iter().filter(|(id, _)| (1_000_000..1_000_600).contains(&id.get())).count();
         if seed == 0 {
@@ -629,6 +661,6 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
     // Points' pairs drop rows behind a sure hit of another (their occluder meshes).
     assert!(occluded > 0, "rows dropped behind sure hits: {occluded} (survivors {survivors})");
-    drop((gpu_planned, cpu_planned, unculled));
+    drop((gpu_planned, cpu_planned, unculled, roomy));
     gpu.assert_no_validation_messages();
 }

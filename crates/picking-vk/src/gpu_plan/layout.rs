@@ -33,6 +33,8 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// (`shaders/pick_cull_finish_draws.comp`): flags (bit 0 on, bit 1 nearer is larger NDC
 /// depth, bits 2-3 the cull mode, bit 4 clockwise front faces), the depth buffer's rounding
 /// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none).
+/// Every table pair has the word of the table's occluder directory
+/// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -56,6 +58,7 @@ pub(crate) mod job {
     pub const OCCLUSION: usize = 47;
     pub const DEPTH_ROUNDING: usize = 48;
     pub const BOUND: usize = 49;
+    pub const OCCLUDERS: usize = 50;
 }
 
 /// How the GPU may drop a table group's rows at a point query's pixel
@@ -183,7 +186,11 @@ mod tests {
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
         assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::BOUND < JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::OCCLUDERS < JOB_WORDS as usize);
+        let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
+        assert!(cull_draws.contains(&format!("plan.words[job + {}u] + {}u * (mesh - 1u)", job::OCCLUDERS, super::super::occluders::DIRECTORY_WORDS)));
+        assert!(include_str!("../../../../shaders/pick_occlusion.glsl")
+            .contains(&format!("const uint DIRECTORY_WORDS = {}u;", super::super::occluders::DIRECTORY_WORDS)));
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));

@@ -1,6 +1,7 @@
 //! A table's occluder meshes: the triangles that let the finishing pass prove a sure hit on
-//! the GPU (`shaders/pick_cull_finish_draws.comp`), as the CPU planner does with a draw's
-//! registered geometry (`plan::sure_hit`). Uploaded once with the table, per mesh (the
+//! the GPU (`shaders/pick_occlusion.glsl`), as the CPU planner does with a draw's registered
+//! geometry (`plan::sure_hit`), and a sphere around them that the cull pass tests rows with
+//! (tighter than their boxes for round meshes). Uploaded once with the table, per mesh (the
 //! geometry and the triangles a draw takes of it), never per draw: rows of one mesh share it.
 
 use crate::draw::PickDraw;
@@ -13,10 +14,14 @@ pub(crate) const MAX_OCCLUDER_TRIANGLES: u32 = 4096;
 pub(crate) const OCCLUDER_TRIANGLE_BUDGET: u32 = 1 << 18;
 /// Words of one triangle: three positions of three f32s.
 const TRIANGLE_WORDS: u32 = 9;
+/// Words of a mesh's directory entry: its first triangle's word (from the directory's
+/// first), its triangle count, and its bounding sphere (centre, radius: f32s).
+pub(crate) const DIRECTORY_WORDS: u32 = 6;
+/// The sphere's radius grows by this much of itself: the f64 distances rounded to f32.
+const SPHERE_SLACK: f64 = 1e-6;
 
 /// Per row, its occluder mesh (index + 1; 0: the row proves nothing), and the words of the
-/// meshes: a directory (per mesh, the word of its first triangle counted from the
-/// directory's first, and its triangle count), then the triangles.
+/// meshes: a directory (per mesh [`DIRECTORY_WORDS`]), then the triangles.
 pub(crate) struct Occluders {
     pub of_row: Vec<u32>,
     pub words: Vec<u32>,
@@ -56,14 +61,26 @@ pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
         of_row.push(soups.len() as u32 + 1);
         soups.push(soup);
     }
-    let mut words = Vec::with_capacity(2 * soups.len() + (TRIANGLE_WORDS * total) as usize);
-    let mut first = 2 * soups.len() as u32;
+    let mut words = Vec::with_capacity((DIRECTORY_WORDS as usize) * soups.len() + (TRIANGLE_WORDS * total) as usize);
+    let mut first = DIRECTORY_WORDS * soups.len() as u32;
     for soup in &soups {
         words.extend([first, soup.len() as u32 / TRIANGLE_WORDS]);
+        words.extend(bounding_sphere(soup).map(f32::to_bits));
         first += soup.len() as u32;
     }
     words.extend(soups.into_iter().flatten());
     Occluders { of_row, words }
+}
+
+/// A sphere around a mesh's triangles (`soup`: f32 positions): centred in their box, its
+/// radius the farthest vertex, computed in f64 and rounded up.
+fn bounding_sphere(soup: &[u32]) -> [f32; 4] {
+    let points = || soup.chunks_exact(3).map(|p| glam::DVec3::new(f32::from_bits(p[0]).into(), f32::from_bits(p[1]).into(), f32::from_bits(p[2]).into()));
+    let (lo, hi) = points().fold((glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    let centre = ((lo + hi) * 0.5).as_vec3();
+    let radius = points().map(|p| (p - centre.as_dvec3()).length()).fold(0.0, f64::max) * (1.0 + SPHERE_SLACK);
+    let up = radius as f32;
+    [centre.x, centre.y, centre.z, if f64::from(up) < radius { up.next_up() } else { up }]
 }
 
 #[cfg(test)]
@@ -95,9 +112,15 @@ mod tests {
         let o = occluders(&draws, &[0, 1, 2, 3, 4, 5]);
         assert_eq!(o.of_row, vec![1, 2, 1, 0, 3, 0]);
         // Directory: three meshes of 1, 2 and 1 triangles, their words after it.
-        assert_eq!(&o.words[..6], &[6, 1, 15, 2, 33, 1]);
-        assert_eq!(o.words.len(), 6 + 9 * 4);
-        let floats: Vec<f32> = o.words[15..33].iter().map(|w| f32::from_bits(*w)).collect();
+        let entry = |m: usize| [o.words[6 * m], o.words[6 * m + 1]];
+        assert_eq!([entry(0), entry(1), entry(2)], [[18, 1], [27, 2], [45, 1]]);
+        assert_eq!(o.words.len(), 18 + 9 * 4);
+        let floats: Vec<f32> = o.words[27..45].iter().map(|w| f32::from_bits(*w)).collect();
         assert_eq!(floats, (0..6).flat_map(|k| [k as f32; 3]).collect::<Vec<_>>(), "the second mesh: vertices 0 to 5");
+        // Its sphere: centred at (2.5, 2.5, 2.5), through (0, 0, 0) and (5, 5, 5).
+        let sphere: Vec<f32> = o.words[8..12].iter().map(|w| f32::from_bits(*w)).collect();
+        assert_eq!(&sphere[..3], &[2.5; 3]);
+        let reach = 2.5 * 3f64.sqrt();
+        assert!(f64::from(sphere[3]) >= reach && f64::from(sphere[3]) < reach * (1.0 + 1e-5), "{sphere:?}");
     }
 }

@@ -282,6 +282,9 @@ impl FramePairs {
                 Some(_) => table.map_or(0, TableIndex::rows),
                 None => draw.instance_count(),
             };
+            if let (Some(_), Some(t)) = (table_group, self.table) {
+                j[job::OCCLUDERS] = t.words.1;
+            }
             if let Some(occlusion) = c.occlusion.filter(|_| table_group.is_some()) {
                 occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
             }
