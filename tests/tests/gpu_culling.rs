@@ -108,6 +108,7 @@ fn draws_without_bounds_are_always_drawn_and_timestamps_report_gpu_time() {
     assert_eq!(r.stats.pass.draws_culled, 3, "the three bounded ones the ray misses");
     let ns = r.stats.gpu_time_ns.expect("timestamps were asked for");
     assert!(ns > 0.0 && ns < 1e9, "{ns} ns");
+    assert_eq!(r.stats.gpu_plan_time_ns, None, "nothing planned on the GPU");
     drop((picker, gs));
     gpu.assert_no_validation_messages();
 }

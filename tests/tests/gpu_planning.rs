@@ -588,7 +588,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
     // Pairs enough for every point of the silhouettes below with every group.
-    let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384));
+    let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384).with_timestamps(true));
     let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded) = (0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     let mut sphere_hits = 0;
@@ -616,6 +616,9 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         assert_eq!(answers(&got_edges), answers(&want_edges), "seed {seed}: silhouettes, GPU-planned against unculled");
         let pairs = got_edges.stats.gpu_plan.map_or(0, |s| s.ranges);
         assert!(pairs >= edges.len() as u64, "seed {seed}: every silhouette point culled on the GPU ({pairs} pairs)");
+        // The planner's share of the frame's GPU time.
+        let (plan_ns, frame_ns) = (got_edges.stats.gpu_plan_time_ns.expect("planned, timed"), got_edges.stats.gpu_time_ns.expect("timed"));
+        assert!(plan_ns > 0.0 && plan_ns < frame_ns, "seed {seed}: planner {plan_ns} ns of {frame_ns} ns");
         let want = pick(&mut unculled);
         sphere_hits += hit_instances(&want).iter().filter(|(id, _)| (1_000_000..1_000_600).contains(&id.get())).count();
         if seed == 0 {

@@ -12,27 +12,32 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 const STAMP_OFFSET: u64 = 0;
-/// Two 64-bit timestamps (pass start, copy end), copied by the GPU when timestamps are on.
+/// Three 64-bit timestamps (pass start, copy end, the GPU planner's end), copied by the GPU
+/// when timestamps are on.
 const TIMESTAMPS_OFFSET: u64 = 8;
+/// Timestamp queries a slot takes: [`SlotQueries`]' order.
+pub(crate) const TIMESTAMPS_PER_SLOT: u32 = 3;
 /// Where the frame's texels start: the largest `minStorageBufferOffsetAlignment` Vulkan
 /// allows, so the GPU results' pass can bind a slot's texels without its header (whose stamp
 /// and timestamps the transfers write beside it).
 pub(crate) const HEADER_BYTES: u64 = 256;
 
-/// The timestamp queries of one slot: written around the pass, copied into the slot by the
-/// GPU, so reading them never calls `vkGetQueryPoolResults` (which waits on some drivers).
+/// The timestamp queries of one slot: written around the pass (its start, the end of its
+/// copy, and between them the end of the GPU planner's dispatches, or the start again without
+/// them), copied into the slot by the GPU, so reading them never calls
+/// `vkGetQueryPoolResults` (which waits on some drivers).
 #[derive(Clone, Copy)]
 pub(crate) struct SlotQueries {
     pub pool: vk::QueryPool,
-    /// The first of the slot's two queries.
+    /// The first of the slot's [`TIMESTAMPS_PER_SLOT`] queries.
     pub first: u32,
 }
 
 /// What a slot's header holds once its frame completed.
 pub(crate) struct SlotHeader {
     pub stamp: u64,
-    /// (start, end) ticks, when timestamps are on.
-    pub timestamps: Option<[u64; 2]>,
+    /// (start, end, the GPU planner's end) ticks, when timestamps are on.
+    pub timestamps: Option<[u64; 3]>,
 }
 
 /// The stamp written for a frame: never 0, which is what a slot holds before its first copy.
@@ -288,9 +293,9 @@ impl StagingRing {
             device.cmd_fill_buffer(cmd, self.buffer.buffer, base + STAMP_OFFSET + 4, 4, (stamp_of(frame) >> 32) as u32);
             if let Some(q) = queries {
                 device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TRANSFER, q.pool, q.first + 1);
-                // WAIT: the device waits for both results, so the host never does.
+                // WAIT: the device waits for the results, so the host never does.
                 let flags = vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT;
-                device.cmd_copy_query_pool_results(cmd, q.pool, q.first, 2, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
+                device.cmd_copy_query_pool_results(cmd, q.pool, q.first, TIMESTAMPS_PER_SLOT, self.buffer.buffer, base + TIMESTAMPS_OFFSET, 8, flags);
             }
         }
         self.slot_barrier(cmd, device, slot, (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ), (joined, plan));
@@ -313,7 +318,7 @@ impl StagingRing {
         // non-coherent-atom boundary, and the invalidated range stays inside it.
         unsafe { self.buffer.read_range(self.slot_offset(slot), round_up(used, self.atom).min(self.slot_stride), out) }?;
         let double = |offset: u64| u64::from(word_at(out, offset as usize)) | (u64::from(word_at(out, offset as usize + 4)) << 32);
-        let timestamps = timestamps.then(|| [double(TIMESTAMPS_OFFSET), double(TIMESTAMPS_OFFSET + 8)]);
+        let timestamps = timestamps.then(|| [double(TIMESTAMPS_OFFSET), double(TIMESTAMPS_OFFSET + 8), double(TIMESTAMPS_OFFSET + 16)]);
         Ok(SlotHeader { stamp: double(STAMP_OFFSET), timestamps })
     }
 

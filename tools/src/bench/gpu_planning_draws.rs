@@ -20,7 +20,7 @@ use std::time::Instant;
 pub const SETS: [&str; 6] =
     ["CPU planner: point", "CPU planner: 16 points", "CPU planner: radius 8", "GPU planner: point", "GPU planner: 16 points", "GPU planner: radius 8"];
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | parity |\n|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | parity |\n|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
@@ -35,6 +35,9 @@ pub struct DrawPlanningTimings {
     /// Median primitives the input assembler received for 16 points: CPU planner, GPU
     /// planner (a pipeline statistics query; NaN without `pipelineStatisticsQuery`).
     pub primitives: [f64; 2],
+    /// Median GPU ms of the GPU planner's own passes (`PickStats::gpu_plan_time_ns`), for
+    /// one point and 16 points.
+    pub plan_ms: [f64; 2],
 }
 
 /// The planners take turns going first.
@@ -52,7 +55,9 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let cam = camera(w, h);
     let draws = &scene.gpu.pick_draws;
     let picker = |planner: Planner| {
-        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner);
+        // Every picker times its passes (the same overhead for both planners): the GPU
+        // planner's report its own passes' share.
+        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_timestamps(true);
         // SAFETY: the context's handles belong together and outlive the picker.
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
@@ -73,7 +78,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         unsafe { d.create_query_pool(&info, None) }
     });
     let stats = stats.transpose().map_err(|x| e(&x))?;
-    let mut primitives = <[Vec<f64>; 2]>::default();
+    let (mut primitives, mut plan_ms) = (<[Vec<f64>; 2]>::default(), <[Vec<f64>; 2]>::default());
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 6], [Vec<f64>; 6]) = Default::default();
@@ -133,6 +138,9 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             for (k, samples) in cpu.iter_mut().enumerate() {
                 samples.push(record_us[k]);
             }
+            for (k, samples) in plan_ms.iter_mut().enumerate() {
+                samples.push(results[3 + k].stats.gpu_plan_time_ns.map_or(f64::NAN, |ns| ns / 1e6));
+            }
             let stats = results[4].stats.gpu_plan;
             for (k, v) in
                 stats.map_or([f64::NAN; 5], |s| [s.ranges, s.instances_tested, s.survivors, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate()
@@ -154,6 +162,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         plan: plan.each_mut().map(|v| median(v)),
         parity,
         primitives: primitives.each_mut().map(|v| if v.is_empty() { f64::NAN } else { median(v) }),
+        plan_ms: plan_ms.each_mut().map(|v| median(v)),
     })
 }
 
@@ -161,7 +170,7 @@ impl DrawPlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -184,6 +193,8 @@ impl DrawPlanningTimings {
             p[4],
             self.primitives[0],
             self.primitives[1],
+            self.plan_ms[0],
+            self.plan_ms[1],
             self.parity.0,
             self.parity.1
         )
@@ -196,6 +207,7 @@ impl DrawPlanningTimings {
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "commands": self.plan[3], "fallbacks": self.plan[4]},
             "primitives_16_points": {"cpu_planner": self.primitives[0], "gpu_planner": self.primitives[1]},
+            "gpu_planner_passes_ms": {"point": self.plan_ms[0], "16 points": self.plan_ms[1]},
             "parity": [self.parity.0, self.parity.1],
         })
     }

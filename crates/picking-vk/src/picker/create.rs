@@ -18,6 +18,7 @@ use crate::pass::rendering::Rendering;
 use crate::pass::targets::PassTargets;
 use crate::pass::{PassKit, PassLayout};
 use crate::plan::Plan;
+use crate::readback::TIMESTAMPS_PER_SLOT;
 use crate::readback::{RegionBlock, StagingRing, HEADER_BYTES};
 use crate::record::batch::DrawBatchBuffer;
 use crate::request::viewport::ViewportLimits;
@@ -290,7 +291,8 @@ fn rect_kit(
     Ok(Some(kit))
 }
 
-/// The timestamp pool, two queries a slot, when `config` asks for timestamps.
+/// The timestamp pool, [`TIMESTAMPS_PER_SLOT`] queries a slot, when `config` asks for
+/// timestamps.
 ///
 /// # Safety
 /// The host's device is live.
@@ -304,7 +306,7 @@ unsafe fn timestamps(
     if !config.timestamps {
         return Ok(None);
     }
-    let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * config.frames_in_flight as u32);
+    let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(TIMESTAMPS_PER_SLOT * config.frames_in_flight as u32);
     // SAFETY: valid create info on the host's live device.
     let pool = unsafe { host.device.create_query_pool(&info, None) }?;
     memory.name(pool, "timestamps");

@@ -76,9 +76,11 @@ impl Picker {
             Some(kit) => unsafe { kit.read_back(slot, g) },
             None => g,
         });
-        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None, gpu_plan };
-        if let (Some(ts), Some([start, end])) = (&self.timestamps, header.timestamps) {
-            stats.gpu_time_ns = Some((end.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns);
+        let mut stats = PickStats { pass: self.slots[slot].stats, gpu_time_ns: None, gpu_plan, gpu_plan_time_ns: None };
+        if let (Some(ts), Some([start, end, planned])) = (&self.timestamps, header.timestamps) {
+            let ns = |to: u64| (to.wrapping_sub(start) & ts.mask) as f64 * ts.period_ns;
+            stats.gpu_time_ns = Some(ns(end));
+            stats.gpu_plan_time_ns = gpu_plan.map(|_| ns(planned));
         }
         Ok(Some((pending, stats, bytes)))
     }

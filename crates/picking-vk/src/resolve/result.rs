@@ -41,6 +41,9 @@ pub struct PickStats {
     /// What the GPU planner did in this frame; `None` when it planned nothing (see
     /// [`crate::config::Planner`]).
     pub gpu_plan: Option<GpuPlanStats>,
+    /// Of `gpu_time_ns`, the part until the GPU planner's dispatches were done (its cull and
+    /// finishing passes and their barrier), with `PickerConfig::timestamps`, when it planned.
+    pub gpu_plan_time_ns: Option<f64>,
 }
 
 /// What a frame's GPU plan culled, read back with its results.
