@@ -33,6 +33,38 @@ pub(crate) struct SlotQueries {
     pub first: u32,
 }
 
+impl SlotQueries {
+    /// Slot `slot`'s queries of `pool`.
+    pub fn of_slot(pool: vk::QueryPool, slot: usize) -> Self {
+        SlotQueries { pool, first: TIMESTAMPS_PER_SLOT * slot as u32 }
+    }
+
+    /// Resets the slot's queries and writes the pass start; the GPU planner's end too where
+    /// nothing is `planned` (the start again: every query the copy reads is written).
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, on the pool's device.
+    pub unsafe fn record_start(&self, device: &ash::Device, cmd: vk::CommandBuffer, planned: bool) {
+        // SAFETY: the caller's contract; the queries are the slot's.
+        unsafe {
+            device.cmd_reset_query_pool(cmd, self.pool, self.first, TIMESTAMPS_PER_SLOT);
+            device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, self.first);
+            if !planned {
+                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, self.first + 2);
+            }
+        }
+    }
+
+    /// Writes the GPU planner's end, once its dispatches are done.
+    ///
+    /// # Safety
+    /// As [`SlotQueries::record_start`], after it with `planned`.
+    pub unsafe fn record_planned(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+        // SAFETY: the caller's contract.
+        unsafe { device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, self.pool, self.first + 2) };
+    }
+}
+
 /// What a slot's header holds once its frame completed.
 pub(crate) struct SlotHeader {
     pub stamp: u64,

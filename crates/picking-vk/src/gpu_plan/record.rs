@@ -5,7 +5,7 @@
 
 use super::layout::counter;
 use super::{CullDispatch, GpuPlanKit};
-use crate::readback::JoinedBarrier;
+use crate::readback::{JoinedBarrier, SlotQueries};
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
 
@@ -37,14 +37,29 @@ pub(crate) struct TablePairs {
 impl GpuPlanKit {
     /// Records the cull dispatches of slot `slot`'s frame (whose jobs are written), a barrier,
     /// and the dispatches that finish its `pairs` pairs (of which `table`'s are a shared
-    /// list's).
+    /// list's); then the slot's planner-end timestamp, if timed (`queries`).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, before the staging slot's first barrier
     /// joined with [`GpuPlanKit::first_barrier`]; each set binds live buffers (a draw's
     /// instance buffer, or a table's) that stay valid until the command buffer completes.
-    pub unsafe fn record_cull(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32, inputs: &[CullInput], table: Option<TablePairs>) {
-        let Some((buffer, plan_set)) = self.slots.get(slot) else { return };
+    pub unsafe fn record_cull(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        pairs: u32,
+        (inputs, table): (&[CullInput], Option<TablePairs>),
+        queries: Option<SlotQueries>,
+    ) {
+        let Some((buffer, plan_set)) = self.slots.get(slot) else {
+            // The timestamp is written whatever is recorded: the copy reads it.
+            if let Some(q) = queries {
+                // SAFETY: the caller's contract.
+                unsafe { q.record_planned(device, cmd) };
+            }
+            return;
+        };
         let bind = vk::PipelineBindPoint::COMPUTE;
         // The survivor bits (and a table's rows: its occlusion reads their matrices) before the
         // finishing pass reads them.
@@ -84,6 +99,9 @@ impl GpuPlanKit {
                 device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[*plan_set, t.set], &[]);
                 device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[t.count, t.first, t.words.0, t.words.1]));
                 device.cmd_dispatch(cmd, t.count, 1, 1);
+            }
+            if let Some(q) = queries {
+                q.record_planned(device, cmd);
             }
         }
     }

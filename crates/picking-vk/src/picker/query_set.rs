@@ -13,7 +13,7 @@ use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
 use crate::plan::{PixelRay, Plan, PointTarget};
-use crate::readback::{SlotQueries, StagingRing, TIMESTAMPS_PER_SLOT};
+use crate::readback::{SlotQueries, StagingRing};
 use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
 use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
@@ -230,7 +230,7 @@ impl Picker {
         s.spans.clear();
         s.gpu_plan = gpu_plan.map(|_| pairs.stats());
         s.table = table.cloned();
-        let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries { pool: ts.pool.handle, first: TIMESTAMPS_PER_SLOT * slot as u32 });
+        let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries::of_slot(ts.pool.handle, slot));
         let staging = &self.staging;
         let readers = request.result_readers;
         let results = self.gpu_results.as_ref();
@@ -241,19 +241,12 @@ impl Picker {
                 w.record_before(device, cmd);
             }
             if let Some(q) = queries_ts {
-                device.cmd_reset_query_pool(cmd, q.pool, q.first, TIMESTAMPS_PER_SLOT);
-                device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, q.pool, q.first);
+                q.record_start(device, cmd, gpu_plan.is_some());
             }
             // The GPU plan's dispatches write the pick passes' indirect commands; the slot's
             // first barrier makes them visible.
             if let Some(kit) = gpu_plan {
-                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, &pairs.inputs, pairs.table);
-            }
-            // The planner's end (its dispatches done), or without them the start again: every
-            // query the copy reads is written.
-            if let Some(q) = queries_ts {
-                let stage = if gpu_plan.is_some() { vk::PipelineStageFlags::COMPUTE_SHADER } else { vk::PipelineStageFlags::TOP_OF_PIPE };
-                device.cmd_write_timestamp(cmd, stage, q.pool, q.first + 2);
+                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, (&pairs.inputs, pairs.table), queries_ts);
             }
             // The GPU results add no barrier of their own, the plan none beyond the one between
             // its dispatches: theirs ride on the slot's first and last; the results pass writes
