@@ -20,16 +20,16 @@ use std::time::Instant;
 pub const SETS: [&str; 6] =
     ["CPU planner: point", "CPU planner: 16 points", "CPU planner: radius 8", "GPU planner: point", "GPU planner: 16 points", "GPU planner: radius 8"];
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | parity |\n|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | parity |\n|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
     pub gpu_ms: [f64; 6],
     /// Median CPU µs recording each set.
     pub cpu_us: [f64; 6],
-    /// Medians for the GPU planner's 16 points: pairs, rows tested, survivors, commands,
-    /// fallbacks.
-    pub plan: [f64; 5],
+    /// Medians for the GPU planner's 16 points: pairs, rows tested, survivors, rows occluded,
+    /// commands, fallbacks.
+    pub plan: [f64; 6],
     /// GPU-planned answers equal to the CPU-planned ones, of those compared.
     pub parity: (usize, usize),
     /// Median primitives the input assembler received for 16 points: CPU planner, GPU
@@ -82,7 +82,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 6], [Vec<f64>; 6]) = Default::default();
-    let (mut plan, mut parity) = (<[Vec<f64>; 5]>::default(), (0, 0));
+    let (mut plan, mut parity) = (<[Vec<f64>; 6]>::default(), (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
@@ -143,7 +143,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             }
             let stats = results[4].stats.gpu_plan;
             for (k, v) in
-                stats.map_or([f64::NAN; 5], |s| [s.ranges, s.instances_tested, s.survivors, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate()
+                stats.map_or([f64::NAN; 6], |s| [s.ranges, s.instances_tested, s.survivors, s.occluded, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate()
             {
                 plan[k].push(v);
             }
@@ -170,7 +170,7 @@ impl DrawPlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -191,6 +191,7 @@ impl DrawPlanningTimings {
             p[2],
             p[3],
             p[4],
+            p[5],
             self.primitives[0],
             self.primitives[1],
             self.plan_ms[0],
@@ -205,7 +206,7 @@ impl DrawPlanningTimings {
             "scene": scene,
             "gpu_ms": SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-            "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "commands": self.plan[3], "fallbacks": self.plan[4]},
+            "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "occluded": self.plan[3], "commands": self.plan[4], "fallbacks": self.plan[5]},
             "primitives_16_points": {"cpu_planner": self.primitives[0], "gpu_planner": self.primitives[1]},
             "gpu_planner_passes_ms": {"point": self.plan_ms[0], "16 points": self.plan_ms[1]},
             "parity": [self.parity.0, self.parity.1],
