@@ -142,8 +142,10 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 samples.push(results[3 + k].stats.gpu_plan_time_ns.map_or(f64::NAN, |ns| ns / 1e6));
             }
             let stats = results[4].stats.gpu_plan;
-            for (k, v) in
-                stats.map_or([f64::NAN; 6], |s| [s.ranges, s.instances_tested, s.survivors, s.occluded, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate()
+            for (k, v) in stats
+                .map_or([f64::NAN; 6], |s| [s.ranges, s.instances_tested, s.survivors, s.occluded, s.commands, s.fallbacks].map(|x| x as f64))
+                .into_iter()
+                .enumerate()
             {
                 plan[k].push(v);
             }
