@@ -11,7 +11,7 @@
 
 use super::occluders::occluders;
 use crate::draw::Culling;
-use crate::draw::{PickDraw, Triangles};
+use crate::draw::{Aabb, PickDraw, Triangles};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::handoff::DrawSnapshot;
@@ -60,6 +60,9 @@ pub(crate) struct TableGroup {
     /// whole, the group takes one command a run, not a command a row.
     pub first_run: u32,
     pub runs: u32,
+    /// A world box around every row's box (each transformed in f64 and rounded outwards),
+    /// if finite: a query whose ray misses it plans none of the group's rows.
+    pub world: Option<Aabb>,
 }
 
 /// What planning reads of a table: which draws the GPU plans, and the groups.
@@ -113,7 +116,9 @@ impl TableIndex {
                 .unwrap_or(draws.len().min(i + max_rows as usize));
             if end - i >= MIN_GROUP_ROWS {
                 let pad = draws[i..end].iter().map(|d| 2.0 + crate::draw::reach_px(d)).fold(2.0, f32::max);
-                index.groups.push(TableGroup { draw: i as u32, first_row: rows.len() as u32, rows: (end - i) as u32, pad, first_run: 0, runs: 0 });
+                let (first_row, rows_count) = (rows.len() as u32, (end - i) as u32);
+                let world = world_box(&draws[i..end]);
+                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world });
                 rows.extend(i as u32..end as u32);
                 index.in_table[i..end].fill(true);
             }
@@ -121,6 +126,13 @@ impl TableIndex {
         }
         (index, rows)
     }
+}
+
+/// The world box around `draws`' culling boxes under their models, if finite.
+fn world_box(draws: &[PickDraw]) -> Option<Aabb> {
+    let boxes = draws.iter().map(|d| Some(d.culling_bounds()?.transformed(&d.model)));
+    let world = boxes.reduce(|a, b| Some(a?.union(&b?))).flatten()?;
+    (world.min.is_finite() && world.max.is_finite()).then_some(world)
 }
 
 /// A shared list's table: its index, the rows' snapshots, the static buffer (rows, commands,
@@ -310,7 +322,7 @@ fn upload_statics(memory: &Memory, words: &[u32]) -> Result<GpuBuffer, PickError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draw::{Aabb, BufferRange, Positions};
+    use crate::draw::{BufferRange, Positions};
     use crate::id::ObjectId;
     use ash::vk::Handle;
     use glam::Vec3;

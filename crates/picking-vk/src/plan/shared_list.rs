@@ -9,7 +9,7 @@ use super::nearest_first::OccludingWalk;
 use super::sphere::{spheres_of, within_sphere, BoundingSphere};
 use super::{is_affine, occlusion, prefetch, reach_px, PixelRay, Plan, PlanEntry, PointTarget};
 use crate::draw::{Aabb, PickDraw};
-use crate::gpu_plan::table::TableIndex;
+use crate::gpu_plan::table::{TableGroup, TableIndex};
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
@@ -136,9 +136,10 @@ impl Plan {
         let candidates = std::mem::take(&mut self.candidates);
         let cache = self.draw_caches[self.last_cache].take();
         let mut groups = table.map_or(&[][..], |t| &t.groups[..]).iter().peekable();
+        let mut rows_culled = 0;
         for &index in &candidates {
             while let Some(g) = groups.next_if(|g| g.draw < index) {
-                self.push_group(g.draw, g.first_row, g.rows);
+                rows_culled += self.push_group(g, ray);
             }
             let Some(draw) = draws.get(index as usize) else { continue };
             // A non-instanced draw the hierarchy returned already passed its exact box test;
@@ -148,7 +149,7 @@ impl Plan {
             self.plan_draw(index, draw, request, if tested { None } else { Some(ray) });
         }
         for g in groups {
-            self.push_group(g.draw, g.first_row, g.rows);
+            rows_culled += self.push_group(g, ray);
         }
         // Unpickable draws count as skipped whether or not the hierarchy left them out, as
         // they do in `build`.
@@ -157,15 +158,20 @@ impl Plan {
         self.draw_caches[self.last_cache] = cache;
         self.stats.draws_skipped = self.stats.draws_skipped.saturating_add(unpickable_left_out as u64);
         let culled = draws.len() - candidates.len() - unpickable_left_out - in_table;
-        self.stats.draws_culled = self.stats.draws_culled.saturating_add(culled as u64);
+        self.stats.draws_culled = self.stats.draws_culled.saturating_add(culled as u64 + u64::from(rows_culled));
         self.candidates = candidates;
     }
 
-    /// A table group's entry: its rows, one range.
-    fn push_group(&mut self, draw: u32, first_row: u32, rows: u32) {
+    /// A table group's entry (its rows, one range) where the ray meets the group's world box;
+    /// returns the rows culled (all of them where it does not).
+    fn push_group(&mut self, g: &TableGroup, ray: &PixelRay) -> u32 {
+        if g.world.is_some_and(|b| ray.slab().meets_padded(&b, ray.margin()).is_none()) {
+            return g.rows;
+        }
         let first_range = self.ranges.len() as u32;
-        self.ranges.push((first_row, rows));
-        self.entries.push(PlanEntry { draw, first_range, range_count: 1, table: true, ..PlanEntry::default() });
+        self.ranges.push((g.first_row, g.rows));
+        self.entries.push(PlanEntry { draw: g.draw, first_range, range_count: 1, table: true, ..PlanEntry::default() });
+        0
     }
 
     /// World boxes of every boundable draw (but those `table` holds), once per shared list.
@@ -191,5 +197,57 @@ impl Plan {
         let reach_px = draws.iter().map(reach_px).fold(0.0, f32::max);
         let in_table = (0..draws.len()).filter(|&i| in_table(i)).count();
         DrawCache { draws: Arc::downgrade(draws), bvh, unbounded, unpickable, spheres, summaries, has_occluders, reach_px, in_table }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::draw::{Aabb, BufferRange, PickDraw, Positions, Triangles};
+    use crate::gpu_plan::table::TableIndex;
+    use crate::plan::{PixelRay, Plan};
+    use crate::request::camera::CameraSnapshot;
+    use crate::{ObjectId, PickRequest, Viewport};
+    use ash::vk::{self, Handle};
+    use glam::{Mat4, UVec2, Vec3};
+    use std::sync::Arc;
+
+    /// 16 unit boxes of buffer `buffer` in a row along z, at `x`.
+    fn group(buffer: u64, x: f32) -> Vec<PickDraw> {
+        let range = BufferRange { buffer: vk::Buffer::from_raw(buffer), offset: 0, size: 1200 };
+        let bounds = Aabb { min: Vec3::splat(-0.5), max: Vec3::splat(0.5) };
+        (0..16)
+            .map(|k| {
+                PickDraw::new(
+                    ObjectId::new(1 + k).unwrap(),
+                    Positions { range, stride: 12, vertex_count: 100 },
+                    Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 },
+                )
+                .with_bounds(bounds)
+                .with_model(Mat4::from_translation(Vec3::new(x, 0.0, -5.0 - k as f32)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_table_group_whose_world_box_the_ray_misses_is_not_planned() {
+        let draws: Arc<[PickDraw]> = group(1, 0.0).into_iter().chain(group(2, 40.0)).collect();
+        let (index, _) = TableIndex::of(&draws, 1000);
+        assert_eq!(index.groups.len(), 2);
+        let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
+        let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(64, 64), None).unwrap();
+        let ray = PixelRay::new(&camera, UVec2::new(32, 32)).unwrap();
+        let request = PickRequest::new(Viewport::full(64, 64), Mat4::IDENTITY, projection);
+        let mut plan = Plan::default();
+        plan.build_shared(&request, &draws, Some(&ray), None, Some(&index));
+        // The centre's ray meets the first group's boxes only: one entry, the other's 16 rows culled.
+        let tables: Vec<u32> = plan.entries.iter().filter(|e| e.table).map(|e| e.draw).collect();
+        assert_eq!(tables, vec![0]);
+        assert_eq!(plan.stats.draws_culled, 16);
+        // A camera moved to the second group plans it (and culls the first).
+        let far = Mat4::from_translation(Vec3::new(-40.0, 0.0, 0.0));
+        let camera = CameraSnapshot::new(far, projection, Viewport::full(64, 64), None).unwrap();
+        let moved = PixelRay::new(&camera, UVec2::new(32, 32)).unwrap();
+        plan.build_shared(&request, &draws, Some(&moved), None, Some(&index));
+        assert_eq!(plan.entries.iter().filter(|e| e.table).map(|e| e.draw).collect::<Vec<_>>(), vec![16]);
     }
 }
