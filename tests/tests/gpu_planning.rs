@@ -589,7 +589,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
     // Pairs enough for every point of the silhouettes below with every group.
     let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384).with_timestamps(true));
-    let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded, mut at_bound) = (0, 0, 0, 0, 0, 0);
+    let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded, mut short_of_bound) = (0, 0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     let mut sphere_hits = 0;
     for seed in 0..6u64 {
@@ -646,7 +646,10 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                     (tested, survivors, commands, fallbacks) =
                         (tested + stats.instances_tested, survivors + stats.survivors, commands + stats.commands, fallbacks + stats.fallbacks);
                     occluded += stats.occluded;
-                    at_bound += u32::from(stats.ranges == 64);
+                    // More queries by groups than the 64 pairs hold: the queries past them are
+                    // planned on the CPU, so the pairs taken stop short of the bound.
+                    assert!(stats.ranges <= 64, "seed {seed}: {} pairs", stats.ranges);
+                    short_of_bound += u32::from(stats.ranges > 0 && stats.ranges < 64);
                 }
                 if name == "GPU, bounded" {
                     // The random scene's instanced field is drawn as the CPU planned it under Gpu.
@@ -658,10 +661,10 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         drop(scene);
     }
     // The points and radius queries' pairs over the table's groups: far fewer survivors than
-    // rows tested, drawn in runs; 15 queries by the groups their rays meet pass the 64 pairs'
-    // bound, and the groups past it are drawn whole from their own commands.
+    // rows tested, drawn in runs; 15 queries by the groups their rays meet would pass the 64
+    // pairs' bound: the queries past it are planned on the CPU (the same results).
     assert!(sphere_hits >= 6, "the shared spheres are hit: {sphere_hits}");
-    assert!(at_bound > 0, "frames whose pairs reached the bound: {at_bound}");
+    assert!(short_of_bound > 0, "frames whose later queries were planned on the CPU: {short_of_bound}");
     assert!(tested > 0 && survivors > 0 && survivors * 4 < tested, "rows tested {tested}, survivors {survivors}");
     assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
     // Points' pairs drop rows behind a sure hit of another (their occluder meshes).

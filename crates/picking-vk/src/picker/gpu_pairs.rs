@@ -21,7 +21,7 @@ use glam::UVec2;
 
 /// The most instances of one range the cull pass takes: its workgroups stay within the
 /// 65,535 every device offers along a dispatch's x.
-const MAX_RANGE_INSTANCES: u32 = (MAX_DISPATCH_GROUPS - 1) * CULL_GROUP;
+pub(super) const MAX_RANGE_INSTANCES: u32 = (MAX_DISPATCH_GROUPS - 1) * CULL_GROUP;
 
 #[derive(Clone, Copy)]
 pub(super) struct Candidate {

@@ -1,18 +1,56 @@
 //! GPU planning of a shared list's plain draws on the picker's side: which frames use the
 //! list's table (`gpu_plan::table`), and the table's cull dispatches among a frame's pairs.
 
-use super::gpu_pairs::{FramePairs, FrameTable};
+use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::gpu_plan::layout::groups;
+use crate::gpu_plan::layout::{bit_words, groups, PlanLayout};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::DrawTable;
-use crate::gpu_plan::CullDispatch;
+use crate::gpu_plan::{plannable, CullDispatch};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
+use crate::plan::Planned;
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
+
+/// What a frame's plans have claimed of the GPU plan's bounds so far (pairs and survivor bit
+/// words, counted as `FramePairs::collect` takes them, query by query): a query whose table
+/// groups would pass them is planned on the CPU instead (the CPU path), rather than left to
+/// draw its groups whole.
+pub(super) struct PairBudget {
+    left: (u64, u64),
+    planner: Planner,
+}
+
+impl PairBudget {
+    pub fn new(layout: PlanLayout, planner: Planner) -> Self {
+        PairBudget { left: (u64::from(layout.pairs), u64::from(layout.bit_words)), planner }
+    }
+
+    /// Claims the pairs `planned` (one query's or tile's plan) takes; false, claiming
+    /// nothing, when it has table groups and they would pass what is left. (An estimate: a
+    /// query it lets through that `collect` cannot fit still draws its groups whole.)
+    pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw]) -> bool {
+        let mut need = (0u64, 0u64);
+        for e in planned.entries {
+            if !(e.table || (e.run_count == 0 && draws.get(e.draw as usize).is_some_and(|d| plannable(d, self.planner)))) {
+                continue;
+            }
+            for &(start, count) in &planned.ranges[e.first_range as usize..(e.first_range + e.range_count) as usize] {
+                if count > 0 && count <= MAX_RANGE_INSTANCES {
+                    need = (need.0 + 1, need.1 + u64::from(bit_words(groups(start, count).1)));
+                }
+            }
+        }
+        if planned.entries.iter().any(|e| e.table) && (need.0 > self.left.0 || need.1 > self.left.1) {
+            return false;
+        }
+        self.left = (self.left.0.saturating_sub(need.0), self.left.1.saturating_sub(need.1));
+        true
+    }
+}
 
 /// The table of the shared list last recorded, or that it has none.
 pub(super) struct CachedTable {

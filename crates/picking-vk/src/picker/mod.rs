@@ -15,7 +15,7 @@ pub use same_frame::HostSignal;
 use create::Timestamps;
 use frame_layout::FrameLayout;
 use gpu_pairs::FramePairs;
-use gpu_table::CachedTable;
+use gpu_table::{CachedTable, PairBudget};
 
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
@@ -290,6 +290,7 @@ impl Picker {
                 // it fails the frame below).
                 let table = self.table_for(request, draws)?;
                 self.frame_table = table.clone();
+                let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner));
                 // SAFETY: the caller's contract is `record_planned`'s.
                 let ticket = unsafe {
                     self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, hits| {
@@ -297,6 +298,13 @@ impl Picker {
                             draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &limits))?;
                         }
                         plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| hits).map(|t| &t.index));
+                        // Past the GPU plan's bounds, the query's groups are planned on the CPU.
+                        if let Some(b) = budget.as_mut() {
+                            if !b.claim(plan.planned(), draws) {
+                                plan.build_shared(request, draws, ray, point, None);
+                                b.claim(plan.planned(), draws);
+                            }
+                        }
                         Ok(())
                     })
                 };
