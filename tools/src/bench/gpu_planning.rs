@@ -45,7 +45,7 @@ fn queries_of(k: usize) -> usize {
     }
 }
 
-pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | whole view: survivors / commands / fallbacks | CPU-known (GPU planner) point / 16 pts / view ms | GPU / CPU planner on CPU-known: point, 16 pts, view | CPU record µs CPU-known, GPU planner point / 16 | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU-known (CPU planner) point / 16 pts / view ms | GPU-written (GPU planner) point / 16 pts / view ms | GPU-written unculled point ms | full-res ID ms | GPU-planned / CPU-known point | unculled / CPU-known point | 16 pts / point (GPU planner) | view / full-res ID: CPU-known, GPU-planned | CPU record µs CPU-known point / 16 | CPU record µs GPU-planned point / 16 | 16 pts / point CPU (GPU planner) | survivors per point | whole view: survivors / commands / fallbacks | CPU-known (GPU planner) point / 16 pts / view ms | GPU / CPU planner on CPU-known: point, 16 pts, view | CPU record µs CPU-known, GPU planner point / 16 | GPU-written: planner's passes ms point / 16 pts | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct PlanningTimings {
     /// Median GPU ms per set (`SETS` order), then the full-resolution ID pass.
@@ -57,6 +57,9 @@ pub struct PlanningTimings {
     /// Medians for the GPU-planned whole view: survivors, the commands (runs) that drew
     /// them, and pairs that fell back to their whole range.
     pub view_plan: [f64; 3],
+    /// Median GPU ms of the GPU planner's own passes (`PickStats::gpu_plan_time_ns`) for the
+    /// GPU-written point and 16 points.
+    pub plan_ms: [f64; 2],
     /// GPU-planned answers equal to the CPU-known ones, of those compared.
     pub parity: (usize, usize),
 }
@@ -105,7 +108,9 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             .with_rect_entries(entries)
             .with_planner(planner)
             .with_gpu_plan_capacity(64, commands)
-            .with_gpu_plan_instances(instances);
+            .with_gpu_plan_instances(instances)
+            // Every set pays the same three timestamps; the GPU planner's give its passes' share.
+            .with_timestamps(true);
         // SAFETY: the context's handles belong together and outlive the picker.
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
@@ -124,6 +129,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 11], [Vec<f64>; 10]) = Default::default();
     let (mut survivors, mut view_plan, mut parity) = (vec![], <[Vec<f64>; 3]>::default(), (0, 0));
+    let mut plan_ms = <[Vec<f64>; 2]>::default();
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     let written_request = request.with_host_writes(vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
     for frame in 0..warmup + frames {
@@ -182,6 +188,9 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             }
             let stats = results[3].results[0].pick().and_then(|p| p.stats.gpu_plan);
             survivors.push(stats.map_or(f64::NAN, |s| s.survivors as f64));
+            for (k, samples) in plan_ms.iter_mut().enumerate() {
+                samples.push(results[3 + k].stats.gpu_plan_time_ns.map_or(f64::NAN, |ns| ns / 1e6));
+            }
             let view = results[5].stats.gpu_plan;
             for (k, v) in view.map_or([f64::NAN; 3], |s| [s.survivors, s.commands, s.fallbacks].map(|x| x as f64)).into_iter().enumerate() {
                 view_plan[k].push(v);
@@ -195,6 +204,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
         survivors: median(&mut survivors),
         view_plan: view_plan.each_mut().map(|v| median(v)),
+        plan_ms: plan_ms.each_mut().map(|v| median(v)),
         parity,
     })
 }
@@ -205,7 +215,7 @@ impl PlanningTimings {
         // The full-resolution ID pass follows the sets.
         let id = g[10];
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {:.0} / {:.0} / {:.0} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.4} | {:.4} | {:.2}x | {:.1}x | {:.2}x | {:.2}x / {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.0} | {:.0} / {:.0} / {:.0} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.4} / {:.4} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -236,6 +246,8 @@ impl PlanningTimings {
             g[9] / g[2],
             c[7],
             c[8],
+            self.plan_ms[0],
+            self.plan_ms[1],
             self.parity.0,
             self.parity.1
         )
@@ -250,6 +262,7 @@ impl PlanningTimings {
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "survivors_per_point": self.survivors,
             "whole_view_plan": {"survivors": self.view_plan[0], "commands": self.view_plan[1], "fallbacks": self.view_plan[2]},
+            "gpu_planner_passes_ms": {"point": self.plan_ms[0], "16 points": self.plan_ms[1]},
             "parity": [self.parity.0, self.parity.1],
         })
     }

@@ -1,4 +1,4 @@
-//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths] [--draw-planning]`
+//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths] [--draw-planning] [--instance-planning]`
 //!
 //! Compares, side by side in one run on whatever Vulkan device it finds: the picker with and
 //! without pick-ray culling, the classic full-size ID target scissored to the pixel, a
@@ -6,6 +6,7 @@
 //! cast with parry3d's BVH. Prints a table and writes it as JSON plus a PNG chart.
 //! `--result-paths` measures and prints only the GPU results table (nothing is written);
 //! `--draw-planning` only the table of GPU planning of plain draws.
+//! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
 
 mod chart;
 mod cpu_bvh;
@@ -97,6 +98,8 @@ fn main() {
             one_table::result_paths_only(small)
         } else if args.iter().any(|a| a == "--draw-planning") {
             one_table::draw_planning_only(small)
+        } else if args.iter().any(|a| a == "--instance-planning") {
+            one_table::instance_planning_only(small)
         } else {
             run(small, out)
         }

@@ -1,8 +1,9 @@
-//! One table of the benchmark alone (`--result-paths`, `--draw-planning`), for iterating on
+//! One table of the benchmark alone (`--result-paths`, `--draw-planning`,
+//! `--instance-planning`), for iterating on
 //! what it measures.
 
 use crate::scenes::{BenchScene, SceneSpec};
-use crate::{config, gpu_planning_draws, result_paths, Config};
+use crate::{config, gpu_planning, gpu_planning_draws, result_paths, Config};
 use picking_vk_context::{ContextOptions, VulkanContext};
 
 /// One table alone, for iterating on what it measures: `title`, `header`, then a line per
@@ -51,6 +52,19 @@ pub fn draw_planning_only(small: bool) -> Result<bool, String> {
         |ctx, scene, cfg, k| {
             let gd = gpu_planning_draws::measure(ctx, scene, cfg.size, cfg.warmup, cfg.frames, 650 + k)?;
             Ok((gd.line(scene.spec.name), gd.parity.0 == gd.parity.1))
+        },
+    )
+}
+
+/// The instance-field GPU planning table alone (`--instance-planning`): the instanced scenes.
+pub fn instance_planning_only(small: bool) -> Result<bool, String> {
+    one_table(
+        small,
+        ("GPU planning of instances", gpu_planning::HEADER),
+        |s| s.instanced,
+        |ctx, scene, cfg, k| {
+            let gp = gpu_planning::measure(ctx, scene, cfg.size, cfg.warmup, cfg.frames, 600 + k)?;
+            Ok((gp.line(scene.spec.name), gp.parity.0 == gp.parity.1))
         },
     )
 }
