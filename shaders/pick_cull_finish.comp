@@ -27,5 +27,5 @@ void overflow(uint job, uint counters) {
 }
 
 // Instances are never dropped behind a sure hit on the GPU.
-void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries) {
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
 }

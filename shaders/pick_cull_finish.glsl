@@ -29,9 +29,9 @@ uvec3 command_template(uint job, uint candidate);
 // Marks the pair's overflow: its fallback draws the whole range.
 void overflow(uint job, uint counters);
 // Clears the survivor bits of candidates that cannot win the pair's pixel (occlusion), before
-// the runs are counted: `bits` and `n` the pair's bit words, `summary` and `summaries` its
-// summary words. Every thread of the workgroup calls it.
-void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries);
+// the runs are counted: `bits` and `n` the pair's bit words, `summary` its first summary
+// word. Every thread of the workgroup calls it.
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary);
 
 shared uint partial[GROUP];
 
@@ -104,7 +104,7 @@ void main() {
     uint groups = (count + 63u) / 64u;
     uint n = 2u * groups;
     uint summaries = (groups + 31u) / 32u;
-    drop_occluded(job, counters, bits, n, summary, summaries);
+    drop_occluded(job, counters, bits, n, summary);
     uvec3 own = uvec3(0u);
     for (uint s = lid; s < summaries; s += GROUP) {
         own += count_groups(bits, n, plan.words[summary + s], 32u * s);

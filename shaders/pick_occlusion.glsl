@@ -158,6 +158,27 @@ double covered_far(WindowVertex v0, WindowVertex v1, WindowVertex v2, dvec2 cent
     return isnan(far_key) || isinf(far_key) ? FAR_AWAY : far_key;
 }
 
+// Whether the triangle at `at` may come near `centre` in the window, looked at in f32 (`m`
+// the row's matrix, `vp` the viewport): within a pixel of its window box, its vertices in
+// front of the eye. Only those take the exact f64 test; skipping one only forgoes a proof,
+// and most of a mesh's triangles lie far from a pixel.
+bool may_cover(uint at, mat4 m, vec2 centre, vec4 vp) {
+    vec2 lo = vec2(3.0e38);
+    vec2 hi = vec2(-3.0e38);
+    for (uint k = 0u; k < 3u; k++) {
+        uint v = at + 3u * k;
+        vec4 c = m * vec4(uintBitsToFloat(table.words[v]), uintBitsToFloat(table.words[v + 1u]), uintBitsToFloat(table.words[v + 2u]), 1.0);
+        if (!(c.w > 0.0)) {
+            return false;
+        }
+        vec2 window = vp.xy + (c.xy / c.w + 1.0) * vp.zw * 0.5;
+        lo = min(lo, window);
+        hi = max(hi, window);
+    }
+    vec2 margin = vec2(1.0) + 1.0e-4 * max(abs(lo), abs(hi));
+    return all(greaterThan(centre, lo - margin)) && all(lessThan(centre, hi + margin));
+}
+
 // This thread's share of a sure hit of row `row`'s occluder mesh `mesh` (its triangles from
 // the directory at `pc.pairs.w`): the farthest key the nearest of them leaves, or FAR_AWAY.
 double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
@@ -166,9 +187,13 @@ double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool la
     uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
     dmat4 m = row_matrix(row);
     dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
+    mat4 m32 = mat4(m);
     double best = FAR_AWAY;
     for (uint t = gl_LocalInvocationID.x; t < count; t += GROUP) {
         uint at = first + 9u * t;
+        if (!may_cover(at, m32, vec2(centre), vec4(vp))) {
+            continue;
+        }
         WindowVertex v[3];
         bool seen = true;
         for (uint k = 0u; k < 3u; k++) {
@@ -185,10 +210,17 @@ double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool la
     return best;
 }
 
-// The pair's survivors are walked twice (choosing occluders, then dropping): each thread
-// takes the bit words of the cull workgroups its summary words mark, as the run counting
-// does, so each bit word has one writer.
-void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uint summaries) {
+// Whether cull workgroup `g` of the pair has a survivor (its summary bit; `summary` the
+// summary's first word).
+bool has_survivor(uint summary, uint g) {
+    return (plan.words[summary + g / 32u] & (1u << (g % 32u))) != 0u;
+}
+
+// The pair's survivors are walked twice (choosing occluders, then dropping): thread k takes
+// cull workgroups k, k + GROUP, ... (their two bit words each) where the summary marks a
+// survivor, so each bit word has one writer and a pair's few survivors spread over the
+// threads (a near key costs 16 f64 divisions).
+void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     uint flags = plan.words[job + 47u];
     if ((flags & 1u) == 0u) {
         return;
@@ -208,10 +240,9 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uin
         keys[k] = FAR_AWAY;
         candidates[k] = 0u;
     }
-    for (uint s = lid; s < summaries; s += GROUP) {
-        for (uint mask = plan.words[summary + s]; mask != 0u; mask &= mask - 1u) {
-            uint first_word = 2u * (32u * s + uint(findLSB(mask)));
-            for (uint w = first_word; w < first_word + 2u; w++) {
+    for (uint g = lid; 2u * g < n; g += GROUP) {
+        if (has_survivor(summary, g)) {
+            for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
                     uint row = bit0 + 32u * w + uint(findLSB(b));
                     if (table.words[templates + 5u * row + 1u] == 0u) {
@@ -254,10 +285,9 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary, uin
         return;
     }
     uint dropped = 0u;
-    for (uint s = lid; s < summaries; s += GROUP) {
-        for (uint mask = plan.words[summary + s]; mask != 0u; mask &= mask - 1u) {
-            uint first_word = 2u * (32u * s + uint(findLSB(mask)));
-            for (uint w = first_word; w < first_word + 2u; w++) {
+    for (uint g = lid; 2u * g < n; g += GROUP) {
+        if (has_survivor(summary, g)) {
+            for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 uint word = bits_word(bits, n, w);
                 uint kept = word;
                 for (uint b = word; b != 0u; b &= b - 1u) {
