@@ -96,13 +96,17 @@ bool sphere_meets_frustum(vec4 region, float pad, vec4 viewport) {
     vec4 ry = vec4(cull_mvp[0][1], cull_mvp[1][1], cull_mvp[2][1], cull_mvp[3][1]);
     vec4 rw = vec4(cull_mvp[0][3], cull_mvp[1][3], cull_mvp[2][3], cull_mvp[3][3]);
     vec4 planes[4] = vec4[4](rx - lo.x * rw, hi.x * rw - rx, ry - lo.y * rw, hi.y * rw - ry);
+    // The magnitudes of each plane's terms as the vertex shader computes them (clip x or y,
+    // and w times the bound, each rounded on its own): the rounding scales with these, not
+    // with the plane, whose terms may cancel.
+    vec4 terms[4] = vec4[4](abs(rx) + abs(lo.x) * abs(rw), abs(rx) + abs(hi.x) * abs(rw), abs(ry) + abs(lo.y) * abs(rw), abs(ry) + abs(hi.y) * abs(rw));
     vec3 c = cull_sphere.xyz;
     float r = cull_sphere.w;
     for (uint k = 0u; k < 4u; k++) {
         vec4 p = planes[k];
         // The plane's largest value over the sphere, and a bound on its f32 rounding.
         float reach = dot(p.xyz, c) + r * length(p.xyz) + p.w;
-        float slack = 1.0e-5 * (dot(abs(p.xyz), abs(c) + vec3(r)) + abs(p.w));
+        float slack = 1.0e-5 * (dot(terms[k].xyz, abs(c) + vec3(r)) + terms[k].w);
         if (reach < -slack) {
             return false;
         }

@@ -7,7 +7,7 @@ layout(local_size_x = 64) in;
 const uint GROUP = 64u;
 
 layout(push_constant) uniform FinishPush {
-    uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), unused)
+    uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), the occluder directory (draws))
 } pc;
 
 layout(std430, set = 0, binding = 0) buffer PlanWords {

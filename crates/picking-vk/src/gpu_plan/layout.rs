@@ -179,7 +179,8 @@ mod tests {
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        // The view-projection's doubles follow the bits, 8-byte aligned (word 243 is odd).
+        // The view-projection's doubles follow the bits, 8-byte aligned: with 7 bit words they
+        // would start at word 243, which is odd, so they start at 244.
         assert_eq!((l.bits_word(6), l.view_projection_word()), (242, 242));
         assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 244);
         assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6 + VIEW_PROJECTION_WORDS));

@@ -4,7 +4,7 @@
 //! (tighter than their boxes for round meshes). Uploaded once with the table, per mesh (the
 //! geometry and the triangles a draw takes of it), never per draw: rows of one mesh share it.
 
-use crate::draw::PickDraw;
+use crate::draw::{PickDraw, Triangles};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -31,7 +31,9 @@ pub(crate) struct Occluders {
 /// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`], while the
 /// meshes fit [`OCCLUDER_TRIANGLE_BUDGET`].
 pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
-    let mut meshes: HashMap<(usize, (u32, u32, i32)), u32> = HashMap::new();
+    // Rows share a mesh when they read the same geometry the same way: an indexed and a
+    // non-indexed draw with equal templates read different triangles.
+    let mut meshes: HashMap<(usize, bool, (u32, u32, i32)), u32> = HashMap::new();
     let mut soups: Vec<Vec<u32>> = vec![];
     let mut total = 0;
     let mut of_row = Vec::with_capacity(rows.len());
@@ -41,7 +43,7 @@ pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
             of_row.push(0);
             continue;
         };
-        let key = (Arc::as_ptr(geometry) as usize, draw.triangles.template());
+        let key = (Arc::as_ptr(geometry) as usize, matches!(draw.triangles, Triangles::Indexed { .. }), draw.triangles.template());
         if let Some(&mesh) = meshes.get(&key) {
             of_row.push(mesh + 1);
             continue;
@@ -122,5 +124,19 @@ mod tests {
         assert_eq!(&sphere[..3], &[2.5; 3]);
         let reach = 2.5 * 3f64.sqrt();
         assert!(f64::from(sphere[3]) >= reach && f64::from(sphere[3]) < reach * (1.0 + 1e-5), "{sphere:?}");
+    }
+
+    #[test]
+    fn an_indexed_and_a_non_indexed_row_of_one_geometry_get_their_own_meshes() {
+        let positions: Vec<Vec3> = (0..6).map(|k| Vec3::splat(k as f32)).collect();
+        let geometry = Arc::new(MeshGeometry { positions, indices: Some(vec![3, 4, 5]), ..Default::default() });
+        let mut indexed = draw(&geometry, 0, 3);
+        let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 12 };
+        // The same template (3 elements from 0, offset 0), read through the indices.
+        indexed.triangles = Triangles::Indexed { range, width: crate::draw::IndexWidth::U32, first_index: 0, index_count: 3, vertex_offset: 0 };
+        let o = occluders(&[draw(&geometry, 0, 3), indexed], &[0, 1]);
+        assert_eq!(o.of_row, vec![1, 2]);
+        let floats = |m: usize| o.words[o.words[6 * m] as usize..o.words[6 * m] as usize + 9].iter().map(|w| f32::from_bits(*w)).collect::<Vec<_>>();
+        assert_eq!((floats(0)[0], floats(1)[0]), (0.0, 3.0), "the non-indexed row's first vertex is 0, the indexed row's 3");
     }
 }

@@ -16,9 +16,11 @@ use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
 /// What a frame's plans have claimed of the GPU plan's bounds so far (pairs and survivor bit
-/// words, counted as `FramePairs::collect` takes them, query by query): a query whose table
-/// groups would pass them is planned on the CPU instead (the CPU path), rather than left to
-/// draw its groups whole.
+/// words, query by query): a query whose table groups would pass them is planned on the CPU
+/// instead (the CPU path), rather than left to draw its groups whole. An estimate of what
+/// `FramePairs::collect` takes: it counts a plan before occlusion and chunk cuts shrink it,
+/// and a rectangle's plan and tile ranges not as `collect` splits them. `collect` enforces
+/// the bounds; a miss here only costs a group drawn whole.
 pub(super) struct PairBudget {
     left: (u64, u64),
     planner: Planner,
