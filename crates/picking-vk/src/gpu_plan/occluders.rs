@@ -27,13 +27,16 @@ pub(crate) struct Occluders {
     pub words: Vec<u32>,
 }
 
+/// What rows share a mesh by: the geometry, whether it is read through its indices, and the
+/// template (count, first, vertex offset). An indexed and a non-indexed draw with equal
+/// templates read different triangles.
+type MeshKey = (usize, bool, (u32, u32, i32));
+
 /// The occluder meshes of the table's `rows` (draws of `draws`): each draw that can prove a
 /// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`], while the
 /// meshes fit [`OCCLUDER_TRIANGLE_BUDGET`].
 pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
-    // Rows share a mesh when they read the same geometry the same way: an indexed and a
-    // non-indexed draw with equal templates read different triangles.
-    let mut meshes: HashMap<(usize, bool, (u32, u32, i32)), u32> = HashMap::new();
+    let mut meshes: HashMap<MeshKey, u32> = HashMap::new();
     let mut soups: Vec<Vec<u32>> = vec![];
     let mut total = 0;
     let mut of_row = Vec::with_capacity(rows.len());
