@@ -187,11 +187,14 @@ double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool la
     uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
     dmat4 m = row_matrix(row);
     dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
+    // The f32 look's inputs, converted once.
     mat4 m32 = mat4(m);
+    vec2 centre32 = vec2(centre);
+    vec4 vp32 = vec4(vp);
     double best = FAR_AWAY;
     for (uint t = gl_LocalInvocationID.x; t < count; t += GROUP) {
         uint at = first + 9u * t;
-        if (!may_cover(at, m32, vec2(centre), vec4(vp))) {
+        if (!may_cover(at, m32, centre32, vp32)) {
             continue;
         }
         WindowVertex v[3];

@@ -1,6 +1,5 @@
 //! One table of the benchmark alone (`--result-paths`, `--draw-planning`,
-//! `--instance-planning`), for iterating on
-//! what it measures.
+//! `--instance-planning`), for iterating on what it measures.
 
 use crate::scenes::{BenchScene, SceneSpec};
 use crate::{config, gpu_planning, gpu_planning_draws, result_paths, Config};
