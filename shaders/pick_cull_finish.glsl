@@ -3,8 +3,11 @@
 // those after a non-survivor (`template_starts`), a run's command template, and what an
 // overflow sets.
 
-layout(local_size_x = 64) in;
-const uint GROUP = 64u;
+// The workgroup's threads: a power of two the picker chooses from the device's limits
+// (`gpu_plan::finish_group`). One workgroup finishes a pair, so its threads are all that hide
+// the latency of its reads: more threads, fewer rounds of dependent reads each.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint GROUP = 64u;
 
 layout(push_constant) uniform FinishPush {
     uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), the occluder directory (draws))
@@ -33,24 +36,30 @@ void overflow(uint job, uint counters);
 // word. Every thread of the workgroup calls it.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary);
 
-shared uint partial[GROUP];
+shared uvec3 partial[GROUP];
 
-// The exclusive prefix sum of `v` over the workgroup's threads; `total` gets the sum.
-uint scan(uint v, out uint total) {
+// The exclusive prefix sums of `v` over the workgroup's threads; `total` gets the sums.
+uvec3 scan(uvec3 v, out uvec3 total) {
     uint lid = gl_LocalInvocationID.x;
     partial[lid] = v;
     barrier();
     for (uint d = 1u; d < GROUP; d <<= 1u) {
-        uint add = lid >= d ? partial[lid - d] : 0u;
+        uvec3 add = lid >= d ? partial[lid - d] : uvec3(0u);
         barrier();
         partial[lid] += add;
         barrier();
     }
-    uint inclusive = partial[lid];
+    uvec3 inclusive = partial[lid];
     total = partial[GROUP - 1u];
     barrier();
     return inclusive - v;
 }
+
+// Runs up to this many pass their starts and ends to the threads that write their counts
+// through shared memory; more, through the plan buffer.
+const uint SHARED_RUNS = 1024u;
+shared uint run_start[SHARED_RUNS];
+shared uint run_end[SHARED_RUNS];
 
 // Word `w` of the pair's bits (`bits`, `n` words); 0 outside them.
 uint bits_word(uint bits, uint n, uint w) {
@@ -92,31 +101,41 @@ void main() {
     }
     uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
-    uint counters = plan.words[job + 33u];
-    // The bits cover whole cull workgroups from the instance of bit 0; the range lies in them.
-    uint count = plan.words[job + 32u];
+    // Every job word the pass needs, read together: the pass is a chain of reads that wait on
+    // each other, and reads that do not wait together.
     uint first_instance = plan.words[job + 31u];
-    bit0 = first_instance;
+    uint count = plan.words[job + 32u];
+    uint counters = plan.words[job + 33u];
+    uint commands = plan.words[job + 34u];
+    uint capacity = plan.words[job + 35u];
+    bool indexed = plan.words[job + 40u] != 0u;
     uint bits = plan.words[job + 41u];
     uint summary = plan.words[job + 42u];
+    // The range's end, counted from bit 0: a command never draws past it.
+    uint range_end = plan.words[job + 44u] + plan.words[job + 45u];
+    // The bits cover whole cull workgroups from the instance of bit 0; the range lies in them.
+    bit0 = first_instance;
     // The cull pass wrote two words per 64 instances, and a summary bit per 64 instances
     // with a survivor: only those words are read (a pick's pair has a few).
     uint groups = (count + 63u) / 64u;
     uint n = 2u * groups;
     uint summaries = (groups + 31u) / 32u;
     drop_occluded(job, counters, bits, n, summary);
-    uvec3 own = uvec3(0u);
-    for (uint s = lid; s < summaries; s += GROUP) {
+    // A thread takes summary words lid, lid + GROUP, ...; where there is one chunk of them (a
+    // word a thread), its counts below are also its chunk's.
+    uint first_mask = lid < summaries ? plan.words[summary + lid] : 0u;
+    uvec3 own = count_groups(bits, n, first_mask, 32u * lid);
+    for (uint s = lid + GROUP; s < summaries; s += GROUP) {
         own += count_groups(bits, n, plan.words[summary + s], 32u * s);
     }
-    uint total_runs;
-    uint total_survivors;
-    scan(own.x, total_runs);
-    scan(own.z, total_survivors);
+    // (runs started, runs ended, survivors) before this thread's words, and in all.
+    uvec3 totals;
+    uvec3 before = scan(own, totals);
+    uint total_runs = totals.x;
     if (lid == 0u) {
-        plan.words[counters + SURVIVORS] = total_survivors;
+        plan.words[counters + SURVIVORS] = totals.z;
     }
-    if (total_runs > plan.words[job + 35u]) {
+    if (total_runs > capacity) {
         if (lid == 0u) {
             plan.words[counters + DRAWN] = 0u;
             overflow(job, counters);
@@ -124,52 +143,66 @@ void main() {
         return;
     }
     // Command k of a run: the draw's template with the run's first instance; its instance
-    // count is first written as the run's end (relative, exclusive) by the thread that finds
-    // the end, then made a count below. Both threads find k as the run's rank among starts
-    // or ends: the k-th start and the k-th end bound the same run. A thread takes a summary
-    // word's workgroups, in order.
-    uint commands = plan.words[job + 34u];
-    bool indexed = plan.words[job + 40u] != 0u;
+    // count is the run's end less its start, written once both are known. The thread that
+    // finds a run's start and the one that finds its end (a run may cross words, threads and
+    // chunks) both find k as the run's rank among starts or ends: the k-th start and the k-th
+    // end bound the same run. A thread takes a summary word's workgroups, in order.
+    bool in_shared = total_runs <= SHARED_RUNS;
     // Runs started and ended before the chunk (a run may end in a later chunk).
     uint started = 0u;
     uint ended = 0u;
     for (uint chunk = 0u; chunk < summaries; chunk += GROUP) {
         uint s = chunk + lid;
-        uint mask = s < summaries ? plan.words[summary + s] : 0u;
-        uvec3 mine = count_groups(bits, n, mask, 32u * s);
-        uint chunk_starts;
-        uint chunk_ends;
-        uint k = started + scan(mine.x, chunk_starts);
-        uint e = ended + scan(mine.y, chunk_ends);
+        uint mask = first_mask;
+        uvec3 ranks = before;
+        uvec3 chunk_totals = totals;
+        if (summaries > GROUP) {
+            mask = s < summaries ? plan.words[summary + s] : 0u;
+            ranks = scan(count_groups(bits, n, mask, 32u * s), chunk_totals);
+        }
+        uint k = started + ranks.x;
+        uint e = ended + ranks.y;
         for (; mask != 0u; mask &= mask - 1u) {
             uint group_word = 2u * (32u * s + uint(findLSB(mask)));
             for (uint w = group_word; w < group_word + 2u; w++) {
                 for (uint starts = run_starts(bits, n, w); starts != 0u; starts &= starts - 1u) {
                     uint at = commands + 5u * k;
-                    uint instance = first_instance + 32u * w + uint(findLSB(starts));
+                    uint start = 32u * w + uint(findLSB(starts));
+                    uint instance = first_instance + start;
                     uvec3 run = command_template(job, instance);
                     plan.words[at] = run.x;
                     plan.words[at + 2u] = run.y;
                     plan.words[at + 3u] = indexed ? run.z : instance;
                     plan.words[at + 4u] = indexed ? instance : 0u;
+                    if (in_shared) {
+                        run_start[k] = start;
+                    }
                     k++;
                 }
                 for (uint ends = run_ends(bits, n, w); ends != 0u; ends &= ends - 1u) {
-                    plan.words[commands + 5u * e + 1u] = 32u * w + uint(findLSB(ends)) + 1u;
+                    uint end = 32u * w + uint(findLSB(ends)) + 1u;
+                    if (in_shared) {
+                        run_end[e] = end;
+                    } else {
+                        plan.words[commands + 5u * e + 1u] = end;
+                    }
                     e++;
                 }
             }
         }
-        started += chunk_starts;
-        ended += chunk_ends;
+        started += chunk_totals.x;
+        ended += chunk_totals.y;
     }
-    memoryBarrierBuffer();
-    barrier();
+    if (in_shared) {
+        barrier();
+    } else {
+        memoryBarrierBuffer();
+        barrier();
+    }
     for (uint k = lid; k < total_runs; k += GROUP) {
         uint at = commands + 5u * k;
-        uint start = plan.words[at + (indexed ? 4u : 3u)] - first_instance;
-        // Clamped to the range: a command never draws past it.
-        uint end = min(plan.words[at + 1u], plan.words[job + 44u] + plan.words[job + 45u]);
+        uint start = in_shared ? run_start[k] : plan.words[at + (indexed ? 4u : 3u)] - first_instance;
+        uint end = min(in_shared ? run_end[k] : plan.words[at + 1u], range_end);
         plan.words[at + 1u] = end > start ? end - start : 0u;
     }
     if (lid == 0u) {

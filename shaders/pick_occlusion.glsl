@@ -219,6 +219,10 @@ bool has_survivor(uint summary, uint g) {
     return (plan.words[summary + g / 32u] & (1u << (g % 32u))) != 0u;
 }
 
+// Near keys a thread keeps from its first walk for its second (its first survivors'; later
+// ones are computed again).
+const uint KEYS_KEPT = 4u;
+
 // The pair's survivors are walked twice (choosing occluders, then dropping): thread k takes
 // cull workgroups k, k + GROUP, ... (their two bit words each) where the summary marks a
 // survivor, so each bit word has one writer and a pair's few survivors spread over the
@@ -243,16 +247,21 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         keys[k] = FAR_AWAY;
         candidates[k] = 0u;
     }
+    double kept_keys[KEYS_KEPT];
+    uint walked = 0u;
     for (uint g = lid; 2u * g < n; g += GROUP) {
         if (has_survivor(summary, g)) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
                     uint row = bit0 + 32u * w + uint(findLSB(b));
-                    if (table.words[templates + 5u * row + 1u] == 0u) {
-                        continue;
-                    }
+                    // Read together with the row's matrix and box, which the drop needs anyway.
+                    uint mesh = table.words[templates + 5u * row + 1u];
                     double key = near_key(row, row_matrix(row), larger);
-                    if (key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
+                    if (walked < KEYS_KEPT) {
+                        kept_keys[walked] = key;
+                    }
+                    walked++;
+                    if (mesh == 0u || key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
                         continue;
                     }
                     uint k = OCCLUDER_TRIES - 1u;
@@ -288,6 +297,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         return;
     }
     uint dropped = 0u;
+    walked = 0u;
     for (uint g = lid; 2u * g < n; g += GROUP) {
         if (has_survivor(summary, g)) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
@@ -295,7 +305,10 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
                 uint kept = word;
                 for (uint b = word; b != 0u; b &= b - 1u) {
                     uint bit = uint(findLSB(b));
-                    double key = near_key(bit0 + 32u * w + bit, row_matrix(bit0 + 32u * w + bit), larger);
+                    uint row = bit0 + 32u * w + bit;
+                    // The survivors come in the first walk's order.
+                    double key = walked < KEYS_KEPT ? kept_keys[walked] : near_key(row, row_matrix(row), larger);
+                    walked++;
                     if (key != -FAR_AWAY && key - rounding > bound) {
                         kept &= ~(1u << bit);
                         dropped++;

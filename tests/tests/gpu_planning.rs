@@ -273,7 +273,7 @@ fn gpu_planned_as_unculled(gpu: &Gpu, transforms: &[Mat4], rect_entries: u32, in
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(rect_entries);
-    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16_384).with_gpu_plan_instances(instances));
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 1 << 17).with_gpu_plan_instances(instances));
     let mut unculled = gpu.picker(config.with_culling(false));
     // SAFETY: recording outside a render pass; `run` waits.
     gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
@@ -502,20 +502,31 @@ fn random_instanced_scenes_pick_alike_with_every_planner() {
 
 #[test]
 fn a_range_longer_than_the_finishing_pass_takes_at_once_picks_alike() {
-    // 133,000 instances: 2,500 on the grid with instance 131,072 at its centre (where the
-    // finishing pass moves from its first 64 summary words, 131,072 instances, to the next),
-    // the rest far beside the view. Runs of survivors (the grid's rows) cross that boundary.
+    // 530,000 instances, most far beside the view. 2,400 of them, every other instance with
+    // instance 524,288 in their middle, stand small and dense inside the select-through
+    // rectangle: a finishing workgroup of 256 threads (lavapipe's and NVIDIA's) takes 256
+    // summary words, 524,288 instances, at once, so their runs are counted in two chunks; and
+    // each is a run of its own, more runs in the rectangle's pair than the pass passes
+    // through shared memory (1,024).
+    const BOUNDARY: usize = 256 * 32 * 64;
+    const COUNT: usize = 2400;
     let gpu = Gpu::new();
-    const FIRST: u32 = 131_072 - 25 * 50 - 25;
-    let mut transforms = vec![Mat4::from_translation(Vec3::new(1000.0, 0.0, -9.0)); 133_000];
-    transforms[FIRST as usize..FIRST as usize + 2500].copy_from_slice(&grid(2500, |i| i));
-    let got = gpu_planned_as_unculled(&gpu, &transforms, 1 << 19, 1 << 23, (11, 12));
+    let first = BOUNDARY - COUNT;
+    let mut transforms = vec![Mat4::from_translation(Vec3::new(1000.0, 0.0, -9.0)); 530_000];
+    // The grid (50 columns of 0.35, 48 rows, around (0, 0, -9)) shrunk into the rectangle,
+    // each instance three times its size there (about a pixel across, overlapping).
+    let into_rectangle =
+        Mat4::from_translation(Vec3::new(-0.85, 0.56, -9.0)) * Mat4::from_scale(Vec3::splat(0.06)) * Mat4::from_translation(Vec3::new(0.0, 0.0, 9.0));
+    for (k, m) in grid(COUNT as u32, |i| i).into_iter().enumerate() {
+        transforms[first + 2 * k] = into_rectangle * m * Mat4::from_scale(Vec3::splat(3.0));
+    }
+    let got = gpu_planned_as_unculled(&gpu, &transforms, 1 << 21, 1 << 25, (11, 12));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
-    assert!(stats.survivors > 0 && stats.commands > 0 && stats.fallbacks == 0, "{stats:?}");
-    // The visible rectangle finds instances on both sides of the boundary.
-    let QueryResult::Rect(rect) = &got.results[15] else { panic!("the visible rectangle") };
+    assert!(stats.survivors > 2 * 1024 && stats.commands > 2 * 1024 && stats.fallbacks == 0, "{stats:?}");
+    // The select-through rectangle finds instances on both sides of the boundary.
+    let QueryResult::Rect(rect) = &got.results[16] else { panic!("the select-through rectangle") };
     let instances: Vec<u32> = rect.objects.iter().filter_map(|o| o.instance).collect();
-    assert!(instances.iter().any(|&i| i < 131_072) && instances.iter().any(|&i| i >= 131_072), "{instances:?}");
+    assert!(instances.iter().any(|&i| (i as usize) < BOUNDARY) && instances.iter().any(|&i| i as usize >= BOUNDARY), "{instances:?}");
     gpu.assert_no_validation_messages();
 }
 

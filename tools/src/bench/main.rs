@@ -7,6 +7,7 @@
 //! `--result-paths` measures and prints only the GPU results table (nothing is written);
 //! `--draw-planning` only the table of GPU planning of plain draws.
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
+//! `--record-profile [SCENE] [POINTS]` only the CPU cost of recording, for a profiler.
 
 mod chart;
 mod cpu_bvh;
@@ -21,6 +22,7 @@ mod memory;
 mod one_table;
 mod parity;
 mod queries;
+mod record_profile;
 mod result_paths;
 mod scenes;
 
@@ -98,6 +100,9 @@ fn main() {
             one_table::result_paths_only(small)
         } else if args.iter().any(|a| a == "--draw-planning") {
             one_table::draw_planning_only(small)
+        } else if let Some(i) = args.iter().position(|a| a == "--record-profile") {
+            let number = |k: usize, default| args.get(i + k).and_then(|a| a.parse().ok()).unwrap_or(default);
+            record_profile::record_profile(number(1, 1), number(2, 1))
         } else if args.iter().any(|a| a == "--instance-planning") {
             one_table::instance_planning_only(small)
         } else {

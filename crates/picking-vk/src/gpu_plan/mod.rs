@@ -25,6 +25,19 @@ use layout::PlanLayout;
 
 /// Threads of a cull workgroup (the shader's `local_size_x`).
 pub(crate) const CULL_GROUP: u32 = 64;
+/// Threads of a finishing workgroup wanted: the pass's reads depend on each other, and one
+/// workgroup per pair leaves only its own threads to hide their latency. At 256 its shared
+/// memory is 14 KiB, within the 16 KiB every device has.
+const FINISH_GROUP_WANTED: u32 = 256;
+
+/// The finishing passes' workgroup size: the largest power of two up to
+/// [`FINISH_GROUP_WANTED`] that the device's `maxComputeWorkGroupInvocations` and
+/// `maxComputeWorkGroupSize[0]` allow (every device allows 128).
+pub(crate) fn finish_group(max_invocations: u32, max_width: u32) -> u32 {
+    let allowed = max_invocations.min(max_width).clamp(1, FINISH_GROUP_WANTED);
+    1 << (31 - allowed.leading_zeros())
+}
+
 /// A range that no pair takes: recorded as the CPU planned it.
 pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
@@ -152,7 +165,13 @@ impl GpuPlanKit {
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
     /// set 1 is the picker's instance storage set) and the finishing one; with `draws`, the
     /// passes over shared lists' tables of at most `table_rows` rows too (none with 0).
-    pub fn new(memory: &Memory, layout: PlanLayout, slots: usize, instance_set_layout: vk::DescriptorSetLayout, table_rows: u32) -> Result<Self, PickError> {
+    pub fn new(
+        memory: &Memory,
+        layout: PlanLayout,
+        slots: usize,
+        instance_set_layout: vk::DescriptorSetLayout,
+        (table_rows, finish_group): (u32, u32),
+    ) -> Result<Self, PickError> {
         let device = &memory.device;
         let set_layout = storage_set_layout(device, 1)?;
         let count = slots as u32;
@@ -181,8 +200,8 @@ impl GpuPlanKit {
         }
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
-        let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[]), "pick_cull_finish.comp", "gpu plan finish")?;
-        let draws = if table_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, table_rows)?) } else { None };
+        let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[finish_group]), "pick_cull_finish.comp", "gpu plan finish")?;
+        let draws = if table_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, table_rows, finish_group)?) } else { None };
         Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
     }
 
@@ -212,11 +231,30 @@ impl GpuPlanKit {
 }
 
 impl DrawsPasses {
-    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, max_rows: u32) -> Result<Self, PickError> {
+    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, max_rows: u32, finish_group: u32) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
-        let finish = compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
+        let finish =
+            compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
         Ok(DrawsPasses { cull, finish, set_layout, max_rows })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finish_group;
+
+    #[test]
+    fn the_finishing_group_is_the_largest_power_of_two_the_limits_allow() {
+        // Lavapipe and NVIDIA (1,024 invocations and width) get what is wanted.
+        assert_eq!(finish_group(1024, 1024), 256);
+        // The Vulkan minimums (128 invocations and width), and limits that are not powers of two.
+        assert_eq!(finish_group(128, 128), 128);
+        assert_eq!(finish_group(1024, 200), 128);
+        assert_eq!(finish_group(192, 1024), 128);
+        // Limits below Vulkan's minimums still give a size they allow.
+        assert_eq!(finish_group(48, 1024), 32);
+        assert_eq!(finish_group(0, 0), 1);
     }
 }

@@ -7,7 +7,7 @@ use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::gpu_plan::layout::{bit_words, PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
-use crate::gpu_plan::GpuPlanKit;
+use crate::gpu_plan::{finish_group, GpuPlanKit};
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, Planner, MAX_FRAMES_IN_FLIGHT};
@@ -83,7 +83,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
-        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor), kit.instance_sets.layout.handle)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor, &limits), kit.instance_sets.layout.handle)?;
         // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
         let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
@@ -222,7 +222,7 @@ fn gpu_results_kit(
 fn gpu_plan_kit(
     memory: &Memory,
     config: &PickerConfig,
-    (features, vendor_id): (PickFeatures, u32),
+    (features, vendor_id, limits): (PickFeatures, u32, &vk::PhysicalDeviceLimits),
     instance_sets: vk::DescriptorSetLayout,
 ) -> Result<Option<GpuPlanKit>, PickError> {
     if config.planner == Planner::Cpu || !config.culling {
@@ -257,7 +257,8 @@ fn gpu_plan_kit(
     // A shared list's plain draws are planned on the GPU only when asked for by name.
     let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
     let table_rows = if draws { config.gpu_plan_draws } else { 0 };
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, table_rows)?))
+    let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, (table_rows, finish_group))?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.
