@@ -7,7 +7,7 @@
 //! `--result-paths` measures and prints only the GPU results table (nothing is written);
 //! `--draw-planning` only the table of GPU planning of plain draws.
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
-//! `--record-profile [SCENE] [POINTS]` only the CPU cost of recording, for a profiler.
+//! `--record-profile [SCENE] [POINTS] [gpu]` only the CPU cost of recording, for a profiler.
 
 mod chart;
 mod cpu_bvh;
@@ -102,7 +102,8 @@ fn main() {
             one_table::draw_planning_only(small)
         } else if let Some(i) = args.iter().position(|a| a == "--record-profile") {
             let number = |k: usize, default| args.get(i + k).and_then(|a| a.parse().ok()).unwrap_or(default);
-            record_profile::record_profile(number(1, 1), number(2, 1))
+            let planner = if args.get(i + 3).is_some_and(|a| a == "gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
+            record_profile::record_profile(number(1, 1), number(2, 1), planner)
         } else if args.iter().any(|a| a == "--instance-planning") {
             one_table::instance_planning_only(small)
         } else {

@@ -1,8 +1,9 @@
-//! `--record-profile [SCENE] [POINTS]`: the CPU cost of recording one query set, alone, for a
+//! `--record-profile [SCENE] [POINTS] [gpu]`: the CPU cost of recording one query set, alone, for a
 //! profiler (`perf record`). The scene's shared list is recorded into a command buffer that is
 //! never submitted (each pass reset, recorded, ended and the picker's frame cancelled), so the
 //! GPU does no work and only the picker's and the driver's recording remain. Prints the median
-//! and minimum microseconds of `Picker::record` over the passes.
+//! and minimum microseconds of `Picker::record` over the passes. `gpu` picks with
+//! `Planner::Gpu` (the list's plain draws planned on the GPU) instead of the default.
 
 use crate::config;
 use crate::gpu_timing::{camera, median};
@@ -10,6 +11,7 @@ use crate::scenes::BenchScene;
 use crate::scenes::SceneSpec;
 use ash::vk;
 use glam::UVec2;
+use picking_vk::config::Planner;
 use picking_vk::{PickQuery, PickRequest, Picker, PickerConfig, Viewport};
 use picking_vk_context::{ContextOptions, VulkanContext};
 use std::time::Instant;
@@ -18,8 +20,8 @@ use std::time::Instant;
 const PASSES: usize = 4000;
 
 /// Records `points` random points over the full configuration's scene `scene` (its index)
-/// `PASSES` times; prints the medians.
-pub fn record_profile(scene: usize, points: usize) -> Result<bool, String> {
+/// `PASSES` times with `planner`; prints the medians.
+pub fn record_profile(scene: usize, points: usize, planner: Planner) -> Result<bool, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let cfg = config(false);
     let spec: SceneSpec = *cfg.scenes.get(scene).ok_or("no such scene")?;
@@ -28,7 +30,7 @@ pub fn record_profile(scene: usize, points: usize) -> Result<bool, String> {
     let (w, h) = cfg.size;
     let cam = camera(w, h);
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
-    let config = PickerConfig::default().with_frames_in_flight(1);
+    let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner);
     // SAFETY: the context's handles belong together and outlive the picker.
     let mut picker = unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))?;
     let buffers = ctx.command_buffers(1).map_err(|x| e(&x))?;
@@ -51,6 +53,12 @@ pub fn record_profile(scene: usize, points: usize) -> Result<bool, String> {
         picker.cancel(0).map_err(|x| e(&x))?;
     }
     let least = samples.iter().copied().fold(f64::INFINITY, f64::min);
-    println!("{} on {}: {points} point(s), record median {:.1} µs, min {:.1} µs ({PASSES} passes)", spec.name, ctx.device_name, median(&mut samples), least);
+    println!(
+        "{} on {}, {planner:?} planner: {points} point(s), record median {:.1} µs, min {:.1} µs ({PASSES} passes)",
+        spec.name,
+        ctx.device_name,
+        median(&mut samples),
+        least
+    );
     Ok(true)
 }
