@@ -254,13 +254,17 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
                     uint row = bit0 + 32u * w + uint(findLSB(b));
-                    // Read together with the row's matrix and box, which the drop needs anyway.
                     uint mesh = table.words[templates + 5u * row + 1u];
-                    double key = near_key(row, row_matrix(row), larger);
-                    if (walked < KEYS_KEPT) {
-                        kept_keys[walked] = key;
-                    }
+                    bool kept = walked < KEYS_KEPT;
                     walked++;
+                    // A row without an occluder mesh needs its key here only to keep it.
+                    if (mesh == 0u && !kept) {
+                        continue;
+                    }
+                    double key = near_key(row, row_matrix(row), larger);
+                    if (kept) {
+                        kept_keys[walked - 1u] = key;
+                    }
                     if (mesh == 0u || key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
                         continue;
                     }
