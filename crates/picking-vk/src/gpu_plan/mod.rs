@@ -163,14 +163,16 @@ fn storage_set_layout(device: &ash::Device, count: u32) -> Result<Owned<vk::Desc
 impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
-    /// set 1 is the picker's instance storage set) and the finishing one; with `draws`, the
-    /// passes over shared lists' tables of at most `table_rows` rows too (none with 0).
+    /// set 1 is the picker's instance storage set) and the finishing one, of `finish_group`
+    /// threads ([`finish_group`]); with `draws`, the passes over shared lists' tables of at
+    /// most `table_rows` rows too (none with 0).
     pub fn new(
         memory: &Memory,
         layout: PlanLayout,
         slots: usize,
         instance_set_layout: vk::DescriptorSetLayout,
-        (table_rows, finish_group): (u32, u32),
+        table_rows: u32,
+        finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
         let set_layout = storage_set_layout(device, 1)?;

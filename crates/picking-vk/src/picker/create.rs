@@ -258,7 +258,7 @@ fn gpu_plan_kit(
     let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
     let table_rows = if draws { config.gpu_plan_draws } else { 0 };
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, (table_rows, finish_group))?))
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, table_rows, finish_group)?))
 }
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.
