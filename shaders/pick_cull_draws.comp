@@ -16,10 +16,11 @@ layout(push_constant) uniform CullDrawsPush {
     uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, unused)
 } pc;
 
-// The table (static): per row the model (16 floats), the local box (min 3, max 3) and the
-// ID (2 words); then per row its command template (5 words; word 1 its occluder mesh, index
-// + 1); then a bit per row that starts a run, the run commands, and the occluder meshes'
-// directory (the job's word 50: per mesh 6 words, its sphere from the third) and triangles.
+// The table (static): per row its model's first three rows (12 floats, column by column),
+// its ID (2 words) and its run; then a bit per row that starts a run; then per run its
+// command (5 words), its rows' local box (min 3, max 3) and occluder mesh (index + 1); then
+// the occluder meshes' directory (the job's word 50: per mesh 6 words, its sphere from the
+// third) and triangles.
 layout(std430, set = 1, binding = 0) readonly buffer TableWords {
     uint words[];
 } table;
@@ -30,7 +31,8 @@ layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
     uint rows[];
 } frame;
 
-const uint TABLE_ROW_WORDS = 24u;
+const uint TABLE_ROW_WORDS = 15u;
+const uint RUN_WORDS = 12u;
 const uint ROW_WORDS = 20u;
 
 #include "pick_cull.glsl"
@@ -61,7 +63,7 @@ void main() {
         uint at = i * TABLE_ROW_WORDS;
         mat4 model;
         for (uint c = 0u; c < 4u; c++) {
-            model[c] = vec4(table_float(at + 4u * c), table_float(at + 4u * c + 1u), table_float(at + 4u * c + 2u), table_float(at + 4u * c + 3u));
+            model[c] = vec4(table_float(at + 3u * c), table_float(at + 3u * c + 1u), table_float(at + 3u * c + 2u), c == 3u ? 1.0 : 0.0);
         }
         dmat4 vp = view_projection();
         mat4 mvp;
@@ -84,17 +86,21 @@ void main() {
                 frame.rows[row + 4u * c + r] = floatBitsToUint(mvp[c][r]);
             }
         }
-        frame.rows[row + 16u] = table.words[at + 22u];
-        frame.rows[row + 17u] = table.words[at + 23u];
+        frame.rows[row + 16u] = table.words[at + 12u];
+        frame.rows[row + 17u] = table.words[at + 13u];
         frame.rows[row + 18u] = pc.rows.z + i;
         frame.rows[row + 19u] = 0u;
         if (pc.pairs.y > 0u) {
             uint job = pc.pairs.x * JOB_WORDS;
-            vec3 lo = vec3(table_float(at + 16u), table_float(at + 17u), table_float(at + 18u));
-            vec3 hi = vec3(table_float(at + 19u), table_float(at + 20u), table_float(at + 21u));
+            // The runs follow the rows and their run-start bits; a table pair's job counts the
+            // table's rows.
+            uint rows = plan.words[job + 46u];
+            uint run = TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * table.words[at + 14u];
+            vec3 lo = vec3(table_float(run + 5u), table_float(run + 6u), table_float(run + 7u));
+            vec3 hi = vec3(table_float(run + 8u), table_float(run + 9u), table_float(run + 10u));
             rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);
             // A row with an occluder mesh is tested by its sphere too (the directory's entry).
-            uint mesh = table.words[TABLE_ROW_WORDS * plan.words[job + 46u] + 5u * i + 1u];
+            uint mesh = table.words[run + 11u];
             if (mesh != 0u) {
                 uint entry = plan.words[job + 50u] + 6u * (mesh - 1u) + 2u;
                 cull_sphere = vec4(table_float(entry), table_float(entry + 1u), table_float(entry + 2u), table_float(entry + 3u));

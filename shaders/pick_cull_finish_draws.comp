@@ -12,9 +12,10 @@
 
 #include "pick_cull_finish.glsl"
 
-// The table (static): rows of 24 words, then a command template per row (5 words; word 1 is
-// the row's occluder mesh, index + 1), then the run-start bits (`pc.pairs.z` is their first
-// word), the run commands, and the occluder meshes' directory (`pc.pairs.w`) and triangles.
+// The table (static): rows of 15 words (the model's first three rows, the ID, the row's run),
+// the run-start bits (`pc.pairs.z` is their first word), the runs (12 words: the command
+// drawing all the run's rows, the rows' local box, their occluder mesh, index + 1), and the
+// occluder meshes' directory (`pc.pairs.w`) and triangles.
 layout(std430, set = 1, binding = 0) readonly buffer TableWords {
     uint words[];
 } table;
@@ -24,9 +25,17 @@ layout(std430, set = 1, binding = 1) readonly buffer FrameRows {
     uint rows[];
 } frame;
 
-const uint TABLE_ROW_WORDS = 24u;
+const uint TABLE_ROW_WORDS = 15u;
+const uint RUN_WORDS = 12u;
 const uint ROW_WORDS = 20u;
 const uint OCCLUDED = 4u;
+
+// The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
+// pair's job counts the table's rows).
+uint run_word(uint job, uint row) {
+    uint rows = plan.words[job + 46u];
+    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * table.words[TABLE_ROW_WORDS * row + 14u];
+}
 
 #include "pick_occlusion.glsl"
 
@@ -36,8 +45,7 @@ uint template_starts(uint w) {
 }
 
 uvec3 command_template(uint job, uint candidate) {
-    // The commands follow the rows; a table pair's job counts the table's rows.
-    uint at = TABLE_ROW_WORDS * plan.words[job + 46u] + 5u * candidate;
+    uint at = run_word(job, candidate);
     bool indexed = plan.words[job + 40u] != 0u;
     return uvec3(table.words[at], table.words[at + 2u], indexed ? table.words[at + 3u] : 0u);
 }

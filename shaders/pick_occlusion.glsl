@@ -1,6 +1,6 @@
 // Occlusion of a table pair's rows at its point's pixel, included by
 // shaders/pick_cull_finish_draws.comp (which declares `plan`, `table`, `frame`, `pc`, `bit0`,
-// GROUP, TABLE_ROW_WORDS and ROW_WORDS): what crates/picking-vk/src/plan/occlusion.rs does on
+// GROUP, ROW_WORDS and `run_word`): what crates/picking-vk/src/plan/occlusion.rs does on
 // the CPU. Once a surviving row surely covers the pixel centre (a sure hit: the test of
 // crates/picking-vk/src/plan/sure_hit.rs, on the row's occluder mesh and the very f32 matrix
 // the pick pass draws it with), every row whose box cannot come nearer than that hit loses
@@ -62,8 +62,8 @@ dmat4 row_matrix(uint row) {
 // The nearest key any point of the row's box can take under `m`, less the GPU's rounding of
 // clip z and w; -FAR_AWAY when a corner may lie at or behind the eye (nothing is known).
 // z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
-double near_key(uint row, dmat4 m, bool larger) {
-    uint at = row * TABLE_ROW_WORDS + 16u;
+double near_key(uint job, uint row, dmat4 m, bool larger) {
+    uint at = run_word(job, row) + 5u;
     dvec3 lo = dvec3(table_double(at), table_double(at + 1u), table_double(at + 2u));
     dvec3 hi = dvec3(table_double(at + 3u), table_double(at + 4u), table_double(at + 5u));
     dvec3 terms = max(abs(lo), abs(hi));
@@ -235,7 +235,6 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     bool larger = (flags & 2u) != 0u;
     double rounding = double(uintBitsToFloat(plan.words[job + 48u]));
     double bound = double(uintBitsToFloat(plan.words[job + 49u]));
-    uint templates = TABLE_ROW_WORDS * plan.words[job + 46u];
     dvec2 centre = dvec2(uintBitsToFloat(plan.words[job + 22u]), uintBitsToFloat(plan.words[job + 23u]));
     dvec4 vp = dvec4(uintBitsToFloat(plan.words[job + 27u]), uintBitsToFloat(plan.words[job + 28u]), uintBitsToFloat(plan.words[job + 29u]), uintBitsToFloat(plan.words[job + 30u]));
     uint lid = gl_LocalInvocationID.x;
@@ -254,14 +253,14 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
                     uint row = bit0 + 32u * w + uint(findLSB(b));
-                    uint mesh = table.words[templates + 5u * row + 1u];
+                    uint mesh = table.words[run_word(job, row) + 11u];
                     bool kept = walked < KEYS_KEPT;
                     walked++;
                     // A row without an occluder mesh needs its key here only to keep it.
                     if (mesh == 0u && !kept) {
                         continue;
                     }
-                    double key = near_key(row, row_matrix(row), larger);
+                    double key = near_key(job, row, row_matrix(row), larger);
                     if (kept) {
                         kept_keys[walked - 1u] = key;
                     }
@@ -290,7 +289,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         if (head < OCCLUDER_TRIES && keys[head] == near && candidates[head] == row) {
             head++;
         }
-        uint mesh = table.words[templates + 5u * row + 1u] - 1u;
+        uint mesh = table.words[run_word(job, row) + 11u] - 1u;
         uint unused;
         double far_key = workgroup_min(sure_far(row, mesh, centre, vp, flags, larger), 0u, unused);
         // The D32 depth buffer's rounding added.
@@ -311,7 +310,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
                     uint bit = uint(findLSB(b));
                     uint row = bit0 + 32u * w + bit;
                     // The survivors come in the first walk's order.
-                    double key = walked < KEYS_KEPT ? kept_keys[walked] : near_key(row, row_matrix(row), larger);
+                    double key = walked < KEYS_KEPT ? kept_keys[walked] : near_key(job, row, row_matrix(row), larger);
                     walked++;
                     if (key != -FAR_AWAY && key - rounding > bound) {
                         kept &= ~(1u << bit);

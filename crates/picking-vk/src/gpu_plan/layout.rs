@@ -206,7 +206,8 @@ mod tests {
         let draws = include_str!("../../../../shaders/pick_cull_finish_draws.comp");
         assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
-        for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT, job::DRAW_INSTANCES] {
+        assert!(draws.contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
+        for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT] {
             assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
         }
     }

@@ -112,7 +112,7 @@ impl TableDraws<'_> {
     /// The group whose first draw is `draw`, and the byte offset of its first run command.
     pub fn group(&self, draw: u32) -> Option<(table::TableGroup, u64)> {
         let g = self.groups[self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?];
-        Some((g, self.runs_offset + 4 * u64::from(g.first_run) * u64::from(table::COMMAND_WORDS)))
+        Some((g, self.runs_offset + 4 * u64::from(g.first_run) * u64::from(table::RUN_WORDS)))
     }
 }
 

@@ -2,9 +2,11 @@
 //! list (`DrawList::Shared`: the list cannot change while its `Arc` lives), never per frame.
 //!
 //! A table draw is a plain draw the CPU planner would cull by its box (no instances, hooks,
-//! deformation or host indirect commands; an affine model). Its row holds the model, the local
-//! box and the ID; its command draws it as one instance of the batched pipeline, whose
-//! instance is the row. Consecutive table draws that share their bindings form a group: the
+//! deformation or host indirect commands; an affine model). Its row holds the model's first
+//! three rows, the ID and its *run*: consecutive rows of one group that draw the same
+//! triangles with the same local box and occluder mesh share a run, which holds those once
+//! (typically a run per mesh), and whose command draws the run's rows as instances of the
+//! batched pipeline. Consecutive table draws that share their bindings form a group: the
 //! unit the cull pass culls against a query region, and the pick pass draws with one count
 //! draw. Each frame the cull pass composes every referenced row's model-view-projection into
 //! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
@@ -22,12 +24,14 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
 
-/// Words of a table row: the model (16), the local box (min 3, max 3), the ID (2).
-pub(crate) const TABLE_ROW_WORDS: u32 = 24;
-/// Words of a row's command template (`VkDrawIndexedIndirectCommand`, or the non-indexed one
-/// and a word unused), whose instance count word holds the row's occluder mesh instead
-/// (`occluders`: index + 1, 0 for none).
-pub(crate) const COMMAND_WORDS: u32 = 5;
+/// Words of a table row: the model's first three rows (its columns' x, y and z: the last row
+/// of a table draw's model is (0, 0, 0, 1)), the ID (2) and the row's run.
+pub(crate) const TABLE_ROW_WORDS: u32 = 15;
+/// Words of a run: its command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
+/// word unused) drawing all its rows, the rows' local box (min 3, max 3) and their occluder
+/// mesh (`occluders`: index + 1, 0 for none). Drawn whole, a group's runs are its commands,
+/// [`RUN_WORDS`] apart.
+pub(crate) const RUN_WORDS: u32 = 12;
 /// The fewest draws a group takes (see [`TableIndex::of`]).
 pub(crate) const MIN_GROUP_ROWS: usize = 16;
 /// The most rows of one group: its cull dispatch stays within 65,535 workgroups.
@@ -166,8 +170,9 @@ impl DrawTable {
         }
         let n = rows.len() as u32;
         let occluders = occluders(draws, &rows);
-        let mut words = static_words(draws, &rows, &occluders.of_row);
-        words.extend(run_commands(draws, &rows, &mut index.groups));
+        let (run_of, runs) = runs(draws, &rows, &occluders.of_row, &mut index.groups);
+        let mut words = row_words(draws, &rows, &run_of);
+        words.extend(runs);
         let occluders_word = words.len() as u32;
         words.extend(occluders.words);
         let statics = upload_statics(memory, &words)?;
@@ -217,10 +222,10 @@ impl DrawTable {
 
     /// The word of the first run-start bit word in the static buffer.
     pub fn starts_word(&self) -> u32 {
-        self.index.rows() * (TABLE_ROW_WORDS + COMMAND_WORDS)
+        self.index.rows() * TABLE_ROW_WORDS
     }
 
-    /// The byte offset of the first run command (`run_commands`) in the static buffer.
+    /// The byte offset of the first run (`runs`) in the static buffer.
     pub fn runs_offset(&self) -> u64 {
         4 * u64::from(self.starts_word() + self.index.rows().div_ceil(32))
     }
@@ -236,68 +241,69 @@ impl DrawTable {
     }
 }
 
-/// A row's command over its draw's triangles, drawing one instance: the row.
-fn command(triangles: Triangles, row: u32) -> [u32; COMMAND_WORDS as usize] {
+/// A command over a draw's triangles drawing one instance, `row`.
+fn command(triangles: Triangles, row: u32) -> [u32; 5] {
     match triangles {
         Triangles::NonIndexed { first_vertex, vertex_count } => [vertex_count, 1, first_vertex, row, 0],
         Triangles::Indexed { first_index, index_count, vertex_offset, .. } => [index_count, 1, first_index, vertex_offset as u32, row],
     }
 }
 
-/// What a draw's command draws besides its instances (`Triangles::template`). Runs join
-/// only rows that draw the same.
-fn template(draw: &PickDraw) -> (u32, u32, i32) {
-    draw.triangles.template()
+/// What a row shares with the other rows of its run: what it draws besides its instances
+/// (`Triangles::template`), its local box (bit for bit) and its occluder mesh.
+type RunKey = ((u32, u32, i32), [u32; 6], u32);
+
+fn run_key(draw: &PickDraw, occluder: u32) -> RunKey {
+    // Every table draw has a culling box.
+    let (min, max) = draw.culling_bounds().map_or((glam::Vec3::ZERO, glam::Vec3::ZERO), |b| (b.min, b.max));
+    (draw.triangles.template(), [min.x, min.y, min.z, max.x, max.y, max.z].map(f32::to_bits), occluder)
 }
 
-/// Per group (whose `first_run` and `runs` it sets), a command per run of its rows that draw
-/// the same, drawing the run's rows as its instances: what drawing the group whole takes (a
-/// group no pair culls, or a pair's overflow). One for a group of one mesh, however many
-/// rows: a count draw's cost follows its most commands on some drivers.
-fn run_commands(draws: &[PickDraw], rows: &[u32], groups: &mut [TableGroup]) -> Vec<u32> {
-    let mut words = vec![];
+/// Per row its run, and the runs' words ([`RUN_WORDS`] each): consecutive rows of a group
+/// with one [`RunKey`] (`of_row`: their occluder meshes) share a run, whose command draws
+/// them all as its instances. Runs never cross a group (whose `first_run` and `runs` it
+/// sets): drawing a group whole takes a command a run (one for a group of one mesh, however
+/// many rows: a count draw's cost follows its most commands on some drivers).
+fn runs(draws: &[PickDraw], rows: &[u32], of_row: &[u32], groups: &mut [TableGroup]) -> (Vec<u32>, Vec<u32>) {
+    let key = |r: usize| run_key(&draws[rows[r] as usize], of_row.get(r).copied().unwrap_or(0));
+    let (mut run_of, mut words) = (vec![0; rows.len()], vec![]);
     let mut runs = 0;
     for g in groups {
         g.first_run = runs;
-        let mut start = g.first_row;
-        for r in g.first_row..g.first_row + g.rows {
-            let last = r + 1 == g.first_row + g.rows;
-            if last || template(&draws[rows[r as usize + 1] as usize]) != template(&draws[rows[r as usize] as usize]) {
-                let mut c = command(draws[rows[start as usize] as usize].triangles, start);
-                c[1] = r + 1 - start;
-                words.extend(c);
-                runs += 1;
-                start = r + 1;
-            }
+        let (mut start, end) = (g.first_row as usize, (g.first_row + g.rows) as usize);
+        while start < end {
+            let k = key(start);
+            let stop = (start + 1..end).find(|&r| key(r) != k).unwrap_or(end);
+            let mut c = command(draws[rows[start] as usize].triangles, start as u32);
+            c[1] = (stop - start) as u32;
+            words.extend(c);
+            words.extend(k.1);
+            words.push(k.2);
+            run_of[start..stop].fill(runs);
+            runs += 1;
+            start = stop;
         }
         g.runs = runs - g.first_run;
     }
-    words
+    (run_of, words)
 }
 
-/// The static buffer's words: per row its model, box and ID; per row its command template
-/// (its occluder, `of_row`, in the instance count's word); a bit per row set where its
-/// command differs from the row before it (a run of survivors ends there).
-fn static_words(draws: &[PickDraw], rows: &[u32], of_row: &[u32]) -> Vec<u32> {
+/// The rows' words: per row its model's first three rows, its ID and its run (`run_of`);
+/// then a bit per row set where its run differs from the row before it's (a run of
+/// survivors ends there).
+fn row_words(draws: &[PickDraw], rows: &[u32], run_of: &[u32]) -> Vec<u32> {
     let n = rows.len();
-    let mut words = Vec::with_capacity(n * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize + n.div_ceil(32));
-    for &d in rows {
+    let mut words = Vec::with_capacity(n * TABLE_ROW_WORDS as usize + n.div_ceil(32));
+    for (&d, &run) in rows.iter().zip(run_of) {
         let draw = &draws[d as usize];
-        // Every table draw has a culling box.
-        let (min, max) = draw.culling_bounds().map_or((glam::Vec3::ZERO, glam::Vec3::ZERO), |b| (b.min, b.max));
-        words.extend(draw.model.to_cols_array().map(f32::to_bits));
-        words.extend([min, max].iter().flat_map(|v| v.to_array().map(f32::to_bits)));
+        let columns = draw.model.to_cols_array();
+        words.extend(columns.chunks(4).flat_map(|c| c[..3].iter().map(|v| v.to_bits())));
         words.extend(draw.id.to_words());
+        words.push(run);
     }
-    for (r, &d) in rows.iter().enumerate() {
-        let mut c = command(draws[d as usize].triangles, r as u32);
-        c[1] = of_row.get(r).copied().unwrap_or(0);
-        words.extend(c);
-    }
-    let template = |d: u32| template(&draws[d as usize]);
     let mut starts = vec![0u32; n.div_ceil(32)];
     for r in 0..n {
-        if r == 0 || template(rows[r]) != template(rows[r - 1]) {
+        if r == 0 || run_of[r] != run_of[r - 1] {
             starts[r / 32] |= 1 << (r % 32);
         }
     }
@@ -355,21 +361,46 @@ mod tests {
         assert_eq!(index.rows(), 48);
         let in_table: Vec<usize> = (0..draws.len()).filter(|&i| index.in_table[i]).collect();
         assert_eq!(in_table, (0..32).chain(51..67).collect::<Vec<usize>>());
-        // Run starts: where a row's command differs from the row before (alternating first
-        // vertices in buffer 1's draws, all alike in buffer 2's).
-        let words = static_words(&draws, &rows, &vec![0; rows.len()]);
-        let starts = words[rows.len() * (TABLE_ROW_WORDS + COMMAND_WORDS) as usize..].to_vec();
-        assert_eq!(starts, vec![u32::MAX, 1]);
-        // A row's command template: its draw's triangles, its occluder (none) and its row.
-        let at = rows.len() * TABLE_ROW_WORDS as usize + 33 * COMMAND_WORDS as usize;
-        assert_eq!(&words[at..at + 5], &[3, 0, 0, 33, 0]);
-        // Drawn whole: a command per run of rows that draw the same (every row of the
-        // alternating groups, one for buffer 2's), each drawing its rows as instances.
+        // Runs: rows of a group that draw the same (every row of the alternating groups, one
+        // for buffer 2's), each run drawing its rows as instances.
         let mut groups = index.groups.clone();
-        let runs = run_commands(&draws, &rows, &mut groups);
+        let (run_of, runs) = runs(&draws, &rows, &vec![0; rows.len()], &mut groups);
         assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 16), (16, 16), (32, 1)]);
-        assert_eq!(runs.len(), 33 * COMMAND_WORDS as usize);
-        assert_eq!(&runs[32 * 5..], &[3, 16, 0, 32, 0], "three vertices, 16 instances from row 32");
+        assert_eq!(run_of, (0..32).chain([32; 16]).collect::<Vec<u32>>());
+        assert_eq!(runs.len(), 33 * RUN_WORDS as usize);
+        let one = 1f32.to_bits();
+        assert_eq!(&runs[32 * 12..], &[3, 16, 0, 32, 0, 0, 0, 0, one, one, one, 0], "three vertices, 16 instances from row 32, the box, no occluder");
+        // Run starts: where a row's run differs from the row before's.
+        let words = row_words(&draws, &rows, &run_of);
+        let starts = words[rows.len() * TABLE_ROW_WORDS as usize..].to_vec();
+        assert_eq!(starts, vec![u32::MAX, 1]);
+        // A row: its model's first three rows (the identity), its ID and its run.
+        let at = 33 * TABLE_ROW_WORDS as usize;
+        assert_eq!(&words[at..at + 15], &[one, 0, 0, 0, one, 0, 0, 0, one, 0, 0, 0, 1, 0, 32]);
+    }
+
+    #[test]
+    fn a_run_ends_where_the_box_or_the_occluder_changes_and_at_a_group_boundary() {
+        let mut draws: Vec<PickDraw> = (0..40).map(|_| draw(1, 0)).collect();
+        draws[5] = draws[5].clone().with_bounds(Aabb { min: Vec3::ZERO, max: Vec3::splat(2.0) });
+        let (index, rows) = TableIndex::of(&draws, 20);
+        let mut of_row = vec![0; rows.len()];
+        of_row[10..].fill(1);
+        let mut groups = index.groups.clone();
+        let (run_of, _) = runs(&draws, &rows, &of_row, &mut groups);
+        // Rows 0-4, row 5 (its box), rows 6-9, then 10-19 (an occluder mesh); the second
+        // group's rows are one run of their own.
+        let expected: Vec<u32> = [0; 5].into_iter().chain([1]).chain([2; 4]).chain([3; 10]).chain([4; 20]).collect();
+        assert_eq!(run_of, expected);
+        assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 4), (4, 1)]);
+    }
+
+    #[test]
+    fn the_shaders_read_rows_and_runs_as_the_table_lays_them_out() {
+        for shader in [include_str!("../../../../shaders/pick_cull_draws.comp"), include_str!("../../../../shaders/pick_cull_finish_draws.comp")] {
+            assert!(shader.contains(&format!("const uint TABLE_ROW_WORDS = {TABLE_ROW_WORDS}u;")));
+            assert!(shader.contains(&format!("const uint RUN_WORDS = {RUN_WORDS}u;")));
+        }
     }
 
     #[test]

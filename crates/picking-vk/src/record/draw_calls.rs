@@ -8,6 +8,7 @@ use super::bind::{Bindings, BoundState};
 use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
+use crate::gpu_plan::table::RUN_WORDS;
 use crate::gpu_plan::{GpuPlanned, NO_PAIR};
 use crate::pass::pipeline_key::PipelineKey;
 use ash::vk;
@@ -78,7 +79,7 @@ impl PassRecording<'_> {
         let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
         let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
         // The fallback is a count draw too (`layout::MESA_FALLBACK_COUNT` says why).
-        let draw = |commands: vk::Buffer, offset, count, max| {
+        let draw = |commands: vk::Buffer, offset, count, max, stride| {
             // SAFETY: the caller's contract; the offsets lie inside the buffers.
             unsafe {
                 match indexed {
@@ -88,13 +89,13 @@ impl PassRecording<'_> {
             }
         };
         if commands.capacity > 0 {
-            draw(buffer, first, drawn, commands.capacity);
+            draw(buffer, first, drawn, commands.capacity, stride);
         }
         if let Some((own, offset, runs)) = own {
             // The count the overflow writes is the pair's rows, at least its runs.
-            draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs);
+            draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs, 4 * RUN_WORDS);
         }
-        draw(buffer, fallback, all, 1);
+        draw(buffer, fallback, all, 1, stride);
     }
 
     /// Records a table group (`draw` its first draw, `draw_index` that draw's index; its
@@ -125,7 +126,8 @@ impl PassRecording<'_> {
             return 0;
         };
         let indexed = matches!(draw.triangles, Triangles::Indexed { .. });
-        let stride = 4 * COMMAND_WORDS;
+        // A group's runs are its own commands.
+        let stride = 4 * RUN_WORDS;
         let (d, cmd) = (self.device, self.cmd);
         // SAFETY: (whole block) the caller's contract; the offsets lie inside the buffers.
         unsafe {
