@@ -8,7 +8,7 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-const uint JOB_WORDS = 52u;
+const uint JOB_WORDS = 53u;
 
 // Pairs tested per round: their survivor bits fit `survived`.
 const uint ROUND = 16u;

@@ -13,7 +13,7 @@ layout(local_size_x = 64) in;
 
 layout(push_constant) uniform CullDrawsPush {
     uvec4 pairs; // (first pair of this group, pairs, first workgroup, the view-projection's word)
-    uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, unused)
+    uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, its window)
 } pc;
 
 // The table (static): per row its model's first three rows (12 floats, column by column),
@@ -26,7 +26,7 @@ layout(std430, set = 1, binding = 0) readonly buffer TableWords {
 } table;
 
 // The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
-// ID, snapshot index, unused).
+// ID, snapshot index, unused): the frame's groups each at their window.
 layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
     uint rows[];
 } frame;
@@ -80,7 +80,8 @@ void main() {
                 mvp[c][r] = float(sum);
             }
         }
-        uint row = i * ROW_WORDS;
+        // The group's rows lie at its window in the slot's rows.
+        uint row = (pc.rows.w + i - pc.rows.x) * ROW_WORDS;
         for (uint c = 0u; c < 4u; c++) {
             for (uint r = 0u; r < 4u; r++) {
                 frame.rows[row + 4u * c + r] = floatBitsToUint(mvp[c][r]);

@@ -17,7 +17,7 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-const uint JOB_WORDS = 52u;
+const uint JOB_WORDS = 53u;
 const uint SURVIVORS = 0u;
 const uint TABLE_FALLBACK = 1u;
 const uint DRAWN = 2u;
@@ -111,6 +111,9 @@ void main() {
     bool indexed = plan.words[job + 40u] != 0u;
     uint bits = plan.words[job + 41u];
     uint summary = plan.words[job + 42u];
+    // Commands count instances from this one: a table group's first row (the pick pass binds
+    // the group's rows there), 0 for instances.
+    uint instance_base = plan.words[job + 51u];
     // The range's end, counted from bit 0: a command never draws past it.
     uint range_end = plan.words[job + 44u] + plan.words[job + 45u];
     // The bits cover whole cull workgroups from the instance of bit 0; the range lies in them.
@@ -172,8 +175,8 @@ void main() {
                     uvec3 run = command_template(job, instance);
                     plan.words[at] = run.x;
                     plan.words[at + 2u] = run.y;
-                    plan.words[at + 3u] = indexed ? run.z : instance;
-                    plan.words[at + 4u] = indexed ? instance : 0u;
+                    plan.words[at + 3u] = indexed ? run.z : instance - instance_base;
+                    plan.words[at + 4u] = indexed ? instance - instance_base : 0u;
                     if (in_shared) {
                         run_start[k] = start;
                     }
@@ -201,7 +204,7 @@ void main() {
     }
     for (uint k = lid; k < total_runs; k += GROUP) {
         uint at = commands + 5u * k;
-        uint start = in_shared ? run_start[k] : plan.words[at + (indexed ? 4u : 3u)] - first_instance;
+        uint start = in_shared ? run_start[k] : plan.words[at + (indexed ? 4u : 3u)] - (first_instance - instance_base);
         uint end = min(in_shared ? run_end[k] : plan.words[at + 1u], range_end);
         plan.words[at + 1u] = end > start ? end - start : 0u;
     }

@@ -47,10 +47,13 @@ double table_double(uint at) {
     return double(uintBitsToFloat(table.words[at]));
 }
 
+// Where the pair's rows lie in the slot's rows, less its group's first row (wrapping).
+uint row_delta;
+
 // The row's model-view-projection as the pick pass draws it (f32, from the cull pass).
 dmat4 row_matrix(uint row) {
     dmat4 m;
-    uint at = row * ROW_WORDS;
+    uint at = (row + row_delta) * ROW_WORDS;
     for (uint c = 0u; c < 4u; c++) {
         for (uint r = 0u; r < 4u; r++) {
             m[c][r] = double(uintBitsToFloat(frame.rows[at + 4u * c + r]));
@@ -233,6 +236,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         return;
     }
     bool larger = (flags & 2u) != 0u;
+    row_delta = plan.words[job + 52u] - plan.words[job + 51u];
     double rounding = double(uintBitsToFloat(plan.words[job + 48u]));
     double bound = double(uintBitsToFloat(plan.words[job + 49u]));
     dvec2 centre = dvec2(uintBitsToFloat(plan.words[job + 22u]), uintBitsToFloat(plan.words[job + 23u]));

@@ -149,11 +149,14 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // The same draws as a shared list (kept across frames: the instances move on the GPU).
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
-    // Per slot (two by default): 248 bytes a pair, 20 a command, a bit per instance the
+    // Per slot (two by default): 252 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
     // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
-    let planner_bytes = 2 * (128 * 248 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
-    assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes, planner_bytes), "a GPU planner's buffers are reported");
+    // `Planner::Gpu` (lavapipe has `shaderFloat64`) also holds the rows a frame may draw of a
+    // shared list's table: 16,384 of 80 bytes per slot by default.
+    let planner_bytes = 2 * (128 * 252 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
+    let rows_bytes = 2 * 16_384 * 80;
+    assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
     for (f, time) in [0.0f32, 0.7, 1.9, 3.1].into_iter().enumerate() {
@@ -598,6 +601,13 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut unculled = gpu.picker(config.with_culling(false));
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
+    // Rows for the frame's groups: the table holds 576 rows (six groups of 96), and every
+    // query's ray meets every group's world box (the spheres are strewn over the view). With
+    // room for 575 each query is planned on the CPU; with 576 on the GPU.
+    let mut rows_short = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(575));
+    let mut rows_exact = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(576));
+    assert_eq!(gpu_planned.memory().planner - rows_short.memory().planner, 2 * (16_384 - 575) * 80, "the rows are sized by the configuration");
+    let mut rows_exact_pairs = 0;
     // Pairs enough for every point of the silhouettes below with every group.
     let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384).with_timestamps(true));
     let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded, mut short_of_bound) = (0, 0, 0, 0, 0, 0);
@@ -635,16 +645,25 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         if seed == 0 {
             // The table, built on the first frame: per plain draw in a group of 16 or more
             // that share their bindings (the shared spheres between unpickable ones; the
-            // scene's own objects each have their buffers) 116 bytes (its row and command)
-            // and a run-start bit, and per slot an 80-byte row; and the occluder meshes (the
-            // half and the whole sphere, 36 bytes a triangle).
+            // scene's own objects each have their buffers) a 60-byte row and a run-start bit;
+            // here also a 48-byte run each (half and whole spheres alternate, so no two
+            // neighbours draw the same); and the occluder meshes (the half and the whole
+            // sphere, 36 bytes a triangle). Nothing per slot: the slots' rows are sized by
+            // the configuration.
             let _ = pick(&mut gpu_planned);
             let runs = draws.split(|d| !(d.pickable && (1_000_000..1_000_600).contains(&d.id.get())));
             let rows = runs.map(|run| run.len() as u64).filter(|&n| n >= 16).sum::<u64>();
             let grown = gpu_planned.memory().planner - base_memory;
-            assert!((rows * (116 + 2 * 80)..rows * (116 + 2 * 80) + (64 << 10)).contains(&grown), "{rows} rows, {grown} bytes");
+            assert!((rows * (60 + 48)..rows * (60 + 48) + (64 << 10)).contains(&grown), "{rows} rows, {grown} bytes");
         }
-        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned), ("GPU, bounded", &mut bounded)] {
+        let pickers = [
+            ("GPU", &mut gpu_planned),
+            ("CPU", &mut cpu_planned),
+            ("GPU, bounded", &mut bounded),
+            ("GPU, 575 rows", &mut rows_short),
+            ("GPU, 576 rows", &mut rows_exact),
+        ];
+        for (name, picker) in pickers {
             // Twice: the table is built on the first frame, and reused.
             for frame in 0..2 {
                 let got = pick(picker);
@@ -662,9 +681,12 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                     assert!(stats.ranges <= 64, "seed {seed}: {} pairs", stats.ranges);
                     short_of_bound += u32::from(stats.ranges > 0 && stats.ranges < 64);
                 }
-                if name == "GPU, bounded" {
+                rows_exact_pairs += if name == "GPU, 576 rows" { got.stats.gpu_plan.map_or(0, |s| s.ranges) } else { 0 };
+                if name == "GPU, bounded" || name == "GPU, 575 rows" {
                     // The random scene's instanced field is drawn as the CPU planned it under Gpu.
-                    assert_eq!(got.stats.gpu_plan.map_or(0, |s| s.ranges), 0, "seed {seed}: no table past the bound");
+                    assert_eq!(got.stats.gpu_plan.map_or(0, |s| s.ranges), 0, "seed {seed}: {name}: nothing planned on the GPU");
+                }
+                if name == "GPU, bounded" {
                     assert_eq!(picker.memory().planner, base_memory, "seed {seed}: no table held");
                 }
             }
@@ -675,11 +697,12 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     // rows tested, drawn in runs; 15 queries by the groups their rays meet would pass the 64
     // pairs' bound: the queries past it are planned on the CPU (the same results).
     assert!(sphere_hits >= 6, "the shared spheres are hit: {sphere_hits}");
+    assert!(rows_exact_pairs > 0, "the table planned on the GPU within the frame's 576 rows");
     assert!(short_of_bound > 0, "frames whose later queries were planned on the CPU: {short_of_bound}");
     assert!(tested > 0 && survivors > 0 && survivors * 4 < tested, "rows tested {tested}, survivors {survivors}");
     assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
     // Points' pairs drop rows behind a sure hit of another (their occluder meshes).
     assert!(occluded > 0, "rows dropped behind sure hits: {occluded} (survivors {survivors})");
-    drop((gpu_planned, cpu_planned, unculled, roomy));
+    drop((gpu_planned, cpu_planned, unculled, roomy, rows_short, rows_exact));
     gpu.assert_no_validation_messages();
 }

@@ -390,6 +390,10 @@ fn query_sets_refuse_bad_queries_and_record_nothing() {
     let too_many_frames =
         unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_frames_in_flight(picking_vk::config::MAX_FRAMES_IN_FLIGHT + 1)) };
     assert!(matches!(too_many_frames, Err(PickError::InvalidInput { input: Input::Config("frames_in_flight"), .. })));
+    let rows = PickerConfig::default().with_planner(picking_vk::config::Planner::Gpu).with_gpu_plan_rows((1 << 22) + 1);
+    // SAFETY: as above.
+    let too_many_rows = unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), rows) };
+    assert!(matches!(too_many_rows, Err(PickError::InvalidInput { input: Input::Config("gpu_plan_rows"), .. })));
     drop((picker, tiny_tiles, gs));
     gpu.assert_no_validation_messages();
 }
@@ -402,9 +406,9 @@ fn query_memory_is_sized_by_the_configuration_not_the_view() {
     let m = picker.memory();
     eprintln!("picker memory, 16 points + one 256x256 rectangle per frame, 2 slots: {m:?} = {} bytes", m.total());
     assert!(m.total() - m.planner <= 3 << 19, "<= 1.5 MiB besides the GPU planner: {}", m.total());
-    // The GPU planner's default: 64 pairs of 248 bytes, 4,096 commands of 20, and 2^18
+    // The GPU planner's default: 64 pairs of 252 bytes, 4,096 commands of 20, and 2^18
     // survivor bits with a summary bit per 64 per slot.
-    assert_eq!(m.planner, 2 * (64 * 248 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128));
+    assert_eq!(m.planner, 2 * (64 * 252 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128));
     drop(picker);
     let _ = Mat4::IDENTITY;
     gpu.assert_no_validation_messages();

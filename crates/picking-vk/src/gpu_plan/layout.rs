@@ -8,7 +8,7 @@ use crate::draw::Culling;
 use ash::vk;
 
 /// Words of one pair's job.
-pub(crate) const JOB_WORDS: u32 = 52;
+pub(crate) const JOB_WORDS: u32 = 53;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
@@ -34,7 +34,9 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// depth, bits 2-3 the cull mode, bit 4 clockwise front faces), the depth buffer's rounding
 /// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none).
 /// Every table pair has the word of the table's occluder directory
-/// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with.
+/// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with, the row its
+/// commands count instances from (its group's first; 0 for instances), and the group's
+/// window: where its rows lie in the slot's rows.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -59,6 +61,8 @@ pub(crate) mod job {
     pub const DEPTH_ROUNDING: usize = 48;
     pub const BOUND: usize = 49;
     pub const OCCLUDERS: usize = 50;
+    pub const INSTANCE_BASE: usize = 51;
+    pub const ROW_WINDOW: usize = 52;
 }
 
 /// How the GPU may drop a table group's rows at a point query's pixel
@@ -179,15 +183,15 @@ mod tests {
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        // The view-projection's doubles follow the bits, 8-byte aligned: with 7 bit words they
-        // would start at word 243, which is odd, so they start at 244.
-        assert_eq!((l.bits_word(6), l.view_projection_word()), (242, 242));
-        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 244);
-        assert_eq!(l.bytes(), 4 * u64::from(3 * (JOB_WORDS + COUNTER_WORDS + COMMAND_WORDS) + 10 * COMMAND_WORDS + 6 + VIEW_PROJECTION_WORDS));
+        // The view-projection's doubles follow the bits, 8-byte aligned: with 6 bit words they
+        // would start at word 245, which is odd, so they start at 246.
+        assert_eq!((l.bits_word(6), l.view_projection_word()), (245, 246));
+        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 246);
+        assert_eq!(l.bytes(), 4 * u64::from(246 + VIEW_PROJECTION_WORDS));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
         assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.
-        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::OCCLUDERS < JOB_WORDS as usize);
+        assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::ROW_WINDOW < JOB_WORDS as usize);
         let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
         assert!(cull_draws.contains(&format!("plan.words[job + {}u] + {}u * (mesh - 1u)", job::OCCLUDERS, super::super::occluders::DIRECTORY_WORDS)));
         assert!(include_str!("../../../../shaders/pick_occlusion.glsl")
@@ -205,7 +209,9 @@ mod tests {
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
         let draws = include_str!("../../../../shaders/pick_cull_finish_draws.comp");
         assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));
+        assert!(finish.contains(&format!("plan.words[job + {}u]", job::INSTANCE_BASE)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
+        assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));
         assert!(draws.contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
         for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT] {
             assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");

@@ -19,6 +19,7 @@ use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::host::config::Planner;
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout, ComputePipeline};
 use crate::pass::pipeline::spirv;
+use crate::pass::pipeline_key::ROW_BYTES;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use layout::PlanLayout;
@@ -101,19 +102,45 @@ pub(crate) struct GpuPlanned<'a> {
 pub(crate) struct TableDraws<'a> {
     /// The slot's rows (per-instance attributes of the batched pipeline).
     pub rows: vk::Buffer,
-    /// The static buffer: each group's run commands, which draw it whole.
+    /// The static buffer: each group's runs, whose commands draw it whole.
     pub statics: vk::Buffer,
-    /// Byte offset of the first run command in `statics`.
+    /// Byte offset of the first run in `statics`.
     pub runs_offset: u64,
     pub groups: &'a [table::TableGroup],
+    /// Per group, its first row in the slot's rows this frame ([`NO_WINDOW`]: not drawn).
+    pub windows: &'a [u32],
+}
+
+/// A table group no query of the frame draws: the cull pass composes none of its rows.
+pub(crate) const NO_WINDOW: u32 = u32::MAX;
+
+/// A table group drawn this frame: its rows, its first run's byte offset in the static
+/// buffer, and the byte offset of its rows in the slot's rows (where its commands, which
+/// count instances from the group's first row, bind them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct DrawnGroup {
+    pub group: table::TableGroup,
+    pub runs: u64,
+    pub rows_offset: u64,
 }
 
 impl TableDraws<'_> {
-    /// The group whose first draw is `draw`, and the byte offset of its first run command.
-    pub fn group(&self, draw: u32) -> Option<(table::TableGroup, u64)> {
-        let g = self.groups[self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?];
-        Some((g, self.runs_offset + 4 * u64::from(g.first_run) * u64::from(table::RUN_WORDS)))
+    /// The group whose first draw is `draw`, where the frame composed its rows.
+    pub fn group(&self, draw: u32) -> Option<DrawnGroup> {
+        let g = self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?;
+        let window = self.windows.get(g).copied().filter(|&w| w != NO_WINDOW)?;
+        let group = self.groups[g];
+        let runs = self.runs_offset + 4 * u64::from(group.first_run) * u64::from(table::RUN_WORDS);
+        Some(DrawnGroup { group, runs, rows_offset: u64::from(window) * u64::from(ROW_BYTES) })
     }
+}
+
+/// What bounds shared lists' tables: the draws one may hold (`PickerConfig::gpu_plan_draws`)
+/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableLimits {
+    pub draws: u32,
+    pub frame_rows: u32,
 }
 
 pub(crate) struct GpuPlanKit {
@@ -132,14 +159,17 @@ pub(crate) struct GpuPlanKit {
     pub layout: PlanLayout,
 }
 
-/// The cull and finishing passes over a shared list's table (`table`), and the layout of a
-/// table's set (its static buffer, a slot's rows).
+/// The cull and finishing passes over a shared list's table (`table`), the layout of a
+/// table's set (its static buffer, a slot's rows), and each slot's rows: the composed rows
+/// of the groups its frame draws, sized by the configuration, never by a table.
 pub(crate) struct DrawsPasses {
     pub(crate) cull: ComputePipeline,
     pub(crate) finish: ComputePipeline,
     pub(crate) set_layout: Owned<vk::DescriptorSetLayout>,
-    /// The most rows a table may hold (`PickerConfig::gpu_plan_draws`).
-    pub(crate) max_rows: u32,
+    pub(crate) limits: TableLimits,
+    /// Per slot: `limits.frame_rows` rows of `ROW_BYTES`, as the batched vertex shader reads
+    /// them.
+    pub(crate) rows: Vec<GpuBuffer>,
 }
 
 /// A set layout of `count` storage buffers for compute, from binding 0.
@@ -164,14 +194,14 @@ impl GpuPlanKit {
     /// A plan buffer of `layout`'s size per slot (host-visible, device-local where the device
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
     /// set 1 is the picker's instance storage set) and the finishing one, of `finish_group`
-    /// threads ([`finish_group`]); with `draws`, the passes over shared lists' tables of at
-    /// most `table_rows` rows too (none with 0).
+    /// threads ([`finish_group`]); the passes over shared lists' tables too, and each slot's
+    /// rows, unless `tables` bounds them to nothing.
     pub fn new(
         memory: &Memory,
         layout: PlanLayout,
         slots: usize,
         instance_set_layout: vk::DescriptorSetLayout,
-        table_rows: u32,
+        tables: TableLimits,
         finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
@@ -203,7 +233,8 @@ impl GpuPlanKit {
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[finish_group]), "pick_cull_finish.comp", "gpu plan finish")?;
-        let draws = if table_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, table_rows, finish_group)?) } else { None };
+        let draws =
+            if tables.draws > 0 && tables.frame_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, (tables, slots), finish_group)?) } else { None };
         Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
     }
 
@@ -220,26 +251,29 @@ impl GpuPlanKit {
         Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
     }
 
-    /// The layout of a table's sets and the most rows a table may hold, where tables are
-    /// planned.
-    pub fn table_kind(&self) -> Option<(vk::DescriptorSetLayout, u32)> {
-        self.draws.as_ref().map(|d| (d.set_layout.handle, d.max_rows))
+    /// The passes over shared lists' tables, where tables are planned.
+    pub fn tables(&self) -> Option<&DrawsPasses> {
+        self.draws.as_ref()
     }
 
-    /// Bytes held: every slot's plan buffer.
+    /// Bytes held: every slot's plan buffer and table rows.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.0.bytes()).sum()
+        let rows = self.draws.as_ref().map_or(0, |d| d.rows.iter().map(GpuBuffer::bytes).sum());
+        self.slots.iter().map(|s| s.0.bytes()).sum::<u64>() + rows
     }
 }
 
 impl DrawsPasses {
-    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, max_rows: u32, finish_group: u32) -> Result<Self, PickError> {
+    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, (limits, slots): (TableLimits, usize), finish_group: u32) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
         let finish =
             compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
-        Ok(DrawsPasses { cull, finish, set_layout, max_rows })
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;
+        let size = u64::from(limits.frame_rows) * u64::from(ROW_BYTES);
+        let rows = (0..slots).map(|_| GpuBuffer::new(memory, "gpu plan table rows", size, usage, MemoryLocation::GpuOnly)).collect::<Result<_, _>>()?;
+        Ok(DrawsPasses { cull, finish, set_layout, limits, rows })
     }
 }
 

@@ -12,13 +12,14 @@
 //! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
 
 use super::occluders::occluders;
+use super::DrawsPasses;
 use crate::draw::Culling;
 use crate::draw::{Aabb, PickDraw, Triangles};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::handoff::DrawSnapshot;
 use crate::pass::compute::destroy_pool;
-use crate::pass::pipeline_key::{PipelineKey, ROW_BYTES};
+use crate::pass::pipeline_key::PipelineKey;
 use crate::request::camera::DepthConvention;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -139,36 +140,31 @@ fn world_box(draws: &[PickDraw]) -> Option<Aabb> {
     (world.min.is_finite() && world.max.is_finite()).then_some(world)
 }
 
-/// A shared list's table: its index, the rows' snapshots, the static buffer (rows, commands,
-/// run-start bits) and per frame-in-flight slot the rows the cull pass writes.
+/// A shared list's table: its index, the rows' snapshots, the static buffer (rows, run-start
+/// bits, runs, occluders) and per frame-in-flight slot the set that binds it with the slot's
+/// rows (`DrawsPasses::rows`, which the cull pass writes).
 pub(crate) struct DrawTable {
     pub index: TableIndex,
     pub snapshots: Arc<[DrawSnapshot]>,
     statics: GpuBuffer,
     /// The word of the occluder meshes' directory in the static buffer (`occluders`).
     occluders_word: u32,
-    /// Per slot: the rows (`ROW_BYTES` each, as the batched vertex shader reads them) and the
-    /// set binding the statics and them (`GpuPlanKit`'s table set layout).
-    frames: Vec<(GpuBuffer, vk::DescriptorSet)>,
+    /// Per slot: its rows and the set binding the statics and them (`GpuPlanKit`'s table set
+    /// layout).
+    frames: Vec<(vk::Buffer, vk::DescriptorSet)>,
     _pool: Owned<vk::DescriptorPool>,
 }
 
 impl DrawTable {
     /// Builds the table of `draws` (`None` when none of them is a table draw, or more than
-    /// `most`), groups of at most `group_rows`: uploads the rows, the commands and the
-    /// run-start bits, and allocates each slot's rows.
-    pub fn new(
-        memory: &Memory,
-        draws: &Arc<[PickDraw]>,
-        slots: usize,
-        set_layout: vk::DescriptorSetLayout,
-        (group_rows, most): (u32, u32),
-    ) -> Result<Option<Self>, PickError> {
-        let (mut index, rows) = TableIndex::of(draws, group_rows);
-        if rows.is_empty() || rows.len() > most as usize {
+    /// `passes` allow), groups of at most `group_rows` (and of at most the rows a frame may
+    /// draw): uploads the rows, the run-start bits, the runs and the occluders, and binds
+    /// them with each slot's rows.
+    pub fn new(memory: &Memory, draws: &Arc<[PickDraw]>, passes: &DrawsPasses, group_rows: u32) -> Result<Option<Self>, PickError> {
+        let (mut index, rows) = TableIndex::of(draws, group_rows.min(passes.limits.frame_rows));
+        if rows.is_empty() || rows.len() > passes.limits.draws as usize {
             return Ok(None);
         }
-        let n = rows.len() as u32;
         let occluders = occluders(draws, &rows);
         let (run_of, runs) = runs(draws, &rows, &occluders.of_row, &mut index.groups);
         let mut words = row_words(draws, &rows, &run_of);
@@ -178,24 +174,19 @@ impl DrawTable {
         let statics = upload_statics(memory, &words)?;
         let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
         let device = &memory.device;
-        let count = slots as u32;
+        let count = passes.rows.len() as u32;
         let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 * count }];
         // SAFETY: a valid create info on a live device; owned right away.
         let pool = unsafe {
             let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
             Owned::new(device, handle, destroy_pool)
         };
-        let layouts = vec![set_layout; slots];
+        let layouts = vec![passes.set_layout.handle; passes.rows.len()];
         // SAFETY: the pool has room for one set per slot.
         let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
-        let mut frames = Vec::with_capacity(slots);
-        for set in sets {
-            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;
-            let rows = GpuBuffer::new(memory, "gpu plan table rows", u64::from(n) * u64::from(ROW_BYTES), usage, MemoryLocation::GpuOnly)?;
-            let infos = [
-                [vk::DescriptorBufferInfo { buffer: statics.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-                [vk::DescriptorBufferInfo { buffer: rows.buffer, offset: 0, range: vk::WHOLE_SIZE }],
-            ];
+        let mut frames = Vec::with_capacity(sets.len());
+        for (set, rows) in sets.into_iter().zip(&passes.rows) {
+            let infos = [statics.buffer, rows.buffer].map(|buffer| [vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }]);
             let writes = [0, 1].map(|b| {
                 vk::WriteDescriptorSet::default()
                     .dst_set(set)
@@ -205,14 +196,14 @@ impl DrawTable {
             });
             // SAFETY: the set and buffers are live; nothing uses the set yet.
             unsafe { device.update_descriptor_sets(&writes, &[]) };
-            frames.push((rows, set));
+            frames.push((rows.buffer, set));
         }
         Ok(Some(DrawTable { index, snapshots, statics, occluders_word, frames, _pool: pool }))
     }
 
     /// Slot `slot`'s rows buffer and set.
     pub fn frame(&self, slot: usize) -> Option<(vk::Buffer, vk::DescriptorSet)> {
-        self.frames.get(slot).map(|(b, s)| (b.buffer, *s))
+        self.frames.get(slot).copied()
     }
 
     /// The static buffer (its commands are drawn directly where a group is not culled).
@@ -235,9 +226,10 @@ impl DrawTable {
         self.occluders_word
     }
 
-    /// Bytes held: the static buffer and every slot's rows.
+    /// Bytes held: the static buffer (the slots' rows are the planner's, sized by the
+    /// configuration).
     pub fn bytes(&self) -> u64 {
-        self.statics.bytes() + self.frames.iter().map(|f| f.0.bytes()).sum::<u64>()
+        self.statics.bytes()
     }
 }
 
@@ -274,7 +266,9 @@ fn runs(draws: &[PickDraw], rows: &[u32], of_row: &[u32], groups: &mut [TableGro
         while start < end {
             let k = key(start);
             let stop = (start + 1..end).find(|&r| key(r) != k).unwrap_or(end);
-            let mut c = command(draws[rows[start] as usize].triangles, start as u32);
+            // Its instances count from the group's first row: the pick pass binds the
+            // group's rows there.
+            let mut c = command(draws[rows[start] as usize].triangles, start as u32 - g.first_row);
             c[1] = (stop - start) as u32;
             words.extend(c);
             words.extend(k.1);
@@ -369,7 +363,12 @@ mod tests {
         assert_eq!(run_of, (0..32).chain([32; 16]).collect::<Vec<u32>>());
         assert_eq!(runs.len(), 33 * RUN_WORDS as usize);
         let one = 1f32.to_bits();
-        assert_eq!(&runs[32 * 12..], &[3, 16, 0, 32, 0, 0, 0, 0, one, one, one, 0], "three vertices, 16 instances from row 32, the box, no occluder");
+        assert_eq!(
+            &runs[32 * 12..],
+            &[3, 16, 0, 0, 0, 0, 0, 0, one, one, one, 0],
+            "three vertices, 16 instances from the group's first row, the box, no occluder"
+        );
+        assert_eq!(&runs[17 * 12..17 * 12 + 5], &[3, 1, 3, 1, 0], "the second group's second row");
         // Run starts: where a row's run differs from the row before's.
         let words = row_words(&draws, &rows, &run_of);
         let starts = words[rows.len() * TABLE_ROW_WORDS as usize..].to_vec();
@@ -393,6 +392,17 @@ mod tests {
         let expected: Vec<u32> = [0; 5].into_iter().chain([1]).chain([2; 4]).chain([3; 10]).chain([4; 20]).collect();
         assert_eq!(run_of, expected);
         assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 4), (4, 1)]);
+    }
+
+    #[test]
+    fn a_table_of_one_mesh_keeps_60_bytes_and_a_bit_a_draw() {
+        let draws: Vec<PickDraw> = (0..1000).map(|k| draw(1, 0).with_model(glam::Mat4::from_translation(Vec3::X * k as f32))).collect();
+        let (mut index, rows) = TableIndex::of(&draws, 1000);
+        let (run_of, runs) = runs(&draws, &rows, &vec![0; rows.len()], &mut index.groups);
+        let words = row_words(&draws, &rows, &run_of).len() + runs.len();
+        // Rows, run-start bits, one run.
+        assert_eq!(words, 1000 * 15 + 32 + 12);
+        assert!(4.0 * words as f64 / 1000.0 < 61.0);
     }
 
     #[test]

@@ -107,7 +107,7 @@ pub struct PickerConfig {
     pub planner: Planner,
     /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
     /// range of a GPU-planned draw that one frame may cull on the GPU (default 64, at most
-    /// 65,535): 248 bytes each per slot. Pairs past it are drawn as the CPU planned them
+    /// 65,535): 252 bytes each per slot. Pairs past it are drawn as the CPU planned them
     /// (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
@@ -122,10 +122,17 @@ pub struct PickerConfig {
     /// the CPU planned them.
     pub gpu_plan_instances: u32,
     /// Plain draws a shared list's GPU plan table may hold (default 131,072; 0: no tables).
-    /// A table costs 276 bytes a draw with 2 slots (116 once, 80 per slot), so 36 MiB at the
-    /// default. A list with more plain draws is planned on the CPU (`Planner::Gpu` with
-    /// `PickFeatures::GPU_DRAW_PLANNING` only).
+    /// A table keeps 60 bytes a draw and a bit, and 48 bytes a run of consecutive draws that
+    /// draw one mesh with one box (about 60 bytes a draw where draws share meshes, at most
+    /// 108), uploaded once. A list with more plain draws is planned on the CPU
+    /// (`Planner::Gpu` with `PickFeatures::GPU_DRAW_PLANNING` only).
     pub gpu_plan_draws: u32,
+    /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
+    /// frame composes the model-view-projection of every row of the groups its point and
+    /// radius queries meet into 80-byte rows of a buffer per slot of this size (1.25 MiB by
+    /// default), sized once, never by the scene. No group holds more rows; a query whose
+    /// groups would pass what the frame's earlier queries left is planned on the CPU.
+    pub gpu_plan_rows: u32,
 }
 
 /// Which planner decides what a query set draws. Results are the same with every planner
@@ -186,6 +193,7 @@ impl Default for PickerConfig {
             gpu_plan_commands: 4096,
             gpu_plan_instances: 1 << 18,
             gpu_plan_draws: 1 << 17,
+            gpu_plan_rows: 1 << 14,
         }
     }
 }
@@ -285,6 +293,12 @@ impl PickerConfig {
     /// Sets [`PickerConfig::gpu_plan_draws`].
     pub fn with_gpu_plan_draws(mut self, draws: u32) -> Self {
         self.gpu_plan_draws = draws;
+        self
+    }
+
+    /// Sets [`PickerConfig::gpu_plan_rows`].
+    pub fn with_gpu_plan_rows(mut self, rows: u32) -> Self {
+        self.gpu_plan_rows = rows;
         self
     }
 

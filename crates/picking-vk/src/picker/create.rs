@@ -7,7 +7,7 @@ use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
 use crate::gpu_plan::layout::{bit_words, PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
-use crate::gpu_plan::{finish_group, GpuPlanKit};
+use crate::gpu_plan::{finish_group, GpuPlanKit, TableLimits};
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
 use crate::host::config::{DetailMode, DetailStatus, PassRendering, PickerConfig, Planner, MAX_FRAMES_IN_FLIGHT};
@@ -240,6 +240,10 @@ fn gpu_plan_kit(
         let reason = format!("must be 1 to 2^31, not {}", config.gpu_plan_instances);
         return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_instances"), reason });
     }
+    if config.gpu_plan_rows > MAX_GPU_PLAN_ROWS {
+        let reason = format!("must be at most 2^22, not {}", config.gpu_plan_rows);
+        return Err(PickError::InvalidInput { input: Input::Config("gpu_plan_rows"), reason });
+    }
     let needed = PickFeatures::BATCHING | PickFeatures::INDIRECT_COUNT;
     if !features.contains(needed) {
         if config.planner == Planner::Auto {
@@ -256,10 +260,13 @@ fn gpu_plan_kit(
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words };
     // A shared list's plain draws are planned on the GPU only when asked for by name.
     let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
-    let table_rows = if draws { config.gpu_plan_draws } else { 0 };
+    let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows };
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, table_rows, finish_group)?))
+    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, tables, finish_group)?))
 }
+
+/// The most table rows a frame may draw: a slot's rows stay within 320 MiB.
+const MAX_GPU_PLAN_ROWS: u32 = 1 << 22;
 
 /// The most commands a GPU plan may hold: its buffer's words stay within 32 bits.
 const MAX_GPU_PLAN_COMMANDS: u32 = 1 << 26;

@@ -3,6 +3,7 @@
 //! the slot's plan buffer while recording.
 
 use super::frame_layout::{FrameLayout, QueryLayout};
+use super::gpu_table::write_view_projection;
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
 use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
@@ -50,6 +51,8 @@ pub(super) struct FrameTable<'a> {
     pub starts_word: u32,
     pub occluders_word: u32,
     pub vp_word: u32,
+    /// The rows the slot holds (`PickerConfig::gpu_plan_rows`).
+    pub frame_rows: u32,
 }
 
 /// The frame's pairs, reused every frame.
@@ -72,6 +75,8 @@ pub(crate) struct FramePairs {
     pub inputs: Vec<CullInput>,
     /// The pairs over a shared list's table (after the instances' pairs), if any.
     pub table: Option<TablePairs>,
+    /// Per table group, its first row in the slot's rows (`place_groups`).
+    pub windows: Vec<u32>,
 }
 
 /// The parts of `(start, count)` that the `owned` ranges cover, in their order: what a
@@ -140,6 +145,9 @@ impl FramePairs {
         }
         self.share(layout, max_draw_count);
         if let Some(table) = table.filter(|_| plans.entries.iter().any(|e| e.table)) {
+            if !self.place_groups(frame, table.index, table.frame_rows) {
+                log::error!("picking-vk: the frame's table groups pass gpu_plan_rows; were they claimed?");
+            }
             self.push_table_dispatches(table);
         }
     }
@@ -207,6 +215,7 @@ impl FramePairs {
         self.dispatches.clear();
         self.inputs.clear();
         self.table = None;
+        self.windows.clear();
     }
 
     /// What the frame takes: its pairs and the instances they test.
@@ -282,8 +291,11 @@ impl FramePairs {
                 Some(_) => table.map_or(0, TableIndex::rows),
                 None => draw.instance_count(),
             };
-            if let (Some(_), Some(t)) = (table_group, self.table) {
+            if let (Some(g), Some(t)) = (table_group, self.table) {
                 j[job::OCCLUDERS] = t.words.1;
+                // Commands count instances from the group's first row; its rows lie at its window.
+                j[job::INSTANCE_BASE] = g.first_row;
+                j[job::ROW_WINDOW] = c.group.and_then(|g| self.windows.get(g as usize).copied()).unwrap_or(0);
             }
             if let Some(occlusion) = c.occlusion.filter(|_| table_group.is_some()) {
                 occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
@@ -297,17 +309,6 @@ impl FramePairs {
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
             words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);
         }
-    }
-}
-
-/// The frame's view-projection in f64, where the table's cull pass reads it (each double as
-/// its low word, then its high word).
-fn write_view_projection(words: &mut [u32], layout: PlanLayout, camera: &CameraSnapshot) {
-    let at = layout.view_projection_word() as usize;
-    let doubles = camera.view_projection.to_cols_array().map(f64::to_bits);
-    for (k, d) in doubles.into_iter().enumerate() {
-        words[at + 2 * k] = d as u32;
-        words[at + 2 * k + 1] = (d >> 32) as u32;
     }
 }
 
@@ -339,7 +340,8 @@ impl Picker {
         // The table's set of the slot (every table has one per slot).
         let frame_table = match table.map(|t| (t, t.frame(slot))) {
             Some((t, Some((rows, set)))) => {
-                Some(FrameTable { index: &t.index, rows, set, starts_word: t.starts_word(), occluders_word: t.occluders_word(), vp_word })
+                let frame_rows = kit.tables().map_or(0, |d| d.limits.frame_rows);
+                Some(FrameTable { index: &t.index, rows, set, starts_word: t.starts_word(), occluders_word: t.occluders_word(), vp_word, frame_rows })
             }
             Some((_, None)) => return false,
             None => None,

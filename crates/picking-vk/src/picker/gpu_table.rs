@@ -1,6 +1,7 @@
 //! GPU planning of a shared list's plain draws on the picker's side: which frames use the
 //! list's table (`gpu_plan::table`), and the table's cull dispatches among a frame's pairs.
 
+use super::frame_layout::FrameLayout;
 use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
 use crate::draw::PickDraw;
@@ -8,37 +9,54 @@ use crate::error::PickError;
 use crate::gpu_plan::layout::{bit_words, groups, PlanLayout};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::DrawTable;
-use crate::gpu_plan::{plannable, CullDispatch};
+use crate::gpu_plan::table::TableIndex;
+use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::plan::Planned;
+use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
-/// What a frame's plans have claimed of the GPU plan's bounds so far (pairs and survivor bit
-/// words, query by query): a query whose table groups would pass them is planned on the CPU
-/// instead (the CPU path), rather than left to draw its groups whole. An estimate of what
-/// `FramePairs::collect` takes: it counts a plan before occlusion and chunk cuts shrink it,
-/// and a rectangle's plan and tile ranges not as `collect` splits them. `collect` enforces
-/// the bounds; a miss here only costs a group drawn whole.
+/// What a frame's plans have claimed of the GPU plan's bounds so far (pairs, survivor bit
+/// words and table rows, query by query): a query whose table groups would pass them is
+/// planned on the CPU instead (the CPU path), rather than left to draw its groups whole. The
+/// pairs and words are an estimate of what `FramePairs::collect` takes: it counts a plan
+/// before occlusion and chunk cuts shrink it, and a rectangle's plan and tile ranges not as
+/// `collect` splits them. `collect` enforces those bounds; a miss there only costs a group
+/// drawn whole. The rows are exact: every group a frame's plans hold was claimed, and the
+/// groups claimed fit the slot's rows (`FramePairs::place_groups`).
 pub(super) struct PairBudget {
     left: (u64, u64),
     planner: Planner,
+    /// Per table group, whether a query claimed its rows; and the rows left.
+    claimed: Vec<bool>,
+    rows_left: u64,
 }
 
 impl PairBudget {
-    pub fn new(layout: PlanLayout, planner: Planner) -> Self {
-        PairBudget { left: (u64::from(layout.pairs), u64::from(layout.bit_words)), planner }
+    pub fn new(layout: PlanLayout, planner: Planner, frame_rows: u32) -> Self {
+        PairBudget { left: (u64::from(layout.pairs), u64::from(layout.bit_words)), planner, claimed: vec![], rows_left: u64::from(frame_rows) }
     }
 
-    /// Claims the pairs `planned` (one query's or tile's plan) takes; false, claiming
-    /// nothing, when it has table groups and they would pass what is left. (An estimate: a
-    /// query it lets through that `collect` cannot fit still draws its groups whole.)
-    pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw]) -> bool {
+    /// Claims the pairs and table rows `planned` (one query's or tile's plan) takes; false,
+    /// claiming nothing, when it has table groups and they would pass what is left. (The
+    /// pairs are an estimate: a query it lets through that `collect` cannot fit still draws
+    /// its groups whole.)
+    pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw], table: &TableIndex) -> bool {
         let mut need = (0u64, 0u64);
+        let mut rows = 0u64;
+        self.claimed.resize(table.groups.len(), false);
+        let mut new_groups = vec![];
         for e in planned.entries {
             if !(e.table || (e.run_count == 0 && draws.get(e.draw as usize).is_some_and(|d| plannable(d, self.planner)))) {
                 continue;
+            }
+            if let Some(g) = e.table.then(|| table.groups.binary_search_by_key(&e.draw, |g| g.draw).ok()).flatten() {
+                if !self.claimed[g] && !new_groups.contains(&g) {
+                    new_groups.push(g);
+                    rows += u64::from(table.groups[g].rows);
+                }
             }
             for &(start, count) in &planned.ranges[e.first_range as usize..(e.first_range + e.range_count) as usize] {
                 if count > 0 && count <= MAX_RANGE_INSTANCES {
@@ -46,10 +64,14 @@ impl PairBudget {
                 }
             }
         }
-        if planned.entries.iter().any(|e| e.table) && (need.0 > self.left.0 || need.1 > self.left.1) {
+        if planned.entries.iter().any(|e| e.table) && (need.0 > self.left.0 || need.1 > self.left.1 || rows > self.rows_left) {
             return false;
         }
         self.left = (self.left.0.saturating_sub(need.0), self.left.1.saturating_sub(need.1));
+        self.rows_left -= rows;
+        for g in new_groups {
+            self.claimed[g] = true;
+        }
         true
     }
 }
@@ -69,7 +91,7 @@ impl Picker {
     pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
         let usable =
             self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.ignore.is_empty() && request.filter.is_none();
-        let Some((set_layout, most)) = self.gpu_plan.as_ref().and_then(|k| k.table_kind()).filter(|_| usable) else { return Ok(None) };
+        let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };
         let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if let Some(c) = cached {
             return Ok(c.table.clone());
@@ -77,8 +99,7 @@ impl Picker {
         // Drop the last list's table first: its memory goes before the new one's is taken
         // (frames in flight keep theirs alive).
         self.table = None;
-        let group_rows = self.kit.max_draw_indirect_count;
-        let table = DrawTable::new(&self.kit.memory, draws, self.slots.len(), set_layout, (group_rows, most))?.map(Arc::new);
+        let table = DrawTable::new(&self.kit.memory, draws, passes, self.kit.max_draw_indirect_count)?.map(Arc::new);
         self.table = Some(CachedTable { list: Arc::downgrade(draws), table: table.clone() });
         Ok(table)
     }
@@ -90,9 +111,30 @@ impl Picker {
 }
 
 impl FramePairs {
-    /// A dispatch per group of `table` (after `share` numbered the pairs, the table's last),
-    /// as the cull pass records it: each writes its group's rows, which the pick passes read
-    /// whether or not a pair culls the group, and culls its pairs.
+    /// Places the rows of every table group the frame's plans hold in the slot's rows
+    /// (`windows`), from the end down, in the order the plans first name them: a group's
+    /// window then never equals its first row by accident of order, so a row read without
+    /// its window's offset shows in every test. False where they would pass the slot's
+    /// `frame_rows` (never, for groups `PairBudget` claimed).
+    pub(super) fn place_groups(&mut self, frame: &FrameLayout, index: &TableIndex, frame_rows: u32) -> bool {
+        self.windows.clear();
+        self.windows.resize(index.groups.len(), NO_WINDOW);
+        let mut top = frame_rows;
+        for e in frame.plans.entries.iter().filter(|e| e.table) {
+            let Ok(g) = index.groups.binary_search_by_key(&e.draw, |g| g.draw) else { continue };
+            if self.windows[g] == NO_WINDOW {
+                let Some(window) = top.checked_sub(index.groups[g].rows) else { return false };
+                self.windows[g] = window;
+                top = window;
+            }
+        }
+        true
+    }
+
+    /// A dispatch per table group the frame draws (after `share` numbered the pairs, the
+    /// table's last), as the cull pass records it: each composes its group's rows into the
+    /// group's window of the slot's rows, which the pick passes read whether or not a pair
+    /// culls the group, and culls its pairs.
     pub(super) fn push_table_dispatches(&mut self, table: FrameTable<'_>) {
         let first_table_pair = self.order.iter().position(|&k| self.candidates[k as usize].group.is_some()).unwrap_or(self.order.len());
         let mut pair = first_table_pair;
@@ -101,14 +143,29 @@ impl FramePairs {
             while self.order.get(pair).is_some_and(|&k| self.candidates[k as usize].group == Some(g as u32)) {
                 pair += 1;
             }
+            let window = self.windows.get(g).copied().unwrap_or(NO_WINDOW);
+            if window == NO_WINDOW {
+                continue;
+            }
             let (first_group, count) = groups(group.first_row, group.rows);
             let dispatch =
                 CullDispatch { draw: group.draw, table: true, first_pair: first_pair as u32, pairs: (pair - first_pair) as u32, first_group, groups: count };
-            let words = [group.first_row, group.rows, TABLE_SNAPSHOT_BASE, 0];
+            let words = [group.first_row, group.rows, TABLE_SNAPSHOT_BASE, window];
             self.inputs.push(CullInput { dispatch, set: table.set, words, last_word: table.vp_word });
         }
         let count = (self.order.len() - first_table_pair) as u32;
         let words = (table.starts_word, table.occluders_word);
         self.table = Some(TablePairs { first: first_table_pair as u32, count, rows: table.rows, set: table.set, words });
+    }
+}
+
+/// The frame's view-projection in f64, where the table's cull pass reads it (each double as
+/// its low word, then its high word).
+pub(super) fn write_view_projection(words: &mut [u32], layout: PlanLayout, camera: &CameraSnapshot) {
+    let at = layout.view_projection_word() as usize;
+    let doubles = camera.view_projection.to_cols_array().map(f64::to_bits);
+    for (k, d) in doubles.into_iter().enumerate() {
+        words[at + 2 * k] = d as u32;
+        words[at + 2 * k + 1] = (d >> 32) as u32;
     }
 }

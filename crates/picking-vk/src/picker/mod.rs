@@ -290,7 +290,8 @@ impl Picker {
                 // it fails the frame below).
                 let table = self.table_for(request, draws)?;
                 self.frame_table = table.clone();
-                let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner));
+                let frame_rows = self.gpu_plan.as_ref().and_then(|k| k.tables()).map_or(0, |d| d.limits.frame_rows);
+                let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner, frame_rows));
                 // SAFETY: the caller's contract is `record_planned`'s.
                 let ticket = unsafe {
                     self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, hits| {
@@ -299,10 +300,10 @@ impl Picker {
                         }
                         plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| hits).map(|t| &t.index));
                         // Past the GPU plan's bounds, the query's groups are planned on the CPU.
-                        if let Some(b) = budget.as_mut() {
-                            if !b.claim(plan.planned(), draws) {
+                        if let (Some(b), Some(t)) = (budget.as_mut(), table.as_ref()) {
+                            if !b.claim(plan.planned(), draws, &t.index) {
                                 plan.build_shared(request, draws, ray, point, None);
-                                b.claim(plan.planned(), draws);
+                                b.claim(plan.planned(), draws, &t.index);
                             }
                         }
                         Ok(())

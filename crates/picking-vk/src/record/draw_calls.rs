@@ -116,7 +116,7 @@ impl PassRecording<'_> {
             // SAFETY: the caller's contract.
             unsafe { self.record_run(run.take(), batch, bound) };
         }
-        let Some((table, (group, runs))) = self.gpu_plan.and_then(|p| p.table).and_then(|t| Some((t, t.group(draw_index)?))) else {
+        let Some((table, drawn)) = self.gpu_plan.and_then(|p| p.table).and_then(|t| Some((t, t.group(draw_index)?))) else {
             log::error!("picking-vk: a table group without the table's rows; was the GPU plan prepared?");
             return 0;
         };
@@ -131,16 +131,17 @@ impl PassRecording<'_> {
         let (d, cmd) = (self.device, self.cmd);
         // SAFETY: (whole block) the caller's contract; the offsets lie inside the buffers.
         unsafe {
-            self.bind(&Bindings::of(draw, pipeline), Some((table.rows, 0)), bound);
+            self.bind(&Bindings::of(draw, pipeline), Some((table.rows, drawn.rows_offset)), bound);
+            let (runs, count) = (drawn.runs, drawn.group.runs);
             match self.gpu_pair(range, 0) {
-                Some((plan, pair)) => self.draw_gpu_planned(&plan, pair, indexed, Some((table.statics, runs, group.runs))),
+                Some((plan, pair)) => self.draw_gpu_planned(&plan, pair, indexed, Some((table.statics, runs, count))),
                 None => match indexed {
-                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, runs, group.runs, stride),
-                    false => d.cmd_draw_indirect(cmd, table.statics, runs, group.runs, stride),
+                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, runs, count, stride),
+                    false => d.cmd_draw_indirect(cmd, table.statics, runs, count, stride),
                 },
             }
         }
-        group.rows
+        drawn.group.rows
     }
 
     /// Records the host's indirect commands of one draw.
