@@ -5,6 +5,7 @@
 //! read the job words named here.
 
 use crate::draw::Culling;
+use crate::request::camera::CameraSnapshot;
 use ash::vk;
 
 /// Words of one pair's job.
@@ -164,6 +165,17 @@ impl PlanLayout {
     /// the cull pass of a shared list's draws composes each draw's matrix with.
     pub fn view_projection_word(&self) -> u32 {
         self.bits_word(self.bit_words).next_multiple_of(2)
+    }
+
+    /// Writes the frame's view-projection in f64 where the table's cull pass reads it (each
+    /// double as its low word, then its high word) into `words`, a slot's plan buffer.
+    pub fn write_view_projection(&self, words: &mut [u32], camera: &CameraSnapshot) {
+        let at = self.view_projection_word() as usize;
+        let doubles = camera.view_projection.to_cols_array().map(f64::to_bits);
+        for (k, d) in doubles.into_iter().enumerate() {
+            words[at + 2 * k] = d as u32;
+            words[at + 2 * k + 1] = (d >> 32) as u32;
+        }
     }
 
     /// Bytes of one slot's buffer.

@@ -3,7 +3,6 @@
 //! the slot's plan buffer while recording.
 
 use super::frame_layout::{FrameLayout, QueryLayout};
-use super::gpu_table::write_view_projection;
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
 use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
@@ -236,7 +235,7 @@ impl FramePairs {
         viewport: &Viewport,
     ) {
         if self.table.is_some() {
-            write_view_projection(words, layout, camera);
+            layout.write_view_projection(words, camera);
         }
         let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
@@ -291,12 +290,7 @@ impl FramePairs {
                 Some(_) => table.map_or(0, TableIndex::rows),
                 None => draw.instance_count(),
             };
-            if let (Some(g), Some(t)) = (table_group, self.table) {
-                j[job::OCCLUDERS] = t.words.1;
-                // Commands count instances from the group's first row; its rows lie at its window.
-                j[job::INSTANCE_BASE] = g.first_row;
-                j[job::ROW_WINDOW] = c.group.and_then(|g| self.windows.get(g as usize).copied()).unwrap_or(0);
-            }
+            self.write_table_words(&mut j, table_group.zip(c.group));
             if let Some(occlusion) = c.occlusion.filter(|_| table_group.is_some()) {
                 occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
             }

@@ -6,15 +6,13 @@ use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::gpu_plan::layout::{bit_words, groups, PlanLayout};
+use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout};
 use crate::gpu_plan::record::{CullInput, TablePairs};
-use crate::gpu_plan::table::DrawTable;
-use crate::gpu_plan::table::TableIndex;
+use crate::gpu_plan::table::{DrawTable, TableGroup, TableIndex};
 use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::plan::Planned;
-use crate::request::camera::CameraSnapshot;
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
@@ -131,6 +129,17 @@ impl FramePairs {
         true
     }
 
+    /// A table pair's own job words (`group`: its group and the group's index): the word of
+    /// the occluders' directory, the row its commands count instances from (the group's
+    /// first: the pick pass binds the group's rows there) and the group's window.
+    pub(super) fn write_table_words(&self, j: &mut [u32], group: Option<(&TableGroup, u32)>) {
+        if let (Some((g, index)), Some(t)) = (group, self.table) {
+            j[job::OCCLUDERS] = t.words.1;
+            j[job::INSTANCE_BASE] = g.first_row;
+            j[job::ROW_WINDOW] = self.windows.get(index as usize).copied().unwrap_or(0);
+        }
+    }
+
     /// A dispatch per table group the frame draws (after `share` numbered the pairs, the
     /// table's last), as the cull pass records it: each composes its group's rows into the
     /// group's window of the slot's rows, which the pick passes read whether or not a pair
@@ -156,16 +165,5 @@ impl FramePairs {
         let count = (self.order.len() - first_table_pair) as u32;
         let words = (table.starts_word, table.occluders_word);
         self.table = Some(TablePairs { first: first_table_pair as u32, count, rows: table.rows, set: table.set, words });
-    }
-}
-
-/// The frame's view-projection in f64, where the table's cull pass reads it (each double as
-/// its low word, then its high word).
-pub(super) fn write_view_projection(words: &mut [u32], layout: PlanLayout, camera: &CameraSnapshot) {
-    let at = layout.view_projection_word() as usize;
-    let doubles = camera.view_projection.to_cols_array().map(f64::to_bits);
-    for (k, d) in doubles.into_iter().enumerate() {
-        words[at + 2 * k] = d as u32;
-        words[at + 2 * k + 1] = (d >> 32) as u32;
     }
 }
