@@ -20,7 +20,7 @@ use std::time::Instant;
 pub const SETS: [&str; 6] =
     ["CPU planner: point", "CPU planner: 16 points", "CPU planner: radius 8", "GPU planner: point", "GPU planner: 16 points", "GPU planner: radius 8"];
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | parity |\n|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | table bytes a draw | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
@@ -38,6 +38,10 @@ pub struct DrawPlanningTimings {
     /// Median GPU ms of the GPU planner's own passes (`PickStats::gpu_plan_time_ns`), for
     /// one point and 16 points.
     pub plan_ms: [f64; 2],
+    /// Bytes the list's table added to the GPU planner's memory (`PickMemory::planner`), per
+    /// draw of the list: what GPU planning of plain draws keeps per draw (the slots' rows
+    /// are sized by `PickerConfig::gpu_plan_rows`, not by the list).
+    pub table_bytes_per_draw: f64,
 }
 
 /// The planners take turns going first.
@@ -70,6 +74,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         pickers.push(picker(Planner::Gpu, true)?);
     }
     let mut warm_up = picker(Planner::Cpu, false)?;
+    let planner_before_table = pickers[3].memory().planner;
     // SAFETY: plain query pool creation.
     let pool =
         unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(7), None) }.map_err(|x| e(&x))?;
@@ -172,6 +177,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         parity,
         primitives: primitives.each_mut().map(|v| if v.is_empty() { f64::NAN } else { median(v) }),
         plan_ms: plan_ms.each_mut().map(|v| median(v)),
+        table_bytes_per_draw: (pickers[3].memory().planner - planner_before_table) as f64 / draws.len().max(1) as f64,
     })
 }
 
@@ -179,7 +185,7 @@ impl DrawPlanningTimings {
     pub fn line(&self, scene: &str) -> String {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {:.1} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -205,6 +211,7 @@ impl DrawPlanningTimings {
             self.primitives[1],
             self.plan_ms[0],
             self.plan_ms[1],
+            self.table_bytes_per_draw,
             self.parity.0,
             self.parity.1
         )
@@ -218,6 +225,7 @@ impl DrawPlanningTimings {
             "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "occluded": self.plan[3], "commands": self.plan[4], "fallbacks": self.plan[5]},
             "primitives_16_points": {"cpu_planner": self.primitives[0], "gpu_planner": self.primitives[1]},
             "gpu_planner_passes_ms": {"point": self.plan_ms[0], "16 points": self.plan_ms[1]},
+            "table_bytes_per_draw": self.table_bytes_per_draw,
             "parity": [self.parity.0, self.parity.1],
         })
     }
