@@ -66,8 +66,13 @@ void main() {
             model[c] = vec4(table_float(at + 3u * c), table_float(at + 3u * c + 1u), table_float(at + 3u * c + 2u), c == 3u ? 1.0 : 0.0);
         }
         dmat4 vp = view_projection();
-        mat4 mvp;
-        for (uint c = 0u; c < 4u; c++) {
+        // A row the request's ignore rules leave out (its bit after the view-projection) is
+        // drawn nowhere: its matrix puts every vertex behind the eye (w = -1, clipped), and
+        // it survives no pair.
+        bool ignored = (plan.words[pc.pairs.w + 32u + i / 32u] & (1u << (i % 32u))) != 0u;
+        mat4 mvp = mat4(0.0);
+        mvp[3][3] = -1.0;
+        for (uint c = 0u; c < 4u && !ignored; c++) {
             dvec4 m = dvec4(model[c]);
             // `precise` keeps each product and sum rounded on its own (no fused multiply-add),
             // as the CPU computes them. Per component: lavapipe (Mesa 25.0) miscompiles a
@@ -91,7 +96,7 @@ void main() {
         frame.rows[row + 17u] = table.words[at + 13u];
         frame.rows[row + 18u] = pc.rows.z + i;
         frame.rows[row + 19u] = 0u;
-        if (pc.pairs.y > 0u) {
+        if (pc.pairs.y > 0u && !ignored) {
             uint job = pc.pairs.x * JOB_WORDS;
             // The runs follow the rows and their run-start bits; a table pair's job counts the
             // table's rows.

@@ -152,10 +152,11 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // Per slot (two by default): 252 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
     // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
-    // `Planner::Gpu` (lavapipe has `shaderFloat64`) also holds the rows a frame may draw of a
-    // shared list's table: 16,384 of 80 bytes per slot by default.
+    // `Planner::Gpu` (lavapipe has `shaderFloat64`) also holds, per slot, the rows a frame may
+    // draw of a shared list's table (16,384 of 80 bytes by default) and a bit per draw a table
+    // may hold (131,072 by default) for the rows ignore rules leave out.
     let planner_bytes = 2 * (128 * 252 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
-    let rows_bytes = 2 * 16_384 * 80;
+    let rows_bytes = 2 * (16_384 * 80 + (1 << 17) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -601,6 +602,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut unculled = gpu.picker(config.with_culling(false));
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
+    let bounded_memory = bounded.memory().planner;
     // Rows for the frame's groups: the table holds 576 rows (six groups of 96), and every
     // query's ray meets every group's world box (the spheres are strewn over the view). With
     // room for 575 each query is planned on the CPU; with 576 on the GPU.
@@ -612,7 +614,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384).with_timestamps(true));
     let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded, mut short_of_bound) = (0, 0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
-    let mut sphere_hits = 0;
+    let (mut sphere_hits, mut ignore_changed) = (0, 0);
     for seed in 0..6u64 {
         let offset = if seed >= 4 { Vec3::new(3.0e5, -2.0e5, 1.0e5) * seed as f32 } else { Vec3::ZERO };
         let (scene, draws) = random_shared_list(&gpu, seed, offset);
@@ -687,12 +689,31 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                     assert_eq!(got.stats.gpu_plan.map_or(0, |s| s.ranges), 0, "seed {seed}: {name}: nothing planned on the GPU");
                 }
                 if name == "GPU, bounded" {
-                    assert_eq!(picker.memory().planner, base_memory, "seed {seed}: no table held");
+                    assert_eq!(picker.memory().planner, bounded_memory, "seed {seed}: no table held");
                 }
             }
         }
+        // Ignore rules over the table's rows: the large spheres by ID, the last of them by its
+        // only instance. Their rows are drawn nowhere: at their silhouettes the surfaces
+        // behind answer, as in the unculled pass under the same rules.
+        let sphere = |k: u64| ObjectId::new(1_000_000 + k).expect("nonzero");
+        let ignore: Vec<Ignore> = (14..25).map(|k| Ignore::Object(sphere(k))).chain([Ignore::instance(sphere(25), 0)]).collect();
+        let ignoring = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_ignore(&ignore);
+        let pick_ignoring = |picker: &mut Picker| {
+            // SAFETY: as above.
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &ignoring, &edges, &draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited.
+            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+        };
+        let (want, got) = (pick_ignoring(&mut unculled), pick_ignoring(&mut roomy));
+        gpu.assert_no_validation_messages();
+        assert_eq!(answers(&got), answers(&want), "seed {seed}: ignore rules, GPU-planned against unculled");
+        assert!(got.stats.gpu_plan.is_some_and(|s| s.ranges >= edges.len() as u64), "seed {seed}: the table planned under ignore rules");
+        assert!(hit_instances(&got).iter().all(|(id, _)| !(1_000_014..1_000_026).contains(&id.get())), "seed {seed}: an ignored sphere hit");
+        ignore_changed += answers(&got).iter().zip(&answers(&got_edges)).filter(|(a, b)| a != b).count();
         drop(scene);
     }
+    assert!(ignore_changed > 0, "the ignore rules changed answers at the spheres' silhouettes");
     // The points and radius queries' pairs over the table's groups: far fewer survivors than
     // rows tested, drawn in runs; 15 queries by the groups their rays meet would pass the 64
     // pairs' bound: the queries past it are planned on the CPU (the same results).

@@ -119,6 +119,10 @@ pub(crate) struct PlanLayout {
     /// Words of survivor bits and summaries the frame's pairs share (as many as
     /// `PickerConfig::gpu_plan_instances` instances take): [`bit_words`] each.
     pub bit_words: u32,
+    /// Words of a table's ignored-row bits, a bit per row a table may hold
+    /// (`PickerConfig::gpu_plan_draws`) where tables are planned, else none: the rows the
+    /// frame's ignore rules leave out.
+    pub ignored_words: u32,
 }
 
 /// The cull workgroups (64 instances each, counted from the draw's first instance) that
@@ -178,9 +182,15 @@ impl PlanLayout {
         }
     }
 
+    /// The word of the first ignored-row bit word: right after the view-projection, where
+    /// the table's cull pass finds it.
+    pub fn ignored_word(&self) -> u32 {
+        self.view_projection_word() + VIEW_PROJECTION_WORDS
+    }
+
     /// Bytes of one slot's buffer.
     pub fn bytes(&self) -> u64 {
-        4 * u64::from(self.view_projection_word() + VIEW_PROJECTION_WORDS)
+        4 * u64::from(self.ignored_word() + self.ignored_words)
     }
 }
 
@@ -190,7 +200,7 @@ mod tests {
 
     #[test]
     fn regions_follow_one_another_without_overlap() {
-        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 6 };
+        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 6, ignored_words: 4 };
         assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
@@ -199,7 +209,10 @@ mod tests {
         // would start at word 245, which is odd, so they start at 246.
         assert_eq!((l.bits_word(6), l.view_projection_word()), (245, 246));
         assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 246);
-        assert_eq!(l.bytes(), 4 * u64::from(246 + VIEW_PROJECTION_WORDS));
+        assert_eq!(l.ignored_word(), 246 + VIEW_PROJECTION_WORDS);
+        assert_eq!(l.bytes(), 4 * u64::from(246 + VIEW_PROJECTION_WORDS + 4));
+        let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
+        assert!(cull_draws.contains(&format!("plan.words[pc.pairs.w + {VIEW_PROJECTION_WORDS}u + i / 32u]")));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
         assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
         // The shader's constants and the job's last word.

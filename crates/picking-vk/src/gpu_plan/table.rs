@@ -18,6 +18,7 @@ use crate::draw::{Aabb, PickDraw, Triangles};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::handoff::DrawSnapshot;
+use crate::ignore::Ignore;
 use crate::pass::compute::destroy_pool;
 use crate::pass::pipeline_key::PipelineKey;
 use crate::request::camera::DepthConvention;
@@ -152,6 +153,8 @@ pub(crate) struct DrawTable {
     /// Per slot: its rows and the set binding the statics and them (`GpuPlanKit`'s table set
     /// layout).
     frames: Vec<(vk::Buffer, vk::DescriptorSet)>,
+    /// (ID, row) of every row, sorted: the rows an ignore rule names.
+    by_id: Vec<(u64, u32)>,
     _pool: Owned<vk::DescriptorPool>,
 }
 
@@ -198,7 +201,9 @@ impl DrawTable {
             unsafe { device.update_descriptor_sets(&writes, &[]) };
             frames.push((rows.buffer, set));
         }
-        Ok(Some(DrawTable { index, snapshots, statics, occluders_word, frames, _pool: pool }))
+        let mut by_id: Vec<(u64, u32)> = rows.iter().enumerate().map(|(r, &d)| (draws[d as usize].id.get(), r as u32)).collect();
+        by_id.sort_unstable();
+        Ok(Some(DrawTable { index, snapshots, statics, occluders_word, frames, by_id, _pool: pool }))
     }
 
     /// Slot `slot`'s rows buffer and set.
@@ -224,6 +229,25 @@ impl DrawTable {
     /// The word of the occluder meshes' directory in the static buffer.
     pub fn occluders_word(&self) -> u32 {
         self.occluders_word
+    }
+
+    /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word
+    /// `at`: a bit per row whose draw `ignore` leaves out (by its ID, or by its one instance,
+    /// 0). The cull pass draws those rows nowhere.
+    pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore]) {
+        let Some(bits) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
+        bits.fill(0);
+        for rule in ignore {
+            let id = match *rule {
+                Ignore::Object(id) => id.get(),
+                Ignore::Instances { id, start: 0, count } if count > 0 => id.get(),
+                Ignore::Instances { .. } => continue,
+            };
+            let first = self.by_id.partition_point(|&(i, _)| i < id);
+            for &(_, row) in self.by_id[first..].iter().take_while(|&&(i, _)| i == id) {
+                bits[row as usize / 32] |= 1 << (row % 32);
+            }
+        }
     }
 
     /// Bytes held: the static buffer (the slots' rows are the planner's, sized by the

@@ -15,6 +15,7 @@ use crate::record::push::storage_words;
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::PixelRect;
 use crate::request::viewport::Viewport;
+use crate::request::PickRequest;
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
 use glam::UVec2;
@@ -324,7 +325,7 @@ impl Picker {
     /// into slot `slot`'s plan buffer (its previous frame completed); returns whether the
     /// frame plans anything on the GPU (if not, its ranges are recorded as the CPU planned
     /// them). The cull pass's dispatches are left in `gpu_pairs.inputs`.
-    pub(super) fn prepare_gpu_plan(&mut self, slot: usize, viewport: &Viewport, camera: &CameraSnapshot, draws: &[PickDraw]) -> bool {
+    pub(super) fn prepare_gpu_plan(&mut self, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> bool {
         let planner = self.planner;
         let pairs = &mut self.gpu_pairs;
         pairs.clear();
@@ -361,7 +362,10 @@ impl Picker {
         let layout = kit.layout;
         match kit.words_mut(slot) {
             Some(words) if !pairs.inputs.is_empty() => {
-                pairs.write_jobs(words, layout, (draws, table.map(|t| &t.index)), camera, viewport);
+                pairs.write_jobs(words, layout, (draws, table.map(|t| &t.index)), camera, &request.viewport);
+                if let (Some(t), Some(_)) = (table, pairs.table) {
+                    t.write_ignored(words, layout.ignored_word() as usize, request.ignore);
+                }
                 true
             }
             _ => {
@@ -390,7 +394,7 @@ mod tests {
     #[test]
     fn pairs_group_by_draw_keep_a_ranges_parts_together_and_share_the_commands() {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 4], ..FramePairs::default() };
-        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10 };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10, ignored_words: 0 };
         // Range 0 of draw 5, range 1 of draw 2 in two parts, range 2 of draw 5.
         assert!(pairs.push_parts(candidate(5, 0, 0, 100), std::iter::once((0, 100)), layout));
         assert!(pairs.push_parts(candidate(2, 1, 0, 50), [(0, 10), (20, 30)].into_iter(), layout));
@@ -416,7 +420,7 @@ mod tests {
     #[test]
     fn a_draws_pairs_too_far_apart_for_one_dispatch_take_two() {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 2], ..FramePairs::default() };
-        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10 };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 1 << 10, ignored_words: 0 };
         let far = MAX_DISPATCH_GROUPS * CULL_GROUP;
         assert!(pairs.push_parts(candidate(3, 0, 10, 20), std::iter::once((10, 20)), layout));
         assert!(pairs.push_parts(candidate(3, 1, far, 5), std::iter::once((far, 5)), layout));
@@ -428,7 +432,7 @@ mod tests {
     #[test]
     fn a_range_whose_bits_would_pass_the_bound_is_left_to_the_cpu() {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 3], ..FramePairs::default() };
-        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 8 };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 8, ignored_words: 0 };
         assert!(pairs.push_parts(candidate(1, 0, 0, 128), std::iter::once((0, 128)), layout));
         assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "7 words more than the 3 left");
         assert!(pairs.push_parts(candidate(1, 2, 0, 64), std::iter::once((0, 64)), layout));

@@ -82,13 +82,13 @@ pub(super) struct CachedTable {
 
 impl Picker {
     /// The table `request` over `draws` plans with, if any: under `Planner::Gpu`, where the
-    /// host enabled `shaderFloat64` and batching, for requests without ignore rules or a
-    /// filter (a table holds every pickable draw), and without same-frame GPU results (their
-    /// rows name the draws a frame recorded). Built once per list; none for a list with more
+    /// host enabled `shaderFloat64` and batching, for requests without a filter (a table
+    /// holds every pickable draw, and a filter would be asked of each every frame; ignore
+    /// rules name the rows they leave out: `DrawTable::write_ignored`), and without
+    /// same-frame GPU results (their rows name the draws a frame recorded). Built once per list; none for a list with more
     /// plain draws than `PickerConfig::gpu_plan_draws`.
     pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
-        let usable =
-            self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.ignore.is_empty() && request.filter.is_none();
+        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.filter.is_none();
         let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };
         let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if let Some(c) = cached {

@@ -212,7 +212,7 @@ impl Picker {
     /// # Safety
     /// As [`Picker::record`]; `prepare_layout` succeeded for this layout.
     unsafe fn record_layout(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> u64 {
-        let gpu_plan = self.prepare_gpu_plan(slot, &request.viewport, camera, draws).then_some(self.gpu_plan.as_ref()).flatten();
+        let gpu_plan = self.prepare_gpu_plan(slot, request, camera, draws).then_some(self.gpu_plan.as_ref()).flatten();
         let pairs = &self.gpu_pairs;
         // The table's rows this frame's cull pass writes, where it plans with one.
         let table = self.frame_table.as_ref().filter(|_| pairs.table.is_some());
