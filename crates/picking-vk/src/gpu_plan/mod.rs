@@ -12,6 +12,7 @@ pub(crate) mod layout;
 pub(crate) mod occluders;
 pub(crate) mod record;
 pub(crate) mod table;
+pub(crate) mod table_words;
 
 use crate::draw::PickDraw;
 use crate::error::{PickError, Requirement};
@@ -130,7 +131,7 @@ impl TableDraws<'_> {
         let g = self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?;
         let window = self.windows.get(g).copied().filter(|&w| w != NO_WINDOW)?;
         let group = self.groups[g];
-        let runs = self.runs_offset + 4 * u64::from(group.first_run) * u64::from(table::RUN_WORDS);
+        let runs = self.runs_offset + 4 * u64::from(group.first_run) * u64::from(table_words::RUN_WORDS);
         Some(DrawnGroup { group, runs, rows_offset: u64::from(window) * u64::from(ROW_BYTES) })
     }
 }

@@ -12,6 +12,7 @@
 //! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
 
 use super::occluders::occluders;
+use super::table_words::{row_words, runs, TABLE_ROW_WORDS};
 use super::DrawsPasses;
 use crate::draw::Culling;
 use crate::draw::{Aabb, PickDraw, Triangles};
@@ -26,14 +27,6 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
 
-/// Words of a table row: the model's first three rows (its columns' x, y and z: the last row
-/// of a table draw's model is (0, 0, 0, 1)), the ID (2) and the row's run.
-pub(crate) const TABLE_ROW_WORDS: u32 = 15;
-/// Words of a run: its command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
-/// word unused) drawing all its rows, the rows' local box (min 3, max 3) and their occluder
-/// mesh (`occluders`: index + 1, 0 for none). Drawn whole, a group's runs are its commands,
-/// [`RUN_WORDS`] apart.
-pub(crate) const RUN_WORDS: u32 = 12;
 /// The fewest draws a group takes (see [`TableIndex::of`]).
 pub(crate) const MIN_GROUP_ROWS: usize = 16;
 /// The most rows of one group: its cull dispatch stays within 65,535 workgroups.
@@ -169,7 +162,7 @@ impl DrawTable {
             return Ok(None);
         }
         let occluders = occluders(draws, &rows);
-        let (run_of, runs) = runs(draws, &rows, &occluders.of_row, &mut index.groups);
+        let (run_of, runs) = place_runs(&mut index.groups, draws, &rows, &occluders.of_row);
         let mut words = row_words(draws, &rows, &run_of);
         words.extend(runs);
         let occluders_word = words.len() as u32;
@@ -257,76 +250,17 @@ impl DrawTable {
     }
 }
 
-/// A command over a draw's triangles drawing one instance, `row`.
-fn command(triangles: Triangles, row: u32) -> [u32; 5] {
-    match triangles {
-        Triangles::NonIndexed { first_vertex, vertex_count } => [vertex_count, 1, first_vertex, row, 0],
-        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => [index_count, 1, first_index, vertex_offset as u32, row],
-    }
-}
-
-/// What a row shares with the other rows of its run: what it draws besides its instances
-/// (`Triangles::template`), its local box (bit for bit) and its occluder mesh.
-type RunKey = ((u32, u32, i32), [u32; 6], u32);
-
-fn run_key(draw: &PickDraw, occluder: u32) -> RunKey {
-    // Every table draw has a culling box.
-    let (min, max) = draw.culling_bounds().map_or((glam::Vec3::ZERO, glam::Vec3::ZERO), |b| (b.min, b.max));
-    (draw.triangles.template(), [min.x, min.y, min.z, max.x, max.y, max.z].map(f32::to_bits), occluder)
-}
-
-/// Per row its run, and the runs' words ([`RUN_WORDS`] each): consecutive rows of a group
-/// with one [`RunKey`] (`of_row`: their occluder meshes) share a run, whose command draws
-/// them all as its instances. Runs never cross a group (whose `first_run` and `runs` it
-/// sets): drawing a group whole takes a command a run (one for a group of one mesh, however
-/// many rows: a count draw's cost follows its most commands on some drivers).
-fn runs(draws: &[PickDraw], rows: &[u32], of_row: &[u32], groups: &mut [TableGroup]) -> (Vec<u32>, Vec<u32>) {
-    let key = |r: usize| run_key(&draws[rows[r] as usize], of_row.get(r).copied().unwrap_or(0));
-    let (mut run_of, mut words) = (vec![0; rows.len()], vec![]);
-    let mut runs = 0;
-    for g in groups {
-        g.first_run = runs;
-        let (mut start, end) = (g.first_row as usize, (g.first_row + g.rows) as usize);
-        while start < end {
-            let k = key(start);
-            let stop = (start + 1..end).find(|&r| key(r) != k).unwrap_or(end);
-            // Its instances count from the group's first row: the pick pass binds the
-            // group's rows there.
-            let mut c = command(draws[rows[start] as usize].triangles, start as u32 - g.first_row);
-            c[1] = (stop - start) as u32;
-            words.extend(c);
-            words.extend(k.1);
-            words.push(k.2);
-            run_of[start..stop].fill(runs);
-            runs += 1;
-            start = stop;
-        }
-        g.runs = runs - g.first_run;
+/// The runs of `groups`' rows (`table_words::runs`), each group's `first_run` and `runs`
+/// set: per row its run, and the runs' words.
+fn place_runs(groups: &mut [TableGroup], draws: &[PickDraw], rows: &[u32], of_row: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let spans: Vec<(u32, u32)> = groups.iter().map(|g| (g.first_row, g.rows)).collect();
+    let (run_of, words, counts) = runs(draws, rows, of_row, &spans);
+    let mut first = 0;
+    for (g, count) in groups.iter_mut().zip(counts) {
+        (g.first_run, g.runs) = (first, count);
+        first += count;
     }
     (run_of, words)
-}
-
-/// The rows' words: per row its model's first three rows, its ID and its run (`run_of`);
-/// then a bit per row set where its run differs from the row before it's (a run of
-/// survivors ends there).
-fn row_words(draws: &[PickDraw], rows: &[u32], run_of: &[u32]) -> Vec<u32> {
-    let n = rows.len();
-    let mut words = Vec::with_capacity(n * TABLE_ROW_WORDS as usize + n.div_ceil(32));
-    for (&d, &run) in rows.iter().zip(run_of) {
-        let draw = &draws[d as usize];
-        let columns = draw.model.to_cols_array();
-        words.extend(columns.chunks(4).flat_map(|c| c[..3].iter().map(|v| v.to_bits())));
-        words.extend(draw.id.to_words());
-        words.push(run);
-    }
-    let mut starts = vec![0u32; n.div_ceil(32)];
-    for r in 0..n {
-        if r == 0 || run_of[r] != run_of[r - 1] {
-            starts[r / 32] |= 1 << (r % 32);
-        }
-    }
-    words.extend(starts);
-    words
 }
 
 fn upload_statics(memory: &Memory, words: &[u32]) -> Result<GpuBuffer, PickError> {
@@ -347,6 +281,7 @@ fn upload_statics(memory: &Memory, words: &[u32]) -> Result<GpuBuffer, PickError
 mod tests {
     use super::*;
     use crate::draw::{BufferRange, Positions};
+    use crate::gpu_plan::table_words::RUN_WORDS;
     use crate::id::ObjectId;
     use ash::vk::Handle;
     use glam::Vec3;
@@ -358,8 +293,9 @@ mod tests {
         PickDraw::new(ObjectId::new(1).unwrap(), positions, Triangles::NonIndexed { first_vertex, vertex_count: 3 }).with_bounds(bounds)
     }
 
-    #[test]
-    fn groups_are_runs_of_plain_draws_sharing_bindings_and_small_ones_stay_on_the_cpu() {
+    /// 40 draws of buffer 1 whose first vertices alternate, an unpickable one, 10 more, 20 of
+    /// buffer 2, a projective one and 5 more.
+    fn mixed_draws() -> Vec<PickDraw> {
         let mut draws: Vec<PickDraw> = (0..40).map(|k| draw(1, 3 * (k % 2))).collect();
         let mut hidden = draw(1, 0);
         hidden.pickable = false;
@@ -369,6 +305,12 @@ mod tests {
         let projective = draw(2, 0).with_model(glam::Mat4::from_cols(glam::Vec4::X, glam::Vec4::Y, glam::Vec4::Z, glam::Vec4::new(0.0, 0.0, 1.0, 0.5)));
         draws.push(projective);
         draws.extend((0..5).map(|_| draw(2, 0)));
+        draws
+    }
+
+    #[test]
+    fn groups_are_runs_of_plain_draws_sharing_bindings_and_small_ones_stay_on_the_cpu() {
+        let draws = mixed_draws();
         let (index, rows) = TableIndex::of(&draws, 16);
         // 40 draws of buffer 1 in groups of at most 16 (the last, 8, stays on the CPU); the
         // unpickable draw breaks the run, and the 10 after it are too few; buffer 2's 20 make
@@ -379,10 +321,16 @@ mod tests {
         assert_eq!(index.rows(), 48);
         let in_table: Vec<usize> = (0..draws.len()).filter(|&i| index.in_table[i]).collect();
         assert_eq!(in_table, (0..32).chain(51..67).collect::<Vec<usize>>());
+    }
+
+    #[test]
+    fn a_groups_rows_that_draw_the_same_share_a_run_and_rows_keep_their_model_id_and_run() {
+        let draws = mixed_draws();
+        let (index, rows) = TableIndex::of(&draws, 16);
         // Runs: rows of a group that draw the same (every row of the alternating groups, one
         // for buffer 2's), each run drawing its rows as instances.
         let mut groups = index.groups.clone();
-        let (run_of, runs) = runs(&draws, &rows, &vec![0; rows.len()], &mut groups);
+        let (run_of, runs) = place_runs(&mut groups, &draws, &rows, &vec![0; rows.len()]);
         assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 16), (16, 16), (32, 1)]);
         assert_eq!(run_of, (0..32).chain([32; 16]).collect::<Vec<u32>>());
         assert_eq!(runs.len(), 33 * RUN_WORDS as usize);
@@ -410,7 +358,7 @@ mod tests {
         let mut of_row = vec![0; rows.len()];
         of_row[10..].fill(1);
         let mut groups = index.groups.clone();
-        let (run_of, _) = runs(&draws, &rows, &of_row, &mut groups);
+        let (run_of, _) = place_runs(&mut groups, &draws, &rows, &of_row);
         // Rows 0-4, row 5 (its box), rows 6-9, then 10-19 (an occluder mesh); the second
         // group's rows are one run of their own.
         let expected: Vec<u32> = [0; 5].into_iter().chain([1]).chain([2; 4]).chain([3; 10]).chain([4; 20]).collect();
@@ -422,19 +370,11 @@ mod tests {
     fn a_table_of_one_mesh_keeps_60_bytes_and_a_bit_a_draw() {
         let draws: Vec<PickDraw> = (0..1000).map(|k| draw(1, 0).with_model(glam::Mat4::from_translation(Vec3::X * k as f32))).collect();
         let (mut index, rows) = TableIndex::of(&draws, 1000);
-        let (run_of, runs) = runs(&draws, &rows, &vec![0; rows.len()], &mut index.groups);
+        let (run_of, runs) = place_runs(&mut index.groups, &draws, &rows, &vec![0; rows.len()]);
         let words = row_words(&draws, &rows, &run_of).len() + runs.len();
         // Rows, run-start bits, one run.
         assert_eq!(words, 1000 * 15 + 32 + 12);
         assert!(4.0 * words as f64 / 1000.0 < 61.0);
-    }
-
-    #[test]
-    fn the_shaders_read_rows_and_runs_as_the_table_lays_them_out() {
-        for shader in [include_str!("../../../../shaders/pick_cull_draws.comp"), include_str!("../../../../shaders/pick_cull_finish_draws.comp")] {
-            assert!(shader.contains(&format!("const uint TABLE_ROW_WORDS = {TABLE_ROW_WORDS}u;")));
-            assert!(shader.contains(&format!("const uint RUN_WORDS = {RUN_WORDS}u;")));
-        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::bind::{Bindings, BoundState};
 use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
-use crate::gpu_plan::table::RUN_WORDS;
+use crate::gpu_plan::table_words::RUN_WORDS;
 use crate::gpu_plan::{GpuPlanned, NO_PAIR};
 use crate::pass::pipeline_key::PipelineKey;
 use ash::vk;
