@@ -282,22 +282,31 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
             }
         }
     }
-    // The workgroup's nearest untried occluder, while its box may lie nearer than the bound.
+    // The workgroup's nearest occluders, nearest first, while their boxes may lie nearer
+    // than the bound. They are tried together, in one reduction: trying them one by one,
+    // each against the bound the ones before proved, drops no more (an occluder whose box
+    // lies beyond a proven hit cannot prove a nearer one), and waits on a reduction each.
     uint head = 0u;
-    for (uint t = 0u; t < OCCLUDER_TRIES; t++) {
-        uint row;
-        double near = workgroup_min(head < OCCLUDER_TRIES ? keys[head] : FAR_AWAY, head < OCCLUDER_TRIES ? candidates[head] : 0u, row);
+    uint chosen[OCCLUDER_TRIES];
+    uint tries = 0u;
+    for (; tries < OCCLUDER_TRIES; tries++) {
+        double near = workgroup_min(head < OCCLUDER_TRIES ? keys[head] : FAR_AWAY, head < OCCLUDER_TRIES ? candidates[head] : 0u, chosen[tries]);
         if (!(near < FAR_AWAY) || near >= bound) {
             break;
         }
-        if (head < OCCLUDER_TRIES && keys[head] == near && candidates[head] == row) {
+        if (head < OCCLUDER_TRIES && keys[head] == near && candidates[head] == chosen[tries]) {
             head++;
         }
-        uint mesh = table.words[run_word(job, row) + 11u] - 1u;
+    }
+    double nearest_far = FAR_AWAY;
+    for (uint t = 0u; t < tries; t++) {
+        uint mesh = table.words[run_word(job, chosen[t]) + 11u] - 1u;
+        nearest_far = min(nearest_far, sure_far(chosen[t], mesh, centre, vp, flags, larger));
+    }
+    if (tries > 0u) {
         uint unused;
-        double far_key = workgroup_min(sure_far(row, mesh, centre, vp, flags, larger), 0u, unused);
         // The D32 depth buffer's rounding added.
-        bound = min(bound, far_key + rounding);
+        bound = min(bound, workgroup_min(nearest_far, 0u, unused) + rounding);
     }
     // No bound (+inf, or none proved): nothing to drop.
     if (!(bound < FAR_AWAY)) {

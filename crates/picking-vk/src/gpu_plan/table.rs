@@ -8,8 +8,9 @@
 //! (typically a run per mesh), and whose command draws the run's rows as instances of the
 //! batched pipeline. Consecutive table draws that share their bindings form a group: the
 //! unit the cull pass culls against a query region, and the pick pass draws with one count
-//! draw. Each frame the cull pass composes every referenced row's model-view-projection into
-//! the slot's rows (in f64, exactly as the CPU would), so the rows never pass through the CPU.
+//! draw. Each frame the cull pass composes the model-view-projection of every row of the groups
+//! the frame's queries meet into the group's window of the slot's rows (in f64, exactly as the
+//! CPU would), so the rows never pass through the CPU.
 
 use super::occluders::occluders;
 use super::table_words::{row_words, runs, TABLE_ROW_WORDS};
