@@ -63,6 +63,9 @@ pub(crate) struct TableGroup {
     /// A world box around every row's box (each transformed in f64 and rounded outwards),
     /// if finite: a query whose ray misses it plans none of the group's rows.
     pub world: Option<Aabb>,
+    /// Whether a row has an occluder mesh (`occluders`): without one, and without a bound
+    /// from the CPU's own sure hit, the GPU's occlusion can drop nothing, and is skipped.
+    pub occluders: bool,
 }
 
 /// What planning reads of a table: which draws the GPU plans, and the groups.
@@ -118,7 +121,7 @@ impl TableIndex {
                 let pad = draws[i..end].iter().map(|d| 2.0 + crate::draw::reach_px(d)).fold(2.0, f32::max);
                 let (first_row, rows_count) = (rows.len() as u32, (end - i) as u32);
                 let world = world_box(&draws[i..end]);
-                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world });
+                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world, occluders: false });
                 rows.extend(i as u32..end as u32);
                 index.in_table[i..end].fill(true);
             }
@@ -251,8 +254,8 @@ impl DrawTable {
     }
 }
 
-/// The runs of `groups`' rows (`table_words::runs`), each group's `first_run` and `runs`
-/// set: per row its run, and the runs' words.
+/// The runs of `groups`' rows (`table_words::runs`), each group's `first_run`, `runs` and
+/// `occluders` set: per row its run, and the runs' words.
 fn place_runs(groups: &mut [TableGroup], draws: &[PickDraw], rows: &[u32], of_row: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let spans: Vec<(u32, u32)> = groups.iter().map(|g| (g.first_row, g.rows)).collect();
     let (run_of, words, counts) = runs(draws, rows, of_row, &spans);
@@ -260,6 +263,7 @@ fn place_runs(groups: &mut [TableGroup], draws: &[PickDraw], rows: &[u32], of_ro
     for (g, count) in groups.iter_mut().zip(counts) {
         (g.first_run, g.runs) = (first, count);
         first += count;
+        g.occluders = of_row[g.first_row as usize..(g.first_row + g.rows) as usize].iter().any(|&m| m != 0);
     }
     (run_of, words)
 }
@@ -357,14 +361,14 @@ mod tests {
         draws[5] = draws[5].clone().with_bounds(Aabb { min: Vec3::ZERO, max: Vec3::splat(2.0) });
         let (index, rows) = TableIndex::of(&draws, 20);
         let mut of_row = vec![0; rows.len()];
-        of_row[10..].fill(1);
+        of_row[10..20].fill(1);
         let mut groups = index.groups.clone();
         let (run_of, _) = place_runs(&mut groups, &draws, &rows, &of_row);
         // Rows 0-4, row 5 (its box), rows 6-9, then 10-19 (an occluder mesh); the second
-        // group's rows are one run of their own.
+        // group's rows are one run of their own, and have no occluder mesh.
         let expected: Vec<u32> = [0; 5].into_iter().chain([1]).chain([2; 4]).chain([3; 10]).chain([4; 20]).collect();
         assert_eq!(run_of, expected);
-        assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 4), (4, 1)]);
+        assert_eq!(groups.iter().map(|g| (g.first_run, g.runs, g.occluders)).collect::<Vec<_>>(), vec![(0, 4, true), (4, 1, false)]);
     }
 
     #[test]

@@ -292,7 +292,7 @@ impl FramePairs {
                 None => draw.instance_count(),
             };
             self.write_table_words(&mut j, table_group.zip(c.group));
-            if let Some(occlusion) = c.occlusion.filter(|_| table_group.is_some()) {
+            if let Some(occlusion) = c.occlusion.filter(|o| table_group.is_some_and(|g| g.occluders || o.bound < f32::INFINITY)) {
                 occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
             }
             bits += bit_words(groups);
