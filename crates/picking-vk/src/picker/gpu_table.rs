@@ -12,7 +12,7 @@ use crate::gpu_plan::table::{DrawTable, TableGroup, TableIndex};
 use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
-use crate::plan::Planned;
+use crate::plan::{PlanEntry, Planned};
 use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
@@ -43,18 +43,14 @@ impl PairBudget {
     /// its groups whole.)
     pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw], table: &TableIndex) -> bool {
         let mut need = (0u64, 0u64);
-        let mut rows = 0u64;
         self.claimed.resize(table.groups.len(), false);
-        let mut new_groups = vec![];
+        // The groups not yet claimed (a query's plan names a group once).
+        let group_of = |e: &PlanEntry| e.table.then(|| table.groups.binary_search_by_key(&e.draw, |g| g.draw).ok()).flatten();
+        let new_groups = || planned.entries.iter().filter_map(group_of).filter(|&g| !self.claimed[g]);
+        let rows: u64 = new_groups().map(|g| u64::from(table.groups[g].rows)).sum();
         for e in planned.entries {
             if !(e.table || (e.run_count == 0 && draws.get(e.draw as usize).is_some_and(|d| plannable(d, self.planner)))) {
                 continue;
-            }
-            if let Some(g) = e.table.then(|| table.groups.binary_search_by_key(&e.draw, |g| g.draw).ok()).flatten() {
-                if !self.claimed[g] && !new_groups.contains(&g) {
-                    new_groups.push(g);
-                    rows += u64::from(table.groups[g].rows);
-                }
             }
             for &(start, count) in &planned.ranges[e.first_range as usize..(e.first_range + e.range_count) as usize] {
                 if count > 0 && count <= MAX_RANGE_INSTANCES {
@@ -67,8 +63,10 @@ impl PairBudget {
         }
         self.left = (self.left.0.saturating_sub(need.0), self.left.1.saturating_sub(need.1));
         self.rows_left -= rows;
-        for g in new_groups {
-            self.claimed[g] = true;
+        for e in planned.entries {
+            if let Some(g) = group_of(e) {
+                self.claimed[g] = true;
+            }
         }
         true
     }
@@ -85,8 +83,8 @@ impl Picker {
     /// host enabled `shaderFloat64` and batching, for requests without a filter (a table
     /// holds every pickable draw, and a filter would be asked of each every frame; ignore
     /// rules name the rows they leave out: `DrawTable::write_ignored`), and without
-    /// same-frame GPU results (their rows name the draws a frame recorded). Built once per list; none for a list with more
-    /// plain draws than `PickerConfig::gpu_plan_draws`.
+    /// same-frame GPU results (their rows name the draws a frame recorded). Built once per
+    /// list; none for a list with more plain draws than `PickerConfig::gpu_plan_draws`.
     pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
         let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.filter.is_none();
         let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };

@@ -76,9 +76,13 @@ pub struct PickMemory {
     /// [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
     pub gpu_results: u64,
     /// The GPU planner's buffers: one per slot, sized by the configuration
-    /// ([`PickerConfig::gpu_plan_pairs`](crate::PickerConfig::gpu_plan_pairs) and
-    /// [`gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands)); 0 without a GPU planner.
-    /// Nothing per draw or per instance: the planner reads the host's own instance buffers.
+    /// ([`PickerConfig::gpu_plan_pairs`](crate::PickerConfig::gpu_plan_pairs),
+    /// [`gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands),
+    /// [`gpu_plan_instances`](crate::PickerConfig::gpu_plan_instances) and, where shared
+    /// lists' tables are planned, [`gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows)); 0
+    /// without a GPU planner. Nothing per instance: the planner reads the host's own instance
+    /// buffers. Per draw only the table of the shared list last recorded (its rows and runs:
+    /// about 60 bytes a draw where draws share meshes).
     pub planner: u64,
 }
 
