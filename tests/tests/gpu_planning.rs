@@ -603,6 +603,11 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     // A table bound below the lists' plain draws: no table, the CPU plans them.
     let mut bounded = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_draws(100));
     let bounded_memory = bounded.memory().planner;
+    // No rows for a frame (`gpu_plan_rows` 0): no tables at all, and no rows or ignored-row
+    // bits held.
+    let mut no_rows = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(0));
+    let no_rows_memory = no_rows.memory().planner;
+    assert_eq!(gpu_planned.memory().planner - no_rows_memory, 2 * (16_384 * 80 + (1 << 17) / 8), "no rows, no ignored-row bits");
     // Rows for the frame's groups: the table holds 576 rows (six groups of 96), and every
     // query's ray meets every group's world box (the spheres are strewn over the view). With
     // room for 575 each query is planned on the CPU; with 576 on the GPU.
@@ -662,6 +667,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
             ("GPU", &mut gpu_planned),
             ("CPU", &mut cpu_planned),
             ("GPU, bounded", &mut bounded),
+            ("GPU, no rows", &mut no_rows),
             ("GPU, 575 rows", &mut rows_short),
             ("GPU, 576 rows", &mut rows_exact),
         ];
@@ -684,12 +690,13 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                     short_of_bound += u32::from(stats.ranges > 0 && stats.ranges < 64);
                 }
                 rows_exact_pairs += if name == "GPU, 576 rows" { got.stats.gpu_plan.map_or(0, |s| s.ranges) } else { 0 };
-                if name == "GPU, bounded" || name == "GPU, 575 rows" {
+                if ["GPU, bounded", "GPU, no rows", "GPU, 575 rows"].contains(&name) {
                     // The random scene's instanced field is drawn as the CPU planned it under Gpu.
                     assert_eq!(got.stats.gpu_plan.map_or(0, |s| s.ranges), 0, "seed {seed}: {name}: nothing planned on the GPU");
                 }
-                if name == "GPU, bounded" {
-                    assert_eq!(picker.memory().planner, bounded_memory, "seed {seed}: no table held");
+                if name == "GPU, bounded" || name == "GPU, no rows" {
+                    let before = if name == "GPU, bounded" { bounded_memory } else { no_rows_memory };
+                    assert_eq!(picker.memory().planner, before, "seed {seed}: {name}: no table held");
                 }
             }
         }
@@ -724,6 +731,6 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     assert!(commands > 0 && commands <= survivors && fallbacks == 0, "commands {commands}, survivors {survivors}, fallbacks {fallbacks}");
     // Points' pairs drop rows behind a sure hit of another (their occluder meshes).
     assert!(occluded > 0, "rows dropped behind sure hits: {occluded} (survivors {survivors})");
-    drop((gpu_planned, cpu_planned, unculled, roomy, rows_short, rows_exact));
+    drop((gpu_planned, cpu_planned, unculled, roomy, rows_short, rows_exact, no_rows));
     gpu.assert_no_validation_messages();
 }
