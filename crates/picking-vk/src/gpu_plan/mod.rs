@@ -107,7 +107,7 @@ pub(crate) struct TableDraws<'a> {
     pub statics: vk::Buffer,
     /// Byte offset of the first run in `statics`.
     pub runs_offset: u64,
-    pub groups: &'a [table::TableGroup],
+    pub index: &'a table::TableIndex,
     /// Per group, its first row in the slot's rows this frame ([`NO_WINDOW`]: not drawn).
     pub windows: &'a [u32],
 }
@@ -128,9 +128,9 @@ pub(crate) struct DrawnGroup {
 impl TableDraws<'_> {
     /// The group whose first draw is `draw`, where the frame composed its rows.
     pub fn group(&self, draw: u32) -> Option<DrawnGroup> {
-        let g = self.groups.binary_search_by_key(&draw, |g| g.draw).ok()?;
+        let g = self.index.group_of(draw)?;
         let window = self.windows.get(g).copied().filter(|&w| w != NO_WINDOW)?;
-        let group = self.groups[g];
+        let group = self.index.groups[g];
         let runs = self.runs_offset + 4 * u64::from(group.first_run) * u64::from(table_words::RUN_WORDS);
         Some(DrawnGroup { group, runs, rows_offset: u64::from(window) * u64::from(ROW_BYTES) })
     }

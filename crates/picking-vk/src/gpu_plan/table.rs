@@ -99,6 +99,12 @@ impl TableIndex {
         self.groups.last().map_or(0, |g| g.first_row + g.rows)
     }
 
+    /// The index of the group whose first draw is `draw` (a plan's table entry names its
+    /// group so).
+    pub fn group_of(&self, draw: u32) -> Option<usize> {
+        self.groups.binary_search_by_key(&draw, |g| g.draw).ok()
+    }
+
     /// Rows for the table draws of `draws`, grouped; groups hold at most `max_rows` rows.
     /// Groups of fewer than [`MIN_GROUP_ROWS`] draws stay with the CPU planner: each group
     /// costs a dispatch a frame and a count draw a query, which only many draws repay.

@@ -106,8 +106,7 @@ impl FramePairs {
         let plans = &frame.plans;
         let eligible = |entry: &PlanEntry| entry.table || (entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible));
         // A table entry's group: the one that starts at its draw.
-        let group =
-            |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.index.groups.binary_search_by_key(&entry.draw, |g| g.draw).ok()).map(|g| g as u32);
+        let group = |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.index.group_of(entry.draw)).map(|g| g as u32);
         let ranges_of = |entry: &PlanEntry| entry.first_range..entry.first_range + entry.range_count;
         'queries: for query in &frame.queries {
             let (region, span) = match query {

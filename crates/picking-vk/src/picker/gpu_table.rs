@@ -45,7 +45,7 @@ impl PairBudget {
         let mut need = (0u64, 0u64);
         self.claimed.resize(table.groups.len(), false);
         // The groups not yet claimed (a query's plan names a group once).
-        let group_of = |e: &PlanEntry| e.table.then(|| table.groups.binary_search_by_key(&e.draw, |g| g.draw).ok()).flatten();
+        let group_of = |e: &PlanEntry| e.table.then(|| table.group_of(e.draw)).flatten();
         let new_groups = || planned.entries.iter().filter_map(group_of).filter(|&g| !self.claimed[g]);
         let rows: u64 = new_groups().map(|g| u64::from(table.groups[g].rows)).sum();
         for e in planned.entries {
@@ -117,7 +117,7 @@ impl FramePairs {
         self.windows.resize(index.groups.len(), NO_WINDOW);
         let mut top = frame_rows;
         for e in frame.plans.entries.iter().filter(|e| e.table) {
-            let Ok(g) = index.groups.binary_search_by_key(&e.draw, |g| g.draw) else { continue };
+            let Some(g) = index.group_of(e.draw) else { continue };
             if self.windows[g] == NO_WINDOW {
                 let Some(window) = top.checked_sub(index.groups[g].rows) else { return false };
                 self.windows[g] = window;

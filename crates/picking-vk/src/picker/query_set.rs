@@ -217,7 +217,7 @@ impl Picker {
         // The table's rows this frame's cull pass writes, where it plans with one.
         let table = self.frame_table.as_ref().filter(|_| pairs.table.is_some());
         let table_draws = table.and_then(|t| {
-            Some(TableDraws { rows: t.frame(slot)?.0, statics: t.statics(), runs_offset: t.runs_offset(), groups: &t.index.groups, windows: &pairs.windows })
+            Some(TableDraws { rows: t.frame(slot)?.0, statics: t.statics(), runs_offset: t.runs_offset(), index: &t.index, windows: &pairs.windows })
         });
         let table_rows = table_draws.as_ref().map(|t| t.rows);
         // Each query places its own region (`region_view`); this framing is only the default.
