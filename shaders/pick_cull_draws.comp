@@ -16,26 +16,16 @@ layout(push_constant) uniform CullDrawsPush {
     uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, its window)
 } pc;
 
-// The table (static): per row its model's first three rows (12 floats, column by column),
-// its ID (2 words) and its run; then a bit per row that starts a run; then per run its
-// command (5 words), its rows' local box (min 3, max 3) and occluder mesh (index + 1); then
-// the occluder meshes' directory (the job's word 50: per mesh 6 words, its sphere from the
-// third) and triangles.
-layout(std430, set = 1, binding = 0) readonly buffer TableWords {
-    uint words[];
-} table;
-
 // The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
 // ID, snapshot index, unused): the frame's groups each at their window.
 layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
     uint rows[];
 } frame;
 
-const uint TABLE_ROW_WORDS = 15u;
-const uint RUN_WORDS = 12u;
 const uint ROW_WORDS = 20u;
 
 #include "pick_cull.glsl"
+#include "pick_table.glsl"
 
 float table_float(uint at) {
     return uintBitsToFloat(table.words[at]);
@@ -98,10 +88,7 @@ void main() {
         frame.rows[row + 19u] = 0u;
         if (pc.pairs.y > 0u && !ignored) {
             uint job = pc.pairs.x * JOB_WORDS;
-            // The runs follow the rows and their run-start bits; a table pair's job counts the
-            // table's rows.
-            uint rows = plan.words[job + 46u];
-            uint run = TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * table.words[at + 14u];
+            uint run = run_word(job, i);
             vec3 lo = vec3(table_float(run + 5u), table_float(run + 6u), table_float(run + 7u));
             vec3 hi = vec3(table_float(run + 8u), table_float(run + 9u), table_float(run + 10u));
             rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);

@@ -12,30 +12,17 @@
 
 #include "pick_cull_finish.glsl"
 
-// The table (static): rows of 15 words (the model's first three rows, the ID, the row's run),
-// the run-start bits (`pc.pairs.z` is their first word), the runs (12 words: the command
-// drawing all the run's rows, the rows' local box, their occluder mesh, index + 1), and the
-// occluder meshes' directory (`pc.pairs.w`) and triangles.
-layout(std430, set = 1, binding = 0) readonly buffer TableWords {
-    uint words[];
-} table;
+// The table (`pc.pairs.z` is the word of its run-start bits, `pc.pairs.w` its occluder
+// meshes' directory).
+#include "pick_table.glsl"
 
 // The slot's rows as the cull pass wrote them (`DrawRow`: the model-view-projection first).
 layout(std430, set = 1, binding = 1) readonly buffer FrameRows {
     uint rows[];
 } frame;
 
-const uint TABLE_ROW_WORDS = 15u;
-const uint RUN_WORDS = 12u;
 const uint ROW_WORDS = 20u;
 const uint OCCLUDED = 4u;
-
-// The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
-// pair's job counts the table's rows).
-uint run_word(uint job, uint row) {
-    uint rows = plan.words[job + 46u];
-    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * table.words[TABLE_ROW_WORDS * row + 14u];
-}
 
 #include "pick_occlusion.glsl"
 

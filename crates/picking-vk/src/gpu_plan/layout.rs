@@ -237,7 +237,7 @@ mod tests {
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::INSTANCE_BASE)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
         assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));
-        assert!(draws.contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
+        assert!(include_str!("../../../../shaders/pick_table.glsl").contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
         for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT] {
             assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
         }

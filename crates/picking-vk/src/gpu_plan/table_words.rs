@@ -91,9 +91,11 @@ mod tests {
 
     #[test]
     fn the_shaders_read_rows_and_runs_as_the_table_lays_them_out() {
+        let table = include_str!("../../../../shaders/pick_table.glsl");
+        assert!(table.contains(&format!("const uint TABLE_ROW_WORDS = {TABLE_ROW_WORDS}u;")));
+        assert!(table.contains(&format!("const uint RUN_WORDS = {RUN_WORDS}u;")));
         for shader in [include_str!("../../../../shaders/pick_cull_draws.comp"), include_str!("../../../../shaders/pick_cull_finish_draws.comp")] {
-            assert!(shader.contains(&format!("const uint TABLE_ROW_WORDS = {TABLE_ROW_WORDS}u;")));
-            assert!(shader.contains(&format!("const uint RUN_WORDS = {RUN_WORDS}u;")));
+            assert!(shader.contains("#include \"pick_table.glsl\""));
         }
     }
 }
