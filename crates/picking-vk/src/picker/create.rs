@@ -102,6 +102,7 @@ impl Picker {
             gpu_pairs: Default::default(),
             table: None,
             frame_table: None,
+            table_claimed: vec![],
             planner: config.planner,
             staging,
             targets,

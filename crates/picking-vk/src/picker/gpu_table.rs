@@ -33,8 +33,16 @@ pub(super) struct PairBudget {
 }
 
 impl PairBudget {
-    pub fn new(layout: PlanLayout, planner: Planner, frame_rows: u32) -> Self {
-        PairBudget { left: (u64::from(layout.pairs), u64::from(layout.bit_words)), planner, claimed: vec![], rows_left: u64::from(frame_rows) }
+    /// A frame's budget; `claimed` is the last frame's flags, reused (`into_claimed`) so that
+    /// recording allocates nothing once warm.
+    pub fn new(layout: PlanLayout, planner: Planner, frame_rows: u32, mut claimed: Vec<bool>) -> Self {
+        claimed.clear();
+        PairBudget { left: (u64::from(layout.pairs), u64::from(layout.bit_words)), planner, claimed, rows_left: u64::from(frame_rows) }
+    }
+
+    /// The claimed flags' buffer, for the next frame's budget.
+    pub fn into_claimed(self) -> Vec<bool> {
+        self.claimed
     }
 
     /// Claims the pairs and table rows `planned` (one query's or tile's plan) takes; false,

@@ -132,6 +132,8 @@ pub struct Picker {
     /// The last shared list's GPU plan table, and the one the frame being recorded plans with.
     table: Option<CachedTable>,
     frame_table: Option<Arc<DrawTable>>,
+    /// `PairBudget`'s per-group flags, kept between frames.
+    table_claimed: Vec<bool>,
     planner: Planner,
     staging: StagingRing,
     targets: PassTargets,
@@ -295,7 +297,8 @@ impl Picker {
                 let table = self.table_for(request, draws)?;
                 self.frame_table = table.clone();
                 let frame_rows = self.gpu_plan.as_ref().and_then(|k| k.tables()).map_or(0, |d| d.limits.frame_rows);
-                let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner, frame_rows));
+                let claimed = std::mem::take(&mut self.table_claimed);
+                let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner, frame_rows, claimed));
                 // SAFETY: the caller's contract is `record_planned`'s.
                 let ticket = unsafe {
                     self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, hits| {
@@ -314,6 +317,7 @@ impl Picker {
                     })
                 };
                 self.frame_table = None;
+                self.table_claimed = budget.map(PairBudget::into_claimed).unwrap_or_default();
                 let ticket = ticket?;
                 self.validated_shared = Some(Arc::downgrade(draws));
                 Ok(ticket)
