@@ -22,6 +22,13 @@ vec4 cull_sphere;
 mat4 cull_mvp;
 bool has_sphere = false;
 
+#ifdef CULL_NEAR_KEYS
+// How the pairs with occlusion that keep the candidate order depth (their job's occlusion
+// flags): bit 0 set by one where nearer is smaller, bit 1 by one where it is larger. The
+// candidate's near key is wanted where one does.
+uint near_key_ways = 0u;
+#endif
+
 float job_float(uint at) {
     return uintBitsToFloat(plan.words[at]);
 }
@@ -135,6 +142,12 @@ void test_pairs(uint group, uint i, vec4 rect, bool keep, uint first_pair, uint 
             meets = meets && sphere_meets_frustum(region, job_float(job + 26u), job_vec4(job + 27u));
             if (i >= start && i - start < plan.words[job + 45u] && meets) {
                 atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));
+#ifdef CULL_NEAR_KEYS
+                uint flags = plan.words[job + 47u];
+                if ((flags & 1u) != 0u) {
+                    near_key_ways |= 1u << ((flags >> 1u) & 1u);
+                }
+#endif
             }
         }
         barrier();

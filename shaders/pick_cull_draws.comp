@@ -6,7 +6,9 @@
 // times the model, each column a sum taken left to right, rounded once to f32), writes it with
 // the draw's ID and snapshot index as the row the batched vertex shader reads, then tests the
 // draw's box under that matrix against every pair of the group, as shaders/pick_cull.comp
-// does for instances. shaders/pick_cull_finish_draws.comp turns the bits into commands.
+// does for instances. Where a pair with occlusion keeps the row, it also stores the row's
+// near key (shaders/pick_near_key.glsl) in the row's last word. shaders/pick_cull_finish_draws.comp
+// turns the bits into commands.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 64) in;
@@ -24,8 +26,10 @@ layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
 
 const uint ROW_WORDS = 20u;
 
+#define CULL_NEAR_KEYS
 #include "pick_cull.glsl"
 #include "pick_table.glsl"
+#include "pick_near_key.glsl"
 
 float table_float(uint at) {
     return uintBitsToFloat(table.words[at]);
@@ -49,6 +53,11 @@ void main() {
     bool mine = i >= pc.rows.x && i - pc.rows.x < pc.rows.y;
     bool keep = false;
     vec4 rect = vec4(3.0e38, 3.0e38, -3.0e38, -3.0e38);
+    // The row's matrix, box and words in the slot's rows, for its near key.
+    mat4 mvp = mat4(0.0);
+    vec3 lo = vec3(0.0);
+    vec3 hi = vec3(0.0);
+    uint row = 0u;
     if (mine) {
         uint at = i * TABLE_ROW_WORDS;
         mat4 model;
@@ -60,7 +69,6 @@ void main() {
         // drawn nowhere: its matrix puts every vertex behind the eye (w = -1, clipped), and
         // it survives no pair.
         bool ignored = (plan.words[pc.pairs.w + 32u + i / 32u] & (1u << (i % 32u))) != 0u;
-        mat4 mvp = mat4(0.0);
         mvp[3][3] = -1.0;
         for (uint c = 0u; c < 4u && !ignored; c++) {
             dvec4 m = dvec4(model[c]);
@@ -76,7 +84,7 @@ void main() {
             }
         }
         // The group's rows lie at its window in the slot's rows.
-        uint row = (pc.rows.w + i - pc.rows.x) * ROW_WORDS;
+        row = (pc.rows.w + i - pc.rows.x) * ROW_WORDS;
         for (uint c = 0u; c < 4u; c++) {
             for (uint r = 0u; r < 4u; r++) {
                 frame.rows[row + 4u * c + r] = floatBitsToUint(mvp[c][r]);
@@ -85,12 +93,11 @@ void main() {
         frame.rows[row + 16u] = table.words[at + 12u];
         frame.rows[row + 17u] = table.words[at + 13u];
         frame.rows[row + 18u] = pc.rows.z + i;
-        frame.rows[row + 19u] = 0u;
         if (pc.pairs.y > 0u && !ignored) {
             uint job = pc.pairs.x * JOB_WORDS;
             uint run = run_word(job, i);
-            vec3 lo = vec3(table_float(run + 5u), table_float(run + 6u), table_float(run + 7u));
-            vec3 hi = vec3(table_float(run + 8u), table_float(run + 9u), table_float(run + 10u));
+            lo = vec3(table_float(run + 5u), table_float(run + 6u), table_float(run + 7u));
+            hi = vec3(table_float(run + 8u), table_float(run + 9u), table_float(run + 10u));
             rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);
             // A row with an occluder mesh is tested by its sphere too (the directory's entry).
             uint mesh = table.words[run + 11u];
@@ -103,4 +110,14 @@ void main() {
         }
     }
     test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);
+    // The row's near key, in its last word, where a pair with occlusion keeps it: computed
+    // here once, by a thread per row, rather than by each pair's one finishing workgroup
+    // (none where those pairs order depth both ways, which one frame's camera never does).
+    if (mine) {
+        uint key = 0xFF800000u;
+        if (near_key_ways == 1u || near_key_ways == 2u) {
+            key = key_word(box_near_key(dmat4(mvp), dvec3(lo), dvec3(hi), near_key_ways == 2u));
+        }
+        frame.rows[row + 19u] = key;
+    }
 }

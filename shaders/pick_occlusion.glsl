@@ -5,13 +5,14 @@
 // crates/picking-vk/src/plan/sure_hit.rs, on the row's occluder mesh and the very f32 matrix
 // the pick pass draws it with), every row whose box cannot come nearer than that hit loses
 // the depth test wherever it is drawn, and its survivor bit is cleared: the result is the
-// same. Depths are "keys": NDC depth, negated where nearer is larger. The CPU sets the job's
+// same. Depths are "keys": NDC depth, negated where nearer is larger; each survivor's near
+// key is the one the cull pass stored (shaders/pick_near_key.glsl). The CPU sets the job's
 // occlusion words only where every draw at the pixel tests depth the same way.
 
-const double F32_EPS = 5.9604644775390625e-8;
-// The GPU's f32 error in a clip coordinate, relative to the sum of its terms' magnitudes:
-// as crates/picking-vk/src/plan/depth_keys (box depths) and sure_hit (vertices) bound it.
-const double BOX_CLIP_ROUNDING = 32.0 * F32_EPS;
+#include "pick_near_key.glsl"
+
+// The GPU's f32 error in a vertex's clip coordinate, relative to the sum of its terms'
+// magnitudes: as crates/picking-vk/src/plan/sure_hit bounds it.
 const double VERTEX_CLIP_ROUNDING = 16.0 * F32_EPS;
 // How far snapping can move a vertex, in pixels (1/32 px per axis at 4 sub-pixel bits).
 const double SNAP_PX = 0.045;
@@ -19,7 +20,6 @@ const double SNAP_PX = 0.045;
 const uint DIRECTORY_WORDS = 6u;
 // Occluders tried per pair, nearest box first.
 const uint OCCLUDER_TRIES = 4u;
-const double FAR_AWAY = 1.0e300;
 
 shared double reduced_key[GROUP];
 shared uint reduced_row[GROUP];
@@ -62,34 +62,9 @@ dmat4 row_matrix(uint row) {
     return m;
 }
 
-// The nearest key any point of the row's box can take under `m`, less the GPU's rounding of
-// clip z and w; -FAR_AWAY when a corner may lie at or behind the eye (nothing is known).
-// z / w is quasi-linear where w > 0: over the box its extremes lie at corners.
-double near_key(uint job, uint row, dmat4 m, bool larger) {
-    uint at = run_word(job, row) + 5u;
-    dvec3 lo = dvec3(table_double(at), table_double(at + 1u), table_double(at + 2u));
-    dvec3 hi = dvec3(table_double(at + 3u), table_double(at + 4u), table_double(at + 5u));
-    dvec3 terms = max(abs(lo), abs(hi));
-    dvec4 rz = dvec4(m[0][2], m[1][2], m[2][2], m[3][2]);
-    dvec4 rw = dvec4(m[0][3], m[1][3], m[2][3], m[3][3]);
-    double ez = BOX_CLIP_ROUNDING * (dot(abs(rz.xyz), terms) + abs(rz.w));
-    double ew = BOX_CLIP_ROUNDING * (dot(abs(rw.xyz), terms) + abs(rw.w));
-    double nearest = FAR_AWAY;
-    for (uint k = 0u; k < 8u; k++) {
-        dvec3 p = dvec3((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z);
-        double z = dot(rz.xyz, p) + rz.w;
-        double w = dot(rw.xyz, p) + rw.w;
-        if (!(w - ew > 0.0)) {
-            return -FAR_AWAY;
-        }
-        // The nearest the GPU's rounding can make this corner.
-        double key = larger ? -((z + ez) / (z + ez >= 0.0 ? w - ew : w + ew)) : (z - ez) / (z - ez >= 0.0 ? w + ew : w - ew);
-        if (isnan(key)) {
-            return -FAR_AWAY;
-        }
-        nearest = min(nearest, key);
-    }
-    return nearest;
+// The row's near key, as the cull pass stored it in the row's last word (-FAR_AWAY: none).
+double row_key(uint row) {
+    return stored_key(frame.rows[(row + row_delta) * ROW_WORDS + 19u]);
 }
 
 // A vertex in window coordinates, with bounds on how far the GPU may place it from there
@@ -222,14 +197,10 @@ bool has_survivor(uint summary, uint g) {
     return (plan.words[summary + g / 32u] & (1u << (g % 32u))) != 0u;
 }
 
-// Near keys a thread keeps from its first walk for its second (its first survivors'; later
-// ones are computed again).
-const uint KEYS_KEPT = 4u;
-
 // The pair's survivors are walked twice (choosing occluders, then dropping): thread k takes
 // cull workgroups k, k + GROUP, ... (their two bit words each) where the summary marks a
-// survivor, so each bit word has one writer and a pair's few survivors spread over the
-// threads (a near key costs 16 f64 divisions).
+// survivor, so each bit word has one writer. A survivor's near key is a read: the cull pass
+// stored it.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     uint flags = plan.words[job + 47u];
     if ((flags & 1u) == 0u) {
@@ -250,25 +221,17 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         keys[k] = FAR_AWAY;
         candidates[k] = 0u;
     }
-    double kept_keys[KEYS_KEPT];
-    uint walked = 0u;
     for (uint g = lid; 2u * g < n; g += GROUP) {
         if (has_survivor(summary, g)) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
                 for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
                     uint row = bit0 + 32u * w + uint(findLSB(b));
                     uint mesh = table.words[run_word(job, row) + 11u];
-                    bool kept = walked < KEYS_KEPT;
-                    walked++;
-                    // A row without an occluder mesh needs its key here only to keep it.
-                    if (mesh == 0u && !kept) {
+                    if (mesh == 0u) {
                         continue;
                     }
-                    double key = near_key(job, row, row_matrix(row), larger);
-                    if (kept) {
-                        kept_keys[walked - 1u] = key;
-                    }
-                    if (mesh == 0u || key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
+                    double key = row_key(row);
+                    if (key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
                         continue;
                     }
                     uint k = OCCLUDER_TRIES - 1u;
@@ -313,7 +276,6 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         return;
     }
     uint dropped = 0u;
-    walked = 0u;
     for (uint g = lid; 2u * g < n; g += GROUP) {
         if (has_survivor(summary, g)) {
             for (uint w = 2u * g; w < 2u * g + 2u; w++) {
@@ -322,9 +284,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
                 for (uint b = word; b != 0u; b &= b - 1u) {
                     uint bit = uint(findLSB(b));
                     uint row = bit0 + 32u * w + bit;
-                    // The survivors come in the first walk's order.
-                    double key = walked < KEYS_KEPT ? kept_keys[walked] : near_key(job, row, row_matrix(row), larger);
-                    walked++;
+                    double key = row_key(row);
                     if (key != -FAR_AWAY && key - rounding > bound) {
                         kept &= ~(1u << bit);
                         dropped++;

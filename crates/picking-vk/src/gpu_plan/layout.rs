@@ -221,6 +221,10 @@ mod tests {
         assert!(cull_draws.contains(&format!("plan.words[job + {}u] + {}u * (mesh - 1u)", job::OCCLUDERS, super::super::occluders::DIRECTORY_WORDS)));
         assert!(include_str!("../../../../shaders/pick_occlusion.glsl")
             .contains(&format!("const uint DIRECTORY_WORDS = {}u;", super::super::occluders::DIRECTORY_WORDS)));
+        // A row's near key: its last word, written by the cull pass and read by the occlusion.
+        let last = crate::pass::pipeline_key::ROW_BYTES / 4 - 1;
+        assert!(cull_draws.contains(&format!("frame.rows[row + {last}u] = key;")));
+        assert!(include_str!("../../../../shaders/pick_occlusion.glsl").contains(&format!("ROW_WORDS + {last}u]")));
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));
