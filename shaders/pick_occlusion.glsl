@@ -141,20 +141,47 @@ double covered_far(WindowVertex v0, WindowVertex v1, WindowVertex v2, dvec2 cent
 // front of the eye. Only those take the exact f64 test; skipping one only forgoes a proof,
 // and most of a mesh's triangles lie far from a pixel.
 bool may_cover(uint at, mat4 m, vec2 centre, vec4 vp) {
+    // The reads before any test: they do not wait on one another.
+    vec3 p[3];
+    for (uint k = 0u; k < 3u; k++) {
+        uint v = at + 3u * k;
+        p[k] = vec3(uintBitsToFloat(table.words[v]), uintBitsToFloat(table.words[v + 1u]), uintBitsToFloat(table.words[v + 2u]));
+    }
+    bool in_front = true;
     vec2 lo = vec2(3.0e38);
     vec2 hi = vec2(-3.0e38);
     for (uint k = 0u; k < 3u; k++) {
-        uint v = at + 3u * k;
-        vec4 c = m * vec4(uintBitsToFloat(table.words[v]), uintBitsToFloat(table.words[v + 1u]), uintBitsToFloat(table.words[v + 2u]), 1.0);
-        if (!(c.w > 0.0)) {
-            return false;
-        }
+        vec4 c = m * vec4(p[k], 1.0);
+        in_front = in_front && c.w > 0.0;
         vec2 window = vp.xy + (c.xy / c.w + 1.0) * vp.zw * 0.5;
         lo = min(lo, window);
         hi = max(hi, window);
     }
     vec2 margin = vec2(1.0) + 1.0e-4 * max(abs(lo), abs(hi));
-    return all(greaterThan(centre, lo - margin)) && all(lessThan(centre, hi + margin));
+    return in_front && all(greaterThan(centre, lo - margin)) && all(lessThan(centre, hi + margin));
+}
+
+// Triangles a thread looks at in f32 together (`sure_far`): their reads go out before the
+// first test waits on them, so the mesh costs a few waits on memory instead of one a
+// triangle.
+const uint TRIANGLES_AT_ONCE = 4u;
+
+// The farthest key the triangle at `at` leaves if it covers `centre` whatever the rounding
+// (`m` the row's matrix, `a` its magnitudes), else FAR_AWAY.
+double sure_far_of(uint at, dmat4 m, dmat4 a, dvec2 centre, dvec4 vp, uint flags, bool larger) {
+    WindowVertex v[3];
+    bool seen = true;
+    for (uint k = 0u; k < 3u; k++) {
+        dvec3 p = dvec3(table_double(at + 3u * k), table_double(at + 3u * k + 1u), table_double(at + 3u * k + 2u));
+        seen = seen && to_window(m, a, p, vp, v[k]);
+    }
+    // A centre outside the triangle's window box cannot be inside it.
+    dvec2 lo = min(min(v[0].at, v[1].at), v[2].at);
+    dvec2 hi = max(max(v[0].at, v[1].at), v[2].at);
+    if (seen && all(greaterThan(centre, lo)) && all(lessThan(centre, hi))) {
+        return covered_far(v[0], v[1], v[2], centre, flags, larger);
+    }
+    return FAR_AWAY;
 }
 
 // This thread's share of a sure hit of row `row`'s occluder mesh `mesh` (its triangles from
@@ -170,22 +197,17 @@ double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool la
     vec2 centre32 = vec2(centre);
     vec4 vp32 = vec4(vp);
     double best = FAR_AWAY;
-    for (uint t = gl_LocalInvocationID.x; t < count; t += GROUP) {
-        uint at = first + 9u * t;
-        if (!may_cover(at, m32, centre32, vp32)) {
-            continue;
+    for (uint base = gl_LocalInvocationID.x; base < count; base += TRIANGLES_AT_ONCE * GROUP) {
+        bool near[TRIANGLES_AT_ONCE];
+        for (uint u = 0u; u < TRIANGLES_AT_ONCE; u++) {
+            // Past the mesh's end, its last triangle is read (and not tested).
+            uint t = base + u * GROUP;
+            near[u] = may_cover(first + 9u * min(t, count - 1u), m32, centre32, vp32) && t < count;
         }
-        WindowVertex v[3];
-        bool seen = true;
-        for (uint k = 0u; k < 3u; k++) {
-            dvec3 p = dvec3(table_double(at + 3u * k), table_double(at + 3u * k + 1u), table_double(at + 3u * k + 2u));
-            seen = seen && to_window(m, a, p, vp, v[k]);
-        }
-        // A centre outside the triangle's window box cannot be inside it.
-        dvec2 lo = min(min(v[0].at, v[1].at), v[2].at);
-        dvec2 hi = max(max(v[0].at, v[1].at), v[2].at);
-        if (seen && all(greaterThan(centre, lo)) && all(lessThan(centre, hi))) {
-            best = min(best, covered_far(v[0], v[1], v[2], centre, flags, larger));
+        for (uint u = 0u; u < TRIANGLES_AT_ONCE; u++) {
+            if (near[u]) {
+                best = min(best, sure_far_of(first + 9u * (base + u * GROUP), m, a, centre, vp, flags, larger));
+            }
         }
     }
     return best;
@@ -197,10 +219,45 @@ bool has_survivor(uint summary, uint g) {
     return (plan.words[summary + g / 32u] & (1u << (g % 32u))) != 0u;
 }
 
-// The pair's survivors are walked twice (choosing occluders, then dropping): thread k takes
-// cull workgroups k, k + GROUP, ... (their two bit words each) where the summary marks a
-// survivor, so each bit word has one writer. A survivor's near key is a read: the cull pass
-// stored it.
+// The occlusion lists a pair's survivors in shared memory, spread over the threads: they
+// cluster in a few bit words (neighbouring rows), and a thread that walked a word's
+// survivors one by one would wait on memory for each. A pair with more survivors than the
+// list holds skips the occlusion: its rows are drawn, and the result is the same.
+const uint SURVIVOR_LIST = 1024u;
+shared uint survivor_rows[SURVIVOR_LIST];
+
+// Lists the pair's survivors (`bits` and `n` its bit words, `summary` its first summary
+// word) in `survivor_rows`, in no particular order, and returns how many there are (none
+// listed where they pass SURVIVOR_LIST). Every thread of the workgroup calls it.
+uint list_survivors(uint bits, uint n, uint summary) {
+    uint lid = gl_LocalInvocationID.x;
+    // Thread k takes cull workgroups k, k + GROUP, ... (their two bit words each).
+    uint own = 0u;
+    for (uint g = lid; 2u * g < n; g += GROUP) {
+        if (has_survivor(summary, g)) {
+            own += bitCount(bits_word(bits, n, 2u * g)) + bitCount(bits_word(bits, n, 2u * g + 1u));
+        }
+    }
+    uvec3 totals;
+    uint at = scan(uvec3(own, 0u, 0u), totals).x;
+    if (totals.x <= SURVIVOR_LIST) {
+        for (uint g = lid; 2u * g < n && own > 0u; g += GROUP) {
+            if (has_survivor(summary, g)) {
+                for (uint w = 2u * g; w < 2u * g + 2u; w++) {
+                    for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
+                        survivor_rows[at] = bit0 + 32u * w + uint(findLSB(b));
+                        at++;
+                    }
+                }
+            }
+        }
+    }
+    barrier();
+    return totals.x;
+}
+
+// The pair's survivors (listed) are looked at twice, a thread per survivor: choosing
+// occluders, then dropping. A survivor's near key is a read: the cull pass stored it.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     uint flags = plan.words[job + 47u];
     if ((flags & 1u) == 0u) {
@@ -221,29 +278,24 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         keys[k] = FAR_AWAY;
         candidates[k] = 0u;
     }
-    for (uint g = lid; 2u * g < n; g += GROUP) {
-        if (has_survivor(summary, g)) {
-            for (uint w = 2u * g; w < 2u * g + 2u; w++) {
-                for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
-                    uint row = bit0 + 32u * w + uint(findLSB(b));
-                    uint mesh = table.words[run_word(job, row) + 11u];
-                    if (mesh == 0u) {
-                        continue;
-                    }
-                    double key = row_key(row);
-                    if (key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
-                        continue;
-                    }
-                    uint k = OCCLUDER_TRIES - 1u;
-                    for (; k > 0u && keys[k - 1u] > key - rounding; k--) {
-                        keys[k] = keys[k - 1u];
-                        candidates[k] = candidates[k - 1u];
-                    }
-                    keys[k] = key - rounding;
-                    candidates[k] = row;
-                }
-            }
+    uint listed = list_survivors(bits, n, summary);
+    if (listed > SURVIVOR_LIST) {
+        return;
+    }
+    for (uint j = lid; j < listed; j += GROUP) {
+        uint row = survivor_rows[j];
+        uint mesh = table.words[run_word(job, row) + 11u];
+        double key = row_key(row);
+        if (mesh == 0u || key == -FAR_AWAY || !(key - rounding < keys[OCCLUDER_TRIES - 1u])) {
+            continue;
         }
+        uint k = OCCLUDER_TRIES - 1u;
+        for (; k > 0u && keys[k - 1u] > key - rounding; k--) {
+            keys[k] = keys[k - 1u];
+            candidates[k] = candidates[k - 1u];
+        }
+        keys[k] = key - rounding;
+        candidates[k] = row;
     }
     // The workgroup's nearest occluders, nearest first, while their boxes may lie nearer
     // than the bound. They are tried together, in one reduction: trying them one by one,
@@ -276,24 +328,14 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
         return;
     }
     uint dropped = 0u;
-    for (uint g = lid; 2u * g < n; g += GROUP) {
-        if (has_survivor(summary, g)) {
-            for (uint w = 2u * g; w < 2u * g + 2u; w++) {
-                uint word = bits_word(bits, n, w);
-                uint kept = word;
-                for (uint b = word; b != 0u; b &= b - 1u) {
-                    uint bit = uint(findLSB(b));
-                    uint row = bit0 + 32u * w + bit;
-                    double key = row_key(row);
-                    if (key != -FAR_AWAY && key - rounding > bound) {
-                        kept &= ~(1u << bit);
-                        dropped++;
-                    }
-                }
-                if (kept != word) {
-                    plan.words[bits + w] = kept;
-                }
-            }
+    for (uint j = lid; j < listed; j += GROUP) {
+        uint row = survivor_rows[j];
+        double key = row_key(row);
+        if (key != -FAR_AWAY && key - rounding > bound) {
+            // Threads of one bit word clear their bits together.
+            uint c = row - bit0;
+            atomicAnd(plan.words[bits + c / 32u], ~(1u << (c % 32u)));
+            dropped++;
         }
     }
     if (dropped > 0u) {

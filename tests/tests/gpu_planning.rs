@@ -734,3 +734,43 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     drop((gpu_planned, cpu_planned, unculled, roomy, rows_short, rows_exact, no_rows));
     gpu.assert_no_validation_messages();
 }
+
+/// A column of 24 spheres, one behind another on the view's axis, in one table group: a point
+/// at the column's centre keeps the nearest row and drops the 23 behind its sure hit, which
+/// are then not drawn (the pair's survivors are counted after the drop), with the unculled
+/// pass's answer.
+#[test]
+fn rows_behind_a_sure_hit_are_not_drawn() {
+    let gpu = Gpu::new();
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(8, 12));
+    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
+    let uploaded = scene.upload(&gpu.ctx);
+    let column: Arc<[PickDraw]> = (0..24u64)
+        .map(|k| {
+            let mut d = uploaded.draws[0].clone();
+            d.id = ObjectId::new(100 + k).expect("nonzero");
+            d.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0 - 1.5 * k as f32));
+            d
+        })
+        .collect();
+    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let queries = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
+    let config = PickerConfig::default();
+    let pick = |picker: &mut Picker| {
+        // SAFETY: recording outside a render pass; the scene outlives the wait.
+        gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &column) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited.
+        unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+    };
+    let want = pick(&mut gpu.picker(config.with_culling(false)));
+    let got = pick(&mut gpu.picker(config.with_planner(Planner::Gpu)));
+    gpu.assert_no_validation_messages();
+    assert_eq!(answers(&got), answers(&want));
+    assert!(hit_instances(&want).contains(&(ObjectId::new(100).expect("nonzero"), None)), "the nearest sphere is hit: {:?}", answers(&want));
+    let stats = got.stats.gpu_plan.expect("planned on the GPU");
+    assert_eq!((stats.ranges, stats.instances_tested), (1, 24), "{stats:?}");
+    assert_eq!((stats.survivors, stats.occluded), (1, 23), "only the nearest row is drawn: {stats:?}");
+    drop(uploaded);
+}
