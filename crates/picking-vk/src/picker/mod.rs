@@ -6,6 +6,7 @@ mod create;
 mod frame_layout;
 mod gpu_pairs;
 mod gpu_table;
+mod query_plans;
 mod query_set;
 mod results;
 mod results_writer;

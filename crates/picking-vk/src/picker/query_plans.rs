@@ -1,0 +1,96 @@
+//! Planning a frame's query set into its [`FrameLayout`]: each point and radius query in
+//! its cell, each rectangle over its whole area (for its table entries) and then tile by
+//! tile. A shared list's table may take the groups of any of them (`TableUse`).
+
+use super::frame_layout::{LayoutLimits, QueryLayout};
+use super::Picker;
+use crate::draw::PickDraw;
+use crate::error::PickError;
+use crate::plan::{PixelRay, Plan, PointTarget};
+use crate::request::camera::CameraSnapshot;
+use crate::request::query::{view_pixels, PickQuery, PixelRect};
+use crate::request::PickRequest;
+use glam::UVec2;
+
+impl Picker {
+    /// Checks the viewport as a pass shifts it so that framebuffer pixel `first` lands on
+    /// texel `at` of its target, against the device's viewport limits.
+    fn check_shift(&self, request: &PickRequest<'_>, first: UVec2, at: UVec2) -> Result<(), PickError> {
+        let dx = f64::from(at.x) - f64::from(first.x);
+        let dy = f64::from(at.y) - f64::from(first.y);
+        self.viewport_limits.check(&request.viewport, dx, dy)
+    }
+
+    fn layout_limits(&self) -> LayoutLimits {
+        LayoutLimits {
+            max_queries: self.max_queries,
+            max_radius: self.max_radius,
+            cell: self.cell,
+            rect_tile: self.rect.as_ref().map(|kit| kit.tile),
+            select_through: self.select_through,
+            detail: self.kit.layout.detail,
+        }
+    }
+
+    /// Lays the queries out and plans each query and tile into the layout.
+    pub(super) fn plan_layout(
+        &mut self,
+        request: &PickRequest<'_>,
+        camera: &CameraSnapshot,
+        queries: &[PickQuery],
+        draws: &[PickDraw],
+        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, bool) -> Result<(), PickError>,
+    ) -> Result<(), PickError> {
+        let limits = self.layout_limits();
+        self.layout.lay_out(queries, &view_pixels(&request.viewport), &limits)?;
+        let culling = self.culling;
+        let ray_over = |region: &PixelRect| if culling { PixelRay::covering(camera, region) } else { None };
+        for i in 0..self.layout.queries.len() {
+            let (region, at, point) = match &self.layout.queries[i] {
+                QueryLayout::Point { plan: None, .. } => continue,
+                QueryLayout::Point { pixel, texel, .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, UVec2::new(*texel, 0), true),
+                QueryLayout::Radius { region, cell, .. } => (*region, *cell, false),
+                QueryLayout::Rect { rect, tiles, .. } => {
+                    let (rect, tiles) = (*rect, tiles.clone());
+                    let ray = ray_over(&rect);
+                    plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
+                    let span = self.layout.plans.take(&self.plan);
+                    set_plan(&mut self.layout.queries[i], span);
+                    for t in tiles {
+                        let tile = &self.layout.tiles[t];
+                        let region = PixelRect { min: tile.first, max: tile.first + tile.size };
+                        self.check_shift(request, tile.first, UVec2::ZERO)?;
+                        let ray = ray_over(&region);
+                        plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
+                        self.layout.tiles[t].plan = self.layout.plans.take(&self.plan);
+                    }
+                    continue;
+                }
+            };
+            self.check_shift(request, region.min, at)?;
+            let ray = ray_over(&region);
+            // A single pixel ends with its nearest surface: what lies surely behind it cannot
+            // change the result. Contributors draw what planning cannot see.
+            let occluded = point && request.contributors.is_empty();
+            // The point and radius queries' plans may leave a shared list's table to the GPU.
+            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }), true)?;
+            if let (Some(ray), true) = (ray.as_ref(), occluded) {
+                self.plan.occlude(draws, camera, region.min, ray);
+            }
+            if let Some(ray) = ray.as_ref() {
+                self.plan.cut_to_chunks(draws, ray);
+            }
+            let span = self.layout.plans.take(&self.plan);
+            set_plan(&mut self.layout.queries[i], span);
+        }
+        Ok(())
+    }
+}
+
+/// Sets the plan span of a point, radius or rectangle query.
+fn set_plan(query: &mut QueryLayout, span: std::ops::Range<usize>) {
+    match query {
+        QueryLayout::Point { plan, .. } => *plan = Some(span),
+        QueryLayout::Radius { plan, .. } | QueryLayout::Rect { plan, .. } => *plan = span,
+    }
+}
