@@ -2,25 +2,6 @@
 // Pick pass vertex shader for batched draws: one indirect draw covers a run of objects that
 // share their buffers. Each draw's data is a row of a per-frame buffer, read as per-instance
 // attributes: the indirect command's firstInstance selects the row.
-// Layout mirrors `DrawRow` in crates/picking-vk/src/batch.rs (80 bytes).
+#extension GL_GOOGLE_include_directive : require
 
-// The draw's point size (RasterState::point_size), for point lists; ignored otherwise.
-layout(constant_id = 0) const float PICK_POINT_SIZE = 1.0;
-layout(location = 0) in vec3 in_position;
-layout(location = 1) in vec4 in_mvp_col0; // projection * view * model, composed on the CPU in f64
-layout(location = 2) in vec4 in_mvp_col1;
-layout(location = 3) in vec4 in_mvp_col2;
-layout(location = 4) in vec4 in_mvp_col3;
-layout(location = 5) in uvec2 in_object_id; // 64-bit object ID as (low, high) words
-layout(location = 6) in uint in_draw_index; // index of the draw in this frame's snapshot
-layout(location = 0) flat out uint out_instance;
-layout(location = 1) flat out uvec2 out_object_id;
-layout(location = 2) flat out uint out_draw_index;
-
-void main() {
-    gl_Position = mat4(in_mvp_col0, in_mvp_col1, in_mvp_col2, in_mvp_col3) * vec4(in_position, 1.0);
-    gl_PointSize = PICK_POINT_SIZE;
-    out_instance = 0u;
-    out_object_id = in_object_id;
-    out_draw_index = in_draw_index;
-}
+#include "pick_batched.glsl"

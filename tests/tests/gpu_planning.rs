@@ -774,3 +774,56 @@ fn rows_behind_a_sure_hit_are_not_drawn() {
     assert_eq!((stats.survivors, stats.occluded), (1, 23), "only the nearest row is drawn: {stats:?}");
     drop(uploaded);
 }
+
+/// Rectangles over a shared list's table, in both modes (the whole view, and one inside it
+/// each): each tile culls the table's groups on the GPU (the only pairs: no point or radius
+/// query), and every rectangle counts the objects of the unculled pass and of the CPU
+/// planner, the table's draws among them.
+#[test]
+fn rectangles_over_a_shared_lists_table_count_alike() {
+    let gpu = Gpu::new();
+    let config = PickerConfig::default().with_max_queries(4).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(2048, 16_384);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    let whole = PixelRect::new(UVec2::ZERO, UVec2::new(W, H));
+    let inner = PixelRect::new(UVec2::new(30, 20), UVec2::new(110, 90));
+    let queries = [
+        PickQuery::Rect { rect: whole, mode: RectMode::Visible },
+        PickQuery::Rect { rect: whole, mode: RectMode::All },
+        PickQuery::Rect { rect: inner, mode: RectMode::Visible },
+        PickQuery::Rect { rect: inner, mode: RectMode::All },
+    ];
+    let (mut table_objects, mut pairs, mut culled) = (0, 0, 0);
+    for seed in 0..3u64 {
+        let (scene, draws) = random_shared_list(&gpu, seed, Vec3::ZERO);
+        let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
+        let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
+        let request = PickRequest::new(picking_vk::Viewport::full(W, H), view, proj);
+        let pick = |picker: &mut Picker| {
+            // SAFETY: recording outside a render pass; the scene outlives the wait.
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited.
+            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+        };
+        let want = pick(&mut unculled);
+        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
+            // Twice: the table is built on the first frame, and reused.
+            for frame in 0..2 {
+                let got = pick(picker);
+                gpu.assert_no_validation_messages();
+                assert_eq!(answers(&got), answers(&want), "seed {seed} frame {frame}: {name}-planned rectangles against unculled");
+                if let (Some(stats), "GPU") = (got.stats.gpu_plan, name) {
+                    (pairs, culled) = (pairs + stats.ranges, culled + stats.instances_tested - stats.survivors);
+                }
+            }
+        }
+        for result in &want.results {
+            let QueryResult::Rect(rect) = result else { panic!("a rectangle's result") };
+            table_objects += rect.objects.iter().filter(|o| (1_000_000..1_000_600).contains(&o.id.get())).count();
+        }
+        drop(scene);
+    }
+    assert!(table_objects > 0, "the rectangles count the table's draws");
+    assert!(pairs > 0 && culled > 0, "the tiles culled the table's groups on the GPU: {pairs} pairs, {culled} rows culled");
+}

@@ -9,6 +9,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_batched.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_batched_rect.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced_rows.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced_storage.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_skinned.vert", shaderc::ShaderKind::Vertex, "picking-vk"),

@@ -127,13 +127,27 @@ impl DrawSnapshot {
 }
 
 /// For rectangles: table entries `first_entry..first_entry + count` hold instances
-/// `first_instance..first_instance + count` of the recorded draw `snapshot`.
+/// `first_instance..first_instance + count` of the recorded draw `snapshot`; or, where
+/// `snapshot` is a GPU plan table's row (from [`TABLE_SNAPSHOT_BASE`]), one row each from
+/// that one on (a group's rows are its draws).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct EntrySpan {
     pub first_entry: u32,
     pub count: u32,
     pub snapshot: u32,
     pub first_instance: u32,
+}
+
+impl EntrySpan {
+    /// The snapshot of the span's `k`-th entry, and its instance (if instanced).
+    pub fn entry<'a>(&self, draws: Snapshots<'a>, k: u32) -> Option<(&'a DrawSnapshot, Option<u32>)> {
+        if self.snapshot >= TABLE_SNAPSHOT_BASE {
+            let draw = draws.get(self.snapshot.checked_add(k)? as usize)?;
+            return Some((draw, None));
+        }
+        let draw = draws.get(self.snapshot as usize)?;
+        Some((draw, draw.instanced.then_some(self.first_instance + k)))
+    }
 }
 
 /// What a recorded pass drew. For a query set, the counts are summed over its queries' plans

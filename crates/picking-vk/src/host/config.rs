@@ -128,9 +128,9 @@ pub struct PickerConfig {
     /// (`Planner::Gpu` with `PickFeatures::GPU_DRAW_PLANNING` only).
     pub gpu_plan_draws: u32,
     /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
-    /// frame composes the model-view-projection of every row of the groups its point and
-    /// radius queries meet into 80-byte rows of a buffer per slot of this size (1.25 MiB by
-    /// default), sized once, never by the scene. No group holds more rows; a query whose
+    /// frame composes the model-view-projection of every row of the groups its queries meet
+    /// into 80-byte rows of a buffer per slot of this size (1.25 MiB by default), sized
+    /// once, never by the scene. No group holds more rows; a query whose
     /// groups would pass what the frame's earlier queries left is planned on the CPU.
     pub gpu_plan_rows: u32,
 }
@@ -153,7 +153,7 @@ pub enum Planner {
     /// As `Auto`, and such instances with a CPU copy of their transforms are culled on the
     /// GPU too; creation fails with [`crate::PickError::Unsupported`] without the
     /// features `Auto` needs. With [`crate::PickFeatures::GPU_DRAW_PLANNING`] also a shared
-    /// list's plain draws, for point and radius queries of requests without ignore rules or
+    /// list's plain draws, for the points, radius queries and rectangles of requests without
     /// a filter, by a table built once per list (README, "GPU planning").
     Gpu,
 }

@@ -22,6 +22,7 @@ pub(crate) mod spirv {
     pub const PICK_SKINNED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned_storage.vert.spv");
     pub const PICK_SKINNED8_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8_storage.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
+    pub const PICK_BATCHED_RECT_VERT: &[u8] = include_bytes!("../../spirv/pick_batched_rect.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
     pub const PICK_RECT_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect.frag.spv");
@@ -141,7 +142,11 @@ impl Pipelines {
         self.vert = create_module(memory, spirv::PICK_VERT, "pick.vert")?;
         self.vert_instanced = create_module(memory, spirv::PICK_INSTANCED_VERT, "pick_instanced.vert")?;
         self.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
-        self.vert_batched = create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?;
+        // The rectangle passes draw only table groups batched, their rows numbered as entries.
+        self.vert_batched = match self.flavour {
+            Flavour::Hit { .. } => create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?,
+            Flavour::RectVisible | Flavour::RectAll => create_module(memory, spirv::PICK_BATCHED_RECT_VERT, "pick_batched_rect.vert")?,
+        };
         self.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
         self.vert_deformed[0] = create_module(memory, spirv::PICK_MORPHED_VERT, "pick_morphed.vert")?;
         self.vert_deformed[1] = create_module(memory, spirv::PICK_SKINNED_VERT, "pick_skinned.vert")?;
@@ -410,6 +415,7 @@ mod tests {
             spirv::PICK_SKINNED_STORAGE_VERT,
             spirv::PICK_SKINNED8_STORAGE_VERT,
             spirv::PICK_BATCHED_VERT,
+            spirv::PICK_BATCHED_RECT_VERT,
             spirv::PICK_FRAG,
             spirv::PICK_DETAIL_FRAG,
             spirv::PICK_RECT_FRAG,

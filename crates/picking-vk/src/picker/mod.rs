@@ -17,6 +17,7 @@ use create::Timestamps;
 use frame_layout::FrameLayout;
 use gpu_pairs::FramePairs;
 use gpu_table::{CachedTable, PairBudget};
+use query_plans::TableUse;
 
 use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
@@ -277,7 +278,7 @@ impl Picker {
                 let mut validate = Some(self.kit.draw_limits);
                 // SAFETY: the caller's contract is `record_planned`'s.
                 unsafe {
-                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point, _hits| {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, _point, _table_use| {
                         let result = plan.build(request, draws, ray, validate);
                         validate = None;
                         result
@@ -292,7 +293,7 @@ impl Picker {
                 if self.device_lost {
                     return Err(PickError::DeviceLost);
                 }
-                // The point and radius queries leave the table's draws to the GPU plan. A
+                // The queries leave the table's draws to the GPU plan. A
                 // table reads only what validation checks is sound to read (a draw that fails
                 // it fails the frame below).
                 let table = self.table_for(request, draws)?;
@@ -302,13 +303,13 @@ impl Picker {
                 let mut budget = self.gpu_plan.as_ref().filter(|_| table.is_some()).map(|k| PairBudget::new(k.layout, self.planner, frame_rows, claimed));
                 // SAFETY: the caller's contract is `record_planned`'s.
                 let ticket = unsafe {
-                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, hits| {
+                    self.record_planned(cmd, slot, request, queries, draws, |plan, ray, point, table_use| {
                         if std::mem::take(&mut validate) {
                             draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &limits))?;
                         }
-                        plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| hits).map(|t| &t.index));
+                        plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| table_use != TableUse::No).map(|t| &t.index));
                         // Past the GPU plan's bounds, the query's groups are planned on the CPU.
-                        if let (Some(b), Some(t)) = (budget.as_mut(), table.as_ref()) {
+                        if let (Some(b), Some(t), TableUse::Claimed) = (budget.as_mut(), table.as_ref(), table_use) {
                             if !b.claim(plan.planned(), draws, &t.index) {
                                 plan.build_shared(request, draws, ray, point, None);
                                 b.claim(plan.planned(), draws, &t.index);

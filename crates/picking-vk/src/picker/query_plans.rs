@@ -1,6 +1,6 @@
 //! Planning a frame's query set into its [`FrameLayout`]: each point and radius query in
 //! its cell, each rectangle over its whole area (for its table entries) and then tile by
-//! tile. A shared list's table may take the groups of any of them (`TableUse`).
+//! tile. A shared list's table may take the groups of any of them ([`TableUse`]).
 
 use super::frame_layout::{LayoutLimits, QueryLayout};
 use super::Picker;
@@ -11,6 +11,22 @@ use crate::request::camera::CameraSnapshot;
 use crate::request::query::{view_pixels, PickQuery, PixelRect};
 use crate::request::PickRequest;
 use glam::UVec2;
+
+/// How a query's plan may leave a shared list's table groups to the GPU plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TableUse {
+    /// Not at all: the CPU plans every draw.
+    No,
+    /// Where the frame's GPU plan bounds still hold the plan's groups (claimed, query by
+    /// query); else not at all.
+    Claimed,
+    /// A rectangle's tile: the groups its rectangle's plan took (and claimed), only those.
+    Tile,
+}
+
+/// A query's planner: the plan, the ray over its region (none: unculled), the pixel whose
+/// nearest surface ends it (occlusion), and how it may use a table.
+pub(super) type PlanFrame<'f> = dyn FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, TableUse) -> Result<(), PickError> + 'f;
 
 impl Picker {
     /// Checks the viewport as a pass shifts it so that framebuffer pixel `first` lands on
@@ -39,7 +55,7 @@ impl Picker {
         camera: &CameraSnapshot,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, bool) -> Result<(), PickError>,
+        plan_frame: &mut PlanFrame<'_>,
     ) -> Result<(), PickError> {
         let limits = self.layout_limits();
         self.layout.lay_out(queries, &view_pixels(&request.viewport), &limits)?;
@@ -50,20 +66,8 @@ impl Picker {
                 QueryLayout::Point { plan: None, .. } => continue,
                 QueryLayout::Point { pixel, texel, .. } => (PixelRect { min: *pixel, max: *pixel + UVec2::ONE }, UVec2::new(*texel, 0), true),
                 QueryLayout::Radius { region, cell, .. } => (*region, *cell, false),
-                QueryLayout::Rect { rect, tiles, .. } => {
-                    let (rect, tiles) = (*rect, tiles.clone());
-                    let ray = ray_over(&rect);
-                    plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
-                    let span = self.layout.plans.take(&self.plan);
-                    set_plan(&mut self.layout.queries[i], span);
-                    for t in tiles {
-                        let tile = &self.layout.tiles[t];
-                        let region = PixelRect { min: tile.first, max: tile.first + tile.size };
-                        self.check_shift(request, tile.first, UVec2::ZERO)?;
-                        let ray = ray_over(&region);
-                        plan_frame(&mut self.plan, ray.as_ref(), None, false)?;
-                        self.layout.tiles[t].plan = self.layout.plans.take(&self.plan);
-                    }
+                QueryLayout::Rect { .. } => {
+                    self.plan_rect(i, request, &ray_over, plan_frame)?;
                     continue;
                 }
             };
@@ -72,8 +76,7 @@ impl Picker {
             // A single pixel ends with its nearest surface: what lies surely behind it cannot
             // change the result. Contributors draw what planning cannot see.
             let occluded = point && request.contributors.is_empty();
-            // The point and radius queries' plans may leave a shared list's table to the GPU.
-            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }), true)?;
+            plan_frame(&mut self.plan, ray.as_ref(), occluded.then_some(PointTarget { camera, pixel: region.min }), TableUse::Claimed)?;
             if let (Some(ray), true) = (ray.as_ref(), occluded) {
                 self.plan.occlude(draws, camera, region.min, ray);
             }
@@ -82,6 +85,35 @@ impl Picker {
             }
             let span = self.layout.plans.take(&self.plan);
             set_plan(&mut self.layout.queries[i], span);
+        }
+        Ok(())
+    }
+
+    /// Plans rectangle `i` over its whole area (its table entries), then tile by tile. Its
+    /// plan may leave a shared list's table groups to the GPU plan, claimed with it; its tiles
+    /// then take those groups, and no others (what the rectangle's plan culled covers none of
+    /// its pixels: a tile draws nothing else).
+    fn plan_rect(
+        &mut self,
+        i: usize,
+        request: &PickRequest<'_>,
+        ray_over: &dyn Fn(&PixelRect) -> Option<PixelRay>,
+        plan_frame: &mut PlanFrame<'_>,
+    ) -> Result<(), PickError> {
+        let QueryLayout::Rect { rect, tiles, .. } = &self.layout.queries[i] else { return Ok(()) };
+        let (rect, tiles) = (*rect, tiles.clone());
+        plan_frame(&mut self.plan, ray_over(&rect).as_ref(), None, TableUse::Claimed)?;
+        let span = self.layout.plans.take(&self.plan);
+        let groups = self.layout.plans.entries[span.clone()].iter().any(|e| e.table);
+        set_plan(&mut self.layout.queries[i], span.clone());
+        for t in tiles {
+            let tile = &self.layout.tiles[t];
+            let region = PixelRect { min: tile.first, max: tile.first + tile.size };
+            self.check_shift(request, tile.first, UVec2::ZERO)?;
+            plan_frame(&mut self.plan, ray_over(&region).as_ref(), None, if groups { TableUse::Tile } else { TableUse::No })?;
+            let held = &self.layout.plans.entries[span.clone()];
+            self.plan.entries.retain(|e| !e.table || held.iter().any(|h| h.table && h.draw == e.draw));
+            self.layout.tiles[t].plan = self.layout.plans.take(&self.plan);
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! recording the passes, the copies into the slot and the stamp in one walk of the layout.
 
 use super::frame_layout::{FrameLayout, QueryLayout};
+use super::query_plans::TableUse;
 use super::results_writer::{write_results, ResultsFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
@@ -83,7 +84,7 @@ impl Picker {
         request: &PickRequest<'_>,
         queries: &[PickQuery],
         draws: &[PickDraw],
-        plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, bool) -> Result<(), PickError>,
+        mut plan_frame: impl FnMut(&mut Plan, Option<&PixelRay>, Option<PointTarget<'_>>, TableUse) -> Result<(), PickError>,
     ) -> Result<PickTicket, PickError> {
         if self.device_lost {
             return Err(PickError::DeviceLost);
@@ -98,7 +99,7 @@ impl Picker {
             w.check()?;
         }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
-        self.plan_layout(request, &camera, queries, draws, plan_frame)?;
+        self.plan_layout(request, &camera, queries, draws, &mut plan_frame)?;
         self.begin_frame(slot);
         let prepared = self.prepare_layout(draws, &camera, request.contributors.len());
         self.note_loss(prepared)?;

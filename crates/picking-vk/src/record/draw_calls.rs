@@ -9,7 +9,7 @@ use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
 use crate::gpu_plan::table_words::RUN_WORDS;
-use crate::gpu_plan::{GpuPlanned, NO_PAIR};
+use crate::gpu_plan::{DrawnGroup, GpuPlanned, NO_PAIR};
 use crate::pass::pipeline_key::PipelineKey;
 use ash::vk;
 
@@ -126,22 +126,34 @@ impl PassRecording<'_> {
             return 0;
         };
         let indexed = matches!(draw.triangles, Triangles::Indexed { .. });
-        // A group's runs are its own commands.
-        let stride = 4 * RUN_WORDS;
-        let (d, cmd) = (self.device, self.cmd);
-        // SAFETY: (whole block) the caller's contract; the offsets lie inside the buffers.
+        // SAFETY: (whole block) the caller's contract.
         unsafe {
             self.bind(&Bindings::of(draw, pipeline), Some((table.rows, drawn.rows_offset)), bound);
-            let (runs, count) = (drawn.runs, drawn.group.runs);
-            match self.gpu_pair(range, 0) {
-                Some((plan, pair)) => self.draw_gpu_planned(&plan, pair, indexed, Some((table.statics, runs, count))),
+            self.draw_group(table.statics, drawn, self.gpu_pair(range, 0), indexed);
+        }
+        drawn.group.rows
+    }
+
+    /// Draws table group `drawn` (its runs in `statics`): pair `gpu`'s runs of surviving
+    /// rows, or where no pair culls it, the group's run commands (all its rows).
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_draws`], after the group's bindings (its rows at its
+    /// window) and push constants; the frame's cull pass writes the table's rows.
+    pub(super) unsafe fn draw_group(&self, statics: vk::Buffer, drawn: DrawnGroup, gpu: Option<(GpuPlanned<'_>, u32)>, indexed: bool) {
+        let (d, cmd) = (self.device, self.cmd);
+        // A group's runs are its own commands.
+        let (runs, count, stride) = (drawn.runs, drawn.group.runs, 4 * RUN_WORDS);
+        // SAFETY: (whole block) the caller's contract; the offsets lie inside the buffers.
+        unsafe {
+            match gpu {
+                Some((plan, pair)) => self.draw_gpu_planned(&plan, pair, indexed, Some((statics, runs, count))),
                 None => match indexed {
-                    true => d.cmd_draw_indexed_indirect(cmd, table.statics, runs, count, stride),
-                    false => d.cmd_draw_indirect(cmd, table.statics, runs, count, stride),
+                    true => d.cmd_draw_indexed_indirect(cmd, statics, runs, count, stride),
+                    false => d.cmd_draw_indirect(cmd, statics, runs, count, stride),
                 },
             }
         }
-        drawn.group.rows
     }
 
     /// Records the host's indirect commands of one draw.

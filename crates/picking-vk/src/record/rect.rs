@@ -5,8 +5,8 @@
 //! then reduced into the table by the compute pass.
 
 use super::{deform_push, instance_attributes, pipeline_key, storage_words, words_to_bytes, Bindings, BoundState, PassRecording};
-use crate::draw::PickDraw;
-use crate::handoff::{DrawSnapshot, EntrySpan};
+use crate::draw::{PickDraw, Triangles};
+use crate::handoff::{DrawSnapshot, EntrySpan, TABLE_SNAPSHOT_BASE};
 use crate::pass::pipeline::Pipelines;
 use crate::pass::pipeline_key::{PickPush, PipelineKey, RECT_PUSH_SIZE, STORAGE_PUSH_SIZE};
 use crate::pass::rect::RectKit;
@@ -43,11 +43,18 @@ pub(crate) fn assign_entries(
 ) {
     for entry in entries {
         let Some(draw) = draws.get(entry.draw as usize) else { continue };
+        // A table group's ranges are its rows: entry k names the row's own draw, whose
+        // snapshot the table holds (no instances).
         let snapshot = snapshots.len() as u32;
-        snapshots.push(DrawSnapshot::of(draw, entry.draw));
+        if !entry.table {
+            snapshots.push(DrawSnapshot::of(draw, entry.draw));
+        }
         for &(start, count) in &ranges[entry.first_range as usize..(entry.first_range + entry.range_count) as usize] {
             map.push(EntryRange { draw: entry.draw, start, count, base: *next_entry });
-            spans.push(EntrySpan { first_entry: *next_entry, count, snapshot, first_instance: start });
+            spans.push(match entry.table {
+                true => EntrySpan { first_entry: *next_entry, count, snapshot: TABLE_SNAPSHOT_BASE + start, first_instance: 0 },
+                false => EntrySpan { first_entry: *next_entry, count, snapshot, first_instance: start },
+            });
             *next_entry += count;
         }
     }
@@ -104,13 +111,17 @@ impl PassRecording<'_> {
                 if owned.is_empty() {
                     continue;
                 }
+                if entry.table {
+                    recorded += self.record_tile_group((kit, pipelines), (draw, entry), owned, tile, (rect_words, &mut push), &mut bound);
+                    continue;
+                }
                 let key = pipeline_key(draw, 0, 0, self.camera);
                 let Some((pipeline, layout)) = pipelines.cached(key) else {
                     log::error!("picking-vk: rectangle pipeline missing for {key:?}");
                     continue;
                 };
                 recorded += 1;
-                self.bind_tile_draw(kit, draw, key, pipeline, layout, &mut bound);
+                self.bind_tile_draw(kit, (draw, instance_attributes(draw)), key, (pipeline, layout), &mut bound);
                 let model_view_projection = self.camera.model_view_projection(&draw.model);
                 let base = draw.instances.map_or(0, |i| i.first);
                 for index in entry.first_range..entry.first_range + entry.range_count {
@@ -150,15 +161,14 @@ impl PassRecording<'_> {
     unsafe fn bind_tile_draw(
         &self,
         kit: &RectKit,
-        draw: &PickDraw,
+        (draw, rows): (&PickDraw, Option<(vk::Buffer, u64)>),
         key: PipelineKey,
-        pipeline: vk::Pipeline,
-        layout: vk::PipelineLayout,
+        (pipeline, layout): (vk::Pipeline, vk::PipelineLayout),
         bound: &mut BoundState,
     ) {
         // SAFETY: (whole block) the caller's contract.
         unsafe {
-            self.bind(&Bindings::of(draw, pipeline), instance_attributes(draw), bound);
+            self.bind(&Bindings::of(draw, pipeline), rows, bound);
             if bound.set0_layout != Some(layout) {
                 self.device.cmd_bind_descriptor_sets(self.cmd, vk::PipelineBindPoint::GRAPHICS, layout, 0, &[kit.set], &[]);
                 (bound.set0_layout, bound.set1, bound.set2) = (Some(layout), None, None);
@@ -171,6 +181,49 @@ impl PassRecording<'_> {
                 self.bind_storage_set(draw, layout, 1, bound);
             }
         }
+    }
+
+    /// Records a table group's rows in a tile (`entry` the group's, its first draw `draw`;
+    /// `owned` its rectangle's entries) with the batched pipeline over the GPU plan's rows:
+    /// a row's entry is its snapshot index (`TABLE_SNAPSHOT_BASE` plus the row) plus the
+    /// pushed draw index. Returns the draws it may draw.
+    ///
+    /// # Safety
+    /// As [`PassRecording::record_tile`], inside the tile's pass; the frame's cull pass
+    /// writes the table's rows.
+    unsafe fn record_tile_group(
+        &self,
+        (kit, pipelines): (&RectKit, &Pipelines),
+        (draw, entry): (&PickDraw, &PlanEntry),
+        owned: &[EntryRange],
+        tile: &Tile<'_>,
+        (rect_words, push): ([u32; 8], &mut [u8]),
+        bound: &mut BoundState,
+    ) -> u32 {
+        let Some((table, drawn)) = self.gpu_plan.and_then(|p| p.table).and_then(|t| Some((t, t.group(entry.draw)?))) else {
+            log::error!("picking-vk: a table group without the table's rows; was the GPU plan prepared?");
+            return 0;
+        };
+        let key = PipelineKey::of(draw, true, self.camera.depth, self.camera.culling);
+        let Some((pipeline, layout)) = pipelines.cached(key) else {
+            log::error!("picking-vk: rectangle pipeline missing for {key:?}");
+            return 0;
+        };
+        // SAFETY: (whole block) the caller's contract; the group's runs draw inside its buffers.
+        unsafe {
+            self.bind_tile_draw(kit, (draw, Some((table.rows, drawn.rows_offset))), key, (pipeline, layout), bound);
+            for index in entry.first_range..entry.first_range + entry.range_count {
+                let Some(&(start, count)) = tile.ranges.get(index as usize) else { continue };
+                // A group's ranges are all its rows: one part each.
+                let Some(r) = owned.iter().find(|r| r.start < start + count && start < r.start + r.count) else { continue };
+                // Row `row`'s entry: r.base + (row - r.start).
+                let draw_index = r.base.wrapping_sub(r.start).wrapping_sub(TABLE_SNAPSHOT_BASE);
+                let p = PickPush { model_view_projection: glam::Mat4::IDENTITY, object_id: draw.id.to_words(), draw_index, first_instance: 0 };
+                self.push_tile_draw(draw, key, layout, &p, rect_words, push);
+                self.draw_group(table.statics, drawn, self.gpu_pair(index, 0), matches!(draw.triangles, Triangles::Indexed { .. }));
+            }
+        }
+        drawn.group.rows
     }
 
     /// Pushes a tile draw's constants: the pick push `p`, the rectangle's words and, per

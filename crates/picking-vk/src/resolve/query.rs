@@ -208,19 +208,16 @@ pub(crate) fn resolve_rect(
     let mut objects: Vec<RectObject> = vec![];
     let width = rect.size().x.max(1);
     for span in spans {
-        let Some(draw) = draws.get(span.snapshot as usize) else { continue };
         for k in 0..span.count {
             let entry = span.first_entry + k;
             let count = word(0, entry);
-            if count == 0 {
-                continue;
-            }
+            let Some((draw, instance)) = span.entry(draws, k).filter(|_| count > 0) else { continue };
             let key = word(1, entry);
             let bits = if depth == DepthConvention::Reverse { !key } else { key };
             let code = word(2, entry);
             objects.push(RectObject {
                 id: draw.id,
-                instance: draw.instanced.then_some(span.first_instance + k),
+                instance,
                 draw_index: draw.draw_index,
                 tag: draw.tag,
                 pixels: u64::from(count),
