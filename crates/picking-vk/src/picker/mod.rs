@@ -308,9 +308,11 @@ impl Picker {
                             draws.iter().enumerate().try_for_each(|(i, d)| d.validate(i, &limits))?;
                         }
                         plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| table_use != TableUse::No).map(|t| &t.index));
-                        // Past the GPU plan's bounds, the query's groups are planned on the CPU.
-                        if let (Some(b), Some(t), TableUse::Claimed) = (budget.as_mut(), table.as_ref(), table_use) {
-                            if !b.claim(plan.planned(), draws, &t.index) {
+                        // Past the GPU plan's bounds, the query's groups are planned on the CPU. A
+                        // rectangle's tile keeps the groups its rectangle claimed (their rows):
+                        // only its pairs count, and past them `collect` draws its groups whole.
+                        if let (Some(b), Some(t), true) = (budget.as_mut(), table.as_ref(), table_use != TableUse::No) {
+                            if !b.claim(plan.planned(), draws, &t.index) && table_use == TableUse::Claimed {
                                 plan.build_shared(request, draws, ray, point, None);
                                 b.claim(plan.planned(), draws, &t.index);
                             }

@@ -20,7 +20,8 @@ pub(super) enum TableUse {
     /// Where the frame's GPU plan bounds still hold the plan's groups (claimed, query by
     /// query); else not at all.
     Claimed,
-    /// A rectangle's tile: the groups its rectangle's plan took (and claimed), only those.
+    /// A rectangle's tile: the groups its rectangle's plan took (and claimed), only those,
+    /// whatever is left of the bounds; it claims its pairs where they fit.
     Tile,
 }
 
