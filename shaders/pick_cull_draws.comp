@@ -16,10 +16,12 @@ layout(local_size_x = 64) in;
 layout(push_constant) uniform CullDrawsPush {
     uvec4 pairs; // (first pair of this group, pairs, first workgroup, the view-projection's word)
     uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, its window)
+    uvec4 kind;  // (hooked, unused...)
 } pc;
 
 // The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
-// ID, snapshot index, unused): the frame's groups each at their window.
+// or a hooked group's model; ID; snapshot index; near key): the frame's groups each at their
+// window.
 layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
     uint rows[];
 } frame;
@@ -47,6 +49,26 @@ dmat4 view_projection() {
     return vp;
 }
 
+// The draw's model-view-projection, composed in f64 exactly as the CPU does
+// (`CameraSnapshot::model_view_projection`).
+mat4 compose(dmat4 vp, mat4 model) {
+    mat4 mvp;
+    for (uint c = 0u; c < 4u; c++) {
+        dvec4 m = dvec4(model[c]);
+        // `precise` keeps each product and sum rounded on its own (no fused multiply-add),
+        // as the CPU computes them. Per component: lavapipe (Mesa 25.0) miscompiles a
+        // `precise dvec4` sum.
+        for (uint r = 0u; r < 4u; r++) {
+            precise double sum = vp[0][r] * m.x;
+            sum = sum + vp[1][r] * m.y;
+            sum = sum + vp[2][r] * m.z;
+            sum = sum + vp[3][r] * m.w;
+            mvp[c][r] = float(sum);
+        }
+    }
+    return mvp;
+}
+
 void main() {
     uint group = pc.pairs.z + gl_WorkGroupID.x;
     uint i = 64u * group + gl_LocalInvocationID.x;
@@ -55,6 +77,9 @@ void main() {
     vec4 rect = vec4(3.0e38, 3.0e38, -3.0e38, -3.0e38);
     // The row's matrix, box and words in the slot's rows, for its near key.
     mat4 mvp = mat4(0.0);
+    // A hooked group's rows carry the model: hooked shaders work in world space (the vertex
+    // goes through the model, then the f32 view-projection, as the CPU's batched rows do).
+    bool hooked = pc.kind.x != 0u;
     vec3 lo = vec3(0.0);
     vec3 hi = vec3(0.0);
     uint row = 0u;
@@ -66,39 +91,34 @@ void main() {
         }
         dmat4 vp = view_projection();
         // A row the request's ignore rules leave out (its bit after the view-projection) is
-        // drawn nowhere: its matrix puts every vertex behind the eye (w = -1, clipped), and
-        // it survives no pair.
+        // drawn nowhere: its matrix puts every vertex behind the eye (w = -1, clipped), or a
+        // hooked row's ID is 0 (its fragments are discarded), and it survives no pair.
         bool ignored = (plan.words[pc.pairs.w + 32u + i / 32u] & (1u << (i % 32u))) != 0u;
         mvp[3][3] = -1.0;
-        for (uint c = 0u; c < 4u && !ignored; c++) {
-            dvec4 m = dvec4(model[c]);
-            // `precise` keeps each product and sum rounded on its own (no fused multiply-add),
-            // as the CPU computes them. Per component: lavapipe (Mesa 25.0) miscompiles a
-            // `precise dvec4` sum.
-            for (uint r = 0u; r < 4u; r++) {
-                precise double sum = vp[0][r] * m.x;
-                sum = sum + vp[1][r] * m.y;
-                sum = sum + vp[2][r] * m.z;
-                sum = sum + vp[3][r] * m.w;
-                mvp[c][r] = float(sum);
-            }
+        if (hooked) {
+            mvp = mat4(vp);
+        } else if (!ignored) {
+            mvp = compose(vp, model);
         }
+        mat4 drawn = hooked ? model : mvp;
         // The group's rows lie at its window in the slot's rows.
         row = (pc.rows.w + i - pc.rows.x) * ROW_WORDS;
         for (uint c = 0u; c < 4u; c++) {
             for (uint r = 0u; r < 4u; r++) {
-                frame.rows[row + 4u * c + r] = floatBitsToUint(mvp[c][r]);
+                frame.rows[row + 4u * c + r] = floatBitsToUint(drawn[c][r]);
             }
         }
-        frame.rows[row + 16u] = table.words[at + 12u];
-        frame.rows[row + 17u] = table.words[at + 13u];
+        bool no_id = hooked && ignored;
+        frame.rows[row + 16u] = no_id ? 0u : table.words[at + 12u];
+        frame.rows[row + 17u] = no_id ? 0u : table.words[at + 13u];
         frame.rows[row + 18u] = pc.rows.z + i;
         if (pc.pairs.y > 0u && !ignored) {
             uint job = pc.pairs.x * JOB_WORDS;
             uint run = run_word(job, i);
             lo = vec3(table_float(run + 5u), table_float(run + 6u), table_float(run + 7u));
             hi = vec3(table_float(run + 8u), table_float(run + 9u), table_float(run + 10u));
-            rect = screen_bounds(job, mvp, lo, hi, mat4(1.0), keep);
+            // A hooked row's box goes through the model first, rounded, as its vertices do.
+            rect = screen_bounds(job, mvp, lo, hi, hooked ? model : mat4(1.0), keep);
             // A row with an occluder mesh is tested by its sphere too (the directory's entry).
             uint mesh = table.words[run + 11u];
             if (mesh != 0u) {
@@ -112,10 +132,11 @@ void main() {
     test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);
     // The row's near key, in its last word, where a pair with occlusion keeps it: computed
     // here once, by a thread per row, rather than by each pair's one finishing workgroup
-    // (none where those pairs order depth both ways, which one frame's camera never does).
+    // (none where those pairs order depth both ways, which one frame's camera never does,
+    // nor for a hooked row, which the CPU gives no occlusion).
     if (mine) {
         uint key = 0xFF800000u;
-        if (near_key_ways == 1u || near_key_ways == 2u) {
+        if (!hooked && (near_key_ways == 1u || near_key_ways == 2u)) {
             key = key_word(box_near_key(dmat4(mvp), dvec3(lo), dvec3(hi), near_key_ways == 2u));
         }
         frame.rows[row + 19u] = key;

@@ -536,7 +536,9 @@ fn a_range_longer_than_the_finishing_pass_takes_at_once_picks_alike() {
 
 /// A random scene's plain draws (every mesh kind, packed and interleaved buffers, both index
 /// widths) with 600 spheres that share one mesh's buffers (one table group, drawn in runs;
-/// in pairs at one place, the first only half the sphere),
+/// in pairs at one place, the first only half the sphere; two blocks of them hooked, one
+/// discarding stripes of the world, one pulling vertices in inside the box: groups of their
+/// own),
 /// a pair that cannot be picked and an instanced field between them, all moved `offset`
 /// away from the origin with the camera (large worlds: the GPU composes each draw's matrix in
 /// f64 exactly as the CPU does, so even the depths agree bit for bit).
@@ -567,12 +569,45 @@ fn random_shared_list(gpu: &Gpu, seed: u64, offset: Vec3) -> (picking_vk_tests::
         d.id = ObjectId::new(1_000_000 + k).expect("nonzero");
         // Now and then one the host cannot pick, which breaks the table's group.
         d.pickable = k % 97 != 13;
+        if let Some(hooks) = shared_hooks(k) {
+            d = d.with_hooks(hooks);
+        }
         draws.push(d);
     }
     for d in &mut draws {
         d.model = Mat4::from_translation(offset) * d.model;
     }
     (uploaded, draws.into())
+}
+
+/// The hooks of shared sphere `k`: a discard hook over 208..304, a world-adjusting one over
+/// 305..401 (each the same program: each block is one of the six groups of 96 that the
+/// unpickable spheres bound).
+fn shared_hooks(k: u64) -> Option<DrawHooks> {
+    static PROGRAMS: std::sync::OnceLock<[Arc<HookProgram>; 2]> = std::sync::OnceLock::new();
+    let [stripes, shrink] = PROGRAMS.get_or_init(|| {
+        [
+            HookProgram::new(HookSource {
+                name: "shared stripes".into(),
+                discard: Some("bool pick_discard(PickFragment f) {\n    return fract(f.world.y * 7.0) < 0.3;\n}\n".into()),
+                ..Default::default()
+            }),
+            HookProgram::new(HookSource {
+                name: "shared shrink".into(),
+                world: Some("vec3 pick_world(PickVertex v) {\n    return v.world - 0.3 * (v.basis * v.local);\n}\n".into()),
+                ..Default::default()
+            }),
+        ]
+    });
+    match k {
+        208..304 => Some(DrawHooks::new(stripes.clone())),
+        305..401 => {
+            let mut hooks = DrawHooks::new(shrink.clone());
+            hooks.bounds_cover_adjustment = true;
+            Some(hooks)
+        }
+        _ => None,
+    }
 }
 
 /// Up to 16 pixels on the silhouettes of the draws whose IDs `shared` holds (a pixel of one of
@@ -658,7 +693,12 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
             // sphere, 36 bytes a triangle). Nothing per slot: the slots' rows are sized by
             // the configuration.
             let _ = pick(&mut gpu_planned);
-            let runs = draws.split(|d| !(d.pickable && (1_000_000..1_000_600).contains(&d.id.get())));
+            // Groups end at unpickable spheres and where the hooks change.
+            let kind = |d: &PickDraw| {
+                (d.pickable && (1_000_000..1_000_600).contains(&d.id.get()))
+                    .then(|| shared_hooks(d.id.get() - 1_000_000).map(|h| h.program.source().name.clone()))
+            };
+            let runs = draws.chunk_by(|a, b| kind(a).is_some() && kind(a) == kind(b)).filter(|run| kind(&run[0]).is_some());
             let rows = runs.map(|run| run.len() as u64).filter(|&n| n >= 16).sum::<u64>();
             let grown = gpu_planned.memory().planner - base_memory;
             assert!((rows * (60 + 48)..rows * (60 + 48) + (64 << 10)).contains(&grown), "{rows} rows, {grown} bytes");

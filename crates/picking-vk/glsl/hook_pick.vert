@@ -1,7 +1,8 @@
 // Pick vertex shader of hooked draws: the world position is computed, handed to the
 // world-adjust hook (PICK_WORLD_HOOK), and projected. Variant defines: PICK_INSTANCED_MAT4,
 // PICK_INSTANCED_ROWS or PICK_BATCHED (the draw's model, ID and snapshot index from a batch row,
-// as shaders/pick_batched.vert reads them), PICK_INSTANCED_STORAGE (instance transforms from
+// as shaders/pick_batched.vert reads them; with PICK_RECT_ENTRIES, in a rectangle pass, a GPU
+// plan table group's), PICK_INSTANCED_STORAGE (instance transforms from
 // storage, by instance_storage.glsl) or PICK_DEFORM (the vertex morphed and skinned first, by
 // deform.glsl); the included parts are inserted before, with their defines. PICK_ATTRIBUTE
 // with PICK_ATTRIBUTE_FLAT.
@@ -52,7 +53,13 @@ void main() {
 #if defined(PICK_BATCHED)
     object = mat4(in_row_0, in_row_1, in_row_2, in_row_3);
     id = in_row_id;
+#ifdef PICK_RECT_ENTRIES
+    // A rectangle pass's table group: the row's entry is its snapshot index offset by the
+    // pushed draw index.
+    draw_index = pc.draw_index + in_row_draw;
+#else
     draw_index = in_row_draw;
+#endif
     instance = 0u;
 #elif defined(PICK_INSTANCED_MAT4)
     object = object * mat4(in_instance_0, in_instance_1, in_instance_2, in_instance_3);

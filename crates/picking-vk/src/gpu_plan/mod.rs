@@ -44,6 +44,8 @@ pub(crate) fn finish_group(max_invocations: u32, max_width: u32) -> u32 {
 pub(crate) const NO_PAIR: u32 = u32::MAX;
 /// Bytes of the cull pass's push constants: the storage words, then the pairs.
 const PUSH_BYTES: u32 = 32;
+/// Bytes of the table's cull pass's: the pairs, the group's rows, its kind.
+const TABLE_PUSH_BYTES: u32 = 48;
 
 /// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in a buffer
 /// the host lets it read as storage (`InstanceBinding::StorageBuffer` or
@@ -268,7 +270,7 @@ impl DrawsPasses {
     fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, (limits, slots): (TableLimits, usize), finish_group: u32) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
-        let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
+        let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
         let finish =
             compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;

@@ -4,7 +4,7 @@
 //! buffer before the next frame's cull pass and the host's read of its counters.
 
 use super::layout::counter;
-use super::{CullDispatch, GpuPlanKit};
+use super::{CullDispatch, GpuPlanKit, PUSH_BYTES, TABLE_PUSH_BYTES};
 use crate::readback::{JoinedBarrier, SlotQueries};
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
@@ -12,14 +12,15 @@ use ash::vk;
 /// One dispatch as recorded: its pairs, and the set at set 1 with the push words that go
 /// with it: for instances, the instance storage set of its draw, the draw's storage words
 /// (`record::push::storage_words`) and first instance; for a table group, the table's set of
-/// the slot, (first row, rows, snapshot index of row 0, 0) and the word of the frame's
-/// view-projection.
+/// the slot, (first row, rows, snapshot index of row 0, window), the word of the frame's
+/// view-projection, and whether its draws are hooked.
 #[derive(Clone, Copy)]
 pub(crate) struct CullInput {
     pub dispatch: CullDispatch,
     pub set: vk::DescriptorSet,
     pub words: [u32; 4],
     pub last_word: u32,
+    pub hooked: bool,
 }
 
 /// The table pairs of a frame: the first of them (they follow the instance pairs), how many,
@@ -79,9 +80,11 @@ impl GpuPlanKit {
                 for input in inputs.iter().filter(|i| i.dispatch.table == is_table) {
                     let d = input.dispatch;
                     device.cmd_bind_descriptor_sets(cmd, bind, cull.1.handle, 1, &[input.set], &[]);
-                    let words = [input.words, [d.first_pair, d.pairs, d.first_group, input.last_word]];
-                    let words = if is_table { [words[1], words[0]] } else { words };
-                    device.cmd_push_constants(cmd, cull.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&words));
+                    let pairs = [d.first_pair, d.pairs, d.first_group, input.last_word];
+                    let words = if is_table { [pairs, input.words, [u32::from(input.hooked), 0, 0, 0]] } else { [input.words, pairs, [0; 4]] };
+                    let bytes: &[u8] = bytemuck::cast_slice(&words);
+                    let size = if is_table { TABLE_PUSH_BYTES } else { PUSH_BYTES };
+                    device.cmd_push_constants(cmd, cull.1.handle, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..size as usize]);
                     device.cmd_dispatch(cmd, d.groups, 1, 1);
                 }
             }

@@ -1,8 +1,8 @@
 //! A shared list's draw table: what GPU planning of its plain draws reads, uploaded once per
 //! list (`DrawList::Shared`: the list cannot change while its `Arc` lives), never per frame.
 //!
-//! A table draw is a plain draw the CPU planner would cull by its box (no instances, hooks,
-//! deformation or host indirect commands; an affine model). Its row holds the model's first
+//! A table draw is a plain draw the CPU planner would cull by its box (no instances,
+//! deformation or host indirect commands; an affine model; hooks allowed). Its row holds the model's first
 //! three rows, the ID and its *run*: consecutive rows of one group that draw the same
 //! triangles with the same local box and occluder mesh share a run, which holds those once
 //! (typically a run per mesh), and whose command draws the run's rows as instances of the
@@ -33,13 +33,13 @@ pub(crate) const MIN_GROUP_ROWS: usize = 16;
 /// The most rows of one group: its cull dispatch stays within 65,535 workgroups.
 const MAX_GROUP_ROWS: u32 = (super::MAX_DISPATCH_GROUPS - 1) * super::CULL_GROUP;
 
-/// Whether `draw` belongs in a table: a plain draw that draws something, pickable, with a box
-/// that bounds it under an affine model.
+/// Whether `draw` belongs in a table: a plain draw (hooked or not) that draws something,
+/// pickable, with a box that bounds it under an affine model (a world-adjusting hook's too:
+/// `culling_bounds`).
 pub(crate) fn table_draw(draw: &PickDraw) -> bool {
     draw.pickable
         && draw.instances.is_none()
         && draw.indirect.is_none()
-        && draw.hooks.is_none()
         && draw.deformation.is_none()
         && draw.triangles.element_count() > 0
         && draw.culling_bounds().is_some()
@@ -66,6 +66,10 @@ pub(crate) struct TableGroup {
     /// Whether a row has an occluder mesh (`occluders`): without one, and without a bound
     /// from the CPU's own sure hit, the GPU's occlusion can drop nothing, and is skipped.
     pub occluders: bool,
+    /// Hooked draws (one program, attribute stream and set: the group's first draw's). Their
+    /// rows carry the model, as the hooked batched shaders read it (they work in world
+    /// space), and no near key: a query that meets such a group has no GPU occlusion.
+    pub hooked: bool,
 }
 
 /// What planning reads of a table: which draws the GPU plans, and the groups.
@@ -76,8 +80,10 @@ pub(crate) struct TableIndex {
     pub groups: Vec<TableGroup>,
 }
 
-/// What makes consecutive draws one group: the pipeline and the buffers bound.
-type GroupKey = ([PipelineKey; 2], vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>);
+/// What makes consecutive draws one group: the pipeline, the buffers bound, and a hooked
+/// draw's attribute stream and set.
+type GroupKey = ([PipelineKey; 2], vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>, Option<HookBindings>);
+type HookBindings = (Option<(vk::Buffer, u64)>, vk::DescriptorSet);
 
 /// A draw's [`GroupKey`].
 fn group_key(draw: &PickDraw) -> GroupKey {
@@ -90,7 +96,8 @@ fn group_key(draw: &PickDraw) -> GroupKey {
         Triangles::Indexed { range, width, .. } => Some((range.buffer, range.offset, width.vk())),
         Triangles::NonIndexed { .. } => None,
     };
-    (key, draw.positions.range.buffer, draw.positions.range.offset, indices)
+    let hooks = draw.hooks.as_ref().map(|h| (h.attribute.map(|a| (a.range.buffer, a.range.offset)), h.descriptor_set));
+    (key, draw.positions.range.buffer, draw.positions.range.offset, indices, hooks)
 }
 
 impl TableIndex {
@@ -127,7 +134,8 @@ impl TableIndex {
                 let pad = draws[i..end].iter().map(|d| 2.0 + crate::draw::reach_px(d)).fold(2.0, f32::max);
                 let (first_row, rows_count) = (rows.len() as u32, (end - i) as u32);
                 let world = world_box(&draws[i..end]);
-                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world, occluders: false });
+                let hooked = draws[i].hooks.is_some();
+                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world, occluders: false, hooked });
                 rows.extend(i as u32..end as u32);
                 index.in_table[i..end].fill(true);
             }

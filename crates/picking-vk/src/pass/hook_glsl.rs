@@ -27,8 +27,12 @@ pub(crate) enum VertexVariant {
     Plain,
     InstancedMat4,
     InstancedRows,
-    /// Batch rows carry each draw's model, ID and snapshot index.
-    Batched,
+    /// Batch rows carry each draw's model, ID and snapshot index; in a rectangle pass
+    /// (`rect`: only a GPU plan table's groups) the row's entry is its snapshot index offset
+    /// by the pushed draw index.
+    Batched {
+        rect: bool,
+    },
     /// Instance transforms read from a storage buffer.
     InstancedStorage,
     /// A deformed draw: morph targets and up to two influence sets, read as vertex attributes
@@ -71,7 +75,12 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
                 VertexVariant::Plain => {}
                 VertexVariant::InstancedMat4 => defines.push("PICK_INSTANCED_MAT4".into()),
                 VertexVariant::InstancedRows => defines.push("PICK_INSTANCED_ROWS".into()),
-                VertexVariant::Batched => defines.push("PICK_BATCHED".into()),
+                VertexVariant::Batched { rect } => {
+                    defines.push("PICK_BATCHED".into());
+                    if rect {
+                        defines.push("PICK_RECT_ENTRIES".into());
+                    }
+                }
                 VertexVariant::InstancedStorage => defines.extend(["PICK_INSTANCED_STORAGE".into(), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]),
                 VertexVariant::Deformed(d) => {
                     defines.extend(["PICK_DEFORM".into(), format!("SKIN_SETS {}", d.set_count().min(2)), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]);

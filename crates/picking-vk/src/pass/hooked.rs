@@ -103,7 +103,8 @@ fn vertex_index(v: VertexVariant) -> usize {
         VertexVariant::Plain => 0,
         VertexVariant::InstancedMat4 => 1,
         VertexVariant::InstancedRows => 2,
-        VertexVariant::Batched => 3,
+        // A set of hooked shaders serves one pass (rectangle or not).
+        VertexVariant::Batched { .. } => 3,
         VertexVariant::InstancedStorage => 4,
         VertexVariant::Deformed(d) => 5 + d.shader_variant(),
     }

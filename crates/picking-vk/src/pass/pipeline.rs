@@ -270,7 +270,7 @@ impl Pipelines {
                     (Some(_), None) if key.instance_storage => VertexVariant::InstancedStorage,
                     (Some(_), None) if key.instance_rows => VertexVariant::InstancedRows,
                     (Some(_), None) => VertexVariant::InstancedMat4,
-                    (None, None) if key.batched => VertexVariant::Batched,
+                    (None, None) if key.batched => VertexVariant::Batched { rect: matches!(self.flavour, Flavour::RectVisible | Flavour::RectAll) },
                     (None, None) => VertexVariant::Plain,
                 };
                 self.hooked.prepare(hooks, variant)?

@@ -348,7 +348,7 @@ impl Picker {
         for d in &pairs.dispatches {
             let input = draws.get(d.draw as usize).and_then(|draw| {
                 let set = sets.get(&cull_set_buffers(draw)?)?;
-                Some(CullInput { dispatch: *d, set, words: storage_words(draw), last_word: draw.instances.map_or(0, |i| i.first) })
+                Some(CullInput { dispatch: *d, set, words: storage_words(draw), last_word: draw.instances.map_or(0, |i| i.first), hooked: false })
             });
             match input {
                 Some(input) => pairs.inputs.push(input),

@@ -166,7 +166,7 @@ impl FramePairs {
             let dispatch =
                 CullDispatch { draw: group.draw, table: true, first_pair: first_pair as u32, pairs: (pair - first_pair) as u32, first_group, groups: count };
             let words = [group.first_row, group.rows, TABLE_SNAPSHOT_BASE, window];
-            self.inputs.push(CullInput { dispatch, set: table.set, words, last_word: table.vp_word });
+            self.inputs.push(CullInput { dispatch, set: table.set, words, last_word: table.vp_word, hooked: group.hooked });
         }
         let count = (self.order.len() - first_table_pair) as u32;
         let words = (table.starts_word, table.occluders_word);

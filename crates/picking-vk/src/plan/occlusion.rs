@@ -134,18 +134,15 @@ pub(crate) fn tests_alike(entries: &[PlanEntry], draws: &[PickDraw], camera: &Ca
     nearer
 }
 
-/// The occlusion the GPU may apply to the table groups `groups` of a point query at `pixel`
-/// whose draws all test depth towards `nearer` (nothing else draws there: no contributors),
-/// with the CPU's `bound`: none where a group's depth is not bounded by its box (a bias,
-/// lines or points; the group's draws share those with its first).
-pub(crate) fn table_occlusion(
-    groups: &[PlanEntry],
-    draws: &[PickDraw],
-    camera: &CameraSnapshot,
-    pixel: UVec2,
-    (nearer, bound): (Nearer, Option<f64>),
-) -> Option<TableOcclusion> {
-    if !groups.iter().all(|e| draws.get(e.draw as usize).is_some_and(depth_bounded_by_box)) {
+/// The occlusion the GPU may apply to the table group whose first draw is `group` (its draws
+/// share its pipeline) in a point query at `pixel` whose draws all test depth towards
+/// `nearer` (nothing else draws there: no contributors), with the CPU's `bound`: none where
+/// the group's depth is not bounded by its box (a bias, lines or points), or where it is
+/// hooked (its vertices go through the model and the view-projection apart, which the GPU's
+/// near keys do not bound). A sure hit proves the pixel's depth whichever draw it is of, so
+/// each group is dropped from on its own terms.
+pub(crate) fn table_occlusion(group: &PickDraw, camera: &CameraSnapshot, pixel: UVec2, (nearer, bound): (Nearer, Option<f64>)) -> Option<TableOcclusion> {
+    if !(depth_bounded_by_box(group) && group.hooks.is_none()) {
         return None;
     }
     let (larger, rounding) = PixelDepth::new(camera, pixel, nearer)?.ndc_terms();
@@ -245,18 +242,25 @@ mod tests {
         let projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.0, 0.1, 100.0);
         let camera = CameraSnapshot::new(Mat4::IDENTITY, projection, Viewport::full(64, 64), None).unwrap();
         let entry = |draw| PlanEntry { draw, ..PlanEntry::default() };
-        let (pixel, table) = (UVec2::new(32, 32), [entry(1)]);
+        let pixel = UVec2::new(32, 32);
         let greater = crate::draw::RasterState::default().with_depth_compare(vk::CompareOp::GREATER);
         let draws = [draw(1, -5.0), draw(2, -10.0), draw(3, -10.0).with_raster(greater)];
         let nearer = tests_alike(&[entry(0), entry(1)], &draws, &camera).expect("both test LESS");
         assert!(tests_alike(&[entry(0), entry(2)], &draws, &camera).is_none(), "LESS and GREATER");
-        let got = table_occlusion(&table, &draws, &camera, pixel, (nearer, Some(0.25))).expect("bounded boxes");
+        let got = table_occlusion(&draws[1], &camera, pixel, (nearer, Some(0.25))).expect("bounded boxes");
         assert_eq!((got.larger, got.bound), (false, 0.25));
         assert!(got.rounding > 0.0 && got.rounding < 1e-6);
-        assert_eq!(table_occlusion(&table, &draws, &camera, pixel, (nearer, None)).map(|o| o.bound), Some(f32::INFINITY));
+        assert_eq!(table_occlusion(&draws[1], &camera, pixel, (nearer, None)).map(|o| o.bound), Some(f32::INFINITY));
         let biased =
             draw(2, -10.0).with_raster(crate::draw::RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: 1.0, clamp: 0.0, slope: 0.0 }));
-        assert!(table_occlusion(&table, &[draw(1, -5.0), biased], &camera, pixel, (nearer, None)).is_none(), "a bias may pull rows nearer");
+        assert!(table_occlusion(&biased, &camera, pixel, (nearer, None)).is_none(), "a bias may pull rows nearer");
+        let source = crate::draw::hooks::HookSource {
+            name: "stripes".into(),
+            discard: Some("bool pick_discard(PickFragment f) { return false; }".into()),
+            ..Default::default()
+        };
+        let hooked = draw(2, -10.0).with_hooks(crate::draw::hooks::DrawHooks::new(crate::draw::hooks::HookProgram::new(source)));
+        assert!(table_occlusion(&hooked, &camera, pixel, (nearer, None)).is_none(), "a hooked group's rows have no near keys");
         // The bound is rounded towards farther, never nearer.
         assert!(f64::from(f32_up(0.1)) >= 0.1 && f64::from(f32_up(-0.1)) >= -0.1);
     }

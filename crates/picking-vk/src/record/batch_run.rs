@@ -20,23 +20,43 @@ impl PassRecording<'_> {
         unsafe {
             self.bind(&run.bindings, Some((batch.buffer(), 0)), bound);
             if let Some(h) = run.hook {
-                // The rows carry each draw's model, ID and index; the push block the rest.
-                self.bind_hook_inputs(h.attribute, h.set, h.layout, bound);
-                let push = HookPush {
-                    view_projection: self.camera.view_projection.as_mat4(),
-                    object_id: [0; 2],
-                    draw_index: 0,
-                    first_instance: 0,
-                    rect: [0; 8],
-                    model: glam::Mat4::IDENTITY,
-                    pixel_shift: self.pixel_shift.get(),
-                };
-                self.device.cmd_push_constants(self.cmd, h.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
+                self.begin_hooked_rows(h.attribute, h.set, h.layout, bound);
             }
             match run.bindings.indices {
                 Some(_) => self.device.cmd_draw_indexed_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
                 None => self.device.cmd_draw_indirect(self.cmd, batch.buffer(), offset, run.count, COMMAND_BYTES),
             }
+        }
+    }
+}
+
+impl PassRecording<'_> {
+    /// Binds a hooked batched draw's attribute stream and set, and pushes its block: the rows
+    /// carry each draw's model, ID and index; the block the view-projection.
+    ///
+    /// # Safety
+    /// As [`PassRecording::bind_hook_inputs`], with the hooked batched pipeline of `layout`
+    /// bound.
+    pub(super) unsafe fn begin_hooked_rows(
+        &self,
+        attribute: Option<(vk::Buffer, u64)>,
+        set: vk::DescriptorSet,
+        layout: vk::PipelineLayout,
+        bound: &mut BoundState,
+    ) {
+        let push = HookPush {
+            view_projection: self.camera.view_projection.as_mat4(),
+            object_id: [0; 2],
+            draw_index: 0,
+            first_instance: 0,
+            rect: [0; 8],
+            model: glam::Mat4::IDENTITY,
+            pixel_shift: self.pixel_shift.get(),
+        };
+        // SAFETY: the caller's contract; the block is the layout's push range.
+        unsafe {
+            self.bind_hook_inputs(attribute, set, layout, bound);
+            self.device.cmd_push_constants(self.cmd, layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push.to_bytes());
         }
     }
 }

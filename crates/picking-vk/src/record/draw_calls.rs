@@ -121,7 +121,7 @@ impl PassRecording<'_> {
             return 0;
         };
         let key = PipelineKey::of(draw, true, self.camera.depth, self.camera.culling);
-        let Some((pipeline, _)) = self.pipelines.cached(key) else {
+        let Some((pipeline, layout)) = self.pipelines.cached(key) else {
             log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
             return 0;
         };
@@ -129,6 +129,10 @@ impl PassRecording<'_> {
         // SAFETY: (whole block) the caller's contract.
         unsafe {
             self.bind(&Bindings::of(draw, pipeline), Some((table.rows, drawn.rows_offset)), bound);
+            // A hooked group's draws share the first's hooks (the table's group key).
+            if let Some(h) = &draw.hooks {
+                self.begin_hooked_rows(h.attribute.map(|a| (a.range.buffer, a.range.offset)), h.descriptor_set, layout, bound);
+            }
             self.draw_group(table.statics, drawn, self.gpu_pair(range, 0), indexed);
         }
         drawn.group.rows

@@ -60,7 +60,7 @@ pub(crate) fn prepare_entries(
         let draw = draws.get(index).ok_or(PickError::InvalidDraw { index, reason: "planned draw is missing".into() })?;
         if entry.table {
             // A table group draws with the batched pipeline, its rows the GPU plan's.
-            pipelines.get(PipelineKey::of(draw, true, camera.depth, camera.culling), None)?;
+            pipelines.get(PipelineKey::of(draw, true, camera.depth, camera.culling), draw.hooks.as_ref())?;
             continue;
         }
         // The set the draw binds, or the one the GPU planner's cull pass would read (vertex
