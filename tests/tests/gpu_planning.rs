@@ -599,9 +599,10 @@ fn shared_hooks(k: u64) -> Option<DrawHooks> {
             }),
         ]
     });
+    // Sphere 304 cannot be picked: it ends the first block's group.
     match k {
-        208..304 => Some(DrawHooks::new(stripes.clone())),
-        305..401 => {
+        k if (208..304).contains(&k) => Some(DrawHooks::new(stripes.clone())),
+        k if (305..401).contains(&k) => {
             let mut hooks = DrawHooks::new(shrink.clone());
             hooks.bounds_cover_adjustment = true;
             Some(hooks)
