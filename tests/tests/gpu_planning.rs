@@ -759,6 +759,21 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         assert!(got.stats.gpu_plan.is_some_and(|s| s.ranges >= edges.len() as u64), "seed {seed}: the table planned under ignore rules");
         assert!(hit_instances(&got).iter().all(|(id, _)| !(1_000_014..1_000_026).contains(&id.get())), "seed {seed}: an ignored sphere hit");
         ignore_changed += answers(&got).iter().zip(&answers(&got_edges)).filter(|(a, b)| a != b).count();
+        // A filter refusing the same spheres: its rows too are drawn nowhere (the filter is
+        // asked per ID of the table), with the unculled pass's answers under it.
+        let refuse = |id: ObjectId| !(1_000_014..1_000_026).contains(&id.get());
+        let filtered = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_filter(&refuse);
+        let pick_filtered = |picker: &mut Picker| {
+            // SAFETY: as above.
+            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &filtered, &edges, &draws) }.map(|_| ()).expect("record"));
+            // SAFETY: `run` waited.
+            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
+        };
+        let (want_filtered, got_filtered) = (pick_filtered(&mut unculled), pick_filtered(&mut roomy));
+        gpu.assert_no_validation_messages();
+        assert_eq!(answers(&got_filtered), answers(&want_filtered), "seed {seed}: a filter, GPU-planned against unculled");
+        assert_eq!(answers(&got_filtered), answers(&want), "seed {seed}: the filter leaves out what the ignore rules do");
+        assert!(got_filtered.stats.gpu_plan.is_some_and(|s| s.ranges >= edges.len() as u64), "seed {seed}: the table planned under a filter");
         drop(scene);
     }
     assert!(ignore_changed > 0, "the ignore rules changed answers at the spheres' silhouettes");

@@ -20,7 +20,8 @@ use crate::draw::{Aabb, PickDraw, Triangles};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::handoff::DrawSnapshot;
-use crate::ignore::Ignore;
+use crate::id::ObjectId;
+use crate::ignore::{Ignore, PickFilter};
 use crate::pass::compute::destroy_pool;
 use crate::pass::pipeline_key::PipelineKey;
 use crate::request::camera::DepthConvention;
@@ -244,10 +245,20 @@ impl DrawTable {
 
     /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word
     /// `at`: a bit per row whose draw `ignore` leaves out (by its ID, or by its one instance,
-    /// 0). The cull pass draws those rows nowhere.
-    pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore]) {
+    /// 0), or whose ID `filter` refuses (asked once per ID of the table). The cull pass
+    /// draws those rows nowhere.
+    pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore], filter: Option<&PickFilter<'_>>) {
         let Some(bits) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
         bits.fill(0);
+        if let Some(filter) = filter {
+            for same in self.by_id.chunk_by(|a, b| a.0 == b.0) {
+                if ObjectId::new(same[0].0).is_ok_and(|id| !filter(id)) {
+                    for &(_, row) in same {
+                        bits[row as usize / 32] |= 1 << (row % 32);
+                    }
+                }
+            }
+        }
         for rule in ignore {
             let id = match *rule {
                 Ignore::Object(id) => id.get(),

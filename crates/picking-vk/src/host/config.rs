@@ -153,8 +153,8 @@ pub enum Planner {
     /// As `Auto`, and such instances with a CPU copy of their transforms are culled on the
     /// GPU too; creation fails with [`crate::PickError::Unsupported`] without the
     /// features `Auto` needs. With [`crate::PickFeatures::GPU_DRAW_PLANNING`] also a shared
-    /// list's plain draws, for the points, radius queries and rectangles of requests without
-    /// a filter, by a table built once per list (README, "GPU planning").
+    /// list's plain draws, for every point, radius query and rectangle, by a table built
+    /// once per list (README, "GPU planning"), unless `gpu_results` is on.
     Gpu,
 }
 

@@ -363,7 +363,7 @@ impl Picker {
             Some(words) if !pairs.inputs.is_empty() => {
                 pairs.write_jobs(words, layout, (draws, table.map(|t| &t.index)), camera, &request.viewport);
                 if let (Some(t), Some(_)) = (table, pairs.table) {
-                    t.write_ignored(words, layout.ignored_word() as usize, request.ignore);
+                    t.write_ignored(words, layout.ignored_word() as usize, request.ignore, request.filter);
                 }
                 true
             }

@@ -13,7 +13,6 @@ use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::plan::{PlanEntry, Planned};
-use crate::request::PickRequest;
 use std::sync::{Arc, Weak};
 
 /// What a frame's plans have claimed of the GPU plan's bounds so far (pairs, survivor bit
@@ -88,13 +87,13 @@ pub(super) struct CachedTable {
 
 impl Picker {
     /// The table `request` over `draws` plans with, if any: under `Planner::Gpu`, where the
-    /// host enabled `shaderFloat64` and batching, for requests without a filter (a table
-    /// holds every pickable draw, and a filter would be asked of each every frame; ignore
-    /// rules name the rows they leave out: `DrawTable::write_ignored`), and without
-    /// same-frame GPU results (their rows name the draws a frame recorded). Built once per
-    /// list; none for a list with more plain draws than `PickerConfig::gpu_plan_draws`.
-    pub(super) fn table_for(&mut self, request: &PickRequest<'_>, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
-        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none() && request.filter.is_none();
+    /// host enabled `shaderFloat64` and batching, and without same-frame GPU results (their
+    /// rows name the draws a frame recorded). A request's ignore rules and filter name the
+    /// rows they leave out (`DrawTable::write_ignored`: the filter is asked once per ID of
+    /// the table each frame). Built once per list; none for a list with more plain draws
+    /// than `PickerConfig::gpu_plan_draws`.
+    pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
+        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none();
         let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };
         let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if let Some(c) = cached {

@@ -296,7 +296,7 @@ impl Picker {
                 // The queries leave the table's draws to the GPU plan. A
                 // table reads only what validation checks is sound to read (a draw that fails
                 // it fails the frame below).
-                let table = self.table_for(request, draws)?;
+                let table = self.table_for(draws)?;
                 self.frame_table = table.clone();
                 let frame_rows = self.gpu_plan.as_ref().and_then(|k| k.tables()).map_or(0, |d| d.limits.frame_rows);
                 let claimed = std::mem::take(&mut self.table_claimed);
