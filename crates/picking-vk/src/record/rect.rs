@@ -1,5 +1,6 @@
 //! Recording a rectangle query. Its table entries come from one plan over the whole
-//! rectangle (an entry per drawn instance, [`assign_entries`]); each tile is culled on its own
+//! rectangle (an entry per drawn instance, or per row of a GPU plan table's group,
+//! [`assign_entries`]); each tile is culled on its own
 //! and draws only the instances the rectangle's plan gave entries to, so every tile adds to
 //! the same entries and an object seen in several tiles has one entry. A `Visible` tile is
 //! then reduced into the table by the compute pass.
