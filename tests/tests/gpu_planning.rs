@@ -850,7 +850,11 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
         PickQuery::Rect { rect: inner, mode: RectMode::Visible },
         PickQuery::Rect { rect: inner, mode: RectMode::All },
     ];
-    let (mut table_objects, mut pairs, mut culled) = (0, 0, 0);
+    // A rectangle table too small for the groups' rows (an entry each) but not for the
+    // draws the CPU planner finds in the rectangle: the rectangle is planned on the CPU.
+    let small = config.with_rect_entries(300);
+    let (mut small_gpu, mut small_cpu) = (gpu.picker(small.with_planner(Planner::Gpu)), gpu.picker(small.with_planner(Planner::Cpu)));
+    let (mut table_objects, mut pairs, mut culled, mut small_fits) = (0, 0, 0, 0);
     for seed in 0..3u64 {
         let (scene, draws) = random_shared_list(&gpu, seed, Vec3::ZERO);
         let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
@@ -874,6 +878,17 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
                 }
             }
         }
+        let inner_only = [PickQuery::Rect { rect: PixelRect::new(UVec2::new(72, 52), UVec2::new(88, 68)), mode: RectMode::Visible }];
+        let try_pick = |picker: &mut Picker| {
+            let mut recorded = Ok(());
+            // SAFETY: as above; a refused set records nothing.
+            gpu.run(|cmd| recorded = unsafe { picker.record(cmd, 0, &request, &inner_only, &draws) }.map(|_| ()));
+            // SAFETY: `run` waited.
+            recorded.map(|()| answers(&unsafe { picker.take_results(0) }.expect("resolve").expect("pending")))
+        };
+        let (got, want_small) = (try_pick(&mut small_gpu), try_pick(&mut small_cpu));
+        assert_eq!(got.as_ref().map_err(|e| e.to_string()), want_small.as_ref().map_err(|e| e.to_string()), "seed {seed}: a small rectangle table");
+        small_fits += usize::from(want_small.is_ok());
         for result in &want.results {
             let QueryResult::Rect(rect) = result else { panic!("a rectangle's result") };
             table_objects += rect.objects.iter().filter(|o| (1_000_000..1_000_600).contains(&o.id.get())).count();
@@ -881,5 +896,6 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
         drop(scene);
     }
     assert!(table_objects > 0, "the rectangles count the table's draws");
+    assert!(small_fits > 0, "the CPU planner's draws fit the small rectangle table");
     assert!(pairs > 0 && culled > 0, "the tiles culled the table's groups on the GPU: {pairs} pairs, {culled} rows culled");
 }

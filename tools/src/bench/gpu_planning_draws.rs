@@ -69,7 +69,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let cam = camera(w, h);
     let draws = &scene.gpu.pick_draws;
     let picker = |planner: Planner, timestamps: bool| {
-        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_timestamps(timestamps);
+        // The whole view's rectangle takes an entry per draw it meets: a table large enough.
+        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_timestamps(timestamps).with_rect_entries(1 << 18);
         // SAFETY: the context's handles belong together and outlive the picker.
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };

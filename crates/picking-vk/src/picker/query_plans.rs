@@ -7,6 +7,7 @@ use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::plan::{PixelRay, Plan, PointTarget};
+use crate::record::rect::entries_needed;
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::{view_pixels, PickQuery, PixelRect};
 use crate::request::PickRequest;
@@ -104,6 +105,12 @@ impl Picker {
         let QueryLayout::Rect { rect, tiles, .. } = &self.layout.queries[i] else { return Ok(()) };
         let (rect, tiles) = (*rect, tiles.clone());
         plan_frame(&mut self.plan, ray_over(&rect).as_ref(), None, TableUse::Claimed)?;
+        // A group takes an entry per row: where that passes the rectangle table, the CPU
+        // plans the rectangle, whose draws that meet it may fit (the rows stay claimed).
+        let capacity = self.rect.as_ref().map_or(0, |r| r.capacity);
+        if self.plan.entries.iter().any(|e| e.table) && entries_needed(&self.plan.entries, &self.plan.ranges) > u64::from(capacity) {
+            plan_frame(&mut self.plan, ray_over(&rect).as_ref(), None, TableUse::No)?;
+        }
         let span = self.layout.plans.take(&self.plan);
         let groups = self.layout.plans.entries[span.clone()].iter().any(|e| e.table);
         set_plan(&mut self.layout.queries[i], span.clone());
