@@ -3,8 +3,9 @@
 //! texel, discard and on to the next hit; a displaced grid (a world-adjust hook) against the
 //! CPU-displaced mesh; rectangles with hooks against the hooked full-size ID image; compile
 //! errors with the hook's own line numbers; draws without hooks never compiling; hook sets
-//! bound again after another set 1 (instance storage) or a rectangle table rebind; and
-//! alpha-tested instances read from a storage buffer against the oracle.
+//! bound again after another set 1 (instance storage) or a rectangle table rebind;
+//! alpha-tested instances read from a storage buffer against the oracle; and alpha-tested
+//! quads as a hooked group of a shared list's GPU plan table against the unculled pass.
 
 use ash::vk;
 use glam::{DVec3, Mat4, Quat, UVec2, Vec2, Vec3};
@@ -715,4 +716,64 @@ fn alpha_tested_instances_from_a_storage_buffer_pick_like_the_oracle() {
 /// The instance matrices of the scene's instanced object, as the storage buffer holds them.
 fn inst_matrices(scene: &Scene) -> Vec<f32> {
     scene.objects.iter().filter_map(|o| o.instances.as_ref()).flatten().flat_map(|m| m.to_cols_array()).collect()
+}
+
+/// Alpha-tested quads (texture, descriptor set and UV stream: one hook program) that share
+/// their buffers, as a shared list: one group of the GPU plan's table, hooked. Points and
+/// rectangles in both modes pick through the texture's holes as the unculled pass does.
+#[test]
+fn alpha_tested_quads_in_a_shared_lists_table_pick_as_unculled() {
+    let gpu = Gpu::new();
+    let nearest = vk::SamplerCreateInfo::default().mag_filter(vk::Filter::NEAREST).min_filter(vk::Filter::NEAREST);
+    let texture = gpu.ctx.upload_texture(&alpha_texels(9), TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
+    let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();
+    let program = alpha_program(sets.layout);
+    let mut rng = fastrand::Rng::with_seed(9);
+    let mut scene = Scene { meshes: vec![Mesh::quad(1.0)], objects: vec![] };
+    for i in 0..24 {
+        let at = Vec3::new(rng.f32() * 2.4 - 1.2, rng.f32() * 1.6 - 0.8, -3.0 - rng.f32() * 4.0);
+        let turn = Quat::from_euler(glam::EulerRot::XYZ, rng.f32() * 0.8 - 0.4, rng.f32() * 0.8 - 0.4, rng.f32() * 3.0);
+        scene.objects.push(Object::new(i + 1, 0, Mat4::from_scale_rotation_translation(Vec3::splat(0.5 + rng.f32() * 0.5), turn, at)));
+    }
+    let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
+    let base = hooked.draws[0].clone();
+    let shared: Arc<[PickDraw]> = hooked
+        .draws
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            (d.positions, d.triangles) = (base.positions, base.triangles);
+            d
+        })
+        .collect();
+    let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
+    let request = PickRequest::new(vp, view, proj);
+    let mut queries: Vec<PickQuery> = gpu.covered_pixels(&request, &shared, 4).into_iter().take(14).map(PickQuery::Point).collect();
+    let rect = PixelRect::new(UVec2::new(20, 10), UVec2::new(140, 110));
+    queries.extend([PickQuery::Rect { rect, mode: RectMode::Visible }, PickQuery::Rect { rect, mode: RectMode::All }]);
+    let config = PickerConfig::default().with_max_queries(16).with_rect_tile(40, 32);
+    let answers = |picker: &mut picking_vk::Picker| {
+        // SAFETY: recording outside a render pass; the scene and texture outlive the wait.
+        gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &shared) }.map(|_| ()).expect("record"));
+        // SAFETY: `run` waited.
+        let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+        let keys: Vec<String> = results
+            .results
+            .iter()
+            .map(|r| match r {
+                QueryResult::Rect(rect) => format!("{:?}", rect.objects),
+                other => format!("{:?}", other.pick().and_then(|p| p.hit.as_ref()).map(|h| (h.id, h.draw_index, h.depth))),
+            })
+            .collect();
+        (keys, results.stats.gpu_plan)
+    };
+    let mut gpu_planned = gpu.picker(config.with_planner(picking_vk::config::Planner::Gpu));
+    let (want, _) = answers(&mut gpu.picker(config.with_culling(false)));
+    let (got, stats) = answers(&mut gpu_planned);
+    assert_eq!(got, want, "GPU-planned against unculled");
+    assert!(want.iter().filter(|a| a.starts_with("Some")).count() >= 8, "the quads are hit: {want:?}");
+    let stats = stats.expect("the hooked group planned on the GPU");
+    assert!(stats.ranges >= 14 && stats.survivors < stats.instances_tested, "{stats:?}");
+    drop((gpu_planned, hooked, sets, texture));
+    gpu.assert_no_validation_messages();
 }
