@@ -27,7 +27,7 @@ layout(set = 0, binding = 4) uniform sampler2D pick_depths;
 layout(set = 0, binding = 5) uniform usampler2D pick_details;
 layout(push_constant) uniform ResultsPush {
     uvec4 words;   // queries, detail, jobs word, draw rows word (words after the header)
-    uvec4 rows;    // draw rows, unused
+    uvec4 rows;    // draw rows, table groups after them, unused
 } pc;
 
 // The largest disc (radius 12) a workgroup holds; PickerConfig::max_radius is checked against it.
@@ -60,8 +60,25 @@ shared uint w_tie;
 
 uint job(uint q, uint w) { return pick_words[pc.words.z + 16u * q + w]; }
 
-// (draw index, flags) of recorded draw `r`: bit 0 instanced, bits 16-31 priority + 32768.
+// The snapshot index of a GPU plan table's row 0 (crates/picking-vk/src/handoff.rs): a
+// table row's draw is found in the table groups listed after the rows.
+const uint TABLE_ROW_BASE = 1u << 30u;
+
+// (draw index, flags) of recorded draw `r`: bit 0 instanced, bits 16-31 priority + 32768. For
+// a table row, of its draw: its group's first draw index plus the row's place in the group
+// (whose draws are consecutive in the host's list and share their flags); each group lists
+// its first row, its rows, its first draw index and its flags.
 uvec2 draw_row(uint r) {
+    if (r >= TABLE_ROW_BASE) {
+        uint row = r - TABLE_ROW_BASE;
+        uint at = pc.words.w + 2u * pc.rows.x;
+        for (uint g = 0u; g < pc.rows.y; g++) {
+            uint w = at + 4u * g;
+            if (row - pick_words[w] < pick_words[w + 1u]) {
+                return uvec2(pick_words[w + 2u] + (row - pick_words[w]), pick_words[w + 3u]);
+            }
+        }
+    }
     if (r >= pc.rows.x) {
         return uvec2(0xFFFFFFFFu, 32768u << 16u);
     }

@@ -7,7 +7,7 @@
 use crate::harness::Gpu;
 use ash::vk;
 use picking_vk::gpu_results::GPU_RESULTS_GLSL;
-use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, PickResult, Picker, QueryResult};
+use picking_vk::{FrameResults, ObjectId, PickQuery, PickRequest, PickResult, Picker, QueryResult};
 use picking_vk_context::HostBuffer;
 use picking_vk_context::VulkanContext;
 use picking_vk_host::StorageCompute;
@@ -56,13 +56,13 @@ void main() {
 /// buffer, the reader over `probes`; submits, waits, and returns what the reader saw and the
 /// CPU results of the same frame.
 #[allow(clippy::too_many_arguments)]
-pub fn frame(
+pub fn frame<'d>(
     gpu: &Gpu,
     picker: &mut Picker,
     reader: &mut ResultsReader,
     request: &PickRequest<'_>,
     queries: &[PickQuery],
-    draws: &[PickDraw],
+    draws: impl Into<picking_vk::draw::DrawList<'d>>,
     probes: &[[u32; 3]],
 ) -> (ReadBack, FrameResults) {
     let results = picker.gpu_results(0).expect("gpu results on");

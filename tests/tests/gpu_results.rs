@@ -259,3 +259,76 @@ fn the_results_pass_stages_the_texels_the_copies_would() {
     drop((ring, with));
     gpu.assert_no_validation_messages();
 }
+
+/// GPU results over a shared list's GPU plan table (`Planner::Gpu`): random scenes with 96
+/// spheres sharing one mesh, in four groups of 24 by priority (-1, 0, 1, 0: the radius rules
+/// rank by it). The results buffer names a table row's own draw, instance and priority (by
+/// its group) and lists a rectangle's table rows as its objects, as the CPU results do.
+#[test]
+fn gpu_results_over_a_shared_lists_table_equal_the_cpu_results() {
+    const W: u32 = 96;
+    const H: u32 = 72;
+    let gpu = Gpu::new();
+    assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::GPU_DRAW_PLANNING), "lavapipe offers shaderFloat64");
+    let mut reader = ResultsReader::new(&gpu.ctx, 4096);
+    let (mut found, mut members, mut rows_hit) = (0, 0, 0);
+    for seed in 0..3u64 {
+        let mut scene = Scene::random(900 + seed);
+        scene.meshes.push(picking_vk_tests::scene::Mesh::sphere(6, 10));
+        let mesh = scene.meshes.len() - 1;
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for k in 0..96u64 {
+            let at = Vec3::new(rng.f32() * 4.0 - 2.0, rng.f32() * 3.0 - 1.5, -3.0 - rng.f32() * 5.0);
+            let model = Mat4::from_scale_rotation_translation(Vec3::splat(0.1 + rng.f32() * 0.3), glam::Quat::IDENTITY, at);
+            scene.objects.push(picking_vk_tests::scene::Object::new(5_000 + k, mesh, model));
+        }
+        let gs = scene.upload(&gpu.ctx);
+        // The spheres draw from the first sphere's buffers: one group per priority block.
+        let first = gs.draws.len() - 96;
+        let base = gs.draws[first].clone();
+        let draws: std::sync::Arc<[picking_vk::PickDraw]> = gs
+            .draws
+            .iter()
+            .enumerate()
+            .map(|(k, d)| {
+                let mut d = d.clone();
+                if k >= first {
+                    (d.positions, d.triangles) = (base.positions, base.triangles);
+                    d.priority = [-1, 0, 1, 0][(k - first) / 24];
+                }
+                d
+            })
+            .collect();
+        let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
+        let request = PickRequest::new(Viewport::full(W, H), view, proj);
+        let config = PickerConfig::default().with_gpu_results(true).with_max_queries(8).with_max_radius(8).with_rect_entries(4096);
+        let mut picker = gpu.picker(config.with_planner(picking_vk::config::Planner::Gpu));
+        let mut keys = scene_keys(&scene);
+        keys.truncate(keys.len().min(4096));
+        for round in 0..4 {
+            let p = random_pixels(seed * 17 + round, 5, W, H);
+            let queries = [
+                PickQuery::Point(p[0]),
+                PickQuery::Point(p[1]),
+                PickQuery::Radius { pixel: p[2], radius: 8, snap: Snap::Nearest },
+                PickQuery::Radius { pixel: p[3], radius: 6, snap: Snap::Thin },
+                PickQuery::Rect { rect: PixelRect::spanning(p[4], p[4] + UVec2::new(30, 20)), mode: RectMode::Visible },
+                PickQuery::Rect { rect: PixelRect::new(UVec2::ZERO, UVec2::new(W, H)), mode: RectMode::All },
+            ];
+            let (seen, cpu) = frame(&gpu, &mut picker, &mut reader, &request, &queries, &draws, &keys);
+            let gpu_plan = cpu.stats.gpu_plan.expect("the table planned on the GPU");
+            assert!(gpu_plan.ranges > 0, "seed {seed} round {round}: {gpu_plan:?}");
+            let (_, f, m) = assert_matches_cpu(&seen, &cpu, &keys, &format!("seed {seed} round {round}"));
+            (found, members) = (found + f, members + m);
+            for r in &cpu.results {
+                if let Some(hit) = r.pick().and_then(|p| p.hit.as_ref()) {
+                    rows_hit += usize::from((5_000..5_096).contains(&hit.id.get()));
+                }
+            }
+        }
+        drop((picker, draws, gs));
+    }
+    assert!(found > 20 && members > 50 && rows_hit > 5, "{found} hits found, {members} memberships, {rows_hit} table rows hit");
+    drop(reader);
+    gpu.assert_no_validation_messages();
+}

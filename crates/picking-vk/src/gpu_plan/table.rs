@@ -81,9 +81,10 @@ pub(crate) struct TableIndex {
     pub groups: Vec<TableGroup>,
 }
 
-/// What makes consecutive draws one group: the pipeline, the buffers bound, and a hooked
-/// draw's attribute stream and set.
-type GroupKey = ([PipelineKey; 2], vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>, Option<HookBindings>);
+/// What makes consecutive draws one group: the pipeline, the buffers bound, a hooked draw's
+/// attribute stream and set, and the priority (GPU results name a row's draw and priority by
+/// its group).
+type GroupKey = ([PipelineKey; 2], vk::Buffer, u64, Option<(vk::Buffer, u64, vk::IndexType)>, Option<HookBindings>, i16);
 type HookBindings = (Option<(vk::Buffer, u64)>, vk::DescriptorSet);
 
 /// A draw's [`GroupKey`].
@@ -98,7 +99,7 @@ fn group_key(draw: &PickDraw) -> GroupKey {
         Triangles::NonIndexed { .. } => None,
     };
     let hooks = draw.hooks.as_ref().map(|h| (h.attribute.map(|a| (a.range.buffer, a.range.offset)), h.descriptor_set));
-    (key, draw.positions.range.buffer, draw.positions.range.offset, indices, hooks)
+    (key, draw.positions.range.buffer, draw.positions.range.offset, indices, hooks, draw.priority)
 }
 
 impl TableIndex {

@@ -40,17 +40,18 @@ impl GpuResultsKit {
     }
 
     /// Records the pass over the frame's `queries` (of which the point and radius ones get
-    /// their hits), whose draw rows are the first `rows`.
+    /// their hits), whose draw rows are the first `rows`, then `groups` table groups (two
+    /// rows each).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the staging ring's first barrier and
     /// the hit pass (whose dependency ends at transfers); by submission the slot's buffer holds
     /// the frame's jobs and rows.
-    pub unsafe fn record_queries(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, queries: u32, rows: u32) {
+    pub unsafe fn record_queries(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, queries: u32, (rows, groups): (u32, u32)) {
         let Some(s) = self.slots.get(slot) else { return };
         let layout = self.layout;
-        // Two uvec4: queries, detail, jobs word, draw rows word; draw rows, unused.
-        let push = [queries, u32::from(self.detail), layout.jobs_word() as u32, layout.rows_word() as u32, rows, 0, 0, 0];
+        // Two uvec4: queries, detail, jobs word, draw rows word; draw rows, table groups, unused.
+        let push = [queries, u32::from(self.detail), layout.jobs_word() as u32, layout.rows_word() as u32, rows, groups, 0, 0];
         let mut push_bytes = [0u8; PUSH_BYTES as usize];
         words_to_bytes(push, &mut push_bytes);
         // The hit pass's dependency ends at transfers (the same in every configuration, so

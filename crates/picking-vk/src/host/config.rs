@@ -101,7 +101,8 @@ pub struct PickerConfig {
     pub gpu_results: bool,
     /// Draws the point and radius queries of one frame may record when `gpu_results` is on
     /// (default 1024): the rows that give a hit its draw index and priority, 8 bytes each per
-    /// slot. A set that could record more is refused with [`crate::PickError::Capacity`].
+    /// slot (a GPU plan table's group a query meets takes two). A set that could record more
+    /// is refused with [`crate::PickError::Capacity`].
     pub gpu_result_draws: u32,
     /// Which planner culls the draws of a query set (default [`Planner::Auto`]).
     pub planner: Planner,
@@ -154,7 +155,7 @@ pub enum Planner {
     /// GPU too; creation fails with [`crate::PickError::Unsupported`] without the
     /// features `Auto` needs. With [`crate::PickFeatures::GPU_DRAW_PLANNING`] also a shared
     /// list's plain draws, for every point, radius query and rectangle, by a table built
-    /// once per list (README, "GPU planning"), unless `gpu_results` is on.
+    /// once per list (README, "GPU planning").
     Gpu,
 }
 

@@ -86,14 +86,14 @@ pub(super) struct CachedTable {
 }
 
 impl Picker {
-    /// The table `request` over `draws` plans with, if any: under `Planner::Gpu`, where the
-    /// host enabled `shaderFloat64` and batching, and without same-frame GPU results (their
-    /// rows name the draws a frame recorded). A request's ignore rules and filter name the
-    /// rows they leave out (`DrawTable::write_ignored`: the filter is asked once per ID of
-    /// the table each frame). Built once per list; none for a list with more plain draws
-    /// than `PickerConfig::gpu_plan_draws`.
+    /// The table a request over `draws` plans with, if any: under `Planner::Gpu`, where the
+    /// host enabled `shaderFloat64` and batching. A request's ignore rules and filter name
+    /// the rows they leave out (`DrawTable::write_ignored`: the filter is asked once per ID
+    /// of the table each frame); GPU results find a row's draw by its group (`group_entries`).
+    /// Built once per list; none for a list with more plain draws than
+    /// `PickerConfig::gpu_plan_draws`.
     pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
-        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0 && self.gpu_results.is_none();
+        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0;
         let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };
         let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
         if let Some(c) = cached {

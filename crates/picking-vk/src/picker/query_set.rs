@@ -5,7 +5,7 @@
 
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::query_plans::TableUse;
-use super::results_writer::{write_results, ResultsFrame};
+use super::results_writer::{group_entries, write_results, ResultsFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
@@ -185,8 +185,10 @@ impl Picker {
             staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let rows = results.map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
+            // The table groups the point and radius queries met follow the rows.
+            let groups = s.table.as_ref().map_or(0, |_| group_entries(&self.layout).count() as u32);
             match results {
-                Some(kit) if self.layout.has_hits() => kit.record_queries(device, cmd, slot, self.layout.queries.len() as u32, rows as u32),
+                Some(kit) if self.layout.has_hits() => kit.record_queries(device, cmd, slot, self.layout.queries.len() as u32, (rows as u32, groups)),
                 Some(_) => {}
                 None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
             }
@@ -201,7 +203,8 @@ impl Picker {
             }
             let last = results.and_then(|k| k.last_barrier(slot, readers));
             if let Some(kit) = self.gpu_results.as_mut() {
-                let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws: &s.draws, rows, spans: &s.spans, camera };
+                let frame =
+                    ResultsFrame { frame: self.next_frame, layout: &self.layout, draws: &s.draws, rows, spans: &s.spans, camera, table: s.table.as_deref() };
                 // The slot's previous frame completed (it was taken), and the GPU reads what
                 // is written here only once the host submits this command buffer.
                 kit.write_results(slot, |bytes, scratch, layout| write_results(bytes, &frame, scratch, layout));
@@ -224,7 +227,8 @@ fn hit_draws_at_most(layout: &FrameLayout, contributors: usize) -> u64 {
             QueryLayout::Point { plan: Some(plan), .. } | QueryLayout::Radius { plan, .. } => plan,
             QueryLayout::Point { plan: None, .. } | QueryLayout::Rect { .. } => continue,
         };
-        most += layout.plans.entries[plan.clone()].iter().map(|e| u64::from(e.run_count.max(1))).sum::<u64>() + contributors as u64;
+        // A table group takes two rows: its rows, first draw and flags.
+        most += layout.plans.entries[plan.clone()].iter().map(|e| u64::from(e.run_count.max(1) + u32::from(e.table))).sum::<u64>() + contributors as u64;
     }
     most
 }

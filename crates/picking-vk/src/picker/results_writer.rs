@@ -6,9 +6,11 @@
 //! instancing, priority).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
+use crate::gpu_plan::table::DrawTable;
 use crate::gpu_results::layout::{lookup_buckets, lookup_hash, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use crate::gpu_results::Scratch;
-use crate::handoff::{DrawSnapshot, EntrySpan};
+use crate::handoff::{DrawSnapshot, EntrySpan, TABLE_SNAPSHOT_BASE};
+use crate::plan::PlanEntry;
 use crate::readback::{RegionBlock, HEADER_BYTES};
 use crate::request::camera::{CameraSnapshot, DepthConvention};
 use crate::request::query::Snap;
@@ -61,6 +63,20 @@ pub(super) struct ResultsFrame<'a> {
     pub rows: usize,
     pub spans: &'a [EntrySpan],
     pub camera: &'a CameraSnapshot,
+    /// The shared list's table the frame planned with: its groups' rows and snapshots.
+    pub table: Option<&'a DrawTable>,
+}
+
+/// The table group entries of the frame's point and radius plans: after the draw rows, the
+/// results pass finds a table row's draw in one of them (a group may appear more than once).
+pub(super) fn group_entries(layout: &FrameLayout) -> impl Iterator<Item = &PlanEntry> {
+    layout.queries.iter().flat_map(move |query| {
+        let plan = match query {
+            QueryLayout::Point { plan: Some(plan), .. } | QueryLayout::Radius { plan, .. } => plan.clone(),
+            _ => 0..0,
+        };
+        layout.plans.entries[plan].iter().filter(|e| e.table)
+    })
 }
 
 /// Writes what the CPU knows of the frame's results into `bytes` (laid out by `results`),
@@ -78,8 +94,16 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch:
     }
     let rows = frame.rows.min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
-        let flags = u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16;
-        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), &[d.draw_index, flags]);
+        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), &[d.draw_index, row_flags(d)]);
+    }
+    // Then per table group a point or radius query met: its rows, its first draw's index and
+    // flags (a group's draws are consecutive in the list and share their priority).
+    let mut at = results.rows_word() + ROW_WORDS * rows as u64;
+    for (entry, table) in frame.table.into_iter().flat_map(|t| group_entries(frame.layout).map(move |e| (e, t))) {
+        let Some(g) = table.index.group_of(entry.draw).map(|g| table.index.groups[g]) else { continue };
+        let Some(first) = table.snapshots.get(g.first_row as usize) else { continue };
+        put(bytes, word(at), &[g.first_row, g.rows, g.draw, row_flags(first)]);
+        at += 2 * ROW_WORDS;
     }
     let mask = write_spans(bytes, frame, scratch, results);
     let [lo, hi] = [frame.frame as u32, (frame.frame >> 32) as u32];
@@ -88,8 +112,13 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch:
     put(bytes, 0, &[lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
 }
 
+/// A draw row's flags: bit 0 instanced, bits 16-31 the priority + 32768.
+fn row_flags(d: &DrawSnapshot) -> u32 {
+    u32::from(d.instanced) | ((i32::from(d.priority) + 32768) as u32) << 16
+}
+
 /// Writes the spans of the frame's rectangles and the lookup over them; returns the lookup
-/// mask (0 without rectangles).
+/// mask (0 without rectangles). A table group's span becomes a span per row (its own draw).
 fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) -> u32 {
     let rect_spans = || {
         frame.layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
@@ -101,7 +130,7 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
         return 0;
     }
     // At most this many spans (a span whose draw is missing is skipped).
-    let most: usize = rect_spans().map(|(_, spans)| spans.len()).sum();
+    let most: usize = rect_spans().flat_map(|(_, spans)| spans).map(|s| if s.snapshot >= TABLE_SNAPSHOT_BASE { s.count as usize } else { 1 }).sum();
     let mask = lookup_buckets(most as u32, results.lookup_buckets) - 1;
     let Scratch { spans: words, buckets, starts } = scratch;
     words.clear();
@@ -109,16 +138,22 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
     // Counts at b + 2: see `place_spans`.
     starts.clear();
     starts.resize(mask as usize + 3, 0);
+    let snapshots = crate::handoff::Snapshots { recorded: frame.draws, table: frame.table.map_or(&[][..], |t| &t.snapshots[..]) };
     for (q, spans) in rect_spans() {
         for span in spans {
-            let Some(d) = frame.draws.get(span.snapshot as usize) else { continue };
-            let id = d.id.to_words();
-            let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
-            let span: [u32; SPAN_WORDS as usize] = [id[0], id[1], q, first, span.count, span.first_entry];
-            words.extend_from_slice(&span);
-            let bucket = lookup_hash(q, id) & mask;
-            buckets.push(bucket);
-            starts[bucket as usize + 2] += 1;
+            // A table group's rows are a span of one entry each; any other draw's instances one.
+            let rows = span.snapshot >= TABLE_SNAPSHOT_BASE;
+            for k in 0..if rows { span.count } else { 1 } {
+                let Some((d, _)) = span.entry(snapshots, k) else { continue };
+                let id = d.id.to_words();
+                let first = if d.instanced { span.first_instance } else { NO_INSTANCE };
+                let (count, first_entry) = if rows { (1, span.first_entry + k) } else { (span.count, span.first_entry) };
+                let span: [u32; SPAN_WORDS as usize] = [id[0], id[1], q, first, count, first_entry];
+                words.extend_from_slice(&span);
+                let bucket = lookup_hash(q, id) & mask;
+                buckets.push(bucket);
+                starts[bucket as usize + 2] += 1;
+            }
         }
     }
     let placed = place_spans(words, buckets, starts);
