@@ -67,7 +67,8 @@ impl ResultsLayout {
         self.counts_word() + u64::from(self.entry_capacity)
     }
 
-    /// Where the draw rows start, in words after the header.
+    /// Where the draw rows start, in words after the header (then, two rows each, the GPU
+    /// plan table groups the point and radius queries met).
     pub fn rows_word(&self) -> u64 {
         self.jobs_word() + JOB_WORDS * u64::from(self.hit_capacity)
     }
