@@ -100,9 +100,10 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch:
     // flags (a group's draws are consecutive in the list and share their priority).
     let mut at = results.rows_word() + ROW_WORDS * rows as u64;
     for (entry, table) in frame.table.into_iter().flat_map(|t| group_entries(frame.layout).map(move |e| (e, t))) {
-        let Some(g) = table.index.group_of(entry.draw).map(|g| table.index.groups[g]) else { continue };
-        let Some(first) = table.snapshots.get(g.first_row as usize) else { continue };
-        put(bytes, word(at), &[g.first_row, g.rows, g.draw, row_flags(first)]);
+        let group = table.index.group_of(entry.draw).map(|g| table.index.groups[g]);
+        // (A group not found holds no rows: the pass skips it.)
+        let words = group.and_then(|g| Some([g.first_row, g.rows, g.draw, row_flags(table.snapshots.get(g.first_row as usize)?)]));
+        put(bytes, word(at), &words.unwrap_or_default());
         at += 2 * ROW_WORDS;
     }
     let mask = write_spans(bytes, frame, scratch, results);

@@ -28,9 +28,7 @@ impl PassRecording<'_> {
             }
         }
     }
-}
 
-impl PassRecording<'_> {
     /// Binds a hooked batched draw's attribute stream and set, and pushes its block: the rows
     /// carry each draw's model, ID and index; the block the view-projection.
     ///
