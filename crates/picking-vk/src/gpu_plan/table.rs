@@ -2,8 +2,8 @@
 //! list (`DrawList::Shared`: the list cannot change while its `Arc` lives), never per frame.
 //!
 //! A table draw is a plain draw the CPU planner would cull by its box (no instances,
-//! deformation or host indirect commands; an affine model; hooks allowed). Its row holds the model's first
-//! three rows, the ID and its *run*: consecutive rows of one group that draw the same
+//! deformation or host indirect commands; an affine model; hooks allowed). Its row holds the
+//! model's first three rows, the ID and its *run*: consecutive rows of one group that draw the same
 //! triangles with the same local box and occluder mesh share a run, which holds those once
 //! (typically a run per mesh), and whose command draws the run's rows as instances of the
 //! batched pipeline. Consecutive table draws that share their bindings form a group: the
@@ -69,7 +69,7 @@ pub(crate) struct TableGroup {
     pub occluders: bool,
     /// Hooked draws (one program, attribute stream and set: the group's first draw's). Their
     /// rows carry the model, as the hooked batched shaders read it (they work in world
-    /// space), and no near key: a query that meets such a group has no GPU occlusion.
+    /// space), and no near key: the group's rows are never dropped by the GPU's occlusion.
     pub hooked: bool,
 }
 
