@@ -3,14 +3,15 @@
 //!
 //! A table draw is a plain draw the CPU planner would cull by its box (no instances,
 //! deformation or host indirect commands; an affine model; hooks allowed). Its row holds the
-//! model's first three rows, the ID and its *run*: consecutive rows of one group that draw the same
-//! triangles with the same local box and occluder mesh share a run, which holds those once
-//! (typically a run per mesh), and whose command draws the run's rows as instances of the
-//! batched pipeline. Consecutive table draws that share their bindings form a group: the
-//! unit the cull pass culls against a query region, and the pick pass draws with one count
-//! draw. Each frame the cull pass composes the model-view-projection of every row of the groups
-//! the frame's queries meet into the group's window of the slot's rows (in f64, exactly as the
-//! CPU would), so the rows never pass through the CPU.
+//! model's first three rows, the ID and its *run*: consecutive rows of one group that draw
+//! the same triangles with the same local box and occluder mesh share a run, which holds
+//! those once (typically a run per mesh), and whose command draws the run's rows as
+//! instances of the batched pipeline. Consecutive table draws that share their bindings and
+//! priority form a group: the unit the cull pass culls against a query region, and the pick
+//! pass draws with one count draw. Each frame the cull pass composes the
+//! model-view-projection of every row of the groups the frame's queries meet into the
+//! group's window of the slot's rows (in f64, exactly as the CPU would; a hooked group's
+//! rows carry the model), so the rows never pass through the CPU.
 
 use super::occluders::occluders;
 use super::table_words::{row_words, runs, TABLE_ROW_WORDS};
