@@ -33,7 +33,7 @@ pub const SETS: [&str; 2 * PER] = [
 /// Sets per planner.
 const PER: usize = 5;
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | table bytes a draw | rect 64 / whole view ms: CPU planner, GPU planner | GPU / CPU planner: rect 64, whole view | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | table bytes a draw | rect 64 / whole view ms: CPU planner, GPU planner | GPU / CPU planner: rect 64, whole view | CPU record µs rect 64 / whole view: CPU planner, GPU planner | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
@@ -208,7 +208,7 @@ impl DrawPlanningTimings {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         let gpu = PER;
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {:.1} | {:.4} / {:.3}, {:.4} / {:.3} | {:.2}x, {:.2}x | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {:.1} | {:.4} / {:.3}, {:.4} / {:.3} | {:.2}x, {:.2}x | {:.1} / {:.1}, {:.1} / {:.1} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -241,6 +241,10 @@ impl DrawPlanningTimings {
             g[gpu + 4],
             g[gpu + 3] / g[3],
             g[gpu + 4] / g[4],
+            c[3],
+            c[4],
+            c[gpu + 3],
+            c[gpu + 4],
             self.parity.0,
             self.parity.1
         )
