@@ -23,13 +23,13 @@ step "workspace tests" cargo test --workspace --locked "$@"
 # The GPU suite again with the pick passes begun by dynamic rendering: through
 # VK_KHR_dynamic_rendering on Vulkan 1.2, then core Vulkan 1.3. Selected from the workspace
 # (not `-p`), so its features are the build's above and nothing is compiled again.
-# The 1.2 run checks the extension's entry points and feature chain; it leaves out the four
-# longest binaries (occlusion planning, deformation, hooks, lines and points: about 50 s),
-# whose passes begin and end as every other's. The 1.3 run takes the whole suite.
+# The 1.2 run checks the extension's entry points and feature chain; it leaves out the five
+# longest binaries (GPU planning, occlusion planning, deformation, hooks, lines and points:
+# about 100 s), whose passes begin and end as every other's. The 1.3 run takes the whole suite.
 dynamic_12=()
 for f in tests/tests/gpu_*.rs; do
   name=$(basename "$f" .rs)
-  case "$name" in gpu_occlusion | gpu_deform | gpu_hooks | gpu_lines_points) ;; *) dynamic_12+=(--test "$name") ;; esac
+  case "$name" in gpu_planning | gpu_occlusion | gpu_deform | gpu_hooks | gpu_lines_points) ;; *) dynamic_12+=(--test "$name") ;; esac
 done
 step "GPU tests, dynamic rendering 1.2" env PICKING_VK_TEST_RENDERING=dynamic cargo test --workspace --locked "${dynamic_12[@]}" "$@"
 step "GPU tests, dynamic rendering 1.3" env PICKING_VK_TEST_RENDERING=dynamic-1.3 cargo test --workspace --locked --test 'gpu_*' "$@"
