@@ -211,9 +211,9 @@ impl Plan {
             None => (0, None),
         };
         if !self.table_entries.is_empty() {
+            let gpu = alike.and_then(|nearer| occlusion::table_occlusion(camera, pixel, (nearer, bound)));
             for e in &mut self.table_entries {
-                let group = draws.get(e.draw as usize);
-                e.occlusion = alike.zip(group).and_then(|(nearer, group)| occlusion::table_occlusion(group, camera, pixel, (nearer, bound)));
+                e.occlusion = gpu.filter(|_| draws.get(e.draw as usize).is_some_and(occlusion::drops_rows));
             }
             self.entries.extend_from_slice(&self.table_entries);
             self.entries.sort_by_key(|e| e.draw);

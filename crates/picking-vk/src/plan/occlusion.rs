@@ -134,19 +134,21 @@ pub(crate) fn tests_alike(entries: &[PlanEntry], draws: &[PickDraw], camera: &Ca
     nearer
 }
 
-/// The occlusion the GPU may apply to the table group whose first draw is `group` (its draws
-/// share its pipeline) in a point query at `pixel` whose draws all test depth towards
-/// `nearer` (nothing else draws there: no contributors), with the CPU's `bound`: none where
-/// the group's depth is not bounded by its box (a bias, lines or points), or where it is
-/// hooked (its vertices go through the model and the view-projection apart, which the GPU's
-/// near keys do not bound). A sure hit proves the pixel's depth whichever draw it is of, so
-/// each group is dropped from on its own terms.
-pub(crate) fn table_occlusion(group: &PickDraw, camera: &CameraSnapshot, pixel: UVec2, (nearer, bound): (Nearer, Option<f64>)) -> Option<TableOcclusion> {
-    if !(depth_bounded_by_box(group) && group.hooks.is_none()) {
-        return None;
-    }
+/// The occlusion the GPU may apply to the table groups of a point query at `pixel` whose
+/// draws all test depth towards `nearer` (nothing else draws there: no contributors), with
+/// the CPU's `bound`; each group takes it only where [`drops_rows`] allows.
+pub(crate) fn table_occlusion(camera: &CameraSnapshot, pixel: UVec2, (nearer, bound): (Nearer, Option<f64>)) -> Option<TableOcclusion> {
     let (larger, rounding) = PixelDepth::new(camera, pixel, nearer)?.ndc_terms();
     Some(TableOcclusion { larger, rounding: f32_up(rounding), bound: bound.map_or(f32::INFINITY, f32_up) })
+}
+
+/// Whether the table group whose first draw is `group` (its draws share its pipeline) may
+/// drop rows behind a sure hit: not where its depth is not bounded by its box (a bias, lines
+/// or points), nor where it is hooked (its vertices go through the model and the
+/// view-projection apart, which the GPU's near keys do not bound). A sure hit proves the
+/// pixel's depth whichever draw it is of, so each group is dropped from on its own terms.
+pub(crate) fn drops_rows(group: &PickDraw) -> bool {
+    depth_bounded_by_box(group) && group.hooks.is_none()
 }
 
 /// `x` in f32, rounded towards +inf.
@@ -247,20 +249,21 @@ mod tests {
         let draws = [draw(1, -5.0), draw(2, -10.0), draw(3, -10.0).with_raster(greater)];
         let nearer = tests_alike(&[entry(0), entry(1)], &draws, &camera).expect("both test LESS");
         assert!(tests_alike(&[entry(0), entry(2)], &draws, &camera).is_none(), "LESS and GREATER");
-        let got = table_occlusion(&draws[1], &camera, pixel, (nearer, Some(0.25))).expect("bounded boxes");
+        let got = table_occlusion(&camera, pixel, (nearer, Some(0.25))).expect("a pixel in view");
         assert_eq!((got.larger, got.bound), (false, 0.25));
         assert!(got.rounding > 0.0 && got.rounding < 1e-6);
-        assert_eq!(table_occlusion(&draws[1], &camera, pixel, (nearer, None)).map(|o| o.bound), Some(f32::INFINITY));
+        assert_eq!(table_occlusion(&camera, pixel, (nearer, None)).map(|o| o.bound), Some(f32::INFINITY));
+        assert!(drops_rows(&draws[1]), "bounded boxes");
         let biased =
             draw(2, -10.0).with_raster(crate::draw::RasterState::default().with_depth_bias(crate::draw::DepthBias { constant: 1.0, clamp: 0.0, slope: 0.0 }));
-        assert!(table_occlusion(&biased, &camera, pixel, (nearer, None)).is_none(), "a bias may pull rows nearer");
+        assert!(!drops_rows(&biased), "a bias may pull rows nearer");
         let source = crate::draw::hooks::HookSource {
             name: "stripes".into(),
             discard: Some("bool pick_discard(PickFragment f) { return false; }".into()),
             ..Default::default()
         };
         let hooked = draw(2, -10.0).with_hooks(crate::draw::hooks::DrawHooks::new(crate::draw::hooks::HookProgram::new(source)));
-        assert!(table_occlusion(&hooked, &camera, pixel, (nearer, None)).is_none(), "a hooked group's rows have no near keys");
+        assert!(!drops_rows(&hooked), "a hooked group's rows have no near keys");
         // The bound is rounded towards farther, never nearer.
         assert!(f64::from(f32_up(0.1)) >= 0.1 && f64::from(f32_up(-0.1)) >= -0.1);
     }
