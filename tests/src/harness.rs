@@ -114,8 +114,10 @@ impl Gpu {
         unsafe { image.read() }.unwrap()
     }
 
-    /// Records one query set into slot 0, submits, waits, and takes the results.
-    pub fn run_queries(&self, picker: &mut Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[PickDraw]) -> FrameResults {
+    /// Records one query set into slot 0, submits, waits, and takes the results (`draws` a
+    /// borrowed list, or a shared one: `&Arc<[PickDraw]>`).
+    pub fn run_queries<'d>(&self, picker: &mut Picker, request: &PickRequest<'_>, queries: &[PickQuery], draws: impl Into<DrawList<'d>>) -> FrameResults {
+        let draws = draws.into();
         // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
         self.run(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
         // SAFETY: `run` waited for the frame.

@@ -103,6 +103,19 @@ fn hooked_quads(gpu: &Gpu, scene: &Scene, program: &Arc<HookProgram>, set: vk::D
     AlphaScene { draws, _uvs: uvs, _gs: gs }
 }
 
+/// `draws`, each drawing from the first one's buffers (the same mesh).
+fn sharing_first_buffers<L: FromIterator<PickDraw>>(draws: &[PickDraw]) -> L {
+    let Some(base) = draws.first() else { return std::iter::empty().collect() };
+    draws
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            (d.positions, d.triangles) = (base.positions, base.triangles);
+            d
+        })
+        .collect()
+}
+
 fn pick(gpu: &Gpu, picker: &mut picking_vk::Picker, pixel: UVec2, view: Mat4, proj: Mat4, draws: &[PickDraw]) -> picking_vk::PickResult {
     gpu.pick(picker, &PickRequest::new(Viewport::full(W, H), view, proj), pixel, draws)
 }
@@ -457,16 +470,7 @@ fn hooked_draws_that_share_buffers_batch_and_pick_as_one_by_one() {
     let scene = quad_scene(5);
     let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
     // Every quad draws from the first one's buffers (the same mesh): one run of rows.
-    let base = hooked.draws[0].clone();
-    let shared: Vec<PickDraw> = hooked
-        .draws
-        .iter()
-        .map(|d| {
-            let mut d = d.clone();
-            (d.positions, d.triangles) = (base.positions, base.triangles);
-            d
-        })
-        .collect();
+    let shared: Vec<PickDraw> = sharing_first_buffers(&hooked.draws);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let request = PickRequest::new(vp, view, proj);
     let covered = gpu.covered_pixels(&request, &shared, 2);
@@ -736,16 +740,7 @@ fn alpha_tested_quads_in_a_shared_lists_table_pick_as_unculled() {
         scene.objects.push(Object::new(i + 1, 0, Mat4::from_scale_rotation_translation(Vec3::splat(0.5 + rng.f32() * 0.5), turn, at)));
     }
     let hooked = hooked_quads(&gpu, &scene, &program, sets.sets[0]);
-    let base = hooked.draws[0].clone();
-    let shared: Arc<[PickDraw]> = hooked
-        .draws
-        .iter()
-        .map(|d| {
-            let mut d = d.clone();
-            (d.positions, d.triangles) = (base.positions, base.triangles);
-            d
-        })
-        .collect();
+    let shared: Arc<[PickDraw]> = sharing_first_buffers(&hooked.draws);
     let (view, proj, vp) = look(Vec3::new(0.2, 0.1, 1.0), Vec3::new(0.0, 0.0, -5.0), W, H);
     let request = PickRequest::new(vp, view, proj);
     let mut queries: Vec<PickQuery> = gpu.covered_pixels(&request, &shared, 4).into_iter().take(14).map(PickQuery::Point).collect();
@@ -753,10 +748,8 @@ fn alpha_tested_quads_in_a_shared_lists_table_pick_as_unculled() {
     queries.extend([PickQuery::Rect { rect, mode: RectMode::Visible }, PickQuery::Rect { rect, mode: RectMode::All }]);
     let config = PickerConfig::default().with_max_queries(16).with_rect_tile(40, 32);
     let answers = |picker: &mut picking_vk::Picker| {
-        // SAFETY: recording outside a render pass; the scene and texture outlive the wait.
-        gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &shared) }.map(|_| ()).expect("record"));
-        // SAFETY: `run` waited.
-        let results = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+        // The shared list (`&Arc`): the table plans with it.
+        let results = gpu.run_queries(picker, &request, &queries, &shared);
         let keys: Vec<String> = results
             .results
             .iter()

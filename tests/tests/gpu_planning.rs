@@ -665,12 +665,8 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         let covered = gpu.covered_pixels(&request, &draws, seed);
         assert!(covered.len() > 500, "seed {seed}: the draws cover the view: {}", covered.len());
         let queries = queries(&covered, 700 + seed);
-        let pick_set = |picker: &mut Picker, queries: &[PickQuery]| {
-            // SAFETY: recording outside a render pass; the scene outlives the wait.
-            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, queries, &draws) }.map(|_| ()).expect("record"));
-            // SAFETY: `run` waited.
-            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
-        };
+        // The shared list (`&Arc`): the table plans with it.
+        let pick_set = |picker: &mut Picker, queries: &[PickQuery]| gpu.run_queries(picker, &request, queries, &draws);
         let pick = |picker: &mut Picker| pick_set(picker, &queries);
         // The large shared spheres' silhouettes: a row's sphere test (or occlusion) that cuts
         // a covered pixel shows there.
@@ -747,12 +743,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         let sphere = |k: u64| ObjectId::new(1_000_000 + k).expect("nonzero");
         let ignore: Vec<Ignore> = (14..25).map(|k| Ignore::Object(sphere(k))).chain([Ignore::instance(sphere(25), 0)]).collect();
         let ignoring = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_ignore(&ignore);
-        let pick_ignoring = |picker: &mut Picker| {
-            // SAFETY: as above.
-            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &ignoring, &edges, &draws) }.map(|_| ()).expect("record"));
-            // SAFETY: `run` waited.
-            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
-        };
+        let pick_ignoring = |picker: &mut Picker| gpu.run_queries(picker, &ignoring, &edges, &draws);
         let (want, got) = (pick_ignoring(&mut unculled), pick_ignoring(&mut roomy));
         gpu.assert_no_validation_messages();
         assert_eq!(answers(&got), answers(&want), "seed {seed}: ignore rules, GPU-planned against unculled");
@@ -763,12 +754,7 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         // asked per ID of the table), with the unculled pass's answers under it.
         let refuse = |id: ObjectId| !(1_000_014..1_000_026).contains(&id.get());
         let filtered = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_filter(&refuse);
-        let pick_filtered = |picker: &mut Picker| {
-            // SAFETY: as above.
-            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &filtered, &edges, &draws) }.map(|_| ()).expect("record"));
-            // SAFETY: `run` waited.
-            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
-        };
+        let pick_filtered = |picker: &mut Picker| gpu.run_queries(picker, &filtered, &edges, &draws);
         let (want_filtered, got_filtered) = (pick_filtered(&mut unculled), pick_filtered(&mut roomy));
         gpu.assert_no_validation_messages();
         assert_eq!(answers(&got_filtered), answers(&want_filtered), "seed {seed}: a filter, GPU-planned against unculled");
@@ -814,12 +800,7 @@ fn rows_behind_a_sure_hit_are_not_drawn() {
     let request = PickRequest::new(viewport, view, proj);
     let queries = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
     let config = PickerConfig::default();
-    let pick = |picker: &mut Picker| {
-        // SAFETY: recording outside a render pass; the scene outlives the wait.
-        gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &column) }.map(|_| ()).expect("record"));
-        // SAFETY: `run` waited.
-        unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
-    };
+    let pick = |picker: &mut Picker| gpu.run_queries(picker, &request, &queries, &column);
     let want = pick(&mut gpu.picker(config.with_culling(false)));
     let got = pick(&mut gpu.picker(config.with_planner(Planner::Gpu)));
     gpu.assert_no_validation_messages();
@@ -860,12 +841,7 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
         let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
         let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
         let request = PickRequest::new(picking_vk::Viewport::full(W, H), view, proj);
-        let pick = |picker: &mut Picker| {
-            // SAFETY: recording outside a render pass; the scene outlives the wait.
-            gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &draws) }.map(|_| ()).expect("record"));
-            // SAFETY: `run` waited.
-            unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
-        };
+        let pick = |picker: &mut Picker| gpu.run_queries(picker, &request, &queries, &draws);
         let want = pick(&mut unculled);
         for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned)] {
             // Twice: the table is built on the first frame, and reused.
