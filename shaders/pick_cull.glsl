@@ -29,61 +29,7 @@ bool has_sphere = false;
 uint near_key_ways = 0u;
 #endif
 
-float job_float(uint at) {
-    return uintBitsToFloat(plan.words[at]);
-}
-
-vec3 job_vec3(uint at) {
-    return vec3(job_float(at), job_float(at + 1u), job_float(at + 2u));
-}
-
-vec4 job_vec4(uint at) {
-    return vec4(job_float(at), job_float(at + 1u), job_float(at + 2u), job_float(at + 3u));
-}
-
-// The pixel rectangle a candidate's box (`lo`, `hi`) under `instance` then `mvp` can cover
-// (min, max), or none (`keep`: a corner at or behind the eye plane, a projective instance
-// transform) when only that it may cover anything is known. The box's corners go through the
-// instance transform first, as the vertex shader's positions do; their axis-aligned hull is
-// grown by the float rounding of that step, then projected and padded (`job`: the draw's
-// viewport and padding).
-vec4 screen_bounds(uint job, mat4 mvp, vec3 lo, vec3 hi, mat4 instance, out bool keep) {
-    keep = true;
-    vec3 wlo = vec3(3.0e38);
-    vec3 whi = vec3(-3.0e38);
-    for (uint k = 0u; k < 8u; k++) {
-        vec3 corner = vec3((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z);
-        vec4 p = instance * vec4(corner, 1.0);
-        // A projective instance transform: its box is not the hull of the corners' images.
-        if (p.w != 1.0) {
-            return vec4(0.0);
-        }
-        wlo = min(wlo, p.xyz);
-        whi = max(whi, p.xyz);
-    }
-    float rounding = 4.0e-7 * max(max(abs(wlo.x), abs(whi.x)), max(max(abs(wlo.y), abs(whi.y)), max(abs(wlo.z), abs(whi.z))));
-    wlo -= vec3(rounding);
-    whi += vec3(rounding);
-    vec2 nlo = vec2(3.0e38);
-    vec2 nhi = vec2(-3.0e38);
-    for (uint k = 0u; k < 8u; k++) {
-        vec3 corner = vec3((k & 1u) != 0u ? whi.x : wlo.x, (k & 2u) != 0u ? whi.y : wlo.y, (k & 4u) != 0u ? whi.z : wlo.z);
-        vec4 clip = mvp * vec4(corner, 1.0);
-        // Also keeps a NaN: the comparison fails.
-        if (!(clip.w > 1.0e-6)) {
-            return vec4(0.0);
-        }
-        vec2 ndc = clip.xy / clip.w;
-        nlo = min(nlo, ndc);
-        nhi = max(nhi, ndc);
-    }
-    vec4 viewport = job_vec4(job + 27u);
-    vec2 a = viewport.xy + (nlo * 0.5 + 0.5) * viewport.zw;
-    vec2 b = viewport.xy + (nhi * 0.5 + 0.5) * viewport.zw;
-    float pad = job_float(job + 26u);
-    keep = false;
-    return vec4(min(a, b) - vec2(pad), max(a, b) + vec2(pad));
-}
+#include "pick_screen_bounds.glsl"
 
 // Whether the candidate's sphere (`has_sphere`) may reach the pixel centres `region` padded
 // by `pad` (in the window of `viewport`): false only when all of it lies beyond one side
@@ -138,7 +84,7 @@ void test_pairs(uint group, uint i, vec4 rect, bool keep, uint first_pair, uint 
             uint start = 64u * plan.words[job + 43u] + plan.words[job + 44u];
             // The region's first and last pixel centres.
             vec4 region = job_vec4(job + 22u);
-            bool meets = keep || (all(lessThanEqual(rect.xy, region.zw)) && all(greaterThanEqual(rect.zw, region.xy)));
+            bool meets = bounds_meet_region(rect, keep, region);
             meets = meets && sphere_meets_frustum(region, job_float(job + 26u), job_vec4(job + 27u));
             if (i >= start && i - start < plan.words[job + 45u] && meets) {
                 atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));

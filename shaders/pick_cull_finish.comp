@@ -29,3 +29,8 @@ void overflow(uint job, uint counters) {
 // Instances are never dropped behind a sure hit on the GPU.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
 }
+
+// Instances are drawn by runs, never by chunks.
+bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summary, uint instance_base) {
+    return false;
+}

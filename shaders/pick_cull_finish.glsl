@@ -35,6 +35,10 @@ void overflow(uint job, uint counters);
 // the runs are counted: `bits` and `n` the pair's bit words, `summary` its first summary
 // word. Every thread of the workgroup calls it.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary);
+// Writes the pair's commands by chunks of its survivors' triangles where it can (a table
+// group with chunked runs), and returns whether it did; else the runs below are counted.
+// Every thread of the workgroup calls it, with the job's words read below.
+bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summary, uint instance_base);
 
 shared uvec3 partial[GROUP];
 
@@ -124,6 +128,9 @@ void main() {
     uint n = 2u * groups;
     uint summaries = (groups + 31u) / 32u;
     drop_occluded(job, counters, bits, n, summary);
+    if (finish_by_chunks(job, counters, commands, capacity, indexed, bits, n, summary, instance_base)) {
+        return;
+    }
     // A thread takes summary words lid, lid + GROUP, ...; where there is one chunk of them (a
     // word a thread), its counts below are also its chunk's.
     uint first_mask = lid < summaries ? plan.words[summary + lid] : 0u;

@@ -7,7 +7,8 @@
 // instances (rows) as the run has. On overflow the pair's fallback draws the group's run
 // commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs).
 // Before the runs are counted, a point's pair drops the rows that lie behind a sure hit
-// (shaders/pick_occlusion.glsl), where the CPU allowed it.
+// (shaders/pick_occlusion.glsl), where the CPU allowed it; a pair whose group has chunked
+// runs then draws its survivors by chunks where it can (shaders/pick_chunks.glsl).
 #extension GL_GOOGLE_include_directive : require
 
 #include "pick_cull_finish.glsl"
@@ -25,6 +26,8 @@ const uint ROW_WORDS = 20u;
 const uint OCCLUDED = 4u;
 
 #include "pick_occlusion.glsl"
+#include "pick_screen_bounds.glsl"
+#include "pick_chunks.glsl"
 
 uint template_starts(uint w) {
     // Bit 0 is a table row of a whole 64-row cull workgroup: a word's rows are a bit word's.

@@ -1,16 +1,17 @@
 // A shared list's GPU plan table as the table's cull and finishing passes read it
 // (crates/picking-vk/src/gpu_plan/table_words.rs lays it out), included after the plan
 // buffer is declared. The static words: rows of 15 (the model's first three rows, column by
-// column; the ID, 2 words; the row's run), a bit per row that starts a run, runs of 12 (the
+// column; the ID, 2 words; the row's run), a bit per row that starts a run, runs of 13 (the
 // command drawing all the run's rows, 5 words; the rows' local box, min 3 and max 3; their
-// occluder mesh, index + 1), then the occluder meshes' directory (per mesh 6 words, its
-// sphere from the third) and triangles.
+// occluder mesh, index + 1; their chunk boxes, the first one's word from the occluder
+// directory's, plus 1), then the occluder meshes' directory (per mesh 6 words, its sphere
+// from the third) and triangles, then the chunk boxes (6 words each).
 layout(std430, set = 1, binding = 0) readonly buffer TableWords {
     uint words[];
 } table;
 
 const uint TABLE_ROW_WORDS = 15u;
-const uint RUN_WORDS = 12u;
+const uint RUN_WORDS = 13u;
 
 // The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
 // pair's job counts the table's rows).

@@ -904,3 +904,90 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
     assert!(small_fits > 0, "the CPU planner's draws fit the small rectangle table");
     assert!(pairs > 0 && culled > 0, "the tiles culled the table's groups on the GPU: {pairs} pairs, {culled} rows culled");
 }
+
+/// Spheres of 768 triangles (12 chunks of 64) strewn over the view in one table group, a
+/// third of them drawing only their first 200 triangles (too few chunks to cut: drawn whole),
+/// and pairs of them at one place (depth ties the order of drawing decides): a GPU-planned
+/// row draws only the chunks its pair's region meets, with the answers of the CPU planner
+/// (which cuts the same chunks) and of no culling, for points (silhouettes too), radius
+/// queries and rectangles; and with the spans past the pairs' commands (finished by runs).
+#[test]
+fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
+    let gpu = Gpu::new();
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(16, 24));
+    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
+    let uploaded = scene.upload(&gpu.ctx);
+    let base = uploaded.draws[0].clone();
+    let Triangles::Indexed { index_count, .. } = base.triangles else { panic!("an indexed sphere") };
+    assert_eq!(index_count, 3 * 768, "12 chunks of 64 triangles");
+    let config = PickerConfig::default().with_max_queries(20).with_rect_tile(40, 32).with_rect_entries(8192);
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 1 << 14));
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    // Fewer commands than pairs: spans that do not fit a pair's share are finished by runs,
+    // or fall back to the group's own commands.
+    let mut one_command = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 16));
+    let mut spheres_hit = 0;
+    for seed in 0..2u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut model = Mat4::IDENTITY;
+        let draws: Arc<[PickDraw]> = (0..48u64)
+            .map(|k| {
+                let mut d = base.clone();
+                d.id = ObjectId::new(500 + k).expect("nonzero");
+                if k % 4 != 1 {
+                    let place = Vec3::new(rng.f32() * 6.0 - 3.0, rng.f32() * 4.4 - 2.2, -3.0 - rng.f32() * 8.0);
+                    model = Mat4::from_scale_rotation_translation(Vec3::splat(0.3 + rng.f32() * 0.6), glam::Quat::from_rotation_y(rng.f32() * 6.0), place);
+                }
+                d.model = model;
+                if let (0, Triangles::Indexed { index_count, .. }) = (k % 3, &mut d.triangles) {
+                    *index_count = 600;
+                }
+                d
+            })
+            .collect();
+        let depth = if seed == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
+        let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
+        let request = PickRequest::new(picking_vk::Viewport::full(W, H), view, proj);
+        let covered = gpu.covered_pixels(&request, &draws, seed);
+        let mut queries = queries(&covered, 40 + seed);
+        queries.extend(silhouette_pixels(&gpu, &request, &draws, 500..548).into_iter().take(3).map(PickQuery::Point));
+        let pick = |picker: &mut Picker| gpu.run_queries(picker, &request, &queries, &draws);
+        let want = pick(&mut unculled);
+        for (name, picker) in [("GPU", &mut gpu_planned), ("CPU", &mut cpu_planned), ("GPU, one command a pair", &mut one_command)] {
+            assert_eq!(answers(&pick(picker)), answers(&want), "seed {seed}: {name} planner against unculled");
+        }
+        spheres_hit += hit_instances(&want).iter().filter(|(id, _)| (500..548).contains(&id.get())).count();
+    }
+    assert!(spheres_hit > 10, "{spheres_hit} spheres hit");
+    // A column of whole spheres on the view's axis, 12 points on the nearest: each point's
+    // pair keeps that sphere (most others lie behind its sure hit) and draws only the chunks
+    // its pixel meets, a few of each sphere's 12.
+    let column: Arc<[PickDraw]> = (0..24u64)
+        .map(|k| {
+            let mut d = base.clone();
+            d.id = ObjectId::new(600 + k).expect("nonzero");
+            d.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -4.0 - 1.5 * k as f32)) * Mat4::from_scale(Vec3::splat(0.8));
+            d
+        })
+        .collect();
+    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let points: Vec<PickQuery> = (0..12u32).map(|k| PickQuery::Point(UVec2::new(W / 2 - 12 + 2 * k, H / 2 - 10 + (k * 7) % 20))).collect();
+    let primitives = gpu.count_primitives(|cmd| {
+        // SAFETY: recording outside a render pass; `count_primitives` waits.
+        unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(&column)) }.expect("record");
+    });
+    // SAFETY: the frame completed.
+    let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
+    let want = gpu.run_queries(&mut unculled, &request, &points, &column);
+    assert_eq!(answers(&got), answers(&want));
+    assert_eq!(hit_instances(&got).len(), 1, "the nearest sphere: {:?}", answers(&got));
+    let stats = got.stats.gpu_plan.expect("planned on the GPU");
+    assert!(stats.ranges == 12 && stats.survivors >= 12 && stats.occluded > 0, "{stats:?}");
+    eprintln!("{primitives} {stats:?}");
+    assert!(primitives * 3 <= stats.survivors * 768, "{primitives} primitives for {} rows of 768 triangles", stats.survivors);
+    drop((gpu_planned, cpu_planned, unculled, one_command, uploaded));
+    gpu.assert_no_validation_messages();
+}

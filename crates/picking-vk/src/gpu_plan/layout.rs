@@ -33,7 +33,8 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// each of its pairs. A table pair of a point query also has its occlusion words
 /// (`shaders/pick_cull_finish_draws.comp`): flags (bit 0 on, bit 1 nearer is larger NDC
 /// depth, bits 2-3 the cull mode, bit 4 clockwise front faces), the depth buffer's rounding
-/// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none).
+/// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none);
+/// any table pair whose group has chunk boxes also sets [`CHUNKED`] in the flags.
 /// Every table pair has the word of the table's occluder directory
 /// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with, the row its
 /// commands count instances from (its group's first; 0 for instances), and the group's
@@ -66,6 +67,11 @@ pub(crate) mod job {
     pub const ROW_WINDOW: usize = 52;
 }
 
+/// The flag (in a table pair's [`job::OCCLUSION`] word) of a group with chunk boxes
+/// (`chunk_boxes`): the finishing pass draws its survivors by the chunks that meet the pair's
+/// region (`shaders/pick_chunks.glsl`).
+pub(crate) const CHUNKED: u32 = 1 << 5;
+
 /// How the GPU may drop a table group's rows at a point query's pixel
 /// (`shaders/pick_occlusion.glsl`): those whose box lies beyond a sure hit it proves among
 /// the group's survivors, or beyond `bound`.
@@ -84,7 +90,7 @@ impl TableOcclusion {
     /// as the pass draws it.
     pub fn write_job(&self, j: &mut [u32], culling: Culling) {
         let front_clockwise = u32::from(culling.front_face == vk::FrontFace::CLOCKWISE);
-        j[job::OCCLUSION] = 1 | u32::from(self.larger) << 1 | (culling.mode.as_raw() & 3) << 2 | front_clockwise << 4;
+        j[job::OCCLUSION] |= 1 | u32::from(self.larger) << 1 | (culling.mode.as_raw() & 3) << 2 | front_clockwise << 4;
         j[job::DEPTH_ROUNDING] = self.rounding.to_bits();
         j[job::BOUND] = self.bound.to_bits();
     }
@@ -242,6 +248,13 @@ mod tests {
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
         assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));
         assert!(include_str!("../../../../shaders/pick_table.glsl").contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
+        let chunks = include_str!("../../../../shaders/pick_chunks.glsl");
+        assert!(chunks.contains(&format!("const uint CHUNKED = {CHUNKED}u;")));
+        assert!(chunks.contains(&format!("const uint CHUNK_WORDS = {}u;", super::super::chunk_boxes::CHUNK_WORDS)));
+        assert!(chunks.contains(&format!("const uint CHUNK_ELEMENTS = {}u;", 3 * crate::plan::chunks::CHUNK_TRIANGLES)));
+        assert!(chunks.contains(&format!("plan.words[job + {}u] & CHUNKED", job::OCCLUSION)));
+        assert!(chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
+        assert!(chunks.contains(&format!("table.words[run_word(job, row) + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));
         for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT] {
             assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
         }

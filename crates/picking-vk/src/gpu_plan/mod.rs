@@ -8,6 +8,7 @@
 //! pass takes is decided on the CPU while recording (`picker::gpu_pairs`); this module owns
 //! the buffers, the pipelines and the recording.
 
+pub(crate) mod chunk_boxes;
 pub(crate) mod layout;
 pub(crate) mod occluders;
 pub(crate) mod record;

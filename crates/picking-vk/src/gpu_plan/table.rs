@@ -13,8 +13,9 @@
 //! group's window of the slot's rows (in f64, exactly as the CPU would; a hooked group's
 //! rows carry the model), so the rows never pass through the CPU.
 
+use super::chunk_boxes::chunk_boxes;
 use super::occluders::occluders;
-use super::table_words::{row_words, runs, TABLE_ROW_WORDS};
+use super::table_words::{row_words, runs, RowMeshes, TABLE_ROW_WORDS};
 use super::DrawsPasses;
 use crate::draw::Culling;
 use crate::draw::{Aabb, PickDraw, Triangles};
@@ -68,6 +69,9 @@ pub(crate) struct TableGroup {
     /// Whether a row has an occluder mesh (`occluders`): without one, and without a bound
     /// from the CPU's own sure hit, the GPU's occlusion can drop nothing, and is skipped.
     pub occluders: bool,
+    /// Whether a row has chunk boxes (`chunk_boxes`): its pairs' survivors are drawn by the
+    /// chunks that meet their regions.
+    pub chunked: bool,
     /// Hooked draws (one program, attribute stream and set: the group's first draw's). Their
     /// rows carry the model, as the hooked batched shaders read it (they work in world
     /// space), and no near key: the group's rows are never dropped by the GPU's occlusion.
@@ -138,7 +142,18 @@ impl TableIndex {
                 let (first_row, rows_count) = (rows.len() as u32, (end - i) as u32);
                 let world = world_box(&draws[i..end]);
                 let hooked = draws[i].hooks.is_some();
-                index.groups.push(TableGroup { draw: i as u32, first_row, rows: rows_count, pad, first_run: 0, runs: 0, world, occluders: false, hooked });
+                index.groups.push(TableGroup {
+                    draw: i as u32,
+                    first_row,
+                    rows: rows_count,
+                    pad,
+                    first_run: 0,
+                    runs: 0,
+                    world,
+                    occluders: false,
+                    chunked: false,
+                    hooked,
+                });
                 rows.extend(i as u32..end as u32);
                 index.in_table[i..end].fill(true);
             }
@@ -183,11 +198,17 @@ impl DrawTable {
             return Ok(None);
         }
         let occluders = occluders(draws, &rows);
-        let (run_of, runs) = place_runs(&mut index.groups, draws, &rows, &occluders.of_row);
+        // The chunk boxes follow the occluder meshes; rows name them from the directory.
+        let mut chunks = chunk_boxes(draws, &rows);
+        let after_occluders = occluders.words.len() as u32;
+        chunks.of_row.iter_mut().filter(|at| **at != 0).for_each(|at| *at += after_occluders);
+        let meshes = RowMeshes { occluders: &occluders.of_row, chunks: &chunks.of_row };
+        let (run_of, runs) = place_runs(&mut index.groups, draws, &rows, meshes);
         let mut words = row_words(draws, &rows, &run_of);
         words.extend(runs);
         let occluders_word = words.len() as u32;
         words.extend(occluders.words);
+        words.extend(chunks.words);
         let statics = upload_statics(memory, &words)?;
         let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
         let device = &memory.device;
@@ -282,15 +303,16 @@ impl DrawTable {
 }
 
 /// The runs of `groups`' rows (`table_words::runs`), each group's `first_run`, `runs` and
-/// `occluders` set: per row its run, and the runs' words.
-fn place_runs(groups: &mut [TableGroup], draws: &[PickDraw], rows: &[u32], of_row: &[u32]) -> (Vec<u32>, Vec<u32>) {
+/// `occluders` and `chunked` set: per row its run, and the runs' words.
+fn place_runs(groups: &mut [TableGroup], draws: &[PickDraw], rows: &[u32], meshes: RowMeshes<'_>) -> (Vec<u32>, Vec<u32>) {
     let spans: Vec<(u32, u32)> = groups.iter().map(|g| (g.first_row, g.rows)).collect();
-    let (run_of, words, counts) = runs(draws, rows, of_row, &spans);
+    let (run_of, words, counts) = runs(draws, rows, meshes, &spans);
     let mut first = 0;
     for (g, count) in groups.iter_mut().zip(counts) {
         (g.first_run, g.runs) = (first, count);
         first += count;
-        g.occluders = of_row[g.first_row as usize..(g.first_row + g.rows) as usize].iter().any(|&m| m != 0);
+        let any = |of_row: &[u32]| of_row.get(g.first_row as usize..(g.first_row + g.rows) as usize).is_some_and(|r| r.iter().any(|&m| m != 0));
+        (g.occluders, g.chunked) = (any(meshes.occluders), any(meshes.chunks));
     }
     (run_of, words)
 }
@@ -362,17 +384,18 @@ mod tests {
         // Runs: rows of a group that draw the same (every row of the alternating groups, one
         // for buffer 2's), each run drawing its rows as instances.
         let mut groups = index.groups.clone();
-        let (run_of, runs) = place_runs(&mut groups, &draws, &rows, &vec![0; rows.len()]);
+        let (run_of, runs) = place_runs(&mut groups, &draws, &rows, RowMeshes::default());
         assert_eq!(groups.iter().map(|g| (g.first_run, g.runs)).collect::<Vec<_>>(), vec![(0, 16), (16, 16), (32, 1)]);
         assert_eq!(run_of, (0..32).chain([32; 16]).collect::<Vec<u32>>());
         assert_eq!(runs.len(), 33 * RUN_WORDS as usize);
         let one = 1f32.to_bits();
         assert_eq!(
-            &runs[32 * 12..],
-            &[3, 16, 0, 0, 0, 0, 0, 0, one, one, one, 0],
-            "three vertices, 16 instances from the group's first row, the box, no occluder"
+            &runs[32 * RUN_WORDS as usize..],
+            &[3, 16, 0, 0, 0, 0, 0, 0, one, one, one, 0, 0],
+            "three vertices, 16 instances from the group's first row, the box, no occluder or chunks"
         );
-        assert_eq!(&runs[17 * 12..17 * 12 + 5], &[3, 1, 3, 1, 0], "the second group's second row");
+        let second = 17 * RUN_WORDS as usize;
+        assert_eq!(&runs[second..second + 5], &[3, 1, 3, 1, 0], "the second group's second row");
         // Run starts: where a row's run differs from the row before's.
         let words = row_words(&draws, &rows, &run_of);
         let starts = words[rows.len() * TABLE_ROW_WORDS as usize..].to_vec();
@@ -390,7 +413,7 @@ mod tests {
         let mut of_row = vec![0; rows.len()];
         of_row[10..20].fill(1);
         let mut groups = index.groups.clone();
-        let (run_of, _) = place_runs(&mut groups, &draws, &rows, &of_row);
+        let (run_of, _) = place_runs(&mut groups, &draws, &rows, RowMeshes { occluders: &of_row, chunks: &[] });
         // Rows 0-4, row 5 (its box), rows 6-9, then 10-19 (an occluder mesh); the second
         // group's rows are one run of their own, and have no occluder mesh.
         let expected: Vec<u32> = [0; 5].into_iter().chain([1]).chain([2; 4]).chain([3; 10]).chain([4; 20]).collect();
@@ -402,10 +425,10 @@ mod tests {
     fn a_table_of_one_mesh_keeps_60_bytes_and_a_bit_a_draw() {
         let draws: Vec<PickDraw> = (0..1000).map(|k| draw(1, 0).with_model(glam::Mat4::from_translation(Vec3::X * k as f32))).collect();
         let (mut index, rows) = TableIndex::of(&draws, 1000);
-        let (run_of, runs) = place_runs(&mut index.groups, &draws, &rows, &vec![0; rows.len()]);
+        let (run_of, runs) = place_runs(&mut index.groups, &draws, &rows, RowMeshes::default());
         let words = row_words(&draws, &rows, &run_of).len() + runs.len();
         // Rows, run-start bits, one run.
-        assert_eq!(words, 1000 * 15 + 32 + 12);
+        assert_eq!(words, 1000 * 15 + 32 + RUN_WORDS as usize);
         assert!(4.0 * words as f64 / 1000.0 < 61.0);
     }
 

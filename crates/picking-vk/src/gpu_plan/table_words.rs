@@ -1,7 +1,8 @@
 //! The words of a table's static buffer (`gpu_plan::table`) that the GPU planner's shaders
 //! read per row and per run (`shaders/pick_cull_draws.comp`,
 //! `shaders/pick_cull_finish_draws.comp`): the rows, their run-start bits and the runs. The
-//! occluder meshes follow them (`gpu_plan::occluders`).
+//! occluder meshes (`gpu_plan::occluders`) and the chunk boxes (`gpu_plan::chunk_boxes`)
+//! follow them.
 
 use crate::draw::{PickDraw, Triangles};
 
@@ -9,10 +10,11 @@ use crate::draw::{PickDraw, Triangles};
 /// of a table draw's model is (0, 0, 0, 1)), the ID (2) and the row's run.
 pub(crate) const TABLE_ROW_WORDS: u32 = 15;
 /// Words of a run: its command (`VkDrawIndexedIndirectCommand`, or the non-indexed one and a
-/// word unused) drawing all its rows, the rows' local box (min 3, max 3) and their occluder
-/// mesh (`occluders`: index + 1, 0 for none). Drawn whole, a group's runs are its commands,
-/// [`RUN_WORDS`] apart.
-pub(crate) const RUN_WORDS: u32 = 12;
+/// word unused) drawing all its rows, the rows' local box (min 3, max 3), their occluder
+/// mesh (`occluders`: index + 1, 0 for none) and their chunk boxes (`chunk_boxes`: the first
+/// box's word from the occluder directory's, plus 1; 0 for none). Drawn whole, a group's
+/// runs are its commands, [`RUN_WORDS`] apart.
+pub(crate) const RUN_WORDS: u32 = 13;
 /// A command over a draw's triangles drawing one instance, `row`.
 fn command(triangles: Triangles, row: u32) -> [u32; 5] {
     match triangles {
@@ -22,22 +24,32 @@ fn command(triangles: Triangles, row: u32) -> [u32; 5] {
 }
 
 /// What a row shares with the other rows of its run: what it draws besides its instances
-/// (`Triangles::template`), its local box (bit for bit) and its occluder mesh.
-type RunKey = ((u32, u32, i32), [u32; 6], u32);
+/// (`Triangles::template`), its local box (bit for bit), its occluder mesh and its chunk
+/// boxes.
+type RunKey = ((u32, u32, i32), [u32; 6], u32, u32);
 
-fn run_key(draw: &PickDraw, occluder: u32) -> RunKey {
+fn run_key(draw: &PickDraw, occluder: u32, chunks: u32) -> RunKey {
     // Every table draw has a culling box.
     let (min, max) = draw.culling_bounds().map_or((glam::Vec3::ZERO, glam::Vec3::ZERO), |b| (b.min, b.max));
-    (draw.triangles.template(), [min.x, min.y, min.z, max.x, max.y, max.z].map(f32::to_bits), occluder)
+    (draw.triangles.template(), [min.x, min.y, min.z, max.x, max.y, max.z].map(f32::to_bits), occluder, chunks)
+}
+
+/// Per row its occluder mesh (`occluders`) and its chunk boxes' word (`chunk_boxes`, counted
+/// from the occluder directory's word), 0 for none; rows past them have neither.
+#[derive(Clone, Copy, Default)]
+pub(super) struct RowMeshes<'a> {
+    pub occluders: &'a [u32],
+    pub chunks: &'a [u32],
 }
 
 /// Per row its run, the runs' words ([`RUN_WORDS`] each) and per group its runs' count:
-/// consecutive rows of a group (`groups`: first row and rows) with one [`RunKey`] (`of_row`:
-/// their occluder meshes) share a run, whose command draws them all as its instances. Runs
+/// consecutive rows of a group (`groups`: first row and rows) with one [`RunKey`] (`meshes`:
+/// their occluder meshes and chunk boxes) share a run, whose command draws them all as its instances. Runs
 /// never cross a group: drawing a group whole takes a command a run (one for a group of one
 /// mesh, however many rows: a count draw's cost follows its most commands on some drivers).
-pub(super) fn runs(draws: &[PickDraw], rows: &[u32], of_row: &[u32], groups: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
-    let key = |r: usize| run_key(&draws[rows[r] as usize], of_row.get(r).copied().unwrap_or(0));
+pub(super) fn runs(draws: &[PickDraw], rows: &[u32], meshes: RowMeshes<'_>, groups: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let of = |m: &[u32], r: usize| m.get(r).copied().unwrap_or(0);
+    let key = |r: usize| run_key(&draws[rows[r] as usize], of(meshes.occluders, r), of(meshes.chunks, r));
     let (mut run_of, mut words, mut counts) = (vec![0; rows.len()], vec![], vec![]);
     let mut runs = 0;
     for &(first_row, count) in groups {
@@ -52,7 +64,7 @@ pub(super) fn runs(draws: &[PickDraw], rows: &[u32], of_row: &[u32], groups: &[(
             c[1] = (stop - start) as u32;
             words.extend(c);
             words.extend(k.1);
-            words.push(k.2);
+            words.extend([k.2, k.3]);
             run_of[start..stop].fill(runs);
             runs += 1;
             start = stop;

@@ -6,7 +6,7 @@ use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout};
+use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout, CHUNKED};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::{DrawTable, TableGroup, TableIndex};
 use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
@@ -135,11 +135,14 @@ impl FramePairs {
     }
 
     /// A table pair's own job words (`group`: its group and the group's index): the word of
-    /// the occluders' directory, the row its commands count instances from (the group's
+    /// the occluders' directory, the chunk flag, the row its commands count instances from (the group's
     /// first: the pick pass binds the group's rows there) and the group's window.
     pub(super) fn write_table_words(&self, j: &mut [u32], group: Option<(&TableGroup, u32)>) {
         if let (Some((g, index)), Some(t)) = (group, self.table) {
             j[job::OCCLUDERS] = t.words.1;
+            if g.chunked {
+                j[job::OCCLUSION] |= CHUNKED;
+            }
             j[job::INSTANCE_BASE] = g.first_row;
             j[job::ROW_WINDOW] = self.windows.get(index as usize).copied().unwrap_or(0);
         }

@@ -1,0 +1,185 @@
+// Chunk culling of a table pair's surviving rows, included by
+// shaders/pick_cull_finish_draws.comp after shaders/pick_occlusion.glsl: what
+// crates/picking-vk/src/plan/chunks.rs does on the CPU. A run of a large mesh
+// (crates/picking-vk/src/gpu_plan/chunk_boxes.rs) has a box per 64 triangles of its own index
+// order; each surviving row draws only the spans of consecutive chunks whose boxes, under the
+// row's matrix, meet the pair's region, a command a span, rows in order and each row's
+// chunks in order (so every depth tie resolves as when drawn whole). Rows of runs without
+// chunks take a command each, whole. A pair with more survivors than the workgroup has
+// threads, more chunks than the bits below hold, or more spans than its commands, is finished
+// by runs instead: the same result.
+
+// Bit 5 of the job's occlusion flags: the pair's group has chunked runs.
+const uint CHUNKED = 32u;
+// Elements (indices or vertices) of a chunk: 64 triangles.
+const uint CHUNK_ELEMENTS = 192u;
+// Words of a chunk's box: min 3, max 3.
+const uint CHUNK_WORDS = 6u;
+// The most chunks a pair tests: a bit each in `run_start`, reused.
+const uint MAX_CHUNKS = 32u * SHARED_RUNS;
+
+// Lists the pair's survivors in row order in `survivor_rows` (thread k takes a block of
+// consecutive cull workgroups), and returns how many there are (none listed where they pass
+// SURVIVOR_LIST).
+uint list_in_order(uint bits, uint n, uint summary) {
+    uint lid = gl_LocalInvocationID.x;
+    uint groups = n / 2u;
+    uint per = (groups + GROUP - 1u) / GROUP;
+    uint first = min(groups, lid * per);
+    uint last = min(groups, first + per);
+    uint own = 0u;
+    for (uint g = first; g < last; g++) {
+        if (has_survivor(summary, g)) {
+            own += bitCount(bits_word(bits, n, 2u * g)) + bitCount(bits_word(bits, n, 2u * g + 1u));
+        }
+    }
+    uvec3 totals;
+    uint at = scan(uvec3(own, 0u, 0u), totals).x;
+    if (totals.x <= SURVIVOR_LIST) {
+        for (uint g = first; g < last && own > 0u; g++) {
+            for (uint w = 2u * g; w < 2u * g + 2u && has_survivor(summary, g); w++) {
+                for (uint b = bits_word(bits, n, w); b != 0u; b &= b - 1u) {
+                    survivor_rows[at] = bit0 + 32u * w + uint(findLSB(b));
+                    at++;
+                }
+            }
+        }
+    }
+    barrier();
+    return totals.x;
+}
+
+// The chunks of listed row `j`'s run (0: none, drawn whole), and the word of its first box.
+uint row_chunks(uint job, uint j, out uint boxes) {
+    uint row = survivor_rows[j];
+    uint chunked = table.words[run_word(job, row) + 12u];
+    boxes = plan.words[job + 50u] + chunked - 1u;
+    return chunked == 0u ? 0u : (command_template(job, row).x + CHUNK_ELEMENTS - 1u) / CHUNK_ELEMENTS;
+}
+
+// The listed row whose chunks hold flat chunk `f`: the last whose first chunk (`run_end`)
+// is at most `f` (rows without chunks share the next row's first).
+uint row_of_chunk(uint f, uint listed) {
+    uint lo = 0u;
+    uint hi = listed;
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (run_end[mid] <= f) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Whether flat chunk `f` meets the pair's region (its bit, set by the chunk tests).
+bool chunk_meets(uint f) {
+    return (run_start[f / 32u] & (1u << (f % 32u))) != 0u;
+}
+
+// The spans of meeting chunks of a row of `chunks` chunks from flat chunk `from`: the
+// commands that draw it (a row without chunks: one, whole).
+uint count_spans(uint chunks, uint from) {
+    uint spans = chunks == 0u ? 1u : 0u;
+    for (uint c = 0u; c < chunks; c++) {
+        if (chunk_meets(from + c) && (c == 0u || !chunk_meets(from + c - 1u))) {
+            spans++;
+        }
+    }
+    return spans;
+}
+
+// Writes a command at word `at` drawing `count` elements from element `first` of the run's
+// template `t`, for table row `instance` (counted from the group's first row).
+void write_command(uint at, uvec3 t, uint first, uint count, uint instance, bool indexed) {
+    plan.words[at] = count;
+    plan.words[at + 1u] = 1u;
+    plan.words[at + 2u] = t.y + first;
+    plan.words[at + 3u] = indexed ? t.z : instance;
+    plan.words[at + 4u] = indexed ? instance : 0u;
+}
+
+// Writes listed row `j`'s commands from word `at`: a command per span of meeting chunks, in
+// order (`chunks` of them from flat chunk `from`; none: one command, whole).
+void write_row_commands(uint job, uint j, uint chunks, uint from, uint at, bool indexed, uint instance_base) {
+    uint row = survivor_rows[j];
+    uvec3 t = command_template(job, row);
+    uint instance = row - instance_base;
+    if (chunks == 0u) {
+        write_command(at, t, 0u, t.x, instance, indexed);
+        return;
+    }
+    uint start = 0u;
+    for (uint c = 0u; c <= chunks; c++) {
+        bool meets = c < chunks && chunk_meets(from + c);
+        if (meets && (c == 0u || !chunk_meets(from + c - 1u))) {
+            start = c;
+        } else if (!meets && c > 0u && chunk_meets(from + c - 1u)) {
+            write_command(at, t, start * CHUNK_ELEMENTS, min(c * CHUNK_ELEMENTS, t.x) - start * CHUNK_ELEMENTS, instance, indexed);
+            at += 5u;
+        }
+    }
+}
+
+// A thread a listed row: a pair with more survivors than the workgroup has threads is
+// finished by runs (each scan below is a round of barriers, which lavapipe compiles slowly
+// in loops).
+bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summary, uint instance_base) {
+    if ((plan.words[job + 47u] & CHUNKED) == 0u) {
+        return false;
+    }
+    uint listed = list_in_order(bits, n, summary);
+    if (listed > GROUP) {
+        return false;
+    }
+    uint lid = gl_LocalInvocationID.x;
+    row_delta = plan.words[job + 52u] - plan.words[job + 51u];
+    // This thread's row's chunks and its first flat chunk (also in `run_end`), and the
+    // chunks in all.
+    uint boxes;
+    uint chunks = lid < listed ? row_chunks(job, lid, boxes) : 0u;
+    uvec3 totals;
+    uint from = scan(uvec3(chunks, 0u, 0u), totals).x;
+    uint total = totals.x;
+    if (total > MAX_CHUNKS) {
+        return false;
+    }
+    if (lid < listed) {
+        run_end[lid] = from;
+    }
+    for (uint w = lid; w < (total + 31u) / 32u; w += GROUP) {
+        run_start[w] = 0u;
+    }
+    barrier();
+    // A thread per chunk: its box under its row's matrix against the pair's region.
+    vec4 region = job_vec4(job + 22u);
+    for (uint f = lid; f < total; f += GROUP) {
+        uint j = row_of_chunk(f, listed);
+        uint at;
+        row_chunks(job, j, at);
+        at += CHUNK_WORDS * (f - run_end[j]);
+        vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
+        vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
+        bool keep;
+        vec4 rect = screen_bounds(job, mat4(row_matrix(survivor_rows[j])), lo, hi, mat4(1.0), keep);
+        if (bounds_meet_region(rect, keep, region)) {
+            atomicOr(run_start[f / 32u], 1u << (f % 32u));
+        }
+    }
+    barrier();
+    // The spans: finished by runs where they pass the pair's commands.
+    uint spans = lid < listed ? count_spans(chunks, from) : 0u;
+    uint before = scan(uvec3(spans, 0u, 0u), totals).x;
+    if (totals.x > capacity) {
+        return false;
+    }
+    if (spans > 0u) {
+        write_row_commands(job, lid, chunks, from, commands + 5u * before, indexed, instance_base);
+    }
+    if (lid == 0u) {
+        plan.words[counters + SURVIVORS] = listed;
+        plan.words[counters + DRAWN] = totals.x;
+    }
+    return true;
+}
