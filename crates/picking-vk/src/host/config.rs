@@ -123,9 +123,10 @@ pub struct PickerConfig {
     /// the CPU planned them.
     pub gpu_plan_instances: u32,
     /// Plain draws a shared list's GPU plan table may hold (default 131,072; 0: no tables).
-    /// A table keeps 60 bytes a draw and a bit, and 48 bytes a run of consecutive draws that
+    /// A table keeps 60 bytes a draw and a bit, and 52 bytes a run of consecutive draws that
     /// draw one mesh with one box (about 60 bytes a draw where draws share meshes, at most
-    /// 108), uploaded once. A list with more plain draws is planned on the CPU
+    /// 112), and per mesh its occluder triangles (36 bytes each) or chunk boxes (24 bytes a
+    /// 64 triangles), uploaded once. A list with more plain draws is planned on the CPU
     /// (`Planner::Gpu` with `PickFeatures::GPU_DRAW_PLANNING` only).
     pub gpu_plan_draws: u32,
     /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
