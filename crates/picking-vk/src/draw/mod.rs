@@ -6,6 +6,7 @@
 //! [`crate::contributor`]).
 
 pub(crate) mod bounds;
+pub(crate) mod chunking;
 pub(crate) mod contributor;
 pub(crate) mod deform;
 pub(crate) mod formats;

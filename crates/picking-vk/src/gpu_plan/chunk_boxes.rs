@@ -5,8 +5,8 @@
 //! the draw the same way. Uploaded once with the table, per mesh (rows of one mesh share
 //! them), never per draw.
 
+use crate::draw::chunking::{chunkable, CHUNK_TRIANGLES};
 use crate::draw::{Aabb, PickDraw, Triangles};
-use crate::plan::chunks::{chunkable, CHUNK_TRIANGLES};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -7,15 +7,12 @@
 
 use super::bvh::{BoxBvh, BvhScratch};
 use super::geometry_cache::GeometryCache;
-use super::is_affine;
 use super::ray::{stretch_bound, PadLine, Padding, PixelRay, SlabRay};
-use crate::draw::{Aabb, MeshGeometry, PickDraw, PositionFormat, Topology, Triangles};
+pub(crate) use crate::draw::chunking::chunkable;
+use crate::draw::chunking::{CHUNK_TRIANGLES, MIN_CHUNKS};
+use crate::draw::{Aabb, MeshGeometry, PickDraw, Triangles};
 use std::sync::Arc;
 
-/// Triangles per chunk.
-pub(crate) const CHUNK_TRIANGLES: u32 = 64;
-/// Draws of fewer chunks are drawn whole (testing would cost more than it saves).
-const MIN_CHUNKS: u32 = 4;
 /// Triangles per group of the finer index the sure-hit search walks: it tests every triangle
 /// of each group the ray meets, so groups stay small (one box per 8 triangles).
 pub(crate) const GROUP_TRIANGLES: u32 = 8;
@@ -31,21 +28,6 @@ pub(crate) enum Cut {
     Runs(u32),
     /// No chunk: the draw is culled.
     Nothing,
-}
-
-/// Whether a draw can be drawn by parts: a non-instanced triangle list whose positions the
-/// registered geometry mirrors (three f32s), drawn by the picker's own commands with its
-/// vertices where the geometry says (no world-adjust hook, no deformation).
-pub(crate) fn chunkable(draw: &PickDraw) -> bool {
-    draw.geometry.is_some()
-        && draw.instances.is_none()
-        && draw.indirect.is_none()
-        && draw.hooks.as_ref().is_none_or(|h| !h.program.adjusts_world())
-        && draw.deformation.is_none()
-        && draw.raster.topology == Topology::TriangleList
-        && draw.position_format == PositionFormat::Float32x3
-        && draw.triangles.element_count() / 3 >= MIN_CHUNKS * CHUNK_TRIANGLES
-        && is_affine(&draw.model)
 }
 
 /// A hierarchy over the boxes of `size`-triangle runs of a mesh, in index order.

@@ -7,7 +7,7 @@
 mod admission;
 mod affine_box;
 mod bvh;
-pub(crate) mod chunks;
+mod chunks;
 mod depth_keys;
 mod geometry_cache;
 mod nearest_first;
