@@ -5,10 +5,10 @@
 //! the draw the same way. Uploaded once with the table, per mesh (rows of one mesh share
 //! them), never per draw.
 
+use super::occluders::{mesh_key, MeshKey};
 use crate::draw::chunking::{chunkable, CHUNK_TRIANGLES};
-use crate::draw::{Aabb, PickDraw, Triangles};
+use crate::draw::{Aabb, MeshGeometry, PickDraw, Triangles};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Words of a chunk's box: min 3, max 3 (f32s).
 pub(crate) const CHUNK_WORDS: u32 = 6;
@@ -22,14 +22,10 @@ pub(crate) struct ChunkBoxes {
     pub words: Vec<u32>,
 }
 
-/// What rows share chunk boxes by: the geometry, whether it is read through its indices, and
-/// the template (count, first, vertex offset), as occluder meshes are shared.
-type MeshKey = (usize, bool, (u32, u32, i32));
-
-/// The chunk boxes of the table's `rows` (draws of `draws`): each [`chunkable`] draw without
-/// hooks (a hooked row's matrix is its model, not what the boxes are tested under), while the
-/// meshes fit [`CHUNK_BUDGET`]. A mesh whose triangles cannot all be read and bounded gets
-/// none.
+/// The chunk boxes of the table's `rows` (draws of `draws`), once per [`MeshKey`]: each
+/// [`chunkable`] draw without hooks (a hooked row's matrix is its model, not what the boxes
+/// are tested under), while the meshes fit [`CHUNK_BUDGET`]. A mesh whose triangles cannot
+/// all be read and bounded gets none.
 pub(crate) fn chunk_boxes(draws: &[PickDraw], rows: &[u32]) -> ChunkBoxes {
     let mut meshes: HashMap<MeshKey, u32> = HashMap::new();
     let (mut of_row, mut words) = (Vec::with_capacity(rows.len()), Vec::new());
@@ -39,7 +35,7 @@ pub(crate) fn chunk_boxes(draws: &[PickDraw], rows: &[u32]) -> ChunkBoxes {
             of_row.push(0);
             continue;
         };
-        let key = (Arc::as_ptr(geometry) as usize, matches!(draw.triangles, Triangles::Indexed { .. }), draw.triangles.template());
+        let key = mesh_key(draw, geometry);
         if let Some(&at) = meshes.get(&key) {
             of_row.push(at);
             continue;
@@ -63,7 +59,7 @@ pub(crate) fn chunk_boxes(draws: &[PickDraw], rows: &[u32]) -> ChunkBoxes {
 }
 
 /// The box of chunk `c` of a mesh of `count` triangles (the last may be short).
-fn chunk_box(geometry: &crate::draw::MeshGeometry, triangles: &Triangles, c: u32, count: u32) -> Option<Aabb> {
+fn chunk_box(geometry: &MeshGeometry, triangles: &Triangles, c: u32, count: u32) -> Option<Aabb> {
     let first = c * CHUNK_TRIANGLES;
     let mut points = Vec::with_capacity(3 * CHUNK_TRIANGLES as usize);
     for t in first..(first + CHUNK_TRIANGLES).min(count) {
@@ -80,6 +76,7 @@ mod tests {
     use crate::id::ObjectId;
     use ash::vk;
     use glam::Vec3;
+    use std::sync::Arc;
 
     fn draw(geometry: &Arc<MeshGeometry>, vertex_count: u32) -> PickDraw {
         let range = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 12 * geometry.positions.len() as u64 };

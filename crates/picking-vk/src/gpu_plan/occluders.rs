@@ -4,7 +4,7 @@
 //! (tighter than their boxes for round meshes). Uploaded once with the table, per mesh (the
 //! geometry and the triangles a draw takes of it), never per draw: rows of one mesh share it.
 
-use crate::draw::{PickDraw, Triangles};
+use crate::draw::{MeshGeometry, PickDraw, Triangles};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -27,10 +27,15 @@ pub(crate) struct Occluders {
     pub words: Vec<u32>,
 }
 
-/// What rows share a mesh by: the geometry, whether it is read through its indices, and the
-/// template (count, first, vertex offset). An indexed and a non-indexed draw with equal
-/// templates read different triangles.
-type MeshKey = (usize, bool, (u32, u32, i32));
+/// What rows share a mesh by (its occluder mesh, its chunk boxes): the geometry, whether it
+/// is read through its indices, and the template (count, first, vertex offset). An indexed
+/// and a non-indexed draw with equal templates read different triangles.
+pub(super) type MeshKey = (usize, bool, (u32, u32, i32));
+
+/// The [`MeshKey`] of `draw`, whose registered geometry is `geometry`.
+pub(super) fn mesh_key(draw: &PickDraw, geometry: &Arc<MeshGeometry>) -> MeshKey {
+    (Arc::as_ptr(geometry) as usize, matches!(draw.triangles, Triangles::Indexed { .. }), draw.triangles.template())
+}
 
 /// The occluder meshes of the table's `rows` (draws of `draws`): each draw that can prove a
 /// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`], while the
@@ -46,7 +51,7 @@ pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
             of_row.push(0);
             continue;
         };
-        let key = (Arc::as_ptr(geometry) as usize, matches!(draw.triangles, Triangles::Indexed { .. }), draw.triangles.template());
+        let key = mesh_key(draw, geometry);
         if let Some(&mesh) = meshes.get(&key) {
             of_row.push(mesh + 1);
             continue;
