@@ -806,6 +806,19 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     gpu.assert_no_validation_messages();
 }
 
+/// 24 copies of `sphere` scaled by `scale`, one behind another on the view's axis from
+/// `near` ahead of the eye, 1.5 apart, with IDs from `first_id`: one table group.
+fn column(sphere: &PickDraw, first_id: u64, near: f32, scale: f32) -> Arc<[PickDraw]> {
+    (0..24u64)
+        .map(|k| {
+            let mut d = sphere.clone();
+            d.id = ObjectId::new(first_id + k).expect("nonzero");
+            d.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -near - 1.5 * k as f32)) * Mat4::from_scale(Vec3::splat(scale));
+            d
+        })
+        .collect()
+}
+
 /// A column of 24 spheres, one behind another on the view's axis, in one table group: a point
 /// at the column's centre keeps the nearest row and drops the 23 behind its sure hit, which
 /// are then not drawn (the pair's survivors are counted after the drop), with the unculled
@@ -817,14 +830,7 @@ fn rows_behind_a_sure_hit_are_not_drawn() {
     scene.meshes.push(Mesh::sphere(8, 12));
     scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
     let uploaded = scene.upload(&gpu.ctx);
-    let column: Arc<[PickDraw]> = (0..24u64)
-        .map(|k| {
-            let mut d = uploaded.draws[0].clone();
-            d.id = ObjectId::new(100 + k).expect("nonzero");
-            d.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0 - 1.5 * k as f32));
-            d
-        })
-        .collect();
+    let column = column(&uploaded.draws[0], 100, 5.0, 1.0);
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let queries = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
@@ -964,14 +970,7 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     // A column of whole spheres on the view's axis, 12 points on the nearest: each point's
     // pair keeps that sphere (most others lie behind its sure hit) and draws only the chunks
     // its pixel meets, a few of each sphere's 12.
-    let column: Arc<[PickDraw]> = (0..24u64)
-        .map(|k| {
-            let mut d = base.clone();
-            d.id = ObjectId::new(600 + k).expect("nonzero");
-            d.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -4.0 - 1.5 * k as f32)) * Mat4::from_scale(Vec3::splat(0.8));
-            d
-        })
-        .collect();
+    let column = column(&base, 600, 4.0, 0.8);
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let points: Vec<PickQuery> = (0..12u32).map(|k| PickQuery::Point(UVec2::new(W / 2 - 12 + 2 * k, H / 2 - 10 + (k * 7) % 20))).collect();
