@@ -100,14 +100,38 @@ void write_command(uint at, uvec3 t, uint first, uint count, uint instance, bool
     plan.words[at + 4u] = indexed ? instance : 0u;
 }
 
+// The instance a span of `row` (counted from the group's first row) from chunk `start` on is
+// drawn as, with its command at word `at`: the row itself from the first chunk; past it, the
+// command's span row (after the slot's `gpu_plan_rows` rows, a row per command of the frame),
+// a copy of the row whose last word is the span's first triangle. gl_PrimitiveID counts from
+// a command's first triangle; shaders/pick_batched_detail.frag adds that word back, so that
+// detail faces count from the draw's first, as when it is drawn whole. A command past the
+// span rows draws its span from the row's first chunk (`start` becomes 0): more triangles,
+// the same result.
+uint span_instance(uint job, uint row, uint instance_base, inout uint start, uint at) {
+    uint span = SPAN_ROWS + (at - FIRST_COMMAND_WORD) / 5u;
+    if (span >= KEYS_WORD / ROW_WORDS) {
+        start = 0u;
+    }
+    if (start == 0u) {
+        return row - instance_base;
+    }
+    uint from = (row + row_delta) * ROW_WORDS;
+    for (uint w = 0u; w < ROW_WORDS - 1u; w++) {
+        frame.rows[span * ROW_WORDS + w] = frame.rows[from + w];
+    }
+    frame.rows[span * ROW_WORDS + ROW_WORDS - 1u] = start * (CHUNK_ELEMENTS / 3u);
+    // The pick pass binds the group's rows at its window: instances count from there.
+    return span - plan.words[job + 52u];
+}
+
 // Writes listed row `j`'s commands from word `at`: a command per span of meeting chunks, in
 // order (`chunks` of them from flat chunk `from`; none: one command, whole).
 void write_row_commands(uint job, uint j, uint chunks, uint from, uint at, bool indexed, uint instance_base) {
     uint row = survivor_rows[j];
     uvec3 t = command_template(job, row);
-    uint instance = row - instance_base;
     if (chunks == 0u) {
-        write_command(at, t, 0u, t.x, instance, indexed);
+        write_command(at, t, 0u, t.x, row - instance_base, indexed);
         return;
     }
     uint start = 0u;
@@ -116,6 +140,7 @@ void write_row_commands(uint job, uint j, uint chunks, uint from, uint at, bool 
         if (meets && (c == 0u || !chunk_meets(from + c - 1u))) {
             start = c;
         } else if (!meets && c > 0u && chunk_meets(from + c - 1u)) {
+            uint instance = span_instance(job, row, instance_base, start, at);
             write_command(at, t, start * CHUNK_ELEMENTS, min(c * CHUNK_ELEMENTS, t.x) - start * CHUNK_ELEMENTS, instance, indexed);
             at += 5u;
         }

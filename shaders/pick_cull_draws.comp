@@ -7,8 +7,8 @@
 // the draw's ID and snapshot index as the row the batched vertex shader reads, then tests the
 // draw's box under that matrix against every pair of the group, as shaders/pick_cull.comp
 // does for instances. Where a pair with occlusion keeps the row, it also stores the row's
-// near key (shaders/pick_near_key.glsl) in the row's last word. shaders/pick_cull_finish_draws.comp
-// turns the bits into commands.
+// near key (shaders/pick_near_key.glsl) among the slot's keys, after its rows.
+// shaders/pick_cull_finish_draws.comp turns the bits into commands.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 64) in;
@@ -20,13 +20,15 @@ layout(push_constant) uniform CullDrawsPush {
 } pc;
 
 // The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
-// or a hooked group's model; ID; snapshot index; near key): the frame's groups each at their
-// window.
+// or a hooked group's model; ID; snapshot index; primitive base, 0 here): the frame's groups
+// each at their window. Then the span rows (shaders/pick_chunks.glsl), then a near key per
+// row, from word KEYS_WORD (`gpu_plan::RowsLayout`).
 layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
     uint rows[];
 } frame;
 
 const uint ROW_WORDS = 20u;
+layout(constant_id = 0) const uint KEYS_WORD = 0u;
 
 #define CULL_NEAR_KEYS
 #include "pick_cull.glsl"
@@ -112,6 +114,7 @@ void main() {
         frame.rows[row + 16u] = no_id ? 0u : table.words[at + 12u];
         frame.rows[row + 17u] = no_id ? 0u : table.words[at + 13u];
         frame.rows[row + 18u] = pc.rows.z + i;
+        frame.rows[row + 19u] = 0u;
         if (pc.pairs.y > 0u && !ignored) {
             uint job = pc.pairs.x * JOB_WORDS;
             uint run = run_word(job, i);
@@ -130,7 +133,7 @@ void main() {
         }
     }
     test_pairs(group, i, rect, keep, pc.pairs.x, pc.pairs.y);
-    // The row's near key, in its last word, where a pair with occlusion keeps it: computed
+    // The row's near key, among the keys, where a pair with occlusion keeps it: computed
     // here once, by a thread per row, rather than by each pair's one finishing workgroup
     // (none where those pairs order depth both ways, which one frame's camera never does,
     // nor for a hooked row, which the CPU gives no occlusion).
@@ -139,6 +142,6 @@ void main() {
         if (!hooked && (near_key_ways == 1u || near_key_ways == 2u)) {
             key = key_word(box_near_key(dmat4(mvp), dvec3(lo), dvec3(hi), near_key_ways == 2u));
         }
-        frame.rows[row + 19u] = key;
+        frame.rows[KEYS_WORD + row / ROW_WORDS] = key;
     }
 }

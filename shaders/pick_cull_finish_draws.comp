@@ -17,12 +17,19 @@
 // meshes' directory).
 #include "pick_table.glsl"
 
-// The slot's rows as the cull pass wrote them (`DrawRow`: the model-view-projection first).
-layout(std430, set = 1, binding = 1) readonly buffer FrameRows {
+// The slot's rows as the cull pass wrote them (`DrawRow`: the model-view-projection first),
+// each group at its window; then a span row per command of the frame, which
+// shaders/pick_chunks.glsl writes; then a near key per row (`gpu_plan::RowsLayout`).
+layout(std430, set = 1, binding = 1) buffer FrameRows {
     uint rows[];
 } frame;
 
 const uint ROW_WORDS = 20u;
+// The slot's first span row (after `gpu_plan_rows` rows), the plan buffer's first command
+// word, and the word of the first near key: fixed by the configuration.
+layout(constant_id = 1) const uint SPAN_ROWS = 0u;
+layout(constant_id = 2) const uint FIRST_COMMAND_WORD = 0u;
+layout(constant_id = 3) const uint KEYS_WORD = 0u;
 const uint OCCLUDED = 4u;
 
 #include "pick_occlusion.glsl"

@@ -1,19 +1,6 @@
 #version 450
-// Detail pick fragment shader: adds the primitive index and the barycentric coordinates of
-// the winning fragment, stored as raw float bits so nothing is lost to a normalized format.
-// gl_PrimitiveID needs the geometryShader feature; gl_BaryCoordEXT needs
-// VK_KHR_fragment_shader_barycentric.
-#extension GL_EXT_fragment_shader_barycentric : require
+// Detail pick fragment shader (shaders/pick_detail.glsl): the primitive index and the
+// barycentric coordinates of the winning fragment.
+#extension GL_GOOGLE_include_directive : require
 
-layout(location = 0) flat in uint in_instance;
-layout(location = 1) flat in uvec2 in_object_id;
-layout(location = 2) flat in uint in_draw_index;
-layout(location = 0) out uvec2 out_object_id;
-layout(location = 1) out uvec2 out_draw_instance;
-layout(location = 2) out uvec4 out_detail;
-
-void main() {
-    out_object_id = in_object_id;
-    out_draw_instance = uvec2(in_draw_index, in_instance);
-    out_detail = uvec4(uint(gl_PrimitiveID), floatBitsToUint(gl_BaryCoordEXT));
-}
+#include "pick_detail.glsl"

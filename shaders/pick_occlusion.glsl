@@ -1,6 +1,6 @@
 // Occlusion of a table pair's rows at its point's pixel, included by
 // shaders/pick_cull_finish_draws.comp (which declares `plan`, `table`, `frame`, `pc`, `bit0`,
-// GROUP, ROW_WORDS and `run_word`): what crates/picking-vk/src/plan/occlusion.rs does on
+// GROUP, ROW_WORDS, KEYS_WORD and `run_word`): what crates/picking-vk/src/plan/occlusion.rs does on
 // the CPU. Once a surviving row surely covers the pixel centre (a sure hit: the test of
 // crates/picking-vk/src/plan/sure_hit.rs, on the row's occluder mesh and the very f32 matrix
 // the pick pass draws it with), every row whose box cannot come nearer than that hit loses
@@ -62,9 +62,9 @@ dmat4 row_matrix(uint row) {
     return m;
 }
 
-// The row's near key, as the cull pass stored it in the row's last word (-FAR_AWAY: none).
+// The row's near key, as the cull pass stored it among the slot's keys (-FAR_AWAY: none).
 double row_key(uint row) {
-    return stored_key(frame.rows[(row + row_delta) * ROW_WORDS + 19u]);
+    return stored_key(frame.rows[KEYS_WORD + row + row_delta]);
 }
 
 // A vertex in window coordinates, with bounds on how far the GPU may place it from there

@@ -153,10 +153,11 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
     // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
     // `Planner::Gpu` (lavapipe has `shaderFloat64`) also holds, per slot, the rows a frame may
-    // draw of a shared list's table (16,384 of 80 bytes by default) and a bit per draw a table
-    // may hold (131,072 by default) for the rows ignore rules leave out.
+    // draw of a shared list's table (16,384 of 80 bytes by default) with a near key each (4
+    // bytes), a span row per command (80 bytes), and a bit per draw a table may hold (131,072
+    // by default) for the rows ignore rules leave out.
     let planner_bytes = 2 * (128 * 252 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
-    let rows_bytes = 2 * (16_384 * 80 + (1 << 17) / 8);
+    let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + (1 << 17) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -672,13 +673,14 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     // bits held.
     let mut no_rows = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(0));
     let no_rows_memory = no_rows.memory().planner;
-    assert_eq!(gpu_planned.memory().planner - no_rows_memory, 2 * (16_384 * 80 + (1 << 17) / 8), "no rows, no ignored-row bits");
+    // Per slot: the rows, a near key a row, a span row a command (4,096), the ignored-row bits.
+    assert_eq!(gpu_planned.memory().planner - no_rows_memory, 2 * (16_384 * 84 + 4_096 * 80 + (1 << 17) / 8), "no rows, no ignored-row bits");
     // Rows for the frame's groups: the table holds 576 rows (six groups of 96), and every
     // query's ray meets every group's world box (the spheres are strewn over the view). With
     // room for 575 each query is planned on the CPU; with 576 on the GPU.
     let mut rows_short = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(575));
     let mut rows_exact = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(576));
-    assert_eq!(gpu_planned.memory().planner - rows_short.memory().planner, 2 * (16_384 - 575) * 80, "the rows are sized by the configuration");
+    assert_eq!(gpu_planned.memory().planner - rows_short.memory().planner, 2 * (16_384 - 575) * 84, "the rows are sized by the configuration");
     let mut rows_exact_pairs = 0;
     // Pairs enough for every point of the silhouettes below with every group.
     let mut roomy = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(2048, 16_384).with_timestamps(true));

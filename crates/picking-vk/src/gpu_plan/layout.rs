@@ -5,6 +5,7 @@
 //! read the job words named here.
 
 use crate::draw::Culling;
+use crate::pass::pipeline_key::ROW_BYTES;
 use crate::request::camera::CameraSnapshot;
 use ash::vk;
 
@@ -131,6 +132,38 @@ pub(crate) struct PlanLayout {
     pub ignored_words: u32,
 }
 
+/// The most span rows a slot keeps (5 MiB): commands past them draw their spans from the
+/// row's first chunk instead.
+pub(crate) const MAX_SPAN_ROWS: u32 = 1 << 16;
+
+/// Where a slot's rows buffer (for shared lists' tables) keeps what, in rows of `ROW_BYTES`
+/// and then words: the rows of the groups the frame draws (`PickerConfig::gpu_plan_rows`,
+/// each group at its window), a *span row* per command of the frame (at most
+/// [`MAX_SPAN_ROWS`]: `shaders/pick_chunks.glsl` draws a span of chunks past a row's first
+/// from a copy of the row whose last word is the span's first triangle), then a near key per
+/// row (`shaders/pick_occlusion.glsl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowsLayout {
+    pub frame_rows: u32,
+    pub span_rows: u32,
+}
+
+impl RowsLayout {
+    pub fn new(frame_rows: u32, commands: u32) -> Self {
+        RowsLayout { frame_rows, span_rows: commands.min(MAX_SPAN_ROWS) }
+    }
+
+    /// The word of the first row's near key.
+    pub fn keys_word(&self) -> u32 {
+        (self.frame_rows + self.span_rows) * (ROW_BYTES / 4)
+    }
+
+    /// Bytes of one slot's rows buffer.
+    pub fn bytes(&self) -> u64 {
+        4 * (u64::from(self.keys_word()) + u64::from(self.frame_rows))
+    }
+}
+
 /// The cull workgroups (64 instances each, counted from the draw's first instance) that
 /// instances `start..start + count` of a draw meet: the first and how many.
 pub(crate) fn groups(start: u32, count: u32) -> (u32, u32) {
@@ -227,10 +260,15 @@ mod tests {
         assert!(cull_draws.contains(&format!("plan.words[job + {}u] + {}u * (mesh - 1u)", job::OCCLUDERS, super::super::occluders::DIRECTORY_WORDS)));
         assert!(include_str!("../../../../shaders/pick_occlusion.glsl")
             .contains(&format!("const uint DIRECTORY_WORDS = {}u;", super::super::occluders::DIRECTORY_WORDS)));
-        // A row's near key: its last word, written by the cull pass and read by the occlusion.
-        let last = crate::pass::pipeline_key::ROW_BYTES / 4 - 1;
-        assert!(cull_draws.contains(&format!("frame.rows[row + {last}u] = key;")));
-        assert!(include_str!("../../../../shaders/pick_occlusion.glsl").contains(&format!("ROW_WORDS + {last}u]")));
+        // A row's last word is its primitive base (0 in the frame's rows, which the cull pass
+        // writes, a span's first triangle in a span row); its near key lies among the keys.
+        let last = ROW_BYTES / 4 - 1;
+        assert!(cull_draws.contains(&format!("frame.rows[row + {last}u] = 0u;")));
+        assert!(cull_draws.contains("frame.rows[KEYS_WORD + row / ROW_WORDS] = key;"));
+        assert!(include_str!("../../../../shaders/pick_occlusion.glsl").contains("frame.rows[KEYS_WORD + row + row_delta]"));
+        let rows = RowsLayout::new(10, 3);
+        assert_eq!((rows.keys_word(), rows.bytes()), (13 * 20, 4 * (13 * 20 + 10)));
+        assert_eq!(RowsLayout::new(1 << 22, 1 << 26).span_rows, MAX_SPAN_ROWS);
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
             assert!(shader.contains(&format!("plan.words[job + {}u]", job::BITS_WORD)));

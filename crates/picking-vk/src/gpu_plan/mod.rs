@@ -24,7 +24,7 @@ use crate::pass::pipeline::spirv;
 use crate::pass::pipeline_key::ROW_BYTES;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use layout::PlanLayout;
+use layout::{PlanLayout, RowsLayout};
 
 /// Threads of a cull workgroup (the shader's `local_size_x`).
 pub(crate) const CULL_GROUP: u32 = 64;
@@ -172,7 +172,7 @@ pub(crate) struct DrawsPasses {
     pub(crate) set_layout: Owned<vk::DescriptorSetLayout>,
     pub(crate) limits: TableLimits,
     /// Per slot: `limits.frame_rows` rows of `ROW_BYTES`, as the batched vertex shader reads
-    /// them.
+    /// them, then the span rows and the near keys ([`RowsLayout`]).
     pub(crate) rows: Vec<GpuBuffer>,
 }
 
@@ -237,8 +237,11 @@ impl GpuPlanKit {
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[finish_group]), "pick_cull_finish.comp", "gpu plan finish")?;
-        let draws =
-            if tables.draws > 0 && tables.frame_rows > 0 { Some(DrawsPasses::new(memory, set_layout.handle, (tables, slots), finish_group)?) } else { None };
+        let draws = if tables.draws > 0 && tables.frame_rows > 0 {
+            Some(DrawsPasses::new(memory, set_layout.handle, (tables, slots), &layout, finish_group)?)
+        } else {
+            None
+        };
         Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
     }
 
@@ -268,14 +271,23 @@ impl GpuPlanKit {
 }
 
 impl DrawsPasses {
-    fn new(memory: &Memory, plan_set_layout: vk::DescriptorSetLayout, (limits, slots): (TableLimits, usize), finish_group: u32) -> Result<Self, PickError> {
+    fn new(
+        memory: &Memory,
+        plan_set_layout: vk::DescriptorSetLayout,
+        (limits, slots): (TableLimits, usize),
+        plan: &PlanLayout,
+        finish_group: u32,
+    ) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
-        let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
+        let rows_layout = RowsLayout::new(limits.frame_rows, plan.commands);
+        let keys = rows_layout.keys_word();
+        let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[keys]), "pick_cull_draws.comp", "gpu plan cull draws")?;
+        let constants = [finish_group, limits.frame_rows, plan.command_word(0), keys];
         let finish =
-            compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group]), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
+            compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &constants), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;
-        let size = u64::from(limits.frame_rows) * u64::from(ROW_BYTES);
+        let size = rows_layout.bytes();
         let rows = (0..slots).map(|_| GpuBuffer::new(memory, "gpu plan table rows", size, usage, MemoryLocation::GpuOnly)).collect::<Result<_, _>>()?;
         Ok(DrawsPasses { cull, finish, set_layout, limits, rows })
     }

@@ -62,10 +62,11 @@ impl GpuPlanKit {
             return;
         };
         let bind = vk::PipelineBindPoint::COMPUTE;
-        // The survivor bits (and a table's rows: its occlusion reads their matrices) before the
-        // finishing pass reads them.
-        let written = buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE, 0, vk::WHOLE_SIZE);
-        let rows = table.filter(|t| t.count > 0).map(|t| whole(t.rows, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::SHADER_READ));
+        // The survivor bits (and a table's rows: its occlusion reads their matrices and keys,
+        // its chunk spans copy them into span rows) before the finishing pass reads them.
+        let (read, write) = (vk::AccessFlags::SHADER_READ, vk::AccessFlags::SHADER_WRITE);
+        let written = buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE);
+        let rows = table.filter(|t| t.count > 0).map(|t| whole(t.rows, write, read | write));
         let written: Vec<_> = [Some(written), rows].into_iter().flatten().collect();
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
         let draws = self.draws.as_ref();

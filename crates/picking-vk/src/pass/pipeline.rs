@@ -23,8 +23,10 @@ pub(crate) mod spirv {
     pub const PICK_SKINNED8_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8_storage.vert.spv");
     pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
     pub const PICK_BATCHED_RECT_VERT: &[u8] = include_bytes!("../../spirv/pick_batched_rect.vert.spv");
+    pub const PICK_BATCHED_DETAIL_VERT: &[u8] = include_bytes!("../../spirv/pick_batched_detail.vert.spv");
     pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
     pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
+    pub const PICK_BATCHED_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_batched_detail.frag.spv");
     pub const PICK_RECT_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect.frag.spv");
     pub const PICK_RECT_ALL_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect_all.frag.spv");
     pub const RECT_REDUCE_COMP: &[u8] = include_bytes!("../../spirv/rect_reduce.comp.spv");
@@ -50,6 +52,9 @@ pub(crate) struct Pipelines {
     /// eight read from storage.
     vert_deformed: [vk::ShaderModule; 5],
     frag: vk::ShaderModule,
+    /// The detail pass's fragment shader for batched draws, whose rows carry a primitive base
+    /// (a GPU-planned span's first triangle); null in the other passes.
+    frag_batched: vk::ShaderModule,
     pub layout: vk::PipelineLayout,
     /// For instance transforms in a storage buffer: set 0 as `layout`'s (an empty one in the
     /// hit pass, `empty_set`), set 1 the instance buffer's, `STORAGE_PUSH_SIZE` bytes.
@@ -121,6 +126,7 @@ impl Pipelines {
             vert_instanced_storage: vk::ShaderModule::null(),
             vert_deformed: [vk::ShaderModule::null(); 5],
             frag: vk::ShaderModule::null(),
+            frag_batched: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             storage_layout: vk::PipelineLayout::null(),
             deform_layout: vk::PipelineLayout::null(),
@@ -144,7 +150,8 @@ impl Pipelines {
         self.vert_instanced_rows = create_module(memory, spirv::PICK_INSTANCED_ROWS_VERT, "pick_instanced_rows.vert")?;
         // The rectangle passes draw only table groups batched, their rows numbered as entries.
         self.vert_batched = match self.flavour {
-            Flavour::Hit { .. } => create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?,
+            Flavour::Hit { detail: true } => create_module(memory, spirv::PICK_BATCHED_DETAIL_VERT, "pick_batched_detail.vert")?,
+            Flavour::Hit { detail: false } => create_module(memory, spirv::PICK_BATCHED_VERT, "pick_batched.vert")?,
             Flavour::RectVisible | Flavour::RectAll => create_module(memory, spirv::PICK_BATCHED_RECT_VERT, "pick_batched_rect.vert")?,
         };
         self.vert_instanced_storage = create_module(memory, spirv::PICK_INSTANCED_STORAGE_VERT, "pick_instanced_storage.vert")?;
@@ -159,6 +166,9 @@ impl Pipelines {
             Flavour::RectVisible => create_module(memory, spirv::PICK_RECT_FRAG, "pick_rect.frag"),
             Flavour::RectAll => create_module(memory, spirv::PICK_RECT_ALL_FRAG, "pick_rect_all.frag"),
         }?;
+        if self.flavour == (Flavour::Hit { detail: true }) {
+            self.frag_batched = create_module(memory, spirv::PICK_BATCHED_DETAIL_FRAG, "pick_batched_detail.frag")?;
+        }
         Ok(())
     }
 
@@ -286,15 +296,22 @@ impl Pipelines {
             }
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
-                let vert = match (key.instance_stride, key.batched) {
-                    (Some(_), _) if key.instance_rows => self.vert_instanced_rows,
-                    (Some(_), _) => self.vert_instanced,
-                    (None, true) => self.vert_batched,
-                    (None, false) => self.vert,
+                let (vert, frag) = match (key.instance_stride, key.batched) {
+                    (Some(_), _) if key.instance_rows => (self.vert_instanced_rows, self.frag),
+                    (Some(_), _) => (self.vert_instanced, self.frag),
+                    (None, true) if self.primitive_base(key) => (self.vert_batched, self.frag_batched),
+                    (None, true) => (self.vert_batched, self.frag),
+                    (None, false) => (self.vert, self.frag),
                 };
-                (vert, self.frag, self.layout)
+                (vert, frag, self.layout)
             }
         })
+    }
+
+    /// Whether a pipeline of `key` reads its rows' primitive base: the library's batched
+    /// shaders in the detail pass (hooked ones report faces from their own commands).
+    fn primitive_base(&self, key: &PipelineKey) -> bool {
+        self.frag_batched != vk::ShaderModule::null() && key.batched && key.hook.is_none() && key.instance_stride.is_none()
     }
 
     fn build(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {
@@ -317,7 +334,7 @@ impl Pipelines {
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vert).name(entry).specialization_info(&specialization),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(frag).name(entry),
         ];
-        let (bindings, attributes) = super::vertex_input::vertex_input(&key, hooks);
+        let (bindings, attributes) = super::vertex_input::vertex_input(&key, hooks, self.primitive_base(&key));
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attributes);
         let input_assembly =
             vk::PipelineInputAssemblyStateCreateInfo::default().topology(raster.topology.vk()).primitive_restart_enable(raster.primitive_restart);
@@ -388,7 +405,7 @@ impl Drop for Pipelines {
             self.memory.device.destroy_pipeline_layout(self.storage_layout, None);
             self.memory.device.destroy_pipeline_layout(self.deform_layout, None);
             self.memory.device.destroy_descriptor_set_layout(self.empty_set, None);
-            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag]
+            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag, self.frag_batched]
                 .into_iter()
                 .chain(self.vert_deformed)
             {

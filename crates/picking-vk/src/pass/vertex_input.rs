@@ -7,7 +7,12 @@ use ash::vk;
 
 /// The vertex bindings and attributes of a pipeline of `key`: positions at binding 0, then
 /// instance matrices or batch rows (1), the hooks' attribute stream (2), skin influences (3..).
-pub(crate) fn vertex_input(key: &PipelineKey, hooks: Option<&DrawHooks>) -> (Vec<vk::VertexInputBindingDescription>, Vec<vk::VertexInputAttributeDescription>) {
+/// `primitive_base`: batch rows' last word too (`shaders/pick_batched_detail.vert`).
+pub(crate) fn vertex_input(
+    key: &PipelineKey,
+    hooks: Option<&DrawHooks>,
+    primitive_base: bool,
+) -> (Vec<vk::VertexInputBindingDescription>, Vec<vk::VertexInputAttributeDescription>) {
     let mut bindings = vec![vk::VertexInputBindingDescription { binding: 0, stride: key.position_stride, input_rate: vk::VertexInputRate::VERTEX }];
     let mut attributes = vec![vk::VertexInputAttributeDescription { location: 0, binding: 0, format: key.position_format.vk(), offset: 0 }];
     // Instance matrices or batch rows: a mat4 in locations 1-4 either way.
@@ -56,6 +61,9 @@ pub(crate) fn vertex_input(key: &PipelineKey, hooks: Option<&DrawHooks>) -> (Vec
     if key.batched && key.instance_stride.is_none() {
         attributes.push(vk::VertexInputAttributeDescription { location: 5, binding: 1, format: vk::Format::R32G32_UINT, offset: 64 });
         attributes.push(vk::VertexInputAttributeDescription { location: 6, binding: 1, format: vk::Format::R32_UINT, offset: 72 });
+        if primitive_base {
+            attributes.push(vk::VertexInputAttributeDescription { location: 7, binding: 1, format: vk::Format::R32_UINT, offset: 76 });
+        }
     }
     (bindings, attributes)
 }
