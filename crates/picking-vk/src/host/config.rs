@@ -131,8 +131,9 @@ pub struct PickerConfig {
     pub gpu_plan_draws: u32,
     /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
     /// frame composes the model-view-projection of every row of the groups its queries meet
-    /// into 80-byte rows of a buffer per slot of this size (1.25 MiB by default), sized
-    /// once, never by the scene. No group holds more rows; a query whose
+    /// into 80-byte rows of a buffer per slot of this size, with a 4-byte near key a row and
+    /// an 80-byte span row per command of `gpu_plan_commands` (at most 65,536; 1.63 MiB a
+    /// slot by default), sized once, never by the scene. No group holds more rows; a query whose
     /// groups would pass what the frame's earlier queries left is planned on the CPU.
     pub gpu_plan_rows: u32,
 }
