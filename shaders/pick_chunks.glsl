@@ -17,6 +17,9 @@ const uint CHUNK_ELEMENTS = 192u;
 const uint CHUNK_WORDS = 6u;
 // The most chunks a pair tests: a bit each in `run_start`, reused.
 const uint MAX_CHUNKS = 32u * SHARED_RUNS;
+// Per listed row, the word of its first chunk box: read once by the row's thread, so that a
+// chunk's thread reads its box and its row's matrix without first waiting on the table.
+shared uint row_boxes[GROUP];
 
 // Lists the pair's survivors in row order in `survivor_rows` (thread k takes a block of
 // consecutive cull workgroups), and returns how many there are (none listed where they pass
@@ -172,6 +175,7 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     }
     if (lid < listed) {
         run_end[lid] = from;
+        row_boxes[lid] = boxes;
     }
     for (uint w = lid; w < (total + 31u) / 32u; w += GROUP) {
         run_start[w] = 0u;
@@ -181,9 +185,7 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     vec4 region = job_vec4(job + 22u);
     for (uint f = lid; f < total; f += GROUP) {
         uint j = row_of_chunk(f, listed);
-        uint at;
-        row_chunks(job, j, at);
-        at += CHUNK_WORDS * (f - run_end[j]);
+        uint at = row_boxes[j] + CHUNK_WORDS * (f - run_end[j]);
         vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
         vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
         bool keep;
