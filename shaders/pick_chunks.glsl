@@ -9,8 +9,11 @@
 // threads, more chunks than the bits below hold, or more spans than its commands, is finished
 // by runs instead: the same result.
 
-// Bit 5 of the job's occlusion flags: the pair's group has chunked runs.
+// Bit 5 of the job's occlusion flags: the pair's group has chunked runs; bit 6: its rows are
+// hooked (they hold the model: a box goes through it, then the frame's f32 view-projection,
+// as shaders/pick_cull_draws.comp tests the rows).
 const uint CHUNKED = 32u;
+const uint HOOKED = 64u;
 // Elements (indices or vertices) of a chunk: 64 triangles.
 const uint CHUNK_ELEMENTS = 192u;
 // Words of a chunk's box: min 3, max 3.
@@ -183,13 +186,16 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     barrier();
     // A thread per chunk: its box under its row's matrix against the pair's region.
     vec4 region = job_vec4(job + 22u);
+    bool hooked = (plan.words[job + 47u] & HOOKED) != 0u;
+    mat4 vp = hooked ? mat4(view_projection(VIEW_PROJECTION_WORD)) : mat4(1.0);
     for (uint f = lid; f < total; f += GROUP) {
         uint j = row_of_chunk(f, listed);
         uint at = row_boxes[j] + CHUNK_WORDS * (f - run_end[j]);
         vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
         vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
         bool keep;
-        vec4 rect = screen_bounds(job, mat4(row_matrix(survivor_rows[j])), lo, hi, mat4(1.0), keep);
+        mat4 row = mat4(row_matrix(survivor_rows[j]));
+        vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
         if (bounds_meet_region(rect, keep, region)) {
             atomicOr(run_start[f / 32u], 1u << (f % 32u));
         }

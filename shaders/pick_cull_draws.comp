@@ -16,7 +16,7 @@ layout(local_size_x = 64) in;
 layout(push_constant) uniform CullDrawsPush {
     uvec4 pairs; // (first pair of this group, pairs, first workgroup, the view-projection's word)
     uvec4 rows;  // (the group's first row, its rows, the snapshot index of row 0, its window)
-    uvec4 kind;  // (hooked, unused...)
+    uvec4 kind;  // (hooked, the word of the first near key, unused...)
 } pc;
 
 // The slot's rows, as the batched vertex shader reads them (`DrawRow`: model-view-projection,
@@ -28,7 +28,7 @@ layout(std430, set = 1, binding = 1) writeonly buffer FrameRows {
 } frame;
 
 const uint ROW_WORDS = 20u;
-layout(constant_id = 0) const uint KEYS_WORD = 0u;
+#define KEYS_WORD pc.kind.y
 
 #define CULL_NEAR_KEYS
 #include "pick_cull.glsl"
@@ -37,18 +37,6 @@ layout(constant_id = 0) const uint KEYS_WORD = 0u;
 
 float table_float(uint at) {
     return uintBitsToFloat(table.words[at]);
-}
-
-// The frame's view-projection, written in f64 into the plan buffer while recording.
-dmat4 view_projection() {
-    dmat4 vp;
-    for (uint c = 0u; c < 4u; c++) {
-        for (uint r = 0u; r < 4u; r++) {
-            uint at = pc.pairs.w + 8u * c + 2u * r;
-            vp[c][r] = packDouble2x32(uvec2(plan.words[at], plan.words[at + 1u]));
-        }
-    }
-    return vp;
 }
 
 // The draw's model-view-projection, composed in f64 exactly as the CPU does
@@ -91,7 +79,7 @@ void main() {
         for (uint c = 0u; c < 4u; c++) {
             model[c] = vec4(table_float(at + 3u * c), table_float(at + 3u * c + 1u), table_float(at + 3u * c + 2u), c == 3u ? 1.0 : 0.0);
         }
-        dmat4 vp = view_projection();
+        dmat4 vp = view_projection(pc.pairs.w);
         // A row the request's ignore rules leave out (its bit after the view-projection) is
         // drawn nowhere: its matrix puts every vertex behind the eye (w = -1, clipped), or a
         // hooked row's ID is 0 (its fragments are discarded), and it survives no pair.

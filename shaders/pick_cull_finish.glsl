@@ -11,6 +11,7 @@ layout(constant_id = 0) const uint GROUP = 64u;
 
 layout(push_constant) uniform FinishPush {
     uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), the occluder directory (draws))
+    uvec4 words; // (draws: the first span row, the first command's word, the first near key's word, the view-projection's word)
 } pc;
 
 layout(std430, set = 0, binding = 0) buffer PlanWords {

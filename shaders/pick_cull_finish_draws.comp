@@ -26,10 +26,13 @@ layout(std430, set = 1, binding = 1) buffer FrameRows {
 
 const uint ROW_WORDS = 20u;
 // The slot's first span row (after `gpu_plan_rows` rows), the plan buffer's first command
-// word, and the word of the first near key: fixed by the configuration.
-layout(constant_id = 1) const uint SPAN_ROWS = 0u;
-layout(constant_id = 2) const uint FIRST_COMMAND_WORD = 0u;
-layout(constant_id = 3) const uint KEYS_WORD = 0u;
+// word, the word of the first near key, and the word of the frame's view-projection: fixed by
+// the configuration, pushed rather than specialized (lavapipe would compile the pass once per
+// configuration).
+#define SPAN_ROWS pc.words.x
+#define FIRST_COMMAND_WORD pc.words.y
+#define KEYS_WORD pc.words.z
+#define VIEW_PROJECTION_WORD pc.words.w
 const uint OCCLUDED = 4u;
 
 #include "pick_occlusion.glsl"

@@ -13,6 +13,19 @@ layout(std430, set = 1, binding = 0) readonly buffer TableWords {
 const uint TABLE_ROW_WORDS = 15u;
 const uint RUN_WORDS = 13u;
 
+// The frame's view-projection, written in f64 into the plan buffer from word `at` while
+// recording.
+dmat4 view_projection(uint at) {
+    dmat4 vp;
+    for (uint c = 0u; c < 4u; c++) {
+        for (uint r = 0u; r < 4u; r++) {
+            uint w = at + 8u * c + 2u * r;
+            vp[c][r] = packDouble2x32(uvec2(plan.words[w], plan.words[w + 1u]));
+        }
+    }
+    return vp;
+}
+
 // The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
 // pair's job counts the table's rows).
 uint run_word(uint job, uint row) {

@@ -952,6 +952,9 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
                 if let (0, Triangles::Indexed { index_count, .. }) = (k % 3, &mut d.triangles) {
                     *index_count = 600;
                 }
+                // The second half discards stripes: a hooked group, cut by its model and the
+                // view-projection (this pass has no detail on lavapipe).
+                d.hooks = if k >= 24 { shared_hooks(208) } else { None };
                 d
             })
             .collect();
@@ -989,6 +992,27 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     assert!(stats.ranges == 12 && stats.survivors >= 12 && stats.occluded > 0, "{stats:?}");
     eprintln!("{primitives} {stats:?}");
     assert!(primitives * 3 <= stats.survivors * 768, "{primitives} primitives for {} rows of 768 triangles", stats.survivors);
+    // The same column hooked: no occlusion (hooked rows keep theirs), so the spheres behind
+    // the nearest survive too, and each draws only its chunks there.
+    let mut hooked = base.clone();
+    hooked.hooks = shared_hooks(208);
+    let hooked_column = crate::column(&hooked, 700, 4.0, 0.8);
+    let primitives = gpu.count_primitives(|cmd| {
+        // SAFETY: recording outside a render pass; `count_primitives` waits.
+        unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(&hooked_column)) }.expect("record");
+    });
+    // SAFETY: the frame completed.
+    let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
+    assert_eq!(answers(&got), answers(&gpu.run_queries(&mut unculled, &request, &points, &hooked_column)), "hooked column");
+    let stats = got.stats.gpu_plan.expect("planned on the GPU");
+    assert!(stats.ranges == 12 && stats.occluded == 0 && stats.survivors > 4 * 12, "{stats:?}");
+    eprintln!("hooked: {primitives} {stats:?}");
+    if *gpu_planned.detail_status() == picking_vk::config::DetailStatus::Active {
+        // The detail pass's hooked shaders have no primitive base: hooked rows are drawn whole.
+        assert_eq!(primitives, stats.survivors * 768, "hooked rows drawn whole where the pass has detail");
+    } else {
+        assert!(primitives * 3 <= stats.survivors * 768, "{primitives} primitives for {} hooked rows of 768 triangles", stats.survivors);
+    }
     drop((gpu_planned, cpu_planned, unculled, one_command, uploaded));
     gpu.assert_no_validation_messages();
 }

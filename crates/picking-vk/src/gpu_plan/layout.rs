@@ -35,7 +35,8 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// (`shaders/pick_cull_finish_draws.comp`): flags (bit 0 on, bit 1 nearer is larger NDC
 /// depth, bits 2-3 the cull mode, bit 4 clockwise front faces), the depth buffer's rounding
 /// in NDC depth and the farthest key a sure hit the CPU found leaves (f32, +inf for none);
-/// any table pair whose group has chunk boxes also sets [`CHUNKED`] in the flags.
+/// any table pair whose group has chunk boxes also sets [`CHUNKED`] in the flags (and
+/// [`HOOKED`] where the group is hooked).
 /// Every table pair has the word of the table's occluder directory
 /// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with, the row its
 /// commands count instances from (its group's first; 0 for instances), and the group's
@@ -72,6 +73,9 @@ pub(crate) mod job {
 /// (`chunk_boxes`): the finishing pass draws its survivors by the chunks that meet the pair's
 /// region (`shaders/pick_chunks.glsl`).
 pub(crate) const CHUNKED: u32 = 1 << 5;
+/// The flag (beside [`CHUNKED`]) of a hooked group: its rows hold the model, so a chunk's box
+/// goes through it and then the frame's f32 view-projection, as the cull pass tests the rows.
+pub(crate) const HOOKED: u32 = 1 << 6;
 
 /// How the GPU may drop a table group's rows at a point query's pixel
 /// (`shaders/pick_occlusion.glsl`): those whose box lies beyond a sure hit it proves among
@@ -288,6 +292,7 @@ mod tests {
         assert!(include_str!("../../../../shaders/pick_table.glsl").contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));
         let chunks = include_str!("../../../../shaders/pick_chunks.glsl");
         assert!(chunks.contains(&format!("const uint CHUNKED = {CHUNKED}u;")));
+        assert!(chunks.contains(&format!("const uint HOOKED = {HOOKED}u;")));
         assert!(chunks.contains(&format!("const uint CHUNK_WORDS = {}u;", super::super::chunk_boxes::CHUNK_WORDS)));
         assert!(chunks.contains(&format!("const uint CHUNK_ELEMENTS = {}u;", 3 * crate::draw::chunking::CHUNK_TRIANGLES)));
         assert!(chunks.contains(&format!("plan.words[job + {}u] & CHUNKED", job::OCCLUSION)));

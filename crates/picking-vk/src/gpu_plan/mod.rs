@@ -47,6 +47,9 @@ pub(crate) const NO_PAIR: u32 = u32::MAX;
 const PUSH_BYTES: u32 = 32;
 /// Bytes of the table's cull pass's: the pairs, the group's rows, its kind.
 const TABLE_PUSH_BYTES: u32 = 48;
+/// Bytes of the finishing passes' push constants: the pairs, then the table's words
+/// ([`DrawsPasses::finish_words`]).
+const FINISH_PUSH_BYTES: u32 = 32;
 
 /// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in a buffer
 /// the host lets it read as storage (`InstanceBinding::StorageBuffer` or
@@ -140,11 +143,14 @@ impl TableDraws<'_> {
 }
 
 /// What bounds shared lists' tables: the draws one may hold (`PickerConfig::gpu_plan_draws`)
-/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables.
+/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables. And
+/// whether hooked rows are cut into chunks: not where the hit pass writes detail, whose
+/// hooked shaders count faces from each command's first triangle (no primitive base).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableLimits {
     pub draws: u32,
     pub frame_rows: u32,
+    pub hooked_chunks: bool,
 }
 
 pub(crate) struct GpuPlanKit {
@@ -171,6 +177,8 @@ pub(crate) struct DrawsPasses {
     pub(crate) finish: ComputePipeline,
     pub(crate) set_layout: Owned<vk::DescriptorSetLayout>,
     pub(crate) limits: TableLimits,
+    /// Where a slot's rows buffer keeps the rows, the span rows and the near keys.
+    pub(crate) rows_layout: RowsLayout,
     /// Per slot: `limits.frame_rows` rows of `ROW_BYTES`, as the batched vertex shader reads
     /// them, then the span rows and the near keys ([`RowsLayout`]).
     pub(crate) rows: Vec<GpuBuffer>,
@@ -236,7 +244,8 @@ impl GpuPlanKit {
         }
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
-        let finish = compute_pipeline(memory, &sets[..1], 16, (spirv::PICK_CULL_FINISH_COMP, &[finish_group]), "pick_cull_finish.comp", "gpu plan finish")?;
+        let finish_comp = (spirv::PICK_CULL_FINISH_COMP, &[finish_group][..]);
+        let finish = compute_pipeline(memory, &sets[..1], FINISH_PUSH_BYTES, finish_comp, "pick_cull_finish.comp", "gpu plan finish")?;
         let draws = if tables.draws > 0 && tables.frame_rows > 0 {
             Some(DrawsPasses::new(memory, set_layout.handle, (tables, slots), &layout, finish_group)?)
         } else {
@@ -280,16 +289,21 @@ impl DrawsPasses {
     ) -> Result<Self, PickError> {
         let set_layout = storage_set_layout(&memory.device, 2)?;
         let sets = [plan_set_layout, set_layout.handle];
-        let rows_layout = RowsLayout::new(limits.frame_rows, plan.commands);
-        let keys = rows_layout.keys_word();
-        let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[keys]), "pick_cull_draws.comp", "gpu plan cull draws")?;
-        let constants = [finish_group, limits.frame_rows, plan.command_word(0), keys];
-        let finish =
-            compute_pipeline(memory, &sets, 16, (spirv::PICK_CULL_FINISH_DRAWS_COMP, &constants), "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
+        let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
+        let finish_comp = (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group][..]);
+        let finish = compute_pipeline(memory, &sets, FINISH_PUSH_BYTES, finish_comp, "pick_cull_finish_draws.comp", "gpu plan finish draws")?;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::VERTEX_BUFFER;
+        let rows_layout = RowsLayout::new(limits.frame_rows, plan.commands);
         let size = rows_layout.bytes();
         let rows = (0..slots).map(|_| GpuBuffer::new(memory, "gpu plan table rows", size, usage, MemoryLocation::GpuOnly)).collect::<Result<_, _>>()?;
-        Ok(DrawsPasses { cull, finish, set_layout, limits, rows })
+        Ok(DrawsPasses { cull, finish, set_layout, limits, rows_layout, rows })
+    }
+
+    /// The table's words the finishing pass reads from its push constants (after the pairs):
+    /// the first span row, the plan buffer's first command word (`plan`: its layout), the
+    /// first near key's word and the frame's view-projection's word.
+    pub fn finish_words(&self, plan: &PlanLayout) -> [u32; 4] {
+        [self.rows_layout.frame_rows, plan.command_word(0), self.rows_layout.keys_word(), plan.view_projection_word()]
     }
 }
 

@@ -82,7 +82,8 @@ impl GpuPlanKit {
                     let d = input.dispatch;
                     device.cmd_bind_descriptor_sets(cmd, bind, cull.1.handle, 1, &[input.set], &[]);
                     let pairs = [d.first_pair, d.pairs, d.first_group, input.last_word];
-                    let words = if is_table { [pairs, input.words, [u32::from(input.hooked), 0, 0, 0]] } else { [input.words, pairs, [0; 4]] };
+                    let keys = draws.map_or(0, |d| d.rows_layout.keys_word());
+                    let words = if is_table { [pairs, input.words, [u32::from(input.hooked), keys, 0, 0]] } else { [input.words, pairs, [0; 4]] };
                     let bytes: &[u8] = bytemuck::cast_slice(&words);
                     let size = if is_table { TABLE_PUSH_BYTES } else { PUSH_BYTES };
                     device.cmd_push_constants(cmd, cull.1.handle, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..size as usize]);
@@ -94,14 +95,17 @@ impl GpuPlanKit {
             if instance_pairs > 0 {
                 device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, self.finish.1.handle, 0, &[*plan_set], &[]);
-                device.cmd_push_constants(cmd, self.finish.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[instance_pairs, 0, 0, 0]));
+                let push = [instance_pairs, 0, 0, 0, 0, 0, 0, 0];
+                device.cmd_push_constants(cmd, self.finish.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&push));
                 device.cmd_dispatch(cmd, instance_pairs, 1, 1);
             }
             if let (Some(t), Some(d)) = (table.filter(|t| t.count > 0), draws) {
                 let layout = d.finish.1.handle;
                 device.cmd_bind_pipeline(cmd, bind, d.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[*plan_set, t.set], &[]);
-                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&[t.count, t.first, t.words.0, t.words.1]));
+                let [span_rows, first_command, keys, view_projection] = d.finish_words(&self.layout);
+                let push = [t.count, t.first, t.words.0, t.words.1, span_rows, first_command, keys, view_projection];
+                device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&push));
                 device.cmd_dispatch(cmd, t.count, 1, 1);
             }
             if let Some(q) = queries {

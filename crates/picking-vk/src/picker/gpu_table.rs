@@ -6,7 +6,7 @@ use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
 use crate::draw::PickDraw;
 use crate::error::PickError;
-use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout, CHUNKED};
+use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout, CHUNKED, HOOKED};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::{DrawTable, TableGroup, TableIndex};
 use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
@@ -141,7 +141,7 @@ impl FramePairs {
         if let (Some((g, index)), Some(t)) = (group, self.table) {
             j[job::OCCLUDERS] = t.words.1;
             if g.chunked {
-                j[job::OCCLUSION] |= CHUNKED;
+                j[job::OCCLUSION] |= if g.hooked { CHUNKED | HOOKED } else { CHUNKED };
             }
             j[job::INSTANCE_BASE] = g.first_row;
             j[job::ROW_WINDOW] = self.windows.get(index as usize).copied().unwrap_or(0);
