@@ -10,6 +10,10 @@
 layout(location = 0) flat in uint in_instance;
 layout(location = 1) flat in uvec2 in_object_id;
 layout(location = 2) flat in uint in_draw_index;
+#ifdef PICK_PRIMITIVE_BASE
+// After a batched vertex stage in the detail pass: the triangles the draw's command skipped.
+layout(location = 5) flat in uint in_primitive_base;
+#endif
 #ifdef PICK_DISCARD_HOOK
 layout(location = 3) in vec3 in_world;
 #if defined(PICK_ATTRIBUTE) && defined(PICK_ATTRIBUTE_FLAT)
@@ -47,7 +51,11 @@ void main() {
     out_draw_instance = uvec2(in_draw_index, in_instance);
 #endif
 #ifdef PICK_HIT_DETAIL
-    out_detail = uvec4(uint(gl_PrimitiveID), floatBitsToUint(gl_BaryCoordEXT));
+    uint face = uint(gl_PrimitiveID);
+#ifdef PICK_PRIMITIVE_BASE
+    face += in_primitive_base;
+#endif
+    out_detail = uvec4(face, floatBitsToUint(gl_BaryCoordEXT));
 #endif
 #if defined(PICK_RECT_VISIBLE) || defined(PICK_RECT_ALL)
     // ID 0 is never drawn; reading the ID keeps the vertex stage's outputs all consumed.

@@ -26,6 +26,12 @@ layout(location = 3) in vec4 in_row_2;
 layout(location = 4) in vec4 in_row_3;
 layout(location = 5) in uvec2 in_row_id;
 layout(location = 6) in uint in_row_draw;
+#ifdef PICK_PRIMITIVE_BASE
+// The triangles the row's command skips (a GPU-planned span of chunks; 0 elsewhere): the
+// detail fragment stage adds them to gl_PrimitiveID.
+layout(location = 7) in uint in_row_base;
+layout(location = 5) flat out uint out_primitive_base;
+#endif
 #endif
 #ifdef PICK_ATTRIBUTE
 layout(location = 8) in vec4 in_attribute;
@@ -61,6 +67,9 @@ void main() {
     draw_index = in_row_draw;
 #endif
     instance = 0u;
+#ifdef PICK_PRIMITIVE_BASE
+    out_primitive_base = in_row_base;
+#endif
 #elif defined(PICK_INSTANCED_MAT4)
     object = object * mat4(in_instance_0, in_instance_1, in_instance_2, in_instance_3);
 #elif defined(PICK_INSTANCED_ROWS)

@@ -23,15 +23,15 @@ pub(crate) struct ChunkBoxes {
 }
 
 /// The chunk boxes of the table's `rows` (draws of `draws`), once per [`MeshKey`]: each
-/// [`chunkable`] draw (a hooked one only with `hooked`: its discard hook may run where the
-/// pass has no primitive base for its faces), while the meshes fit [`CHUNK_BUDGET`]. A mesh
-/// whose triangles cannot all be read and bounded gets none.
-pub(crate) fn chunk_boxes(draws: &[PickDraw], rows: &[u32], hooked: bool) -> ChunkBoxes {
+/// [`chunkable`] draw (discard hooks included: a hooked row's boxes go through its model),
+/// while the meshes fit [`CHUNK_BUDGET`]. A mesh whose triangles cannot all be read and
+/// bounded gets none.
+pub(crate) fn chunk_boxes(draws: &[PickDraw], rows: &[u32]) -> ChunkBoxes {
     let mut meshes: HashMap<MeshKey, u32> = HashMap::new();
     let (mut of_row, mut words) = (Vec::with_capacity(rows.len()), Vec::new());
     for &d in rows {
         let draw = &draws[d as usize];
-        let Some(geometry) = draw.geometry.as_ref().filter(|_| (hooked || draw.hooks.is_none()) && chunkable(draw)) else {
+        let Some(geometry) = draw.geometry.as_ref().filter(|_| chunkable(draw)) else {
             of_row.push(0);
             continue;
         };
@@ -94,7 +94,7 @@ mod tests {
         let geometry = Arc::new(MeshGeometry { positions, ..Default::default() });
         let small = draw(&geometry, 3 * 200);
         let draws = vec![draw(&geometry, 900), small, draw(&geometry, 900)];
-        let b = chunk_boxes(&draws, &[0, 1, 2], false);
+        let b = chunk_boxes(&draws, &[0, 1, 2]);
         // 200 triangles are under four chunks: drawn whole.
         assert_eq!(b.of_row, vec![1, 0, 1]);
         assert_eq!(b.words.len(), 5 * CHUNK_WORDS as usize, "300 triangles: 4 chunks of 64 and one of 44");
@@ -109,7 +109,7 @@ mod tests {
         positions[700] = Vec3::NAN;
         let geometry = Arc::new(MeshGeometry { positions, ..Default::default() });
         // Past the positions (1,200 vertices of 900), and a NaN vertex.
-        let b = chunk_boxes(&[draw(&geometry, 1200), draw(&geometry, 900)], &[0, 1], true);
+        let b = chunk_boxes(&[draw(&geometry, 1200), draw(&geometry, 900)], &[0, 1]);
         assert_eq!((b.of_row, b.words.len()), (vec![0, 0], 0));
     }
 }

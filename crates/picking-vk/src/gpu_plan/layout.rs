@@ -162,9 +162,10 @@ impl RowsLayout {
         (self.frame_rows + self.span_rows) * (ROW_BYTES / 4)
     }
 
-    /// Bytes of one slot's rows buffer.
+    /// Bytes of one slot's rows buffer: the keys rounded up to 16 bytes, so that the buffer
+    /// is the size it asks for where drivers round buffers to 16 bytes (NVIDIA).
     pub fn bytes(&self) -> u64 {
-        4 * (u64::from(self.keys_word()) + u64::from(self.frame_rows))
+        4 * (u64::from(self.keys_word()) + u64::from(self.frame_rows.next_multiple_of(4)))
     }
 }
 
@@ -271,7 +272,7 @@ mod tests {
         assert!(cull_draws.contains("frame.rows[KEYS_WORD + row / ROW_WORDS] = key;"));
         assert!(include_str!("../../../../shaders/pick_occlusion.glsl").contains("frame.rows[KEYS_WORD + row + row_delta]"));
         let rows = RowsLayout::new(10, 3);
-        assert_eq!((rows.keys_word(), rows.bytes()), (13 * 20, 4 * (13 * 20 + 10)));
+        assert_eq!((rows.keys_word(), rows.bytes()), (13 * 20, 4 * (13 * 20 + 12)));
         assert_eq!(RowsLayout::new(1 << 22, 1 << 26).span_rows, MAX_SPAN_ROWS);
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));

@@ -143,14 +143,11 @@ impl TableDraws<'_> {
 }
 
 /// What bounds shared lists' tables: the draws one may hold (`PickerConfig::gpu_plan_draws`)
-/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables. And
-/// whether hooked rows are cut into chunks: not where the hit pass writes detail, whose
-/// hooked shaders count faces from each command's first triangle (no primitive base).
+/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableLimits {
     pub draws: u32,
     pub frame_rows: u32,
-    pub hooked_chunks: bool,
 }
 
 pub(crate) struct GpuPlanKit {

@@ -199,7 +199,7 @@ impl DrawTable {
         }
         let occluders = occluders(draws, &rows);
         // The chunk boxes follow the occluder meshes; rows name them from the directory.
-        let mut chunks = chunk_boxes(draws, &rows, passes.limits.hooked_chunks);
+        let mut chunks = chunk_boxes(draws, &rows);
         let after_occluders = occluders.words.len() as u32;
         chunks.of_row.iter_mut().filter(|at| **at != 0).for_each(|at| *at += after_occluders);
         let meshes = RowMeshes { occluders: &occluders.of_row, chunks: &chunks.of_row };

@@ -29,9 +29,11 @@ pub(crate) enum VertexVariant {
     InstancedRows,
     /// Batch rows carry each draw's model, ID and snapshot index; in a rectangle pass
     /// (`rect`: only a GPU plan table's groups) the row's entry is its snapshot index offset
-    /// by the pushed draw index.
+    /// by the pushed draw index. In the detail pass (`primitive_base`) also the triangles
+    /// their command skipped, passed on to [`FragmentVariant::HitDetailBatched`].
     Batched {
         rect: bool,
+        primitive_base: bool,
     },
     /// Instance transforms read from a storage buffer.
     InstancedStorage,
@@ -45,6 +47,9 @@ pub(crate) enum VertexVariant {
 pub(crate) enum FragmentVariant {
     Hit,
     HitDetail,
+    /// As `HitDetail`, after a batched vertex stage: the face counts from the draw's first
+    /// triangle, the row's primitive base added (a GPU-planned span of chunks).
+    HitDetailBatched,
     RectVisible,
     RectAll,
 }
@@ -75,10 +80,13 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
                 VertexVariant::Plain => {}
                 VertexVariant::InstancedMat4 => defines.push("PICK_INSTANCED_MAT4".into()),
                 VertexVariant::InstancedRows => defines.push("PICK_INSTANCED_ROWS".into()),
-                VertexVariant::Batched { rect } => {
+                VertexVariant::Batched { rect, primitive_base } => {
                     defines.push("PICK_BATCHED".into());
                     if rect {
                         defines.push("PICK_RECT_ENTRIES".into());
+                    }
+                    if primitive_base {
+                        defines.push("PICK_PRIMITIVE_BASE".into());
                     }
                 }
                 VertexVariant::InstancedStorage => defines.extend(["PICK_INSTANCED_STORAGE".into(), format!("PICK_STORAGE_SET {HOOKED_STORAGE_SET}")]),
@@ -92,15 +100,14 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
             (VERTEX, "hook_pick.vert", source.world.as_deref().map(|w| (WORLD_PART, w)))
         }
         Stage::Fragment(f) => {
-            defines.push(
-                match f {
-                    FragmentVariant::Hit => "PICK_HIT",
-                    FragmentVariant::HitDetail => "PICK_HIT_DETAIL",
-                    FragmentVariant::RectVisible => "PICK_RECT_VISIBLE",
-                    FragmentVariant::RectAll => "PICK_RECT_ALL",
-                }
-                .into(),
-            );
+            let variant: &[&str] = match f {
+                FragmentVariant::Hit => &["PICK_HIT"],
+                FragmentVariant::HitDetail => &["PICK_HIT_DETAIL"],
+                FragmentVariant::HitDetailBatched => &["PICK_HIT_DETAIL", "PICK_PRIMITIVE_BASE"],
+                FragmentVariant::RectVisible => &["PICK_RECT_VISIBLE"],
+                FragmentVariant::RectAll => &["PICK_RECT_ALL"],
+            };
+            defines.extend(variant.iter().map(|d| d.to_string()));
             (FRAGMENT, "hook_pick.frag", source.discard.as_deref().map(|d| (DISCARD_PART, d)))
         }
     };

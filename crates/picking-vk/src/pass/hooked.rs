@@ -75,6 +75,9 @@ struct ProgramShaders {
     /// The host's set layout, or an empty one: what set `HOOK_SET` of `storage_layout` holds.
     hook_set_layout: vk::DescriptorSetLayout,
     frag: vk::ShaderModule,
+    /// The detail pass's fragment stage after a batched vertex stage (which passes on the
+    /// rows' primitive base), made on first need.
+    frag_batched: vk::ShaderModule,
     verts: [vk::ShaderModule; VERTEX_VARIANTS],
 }
 
@@ -162,8 +165,14 @@ impl HookedShaders {
             let module = self.module(hooks, Stage::Vertex(vertex))?;
             self.programs[index].verts[v] = module;
         }
+        let batched = matches!(vertex, VertexVariant::Batched { primitive_base: true, .. });
+        if batched && self.programs[index].frag_batched == vk::ShaderModule::null() {
+            let module = self.module(hooks, Stage::Fragment(FragmentVariant::HitDetailBatched))?;
+            self.programs[index].frag_batched = module;
+        }
         let p = &self.programs[index];
-        Ok((p.verts[v], p.frag, if storage { p.storage_layout } else { p.layout }))
+        let frag = if batched { p.frag_batched } else { p.frag };
+        Ok((p.verts[v], frag, if storage { p.storage_layout } else { p.layout }))
     }
 
     /// An empty set layout, made once.
@@ -234,6 +243,7 @@ impl HookedShaders {
             storage_layout: vk::PipelineLayout::null(),
             hook_set_layout,
             frag,
+            frag_batched: vk::ShaderModule::null(),
             verts: [vk::ShaderModule::null(); VERTEX_VARIANTS],
         })
     }
@@ -255,7 +265,7 @@ impl Drop for HookedShaders {
         // uses any of them; null handles are ignored.
         unsafe {
             for p in self.programs.drain(..) {
-                for m in p.verts.into_iter().chain([p.frag]) {
+                for m in p.verts.into_iter().chain([p.frag, p.frag_batched]) {
                     self.memory.device.destroy_shader_module(m, None);
                 }
                 self.memory.device.destroy_pipeline_layout(p.layout, None);

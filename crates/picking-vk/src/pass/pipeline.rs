@@ -280,7 +280,10 @@ impl Pipelines {
                     (Some(_), None) if key.instance_storage => VertexVariant::InstancedStorage,
                     (Some(_), None) if key.instance_rows => VertexVariant::InstancedRows,
                     (Some(_), None) => VertexVariant::InstancedMat4,
-                    (None, None) if key.batched => VertexVariant::Batched { rect: matches!(self.flavour, Flavour::RectVisible | Flavour::RectAll) },
+                    (None, None) if key.batched => VertexVariant::Batched {
+                        rect: matches!(self.flavour, Flavour::RectVisible | Flavour::RectAll),
+                        primitive_base: self.primitive_base(key),
+                    },
                     (None, None) => VertexVariant::Plain,
                 };
                 self.hooked.prepare(hooks, variant)?
@@ -308,10 +311,10 @@ impl Pipelines {
         })
     }
 
-    /// Whether a pipeline of `key` reads its rows' primitive base: the library's batched
-    /// shaders in the detail pass (hooked ones report faces from their own commands).
+    /// Whether a pipeline of `key` reads its rows' primitive base: batched draws in the
+    /// detail pass, hooked or not.
     fn primitive_base(&self, key: &PipelineKey) -> bool {
-        self.frag_batched != vk::ShaderModule::null() && key.batched && key.hook.is_none() && key.instance_stride.is_none()
+        self.flavour == (Flavour::Hit { detail: true }) && key.batched && key.instance_stride.is_none()
     }
 
     fn build(&mut self, key: PipelineKey, hooks: Option<&DrawHooks>) -> Result<vk::Pipeline, PickError> {

@@ -83,7 +83,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
-        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor, &limits), kit.instance_sets.layout.handle, layout.detail)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor, &limits), kit.instance_sets.layout.handle)?;
         // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
         let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
@@ -219,13 +219,12 @@ fn gpu_results_kit(
 
 /// The GPU planner's buffers and cull pass, when `config` asks for a planner other than the
 /// CPU's with culling on, and the host enabled what its indirect draws need (`Planner::Gpu`
-/// fails without it, `Planner::Auto` plans on the CPU). `detail`: the hit pass writes detail.
+/// fails without it, `Planner::Auto` plans on the CPU).
 fn gpu_plan_kit(
     memory: &Memory,
     config: &PickerConfig,
     (features, vendor_id, limits): (PickFeatures, u32, &vk::PhysicalDeviceLimits),
     instance_sets: vk::DescriptorSetLayout,
-    detail: bool,
 ) -> Result<Option<GpuPlanKit>, PickError> {
     if config.planner == Planner::Cpu || !config.culling {
         return Ok(None);
@@ -261,7 +260,7 @@ fn gpu_plan_kit(
     let bit_words = bit_words(config.gpu_plan_instances.div_ceil(64));
     // A shared list's plain draws are planned on the GPU only when asked for by name.
     let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
-    let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows, hooked_chunks: !detail };
+    let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows };
     let ignored_words = if tables.frame_rows > 0 { tables.draws.div_ceil(32) } else { 0 };
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words, ignored_words };
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
