@@ -63,8 +63,8 @@ uint row_chunks(uint job, uint j, out uint boxes) {
     return chunked == 0u ? 0u : (command_template(job, row).x + CHUNK_ELEMENTS - 1u) / CHUNK_ELEMENTS;
 }
 
-// The listed row whose chunks hold flat chunk `f`: the last whose first chunk (`run_end`)
-// is at most `f` (rows without chunks share the next row's first).
+// The listed row whose slots hold flat slot `f`: the last whose first slot (`run_end`) is at
+// most `f` (every listed row has one at least).
 uint row_of_chunk(uint f, uint listed) {
     uint lo = 0u;
     uint hi = listed;
@@ -79,21 +79,16 @@ uint row_of_chunk(uint f, uint listed) {
     return lo;
 }
 
-// Whether flat chunk `f` meets the pair's region (its bit, set by the chunk tests).
+// Whether flat slot `f` is drawn (its bit: a chunk that meets the pair's region, or the one
+// slot of a row without chunks).
 bool chunk_meets(uint f) {
     return (run_start[f / 32u] & (1u << (f % 32u))) != 0u;
 }
 
-// The spans of meeting chunks of a row of `chunks` chunks from flat chunk `from`: the
-// commands that draw it (a row without chunks: one, whole).
-uint count_spans(uint chunks, uint from) {
-    uint spans = chunks == 0u ? 1u : 0u;
-    for (uint c = 0u; c < chunks; c++) {
-        if (chunk_meets(from + c) && (c == 0u || !chunk_meets(from + c - 1u))) {
-            spans++;
-        }
-    }
-    return spans;
+// Whether a span of drawn slots starts at flat slot `f`: drawn, and the slot before is not,
+// or is another row's.
+bool span_starts(uint f, uint listed) {
+    return chunk_meets(f) && (f == 0u || !chunk_meets(f - 1u) || run_end[row_of_chunk(f, listed)] == f);
 }
 
 // Writes a command at word `at` drawing `count` elements from element `first` of the run's
@@ -131,26 +126,25 @@ uint span_instance(uint job, uint row, uint instance_base, inout uint start, uin
     return span - plan.words[job + 52u];
 }
 
-// Writes listed row `j`'s commands from word `at`: a command per span of meeting chunks, in
-// order (`chunks` of them from flat chunk `from`; none: one command, whole).
-void write_row_commands(uint job, uint j, uint chunks, uint from, uint at, bool indexed, uint instance_base) {
+// Writes the command at word `at` of the span that starts at flat slot `f` (`total` slots):
+// its row's chunks from there while they are drawn, or a row without chunks whole.
+void write_span(uint job, uint f, uint total, uint listed, uint at, bool indexed, uint instance_base) {
+    uint j = row_of_chunk(f, listed);
+    uint first = run_end[j];
+    uint end = j + 1u < listed ? run_end[j + 1u] : total;
     uint row = survivor_rows[j];
     uvec3 t = command_template(job, row);
-    if (chunks == 0u) {
+    if (end - first == 1u) {
         write_command(at, t, 0u, t.x, row - instance_base, indexed);
         return;
     }
-    uint start = 0u;
-    for (uint c = 0u; c <= chunks; c++) {
-        bool meets = c < chunks && chunk_meets(from + c);
-        if (meets && (c == 0u || !chunk_meets(from + c - 1u))) {
-            start = c;
-        } else if (!meets && c > 0u && chunk_meets(from + c - 1u)) {
-            uint instance = span_instance(job, row, instance_base, start, at);
-            write_command(at, t, start * CHUNK_ELEMENTS, min(c * CHUNK_ELEMENTS, t.x) - start * CHUNK_ELEMENTS, instance, indexed);
-            at += 5u;
-        }
+    uint last = f + 1u;
+    while (last < end && chunk_meets(last)) {
+        last++;
     }
+    uint start = f - first;
+    uint instance = span_instance(job, row, instance_base, start, at);
+    write_command(at, t, start * CHUNK_ELEMENTS, min((last - first) * CHUNK_ELEMENTS, t.x) - start * CHUNK_ELEMENTS, instance, indexed);
 }
 
 // A thread a listed row: a pair with more survivors than the workgroup has threads is
@@ -166,10 +160,11 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     }
     uint lid = gl_LocalInvocationID.x;
     row_delta = plan.words[job + 52u] - plan.words[job + 51u];
-    // This thread's row's chunks and its first flat chunk (also in `run_end`), and the
-    // chunks in all.
+    // This thread's row's slots (its chunks; a row without chunks has one, drawn whole) and
+    // its first flat slot (also in `run_end`), and the slots in all. Rows of chunks have at
+    // least four (`MIN_CHUNKS`): one slot is a row without.
     uint boxes;
-    uint chunks = lid < listed ? row_chunks(job, lid, boxes) : 0u;
+    uint chunks = lid < listed ? max(row_chunks(job, lid, boxes), 1u) : 0u;
     uvec3 totals;
     uint from = scan(uvec3(chunks, 0u, 0u), totals).x;
     uint total = totals.x;
@@ -184,31 +179,47 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
         run_start[w] = 0u;
     }
     barrier();
-    // A thread per chunk: its box under its row's matrix against the pair's region.
+    // A thread per slot: a chunk's box under its row's matrix against the pair's region.
     vec4 region = job_vec4(job + 22u);
     bool hooked = (plan.words[job + 47u] & HOOKED) != 0u;
     mat4 vp = hooked ? mat4(view_projection(VIEW_PROJECTION_WORD)) : mat4(1.0);
     for (uint f = lid; f < total; f += GROUP) {
         uint j = row_of_chunk(f, listed);
-        uint at = row_boxes[j] + CHUNK_WORDS * (f - run_end[j]);
-        vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
-        vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
-        bool keep;
-        mat4 row = mat4(row_matrix(survivor_rows[j]));
-        vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
-        if (bounds_meet_region(rect, keep, region)) {
+        bool whole = (j + 1u < listed ? run_end[j + 1u] : total) - run_end[j] == 1u;
+        bool meets = whole;
+        if (!whole) {
+            uint at = row_boxes[j] + CHUNK_WORDS * (f - run_end[j]);
+            vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
+            vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
+            bool keep;
+            mat4 row = mat4(row_matrix(survivor_rows[j]));
+            vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
+            meets = bounds_meet_region(rect, keep, region);
+        }
+        if (meets) {
             atomicOr(run_start[f / 32u], 1u << (f % 32u));
         }
     }
     barrier();
-    // The spans: finished by runs where they pass the pair's commands.
-    uint spans = lid < listed ? count_spans(chunks, from) : 0u;
-    uint before = scan(uvec3(spans, 0u, 0u), totals).x;
+    // The spans, a command each in slot order (rows in order, each row's spans in order): a
+    // thread takes a block of consecutive slots. Finished by runs where they pass the pair's
+    // commands.
+    uint per = (total + GROUP - 1u) / GROUP;
+    uint first = min(total, lid * per);
+    uint last = min(total, first + per);
+    uint spans = 0u;
+    for (uint f = first; f < last; f++) {
+        spans += span_starts(f, listed) ? 1u : 0u;
+    }
+    uint at = commands + 5u * scan(uvec3(spans, 0u, 0u), totals).x;
     if (totals.x > capacity) {
         return false;
     }
-    if (spans > 0u) {
-        write_row_commands(job, lid, chunks, from, commands + 5u * before, indexed, instance_base);
+    for (uint f = first; f < last && spans > 0u; f++) {
+        if (span_starts(f, listed)) {
+            write_span(job, f, total, listed, at, indexed, instance_base);
+            at += 5u;
+        }
     }
     if (lid == 0u) {
         plan.words[counters + SURVIVORS] = listed;
