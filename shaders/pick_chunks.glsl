@@ -79,6 +79,11 @@ uint row_of_chunk(uint f, uint listed) {
     return lo;
 }
 
+// The flat slot after listed row `j`'s last (`total` slots in all).
+uint row_end(uint j, uint listed, uint total) {
+    return j + 1u < listed ? run_end[j + 1u] : total;
+}
+
 // Whether flat slot `f` is drawn (its bit: a chunk that meets the pair's region, or the one
 // slot of a row without chunks).
 bool chunk_meets(uint f) {
@@ -131,7 +136,7 @@ uint span_instance(uint job, uint row, uint instance_base, inout uint start, uin
 void write_span(uint job, uint f, uint total, uint listed, uint at, bool indexed, uint instance_base) {
     uint j = row_of_chunk(f, listed);
     uint first = run_end[j];
-    uint end = j + 1u < listed ? run_end[j + 1u] : total;
+    uint end = row_end(j, listed, total);
     uint row = survivor_rows[j];
     uvec3 t = command_template(job, row);
     if (end - first == 1u) {
@@ -185,7 +190,7 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     mat4 vp = hooked ? mat4(view_projection(VIEW_PROJECTION_WORD)) : mat4(1.0);
     for (uint f = lid; f < total; f += GROUP) {
         uint j = row_of_chunk(f, listed);
-        bool whole = (j + 1u < listed ? run_end[j + 1u] : total) - run_end[j] == 1u;
+        bool whole = row_end(j, listed, total) - run_end[j] == 1u;
         bool meets = whole;
         if (!whole) {
             uint at = row_boxes[j] + CHUNK_WORDS * (f - run_end[j]);

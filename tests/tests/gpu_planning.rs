@@ -981,18 +981,22 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     // A column of whole spheres on the view's axis, 12 points on the nearest: each point's
     // pair keeps that sphere (most others lie behind its sure hit) and draws only the chunks
     // its pixel meets, a few of each sphere's 12.
-    let column = column(&base, 600, 4.0, 0.8);
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let points: Vec<PickQuery> = (0..12u32).map(|k| PickQuery::Point(UVec2::new(W / 2 - 12 + 2 * k, H / 2 - 10 + (k * 7) % 20))).collect();
-    let primitives = gpu.count_primitives(|cmd| {
-        // SAFETY: recording outside a render pass; `count_primitives` waits.
-        unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(&column)) }.expect("record");
-    });
-    // SAFETY: the frame completed.
-    let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
-    let want = gpu.run_queries(&mut unculled, &request, &points, &column);
-    assert_eq!(answers(&got), answers(&want));
+    // The column's frame, GPU-planned: the primitives it drew, and its results, which must
+    // answer as the unculled pass's.
+    let mut pick_column = |draws: &Arc<[PickDraw]>, name: &str| {
+        let primitives = gpu.count_primitives(|cmd| {
+            // SAFETY: recording outside a render pass; `count_primitives` waits.
+            unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(draws)) }.expect("record");
+        });
+        // SAFETY: the frame completed.
+        let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
+        assert_eq!(answers(&got), answers(&gpu.run_queries(&mut unculled, &request, &points, draws)), "{name}");
+        (primitives, got)
+    };
+    let (primitives, got) = pick_column(&column(&base, 600, 4.0, 0.8), "column");
     assert_eq!(hit_instances(&got).len(), 1, "the nearest sphere: {:?}", answers(&got));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert!(stats.ranges == 12 && stats.survivors >= 12 && stats.occluded > 0, "{stats:?}");
@@ -1002,14 +1006,7 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     // the nearest survive too, and each draws only its chunks there.
     let mut hooked = base.clone();
     hooked.hooks = shared_hooks(208);
-    let hooked_column = crate::column(&hooked, 700, 4.0, 0.8);
-    let primitives = gpu.count_primitives(|cmd| {
-        // SAFETY: recording outside a render pass; `count_primitives` waits.
-        unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(&hooked_column)) }.expect("record");
-    });
-    // SAFETY: the frame completed.
-    let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
-    assert_eq!(answers(&got), answers(&gpu.run_queries(&mut unculled, &request, &points, &hooked_column)), "hooked column");
+    let (primitives, got) = pick_column(&column(&hooked, 700, 4.0, 0.8), "hooked column");
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert!(stats.ranges == 12 && stats.occluded == 0 && stats.survivors > 4 * 12, "{stats:?}");
     eprintln!("hooked: {primitives} {stats:?}");
