@@ -116,7 +116,7 @@ void write_command(uint at, uvec3 t, uint first, uint count, uint instance, bool
 // the same result.
 uint span_instance(uint job, uint row, uint instance_base, inout uint start, uint at) {
     uint span = SPAN_ROWS + (at - FIRST_COMMAND_WORD) / 5u;
-    if (span >= KEYS_WORD / ROW_WORDS) {
+    if (span >= pc.pool.x) {
         start = 0u;
     }
     if (start == 0u) {

@@ -34,3 +34,8 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
 bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summary, uint instance_base) {
     return false;
 }
+
+// Instances are the host's: their rows cannot be copied, so runs past the commands fall back.
+bool compact_survivors(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summaries, uint first_mask, uint before, uint survivors) {
+    return false;
+}

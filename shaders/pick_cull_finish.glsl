@@ -12,6 +12,7 @@ layout(constant_id = 0) const uint GROUP = 64u;
 layout(push_constant) uniform FinishPush {
     uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), the occluder directory (draws))
     uvec4 words; // (draws: the first span row, the first command's word, the first near key's word, the view-projection's word)
+    uvec4 pool; // (draws: the first compacted row, how many, the word counting those taken, 0)
 } pc;
 
 layout(std430, set = 0, binding = 0) buffer PlanWords {
@@ -40,6 +41,11 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary);
 // group with chunked runs), and returns whether it did; else the runs below are counted.
 // Every thread of the workgroup calls it, with the job's words read below.
 bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summary, uint instance_base);
+// Where the pair's runs pass its commands: writes its commands over compacted copies of its
+// survivors' rows where it can (a table pair), and returns whether it did. Every thread of
+// the workgroup calls it: `first_mask` is its summary word (one chunk of them), `before` its
+// survivors before its words, `survivors` the pair's.
+bool compact_survivors(uint job, uint counters, uint commands, uint capacity, bool indexed, uint bits, uint n, uint summaries, uint first_mask, uint before, uint survivors);
 
 shared uvec3 partial[GROUP];
 
@@ -147,6 +153,9 @@ void main() {
         plan.words[counters + SURVIVORS] = totals.z;
     }
     if (total_runs > capacity) {
+        if (compact_survivors(job, counters, commands, capacity, indexed, bits, n, summaries, first_mask, before.z, totals.z)) {
+            return;
+        }
         if (lid == 0u) {
             plan.words[counters + DRAWN] = 0u;
             overflow(job, counters);

@@ -5,7 +5,8 @@
 // first index or vertex, vertex offset) are equal: the table marks each row whose command
 // differs from the row before it. A run's command is its first row's, drawing as many
 // instances (rows) as the run has. On overflow the pair's fallback draws the group's run
-// commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs).
+// commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs),
+// unless its survivors fit the slot's compacted rows (shaders/pick_compact.glsl).
 // Before the runs are counted, a point's pair drops the rows that lie behind a sure hit
 // (shaders/pick_occlusion.glsl), where the CPU allowed it; a pair whose group has chunked
 // runs then draws its survivors by chunks where it can (shaders/pick_chunks.glsl).
@@ -19,7 +20,8 @@
 
 // The slot's rows as the cull pass wrote them (`DrawRow`: the model-view-projection first),
 // each group at its window; then a span row per command of the frame, which
-// shaders/pick_chunks.glsl writes; then a near key per row (`gpu_plan::RowsLayout`).
+// shaders/pick_chunks.glsl writes; then the compacted rows shaders/pick_compact.glsl writes;
+// then a near key per row (`gpu_plan::RowsLayout`).
 layout(std430, set = 1, binding = 1) buffer FrameRows {
     uint rows[];
 } frame;
@@ -38,6 +40,7 @@ const uint OCCLUDED = 4u;
 #include "pick_occlusion.glsl"
 #include "pick_screen_bounds.glsl"
 #include "pick_chunks.glsl"
+#include "pick_compact.glsl"
 
 uint template_starts(uint w) {
     // Bit 0 is a table row of a whole 64-row cull workgroup: a word's rows are a bit word's.

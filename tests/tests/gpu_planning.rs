@@ -149,15 +149,16 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // The same draws as a shared list (kept across frames: the instances move on the GPU).
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
-    // Per slot (two by default): 252 bytes a pair, 20 a command, a bit per instance the
-    // pairs may test (2^18 by default) and a summary bit per 64, and the view-projection in
-    // f64 (128 bytes); nothing per draw or instance of the scene (a borrowed list has no table).
-    // `Planner::Gpu` (lavapipe has `shaderFloat64`) also holds, per slot, the rows a frame may
-    // draw of a shared list's table (16,384 of 80 bytes by default) with a near key each (4
-    // bytes), a span row per command (80 bytes), and a bit per draw a table may hold (131,072
-    // by default) for the rows ignore rules leave out.
-    let planner_bytes = 2 * (128 * 252 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128);
-    let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + (1 << 17) / 8);
+    // Per slot (two by default): 256 bytes a pair, 20 a command, a bit per instance the
+    // pairs may test (2^18 by default) and a summary bit per 64, the view-projection in f64
+    // (128 bytes) and the count of compacted rows taken (4 bytes); nothing per draw or
+    // instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
+    // `shaderFloat64`) also holds, per slot, the rows a frame may draw of a shared list's
+    // table (16,384 of 80 bytes by default) with a near key each (4 bytes), a span row per
+    // command (80 bytes), as many compacted rows as rows (80 bytes), and a bit per draw a
+    // table may hold (131,072 by default) for the rows ignore rules leave out.
+    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4);
+    let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80 + (1 << 17) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -673,15 +674,17 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     // bits held.
     let mut no_rows = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(0));
     let no_rows_memory = no_rows.memory().planner;
-    // Per slot: the rows, a near key a row, a span row a command (4,096), the ignored-row bits.
-    assert_eq!(gpu_planned.memory().planner - no_rows_memory, 2 * (16_384 * 84 + 4_096 * 80 + (1 << 17) / 8), "no rows, no ignored-row bits");
+    // Per slot: the rows, a near key a row, a span row a command (4,096), a compacted row a
+    // row, the ignored-row bits.
+    assert_eq!(gpu_planned.memory().planner - no_rows_memory, 2 * (16_384 * 164 + 4_096 * 80 + (1 << 17) / 8), "no rows, no ignored-row bits");
     // Rows for the frame's groups: the table holds 576 rows (six groups of 96), and every
     // query's ray meets every group's world box (the spheres are strewn over the view). With
     // room for 575 each query is planned on the CPU; with 576 on the GPU.
     let mut rows_short = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(575));
     let mut rows_exact = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_rows(576));
-    // Rows of 80 bytes and keys of 4, the keys in whole 16 bytes (575 rows: 576 keys).
-    let rows_bytes = |rows: u64| rows * 80 + rows.next_multiple_of(4) * 4;
+    // Rows of 80 bytes, as many compacted rows, and keys of 4, the keys in whole 16 bytes (575
+    // rows: 576 keys).
+    let rows_bytes = |rows: u64| 2 * rows * 80 + rows.next_multiple_of(4) * 4;
     assert_eq!(
         gpu_planned.memory().planner - rows_short.memory().planner,
         2 * (rows_bytes(16_384) - rows_bytes(575)),
@@ -917,6 +920,74 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
     assert!(table_objects > 0, "the rectangles count the table's draws");
     assert!(small_fits > 0, "the CPU planner's draws fit the small rectangle table");
     assert!(pairs > 0 && culled > 0, "the tiles culled the table's groups on the GPU: {pairs} pairs, {culled} rows culled");
+}
+
+/// 4,200 small spheres strewn over the view in one table group of three table runs (whole
+/// spheres, then half spheres from row 1,000, then whole ones again from row 4,096: the
+/// finishing workgroup's threads take 2,048 rows each, so the middle run crosses a thread's
+/// rows and the last starts at one), in pairs at one place (depth ties the order of drawing
+/// decides), under two whole-view rectangles (`Visible`, `All`: 16 tiles each) and points.
+/// With three commands a pair, each tile's runs of survivors overflow its share, so it draws
+/// its survivors from compacted copies of their rows, a command per table run: the
+/// triangles of the survivors only (as many as when the runs fit), and the unculled pass's
+/// answers. With compacted rows for only as many survivors as the group has rows, the pairs
+/// that find too few left fall back to the whole group: the same answers, more triangles.
+#[test]
+fn pairs_past_their_commands_draw_their_survivors_compacted() {
+    let gpu = Gpu::new();
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(3, 4));
+    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
+    let uploaded = scene.upload(&gpu.ctx);
+    let base = uploaded.draws[0].clone();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut model = Mat4::IDENTITY;
+    let draws: Arc<[PickDraw]> = (0..4200u64)
+        .map(|k| {
+            let mut d = base.clone();
+            d.id = ObjectId::new(2000 + k).expect("nonzero");
+            if k % 2 == 0 {
+                let place = Vec3::new(rng.f32() * 8.0 - 4.0, rng.f32() * 6.0 - 3.0, -4.0 - rng.f32() * 8.0);
+                model = Mat4::from_scale_rotation_translation(Vec3::splat(0.02 + rng.f32() * 0.1), glam::Quat::from_rotation_y(rng.f32() * 6.0), place);
+            }
+            d.model = model;
+            if let (1000..4096, Triangles::Indexed { index_count, .. }) = (k, &mut d.triangles) {
+                *index_count = *index_count / 6 * 3;
+            }
+            d
+        })
+        .collect();
+    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let whole = PixelRect::new(UVec2::ZERO, UVec2::new(W, H));
+    let mut queries = vec![PickQuery::Rect { rect: whole, mode: RectMode::Visible }, PickQuery::Rect { rect: whole, mode: RectMode::All }];
+    queries.extend(gpu.covered_pixels(&request, &draws, 3).into_iter().take(4).map(PickQuery::Point));
+    let config = PickerConfig::default().with_max_queries(8).with_rect_tile(40, 32).with_rect_entries(1 << 14).with_planner(Planner::Gpu);
+    let want = gpu.run_queries(&mut gpu.picker(config.with_culling(false)), &request, &queries, &draws);
+    let pick = |config: PickerConfig| {
+        let mut picker = gpu.picker(config);
+        let primitives = gpu.count_primitives(|cmd| {
+            // SAFETY: recording outside a render pass; `count_primitives` waits.
+            unsafe { picker.record(cmd, 0, &request, &queries, DrawList::from(&draws)) }.expect("record");
+        });
+        // SAFETY: the frame completed.
+        let got = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+        gpu.assert_no_validation_messages();
+        assert_eq!(answers(&got), answers(&want), "{config:?}");
+        (primitives, got.stats.gpu_plan.expect("planned on the GPU"))
+    };
+    let (roomy_primitives, roomy) = pick(config.with_gpu_plan_capacity(64, 1 << 16));
+    assert!(roomy.compacted == 0 && roomy.fallbacks == 0 && roomy.commands > 1000, "runs that fit: {roomy:?}");
+    let three_commands = config.with_gpu_plan_capacity(64, 3 * 36);
+    let (primitives, stats) = pick(three_commands);
+    assert_eq!(stats.ranges, 36, "a pair per tile and point: {stats:?}");
+    assert!(stats.compacted >= 32 && stats.fallbacks == 0 && stats.commands <= 3 * 36, "{stats:?}");
+    assert_eq!((primitives, stats.survivors), (roomy_primitives, roomy.survivors), "only the survivors' triangles: {stats:?}");
+    // The compacted rows hold 4,200 survivors: the whole view's tiles have more.
+    let (short_primitives, short) = pick(three_commands.with_gpu_plan_rows(4200));
+    assert!(short.compacted > 0 && short.fallbacks > 0 && short.compacted + short.fallbacks <= 36, "{short:?}");
+    assert!(short_primitives > primitives + 4000 * 12, "{short_primitives} against {primitives}");
+    drop(uploaded);
 }
 
 /// Spheres of 768 triangles (12 chunks of 64) strewn over the view in one table group, a

@@ -16,9 +16,10 @@ pub(crate) const JOB_WORDS: u32 = 53;
 pub(crate) const COMMAND_WORDS: u32 = 5;
 /// Words of a pair's counters: its survivors, the count of a table pair's fallback (its
 /// group's own commands, drawn when its runs overflow), the draw count (its runs of
-/// survivors), the count of the fallback's draw ([`PlanLayout::fallback_count`]), and the
-/// survivors a table pair's occlusion dropped.
-pub(crate) const COUNTER_WORDS: u32 = 5;
+/// survivors), the count of the fallback's draw ([`PlanLayout::fallback_count`]), the
+/// survivors a table pair's occlusion dropped, and 1 where a table pair drew its survivors
+/// from compacted copies of their rows.
+pub(crate) const COUNTER_WORDS: u32 = 6;
 /// Words of the frame's view-projection in f64.
 pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 
@@ -116,6 +117,7 @@ pub(crate) mod counter {
     pub const DRAWN: u32 = 2;
     pub const ALL: u32 = 3;
     pub const OCCLUDED: u32 = 4;
+    pub const COMPACTED: u32 = 5;
 }
 
 /// The sizes of a slot's plan buffer, from the configuration.
@@ -144,8 +146,10 @@ pub(crate) const MAX_SPAN_ROWS: u32 = 1 << 16;
 /// and then words: the rows of the groups the frame draws (`PickerConfig::gpu_plan_rows`,
 /// each group at its window), a *span row* per command of the frame (at most
 /// [`MAX_SPAN_ROWS`]: `shaders/pick_chunks.glsl` draws a span of chunks past a row's first
-/// from a copy of the row whose last word is the span's first triangle), then a near key per
-/// row (`shaders/pick_occlusion.glsl`).
+/// from a copy of the row whose last word is the span's first triangle), as many *compacted
+/// rows* as frame rows (`shaders/pick_compact.glsl`: a pair whose runs of survivors pass its
+/// commands copies its survivors there, taken by need), then a near key per row
+/// (`shaders/pick_occlusion.glsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RowsLayout {
     pub frame_rows: u32,
@@ -157,9 +161,14 @@ impl RowsLayout {
         RowsLayout { frame_rows, span_rows: commands.min(MAX_SPAN_ROWS) }
     }
 
+    /// The first compacted row (as many as frame rows follow it).
+    pub fn compacted_row(&self) -> u32 {
+        self.frame_rows + self.span_rows
+    }
+
     /// The word of the first row's near key.
     pub fn keys_word(&self) -> u32 {
-        (self.frame_rows + self.span_rows) * (ROW_BYTES / 4)
+        (self.compacted_row() + self.frame_rows) * (ROW_BYTES / 4)
     }
 
     /// Bytes of one slot's rows buffer: the keys rounded up to 16 bytes, so that the buffer
@@ -232,9 +241,15 @@ impl PlanLayout {
         self.view_projection_word() + VIEW_PROJECTION_WORDS
     }
 
+    /// The word that counts the compacted rows the frame's pairs took (the CPU zeroes it
+    /// while recording): after the ignored-row bits.
+    pub fn compacted_word(&self) -> u32 {
+        self.ignored_word() + self.ignored_words
+    }
+
     /// Bytes of one slot's buffer.
     pub fn bytes(&self) -> u64 {
-        4 * u64::from(self.ignored_word() + self.ignored_words)
+        4 * u64::from(self.compacted_word() + 1)
     }
 }
 
@@ -244,17 +259,18 @@ mod tests {
 
     #[test]
     fn regions_follow_one_another_without_overlap() {
-        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 6, ignored_words: 4 };
+        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 7, ignored_words: 4 };
         assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        // The view-projection's doubles follow the bits, 8-byte aligned: with 6 bit words they
-        // would start at word 245, which is odd, so they start at 246.
-        assert_eq!((l.bits_word(6), l.view_projection_word()), (245, 246));
-        assert_eq!(PlanLayout { bit_words: 7, ..l }.view_projection_word(), 246);
-        assert_eq!(l.ignored_word(), 246 + VIEW_PROJECTION_WORDS);
-        assert_eq!(l.bytes(), 4 * u64::from(246 + VIEW_PROJECTION_WORDS + 4));
+        // The view-projection's doubles follow the bits, 8-byte aligned: with 7 bit words they
+        // would start at word 249, which is odd, so they start at 250.
+        assert_eq!((l.bits_word(7), l.view_projection_word()), (249, 250));
+        assert_eq!(PlanLayout { bit_words: 8, ..l }.view_projection_word(), 250);
+        assert_eq!(l.ignored_word(), 250 + VIEW_PROJECTION_WORDS);
+        assert_eq!(l.compacted_word(), 250 + VIEW_PROJECTION_WORDS + 4);
+        assert_eq!(l.bytes(), 4 * u64::from(250 + VIEW_PROJECTION_WORDS + 5));
         let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
         assert!(cull_draws.contains(&format!("plan.words[pc.pairs.w + {VIEW_PROJECTION_WORDS}u + i / 32u]")));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
@@ -272,7 +288,8 @@ mod tests {
         assert!(cull_draws.contains("frame.rows[KEYS_WORD + row / ROW_WORDS] = key;"));
         assert!(include_str!("../../../../shaders/pick_occlusion.glsl").contains("frame.rows[KEYS_WORD + row + row_delta]"));
         let rows = RowsLayout::new(10, 3);
-        assert_eq!((rows.keys_word(), rows.bytes()), (13 * 20, 4 * (13 * 20 + 12)));
+        assert_eq!(rows.compacted_row(), 13);
+        assert_eq!((rows.keys_word(), rows.bytes()), (23 * 20, 4 * (23 * 20 + 12)));
         assert_eq!(RowsLayout::new(1 << 22, 1 << 26).span_rows, MAX_SPAN_ROWS);
         for shader in [include_str!("../../../../shaders/pick_cull.glsl"), include_str!("../../../../shaders/pick_cull_finish.glsl")] {
             assert!(shader.contains(&format!("const uint JOB_WORDS = {JOB_WORDS}u;")));
@@ -287,6 +304,9 @@ mod tests {
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
         let draws = include_str!("../../../../shaders/pick_cull_finish_draws.comp");
         assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));
+        let compact = include_str!("../../../../shaders/pick_compact.glsl");
+        assert!(compact.contains(&format!("const uint COMPACTED = {}u;", counter::COMPACTED)));
+        assert!(compact.contains(&format!("table.words[TABLE_ROW_WORDS * row + {}u]", crate::gpu_plan::table_words::TABLE_ROW_WORDS - 1)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::INSTANCE_BASE)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
         assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));

@@ -49,7 +49,7 @@ const PUSH_BYTES: u32 = 32;
 const TABLE_PUSH_BYTES: u32 = 48;
 /// Bytes of the finishing passes' push constants: the pairs, then the table's words
 /// ([`DrawsPasses::finish_words`]).
-const FINISH_PUSH_BYTES: u32 = 32;
+const FINISH_PUSH_BYTES: u32 = 48;
 
 /// Whether the GPU plan may cull `draw`'s instances under `planner`: instances in a buffer
 /// the host lets it read as storage (`InstanceBinding::StorageBuffer` or
@@ -298,9 +298,11 @@ impl DrawsPasses {
 
     /// The table's words the finishing pass reads from its push constants (after the pairs):
     /// the first span row, the plan buffer's first command word (`plan`: its layout), the
-    /// first near key's word and the frame's view-projection's word.
-    pub fn finish_words(&self, plan: &PlanLayout) -> [u32; 4] {
-        [self.rows_layout.frame_rows, plan.command_word(0), self.rows_layout.keys_word(), plan.view_projection_word()]
+    /// first near key's word and the frame's view-projection's word; then the first
+    /// compacted row, how many there are and the plan buffer's word that counts those taken.
+    pub fn finish_words(&self, plan: &PlanLayout) -> [u32; 8] {
+        let rows = &self.rows_layout;
+        [rows.frame_rows, plan.command_word(0), rows.keys_word(), plan.view_projection_word(), rows.compacted_row(), rows.frame_rows, plan.compacted_word(), 0]
     }
 }
 

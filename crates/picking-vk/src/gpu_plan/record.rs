@@ -95,7 +95,7 @@ impl GpuPlanKit {
             if instance_pairs > 0 {
                 device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, self.finish.1.handle, 0, &[*plan_set], &[]);
-                let push = [instance_pairs, 0, 0, 0, 0, 0, 0, 0];
+                let push = [instance_pairs, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
                 device.cmd_push_constants(cmd, self.finish.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&push));
                 device.cmd_dispatch(cmd, instance_pairs, 1, 1);
             }
@@ -103,8 +103,8 @@ impl GpuPlanKit {
                 let layout = d.finish.1.handle;
                 device.cmd_bind_pipeline(cmd, bind, d.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[*plan_set, t.set], &[]);
-                let [span_rows, first_command, keys, view_projection] = d.finish_words(&self.layout);
-                let push = [t.count, t.first, t.words.0, t.words.1, span_rows, first_command, keys, view_projection];
+                let w = d.finish_words(&self.layout);
+                let push = [t.count, t.first, t.words.0, t.words.1, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]];
                 device.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&push));
                 device.cmd_dispatch(cmd, t.count, 1, 1);
             }
@@ -146,8 +146,8 @@ impl GpuPlanKit {
         })
     }
 
-    /// `planned` (what slot `slot`'s frame took) with the survivors, commands and fallbacks
-    /// its cull pass counted.
+    /// `planned` (what slot `slot`'s frame took) with the survivors, commands, compacted
+    /// pairs and fallbacks its cull pass counted.
     ///
     /// # Safety
     /// The slot's frame completed, and nothing is recording into the slot.
@@ -160,6 +160,7 @@ impl GpuPlanKit {
                 planned.survivors += u64::from(words[(counters + counter::SURVIVORS) as usize]);
                 planned.commands += u64::from(words[(counters + counter::DRAWN) as usize]);
                 planned.occluded += u64::from(words[(counters + counter::OCCLUDED) as usize]);
+                planned.compacted += u64::from(words[(counters + counter::COMPACTED) as usize]);
                 let table_fallback = words[(counters + counter::TABLE_FALLBACK) as usize] != 0;
                 planned.fallbacks += u64::from(words[layout.fallback_word(p) as usize + 1] != 0 || table_fallback);
             }

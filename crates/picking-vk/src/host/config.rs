@@ -108,13 +108,15 @@ pub struct PickerConfig {
     pub planner: Planner,
     /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
     /// range of a GPU-planned draw that one frame may cull on the GPU (default 64, at most
-    /// 65,535): 252 bytes each per slot. Pairs past it are drawn as the CPU planned them
+    /// 65,535): 256 bytes each per slot. Pairs past it are drawn as the CPU planned them
     /// (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
     /// frame's pairs (default 4,096; 20 bytes each per slot). A command draws a run of
     /// consecutive surviving instances. A pair whose runs overflow its share draws its whole
-    /// range instead: the same results, less culled.
+    /// range instead: the same results, less culled. A pair over a shared list's table first
+    /// tries to draw its survivors from compacted copies of their rows (see `gpu_plan_rows`),
+    /// a command per table run they meet.
     pub gpu_plan_commands: u32,
     /// Instances one frame's GPU-planned pairs may test, summed over the pairs (default
     /// 262,144, at most 2^31): a survivor bit each, and a summary bit per 64, per slot (32.5
@@ -131,10 +133,13 @@ pub struct PickerConfig {
     pub gpu_plan_draws: u32,
     /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
     /// frame composes the model-view-projection of every row of the groups its queries meet
-    /// into 80-byte rows of a buffer per slot of this size, with a 4-byte near key a row and
-    /// an 80-byte span row per command of `gpu_plan_commands` (at most 65,536; 1.63 MiB a
-    /// slot by default), sized once, never by the scene. No group holds more rows; a query whose
-    /// groups would pass what the frame's earlier queries left is planned on the CPU.
+    /// into 80-byte rows of a buffer per slot of this size, with a 4-byte near key a row, an
+    /// 80-byte span row per command of `gpu_plan_commands` (at most 65,536), and as many
+    /// 80-byte compacted rows as rows (2.88 MiB a slot by default), sized once, never by the
+    /// scene. No group holds more rows; a query whose groups would pass what the frame's
+    /// earlier queries left is planned on the CPU. The compacted rows hold copies of the
+    /// surviving rows of pairs whose runs pass their commands, taken by need; a pair that
+    /// finds too few left draws its group's rows whole (the same results).
     pub gpu_plan_rows: u32,
 }
 

@@ -236,6 +236,7 @@ impl FramePairs {
     ) {
         if self.table.is_some() {
             layout.write_view_projection(words, camera);
+            words[layout.compacted_word() as usize] = 0;
         }
         let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
@@ -298,7 +299,7 @@ impl FramePairs {
             let at = (pair * JOB_WORDS) as usize;
             words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
             let c = layout.counters_word(pair) as usize;
-            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count, 0]);
+            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count, 0, 0]);
             let f = layout.fallback_word(pair) as usize;
             words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
             words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);

@@ -60,9 +60,16 @@ pub struct GpuPlanStats {
     pub occluded: u64,
     /// Indirect commands that drew them: one per run of consecutive survivors of a pair.
     pub commands: u64,
+    /// Pairs over a shared list's table whose runs of survivors overflowed their share of
+    /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands) and drew
+    /// their survivors from compacted copies of their rows instead, a command per table run
+    /// (typically per mesh) they meet (not counted in `fallbacks`).
+    pub compacted: u64,
     /// Pairs whose runs of survivors overflowed their share of
-    /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands): each drew
-    /// its whole range as well (the same results, less culled).
+    /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands) and that
+    /// could not compact them (instances; or too few compacted rows left, see
+    /// [`PickerConfig::gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows)): each drew its
+    /// whole range as well (the same results, less culled).
     pub fallbacks: u64,
 }
 
