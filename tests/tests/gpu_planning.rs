@@ -151,13 +151,13 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 256 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, the view-projection in f64
-    // (128 bytes) and the count of compacted rows taken (4 bytes); nothing per draw or
+    // (128 bytes) and the count of compacted rows taken (4 bytes), rounded up to 16 bytes; nothing per draw or
     // instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
     // `shaderFloat64`) also holds, per slot, the rows a frame may draw of a shared list's
     // table (16,384 of 80 bytes by default) with a near key each (4 bytes), a span row per
     // command (80 bytes), as many compacted rows as rows (80 bytes), and a bit per draw a
     // table may hold (131,072 by default) for the rows ignore rules leave out.
-    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4);
+    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16);
     let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80 + (1 << 17) / 8);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
@@ -932,6 +932,8 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
 /// triangles of the survivors only (as many as when the runs fit), and the unculled pass's
 /// answers. With compacted rows for only as many survivors as the group has rows, the pairs
 /// that find too few left fall back to the whole group: the same answers, more triangles.
+/// With pairs for one rectangle's tiles, the other is planned on the CPU: no tile draws the
+/// group whole.
 #[test]
 fn pairs_past_their_commands_draw_their_survivors_compacted() {
     let gpu = Gpu::new();
@@ -987,6 +989,11 @@ fn pairs_past_their_commands_draw_their_survivors_compacted() {
     let (short_primitives, short) = pick(three_commands.with_gpu_plan_rows(4200));
     assert!(short.compacted > 0 && short.fallbacks > 0 && short.compacted + short.fallbacks <= 36, "{short:?}");
     assert!(short_primitives > primitives + 4000 * 12, "{short_primitives} against {primitives}");
+    // Pairs for the first rectangle's tiles and the points only: the second rectangle is
+    // planned on the CPU (the points after it keep theirs), and no group is drawn whole.
+    let (bounded_primitives, bounded) = pick(config.with_gpu_plan_capacity(20, 1 << 16));
+    assert!(bounded.ranges == 20 && bounded.fallbacks == 0, "{bounded:?}");
+    assert!(bounded_primitives < 2 * roomy_primitives, "{bounded_primitives} against {roomy_primitives}");
     drop(uploaded);
 }
 

@@ -33,7 +33,7 @@ pub const SETS: [&str; 2 * PER] = [
 /// Sets per planner.
 const PER: usize = 5;
 
-pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | table bytes a draw | rect 64 / whole view ms: CPU planner, GPU planner | GPU / CPU planner: rect 64, whole view | CPU record µs rect 64 / whole view: CPU planner, GPU planner | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | CPU planner point / 16 pts / radius ms | GPU planner point / 16 pts / radius ms | GPU / CPU planner: point, 16 pts, radius | CPU record µs CPU planner point / 16 | CPU record µs GPU planner point / 16 | 16 pts / point CPU: CPU planner, GPU planner | GPU planner 16 pts: pairs / rows tested / survivors / occluded / commands / fallbacks | 16 pts primitives drawn: CPU planner / GPU planner | GPU planner's passes ms: point / 16 pts | table bytes a draw | rect 64 / whole view ms: CPU planner, GPU planner | GPU / CPU planner: rect 64, whole view | CPU record µs rect 64 / whole view: CPU planner, GPU planner | GPU planner whole view: pairs / survivors / commands / compacted / fallbacks | parity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub struct DrawPlanningTimings {
     /// Median GPU ms per set (`SETS` order).
@@ -43,6 +43,9 @@ pub struct DrawPlanningTimings {
     /// Medians for the GPU planner's 16 points: pairs, rows tested, survivors, rows occluded,
     /// commands, fallbacks.
     pub plan: [f64; 6],
+    /// Medians for the GPU planner's whole view: pairs (tiles), survivors, commands, pairs
+    /// drawn compacted, fallbacks.
+    pub view_plan: [f64; 5],
     /// GPU-planned answers equal to the CPU-planned ones, of those compared.
     pub parity: (usize, usize),
     /// Median primitives the input assembler received for 16 points: CPU planner, GPU
@@ -104,7 +107,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let (mut gpu, mut cpu): ([Vec<f64>; 2 * PER], [Vec<f64>; 2 * PER]) = (std::array::from_fn(|_| vec![]), std::array::from_fn(|_| vec![]));
-    let (mut plan, mut parity) = (<[Vec<f64>; 6]>::default(), (0, 0));
+    let (mut plan, mut view_plan, mut parity) = (<[Vec<f64>; 6]>::default(), <[Vec<f64>; 5]>::default(), (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     for frame in 0..warmup + frames {
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
@@ -183,6 +186,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             {
                 plan[k].push(v);
             }
+            let view =
+                results[PER + 4].stats.gpu_plan.map_or([f64::NAN; 5], |s| [s.ranges, s.survivors, s.commands, s.compacted, s.fallbacks].map(|x| x as f64));
+            for (samples, v) in view_plan.iter_mut().zip(view) {
+                samples.push(v);
+            }
         }
     }
     // SAFETY: all work finished (`run_once` waits).
@@ -196,6 +204,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         gpu_ms: std::array::from_fn(|k| median(&mut gpu[k])),
         cpu_us: std::array::from_fn(|k| median(&mut cpu[k])),
         plan: plan.each_mut().map(|v| median(v)),
+        view_plan: view_plan.each_mut().map(|v| median(v)),
         parity,
         primitives: primitives.each_mut().map(|v| if v.is_empty() { f64::NAN } else { median(v) }),
         plan_ms: plan_ms.each_mut().map(|v| median(v)),
@@ -208,7 +217,7 @@ impl DrawPlanningTimings {
         let (g, c, p) = (&self.gpu_ms, &self.cpu_us, &self.plan);
         let gpu = PER;
         format!(
-            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {:.1} | {:.4} / {:.3}, {:.4} / {:.3} | {:.2}x, {:.2}x | {:.1} / {:.1}, {:.1} / {:.1} | {}/{} |",
+            "| {scene} | {:.4} / {:.4} / {:.4} | {:.4} / {:.4} / {:.4} | {:.2}x, {:.2}x, {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x, {:.2}x | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {:.0} / {:.0} | {:.4} / {:.4} | {:.1} | {:.4} / {:.3}, {:.4} / {:.3} | {:.2}x, {:.2}x | {:.1} / {:.1}, {:.1} / {:.1} | {:.0} / {:.0} / {:.0} / {:.0} / {:.0} | {}/{} |",
             g[0],
             g[1],
             g[2],
@@ -245,6 +254,11 @@ impl DrawPlanningTimings {
             c[4],
             c[gpu + 3],
             c[gpu + 4],
+            self.view_plan[0],
+            self.view_plan[1],
+            self.view_plan[2],
+            self.view_plan[3],
+            self.view_plan[4],
             self.parity.0,
             self.parity.1
         )
@@ -256,6 +270,7 @@ impl DrawPlanningTimings {
             "gpu_ms": SETS.iter().zip(self.gpu_ms).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "cpu_record_us": SETS.iter().zip(self.cpu_us).map(|(s, v)| (s.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "gpu_planner_16_points": {"pairs": self.plan[0], "rows_tested": self.plan[1], "survivors": self.plan[2], "occluded": self.plan[3], "commands": self.plan[4], "fallbacks": self.plan[5]},
+            "gpu_planner_whole_view": {"pairs": self.view_plan[0], "survivors": self.view_plan[1], "commands": self.view_plan[2], "compacted": self.view_plan[3], "fallbacks": self.view_plan[4]},
             "primitives_16_points": {"cpu_planner": self.primitives[0], "gpu_planner": self.primitives[1]},
             "gpu_planner_passes_ms": {"point": self.plan_ms[0], "16 points": self.plan_ms[1]},
             "table_bytes_per_draw": self.table_bytes_per_draw,

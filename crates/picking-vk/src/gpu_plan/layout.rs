@@ -247,9 +247,10 @@ impl PlanLayout {
         self.ignored_word() + self.ignored_words
     }
 
-    /// Bytes of one slot's buffer.
+    /// Bytes of one slot's buffer, rounded up to 16 bytes (as NVIDIA sizes buffers), so that
+    /// the buffer is the size it asks for.
     pub fn bytes(&self) -> u64 {
-        4 * u64::from(self.compacted_word() + 1)
+        (4 * u64::from(self.compacted_word() + 1)).next_multiple_of(16)
     }
 }
 
@@ -270,7 +271,7 @@ mod tests {
         assert_eq!(PlanLayout { bit_words: 8, ..l }.view_projection_word(), 250);
         assert_eq!(l.ignored_word(), 250 + VIEW_PROJECTION_WORDS);
         assert_eq!(l.compacted_word(), 250 + VIEW_PROJECTION_WORDS + 4);
-        assert_eq!(l.bytes(), 4 * u64::from(250 + VIEW_PROJECTION_WORDS + 5));
+        assert_eq!(l.bytes(), (4 * u64::from(250 + VIEW_PROJECTION_WORDS + 5)).next_multiple_of(16));
         let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
         assert!(cull_draws.contains(&format!("plan.words[pc.pairs.w + {VIEW_PROJECTION_WORDS}u + i / 32u]")));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));

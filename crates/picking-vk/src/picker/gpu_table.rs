@@ -19,9 +19,10 @@ use std::sync::{Arc, Weak};
 /// words and table rows, query by query): a query whose table groups would pass them is
 /// planned on the CPU instead (the CPU path), rather than left to draw its groups whole. The
 /// pairs and words are an estimate of what `FramePairs::collect` takes: it counts a plan
-/// before occlusion and chunk cuts shrink it, and a rectangle's plan and tile ranges not as
-/// `collect` splits them. `collect` enforces those bounds; a miss there only costs a group
-/// drawn whole. The rows are exact: every group a frame's plans hold was claimed, and the
+/// before occlusion and chunk cuts shrink it, and a rectangle's plan once per tile (a tile
+/// takes a pair per group of the rectangle's it meets; its instance ranges may split
+/// otherwise). `collect` enforces those bounds; a miss there only costs a group drawn
+/// whole. The rows are exact: every group a frame's plans hold was claimed, and the
 /// groups claimed fit the slot's rows (`FramePairs::place_groups`).
 pub(super) struct PairBudget {
     left: (u64, u64),
@@ -44,11 +45,11 @@ impl PairBudget {
         self.claimed
     }
 
-    /// Claims the pairs and table rows `planned` (one query's or tile's plan) takes; false,
-    /// claiming nothing, when it has table groups and they would pass what is left. (The
-    /// pairs are an estimate: a query it lets through that `collect` cannot fit still draws
-    /// its groups whole.)
-    pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw], table: &TableIndex) -> bool {
+    /// Claims the table rows `planned` (one query's plan) takes, and its pairs `copies` times
+    /// (a rectangle's: once per tile); false, claiming nothing, when it has table groups and
+    /// they would pass what is left. (The pairs are an estimate: a query it lets through that
+    /// `collect` cannot fit still draws its groups whole.)
+    pub fn claim(&mut self, planned: Planned<'_>, draws: &[PickDraw], table: &TableIndex, copies: u64) -> bool {
         let mut need = (0u64, 0u64);
         self.claimed.resize(table.groups.len(), false);
         // The groups not yet claimed (a query's plan names a group once).
@@ -65,6 +66,7 @@ impl PairBudget {
                 }
             }
         }
+        let need = (need.0 * copies, need.1 * copies);
         if planned.entries.iter().any(|e| e.table) && (need.0 > self.left.0 || need.1 > self.left.1 || rows > self.rows_left) {
             return false;
         }

@@ -309,12 +309,17 @@ impl Picker {
                         }
                         plan.build_shared(request, draws, ray, point, table.as_ref().filter(|_| table_use != TableUse::No).map(|t| &t.index));
                         // Past the GPU plan's bounds, the query's groups are planned on the CPU. A
-                        // rectangle's tile keeps the groups its rectangle claimed (their rows):
-                        // only its pairs count, and past them `collect` draws its groups whole.
-                        if let (Some(b), Some(t), true) = (budget.as_mut(), table.as_ref(), table_use != TableUse::No) {
-                            if !b.claim(plan.planned(), draws, &t.index) && table_use == TableUse::Claimed {
+                        // rectangle claims its groups' rows, and their pairs once per tile; its
+                        // tiles keep those groups and claim nothing more.
+                        let copies = match table_use {
+                            TableUse::Claimed => 1,
+                            TableUse::Rect { tiles } => u64::from(tiles),
+                            TableUse::No | TableUse::Tile => 0,
+                        };
+                        if let (Some(b), Some(t), true) = (budget.as_mut(), table.as_ref(), copies > 0) {
+                            if !b.claim(plan.planned(), draws, &t.index, copies) {
                                 plan.build_shared(request, draws, ray, point, None);
-                                b.claim(plan.planned(), draws, &t.index);
+                                b.claim(plan.planned(), draws, &t.index, copies);
                             }
                         }
                         Ok(())

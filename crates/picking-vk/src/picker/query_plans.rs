@@ -21,8 +21,11 @@ pub(super) enum TableUse {
     /// Where the frame's GPU plan bounds still hold the plan's groups (claimed, query by
     /// query); else not at all.
     Claimed,
-    /// A rectangle's tile: the groups its rectangle's plan took (and claimed), only those,
-    /// whatever is left of the bounds; it claims its pairs where they fit.
+    /// A rectangle's plan: as `Claimed`, where the bounds hold its groups' pairs once per
+    /// tile (each tile takes a pair per group it meets, at most the rectangle's).
+    Rect { tiles: u32 },
+    /// A rectangle's tile: the groups its rectangle's plan took (and claimed for it), only
+    /// those.
     Tile,
 }
 
@@ -104,7 +107,7 @@ impl Picker {
     ) -> Result<(), PickError> {
         let QueryLayout::Rect { rect, tiles, .. } = &self.layout.queries[i] else { return Ok(()) };
         let (rect, tiles) = (*rect, tiles.clone());
-        plan_frame(&mut self.plan, ray_over(&rect).as_ref(), None, TableUse::Claimed)?;
+        plan_frame(&mut self.plan, ray_over(&rect).as_ref(), None, TableUse::Rect { tiles: tiles.len() as u32 })?;
         // A group takes an entry per row: where that passes the rectangle table, the CPU
         // plans the rectangle, whose draws that meet it may fit (the rows stay claimed).
         let capacity = self.rect.as_ref().map_or(0, |r| r.capacity);
