@@ -2,7 +2,9 @@
 //! the same frames (timestamp queries, a full barrier between sets): the CPU planner against
 //! the GPU planner (`Planner::Gpu`: the list's table, uploaded once, culled by a compute pass
 //! per group) for one point, 16 points, a radius-8 query, a 64x64 rectangle and a rectangle
-//! over the whole view (both `Visible`). CPU: recording each set (the two
+//! over the whole view (both `Visible`; the whole view's pickers with `gpu_plan_instances`
+//! 2^20 and `gpu_plan_rows` 2^15, so that every tile takes a pair and compacts its
+//! survivors). CPU: recording each set (the two
 //! planners take turns going first). Parity: every GPU-planned answer (object, instance and
 //! depth: `gpu_planning::answers`) against the CPU-planned one.
 
@@ -71,25 +73,30 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let d = &ctx.device;
     let cam = camera(w, h);
     let draws = &scene.gpu.pick_draws;
-    let picker = |planner: Planner, timestamps: bool| {
+    let picker = |planner: Planner, timestamps: bool, whole_view: bool| {
         // The whole view's rectangle takes an entry per draw it meets: a table large enough.
-        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_timestamps(timestamps).with_rect_entries(1 << 18);
+        let mut config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_timestamps(timestamps).with_rect_entries(1 << 18);
+        if whole_view {
+            // Its tiles (40 at 1920x1080) each take a pair over the table's group: survivor
+            // bits for 40 x 10,000 rows, and compacted rows for their survivors.
+            config = config.with_gpu_plan_instances(1 << 20).with_gpu_plan_rows(1 << 15);
+        }
         // SAFETY: the context's handles belong together and outlive the picker.
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
     let mut pickers = vec![];
     for planner in [Planner::Cpu, Planner::Gpu] {
-        for _ in 0..PER {
-            pickers.push(picker(planner, false)?);
+        for k in 0..PER {
+            pickers.push(picker(planner, false, k == PER - 1)?);
         }
     }
     // Probes, untimed, after the timed sets: the GPU planner's point and 16 points with the
     // picker's own timestamps (`PickStats::gpu_plan_time_ns`), which cost every set they time
     // about 0.02 ms on the H200 and so stay out of the timed ones.
     for _ in 0..2 {
-        pickers.push(picker(Planner::Gpu, true)?);
+        pickers.push(picker(Planner::Gpu, true, false)?);
     }
-    let mut warm_up = picker(Planner::Cpu, false)?;
+    let mut warm_up = picker(Planner::Cpu, false, false)?;
     let planner_before_table = pickers[PER].memory().planner;
     // SAFETY: plain query pool creation.
     let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * PER as u32 + 1), None) }
