@@ -7,11 +7,11 @@
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
-use picking_vk::config::Planner;
+use picking_vk::config::{DetailStatus, Planner};
 use picking_vk::draw::{BufferRange, DrawList, InstanceBinding, Instances, RasterState, Topology, Triangles};
 use picking_vk::hooks::{DrawHooks, HookProgram, HookSource};
 use picking_vk::request::Ignore;
-use picking_vk::{FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
+use picking_vk::{DetailMode, FrameResults, ObjectId, PickDraw, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap};
 use picking_vk_host::InstanceMotion;
 use picking_vk_tests::harness::{look, random_pixels, Gpu};
 use picking_vk_tests::scene::{Mesh, Object, Scene};
@@ -964,7 +964,12 @@ fn pairs_past_their_commands_draw_their_survivors_compacted() {
     let whole = PixelRect::new(UVec2::ZERO, UVec2::new(W, H));
     let mut queries = vec![PickQuery::Rect { rect: whole, mode: RectMode::Visible }, PickQuery::Rect { rect: whole, mode: RectMode::All }];
     queries.extend(gpu.covered_pixels(&request, &draws, 3).into_iter().take(4).map(PickQuery::Point));
-    let config = PickerConfig::default().with_max_queries(8).with_rect_tile(40, 32).with_rect_entries(1 << 14).with_planner(Planner::Gpu);
+    let config = PickerConfig::default()
+        .with_max_queries(8)
+        .with_rect_tile(40, 32)
+        .with_rect_entries(1 << 14)
+        .with_planner(Planner::Gpu)
+        .with_detail(DetailMode::IfEnabled);
     let want = gpu.run_queries(&mut gpu.picker(config.with_culling(false)), &request, &queries, &draws);
     let pick = |config: PickerConfig| {
         let mut picker = gpu.picker(config);
@@ -1013,7 +1018,9 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     let base = uploaded.draws[0].clone();
     let Triangles::Indexed { index_count, .. } = base.triangles else { panic!("an indexed sphere") };
     assert_eq!(index_count, 3 * 768, "12 chunks of 64 triangles");
-    let config = PickerConfig::default().with_max_queries(20).with_rect_tile(40, 32).with_rect_entries(8192);
+    // Detail where the device has it (not lavapipe): every hit's face, barycentrics and world
+    // point, which a span past a row's first chunk gets from its span row's primitive base.
+    let config = PickerConfig::default().with_max_queries(20).with_rect_tile(40, 32).with_rect_entries(8192).with_detail(DetailMode::IfEnabled);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu).with_gpu_plan_capacity(128, 1 << 14));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
@@ -1062,6 +1069,7 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let points: Vec<PickQuery> = (0..12u32).map(|k| PickQuery::Point(UVec2::new(W / 2 - 12 + 2 * k, H / 2 - 10 + (k * 7) % 20))).collect();
+    let detail = *gpu_planned.detail_status() == DetailStatus::Active;
     // The column's frame, GPU-planned: the primitives it drew, and its results, which must
     // answer as the unculled pass's.
     let mut pick_column = |draws: &Arc<[PickDraw]>, name: &str| {
@@ -1076,6 +1084,10 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     };
     let (primitives, got) = pick_column(&column(&base, 600, 4.0, 0.8), "column");
     assert_eq!(hit_instances(&got).len(), 1, "the nearest sphere: {:?}", answers(&got));
+    if detail {
+        let faces: Vec<u32> = got.results.iter().filter_map(|r| r.pick()?.hit.as_ref()?.detail.as_ref().map(|d| d.face)).collect();
+        assert!(faces.len() == 12 && faces.iter().any(|&f| f >= 64), "hits past the first chunk, drawn from span rows: faces {faces:?}");
+    }
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert!(stats.ranges == 12 && stats.survivors >= 12 && stats.occluded > 0, "{stats:?}");
     eprintln!("{primitives} {stats:?}");
