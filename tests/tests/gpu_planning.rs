@@ -3,7 +3,9 @@
 //! (which must draw such instances whole) and of no culling at all, every frame, for points,
 //! radius queries and a rectangle in one set, for triangles, hooked draws (discarding, and
 //! adjusting the world inside their box), lines and points; the planner's bound, exceeded,
-//! falls back to drawing whole ranges with the same answers.
+//! falls back to drawing whole ranges with the same answers. The pickers ask for detail
+//! where the device has it (not lavapipe), so that there the answers hold each hit's face
+//! and barycentrics too.
 
 use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
@@ -141,7 +143,12 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let sphere = ObjectId::new(1).unwrap();
     let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
     let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
+    let config = PickerConfig::default()
+        .with_detail(DetailMode::IfEnabled)
+        .with_max_queries(17)
+        .with_rect_tile(40, 32)
+        .with_rect_entries(8192)
+        .with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
@@ -409,7 +416,12 @@ fn hooked_line_point_and_vertex_attribute_instances_pick_as_cpu_planned_and_uncu
     let (scene, draws) = kinds(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
+    let config = PickerConfig::default()
+        .with_detail(DetailMode::IfEnabled)
+        .with_max_queries(17)
+        .with_rect_tile(40, 32)
+        .with_rect_entries(8192)
+        .with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
@@ -481,7 +493,12 @@ fn random_instanced(seed: u64) -> Scene {
 #[test]
 fn random_instanced_scenes_pick_alike_with_every_planner() {
     let gpu = Gpu::new();
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(128, 16_384);
+    let config = PickerConfig::default()
+        .with_detail(DetailMode::IfEnabled)
+        .with_max_queries(17)
+        .with_rect_tile(40, 32)
+        .with_rect_entries(8192)
+        .with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
@@ -663,7 +680,7 @@ fn silhouette_pixels(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw], s
 fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
     assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::GPU_DRAW_PLANNING), "lavapipe offers shaderFloat64");
-    let config = PickerConfig::default().with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
+    let config = PickerConfig::default().with_detail(DetailMode::IfEnabled).with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
@@ -865,7 +882,12 @@ fn rows_behind_a_sure_hit_are_not_drawn() {
 #[test]
 fn rectangles_over_a_shared_lists_table_count_alike() {
     let gpu = Gpu::new();
-    let config = PickerConfig::default().with_max_queries(4).with_rect_tile(40, 32).with_rect_entries(8192).with_gpu_plan_capacity(2048, 16_384);
+    let config = PickerConfig::default()
+        .with_detail(DetailMode::IfEnabled)
+        .with_max_queries(4)
+        .with_rect_tile(40, 32)
+        .with_rect_entries(8192)
+        .with_gpu_plan_capacity(2048, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
