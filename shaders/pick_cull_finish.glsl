@@ -31,8 +31,7 @@ uint bit0;
 uint template_starts(uint w);
 // A run's command template from `candidate` on: (count, first index or vertex, vertex offset).
 uvec3 command_template(uint job, uint candidate);
-// The pair's overflow: its whole range is drawn instead (by its commands where they hold it,
-// else after them), and `TABLE_FALLBACK` marks it.
+// Marks the pair's overflow: its fallback draws the whole range.
 void overflow(uint job, uint counters);
 // Clears the survivor bits of candidates that cannot win the pair's pixel (occlusion), before
 // the runs are counted: `bits` and `n` the pair's bit words, `summary` its first summary

@@ -14,9 +14,8 @@ pub(crate) const JOB_WORDS: u32 = 53;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
-/// Words of a pair's counters: its survivors, the overflow's mark (not 0 when its runs
-/// overflowed; for a table pair also the count of its group's own commands, drawn after its
-/// commands where they do not fit them), the draw count (its runs of
+/// Words of a pair's counters: its survivors, the count of a table pair's fallback (its
+/// group's own commands, drawn when its runs overflow), the draw count (its runs of
 /// survivors), the count of the fallback's draw ([`PlanLayout::fallback_count`]), the
 /// survivors a table pair's occlusion dropped, and 1 where a table pair drew its survivors
 /// from compacted copies of their rows.
