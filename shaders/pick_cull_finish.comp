@@ -4,8 +4,7 @@
 // commands, one per run of consecutive survivors, in instance order (so the pick draws them
 // in the order the host's draw would: depth ties resolve as without culling), and writes the
 // pair's survivor and draw counts. When the runs overflow the pair's share of the commands,
-// its first command draws the whole range, in order (the fallback command, where its share
-// is none). Job and
+// the draw count is 0 and the fallback command draws the whole range, in order. Job and
 // counter words as in crates/picking-vk/src/gpu_plan/layout.rs.
 
 #extension GL_GOOGLE_include_directive : require
@@ -22,22 +21,9 @@ uvec3 command_template(uint job, uint candidate) {
     return uvec3(plan.words[job + 37u], plan.words[job + 38u], plan.words[job + 39u]);
 }
 
-// The whole range is drawn by the pair's first command where it has one (its one count draw),
-// else by the fallback command, drawn after it. TABLE_FALLBACK (no table here) marks the
-// overflow for the stats.
+// The fallback command draws the whole range.
 void overflow(uint job, uint counters) {
-    uint fallback = plan.words[job + 36u];
-    uint count = plan.words[job + 45u];
-    plan.words[counters + TABLE_FALLBACK] = 1u;
-    if (plan.words[job + 35u] == 0u) {
-        plan.words[fallback + 1u] = count;
-        return;
-    }
-    uint at = plan.words[job + 34u];
-    for (uint w = 0u; w < 5u; w++) {
-        plan.words[at + w] = w == 1u ? count : plan.words[fallback + w];
-    }
-    plan.words[counters + DRAWN] = 1u;
+    plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 45u];
 }
 
 // Instances are never dropped behind a sure hit on the GPU.

@@ -4,8 +4,8 @@
 // and a run of consecutive surviving draws is one command only while their commands (count,
 // first index or vertex, vertex offset) are equal: the table marks each row whose command
 // differs from the row before it. A run's command is its first row's, drawing as many
-// instances (rows) as the run has. On overflow the pair draws the group's run commands, all
-// its rows (copied into its commands, or drawn after them: `overflow`),
+// instances (rows) as the run has. On overflow the pair's fallback draws the group's run
+// commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs),
 // unless its survivors fit the slot's compacted rows (shaders/pick_compact.glsl).
 // Before the runs are counted, a point's pair drops the rows that lie behind a sure hit
 // (shaders/pick_occlusion.glsl), where the CPU allowed it; a pair whose group has chunked
@@ -53,25 +53,6 @@ uvec3 command_template(uint job, uint candidate) {
     return uvec3(table.words[at], table.words[at + 2u], indexed ? table.words[at + 3u] : 0u);
 }
 
-// The group's own run commands (all its rows) are copied into the pair's where they fit (its
-// one count draw), else drawn after it: the CPU records that draw where the group has more
-// runs than the pair's share (`TABLE_FALLBACK` is then its count; else it only marks the
-// overflow for the stats).
 void overflow(uint job, uint counters) {
-    uint first_row = plan.words[job + 51u];
-    uint rows = plan.words[job + 45u];
-    uint first_run = table.words[TABLE_ROW_WORDS * first_row + 14u];
-    uint runs = table.words[TABLE_ROW_WORDS * (first_row + rows - 1u) + 14u] + 1u - first_run;
-    plan.words[counters + TABLE_FALLBACK] = rows;
-    if (runs > plan.words[job + 35u]) {
-        return;
-    }
-    uint at = plan.words[job + 34u];
-    uint from = run_word(job, first_row);
-    for (uint r = 0u; r < runs; r++) {
-        for (uint w = 0u; w < 5u; w++) {
-            plan.words[at + 5u * r + w] = table.words[from + RUN_WORDS * r + w];
-        }
-    }
-    plan.words[counters + DRAWN] = runs;
+    plan.words[counters + TABLE_FALLBACK] = plan.words[job + 45u];
 }

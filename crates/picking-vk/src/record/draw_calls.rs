@@ -7,7 +7,7 @@ use super::batch_run::Run;
 use super::bind::{Bindings, BoundState};
 use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
-use crate::gpu_plan::layout::{counter, COMMAND_WORDS, MESA_FALLBACK_COUNT};
+use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
 use crate::gpu_plan::table_words::RUN_WORDS;
 use crate::gpu_plan::{DrawnGroup, GpuPlanned, NO_PAIR};
 use crate::pass::pipeline_key::PipelineKey;
@@ -61,15 +61,11 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Draws pair `pair` of the GPU plan with one count draw where it can: its commands, a run
-    /// of surviving instances (or table rows) each, in order, as many as the finishing pass
-    /// wrote. When the runs overflowed its capacity, those are its whole range (an instance
-    /// pair's one command) or its group's `own` commands (buffer, offset, count: a table
-    /// pair's run commands, copied); only what does not fit its capacity takes a second count
-    /// draw: the fallback command where an instance pair has none, the group's own commands
-    /// where they are more. On lavapipe the fallback command's count draw always comes last
-    /// (`layout::MESA_FALLBACK_COUNT` says why; it draws no instances unless it is the
-    /// overflow's).
+    /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances (or table
+    /// rows) each, in order (as many as the finishing pass wrote; none when the runs
+    /// overflowed its capacity), then its fallback: a table pair's group's `own` commands
+    /// (buffer, offset, count: its run commands) when they overflowed, and the fallback command (an instance
+    /// pair's whole range when they overflowed, else no instances).
     ///
     /// # Safety
     /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
@@ -82,6 +78,7 @@ impl PassRecording<'_> {
         let counters = plan.layout.counters_word(pair);
         let (drawn, all) = (4 * u64::from(counters + counter::DRAWN), 4 * u64::from(counters + counter::ALL));
         let fallback = 4 * u64::from(plan.layout.fallback_word(pair));
+        // The fallback is a count draw too (`layout::MESA_FALLBACK_COUNT` says why).
         let draw = |commands: vk::Buffer, offset, count, max, stride| {
             // SAFETY: the caller's contract; the offsets lie inside the buffers.
             unsafe {
@@ -94,14 +91,11 @@ impl PassRecording<'_> {
         if commands.capacity > 0 {
             draw(buffer, first, drawn, commands.capacity, stride);
         }
-        let table = own.is_some();
-        if let Some((own, offset, runs)) = own.filter(|&(_, _, runs)| runs > commands.capacity) {
+        if let Some((own, offset, runs)) = own {
             // The count the overflow writes is the pair's rows, at least its runs.
             draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs, 4 * RUN_WORDS);
         }
-        if (!table && commands.capacity == 0) || plan.layout.fallback_count == MESA_FALLBACK_COUNT {
-            draw(buffer, fallback, all, 1, stride);
-        }
+        draw(buffer, fallback, all, 1, stride);
     }
 
     /// Records a table group (`draw` its first draw, `draw_index` that draw's index; its

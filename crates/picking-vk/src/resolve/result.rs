@@ -58,8 +58,7 @@ pub struct GpuPlanStats {
     /// Of a shared list's table rows whose box met a point's pixel, those dropped behind a
     /// sure hit (occlusion on the GPU; not counted in `survivors`), summed over the pairs.
     pub occluded: u64,
-    /// Indirect commands that drew them: one per run of consecutive survivors of a pair (a
-    /// pair that overflowed its share: the commands of its whole range, where they fit it).
+    /// Indirect commands that drew them: one per run of consecutive survivors of a pair.
     pub commands: u64,
     /// Pairs over a shared list's table whose runs of survivors overflowed their share of
     /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands) and drew
@@ -70,7 +69,7 @@ pub struct GpuPlanStats {
     /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands) and that
     /// could not compact them (instances; or too few compacted rows left, see
     /// [`PickerConfig::gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows)): each drew its
-    /// whole range instead (the same results, less culled).
+    /// whole range as well (the same results, less culled).
     pub fallbacks: u64,
 }
 
