@@ -158,8 +158,8 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 256 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, the view-projection in f64
-    // (128 bytes) and the count of compacted rows taken (4 bytes), rounded up to 16 bytes; nothing per draw or
-    // instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
+    // (128 bytes) and the count of compacted rows taken (4 bytes), rounded up to 16 bytes;
+    // nothing per draw or instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
     // `shaderFloat64`) also holds, per slot, the rows a frame may draw of a shared list's
     // table (16,384 of 80 bytes by default) with a near key each (4 bytes), a span row per
     // command (80 bytes), as many compacted rows as rows (80 bytes), and a bit per draw a
