@@ -124,6 +124,22 @@ impl Gpu {
         unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
     }
 
+    /// As [`Gpu::run_queries`], with how many primitives the input assembler received from
+    /// the frame ([`Gpu::count_primitives`]).
+    pub fn run_queries_counted<'d>(
+        &self,
+        picker: &mut Picker,
+        request: &PickRequest<'_>,
+        queries: &[PickQuery],
+        draws: impl Into<DrawList<'d>>,
+    ) -> (u64, FrameResults) {
+        let draws = draws.into();
+        // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+        let primitives = self.count_primitives(|cmd| unsafe { picker.record(cmd, 0, request, queries, draws) }.map(|_| ()).expect("record"));
+        // SAFETY: `count_primitives` waited for the frame.
+        (primitives, unsafe { picker.take_results(0) }.expect("resolve").expect("pending"))
+    }
+
     /// Runs `f` with a command buffer, submitted and waited for.
     pub fn run(&self, f: impl FnOnce(vk::CommandBuffer)) {
         self.ctx.run_once(f).expect("submit");

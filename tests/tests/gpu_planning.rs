@@ -834,6 +834,17 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     gpu.assert_no_validation_messages();
 }
 
+/// A sphere of `rings` and `segments` uploaded alone: the scene (kept alive while its draw is
+/// used) and its draw.
+fn sphere(gpu: &Gpu, rings: u32, segments: u32) -> (picking_vk_tests::scene::GpuScene, PickDraw) {
+    let mut scene = Scene::default();
+    scene.meshes.push(Mesh::sphere(rings, segments));
+    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
+    let uploaded = scene.upload(&gpu.ctx);
+    let draw = uploaded.draws[0].clone();
+    (uploaded, draw)
+}
+
 /// 24 copies of `sphere` scaled by `scale`, one behind another on the view's axis from
 /// `near` ahead of the eye, 1.5 apart, with IDs from `first_id`: one table group.
 fn column(sphere: &PickDraw, first_id: u64, near: f32, scale: f32) -> Arc<[PickDraw]> {
@@ -854,11 +865,8 @@ fn column(sphere: &PickDraw, first_id: u64, near: f32, scale: f32) -> Arc<[PickD
 #[test]
 fn rows_behind_a_sure_hit_are_not_drawn() {
     let gpu = Gpu::new();
-    let mut scene = Scene::default();
-    scene.meshes.push(Mesh::sphere(8, 12));
-    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
-    let uploaded = scene.upload(&gpu.ctx);
-    let column = column(&uploaded.draws[0], 100, 5.0, 1.0);
+    let (uploaded, sphere) = sphere(&gpu, 8, 12);
+    let column = column(&sphere, 100, 5.0, 1.0);
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let queries = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
@@ -959,11 +967,7 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
 #[test]
 fn pairs_past_their_commands_draw_their_survivors_compacted() {
     let gpu = Gpu::new();
-    let mut scene = Scene::default();
-    scene.meshes.push(Mesh::sphere(3, 4));
-    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
-    let uploaded = scene.upload(&gpu.ctx);
-    let base = uploaded.draws[0].clone();
+    let (uploaded, base) = sphere(&gpu, 3, 4);
     let mut rng = fastrand::Rng::with_seed(7);
     let mut model = Mat4::IDENTITY;
     let draws: Arc<[PickDraw]> = (0..4200u64)
@@ -994,13 +998,7 @@ fn pairs_past_their_commands_draw_their_survivors_compacted() {
         .with_detail(DetailMode::IfEnabled);
     let want = gpu.run_queries(&mut gpu.picker(config.with_culling(false)), &request, &queries, &draws);
     let pick = |config: PickerConfig| {
-        let mut picker = gpu.picker(config);
-        let primitives = gpu.count_primitives(|cmd| {
-            // SAFETY: recording outside a render pass; `count_primitives` waits.
-            unsafe { picker.record(cmd, 0, &request, &queries, DrawList::from(&draws)) }.expect("record");
-        });
-        // SAFETY: the frame completed.
-        let got = unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+        let (primitives, got) = gpu.run_queries_counted(&mut gpu.picker(config), &request, &queries, &draws);
         gpu.assert_no_validation_messages();
         assert_eq!(answers(&got), answers(&want), "{config:?}");
         (primitives, got.stats.gpu_plan.expect("planned on the GPU"))
@@ -1033,11 +1031,7 @@ fn pairs_past_their_commands_draw_their_survivors_compacted() {
 #[test]
 fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     let gpu = Gpu::new();
-    let mut scene = Scene::default();
-    scene.meshes.push(Mesh::sphere(16, 24));
-    scene.objects.push(Object::new(1, 0, Mat4::IDENTITY));
-    let uploaded = scene.upload(&gpu.ctx);
-    let base = uploaded.draws[0].clone();
+    let (uploaded, base) = sphere(&gpu, 16, 24);
     let Triangles::Indexed { index_count, .. } = base.triangles else { panic!("an indexed sphere") };
     assert_eq!(index_count, 3 * 768, "12 chunks of 64 triangles");
     // Detail where the device has it (not lavapipe): every hit's face, barycentrics and world
@@ -1095,12 +1089,7 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     // The column's frame, GPU-planned: the primitives it drew, and its results, which must
     // answer as the unculled pass's.
     let mut pick_column = |draws: &Arc<[PickDraw]>, name: &str| {
-        let primitives = gpu.count_primitives(|cmd| {
-            // SAFETY: recording outside a render pass; `count_primitives` waits.
-            unsafe { gpu_planned.record(cmd, 0, &request, &points, DrawList::from(draws)) }.expect("record");
-        });
-        // SAFETY: the frame completed.
-        let got = unsafe { gpu_planned.take_results(0) }.expect("resolve").expect("pending");
+        let (primitives, got) = gpu.run_queries_counted(&mut gpu_planned, &request, &points, draws);
         assert_eq!(answers(&got), answers(&gpu.run_queries(&mut unculled, &request, &points, draws)), "{name}");
         (primitives, got)
     };
