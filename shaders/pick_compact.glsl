@@ -15,11 +15,6 @@ const uint NO_RUN = 0xffffffffu;
 // The pair's first compacted row, counted from the slot's first compacted row.
 shared uint compact_base;
 
-// Table row `row`'s run.
-uint row_run(uint row) {
-    return table.words[TABLE_ROW_WORDS * row + 14u];
-}
-
 // This thread's survivors (its summary word `mask`): the first's run, the last's, and how
 // many times the run changes from one to the next.
 uvec3 survivor_runs(uint bits, uint n, uint mask) {

@@ -26,9 +26,14 @@ dmat4 view_projection(uint at) {
     return vp;
 }
 
+// Table row `row`'s run (the row's last word).
+uint row_run(uint row) {
+    return table.words[TABLE_ROW_WORDS * row + 14u];
+}
+
 // The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
 // pair's job counts the table's rows).
 uint run_word(uint job, uint row) {
     uint rows = plan.words[job + 46u];
-    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * table.words[TABLE_ROW_WORDS * row + 14u];
+    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * row_run(row);
 }

@@ -307,7 +307,8 @@ mod tests {
         assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));
         let compact = include_str!("../../../../shaders/pick_compact.glsl");
         assert!(compact.contains(&format!("const uint COMPACTED = {}u;", counter::COMPACTED)));
-        assert!(compact.contains(&format!("table.words[TABLE_ROW_WORDS * row + {}u]", crate::gpu_plan::table_words::TABLE_ROW_WORDS - 1)));
+        let table = include_str!("../../../../shaders/pick_table.glsl");
+        assert!(table.contains(&format!("table.words[TABLE_ROW_WORDS * row + {}u]", crate::gpu_plan::table_words::TABLE_ROW_WORDS - 1)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::INSTANCE_BASE)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
         assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));
