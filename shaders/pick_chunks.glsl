@@ -188,6 +188,11 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     vec4 region = job_vec4(job + 22u);
     bool hooked = (plan.words[job + 47u] & HOOKED) != 0u;
     mat4 vp = hooked ? mat4(view_projection(VIEW_PROJECTION_WORD)) : mat4(1.0);
+    // A point's proven hit also drops the chunks that lie wholly beyond it, as
+    // shaders/pick_occlusion.glsl drops rows (hooked rows have no occlusion).
+    bool behind_bound = !hooked && occlusion_bound < FAR_AWAY;
+    bool larger = (plan.words[job + 47u] & 2u) != 0u;
+    double rounding = double(uintBitsToFloat(plan.words[job + 48u]));
     for (uint f = lid; f < total; f += GROUP) {
         uint j = row_of_chunk(f, listed);
         bool whole = row_end(j, listed, total) - run_end[j] == 1u;
@@ -199,7 +204,11 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
             bool keep;
             mat4 row = mat4(row_matrix(survivor_rows[j]));
             vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
-            meets = bounds_meet_region(rect, keep, region);
+            meets = bounds_meet_region(rect, keep, region) && (keep || hull_meets_region(region, job_float(job + 26u)));
+            if (meets && behind_bound) {
+                double key = box_near_key(dmat4(row), dvec3(lo), dvec3(hi), larger);
+                meets = key == -FAR_AWAY || !(key - rounding > occlusion_bound);
+            }
         }
         if (meets) {
             atomicOr(run_start[f / 32u], 1u << (f % 32u));

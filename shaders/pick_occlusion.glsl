@@ -256,6 +256,11 @@ uint list_survivors(uint bits, uint n, uint summary) {
     return totals.x;
 }
 
+// The depth a point's pair proved hit (its bound, the D32 rounding added), FAR_AWAY where
+// none: what lies wholly beyond it cannot be seen at the pixel. Set by `drop_occluded` for
+// shaders/pick_chunks.glsl, which drops the chunks beyond it as this drops rows.
+double occlusion_bound = FAR_AWAY;
+
 // The pair's survivors (listed) are looked at twice, a thread per survivor: choosing
 // occluders, then dropping. A survivor's near key is a read: the cull pass stored it.
 void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
@@ -327,6 +332,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     if (!(bound < FAR_AWAY)) {
         return;
     }
+    occlusion_bound = bound;
     uint dropped = 0u;
     for (uint j = lid; j < listed; j += GROUP) {
         uint row = survivor_rows[j];
