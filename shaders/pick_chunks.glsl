@@ -14,10 +14,6 @@
 // as shaders/pick_cull_draws.comp tests the rows).
 const uint CHUNKED = 32u;
 const uint HOOKED = 64u;
-// Elements (indices or vertices) of a chunk: 64 triangles.
-const uint CHUNK_ELEMENTS = 192u;
-// Words of a chunk's box: min 3, max 3.
-const uint CHUNK_WORDS = 6u;
 // The most chunks a pair tests: a bit each in `run_start`, reused.
 const uint MAX_CHUNKS = 32u * SHARED_RUNS;
 // Per listed row, the word of its first chunk box: read once by the row's thread, so that a
@@ -205,10 +201,8 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
             mat4 row = mat4(row_matrix(survivor_rows[j]));
             vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
             meets = bounds_meet_region(rect, keep, region) && (keep || hull_meets_region(region, job_float(job + 26u)));
-            if (meets && behind_bound) {
-                double key = box_near_key(dmat4(row), dvec3(lo), dvec3(hi), larger);
-                meets = key == -FAR_AWAY || !(key - rounding > occlusion_bound);
-            }
+            // As a row is dropped: where its near key less the rounding lies beyond the bound.
+            meets = meets && !(behind_bound && box_beyond(dmat4(row), dvec3(lo), dvec3(hi), larger, occlusion_bound + rounding));
         }
         if (meets) {
             atomicOr(run_start[f / 32u], 1u << (f % 32u));

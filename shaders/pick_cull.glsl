@@ -85,7 +85,6 @@ void test_pairs(uint group, uint i, vec4 rect, bool keep, uint first_pair, uint 
             // The region's first and last pixel centres.
             vec4 region = job_vec4(job + 22u);
             bool meets = bounds_meet_region(rect, keep, region);
-            meets = meets && (keep || hull_meets_region(region, job_float(job + 26u)));
             meets = meets && sphere_meets_frustum(region, job_float(job + 26u), job_vec4(job + 27u));
             if (i >= start && i - start < plan.words[job + 45u] && meets) {
                 atomicOr(survived[2u * q + (lid >> 5u)], 1u << (lid & 31u));

@@ -38,6 +38,33 @@ double box_near_key(dmat4 m, dvec3 lo, dvec3 hi, bool larger) {
     return nearest;
 }
 
+// Whether every key the box (`lo`, `hi`) can take under `m` lies beyond `bound`: as
+// `box_near_key(m, lo, hi, larger) > bound`, but each corner's quotient is compared by a
+// product (its denominator is positive) instead of divided out. False where nothing is known.
+bool box_beyond(dmat4 m, dvec3 lo, dvec3 hi, bool larger, double bound) {
+    dvec3 terms = max(abs(lo), abs(hi));
+    dvec4 rz = dvec4(m[0][2], m[1][2], m[2][2], m[3][2]);
+    dvec4 rw = dvec4(m[0][3], m[1][3], m[2][3], m[3][3]);
+    double ez = BOX_CLIP_ROUNDING * (dot(abs(rz.xyz), terms) + abs(rz.w));
+    double ew = BOX_CLIP_ROUNDING * (dot(abs(rw.xyz), terms) + abs(rw.w));
+    for (uint k = 0u; k < 8u; k++) {
+        dvec3 p = dvec3((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z);
+        double z = dot(rz.xyz, p) + rz.w;
+        double w = dot(rw.xyz, p) + rw.w;
+        if (!(w - ew > 0.0)) {
+            return false;
+        }
+        // The nearest the GPU's rounding can make this corner, as a quotient.
+        double numerator = larger ? -(z + ez) : z - ez;
+        double denominator = larger ? (z + ez >= 0.0 ? w - ew : w + ew) : (z - ez >= 0.0 ? w + ew : w - ew);
+        // Also false for a NaN.
+        if (!(numerator > bound * denominator)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // `key` as stored: in f32, rounded towards -inf (never farther than the f64 key), and -inf
 // for none (-FAR_AWAY, NaN, or a key past the f32 range; 0xFF800000).
 uint key_word(double key) {

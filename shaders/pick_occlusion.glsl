@@ -20,6 +20,9 @@ const double SNAP_PX = 0.045;
 const uint DIRECTORY_WORDS = 6u;
 // Occluders tried per pair, nearest box first.
 const uint OCCLUDER_TRIES = 4u;
+// The most triangles of an occluder mesh tried whole (without chunk boxes): as
+// `MAX_OCCLUDER_TRIANGLES` in crates/picking-vk/src/gpu_plan/occluders.rs.
+const uint MAX_WHOLE_OCCLUDER = 4096u;
 
 shared double reduced_key[GROUP];
 shared uint reduced_row[GROUP];
@@ -213,6 +216,8 @@ double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool la
     return best;
 }
 
+#include "pick_occluder_chunks.glsl"
+
 // Whether cull workgroup `g` of the pair has a survivor (its summary bit; `summary` the
 // summary's first word).
 bool has_survivor(uint summary, uint g) {
@@ -318,10 +323,17 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
             head++;
         }
     }
+    list_occluder_chunks(job, chosen, tries, vec2(centre), vec4(vp));
     double nearest_far = FAR_AWAY;
     for (uint t = 0u; t < tries; t++) {
         uint mesh = table.words[run_word(job, chosen[t]) + 11u] - 1u;
-        nearest_far = min(nearest_far, sure_far(chosen[t], mesh, centre, vp, flags, larger));
+        // A mesh past MAX_WHOLE_OCCLUDER triangles is tried by its chunks (none listed where
+        // the table's chunk boxes ran out: its proof is forgone).
+        if (table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u] > MAX_WHOLE_OCCLUDER) {
+            nearest_far = min(nearest_far, sure_far_by_chunks(t, chosen[t], mesh, centre, vp, flags, larger));
+        } else {
+            nearest_far = min(nearest_far, sure_far(chosen[t], mesh, centre, vp, flags, larger));
+        }
     }
     if (tries > 0u) {
         uint unused;

@@ -865,22 +865,30 @@ fn column(sphere: &PickDraw, first_id: u64, near: f32, scale: f32) -> Arc<[PickD
 #[test]
 fn rows_behind_a_sure_hit_are_not_drawn() {
     let gpu = Gpu::new();
-    let (uploaded, sphere) = sphere(&gpu, 8, 12);
-    let column = column(&sphere, 100, 5.0, 1.0);
     let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     let queries = [PickQuery::Point(UVec2::new(W / 2, H / 2))];
     let config = PickerConfig::default();
-    let pick = |picker: &mut Picker| gpu.run_queries(picker, &request, &queries, &column);
-    let want = pick(&mut gpu.picker(config.with_culling(false)));
-    let got = pick(&mut gpu.picker(config.with_planner(Planner::Gpu)));
+    let mut unculled = gpu.picker(config.with_culling(false));
+    let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
+    // Spheres of 192 triangles (tried whole), then of 5,120 (past the 4,096 tried whole:
+    // tried by the chunks near the pixel).
+    for (rings, segments) in [(8, 12), (64, 40)] {
+        let (uploaded, sphere) = sphere(&gpu, rings, segments);
+        let column = column(&sphere, 100, 5.0, 1.0);
+        let want = gpu.run_queries(&mut unculled, &request, &queries, &column);
+        let (primitives, got) = gpu.run_queries_counted(&mut gpu_planned, &request, &queries, &column);
+        assert_eq!(answers(&got), answers(&want));
+        assert!(hit_instances(&want).contains(&(ObjectId::new(100).expect("nonzero"), None)), "the nearest sphere is hit: {:?}", answers(&want));
+        let stats = got.stats.gpu_plan.expect("planned on the GPU");
+        assert_eq!((stats.ranges, stats.instances_tested), (1, 24), "{stats:?}");
+        assert_eq!((stats.survivors, stats.occluded), (1, 23), "{rings} x {segments}: only the nearest row is drawn: {stats:?}");
+        // The nearest sphere's chunks at the pixel, its far side dropped behind its own hit.
+        assert!(primitives <= 8 * 64 || rings == 8, "{rings} x {segments}: {primitives} primitives");
+        drop(uploaded);
+    }
+    drop((unculled, gpu_planned));
     gpu.assert_no_validation_messages();
-    assert_eq!(answers(&got), answers(&want));
-    assert!(hit_instances(&want).contains(&(ObjectId::new(100).expect("nonzero"), None)), "the nearest sphere is hit: {:?}", answers(&want));
-    let stats = got.stats.gpu_plan.expect("planned on the GPU");
-    assert_eq!((stats.ranges, stats.instances_tested), (1, 24), "{stats:?}");
-    assert_eq!((stats.survivors, stats.occluded), (1, 23), "only the nearest row is drawn: {stats:?}");
-    drop(uploaded);
 }
 
 /// Rectangles over a shared list's table, in both modes (the whole view, and one inside it

@@ -316,8 +316,12 @@ mod tests {
         let chunks = include_str!("../../../../shaders/pick_chunks.glsl");
         assert!(chunks.contains(&format!("const uint CHUNKED = {CHUNKED}u;")));
         assert!(chunks.contains(&format!("const uint HOOKED = {HOOKED}u;")));
-        assert!(chunks.contains(&format!("const uint CHUNK_WORDS = {}u;", super::super::chunk_boxes::CHUNK_WORDS)));
-        assert!(chunks.contains(&format!("const uint CHUNK_ELEMENTS = {}u;", 3 * crate::draw::chunking::CHUNK_TRIANGLES)));
+        let occluder_chunks = include_str!("../../../../shaders/pick_occluder_chunks.glsl");
+        assert!(occluder_chunks.contains(&format!("const uint CHUNK_WORDS = {}u;", super::super::chunk_boxes::CHUNK_WORDS)));
+        assert!(occluder_chunks.contains(&format!("const uint CHUNK_TRIANGLES = {}u;", crate::draw::chunking::CHUNK_TRIANGLES)));
+        assert!(occluder_chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
+        assert!(occluder_chunks.contains(&format!("table.words[run + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));
+        assert!(occlusion.contains(&format!("const uint MAX_WHOLE_OCCLUDER = {}u;", super::super::occluders::MAX_OCCLUDER_TRIANGLES)));
         assert!(chunks.contains(&format!("plan.words[job + {}u] & CHUNKED", job::OCCLUSION)));
         assert!(chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
         assert!(chunks.contains(&format!("table.words[run_word(job, row) + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));

@@ -4,12 +4,17 @@
 //! (tighter than their boxes for round meshes). Uploaded once with the table, per mesh (the
 //! geometry and the triangles a draw takes of it), never per draw: rows of one mesh share it.
 
+use crate::draw::chunking::chunkable;
 use crate::draw::{MeshGeometry, PickDraw, Triangles};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The most triangles of one occluder mesh: every thread of the pass tests a 64th of them.
+/// The most triangles of one occluder mesh tried whole: every thread of the pass tests a
+/// 256th of them (`MAX_WHOLE_OCCLUDER` in the shader).
 pub(crate) const MAX_OCCLUDER_TRIANGLES: u32 = 4096;
+/// The most triangles of a [`chunkable`] mesh's occluder: the pass tests only the triangles
+/// of the chunks whose boxes come near the pixel (`shaders/pick_occluder_chunks.glsl`).
+pub(crate) const MAX_CHUNKED_OCCLUDER_TRIANGLES: u32 = 1 << 16;
 /// The most triangles a table's occluders hold together (36 bytes each: 9 MiB).
 pub(crate) const OCCLUDER_TRIANGLE_BUDGET: u32 = 1 << 18;
 /// Words of one triangle: three positions of three f32s.
@@ -38,8 +43,9 @@ pub(super) fn mesh_key(draw: &PickDraw, geometry: &Arc<MeshGeometry>) -> MeshKey
 }
 
 /// The occluder meshes of the table's `rows` (draws of `draws`): each draw that can prove a
-/// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`], while the
-/// meshes fit [`OCCLUDER_TRIANGLE_BUDGET`].
+/// hit (`PickDraw::proves_hits`) with at most [`MAX_OCCLUDER_TRIANGLES`] (a [`chunkable`]
+/// one: [`MAX_CHUNKED_OCCLUDER_TRIANGLES`]), while the meshes fit
+/// [`OCCLUDER_TRIANGLE_BUDGET`].
 pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
     let mut meshes: HashMap<MeshKey, u32> = HashMap::new();
     let mut soups: Vec<Vec<u32>> = vec![];
@@ -57,7 +63,8 @@ pub(crate) fn occluders(draws: &[PickDraw], rows: &[u32]) -> Occluders {
             continue;
         }
         let count = draw.triangles.element_count() / 3;
-        let triangles: Option<Vec<u32>> = (count <= MAX_OCCLUDER_TRIANGLES && total + count <= OCCLUDER_TRIANGLE_BUDGET)
+        let most = if chunkable(draw) { MAX_CHUNKED_OCCLUDER_TRIANGLES } else { MAX_OCCLUDER_TRIANGLES };
+        let triangles: Option<Vec<u32>> = (count <= most && total + count <= OCCLUDER_TRIANGLE_BUDGET)
             .then(|| (0..count).map(|t| geometry.list_triangle(&draw.triangles, t)).collect::<Option<Vec<_>>>())
             .flatten()
             .map(|ts| ts.iter().flatten().flat_map(|p| p.to_array().map(f32::to_bits)).collect());
@@ -132,6 +139,21 @@ mod tests {
         assert_eq!(&sphere[..3], &[2.5; 3]);
         let reach = 2.5 * 3f64.sqrt();
         assert!(f64::from(sphere[3]) >= reach && f64::from(sphere[3]) < reach * (1.0 + 1e-5), "{sphere:?}");
+    }
+
+    #[test]
+    fn a_mesh_past_the_whole_limit_is_an_occluder_only_where_it_can_be_chunked() {
+        let count = MAX_OCCLUDER_TRIANGLES + 904;
+        let positions: Vec<Vec3> = (0..3 * count).map(|k| Vec3::new(k as f32, (k % 3) as f32, 0.0)).collect();
+        let geometry = Arc::new(MeshGeometry { positions, ..Default::default() });
+        let chunked = draw(&geometry, 0, 3 * count);
+        // A projective model: drawn whole, never chunked.
+        let mut projective = chunked.clone();
+        projective.model.x_axis.w = 0.5;
+        assert_eq!(occluders(&[projective], &[0]).of_row, vec![0]);
+        let o = occluders(&[chunked, draw(&geometry, 0, 3 * MAX_OCCLUDER_TRIANGLES)], &[0, 1]);
+        assert_eq!(o.of_row, vec![1, 2]);
+        assert_eq!([o.words[1], o.words[7]], [count, MAX_OCCLUDER_TRIANGLES]);
     }
 
     #[test]

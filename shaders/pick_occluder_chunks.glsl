@@ -1,0 +1,93 @@
+// Sure hits on a large occluder mesh by its chunks, included by shaders/pick_occlusion.glsl
+// after `sure_far`: a mesh with chunk boxes (crates/picking-vk/src/gpu_plan/chunk_boxes.rs)
+// has its triangles tested only in the chunks whose box, under the row's f32 matrix, comes
+// within a pixel of the centre: a few of a mesh's hundreds. Skipping a chunk only forgoes a
+// proof, as `may_cover` skipping a triangle does, so neither test needs to be conservative.
+// Chunk c holds the occluder's triangles 64 c to 64 c + 63: both follow the mesh's index
+// order.
+
+// Chunks listed per occluder tried; a pixel's ray meets a few (the near side and the far).
+// Those met past it are not tested (forgoing their proofs).
+const uint OCCLUDER_CHUNKS = 32u;
+// Triangles of a chunk, and its elements (indices or vertices).
+const uint CHUNK_TRIANGLES = 64u;
+const uint CHUNK_ELEMENTS = 3u * CHUNK_TRIANGLES;
+// Words of a chunk's box: min 3, max 3.
+const uint CHUNK_WORDS = 6u;
+shared uint occluder_chunks[OCCLUDER_TRIES * OCCLUDER_CHUNKS];
+shared uint occluder_chunk_count[OCCLUDER_TRIES];
+
+// Whether a chunk's box (its words at `at`: min 3, max 3) under `m` may come within a pixel
+// of `centre`: its window box does, or a corner lies at or behind the eye plane.
+bool box_may_cover(uint at, mat4 m, vec2 centre, vec4 vp) {
+    vec3 lo = vec3(uintBitsToFloat(table.words[at]), uintBitsToFloat(table.words[at + 1u]), uintBitsToFloat(table.words[at + 2u]));
+    vec3 hi = vec3(uintBitsToFloat(table.words[at + 3u]), uintBitsToFloat(table.words[at + 4u]), uintBitsToFloat(table.words[at + 5u]));
+    vec2 wlo = vec2(3.0e38);
+    vec2 whi = vec2(-3.0e38);
+    for (uint k = 0u; k < 8u; k++) {
+        vec4 c = m * vec4((k & 1u) != 0u ? hi.x : lo.x, (k & 2u) != 0u ? hi.y : lo.y, (k & 4u) != 0u ? hi.z : lo.z, 1.0);
+        if (!(c.w > 0.0)) {
+            return true;
+        }
+        vec2 window = vp.xy + (c.xy / c.w + 1.0) * vp.zw * 0.5;
+        wlo = min(wlo, window);
+        whi = max(whi, window);
+    }
+    vec2 margin = vec2(1.0) + 1.0e-4 * max(abs(wlo), abs(whi));
+    return all(greaterThan(centre, wlo - margin)) && all(lessThan(centre, whi + margin));
+}
+
+// The word of the first chunk box of tried row `row`'s mesh, and its chunks (0: none).
+uint occluder_boxes(uint job, uint row, out uint boxes) {
+    uint run = run_word(job, row);
+    uint chunked = table.words[run + 12u];
+    boxes = plan.words[job + 50u] + chunked - 1u;
+    return chunked == 0u ? 0u : (table.words[run] + CHUNK_ELEMENTS - 1u) / CHUNK_ELEMENTS;
+}
+
+// Lists, for each of the `tries` rows `chosen` whose mesh passes MAX_WHOLE_OCCLUDER
+// triangles and has chunk boxes, the chunks that may hold its sure hit, a thread per chunk.
+// (Smaller meshes are tried whole: on an H100, listing the chunks of 960-triangle meshes
+// first made no difference.) Every thread of the workgroup calls it.
+void list_occluder_chunks(uint job, uint chosen[OCCLUDER_TRIES], uint tries, vec2 centre, vec4 vp) {
+    uint lid = gl_LocalInvocationID.x;
+    if (lid < OCCLUDER_TRIES) {
+        occluder_chunk_count[lid] = 0u;
+    }
+    barrier();
+    for (uint t = 0u; t < tries; t++) {
+        uint mesh = table.words[run_word(job, chosen[t]) + 11u] - 1u;
+        uint boxes;
+        uint chunks = table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u] > MAX_WHOLE_OCCLUDER ? occluder_boxes(job, chosen[t], boxes) : 0u;
+        mat4 m = mat4(row_matrix(chosen[t]));
+        for (uint c = lid; c < chunks; c += GROUP) {
+            if (box_may_cover(boxes + CHUNK_WORDS * c, m, centre, vp)) {
+                uint k = atomicAdd(occluder_chunk_count[t], 1u);
+                if (k < OCCLUDER_CHUNKS) {
+                    occluder_chunks[t * OCCLUDER_CHUNKS + k] = c;
+                }
+            }
+        }
+    }
+    barrier();
+}
+
+// As `sure_far`, for tried row `t` (`row`, its mesh `mesh`) whose chunks
+// `list_occluder_chunks` listed: a thread per triangle of the listed chunks.
+double sure_far_by_chunks(uint t, uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
+    uint directory = pc.pairs.w;
+    uint first = directory + table.words[directory + DIRECTORY_WORDS * mesh];
+    uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
+    dmat4 m = row_matrix(row);
+    dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
+    mat4 m32 = mat4(m);
+    double best = FAR_AWAY;
+    uint listed = min(occluder_chunk_count[t], OCCLUDER_CHUNKS);
+    for (uint i = gl_LocalInvocationID.x; i < listed * CHUNK_TRIANGLES; i += GROUP) {
+        uint triangle = CHUNK_TRIANGLES * occluder_chunks[t * OCCLUDER_CHUNKS + i / CHUNK_TRIANGLES] + i % CHUNK_TRIANGLES;
+        if (triangle < count && may_cover(first + 9u * triangle, m32, vec2(centre), vec4(vp))) {
+            best = min(best, sure_far_of(first + 9u * triangle, m, a, centre, vp, flags, larger));
+        }
+    }
+    return best;
+}
