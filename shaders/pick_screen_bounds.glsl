@@ -86,7 +86,7 @@ bool rect_within(vec4 rect, vec4 region) {
 // its edges are among the 12 projected box edges, so their normals with the rectangle's
 // (`bounds_meet_region`) are every axis that can separate the two. The pad covers the
 // vertices' own rounding as it does for the rectangle (its reach along an axis n is pad
-// (|n.x| + |n.y|)), and `slack` the rounding of these dot products.
+// (|n.x| + |n.y|)), and 1e-5 of the extent a bound on the rounding of these dot products.
 bool hull_meets_region(vec4 region, float pad) {
     vec2 centre = 0.5 * (region.xy + region.zw);
     vec2 half_size = 0.5 * (region.zw - region.xy);

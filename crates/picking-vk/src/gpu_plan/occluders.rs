@@ -9,8 +9,8 @@ use crate::draw::{MeshGeometry, PickDraw, Triangles};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The most triangles of one occluder mesh tried whole: every thread of the pass tests a
-/// 256th of them (`MAX_WHOLE_OCCLUDER` in the shader).
+/// The most triangles of one occluder mesh tried whole: every thread of the finishing
+/// workgroup tests a share of them (`MAX_WHOLE_OCCLUDER` in the shader).
 pub(crate) const MAX_OCCLUDER_TRIANGLES: u32 = 4096;
 /// The most triangles of a [`chunkable`] mesh's occluder: the pass tests only the triangles
 /// of the chunks whose boxes come near the pixel (`shaders/pick_occluder_chunks.glsl`).
