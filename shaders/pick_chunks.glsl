@@ -182,6 +182,7 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     barrier();
     // A thread per slot: a chunk's box under its row's matrix against the pair's region.
     vec4 region = job_vec4(job + 22u);
+    bool small_region = max(region.z - region.x, region.w - region.y) <= 8.0;
     bool hooked = (plan.words[job + 47u] & HOOKED) != 0u;
     mat4 vp = hooked ? mat4(view_projection(VIEW_PROJECTION_WORD)) : mat4(1.0);
     // A point's proven hit also drops the chunks that lie wholly beyond it, as
@@ -200,7 +201,9 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
             bool keep;
             mat4 row = mat4(row_matrix(survivor_rows[j]));
             vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
-            meets = bounds_meet_region(rect, keep, region) && (keep || rect_within(rect, region) || hull_meets_region(region, job_float(job + 26u)));
+            // The outline only for a small region (a point's, a small radius disc's): over a
+            // rectangle's tiles it cost more than it saved (an H100, run W).
+            meets = bounds_meet_region(rect, keep, region) && (keep || !small_region || rect_within(rect, region) || hull_meets_region(region, job_float(job + 26u)));
             // As a row is dropped: where its near key less the rounding lies beyond the bound.
             meets = meets && !(behind_bound && box_beyond(dmat4(row), dvec3(lo), dvec3(hi), larger, occlusion_bound + rounding));
         }
