@@ -6,16 +6,21 @@
 // Chunk c holds the occluder's triangles 64 c to 64 c + 63: both follow the mesh's index
 // order.
 
-// Chunks listed per occluder tried; a pixel's ray meets a few (the near side and the far).
-// Those met past it are not tested (forgoing their proofs).
+// Chunks tested per occluder tried, the first in index order of those met; a pixel's ray
+// meets a few (the near side and the far). Those past them are not tested (forgoing their
+// proofs).
 const uint OCCLUDER_CHUNKS = 32u;
+// Words of a try's bits, a bit per chunk: the most chunks of a chunked occluder
+// (`MAX_CHUNKED_OCCLUDER_TRIANGLES` in crates/picking-vk/src/gpu_plan/occluders.rs, 64
+// triangles a chunk).
+const uint CHUNK_BIT_WORDS = 32u;
 // Triangles of a chunk, and its elements (indices or vertices).
 const uint CHUNK_TRIANGLES = 64u;
 const uint CHUNK_ELEMENTS = 3u * CHUNK_TRIANGLES;
 // Words of a chunk's box: min 3, max 3.
 const uint CHUNK_WORDS = 6u;
-shared uint occluder_chunks[OCCLUDER_TRIES * OCCLUDER_CHUNKS];
-shared uint occluder_chunk_count[OCCLUDER_TRIES];
+// Per try, a bit per chunk whose box may hold the sure hit: set in any order, the same bits.
+shared uint occluder_chunk_bits[OCCLUDER_TRIES * CHUNK_BIT_WORDS];
 
 // Whether a chunk's box (its words at `at`: min 3, max 3) under `m` may come within a pixel
 // of `centre`: its window box does, or a corner lies at or behind the eye plane.
@@ -51,8 +56,8 @@ uint occluder_boxes(uint job, uint row, out uint boxes) {
 // first made no difference.) Every thread of the workgroup calls it.
 void list_occluder_chunks(uint job, uint chosen[OCCLUDER_TRIES], uint tries, vec2 centre, vec4 vp) {
     uint lid = gl_LocalInvocationID.x;
-    if (lid < OCCLUDER_TRIES) {
-        occluder_chunk_count[lid] = 0u;
+    for (uint w = lid; w < OCCLUDER_TRIES * CHUNK_BIT_WORDS; w += GROUP) {
+        occluder_chunk_bits[w] = 0u;
     }
     barrier();
     for (uint t = 0u; t < tries; t++) {
@@ -60,20 +65,35 @@ void list_occluder_chunks(uint job, uint chosen[OCCLUDER_TRIES], uint tries, vec
         uint boxes;
         uint chunks = table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u] > MAX_WHOLE_OCCLUDER ? occluder_boxes(job, chosen[t], boxes) : 0u;
         mat4 m = mat4(row_matrix(chosen[t]));
-        for (uint c = lid; c < chunks; c += GROUP) {
+        for (uint c = lid; c < min(chunks, 32u * CHUNK_BIT_WORDS); c += GROUP) {
             if (box_may_cover(boxes + CHUNK_WORDS * c, m, centre, vp)) {
-                uint k = atomicAdd(occluder_chunk_count[t], 1u);
-                if (k < OCCLUDER_CHUNKS) {
-                    occluder_chunks[t * OCCLUDER_CHUNKS + k] = c;
-                }
+                atomicOr(occluder_chunk_bits[t * CHUNK_BIT_WORDS + c / 32u], 1u << (c % 32u));
             }
         }
     }
     barrier();
 }
 
+// The chunk of try `t`'s `n`-th set bit (counted from 0, in index order; `n` is less than
+// the bits set).
+uint nth_chunk(uint t, uint n) {
+    for (uint w = 0u; w < CHUNK_BIT_WORDS; w++) {
+        uint bits = occluder_chunk_bits[t * CHUNK_BIT_WORDS + w];
+        uint here = uint(bitCount(bits));
+        if (n < here) {
+            for (uint k = 0u; k < n; k++) {
+                bits &= bits - 1u;
+            }
+            return 32u * w + uint(findLSB(bits));
+        }
+        n -= here;
+    }
+    return 0u;
+}
+
 // As `sure_far`, for tried row `t` (`row`, its mesh `mesh`) whose chunks
-// `list_occluder_chunks` listed: a thread per triangle of the listed chunks.
+// `list_occluder_chunks` marked: a thread per triangle of the first OCCLUDER_CHUNKS marked,
+// in index order (so the proof, and what it drops, never depends on the atomics' order).
 double sure_far_by_chunks(uint t, uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
     uint directory = pc.pairs.w;
     uint first = directory + table.words[directory + DIRECTORY_WORDS * mesh];
@@ -82,9 +102,12 @@ double sure_far_by_chunks(uint t, uint row, uint mesh, dvec2 centre, dvec4 vp, u
     dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
     mat4 m32 = mat4(m);
     double best = FAR_AWAY;
-    uint listed = min(occluder_chunk_count[t], OCCLUDER_CHUNKS);
-    for (uint i = gl_LocalInvocationID.x; i < listed * CHUNK_TRIANGLES; i += GROUP) {
-        uint triangle = CHUNK_TRIANGLES * occluder_chunks[t * OCCLUDER_CHUNKS + i / CHUNK_TRIANGLES] + i % CHUNK_TRIANGLES;
+    uint listed = 0u;
+    for (uint w = 0u; w < CHUNK_BIT_WORDS; w++) {
+        listed += uint(bitCount(occluder_chunk_bits[t * CHUNK_BIT_WORDS + w]));
+    }
+    for (uint i = gl_LocalInvocationID.x; i < min(listed, OCCLUDER_CHUNKS) * CHUNK_TRIANGLES; i += GROUP) {
+        uint triangle = CHUNK_TRIANGLES * nth_chunk(t, i / CHUNK_TRIANGLES) + i % CHUNK_TRIANGLES;
         if (triangle < count && may_cover(first + 9u * triangle, m32, vec2(centre), vec4(vp))) {
             best = min(best, sure_far_of(first + 9u * triangle, m, a, centre, vp, flags, larger));
         }

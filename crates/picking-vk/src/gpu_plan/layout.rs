@@ -322,6 +322,8 @@ mod tests {
         assert!(occluder_chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
         assert!(occluder_chunks.contains(&format!("table.words[run + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));
         assert!(occlusion.contains(&format!("const uint MAX_WHOLE_OCCLUDER = {}u;", super::super::occluders::MAX_OCCLUDER_TRIANGLES)));
+        let bit_words = super::super::occluders::MAX_CHUNKED_OCCLUDER_TRIANGLES / crate::draw::chunking::CHUNK_TRIANGLES / 32;
+        assert!(occluder_chunks.contains(&format!("const uint CHUNK_BIT_WORDS = {bit_words}u;")));
         assert!(chunks.contains(&format!("plan.words[job + {}u] & CHUNKED", job::OCCLUSION)));
         assert!(chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
         assert!(chunks.contains(&format!("table.words[run_word(job, row) + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));
