@@ -1125,8 +1125,8 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     // The column tilted: its chunks' boxes lie across the view, where their pixel rectangles
     // reach far past their outlines. A chunk is kept where its outline meets the pixel, as the
     // CPU planner's ray meets its box, and the sure hit drops the far side the CPU keeps: under
-    // half the CPU planner's triangles (4,608 against 5,376 with rectangles, 2,304 with
-    // outlines on lavapipe).
+    // half the CPU planner's triangles (lavapipe: 2,304 against 5,376; 3,328 without the
+    // outline test, 4,608 without the far side's drop).
     let mut tilted = column(&base, 800, 4.0, 0.8).to_vec();
     for d in &mut tilted {
         d.model *= Mat4::from_rotation_z(0.8) * Mat4::from_rotation_x(0.5);
