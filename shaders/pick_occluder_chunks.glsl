@@ -22,6 +22,11 @@ const uint CHUNK_WORDS = 6u;
 // Per try, a bit per chunk whose box may hold the sure hit: set in any order, the same bits.
 shared uint occluder_chunk_bits[OCCLUDER_TRIES * CHUNK_BIT_WORDS];
 
+// Whether occluder mesh `mesh` is tried by its chunks: past MAX_WHOLE_OCCLUDER triangles.
+bool tried_by_chunks(uint mesh) {
+    return occluder_triangles(mesh) > MAX_WHOLE_OCCLUDER;
+}
+
 // Whether a chunk's box (its words at `at`: min 3, max 3) under `m` may come within a pixel
 // of `centre`: its window box does, or a corner lies at or behind the eye plane.
 bool box_may_cover(uint at, mat4 m, vec2 centre, vec4 vp) {
@@ -63,7 +68,7 @@ void list_occluder_chunks(uint job, uint chosen[OCCLUDER_TRIES], uint tries, vec
     for (uint t = 0u; t < tries; t++) {
         uint mesh = table.words[run_word(job, chosen[t]) + 11u] - 1u;
         uint boxes;
-        uint chunks = table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u] > MAX_WHOLE_OCCLUDER ? occluder_boxes(job, chosen[t], boxes) : 0u;
+        uint chunks = tried_by_chunks(mesh) ? occluder_boxes(job, chosen[t], boxes) : 0u;
         mat4 m = mat4(row_matrix(chosen[t]));
         for (uint c = lid; c < min(chunks, 32u * CHUNK_BIT_WORDS); c += GROUP) {
             if (box_may_cover(boxes + CHUNK_WORDS * c, m, centre, vp)) {
@@ -95,12 +100,9 @@ uint nth_chunk(uint t, uint n) {
 // `list_occluder_chunks` marked: a thread per triangle of the first OCCLUDER_CHUNKS marked,
 // in index order (so the proof, and what it drops, never depends on the atomics' order).
 double sure_far_by_chunks(uint t, uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
-    uint directory = pc.pairs.w;
-    uint first = directory + table.words[directory + DIRECTORY_WORDS * mesh];
-    uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
-    dmat4 m = row_matrix(row);
-    dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
-    mat4 m32 = mat4(m);
+    Occluder o = occluder(row, mesh);
+    vec2 centre32 = vec2(centre);
+    vec4 vp32 = vec4(vp);
     double best = FAR_AWAY;
     uint listed = 0u;
     for (uint w = 0u; w < CHUNK_BIT_WORDS; w++) {
@@ -108,8 +110,8 @@ double sure_far_by_chunks(uint t, uint row, uint mesh, dvec2 centre, dvec4 vp, u
     }
     for (uint i = gl_LocalInvocationID.x; i < min(listed, OCCLUDER_CHUNKS) * CHUNK_TRIANGLES; i += GROUP) {
         uint triangle = CHUNK_TRIANGLES * nth_chunk(t, i / CHUNK_TRIANGLES) + i % CHUNK_TRIANGLES;
-        if (triangle < count && may_cover(first + 9u * triangle, m32, vec2(centre), vec4(vp))) {
-            best = min(best, sure_far_of(first + 9u * triangle, m, a, centre, vp, flags, larger));
+        if (triangle < o.count && may_cover(o.first + 9u * triangle, o.m32, centre32, vp32)) {
+            best = min(best, sure_far_of(o.first + 9u * triangle, o.m, o.a, centre, vp, flags, larger));
         }
     }
     return best;

@@ -187,29 +187,46 @@ double sure_far_of(uint at, dmat4 m, dmat4 a, dvec2 centre, dvec4 vp, uint flags
     return FAR_AWAY;
 }
 
-// This thread's share of a sure hit of row `row`'s occluder mesh `mesh` (its triangles from
-// the directory at `pc.pairs.w`): the farthest key the nearest of them leaves, or FAR_AWAY.
-double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
-    uint directory = pc.pairs.w;
-    uint first = directory + table.words[directory + DIRECTORY_WORDS * mesh];
-    uint count = table.words[directory + DIRECTORY_WORDS * mesh + 1u];
+// The triangles of occluder mesh `mesh` (from the directory at `pc.pairs.w`).
+uint occluder_triangles(uint mesh) {
+    return table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u];
+}
+
+// Row `row`'s occluder mesh `mesh` as the sure-hit tests read it: the word of its first
+// triangle, its triangles, and the row's matrix in f64, its magnitudes, and in f32 for the
+// first look (converted once).
+struct Occluder {
+    uint first;
+    uint count;
+    dmat4 m;
+    dmat4 a;
+    mat4 m32;
+};
+
+Occluder occluder(uint row, uint mesh) {
     dmat4 m = row_matrix(row);
-    dmat4 a = dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3]));
+    uint first = pc.pairs.w + table.words[pc.pairs.w + DIRECTORY_WORDS * mesh];
+    return Occluder(first, occluder_triangles(mesh), m, dmat4(abs(m[0]), abs(m[1]), abs(m[2]), abs(m[3])), mat4(m));
+}
+
+// This thread's share of a sure hit of row `row`'s occluder mesh `mesh`, tried whole: the
+// farthest key the nearest of its triangles leaves, or FAR_AWAY.
+double sure_far(uint row, uint mesh, dvec2 centre, dvec4 vp, uint flags, bool larger) {
+    Occluder o = occluder(row, mesh);
     // The f32 look's inputs, converted once.
-    mat4 m32 = mat4(m);
     vec2 centre32 = vec2(centre);
     vec4 vp32 = vec4(vp);
     double best = FAR_AWAY;
-    for (uint base = gl_LocalInvocationID.x; base < count; base += TRIANGLES_AT_ONCE * GROUP) {
+    for (uint base = gl_LocalInvocationID.x; base < o.count; base += TRIANGLES_AT_ONCE * GROUP) {
         bool near[TRIANGLES_AT_ONCE];
         for (uint u = 0u; u < TRIANGLES_AT_ONCE; u++) {
             // Past the mesh's end, its last triangle is read (and not tested).
             uint t = base + u * GROUP;
-            near[u] = may_cover(first + 9u * min(t, count - 1u), m32, centre32, vp32) && t < count;
+            near[u] = may_cover(o.first + 9u * min(t, o.count - 1u), o.m32, centre32, vp32) && t < o.count;
         }
         for (uint u = 0u; u < TRIANGLES_AT_ONCE; u++) {
             if (near[u]) {
-                best = min(best, sure_far_of(first + 9u * (base + u * GROUP), m, a, centre, vp, flags, larger));
+                best = min(best, sure_far_of(o.first + 9u * (base + u * GROUP), o.m, o.a, centre, vp, flags, larger));
             }
         }
     }
@@ -327,9 +344,9 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     double nearest_far = FAR_AWAY;
     for (uint t = 0u; t < tries; t++) {
         uint mesh = table.words[run_word(job, chosen[t]) + 11u] - 1u;
-        // A mesh past MAX_WHOLE_OCCLUDER triangles is tried by its chunks (none listed where
-        // the table's chunk boxes ran out: its proof is forgone).
-        if (table.words[pc.pairs.w + DIRECTORY_WORDS * mesh + 1u] > MAX_WHOLE_OCCLUDER) {
+        // None of its chunks is marked where the table's chunk boxes ran out: its proof is
+        // forgone.
+        if (tried_by_chunks(mesh)) {
             nearest_far = min(nearest_far, sure_far_by_chunks(t, chosen[t], mesh, centre, vp, flags, larger));
         } else {
             nearest_far = min(nearest_far, sure_far(chosen[t], mesh, centre, vp, flags, larger));
