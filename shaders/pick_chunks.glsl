@@ -203,7 +203,7 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
             vec4 rect = hooked ? screen_bounds(job, vp, lo, hi, row, keep) : screen_bounds(job, row, lo, hi, mat4(1.0), keep);
             // The outline only for a small region (a point's, a small radius disc's): over a
             // rectangle's tiles it cost more than it saved (an H100, run W).
-            meets = bounds_meet_region(rect, keep, region) && (keep || !small_region || rect_within(rect, region) || hull_meets_region(region, job_float(job + 26u)));
+            meets = bounds_meet_region(rect, keep, region) && (keep || !small_region || hull_meets_region(region, job_float(job + 26u)));
             // As a row is dropped: where its near key less the rounding lies beyond the bound.
             meets = meets && !(behind_bound && box_beyond(dmat4(row), dvec3(lo), dvec3(hi), larger, occlusion_bound + rounding));
         }

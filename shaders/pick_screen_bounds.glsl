@@ -73,13 +73,6 @@ bool bounds_meet_region(vec4 rect, bool keep, vec4 region) {
     return keep || (all(lessThanEqual(rect.xy, region.zw)) && all(greaterThanEqual(rect.zw, region.xy)));
 }
 
-// Whether pixel bounds from `screen_bounds` lie within `region`'s pixel centres: then so does
-// the outline they bound, and `hull_meets_region` need not look (a rectangle's tiles hold most
-// of their chunks whole).
-bool rect_within(vec4 rect, vec4 region) {
-    return all(greaterThanEqual(rect.xy, region.xy)) && all(lessThanEqual(rect.zw, region.zw));
-}
-
 // Whether the projected box of the last `screen_bounds` (that did not keep) may reach a pixel
 // centre of `region` (first and last centres) padded by `pad`: false where an edge of the
 // box's outline separates them. The outline is the convex hull of the 8 projected corners and
