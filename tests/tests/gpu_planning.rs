@@ -116,6 +116,13 @@ fn frame(
     unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
 }
 
+/// The pickers of the tests that pick `queries`' sets (points, radius queries, rectangles of
+/// both modes; up to 17 queries with the points some tests add): detail where the device has
+/// it, rectangle tiles of 40 x 32.
+fn query_set_config() -> PickerConfig {
+    PickerConfig::default().with_detail(DetailMode::IfEnabled).with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192)
+}
+
 /// What must agree between planners: each pick's pixel and hit, each rectangle's objects.
 fn answers(results: &FrameResults) -> Vec<String> {
     results
@@ -143,12 +150,7 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let sphere = ObjectId::new(1).unwrap();
     let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
     let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
-    let config = PickerConfig::default()
-        .with_detail(DetailMode::IfEnabled)
-        .with_max_queries(17)
-        .with_rect_tile(40, 32)
-        .with_rect_entries(8192)
-        .with_gpu_plan_capacity(128, 16_384);
+    let config = query_set_config().with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
@@ -416,12 +418,7 @@ fn hooked_line_point_and_vertex_attribute_instances_pick_as_cpu_planned_and_uncu
     let (scene, draws) = kinds(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
-    let config = PickerConfig::default()
-        .with_detail(DetailMode::IfEnabled)
-        .with_max_queries(17)
-        .with_rect_tile(40, 32)
-        .with_rect_entries(8192)
-        .with_gpu_plan_capacity(128, 16_384);
+    let config = query_set_config().with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
@@ -493,12 +490,7 @@ fn random_instanced(seed: u64) -> Scene {
 #[test]
 fn random_instanced_scenes_pick_alike_with_every_planner() {
     let gpu = Gpu::new();
-    let config = PickerConfig::default()
-        .with_detail(DetailMode::IfEnabled)
-        .with_max_queries(17)
-        .with_rect_tile(40, 32)
-        .with_rect_entries(8192)
-        .with_gpu_plan_capacity(128, 16_384);
+    let config = query_set_config().with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut auto = gpu.picker(config);
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
@@ -680,7 +672,7 @@ fn silhouette_pixels(gpu: &Gpu, request: &PickRequest<'_>, draws: &[PickDraw], s
 fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
     assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::GPU_DRAW_PLANNING), "lavapipe offers shaderFloat64");
-    let config = PickerConfig::default().with_detail(DetailMode::IfEnabled).with_max_queries(17).with_rect_tile(40, 32).with_rect_entries(8192);
+    let config = query_set_config();
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
