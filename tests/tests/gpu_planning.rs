@@ -164,10 +164,11 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // nothing per draw or instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
     // `shaderFloat64`) also holds, per slot, the rows a frame may draw of a shared list's
     // table (16,384 of 80 bytes by default) with a near key each (4 bytes), a span row per
-    // command (80 bytes), as many compacted rows as rows (80 bytes), and a bit per draw a
-    // table may hold (131,072 by default) for the rows ignore rules leave out.
-    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16);
-    let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80 + (1 << 17) / 8);
+    // command (80 bytes) and as many compacted rows as rows (80 bytes); and with `Auto` too,
+    // a bit per draw a table may hold (131,072 by default) for the rows ignore rules leave
+    // out (`Auto` builds the rows with its first set that takes a table: none here).
+    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16) + 2 * (1 << 17) / 8;
+    let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
     let (mut seen, mut first_hits, mut moved) = (BTreeSet::new(), None, false);
@@ -1128,5 +1129,78 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
     let (cpu_primitives, _) = gpu.run_queries_counted(&mut cpu_planned, &request, &points, &tilted);
     assert!(2 * primitives < cpu_primitives, "{primitives} primitives GPU-planned against {cpu_primitives} CPU-planned");
     drop((gpu_planned, cpu_planned, unculled, one_command, uploaded));
+    gpu.assert_no_validation_messages();
+}
+
+/// `Planner::Auto` plans a set over a shared list's plain draws with the list's table where
+/// the set and the list are large enough (at least 100 table rows, and 8 point or radius
+/// queries or more whose count times the rows reaches 2^15, or rectangles whose pixels in the
+/// view times the rows reach 2^24); elsewhere on the CPU. Either way its answers are the CPU
+/// planner's. Its table passes and their rows are built when the first set takes a table,
+/// or by `warm_up` over a list that has the rows: the planner's memory says when.
+#[test]
+fn auto_takes_the_table_for_large_sets_over_large_lists() {
+    let gpu = Gpu::new();
+    let (uploaded, base) = sphere(&gpu, 4, 6);
+    // 4,096 spheres spread over the view, at depths 25 to 35: one table group.
+    let draws: Arc<[PickDraw]> = (0..4096u64)
+        .map(|k| {
+            let mut d = base.clone();
+            d.id = ObjectId::new(1 + k).expect("nonzero");
+            let (x, y) = ((k % 64) as f32, (k / 64) as f32);
+            let place = Vec3::new(x * 0.57 - 18.0, y * 0.42 - 13.3, -25.0 - ((k * 7) % 11) as f32);
+            d.model = Mat4::from_translation(place) * Mat4::from_scale(Vec3::splat(0.25));
+            d
+        })
+        .collect();
+    let first = |n: usize| -> Arc<[PickDraw]> { draws[..n].into() };
+    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
+    let request = PickRequest::new(viewport, view, proj);
+    let covered = gpu.covered_pixels(&request, &draws, 3);
+    assert!(covered.len() > 1000, "{} pixels covered", covered.len());
+    let points: Vec<PickQuery> = covered.iter().take(16).map(|&p| PickQuery::Point(p)).collect();
+    let rect = |x: u32, y: u32, w: u32, h: u32| PickQuery::Rect { rect: PixelRect::new(UVec2::new(x, y), UVec2::new(x + w, y + h)), mode: RectMode::Visible };
+    let whole = rect(0, 0, W, H);
+    let config = query_set_config();
+    let mut auto = gpu.picker(config.with_planner(Planner::Auto));
+    let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
+    let before = auto.memory().planner;
+    let mut seven = points[..7].to_vec();
+    seven.push(rect(20, 30, 64, 63));
+    // (name, set, list, whether Auto takes the table).
+    let sets = [
+        ("one point", points[..1].to_vec(), draws.clone(), false),
+        ("7 points", points[..7].to_vec(), draws.clone(), false),
+        ("16 points over 2,047 rows", points.clone(), first(2047), false),
+        ("a 64x63 rectangle", vec![rect(20, 30, 64, 63)], draws.clone(), false),
+        ("7 points and a 64x63 rectangle", seven, draws.clone(), false),
+        ("a 64x64 rectangle, 30x60 of it in the view", vec![rect(130, 60, 64, 64)], draws.clone(), false),
+        ("the whole view over 99 rows", vec![whole], first(99), false),
+        ("8 points", points[..8].to_vec(), draws.clone(), true),
+        ("a 64x64 rectangle", vec![rect(20, 30, 64, 64)], draws.clone(), true),
+        ("16 points over 2,048 rows", points.clone(), first(2048), true),
+        ("the whole view over 1,000 rows", vec![whole], first(1000), true),
+    ];
+    let (mut hits, mut built) = (0, false);
+    for (name, set, list, table) in sets {
+        let got = gpu.run_queries(&mut auto, &request, &set, &list);
+        assert_eq!(got.stats.gpu_plan.is_some(), table, "{name}: planned on the GPU: {:?}", got.stats.gpu_plan);
+        assert_eq!(answers(&got), answers(&gpu.run_queries(&mut cpu_planned, &request, &set, &list)), "{name}");
+        // No table passes (and no table) before the first set that takes one.
+        built |= table;
+        assert_eq!(auto.memory().planner > before, built, "{name}: the planner's memory");
+        hits += usize::from(table) * hit_instances(&got).len();
+    }
+    assert!(hits > 12, "{hits} objects hit by the points of sets planned with the table");
+    // `warm_up` builds the table passes for a list with the rows some set needs (100), and
+    // only for such a list.
+    let mut warmed = gpu.picker(config.with_planner(Planner::Auto));
+    let before = warmed.memory().planner;
+    let warm_up = |picker: &mut Picker, list: &[PickDraw]| picker.warm_up(list, picking_vk::DepthConvention::Standard, picking_vk::draw::Culling::NONE);
+    warm_up(&mut warmed, &draws[..99]).expect("warm up");
+    assert_eq!(warmed.memory().planner, before, "99 rows: no table passes");
+    warm_up(&mut warmed, &draws[..100]).expect("warm up");
+    assert!(warmed.memory().planner > before, "100 rows: the table passes' rows");
+    drop((auto, cpu_planned, warmed, uploaded));
     gpu.assert_no_validation_messages();
 }

@@ -1,4 +1,4 @@
-//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths] [--draw-planning] [--instance-planning]`
+//! `cargo run --release -p picking-vk-tools --bin bench [-- --small] [--out DIR] [--result-paths] [--draw-planning] [--instance-planning] [--planner-choice]`
 //!
 //! Compares, side by side in one run on whatever Vulkan device it finds: the picker with and
 //! without pick-ray culling, the classic full-size ID target scissored to the pixel, a
@@ -7,6 +7,7 @@
 //! `--result-paths` measures and prints only the GPU results table (nothing is written);
 //! `--draw-planning` only the table of GPU planning of plain draws.
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
+//! `--planner-choice` only the table of where each planner wins, and what `Planner::Auto` chose.
 //! `--record-profile [SCENE] [POINTS] [gpu]` only the CPU cost of recording, for a profiler.
 
 mod chart;
@@ -21,6 +22,7 @@ mod latency;
 mod memory;
 mod one_table;
 mod parity;
+mod planner_choice;
 mod queries;
 mod record_profile;
 mod result_paths;
@@ -49,7 +51,7 @@ struct Config {
     settle_ms: u64,
 }
 
-const SPHERE_960: MeshSpec = MeshSpec::Sphere { rings: 20, segments: 24 };
+pub(crate) const SPHERE_960: MeshSpec = MeshSpec::Sphere { rings: 20, segments: 24 };
 const SPHERE_20000: MeshSpec = MeshSpec::Sphere { rings: 100, segments: 100 };
 
 fn config(small: bool) -> Config {
@@ -104,6 +106,8 @@ fn main() {
             let number = |k: usize, default| args.get(i + k).and_then(|a| a.parse().ok()).unwrap_or(default);
             let planner = if args.get(i + 3).is_some_and(|a| a == "gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
             record_profile::record_profile(number(1, 1), number(2, 1), planner)
+        } else if args.iter().any(|a| a == "--planner-choice") {
+            one_table::planner_choice_only(small)
         } else if args.iter().any(|a| a == "--instance-planning") {
             one_table::instance_planning_only(small)
         } else {

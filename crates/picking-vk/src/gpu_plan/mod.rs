@@ -161,6 +161,9 @@ pub(crate) struct GpuPlanKit {
     /// The passes over a shared list's table, where the host enabled `shaderFloat64`
     /// (`PickFeatures::GPU_DRAW_PLANNING`).
     pub(crate) draws: Option<DrawsPasses>,
+    /// Their bounds and workgroup size while they are not built yet: `Planner::Auto` builds
+    /// them for the first set that takes a table ([`GpuPlanKit::build_tables`]).
+    unbuilt: Option<(TableLimits, u32)>,
     _pool: Owned<vk::DescriptorPool>,
     _set_layout: Owned<vk::DescriptorSetLayout>,
     pub layout: PlanLayout,
@@ -204,13 +207,14 @@ impl GpuPlanKit {
     /// has such memory: recording writes the jobs straight into it), the cull pipeline (whose
     /// set 1 is the picker's instance storage set) and the finishing one, of `finish_group`
     /// threads ([`finish_group`]); the passes over shared lists' tables too, and each slot's
-    /// rows, unless `tables` bounds them to nothing.
+    /// rows, unless `tables` bounds them to nothing (`tables.1`: built now, or left to
+    /// [`GpuPlanKit::build_tables`]).
     pub fn new(
         memory: &Memory,
         layout: PlanLayout,
         slots: usize,
         instance_set_layout: vk::DescriptorSetLayout,
-        tables: TableLimits,
+        tables: (TableLimits, bool),
         finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
@@ -243,12 +247,29 @@ impl GpuPlanKit {
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish_comp = (spirv::PICK_CULL_FINISH_COMP, &[finish_group][..]);
         let finish = compute_pipeline(memory, &sets[..1], FINISH_PUSH_BYTES, finish_comp, "pick_cull_finish.comp", "gpu plan finish")?;
-        let draws = if tables.draws > 0 && tables.frame_rows > 0 {
-            Some(DrawsPasses::new(memory, set_layout.handle, (tables, slots), &layout, finish_group)?)
-        } else {
-            None
-        };
-        Ok(GpuPlanKit { cull, finish, slots: made, draws, _pool: pool, _set_layout: set_layout, layout })
+        let (limits, now) = tables;
+        let unbuilt = (limits.draws > 0 && limits.frame_rows > 0).then_some((limits, finish_group));
+        let mut kit = GpuPlanKit { cull, finish, slots: made, draws: None, unbuilt, _pool: pool, _set_layout: set_layout, layout };
+        if now {
+            kit.build_tables(memory)?;
+        }
+        Ok(kit)
+    }
+
+    /// Builds the passes over shared lists' tables and each slot's rows, where they are
+    /// allowed and not built yet.
+    pub fn build_tables(&mut self, memory: &Memory) -> Result<(), PickError> {
+        if let Some((limits, finish_group)) = self.unbuilt {
+            let passes = DrawsPasses::new(memory, self._set_layout.handle, (limits, self.slots.len()), &self.layout, finish_group)?;
+            self.draws = Some(passes);
+            self.unbuilt = None;
+        }
+        Ok(())
+    }
+
+    /// What bounds shared lists' tables, where they may be planned (built or not).
+    pub fn table_limits(&self) -> Option<TableLimits> {
+        self.draws.as_ref().map(|d| d.limits).or(self.unbuilt.map(|u| u.0))
     }
 
     /// Slot `slot`'s mapped plan buffer as words, for the frame being recorded there (the
@@ -264,7 +285,7 @@ impl GpuPlanKit {
         Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
     }
 
-    /// The passes over shared lists' tables, where tables are planned.
+    /// The passes over shared lists' tables, where tables are planned and they are built.
     pub fn tables(&self) -> Option<&DrawsPasses> {
         self.draws.as_ref()
     }

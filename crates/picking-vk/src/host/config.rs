@@ -129,15 +129,17 @@ pub struct PickerConfig {
     /// draw one mesh with one box (about 60 bytes a draw where draws share meshes, at most
     /// 112), and per mesh its occluder triangles (36 bytes each) or chunk boxes (24 bytes a
     /// 64 triangles), uploaded once. A list with more plain draws is planned on the CPU
-    /// (`Planner::Gpu` with `PickFeatures::GPU_DRAW_PLANNING` only).
+    /// (`Planner::Gpu`, or `Planner::Auto`'s larger sets, with
+    /// `PickFeatures::GPU_DRAW_PLANNING` only).
     pub gpu_plan_draws: u32,
     /// Table rows one frame may draw (default 16,384, at most 2^22; 0: no tables): each
     /// frame composes the model-view-projection of every row of the groups its queries meet
     /// into 80-byte rows of a buffer per slot of this size, with a 4-byte near key a row, an
     /// 80-byte span row per command of `gpu_plan_commands` (at most 65,536), and as many
     /// 80-byte compacted rows as rows (2.88 MiB a slot by default), sized once, never by the
-    /// scene. No group holds more rows; a query whose groups would pass what the frame's
-    /// earlier queries left is planned on the CPU. The compacted rows hold copies of the
+    /// scene (under `Planner::Auto`, once its first set takes a table). No group holds more
+    /// rows; a query whose groups would pass what the frame's earlier queries left is planned
+    /// on the CPU. The compacted rows hold copies of the
     /// surviving rows of pairs whose runs pass their commands, taken by need; a pair that
     /// finds too few left draws its group's rows whole (the same results).
     pub gpu_plan_rows: u32,
@@ -155,7 +157,14 @@ pub enum Planner {
     /// may read as a storage buffer (`InstanceBinding::StorageBuffer` or
     /// `VertexAndStorageBuffer`) and that the CPU cannot cull (no CPU copy of their
     /// transforms), where the device allows it (`multiDrawIndirect`,
-    /// `drawIndirectFirstInstance`, `drawIndirectCount` enabled); otherwise as `Cpu`.
+    /// `drawIndirectFirstInstance`, `drawIndirectCount` enabled); otherwise as `Cpu`. With
+    /// [`crate::PickFeatures::GPU_DRAW_PLANNING`] it also plans a shared list's plain draws
+    /// by the list's table, as `Gpu` does, where the table costs less CPU and GPU time
+    /// together: over a list of at least 100 table rows, for a set of at least 8 point and
+    /// radius queries whose count times the rows reaches 2^15 (8 at 4,096 rows), or whose
+    /// rectangles' pixels in the view times the rows reach 2^24 (a 64x64 rectangle at 4,096
+    /// rows; README, "Which planner"). Its table passes are built for the first such set (or
+    /// by [`crate::Picker::warm_up`]).
     #[default]
     Auto,
     /// As `Auto`, and such instances with a CPU copy of their transforms are culled on the

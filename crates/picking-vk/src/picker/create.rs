@@ -258,12 +258,15 @@ fn gpu_plan_kit(
     }
     let fallback_count = if vendor_id == VENDOR_ID_MESA { MESA_FALLBACK_COUNT } else { 1 };
     let bit_words = bit_words(config.gpu_plan_instances.div_ceil(64));
-    // A shared list's plain draws are planned on the GPU only when asked for by name.
-    let draws = config.planner == Planner::Gpu && features.contains(PickFeatures::GPU_DRAW_PLANNING);
+    // A shared list's plain draws: under `Planner::Auto` the table passes are built for the
+    // first set that takes a table (`Picker::table_for`), sparing the hosts whose sets never
+    // do the pipelines and the slots' rows.
+    let draws = features.contains(PickFeatures::GPU_DRAW_PLANNING);
     let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows };
     let ignored_words = if tables.frame_rows > 0 { tables.draws.div_ceil(32) } else { 0 };
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words, ignored_words };
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
+    let tables = (tables, config.planner == Planner::Gpu);
     Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, tables, finish_group)?))
 }
 

@@ -13,6 +13,7 @@ use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::plan::{PlanEntry, Planned};
+use crate::request::query::{PickQuery, PixelRect};
 use std::sync::{Arc, Weak};
 
 /// What a frame's plans have claimed of the GPU plan's bounds so far (pairs, survivor bit
@@ -81,37 +82,107 @@ impl PairBudget {
     }
 }
 
-/// The table of the shared list last recorded, or that it has none.
+/// The shared list last recorded: how many table rows it has, and its table once a set
+/// took one (`None` inside: the list has none).
 pub(super) struct CachedTable {
     list: Weak<[PickDraw]>,
-    table: Option<Arc<DrawTable>>,
+    rows: usize,
+    table: Option<Option<Arc<DrawTable>>>,
+}
+
+/// `Planner::Auto`'s rule: a set's shared-list plain draws are planned with the list's table
+/// where it costs less CPU and GPU time together than the CPU planner (`bench
+/// --planner-choice` on an H100, README "Which planner"): over a list of at least
+/// [`AUTO_MIN_ROWS`] table rows, a set of at least [`AUTO_POINTS`] point and radius queries
+/// whose count times the rows reaches [`AUTO_POINT_ROWS`], or whose rectangles' pixels in the
+/// view times the rows reach [`AUTO_RECT_PIXEL_ROWS`]. (The CPU planner's cost grows with
+/// the draws under each point and in each rectangle; the table's GPU passes cost about
+/// 0.035 to 0.07 ms whatever the set.)
+pub(crate) const AUTO_MIN_ROWS: u64 = 100;
+pub(crate) const AUTO_POINTS: u64 = 8;
+pub(crate) const AUTO_POINT_ROWS: u64 = 1 << 15;
+pub(crate) const AUTO_RECT_PIXEL_ROWS: u64 = 1 << 24;
+
+/// What `Planner::Auto` weighs of a set: its point and radius queries, and its rectangles'
+/// pixels inside `view`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SetSize {
+    pub hits: u64,
+    pub rect_pixels: u64,
+}
+
+impl SetSize {
+    pub fn of(queries: &[PickQuery], view: &PixelRect) -> Self {
+        let rect_pixels = queries.iter().map(|q| if let PickQuery::Rect { rect, .. } = q { rect.intersection(view).area() } else { 0 }).sum();
+        let hits = queries.iter().filter(|q| !matches!(q, PickQuery::Rect { .. })).count() as u64;
+        SetSize { hits, rect_pixels }
+    }
+
+    /// Whether no list is large enough for `Planner::Auto` to take a table for this set.
+    fn never_tabled(self) -> bool {
+        self.hits < AUTO_POINTS && self.rect_pixels == 0
+    }
+
+    /// Whether `Planner::Auto` takes a table of `rows` rows for this set.
+    pub fn takes_table(self, rows: u64) -> bool {
+        let points = self.hits >= AUTO_POINTS && self.hits.saturating_mul(rows) >= AUTO_POINT_ROWS;
+        rows >= AUTO_MIN_ROWS && (points || self.rect_pixels.saturating_mul(rows) >= AUTO_RECT_PIXEL_ROWS)
+    }
 }
 
 impl Picker {
-    /// The table a request over `draws` plans with, if any: under `Planner::Gpu`, where the
-    /// host enabled `shaderFloat64` and batching. A request's ignore rules and filter name
+    /// The table a set (`size`) over `draws` plans with, if any: under `Planner::Gpu`
+    /// always, under `Planner::Auto` where the set and the list are large enough
+    /// ([`SetSize::takes_table`]); where the host enabled `shaderFloat64` and batching. A request's ignore rules and filter name
     /// the rows they leave out (`DrawTable::write_ignored`: the filter is asked once per ID
     /// of the table each frame); GPU results find a row's draw by its group (`group_entries`).
     /// Built once per list; none for a list with more plain draws than
     /// `PickerConfig::gpu_plan_draws`.
-    pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>) -> Result<Option<Arc<DrawTable>>, PickError> {
-        let usable = self.planner == Planner::Gpu && self.kit.batch_rows > 0;
-        let Some(passes) = self.gpu_plan.as_ref().and_then(|k| k.tables()).filter(|_| usable) else { return Ok(None) };
-        let cached = self.table.as_ref().filter(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws)));
-        if let Some(c) = cached {
-            return Ok(c.table.clone());
+    pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>, size: SetSize) -> Result<Option<Arc<DrawTable>>, PickError> {
+        let usable = self.planner != Planner::Cpu && self.kit.batch_rows > 0;
+        let Some(limits) = self.gpu_plan.as_ref().and_then(|k| k.table_limits()).filter(|_| usable) else { return Ok(None) };
+        let auto = self.planner == Planner::Auto;
+        if auto && size.never_tabled() {
+            return Ok(None);
         }
-        // Drop the last list's table first: its memory goes before the new one's is taken
-        // (frames in flight keep theirs alive).
-        self.table = None;
+        let group_rows = self.kit.max_draw_indirect_count.min(limits.frame_rows);
+        if !self.table.as_ref().is_some_and(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws))) {
+            // Drop the last list's table first: its memory goes before the new one's is taken
+            // (frames in flight keep theirs alive).
+            self.table = None;
+            let rows = TableIndex::of(draws, group_rows).1.len();
+            self.table = Some(CachedTable { list: Arc::downgrade(draws), rows, table: None });
+        }
+        let Some(cached) = self.table.as_mut() else { return Ok(None) };
+        if auto && !size.takes_table(cached.rows as u64) {
+            return Ok(None);
+        }
+        if let Some(table) = &cached.table {
+            return Ok(table.clone());
+        }
+        let kit = self.gpu_plan.as_mut().ok_or(PickError::Internal("a table's limits without a GPU plan"))?;
+        kit.build_tables(&self.kit.memory)?;
+        let Some(passes) = kit.tables() else { return Ok(None) };
         let table = DrawTable::new(&self.kit.memory, draws, passes, self.kit.max_draw_indirect_count)?.map(Arc::new);
-        self.table = Some(CachedTable { list: Arc::downgrade(draws), table: table.clone() });
+        cached.table = Some(table.clone());
         Ok(table)
+    }
+
+    /// Under `Planner::Auto`, builds the table passes where `draws` have the table rows
+    /// Auto needs for some set ([`AUTO_MIN_ROWS`]), so that the first set that takes a table
+    /// does not.
+    pub(super) fn warm_up_tables(&mut self, draws: &[PickDraw]) -> Result<(), PickError> {
+        let Some(kit) = self.gpu_plan.as_mut().filter(|_| self.planner == Planner::Auto && self.kit.batch_rows > 0) else { return Ok(()) };
+        let Some(limits) = kit.table_limits() else { return Ok(()) };
+        if TableIndex::of(draws, self.kit.max_draw_indirect_count.min(limits.frame_rows)).1.len() as u64 >= AUTO_MIN_ROWS {
+            kit.build_tables(&self.kit.memory)?;
+        }
+        Ok(())
     }
 
     /// Bytes the cached table holds.
     pub(super) fn table_bytes(&self) -> u64 {
-        self.table.as_ref().and_then(|c| c.table.as_ref()).map_or(0, |t| t.bytes())
+        self.table.as_ref().and_then(|c| c.table.as_ref()?.as_ref()).map_or(0, |t| t.bytes())
     }
 }
 
@@ -175,5 +246,38 @@ impl FramePairs {
         let count = (self.order.len() - first_table_pair) as u32;
         let words = (table.starts_word, table.occluders_word);
         self.table = Some(TablePairs { first: first_table_pair as u32, count, rows: table.rows, set: table.set, words });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SetSize;
+    use crate::request::query::{PickQuery, PixelRect, RectMode};
+    use glam::UVec2;
+
+    fn rect(min: (u32, u32), max: (u32, u32)) -> PickQuery {
+        PickQuery::Rect { rect: PixelRect::new(UVec2::new(min.0, min.1), UVec2::new(max.0, max.1)), mode: RectMode::Visible }
+    }
+
+    #[test]
+    fn auto_takes_the_table_where_the_benchmark_found_it_cheaper() {
+        let view = PixelRect::new(UVec2::ZERO, UVec2::new(1920, 1080));
+        let points = |n: u32| (0..n).map(|k| PickQuery::Point(UVec2::new(k, k))).collect::<Vec<_>>();
+        let takes = |queries: &[PickQuery], rows: u64| SetSize::of(queries, &view).takes_table(rows);
+        // Points (`bench --planner-choice`, H100): 8 and 16 at 10,000 rows take it; 16 at
+        // 1,000 rows and a single point at any size do not.
+        assert!(takes(&points(8), 10_000) && takes(&points(16), 10_000) && takes(&points(16), 2_048));
+        assert!(!takes(&points(16), 1_000) && !takes(&points(7), 100_000) && !takes(&points(1), 1 << 22));
+        // Radius queries count as points.
+        let radius = PickQuery::Radius { pixel: UVec2::ZERO, radius: 4, snap: crate::Snap::Nearest };
+        assert!(takes(&[radius; 8], 4_096) && !takes(&[radius; 8], 4_095));
+        // Rectangles by their pixels in the view: a 64x64 at 10,000 rows and a 256x256 at
+        // 1,000 take it, not at 1,000 and 100 rows; the whole view from 100 rows on.
+        assert!(takes(&[rect((0, 0), (64, 64))], 10_000) && !takes(&[rect((0, 0), (64, 64))], 1_000));
+        assert!(takes(&[rect((0, 0), (256, 256))], 1_000) && !takes(&[rect((0, 0), (256, 256))], 100));
+        assert!(takes(&[rect((0, 0), (1920, 1080))], 100) && !takes(&[rect((0, 0), (1920, 1080))], 99));
+        // Only the pixels inside the view count.
+        assert!(!takes(&[rect((1900, 1060), (1964, 1124))], 10_000));
+        assert_eq!(SetSize::of(&[rect((1900, 1060), (1964, 1124)), radius], &view), SetSize { hits: 1, rect_pixels: 400 });
     }
 }

@@ -16,7 +16,7 @@ pub use same_frame::HostSignal;
 use create::Timestamps;
 use frame_layout::FrameLayout;
 use gpu_pairs::FramePairs;
-use gpu_table::{CachedTable, PairBudget};
+use gpu_table::{CachedTable, PairBudget, SetSize};
 use query_plans::TableUse;
 
 use crate::draw::raster::Culling;
@@ -36,7 +36,7 @@ use crate::readback::StagingRing;
 use crate::record::batch::DrawBatchBuffer;
 use crate::record::rect::EntryRange;
 use crate::request::camera::{CameraSnapshot, DepthConvention};
-use crate::request::query::{PickQuery, QueryTicket};
+use crate::request::query::{view_pixels, PickQuery, QueryTicket};
 use crate::request::viewport::ViewportLimits;
 use crate::request::PickRequest;
 use crate::resolve::result::GpuPlanStats;
@@ -81,7 +81,8 @@ pub struct PickMemory {
     /// ([`PickerConfig::gpu_plan_pairs`](crate::PickerConfig::gpu_plan_pairs),
     /// [`gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands),
     /// [`gpu_plan_instances`](crate::PickerConfig::gpu_plan_instances) and, where shared
-    /// lists' tables are planned, [`gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows)); 0
+    /// lists' tables are planned, [`gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows):
+    /// under `Planner::Auto` from its first set that takes a table); 0
     /// without a GPU planner. Nothing per instance: the planner reads the host's own instance
     /// buffers. Per draw only the table of the shared list last recorded (its rows and runs:
     /// about 60 bytes a draw where draws share meshes).
@@ -296,7 +297,7 @@ impl Picker {
                 // The queries leave the table's draws to the GPU plan. A
                 // table reads only what validation checks is sound to read (a draw that fails
                 // it fails the frame below).
-                let table = self.table_for(draws)?;
+                let table = self.table_for(draws, SetSize::of(queries, &view_pixels(&request.viewport)))?;
                 self.frame_table = table.clone();
                 let frame_rows = self.gpu_plan.as_ref().and_then(|k| k.tables()).map_or(0, |d| d.limits.frame_rows);
                 let claimed = std::mem::take(&mut self.table_claimed);
@@ -365,7 +366,9 @@ impl Picker {
     /// Builds, ahead of the first pick, every pipeline `draws` need under `depth` and the
     /// requests' default `culling` ([`PickRequest::culling`]; [`Culling::NONE`](crate::draw::Culling::NONE)
     /// unless set) for points and radius queries, batched or not, and rectangles, so that no
-    /// pick pays for building one (3 to 9 ms each on lavapipe). Returns how many were built.
+    /// pick pays for building one (3 to 9 ms each on lavapipe). Returns how many were built;
+    /// under `Planner::Auto` it also builds the GPU planner's table passes, uncounted, where
+    /// `draws` have enough table rows for Auto to use one (README, "Which planner").
     /// Draws are validated as [`Picker::record`] validates a borrowed list.
     pub fn warm_up(&mut self, draws: &[PickDraw], depth: DepthConvention, culling: Culling) -> Result<usize, PickError> {
         if self.device_lost {
@@ -394,6 +397,7 @@ impl Picker {
                 self.note_loss(built)?;
             }
         }
+        self.warm_up_tables(draws)?;
         Ok(self.pipeline_count() - before)
     }
 

@@ -43,7 +43,8 @@ impl PickFeatures {
     /// ([`crate::draw::RasterState::line_width`], [`crate::draw::RasterState::point_size`]). Needs
     /// `wideLines` and `largePoints`.
     pub const WIDE_LINES: PickFeatures = PickFeatures(32);
-    /// GPU planning of a shared list's plain draws ([`crate::config::Planner::Gpu`]): the cull
+    /// GPU planning of a shared list's plain draws ([`crate::config::Planner::Gpu`], and
+    /// [`crate::config::Planner::Auto`]'s larger sets over larger lists): the cull
     /// pass composes each draw's model-view-projection in f64, as the CPU does, so that GPU
     /// planned draws land on exactly the pixels they would otherwise. Needs `shaderFloat64`.
     pub const GPU_DRAW_PLANNING: PickFeatures = PickFeatures(64);
