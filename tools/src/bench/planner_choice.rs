@@ -1,10 +1,11 @@
 //! Where each planner wins for a shared list's plain draws, and what `Planner::Auto` chose
 //! there (`--planner-choice`): sets of 1, 2, 4, 8 and 16 points, a 64x64 and a 256x256
 //! rectangle and the whole view, each recorded by a `Planner::Cpu`, a `Planner::Gpu` and a
-//! `Planner::Auto` picker in the same frames (timestamps, a full barrier between sets; the
-//! planners take turns going first), with the CPU µs of recording each. Auto planned a set on
-//! the GPU where its frame's `PickStats::gpu_plan` is set (these scenes have no instances).
-//! Parity: every answer of the GPU and Auto pickers against the CPU planner's.
+//! `Planner::Auto` picker, without and with `PickerConfig::gpu_results`, in the same frames
+//! (timestamps, a full barrier between sets; the planners take turns going first), with the
+//! CPU µs of recording each set and of taking its results. Auto planned a set on the GPU
+//! where its frame's `PickStats::gpu_plan` is set (these scenes have no instances). Parity:
+//! every answer of the GPU and Auto pickers against the CPU planner's.
 
 use crate::gpu_planning::answers;
 use crate::gpu_timing::{camera, count_parity, full_barrier, median, take_frame};
@@ -19,18 +20,23 @@ use std::time::Instant;
 /// The sets, in the order each planner records them.
 const SETS: [&str; 8] = ["point", "2 points", "4 points", "8 points", "16 points", "rect 64x64", "rect 256x256", "whole view"];
 const POINT_SETS: [usize; 5] = [1, 2, 4, 8, 16];
-const PLANNERS: [Planner; 3] = [Planner::Cpu, Planner::Gpu, Planner::Auto];
+/// The pickers of each set: the three planners, without and then with GPU results.
+const PICKERS: [(Planner, bool); 6] =
+    [(Planner::Cpu, false), (Planner::Gpu, false), (Planner::Auto, false), (Planner::Cpu, true), (Planner::Gpu, true), (Planner::Auto, true)];
+const P: usize = PICKERS.len();
 const N: usize = SETS.len();
 
-pub const HEADER: &str = "| scene | set | CPU planner: GPU ms / CPU µs | GPU planner: GPU ms / CPU µs | GPU + CPU ms: CPU planner, GPU planner | Auto: GPU ms / CPU µs | Auto planned on the GPU (frames) |\n|---|---|---|---|---|---|---|";
+pub const HEADER: &str = "| scene | set | GPU results | CPU planner: GPU ms / CPU µs record, take | GPU planner: GPU ms / CPU µs record, take | GPU + CPU ms: CPU planner, GPU planner | Auto: GPU ms / CPU µs record, take | Auto planned on the GPU (frames) |\n|---|---|---|---|---|---|---|---|";
 
 pub struct ChoiceTimings {
-    /// Median GPU ms per planner (`PLANNERS` order) and set.
-    gpu_ms: [[f64; N]; 3],
-    /// Median CPU µs of recording, per planner and set.
-    cpu_us: [[f64; N]; 3],
-    /// Per set, the frames in which Auto planned on the GPU.
-    auto_gpu: [usize; N],
+    /// Median GPU ms per picker (`PICKERS` order) and set.
+    gpu_ms: [[f64; N]; P],
+    /// Median CPU µs of recording, per picker and set.
+    cpu_us: [[f64; N]; P],
+    /// Median CPU µs of taking the results, per picker and set.
+    take_us: [[f64; N]; P],
+    /// Per set, the frames in which Auto planned on the GPU, without and with GPU results.
+    auto_gpu: [[usize; N]; 2],
     frames: usize,
     /// GPU- and Auto-planned answers equal to the CPU-planned ones, of those compared.
     pub parity: (usize, usize),
@@ -57,8 +63,9 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     let draws = &scene.gpu.pick_draws;
     // Rectangles' pickers as `gpu_planning_draws`'s whole view's: every tile takes a pair and
     // compacts its survivors. Points' pickers keep the defaults.
-    let picker = |planner: Planner, rect: bool| {
-        let mut config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_rect_entries(1 << 18);
+    let picker = |(planner, results): (Planner, bool), rect: bool| {
+        let config = PickerConfig::default().with_frames_in_flight(1).with_planner(planner).with_rect_entries(1 << 18);
+        let mut config = config.with_gpu_results(results).with_gpu_result_draws(1 << 16);
         if rect {
             config = config.with_gpu_plan_instances(1 << 20).with_gpu_plan_rows(1 << 15);
         }
@@ -66,25 +73,25 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         unsafe { Picker::new(ctx.host_device(), config) }.map_err(|x| e(&x))
     };
     let mut pickers = vec![];
-    for planner in PLANNERS {
+    for kind in PICKERS {
         for set in 0..N {
-            pickers.push(picker(planner, set >= POINT_SETS.len())?);
+            pickers.push(picker(kind, set >= POINT_SETS.len())?);
         }
     }
-    let count = (3 * N) as u32;
+    let count = (P * N) as u32;
     // SAFETY: plain query pool creation.
     let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(count + 1), None) }
         .map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut gpu, mut cpu): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (vec![vec![]; 3 * N], vec![vec![]; 3 * N]);
-    let (mut auto_gpu, mut parity) = ([0; N], (0, 0));
+    let (mut gpu, mut cpu, mut take): (Vec<Vec<f64>>, Vec<Vec<f64>>, Vec<Vec<f64>>) = (vec![vec![]; P * N], vec![vec![]; P * N], vec![vec![]; P * N]);
+    let (mut auto_gpu, mut parity) = ([[0; N]; 2], (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     for frame in 0..warmup + frames {
         let sets = frame_sets(&mut rng, (w, h));
         // The planners take turns going first.
-        let order: Vec<usize> = (0..3 * N).map(|k| (k + (frame % 3) * N) % (3 * N)).collect();
-        let mut record_us = [0.0; 3 * N];
+        let order: Vec<usize> = (0..P * N).map(|k| (k + (frame % P) * N) % (P * N)).collect();
+        let mut record_us = [0.0; P * N];
         ctx.run_once(|cmd| -> Result<(), String> {
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers and the targets outlive the wait in `run_once`.
@@ -103,19 +110,34 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             Ok(())
         })
         .map_err(|x| e(&x))??;
-        let mut t = [0u64; 3 * N + 1];
-        let results = take_frame(d, &mut pickers, pool, &mut t)?;
+        let mut t = [0u64; P * N + 1];
+        // Each picker's results taken on its own, timed (the frame completed).
+        let mut results = Vec::with_capacity(P * N);
+        for (k, picker) in pickers.iter_mut().enumerate() {
+            let start = Instant::now();
+            // SAFETY: `run_once` waited for the frame.
+            results.push(unsafe { picker.take_results(0) }.map_err(|x| e(&x))?.ok_or("no results")?);
+            if frame >= warmup {
+                take[k].push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        take_frame(d, &mut [], pool, &mut t)?;
         for k in 0..N {
-            count_parity(&answers(&results[k]), &answers(&results[N + k]), &mut parity);
-            count_parity(&answers(&results[k]), &answers(&results[2 * N + k]), &mut parity);
+            for variant in [0, 3] {
+                for other in [1, 2] {
+                    count_parity(&answers(&results[variant * N + k]), &answers(&results[(variant + other) * N + k]), &mut parity);
+                }
+            }
         }
         if frame >= warmup {
             for (position, &k) in order.iter().enumerate() {
                 gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
                 cpu[k].push(record_us[k]);
             }
-            for (set, n) in auto_gpu.iter_mut().enumerate() {
-                *n += usize::from(results[2 * N + set].stats.gpu_plan.is_some());
+            for (variant, counts) in auto_gpu.iter_mut().enumerate() {
+                for (set, n) in counts.iter_mut().enumerate() {
+                    *n += usize::from(results[(2 + 3 * variant) * N + set].stats.gpu_plan.is_some());
+                }
             }
         }
     }
@@ -124,6 +146,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     Ok(ChoiceTimings {
         gpu_ms: std::array::from_fn(|p| std::array::from_fn(|s| median(&mut gpu[p * N + s]))),
         cpu_us: std::array::from_fn(|p| std::array::from_fn(|s| median(&mut cpu[p * N + s]))),
+        take_us: std::array::from_fn(|p| std::array::from_fn(|s| median(&mut take[p * N + s]))),
         auto_gpu,
         frames,
         parity,
@@ -131,23 +154,24 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
 }
 
 impl ChoiceTimings {
-    /// A line per set.
+    /// A line per set and GPU results setting.
     pub fn lines(&self, scene: &str) -> Vec<String> {
-        let (g, c) = (&self.gpu_ms, &self.cpu_us);
+        let (g, c, t) = (&self.gpu_ms, &self.cpu_us, &self.take_us);
+        let cell = |p: usize, s: usize| format!("{:.4} / {:.1}, {:.1}", g[p][s], c[p][s], t[p][s]);
+        let sum = |p: usize, s: usize| g[p][s] + (c[p][s] + t[p][s]) / 1e3;
         (0..N)
-            .map(|s| {
+            .flat_map(|s| [(s, 0), (s, 3)])
+            .map(|(s, v)| {
                 format!(
-                    "| {scene} | {} | {:.4} / {:.1} | {:.4} / {:.1} | {:.4}, {:.4} | {:.4} / {:.1} | {}/{} |",
+                    "| {scene} | {} | {} | {} | {} | {:.4}, {:.4} | {} | {}/{} |",
                     SETS[s],
-                    g[0][s],
-                    c[0][s],
-                    g[1][s],
-                    c[1][s],
-                    g[0][s] + c[0][s] / 1e3,
-                    g[1][s] + c[1][s] / 1e3,
-                    g[2][s],
-                    c[2][s],
-                    self.auto_gpu[s],
+                    if v == 0 { "off" } else { "on" },
+                    cell(v, s),
+                    cell(v + 1, s),
+                    sum(v, s),
+                    sum(v + 1, s),
+                    cell(v + 2, s),
+                    self.auto_gpu[v / 3][s],
                     self.frames
                 )
             })

@@ -203,6 +203,12 @@ impl PlanLayout {
         self.pairs * JOB_WORDS + p * COUNTER_WORDS
     }
 
+    /// Bytes of a slot's copy of the counters and fallback commands for the host: the plan
+    /// buffer's words from the first pair's counters on, up to every pair's fallback command.
+    pub fn readback_bytes(&self) -> u64 {
+        4 * u64::from(self.pairs) * u64::from(COUNTER_WORDS + COMMAND_WORDS)
+    }
+
     /// The word of pair `p`'s fallback command.
     pub fn fallback_word(&self, p: u32) -> u32 {
         self.pairs * (JOB_WORDS + COUNTER_WORDS) + p * COMMAND_WORDS

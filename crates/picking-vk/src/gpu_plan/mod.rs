@@ -158,6 +158,10 @@ pub(crate) struct GpuPlanKit {
     /// (`shaders/pick_cull_finish.comp`).
     finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
+    /// Per slot, where the frame's counters and fallback commands are copied for the host
+    /// ([`layout::PlanLayout::readback_bytes`]): host-cached memory, where reading the plan
+    /// buffer itself (device-local on most GPUs) costs the CPU a bus round trip a word.
+    readback: Vec<GpuBuffer>,
     /// The passes over a shared list's table, where the host enabled `shaderFloat64`
     /// (`PickFeatures::GPU_DRAW_PLANNING`).
     pub(crate) draws: Option<DrawsPasses>,
@@ -231,7 +235,7 @@ impl GpuPlanKit {
         let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
         let mut made = Vec::with_capacity(slots);
         for set in sets {
-            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
             let buffer = GpuBuffer::new(memory, "gpu plan", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !buffer.is_coherent() {
@@ -243,13 +247,16 @@ impl GpuPlanKit {
             unsafe { device.update_descriptor_sets(&[write], &[]) };
             made.push((buffer, set));
         }
+        let readback = (0..slots)
+            .map(|_| GpuBuffer::new(memory, "gpu plan counters", layout.readback_bytes(), vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu))
+            .collect::<Result<_, _>>()?;
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish_comp = (spirv::PICK_CULL_FINISH_COMP, &[finish_group][..]);
         let finish = compute_pipeline(memory, &sets[..1], FINISH_PUSH_BYTES, finish_comp, "pick_cull_finish.comp", "gpu plan finish")?;
         let (limits, now) = tables;
         let unbuilt = (limits.draws > 0 && limits.frame_rows > 0).then_some((limits, finish_group));
-        let mut kit = GpuPlanKit { cull, finish, slots: made, draws: None, unbuilt, _pool: pool, _set_layout: set_layout, layout };
+        let mut kit = GpuPlanKit { cull, finish, slots: made, readback, draws: None, unbuilt, _pool: pool, _set_layout: set_layout, layout };
         if now {
             kit.build_tables(memory)?;
         }
@@ -290,10 +297,10 @@ impl GpuPlanKit {
         self.draws.as_ref()
     }
 
-    /// Bytes held: every slot's plan buffer and table rows.
+    /// Bytes held: every slot's plan buffer, counters' copy and table rows.
     pub fn bytes(&self) -> u64 {
         let rows = self.draws.as_ref().map_or(0, |d| d.rows.iter().map(GpuBuffer::bytes).sum());
-        self.slots.iter().map(|s| s.0.bytes()).sum::<u64>() + rows
+        self.slots.iter().map(|s| s.0.bytes()).sum::<u64>() + self.readback.iter().map(GpuBuffer::bytes).sum::<u64>() + rows
     }
 }
 
