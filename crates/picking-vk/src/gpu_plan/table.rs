@@ -271,8 +271,14 @@ impl DrawTable {
     /// 0), or whose ID `filter` refuses (asked once per ID of the table). The cull pass
     /// draws those rows nowhere.
     pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore], filter: Option<&PickFilter<'_>>) {
-        let Some(bits) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
-        bits.fill(0);
+        let Some(out) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
+        if ignore.is_empty() && filter.is_none() {
+            out.fill(0);
+            return;
+        }
+        // Set here and then copied: `words` is mapped memory the CPU reads back slowly (or
+        // uncached), and setting a bit there would read its word.
+        let mut bits = vec![0u32; out.len()];
         if let Some(filter) = filter {
             for same in self.by_id.chunk_by(|a, b| a.0 == b.0) {
                 if ObjectId::new(same[0].0).is_ok_and(|id| !filter(id)) {
@@ -293,6 +299,7 @@ impl DrawTable {
                 bits[row as usize / 32] |= 1 << (row % 32);
             }
         }
+        out.copy_from_slice(&bits);
     }
 
     /// Bytes held: the static buffer (the slots' rows are the planner's, sized by the
