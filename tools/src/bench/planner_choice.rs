@@ -84,7 +84,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         .map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut gpu, mut cpu, mut take): (Vec<Vec<f64>>, Vec<Vec<f64>>, Vec<Vec<f64>>) = (vec![vec![]; P * N], vec![vec![]; P * N], vec![vec![]; P * N]);
+    let samples = || -> Vec<Vec<f64>> { vec![vec![]; P * N] };
+    let (mut gpu, mut cpu, mut take) = (samples(), samples(), samples());
     let (mut auto_gpu, mut parity) = ([[0; N]; 2], (0, 0));
     let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
     for frame in 0..warmup + frames {
