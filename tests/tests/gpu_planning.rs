@@ -1134,13 +1134,16 @@ fn gpu_planned_rows_draw_only_the_chunks_their_region_meets() {
 }
 
 /// `Planner::Auto` plans a set over a shared list's plain draws with the list's table where
-/// the set and the list are large enough (at least 100 table rows, and 8 point or radius
+/// the set and the list are large enough (at least 100 table rows; and 8 point or radius
 /// queries or more whose count times the rows reaches 2^15, or rectangles whose pixels in the
-/// view times the rows reach 2^24); elsewhere on the CPU. Either way its answers are the CPU
-/// planner's. Its table passes and their rows are built when the first set takes a table,
-/// or by `warm_up` over a list that has the rows: the planner's memory says when.
+/// view times the rows reach 2^25, of at least 8,192 pixels each, 32,768 with GPU results);
+/// elsewhere on the CPU. Either way its answers are the CPU planner's. Its table passes and
+/// their rows are built when the first set takes a table, or by `warm_up` over a list that
+/// has the rows: the planner's memory says when.
 #[test]
 fn auto_takes_the_table_for_large_sets_over_large_lists() {
+    const VW: u32 = 320;
+    const VH: u32 = 240;
     let gpu = Gpu::new();
     let (uploaded, base) = sphere(&gpu, 4, 6);
     // 4,096 spheres spread over the view, at depths 25 to 35: one table group.
@@ -1155,44 +1158,49 @@ fn auto_takes_the_table_for_large_sets_over_large_lists() {
         })
         .collect();
     let first = |n: usize| -> Arc<[PickDraw]> { draws[..n].into() };
-    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), W, H);
+    let (view, proj, viewport) = look(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), VW, VH);
     let request = PickRequest::new(viewport, view, proj);
     let covered = gpu.covered_pixels(&request, &draws, 3);
-    assert!(covered.len() > 1000, "{} pixels covered", covered.len());
+    assert!(covered.len() > 4000, "{} pixels covered", covered.len());
     let points: Vec<PickQuery> = covered.iter().take(16).map(|&p| PickQuery::Point(p)).collect();
     let rect = |x: u32, y: u32, w: u32, h: u32| PickQuery::Rect { rect: PixelRect::new(UVec2::new(x, y), UVec2::new(x + w, y + h)), mode: RectMode::Visible };
-    let whole = rect(0, 0, W, H);
     let config = query_set_config();
     let mut auto = gpu.picker(config.with_planner(Planner::Auto));
+    let mut with_results = gpu.picker(config.with_planner(Planner::Auto).with_gpu_results(true));
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let before = auto.memory().planner;
     let mut seven = points[..7].to_vec();
-    seven.push(rect(20, 30, 64, 63));
-    // (name, set, list, whether Auto takes the table).
+    seven.push(rect(20, 30, 128, 63));
+    // (name, set, list, whether Auto takes the table without and with GPU results). The
+    // whole view is 76,800 pixels: 2^25 pixel-rows from 437 rows.
     let sets = [
-        ("one point", points[..1].to_vec(), draws.clone(), false),
-        ("7 points", points[..7].to_vec(), draws.clone(), false),
-        ("16 points over 2,047 rows", points.clone(), first(2047), false),
-        ("a 64x63 rectangle", vec![rect(20, 30, 64, 63)], draws.clone(), false),
-        ("7 points and a 64x63 rectangle", seven, draws.clone(), false),
-        ("a 64x64 rectangle, 30x60 of it in the view", vec![rect(130, 60, 64, 64)], draws.clone(), false),
-        ("the whole view over 99 rows", vec![whole], first(99), false),
-        ("8 points", points[..8].to_vec(), draws.clone(), true),
-        ("a 64x64 rectangle", vec![rect(20, 30, 64, 64)], draws.clone(), true),
-        ("16 points over 2,048 rows", points.clone(), first(2048), true),
-        ("the whole view over 1,000 rows", vec![whole], first(1000), true),
+        ("one point", points[..1].to_vec(), draws.clone(), [false; 2]),
+        ("7 points", points[..7].to_vec(), draws.clone(), [false; 2]),
+        ("16 points over 2,047 rows", points.clone(), first(2047), [false; 2]),
+        ("a 128x63 rectangle", vec![rect(20, 30, 128, 63)], draws.clone(), [false; 2]),
+        ("7 points and a 128x63 rectangle", seven, draws.clone(), [false; 2]),
+        ("a 128x64 rectangle, 64x64 of it in the view", vec![rect(256, 60, 128, 64)], draws.clone(), [false; 2]),
+        ("the whole view over 436 rows", vec![rect(0, 0, VW, VH)], first(436), [false; 2]),
+        ("8 points", points[..8].to_vec(), draws.clone(), [true; 2]),
+        ("a 128x64 rectangle", vec![rect(20, 30, 128, 64)], draws.clone(), [true, false]),
+        ("a 256x128 rectangle", vec![rect(20, 30, 256, 128)], draws.clone(), [true; 2]),
+        ("16 points over 2,048 rows", points.clone(), first(2048), [true; 2]),
+        ("the whole view over 437 rows", vec![rect(0, 0, VW, VH)], first(437), [true; 2]),
     ];
     let (mut hits, mut built) = (0, false);
     for (name, set, list, table) in sets {
-        let got = gpu.run_queries(&mut auto, &request, &set, &list);
-        assert_eq!(got.stats.gpu_plan.is_some(), table, "{name}: planned on the GPU: {:?}", got.stats.gpu_plan);
-        assert_eq!(answers(&got), answers(&gpu.run_queries(&mut cpu_planned, &request, &set, &list)), "{name}");
+        let want = answers(&gpu.run_queries(&mut cpu_planned, &request, &set, &list));
+        for (picker, table, results) in [(&mut auto, table[0], "off"), (&mut with_results, table[1], "on")] {
+            let got = gpu.run_queries(picker, &request, &set, &list);
+            assert_eq!(got.stats.gpu_plan.is_some(), table, "{name}, GPU results {results}: planned on the GPU: {:?}", got.stats.gpu_plan);
+            assert_eq!(answers(&got), want, "{name}, GPU results {results}");
+            hits += usize::from(table) * hit_instances(&got).len();
+        }
         // No table passes (and no table) before the first set that takes one.
-        built |= table;
+        built |= table[0];
         assert_eq!(auto.memory().planner > before, built, "{name}: the planner's memory");
-        hits += usize::from(table) * hit_instances(&got).len();
     }
-    assert!(hits > 12, "{hits} objects hit by the points of sets planned with the table");
+    assert!(hits > 24, "{hits} objects hit by the points of sets planned with the table");
     // `warm_up` builds the table passes for a list with the rows some set needs (100), and
     // only for such a list.
     let mut warmed = gpu.picker(config.with_planner(Planner::Auto));
@@ -1202,6 +1210,6 @@ fn auto_takes_the_table_for_large_sets_over_large_lists() {
     assert_eq!(warmed.memory().planner, before, "99 rows: no table passes");
     warm_up(&mut warmed, &draws[..100]).expect("warm up");
     assert!(warmed.memory().planner > before, "100 rows: the table passes' rows");
-    drop((auto, cpu_planned, warmed, uploaded));
+    drop((auto, with_results, cpu_planned, warmed, uploaded));
     gpu.assert_no_validation_messages();
 }

@@ -266,18 +266,15 @@ impl DrawTable {
         self.occluders_word
     }
 
-    /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word
-    /// `at`: a bit per row whose draw `ignore` leaves out (by its ID, or by its one instance,
-    /// 0), or whose ID `filter` refuses (asked once per ID of the table). The cull pass
-    /// draws those rows nowhere.
+    /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word `at`:
+    /// a bit per row whose draw `ignore` leaves out (by its ID, or by its one instance, 0), or
+    /// whose ID `filter` refuses (asked once per ID). The cull pass draws them nowhere.
     pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore], filter: Option<&PickFilter<'_>>) {
         let Some(out) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
         if ignore.is_empty() && filter.is_none() {
-            out.fill(0);
-            return;
+            return out.fill(0);
         }
-        // Set here and then copied: `words` is mapped memory the CPU reads back slowly (or
-        // uncached), and setting a bit there would read its word.
+        // Set here, then copied: setting a bit in `words` (mapped) would read its word back.
         let mut bits = vec![0u32; out.len()];
         if let Some(filter) = filter {
             for same in self.by_id.chunk_by(|a, b| a.0 == b.0) {

@@ -163,7 +163,8 @@ pub enum Planner {
     /// by the list's table, as `Gpu` does, where the table costs less CPU and GPU time
     /// together: over a list of at least 100 table rows, for a set of at least 8 point and
     /// radius queries whose count times the rows reaches 2^15 (8 at 4,096 rows), or whose
-    /// rectangles' pixels in the view times the rows reach 2^24 (a 64x64 rectangle at 4,096
+    /// rectangles' pixels in the view times the rows reach 2^25 with at least 8,192 pixels a
+    /// rectangle (32,768 with [`PickerConfig::gpu_results`]; a 128x64 rectangle at 4,096
     /// rows; README, "Which planner"). Its table passes are built for the first such set (or
     /// by [`crate::Picker::warm_up`]).
     #[default]

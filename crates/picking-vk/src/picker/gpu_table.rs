@@ -91,31 +91,37 @@ pub(super) struct CachedTable {
 }
 
 /// `Planner::Auto`'s rule: a set's shared-list plain draws are planned with the list's table
-/// where it costs less CPU and GPU time together than the CPU planner (`bench
-/// --planner-choice` on an H100, README "Which planner"): over a list of at least
-/// [`AUTO_MIN_ROWS`] table rows, a set of at least [`AUTO_POINTS`] point and radius queries
-/// whose count times the rows reaches [`AUTO_POINT_ROWS`], or whose rectangles' pixels in the
-/// view times the rows reach [`AUTO_RECT_PIXEL_ROWS`]. (The CPU planner's cost grows with
-/// the draws under each point and in each rectangle; the table's GPU passes cost about
-/// 0.035 to 0.07 ms whatever the set.)
+/// where it costs less CPU time (recording and taking) and GPU time together than the CPU
+/// planner (`bench --planner-choice` on an H100, README "Which planner"): over a list of at
+/// least [`AUTO_MIN_ROWS`] table rows,
+/// - a set of at least [`AUTO_POINTS`] point and radius queries whose count times the rows
+///   reaches [`AUTO_POINT_ROWS`] (the CPU planner's cost grows with the draws under each
+///   point; the table's passes cost the GPU some 0.02 to 0.06 ms whatever the set), or
+/// - rectangles whose pixels in the view times the rows reach [`AUTO_RECT_PIXEL_ROWS`] (the
+///   CPU planner's cost grows with the draws in each rectangle), with at least
+///   [`AUTO_RECT_PIXELS`] pixels a rectangle (4 times as many with GPU results): a table
+///   rectangle costs the CPU some 4 ns a row of the groups it meets to take, and with GPU
+///   results some 25 ns more to record (a span a row).
 pub(crate) const AUTO_MIN_ROWS: u64 = 100;
 pub(crate) const AUTO_POINTS: u64 = 8;
 pub(crate) const AUTO_POINT_ROWS: u64 = 1 << 15;
-pub(crate) const AUTO_RECT_PIXEL_ROWS: u64 = 1 << 24;
+pub(crate) const AUTO_RECT_PIXEL_ROWS: u64 = 1 << 25;
+pub(crate) const AUTO_RECT_PIXELS: u64 = 1 << 13;
 
-/// What `Planner::Auto` weighs of a set: its point and radius queries, and its rectangles'
-/// pixels inside `view`.
+/// What `Planner::Auto` weighs of a set: its point and radius queries, its rectangles, and
+/// their pixels inside `view`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SetSize {
     pub hits: u64,
+    pub rects: u64,
     pub rect_pixels: u64,
 }
 
 impl SetSize {
     pub fn of(queries: &[PickQuery], view: &PixelRect) -> Self {
         let rect_pixels = queries.iter().map(|q| if let PickQuery::Rect { rect, .. } = q { rect.intersection(view).area() } else { 0 }).sum();
-        let hits = queries.iter().filter(|q| !matches!(q, PickQuery::Rect { .. })).count() as u64;
-        SetSize { hits, rect_pixels }
+        let rects = queries.iter().filter(|q| matches!(q, PickQuery::Rect { .. })).count() as u64;
+        SetSize { hits: queries.len() as u64 - rects, rects, rect_pixels }
     }
 
     /// Whether no list is large enough for `Planner::Auto` to take a table for this set.
@@ -123,10 +129,13 @@ impl SetSize {
         self.hits < AUTO_POINTS && self.rect_pixels == 0
     }
 
-    /// Whether `Planner::Auto` takes a table of `rows` rows for this set.
-    pub fn takes_table(self, rows: u64) -> bool {
+    /// Whether `Planner::Auto` takes a table of `rows` rows for this set, with or without GPU
+    /// results.
+    pub fn takes_table(self, rows: u64, gpu_results: bool) -> bool {
         let points = self.hits >= AUTO_POINTS && self.hits.saturating_mul(rows) >= AUTO_POINT_ROWS;
-        rows >= AUTO_MIN_ROWS && (points || self.rect_pixels.saturating_mul(rows) >= AUTO_RECT_PIXEL_ROWS)
+        let per_rect = if gpu_results { 4 * AUTO_RECT_PIXELS } else { AUTO_RECT_PIXELS };
+        let rects = self.rect_pixels.saturating_mul(rows) >= AUTO_RECT_PIXEL_ROWS && self.rect_pixels >= self.rects.saturating_mul(per_rect);
+        rows >= AUTO_MIN_ROWS && (points || rects)
     }
 }
 
@@ -141,7 +150,7 @@ impl Picker {
     pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>, size: SetSize) -> Result<Option<Arc<DrawTable>>, PickError> {
         let usable = self.planner != Planner::Cpu && self.kit.batch_rows > 0;
         let Some(limits) = self.gpu_plan.as_ref().and_then(|k| k.table_limits()).filter(|_| usable) else { return Ok(None) };
-        let auto = self.planner == Planner::Auto;
+        let (auto, gpu_results) = (self.planner == Planner::Auto, self.gpu_results.is_some());
         if auto && size.never_tabled() {
             return Ok(None);
         }
@@ -154,7 +163,7 @@ impl Picker {
             self.table = Some(CachedTable { list: Arc::downgrade(draws), rows, table: None });
         }
         let Some(cached) = self.table.as_mut() else { return Ok(None) };
-        if auto && !size.takes_table(cached.rows as u64) {
+        if auto && !size.takes_table(cached.rows as u64, gpu_results) {
             return Ok(None);
         }
         if let Some(table) = &cached.table {
@@ -263,21 +272,32 @@ mod tests {
     fn auto_takes_the_table_where_the_benchmark_found_it_cheaper() {
         let view = PixelRect::new(UVec2::ZERO, UVec2::new(1920, 1080));
         let points = |n: u32| (0..n).map(|k| PickQuery::Point(UVec2::new(k, k))).collect::<Vec<_>>();
-        let takes = |queries: &[PickQuery], rows: u64| SetSize::of(queries, &view).takes_table(rows);
+        let takes = |queries: &[PickQuery], rows: u64, results: bool| SetSize::of(queries, &view).takes_table(rows, results);
         // Points (`bench --planner-choice`, H100): 8 and 16 at 10,000 rows take it; 16 at
-        // 1,000 rows and a single point at any size do not.
-        assert!(takes(&points(8), 10_000) && takes(&points(16), 10_000) && takes(&points(16), 2_048));
-        assert!(!takes(&points(16), 1_000) && !takes(&points(7), 100_000) && !takes(&points(1), 1 << 22));
+        // 1,000 rows and a single point at any size do not; GPU results change nothing.
+        for results in [false, true] {
+            assert!(takes(&points(8), 10_000, results) && takes(&points(16), 10_000, results) && takes(&points(16), 2_048, results));
+            assert!(!takes(&points(16), 1_000, results) && !takes(&points(7), 100_000, results) && !takes(&points(1), 1 << 22, results));
+        }
         // Radius queries count as points.
         let radius = PickQuery::Radius { pixel: UVec2::ZERO, radius: 4, snap: crate::Snap::Nearest };
-        assert!(takes(&[radius; 8], 4_096) && !takes(&[radius; 8], 4_095));
-        // Rectangles by their pixels in the view: a 64x64 at 10,000 rows and a 256x256 at
-        // 1,000 take it, not at 1,000 and 100 rows; the whole view from 100 rows on.
-        assert!(takes(&[rect((0, 0), (64, 64))], 10_000) && !takes(&[rect((0, 0), (64, 64))], 1_000));
-        assert!(takes(&[rect((0, 0), (256, 256))], 1_000) && !takes(&[rect((0, 0), (256, 256))], 100));
-        assert!(takes(&[rect((0, 0), (1920, 1080))], 100) && !takes(&[rect((0, 0), (1920, 1080))], 99));
+        assert!(takes(&[radius; 8], 4_096, false) && !takes(&[radius; 8], 4_095, false));
+        // Rectangles by their pixels in the view times the rows: a 256x256 at 1,000 rows takes
+        // it, not at 100 rows; the whole view from 100 rows on.
+        let (r64, r256, whole) = (rect((0, 0), (64, 64)), rect((0, 0), (256, 256)), rect((0, 0), (1920, 1080)));
+        for results in [false, true] {
+            assert!(takes(&[r256], 1_000, results) && !takes(&[r256], 100, results));
+            assert!(takes(&[whole], 100, results) && !takes(&[whole], 99, results));
+        }
+        // A 64x64 at 10,000 rows neither way (taking its rows' entries costs more), nor a
+        // 128x64 with GPU results (a span a row), which takes it without.
+        assert!(!takes(&[r64], 10_000, false) && !takes(&[r64], 1 << 20, false));
+        let r128 = rect((0, 0), (128, 64));
+        assert!(takes(&[r128], 10_000, false) && !takes(&[r128], 10_000, true));
+        // Per rectangle: with GPU results a 256x128 takes it, its two halves do not.
+        assert!(takes(&[rect((0, 0), (256, 128))], 4_096, true) && !takes(&[rect((0, 0), (128, 128)), rect((128, 0), (256, 128))], 4_096, true));
         // Only the pixels inside the view count.
-        assert!(!takes(&[rect((1900, 1060), (1964, 1124))], 10_000));
-        assert_eq!(SetSize::of(&[rect((1900, 1060), (1964, 1124)), radius], &view), SetSize { hits: 1, rect_pixels: 400 });
+        assert!(!takes(&[rect((1900, 1060), (1964, 1124))], 10_000, false));
+        assert_eq!(SetSize::of(&[rect((1900, 1060), (1964, 1124)), radius], &view), SetSize { hits: 1, rects: 1, rect_pixels: 400 });
     }
 }
