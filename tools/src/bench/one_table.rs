@@ -20,8 +20,10 @@ fn one_table(
     println!("{title} on {} ({}x{}, {} frames after {} warm-up, medians):", ctx.device_name, cfg.size.0, cfg.size.1, cfg.frames, cfg.warmup);
     println!("{header}");
     let mut parity = true;
-    let scenes = extra.iter().chain(cfg.scenes.iter().filter(|s| keep(s)));
-    for (k, spec) in scenes.enumerate() {
+    // Each scene keeps its index in the configuration (its seeds), as in the full run; the
+    // extra scenes' follow them.
+    let extra = extra.iter().enumerate().map(|(i, s)| (cfg.scenes.len() + i, s));
+    for (k, spec) in extra.chain(cfg.scenes.iter().enumerate().filter(|(_, s)| keep(s))) {
         let scene = BenchScene::build(&ctx, *spec, 100 + k as u64).map_err(|e| e.to_string())?;
         let (line, ok) = measure(&ctx, &scene, &cfg, k as u64)?;
         parity &= ok;
