@@ -19,7 +19,15 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
+// The host's copy of each pair's counters and its fallback command's instance count, written
+// once the pair is finished (`GpuPlanKit::read_back`): host-cached memory, where the plan
+// buffer may be device-local, which the host reads at a round trip over the bus a word.
+layout(std430, set = 0, binding = 1) writeonly buffer HostCounters {
+    uint words[];
+} host;
+
 const uint JOB_WORDS = 53u;
+const uint HOST_WORDS = 7u;
 const uint SURVIVORS = 0u;
 const uint TABLE_FALLBACK = 1u;
 const uint DRAWN = 2u;
@@ -105,11 +113,8 @@ uvec3 count_groups(uint bits, uint n, uint mask, uint first_group) {
     return counts;
 }
 
-void main() {
-    uint pair = pc.pairs.y + gl_WorkGroupID.x;
-    if (gl_WorkGroupID.x >= pc.pairs.x) {
-        return;
-    }
+// Finishes pair `pair`: its commands and counters (every thread of the workgroup).
+void finish(uint pair) {
     uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
     // Every job word the pass needs, read together: the pass is a chain of reads that wait on
@@ -227,5 +232,24 @@ void main() {
     }
     if (lid == 0u) {
         plan.words[counters + DRAWN] = total_runs;
+    }
+}
+
+void main() {
+    if (gl_WorkGroupID.x >= pc.pairs.x) {
+        return;
+    }
+    uint pair = pc.pairs.y + gl_WorkGroupID.x;
+    finish(pair);
+    // Every thread's writes to the counters before the first thread copies them.
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationID.x == 0u) {
+        uint job = pair * JOB_WORDS;
+        uint counters = plan.words[job + 33u];
+        for (uint k = 0u; k < HOST_WORDS - 1u; k++) {
+            host.words[pair * HOST_WORDS + k] = plan.words[counters + k];
+        }
+        host.words[pair * HOST_WORDS + HOST_WORDS - 1u] = plan.words[plan.words[job + 36u] + 1u];
     }
 }

@@ -408,11 +408,11 @@ fn query_memory_is_sized_by_the_configuration_not_the_view() {
     assert!(m.total() - m.planner <= 3 << 19, "<= 1.5 MiB besides the GPU planner: {}", m.total());
     // The GPU planner's default: 64 pairs of 256 bytes, 4,096 commands of 20, 2^18 survivor
     // bits with a summary bit per 64, the view-projection and the compacted rows' count per
-    // slot, rounded up to 16 bytes, and the host's copy of each pair's counters and fallback
-    // command (44 bytes a pair); and where a table may be planned (lavapipe has
+    // slot, rounded up to 16 bytes, and the host's copy of each pair's counters and its
+    // fallback's instance count (28 bytes a pair); and where a table may be planned (lavapipe has
     // `shaderFloat64`), a bit per draw it may hold (2^17) for the rows ignore rules leave out.
     // No table rows: `Auto` builds them for its first set that takes a table.
-    assert_eq!(m.planner, 2 * (64 * 256 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16) + 2 * 64 * 44 + 2 * (1 << 17) / 8);
+    assert_eq!(m.planner, 2 * (64 * 256 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16) + 2 * 64 * 28 + 2 * (1 << 17) / 8);
     drop(picker);
     let _ = Mat4::IDENTITY;
     gpu.assert_no_validation_messages();

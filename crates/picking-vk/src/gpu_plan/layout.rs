@@ -20,6 +20,9 @@ pub(crate) const COMMAND_WORDS: u32 = 5;
 /// survivors a table pair's occlusion dropped, and 1 where a table pair drew its survivors
 /// from compacted copies of their rows.
 pub(crate) const COUNTER_WORDS: u32 = 6;
+/// Words of a pair's copy for the host, which the finishing passes write once the pair is
+/// finished: its counters, then its fallback command's instance count.
+pub(crate) const HOST_WORDS: u32 = COUNTER_WORDS + 1;
 /// Words of the frame's view-projection in f64.
 pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 
@@ -203,10 +206,9 @@ impl PlanLayout {
         self.pairs * JOB_WORDS + p * COUNTER_WORDS
     }
 
-    /// Bytes of a slot's copy of the counters and fallback commands for the host: the plan
-    /// buffer's words from the first pair's counters on, up to every pair's fallback command.
+    /// Bytes of a slot's copy of the counters for the host: [`HOST_WORDS`] a pair.
     pub fn readback_bytes(&self) -> u64 {
-        4 * u64::from(self.pairs) * u64::from(COUNTER_WORDS + COMMAND_WORDS)
+        4 * u64::from(self.pairs) * u64::from(HOST_WORDS)
     }
 
     /// The word of pair `p`'s fallback command.
@@ -308,6 +310,8 @@ mod tests {
         assert!(finish.contains(&format!("const uint SURVIVORS = {}u;", counter::SURVIVORS)));
         assert!(finish.contains(&format!("const uint TABLE_FALLBACK = {}u;", counter::TABLE_FALLBACK)));
         assert!(finish.contains(&format!("const uint DRAWN = {}u;", counter::DRAWN)));
+        assert!(finish.contains(&format!("const uint HOST_WORDS = {HOST_WORDS}u;")));
+        assert!(finish.contains(&format!("plan.words[plan.words[job + {}u] + 1u]", job::FALLBACK_WORD)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::COUNTERS)));
         let draws = include_str!("../../../../shaders/pick_cull_finish_draws.comp");
         assert!(draws.contains(&format!("const uint OCCLUDED = {}u;", counter::OCCLUDED)));

@@ -158,9 +158,9 @@ pub(crate) struct GpuPlanKit {
     /// (`shaders/pick_cull_finish.comp`).
     finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
-    /// Per slot, where the frame's counters and fallback commands are copied for the host
-    /// ([`layout::PlanLayout::readback_bytes`]): host-cached memory, where reading the plan
-    /// buffer itself (device-local on most GPUs) costs the CPU a bus round trip a word.
+    /// Per slot, the host's copy of each pair's counters, which the finishing passes write
+    /// ([`layout::HOST_WORDS`] a pair): host-cached memory, where reading the plan buffer
+    /// itself (device-local on most GPUs) costs the CPU a bus round trip a word.
     readback: Vec<GpuBuffer>,
     /// The passes over a shared list's table, where the host enabled `shaderFloat64`
     /// (`PickFeatures::GPU_DRAW_PLANNING`).
@@ -222,9 +222,10 @@ impl GpuPlanKit {
         finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
-        let set_layout = storage_set_layout(device, 1)?;
+        // The plan buffer, and the host's copy of the counters.
+        let set_layout = storage_set_layout(device, 2)?;
         let count = slots as u32;
-        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 * count }];
         // SAFETY: as above.
         let pool = unsafe {
             let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
@@ -233,23 +234,28 @@ impl GpuPlanKit {
         let layouts = vec![set_layout.handle; slots];
         // SAFETY: the pool has room for one set per slot.
         let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
-        let mut made = Vec::with_capacity(slots);
+        let (mut made, mut readback) = (Vec::with_capacity(slots), Vec::with_capacity(slots));
         for set in sets {
-            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
             let buffer = GpuBuffer::new(memory, "gpu plan", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !buffer.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU plan buffer")] });
             }
-            let info = [vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE }];
-            let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&info);
-            // SAFETY: the set and buffer are live; nothing uses the set yet.
-            unsafe { device.update_descriptor_sets(&[write], &[]) };
+            let copy = GpuBuffer::new(memory, "gpu plan counters", layout.readback_bytes(), vk::BufferUsageFlags::STORAGE_BUFFER, MemoryLocation::GpuToCpu)?;
+            let infos = [&buffer, &copy].map(|b| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: vk::WHOLE_SIZE }]);
+            let writes = [0, 1].map(|b| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(b)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&infos[b as usize])
+            });
+            // SAFETY: the set and buffers are live; nothing uses the set yet.
+            unsafe { device.update_descriptor_sets(&writes, &[]) };
             made.push((buffer, set));
+            readback.push(copy);
         }
-        let readback = (0..slots)
-            .map(|_| GpuBuffer::new(memory, "gpu plan counters", layout.readback_bytes(), vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu))
-            .collect::<Result<_, _>>()?;
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
         let finish_comp = (spirv::PICK_CULL_FINISH_COMP, &[finish_group][..]);

@@ -3,7 +3,7 @@
 //! slot's first barrier, and the slot's last barrier orders the frame's uses of the plan
 //! buffer before the next frame's cull pass and the host's read of its counters.
 
-use super::layout::{counter, COMMAND_WORDS, COUNTER_WORDS};
+use super::layout::{counter, COUNTER_WORDS, HOST_WORDS};
 use super::{CullDispatch, GpuPlanKit, PUSH_BYTES, TABLE_PUSH_BYTES};
 use crate::readback::{JoinedBarrier, SlotQueries};
 use crate::resolve::result::GpuPlanStats;
@@ -114,47 +114,23 @@ impl GpuPlanKit {
         }
     }
 
-    /// Records the copy of the first `pairs` pairs' counters and fallback commands of slot
-    /// `slot`'s plan buffer into its host-cached copy, which [`GpuPlanKit::read_back`] reads.
-    ///
-    /// # Safety
-    /// `cmd` is recording outside a render pass, between the staging slot's first barrier
-    /// joined with [`GpuPlanKit::first_barrier`] and its last, joined with
-    /// [`GpuPlanKit::last_barrier`].
-    pub unsafe fn record_counters_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, pairs: u32) {
-        let (Some((buffer, _)), Some(copy)) = (self.slots.get(slot), self.readback.get(slot)) else { return };
-        let (layout, n) = (self.layout, u64::from(pairs.min(self.layout.pairs)));
-        if n == 0 {
-            return;
-        }
-        // The copy keeps the plan buffer's words from the first pair's counters on.
-        let base = 4 * u64::from(layout.counters_word(0));
-        let region =
-            |word: u32, words: u32| vk::BufferCopy { src_offset: 4 * u64::from(word), dst_offset: 4 * u64::from(word) - base, size: 4 * n * u64::from(words) };
-        let regions = [region(layout.counters_word(0), COUNTER_WORDS), region(layout.fallback_word(0), COMMAND_WORDS)];
-        // SAFETY: the caller's contract; both regions lie inside both buffers.
-        unsafe { device.cmd_copy_buffer(cmd, buffer.buffer, copy.buffer, &regions) };
-    }
-
-    /// The plan's writes before the pick passes' indirect reads and the counters' copy (and
-    /// a table's `rows` before their vertex input), joined to the staging slot's first
-    /// barrier.
+    /// The plan's writes before the pick passes' indirect reads (and a table's `rows` before
+    /// their vertex input), joined to the staging slot's first barrier.
     pub fn first_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
         let rows = rows.map(|r| whole(r, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::VERTEX_ATTRIBUTE_READ));
         let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
-        let read = vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::TRANSFER_READ;
         Some(JoinedBarrier {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER,
-            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vk::PipelineStageFlags::TRANSFER | vertex_input,
-            buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, read, 0, vk::WHOLE_SIZE),
+            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
+            buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ, 0, vk::WHOLE_SIZE),
             also: [rows, None],
         })
     }
 
-    /// The frame's cull writes, indirect reads and counters' copy before a later frame's cull
-    /// pass on the same buffer (a barrier's scopes reach the commands submitted later on the
-    /// queue), and the copy's writes before the host reads them, joined to the staging
+    /// The frame's cull writes and indirect reads before a later frame's cull pass on the same
+    /// buffer (a barrier's scopes reach the commands submitted later on the queue), and the
+    /// finishing passes' copy of the counters before the host reads it, joined to the staging
     /// slot's last barrier. A table's `rows` are read as vertex attributes before a later
     /// frame's cull pass writes them again.
     pub fn last_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
@@ -163,12 +139,11 @@ impl GpuPlanKit {
         let (read, write) = (vk::AccessFlags::SHADER_READ, vk::AccessFlags::SHADER_WRITE);
         let rows = rows.map(|r| whole(r, vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE));
         let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
-        let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vk::PipelineStageFlags::TRANSFER;
         Some(JoinedBarrier {
-            src_stages: stages | vertex_input,
+            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
             buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
-            also: [rows, Some(whole(copy.buffer, vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::HOST_READ))],
+            also: [rows, Some(whole(copy.buffer, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::HOST_READ))],
         })
     }
 
@@ -180,20 +155,17 @@ impl GpuPlanKit {
     pub unsafe fn read_back(&mut self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
         let layout = self.layout;
         let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
-        // SAFETY: the caller's contract: the frame's copy completed, and its last barrier made
-        // it host-visible.
+        // SAFETY: the caller's contract: the frame completed, and its last barrier made the
+        // finishing passes' copy host-visible.
         let Some(bytes) = self.readback.get(slot).and_then(|b| unsafe { b.host_bytes() }.ok()) else { return planned };
         let Ok(words) = bytemuck::try_cast_slice::<u8, u32>(bytes) else { return planned };
-        // The copy's words, by the plan buffer's word.
-        let word = |at: u32| words.get((at - layout.counters_word(0)) as usize).copied().unwrap_or(0);
-        for p in 0..pairs {
-            let counters = layout.counters_word(p);
-            planned.survivors += u64::from(word(counters + counter::SURVIVORS));
-            planned.commands += u64::from(word(counters + counter::DRAWN));
-            planned.occluded += u64::from(word(counters + counter::OCCLUDED));
-            planned.compacted += u64::from(word(counters + counter::COMPACTED));
-            let table_fallback = word(counters + counter::TABLE_FALLBACK) != 0;
-            planned.fallbacks += u64::from(word(layout.fallback_word(p) + 1) != 0 || table_fallback);
+        for copy in words.chunks_exact(HOST_WORDS as usize).take(pairs as usize) {
+            planned.survivors += u64::from(copy[counter::SURVIVORS as usize]);
+            planned.commands += u64::from(copy[counter::DRAWN as usize]);
+            planned.occluded += u64::from(copy[counter::OCCLUDED as usize]);
+            planned.compacted += u64::from(copy[counter::COMPACTED as usize]);
+            // The fallback drew (its instance count, last), or a table pair's did.
+            planned.fallbacks += u64::from(copy[COUNTER_WORDS as usize] != 0 || copy[counter::TABLE_FALLBACK as usize] != 0);
         }
         planned
     }

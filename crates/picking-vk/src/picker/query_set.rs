@@ -201,9 +201,6 @@ impl Picker {
                     }
                 }
             }
-            if let Some(kit) = gpu_plan {
-                kit.record_counters_copy(device, cmd, slot, pairs.commands.len() as u32);
-            }
             let last = results.and_then(|k| k.last_barrier(slot, readers));
             if let Some(kit) = self.gpu_results.as_mut() {
                 let frame =
