@@ -152,7 +152,7 @@ impl GpuPlanKit {
     ///
     /// # Safety
     /// The slot's frame completed, and nothing is recording into the slot.
-    pub unsafe fn read_back(&mut self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
+    pub unsafe fn read_back(&self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
         let layout = self.layout;
         let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
         // SAFETY: the caller's contract: the frame completed, and its last barrier made the

@@ -142,11 +142,12 @@ impl SetSize {
 impl Picker {
     /// The table a set (`size`) over `draws` plans with, if any: under `Planner::Gpu`
     /// always, under `Planner::Auto` where the set and the list are large enough
-    /// ([`SetSize::takes_table`]); where the host enabled `shaderFloat64` and batching. A request's ignore rules and filter name
-    /// the rows they leave out (`DrawTable::write_ignored`: the filter is asked once per ID
-    /// of the table each frame); GPU results find a row's draw by its group (`group_entries`).
-    /// Built once per list; none for a list with more plain draws than
-    /// `PickerConfig::gpu_plan_draws`.
+    /// ([`SetSize::takes_table`]); where the host enabled `shaderFloat64` and batching. A
+    /// request's ignore rules and filter name the rows they leave out
+    /// (`DrawTable::write_ignored`: the filter is asked once per ID of the table each frame);
+    /// GPU results find a row's draw by its group (`group_entries`). Built once per list (the
+    /// last one recorded, as the CPU planner keeps the last list's hierarchy); none for a
+    /// list with more plain draws than `PickerConfig::gpu_plan_draws`.
     pub(super) fn table_for(&mut self, draws: &Arc<[PickDraw]>, size: SetSize) -> Result<Option<Arc<DrawTable>>, PickError> {
         let usable = self.planner != Planner::Cpu && self.kit.batch_rows > 0;
         let Some(limits) = self.gpu_plan.as_ref().and_then(|k| k.table_limits()).filter(|_| usable) else { return Ok(None) };
