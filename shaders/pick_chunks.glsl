@@ -235,6 +235,8 @@ bool finish_by_chunks(uint job, uint counters, uint commands, uint capacity, boo
     if (lid == 0u) {
         plan.words[counters + SURVIVORS] = listed;
         plan.words[counters + DRAWN] = totals.x;
+        add_total(TOTAL_SURVIVORS, listed);
+        add_total(TOTAL_DRAWN, totals.x);
     }
     return true;
 }

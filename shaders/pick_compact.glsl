@@ -123,6 +123,8 @@ bool compact_survivors(uint job, uint counters, uint commands, uint capacity, bo
     if (lid == 0u) {
         plan.words[counters + DRAWN] = drawn;
         plan.words[counters + COMPACTED] = 1u;
+        add_total(TOTAL_DRAWN, drawn);
+        add_total(TOTAL_COMPACTED, 1u);
     }
     return true;
 }

@@ -24,6 +24,7 @@ uvec3 command_template(uint job, uint candidate) {
 // The fallback command draws the whole range.
 void overflow(uint job, uint counters) {
     plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 45u];
+    add_total(TOTAL_FALLBACKS, uint(plan.words[job + 45u] != 0u));
 }
 
 // Instances are never dropped behind a sure hit on the GPU.

@@ -12,25 +12,32 @@ layout(constant_id = 0) const uint GROUP = 64u;
 layout(push_constant) uniform FinishPush {
     uvec4 pairs; // (pairs, the first, the table's run-start bits (draws), the occluder directory (draws))
     uvec4 words; // (draws: the first span row, the first command's word, the first near key's word, the view-projection's word)
-    uvec4 pool; // (draws: the first compacted row, how many, the word counting those taken, 0)
+    uvec4 pool; // (draws: the first compacted row, how many, the word counting those taken; the frame's totals' word)
 } pc;
 
 layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-// The host's copy of each pair's counters and its fallback command's instance count, written
-// once the pair is finished (`GpuPlanKit::read_back`): host-cached memory, where the plan
-// buffer may be device-local, which the host reads at a round trip over the bus a word.
-layout(std430, set = 0, binding = 1) writeonly buffer HostCounters {
-    uint words[];
-} host;
-
 const uint JOB_WORDS = 53u;
-const uint HOST_WORDS = 7u;
 const uint SURVIVORS = 0u;
 const uint TABLE_FALLBACK = 1u;
 const uint DRAWN = 2u;
+
+// The frame's totals over its pairs, which the host reads (`GpuPlanKit::read_back`): a few
+// words wherever the plan buffer lies (device-local memory costs the host a round trip over
+// the bus a word), added where a pair's counter is written.
+const uint TOTAL_SURVIVORS = 0u;
+const uint TOTAL_DRAWN = 1u;
+const uint TOTAL_OCCLUDED = 2u;
+const uint TOTAL_COMPACTED = 3u;
+const uint TOTAL_FALLBACKS = 4u;
+
+void add_total(uint total, uint value) {
+    if (value != 0u) {
+        atomicAdd(plan.words[pc.pool.w + total], value);
+    }
+}
 
 // The candidate of the pair's bit 0 (the instance, or the table row).
 uint bit0;
@@ -113,8 +120,11 @@ uvec3 count_groups(uint bits, uint n, uint mask, uint first_group) {
     return counts;
 }
 
-// Finishes pair `pair`: its commands and counters (every thread of the workgroup).
-void finish(uint pair) {
+void main() {
+    uint pair = pc.pairs.y + gl_WorkGroupID.x;
+    if (gl_WorkGroupID.x >= pc.pairs.x) {
+        return;
+    }
     uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
     // Every job word the pass needs, read together: the pass is a chain of reads that wait on
@@ -156,6 +166,7 @@ void finish(uint pair) {
     uint total_runs = totals.x;
     if (lid == 0u) {
         plan.words[counters + SURVIVORS] = totals.z;
+        add_total(TOTAL_SURVIVORS, totals.z);
     }
     if (total_runs > capacity) {
         if (compact_survivors(job, counters, commands, capacity, indexed, bits, n, summaries, first_mask, before.z, totals.z)) {
@@ -232,24 +243,6 @@ void finish(uint pair) {
     }
     if (lid == 0u) {
         plan.words[counters + DRAWN] = total_runs;
-    }
-}
-
-void main() {
-    if (gl_WorkGroupID.x >= pc.pairs.x) {
-        return;
-    }
-    uint pair = pc.pairs.y + gl_WorkGroupID.x;
-    finish(pair);
-    // Every thread's writes to the counters before the first thread copies them.
-    memoryBarrierBuffer();
-    barrier();
-    if (gl_LocalInvocationID.x == 0u) {
-        uint job = pair * JOB_WORDS;
-        uint counters = plan.words[job + 33u];
-        for (uint k = 0u; k < HOST_WORDS - 1u; k++) {
-            host.words[pair * HOST_WORDS + k] = plan.words[counters + k];
-        }
-        host.words[pair * HOST_WORDS + HOST_WORDS - 1u] = plan.words[plan.words[job + 36u] + 1u];
+        add_total(TOTAL_DRAWN, total_runs);
     }
 }

@@ -55,4 +55,5 @@ uvec3 command_template(uint job, uint candidate) {
 
 void overflow(uint job, uint counters) {
     plan.words[counters + TABLE_FALLBACK] = plan.words[job + 45u];
+    add_total(TOTAL_FALLBACKS, uint(plan.words[job + 45u] != 0u));
 }

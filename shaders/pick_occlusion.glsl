@@ -375,6 +375,7 @@ void drop_occluded(uint job, uint counters, uint bits, uint n, uint summary) {
     }
     if (dropped > 0u) {
         atomicAdd(plan.words[counters + OCCLUDED], dropped);
+        add_total(TOTAL_OCCLUDED, dropped);
     }
     memoryBarrierBuffer();
     barrier();

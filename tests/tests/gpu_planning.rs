@@ -160,15 +160,15 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
     // Per slot (two by default): 256 bytes a pair, 20 a command, a bit per instance the
     // pairs may test (2^18 by default) and a summary bit per 64, the view-projection in f64
-    // (128 bytes) and the count of compacted rows taken (4 bytes), rounded up to 16 bytes;
-    // and the host's copy of each pair's counters and its fallback's instance count (28 bytes a pair);
+    // (128 bytes), the count of compacted rows taken (4 bytes) and the frame's totals (20
+    // bytes), rounded up to 16 bytes;
     // nothing per draw or instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
     // `shaderFloat64`) also holds, per slot, the rows a frame may draw of a shared list's
     // table (16,384 of 80 bytes by default) with a near key each (4 bytes), a span row per
     // command (80 bytes) and as many compacted rows as rows (80 bytes); and with `Auto` too,
     // a bit per draw a table may hold (131,072 by default) for the rows ignore rules leave
     // out (`Auto` builds the rows with its first set that takes a table: none here).
-    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4_u64).next_multiple_of(16) + 2 * 128 * 28 + 2 * (1 << 17) / 8;
+    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4 + 20_u64 + (1 << 17) / 8).next_multiple_of(16);
     let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");

@@ -158,10 +158,6 @@ pub(crate) struct GpuPlanKit {
     /// (`shaders/pick_cull_finish.comp`).
     finish: ComputePipeline,
     slots: Vec<(GpuBuffer, vk::DescriptorSet)>,
-    /// Per slot, the host's copy of each pair's counters, which the finishing passes write
-    /// ([`layout::HOST_WORDS`] a pair): host-cached memory, where reading the plan buffer
-    /// itself (device-local on most GPUs) costs the CPU a bus round trip a word.
-    readback: Vec<GpuBuffer>,
     /// The passes over a shared list's table, where the host enabled `shaderFloat64`
     /// (`PickFeatures::GPU_DRAW_PLANNING`).
     pub(crate) draws: Option<DrawsPasses>,
@@ -222,10 +218,9 @@ impl GpuPlanKit {
         finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
-        // The plan buffer, and the host's copy of the counters.
-        let set_layout = storage_set_layout(device, 2)?;
+        let set_layout = storage_set_layout(device, 1)?;
         let count = slots as u32;
-        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 * count }];
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
         // SAFETY: as above.
         let pool = unsafe {
             let handle = device.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes), None)?;
@@ -234,7 +229,7 @@ impl GpuPlanKit {
         let layouts = vec![set_layout.handle; slots];
         // SAFETY: the pool has room for one set per slot.
         let sets = unsafe { device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.handle).set_layouts(&layouts)) }?;
-        let (mut made, mut readback) = (Vec::with_capacity(slots), Vec::with_capacity(slots));
+        let mut made = Vec::with_capacity(slots);
         for set in sets {
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::INDIRECT_BUFFER;
             let buffer = GpuBuffer::new(memory, "gpu plan", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
@@ -242,19 +237,11 @@ impl GpuPlanKit {
             if !buffer.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU plan buffer")] });
             }
-            let copy = GpuBuffer::new(memory, "gpu plan counters", layout.readback_bytes(), vk::BufferUsageFlags::STORAGE_BUFFER, MemoryLocation::GpuToCpu)?;
-            let infos = [&buffer, &copy].map(|b| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: vk::WHOLE_SIZE }]);
-            let writes = [0, 1].map(|b| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(&infos[b as usize])
-            });
-            // SAFETY: the set and buffers are live; nothing uses the set yet.
-            unsafe { device.update_descriptor_sets(&writes, &[]) };
+            let info = [vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+            let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(0).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&info);
+            // SAFETY: the set and buffer are live; nothing uses the set yet.
+            unsafe { device.update_descriptor_sets(&[write], &[]) };
             made.push((buffer, set));
-            readback.push(copy);
         }
         let sets = [set_layout.handle, instance_set_layout];
         let cull = compute_pipeline(memory, &sets, PUSH_BYTES, (spirv::PICK_CULL_COMP, &[]), "pick_cull.comp", "gpu plan cull")?;
@@ -262,7 +249,7 @@ impl GpuPlanKit {
         let finish = compute_pipeline(memory, &sets[..1], FINISH_PUSH_BYTES, finish_comp, "pick_cull_finish.comp", "gpu plan finish")?;
         let (limits, now) = tables;
         let unbuilt = (limits.draws > 0 && limits.frame_rows > 0).then_some((limits, finish_group));
-        let mut kit = GpuPlanKit { cull, finish, slots: made, readback, draws: None, unbuilt, _pool: pool, _set_layout: set_layout, layout };
+        let mut kit = GpuPlanKit { cull, finish, slots: made, draws: None, unbuilt, _pool: pool, _set_layout: set_layout, layout };
         if now {
             kit.build_tables(memory)?;
         }
@@ -303,10 +290,10 @@ impl GpuPlanKit {
         self.draws.as_ref()
     }
 
-    /// Bytes held: every slot's plan buffer, counters' copy and table rows.
+    /// Bytes held: every slot's plan buffer and table rows.
     pub fn bytes(&self) -> u64 {
         let rows = self.draws.as_ref().map_or(0, |d| d.rows.iter().map(GpuBuffer::bytes).sum());
-        self.slots.iter().map(|s| s.0.bytes()).sum::<u64>() + self.readback.iter().map(GpuBuffer::bytes).sum::<u64>() + rows
+        self.slots.iter().map(|s| s.0.bytes()).sum::<u64>() + rows
     }
 }
 
@@ -333,10 +320,12 @@ impl DrawsPasses {
     /// The table's words the finishing pass reads from its push constants (after the pairs):
     /// the first span row, the plan buffer's first command word (`plan`: its layout), the
     /// first near key's word and the frame's view-projection's word; then the first
-    /// compacted row, how many there are and the plan buffer's word that counts those taken.
+    /// compacted row, how many there are, the plan buffer's word that counts those taken, and
+    /// the frame's totals' word.
     pub fn finish_words(&self, plan: &PlanLayout) -> [u32; 8] {
         let rows = &self.rows_layout;
-        [rows.frame_rows, plan.command_word(0), rows.keys_word(), plan.view_projection_word(), rows.compacted_row(), rows.frame_rows, plan.compacted_word(), 0]
+        let (compacted, totals) = (plan.compacted_word(), plan.totals_word());
+        [rows.frame_rows, plan.command_word(0), rows.keys_word(), plan.view_projection_word(), rows.compacted_row(), rows.frame_rows, compacted, totals]
     }
 }
 

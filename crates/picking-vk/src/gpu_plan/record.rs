@@ -3,7 +3,7 @@
 //! slot's first barrier, and the slot's last barrier orders the frame's uses of the plan
 //! buffer before the next frame's cull pass and the host's read of its counters.
 
-use super::layout::{counter, COUNTER_WORDS, HOST_WORDS};
+use super::layout::{total, TOTAL_WORDS};
 use super::{CullDispatch, GpuPlanKit, PUSH_BYTES, TABLE_PUSH_BYTES};
 use crate::readback::{JoinedBarrier, SlotQueries};
 use crate::resolve::result::GpuPlanStats;
@@ -95,7 +95,7 @@ impl GpuPlanKit {
             if instance_pairs > 0 {
                 device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, self.finish.1.handle, 0, &[*plan_set], &[]);
-                let push = [instance_pairs, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+                let push = [instance_pairs, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, self.layout.totals_word()];
                 device.cmd_push_constants(cmd, self.finish.1.handle, vk::ShaderStageFlags::COMPUTE, 0, bytemuck::cast_slice(&push));
                 device.cmd_dispatch(cmd, instance_pairs, 1, 1);
             }
@@ -129,43 +129,40 @@ impl GpuPlanKit {
     }
 
     /// The frame's cull writes and indirect reads before a later frame's cull pass on the same
-    /// buffer (a barrier's scopes reach the commands submitted later on the queue), and the
-    /// finishing passes' copy of the counters before the host reads it, joined to the staging
-    /// slot's last barrier. A table's `rows` are read as vertex attributes before a later
-    /// frame's cull pass writes them again.
+    /// buffer (a barrier's scopes reach the commands submitted later on the queue) and before
+    /// the host reads the totals back, joined to the staging slot's last barrier.
+    /// A table's `rows` are read as vertex attributes before a later frame's cull pass
+    /// writes them again.
     pub fn last_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
-        let copy = self.readback.get(slot)?;
-        let (read, write) = (vk::AccessFlags::SHADER_READ, vk::AccessFlags::SHADER_WRITE);
+        let (read, write) = (vk::AccessFlags::SHADER_READ | vk::AccessFlags::HOST_READ, vk::AccessFlags::SHADER_WRITE);
         let rows = rows.map(|r| whole(r, vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE));
         let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
         Some(JoinedBarrier {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
             buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
-            also: [rows, Some(whole(copy.buffer, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::HOST_READ))],
+            also: [rows, None],
         })
     }
 
     /// `planned` (what slot `slot`'s frame took) with the survivors, commands, compacted
-    /// pairs and fallbacks its cull pass counted.
+    /// pairs and fallbacks its finishing passes added up.
     ///
     /// # Safety
     /// The slot's frame completed, and nothing is recording into the slot.
-    pub unsafe fn read_back(&self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
-        let layout = self.layout;
-        let pairs = planned.ranges.min(u64::from(layout.pairs)) as u32;
-        // SAFETY: the caller's contract: the frame completed, and its last barrier made the
-        // finishing passes' copy host-visible.
-        let Some(bytes) = self.readback.get(slot).and_then(|b| unsafe { b.host_bytes() }.ok()) else { return planned };
-        let Ok(words) = bytemuck::try_cast_slice::<u8, u32>(bytes) else { return planned };
-        for copy in words.chunks_exact(HOST_WORDS as usize).take(pairs as usize) {
-            planned.survivors += u64::from(copy[counter::SURVIVORS as usize]);
-            planned.commands += u64::from(copy[counter::DRAWN as usize]);
-            planned.occluded += u64::from(copy[counter::OCCLUDED as usize]);
-            planned.compacted += u64::from(copy[counter::COMPACTED as usize]);
-            // The fallback drew (its instance count, last), or a table pair's did.
-            planned.fallbacks += u64::from(copy[COUNTER_WORDS as usize] != 0 || copy[counter::TABLE_FALLBACK as usize] != 0);
+    pub unsafe fn read_back(&mut self, slot: usize, mut planned: GpuPlanStats) -> GpuPlanStats {
+        let at = self.layout.totals_word() as usize;
+        // The totals only: where the plan buffer is device-local, every word the host reads
+        // from it is a round trip over the bus.
+        if let Some(words) = self.words_mut(slot).and_then(|w| w.get(at..at + TOTAL_WORDS as usize)) {
+            let mut totals = [0u32; TOTAL_WORDS as usize];
+            totals.copy_from_slice(words);
+            planned.survivors = u64::from(totals[total::SURVIVORS as usize]);
+            planned.commands = u64::from(totals[total::DRAWN as usize]);
+            planned.occluded = u64::from(totals[total::OCCLUDED as usize]);
+            planned.compacted = u64::from(totals[total::COMPACTED as usize]);
+            planned.fallbacks = u64::from(totals[total::FALLBACKS as usize]);
         }
         planned
     }

@@ -5,7 +5,7 @@
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
 use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS};
+use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS, TOTAL_WORDS};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::TableIndex;
 use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
@@ -223,9 +223,9 @@ impl FramePairs {
         GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, ..Default::default() }
     }
 
-    /// Writes every pair's job, zeroes its counters and summary words and writes its fallback
-    /// command (drawing nothing until the runs overflow the pair's share) into `words`, a
-    /// slot's mapped plan buffer whose previous frame completed.
+    /// Writes every pair's job, zeroes its counters and summary words (and the frame's totals)
+    /// and writes its fallback command (drawing nothing until the runs overflow the pair's
+    /// share) into `words`, a slot's mapped plan buffer whose previous frame completed.
     pub fn write_jobs(
         &self,
         words: &mut [u32],
@@ -238,6 +238,7 @@ impl FramePairs {
             layout.write_view_projection(words, camera);
             words[layout.compacted_word() as usize] = 0;
         }
+        words[layout.totals_word() as usize..][..TOTAL_WORDS as usize].fill(0);
         let mut bits = 0;
         for (pair, &k) in self.order.iter().enumerate() {
             let pair = pair as u32;

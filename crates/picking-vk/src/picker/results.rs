@@ -71,7 +71,7 @@ impl Picker {
             // Another frame's texels (or none): the frame recorded here never completed.
             return Err(PickError::StaleResult { slot, expected: pending.frame, found: header.stamp.checked_sub(1) });
         }
-        let gpu_plan = self.slots[slot].gpu_plan.map(|g| match self.gpu_plan.as_ref() {
+        let gpu_plan = self.slots[slot].gpu_plan.map(|g| match self.gpu_plan.as_mut() {
             // SAFETY: the slot's frame completed (its stamp was read above).
             Some(kit) => unsafe { kit.read_back(slot, g) },
             None => g,
