@@ -108,8 +108,7 @@ pub struct PickerConfig {
     pub planner: Planner,
     /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
     /// range of a GPU-planned draw that one frame may cull on the GPU (default 64, at most
-    /// 65,535): 284 bytes each per slot (256 in the plan buffer, 28 in the host's copy of
-    /// its counters). Pairs past it are drawn as the CPU planned them
+    /// 65,535): 256 bytes each per slot. Pairs past it are drawn as the CPU planned them
     /// (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
