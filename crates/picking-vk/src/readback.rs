@@ -143,8 +143,8 @@ pub(crate) struct JoinedBarrier {
     pub src_stages: vk::PipelineStageFlags,
     pub dst_stages: vk::PipelineStageFlags,
     pub buffer: vk::BufferMemoryBarrier<'static>,
-    /// Other buffers' (the GPU plan's table rows and counters' copy).
-    pub also: [Option<vk::BufferMemoryBarrier<'static>>; 2],
+    /// A second buffer's (the GPU plan's table rows).
+    pub also: Option<vk::BufferMemoryBarrier<'static>>,
 }
 
 pub(crate) struct StagingRing {
@@ -215,12 +215,12 @@ impl StagingRing {
         let (writers, writes) = Self::writers(joined);
         let (mut src_stages, mut dst_stages) = (writers, dst_stages);
         // A fixed array: nothing is allocated per frame.
-        let mut barriers = [self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride); 7];
+        let mut barriers = [self.buffer.barrier(writes, dst, self.slot_offset(slot), self.slot_stride); 5];
         let mut count = 1;
         for j in [joined, plan].into_iter().flatten() {
             src_stages |= j.src_stages;
             dst_stages |= j.dst_stages;
-            for b in std::iter::once(j.buffer).chain(j.also.into_iter().flatten()) {
+            for b in std::iter::once(j.buffer).chain(j.also) {
                 barriers[count] = b;
                 count += 1;
             }

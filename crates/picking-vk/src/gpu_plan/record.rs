@@ -1,7 +1,7 @@
 //! Recording the cull pass (the culling dispatches, a barrier, the finishing dispatch), and the
 //! barriers it joins: its writes reach the pick passes' indirect reads through the staging
 //! slot's first barrier, and the slot's last barrier orders the frame's uses of the plan
-//! buffer before the next frame's cull pass and the host's read of its counters.
+//! buffer before the next frame's cull pass and the host's read of its totals.
 
 use super::layout::{total, TOTAL_WORDS};
 use super::{CullDispatch, GpuPlanKit, PUSH_BYTES, TABLE_PUSH_BYTES};
@@ -124,7 +124,7 @@ impl GpuPlanKit {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER,
             dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ, 0, vk::WHOLE_SIZE),
-            also: [rows, None],
+            also: rows,
         })
     }
 
@@ -142,7 +142,7 @@ impl GpuPlanKit {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
             dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
             buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
-            also: [rows, None],
+            also: rows,
         })
     }
 

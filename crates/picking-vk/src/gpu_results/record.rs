@@ -23,7 +23,7 @@ impl GpuResultsKit {
             src_stages: readers.stages | vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
             dst_stages: vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
             buffer: results.barrier(writes, writes, 0, vk::WHOLE_SIZE),
-            also: [None; 2],
+            also: None,
         })
     }
 
@@ -35,7 +35,7 @@ impl GpuResultsKit {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
             dst_stages: readers.stages,
             buffer: results.barrier(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE, readers.access, 0, vk::WHOLE_SIZE),
-            also: [None; 2],
+            also: None,
         })
     }
 
