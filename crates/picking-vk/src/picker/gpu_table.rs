@@ -9,7 +9,7 @@ use crate::error::PickError;
 use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout, CHUNKED, HOOKED};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::{DrawTable, TableGroup, TableIndex};
-use crate::gpu_plan::{plannable, CullDispatch, NO_WINDOW};
+use crate::gpu_plan::{plannable, CullDispatch, TableLimits, NO_WINDOW};
 use crate::handoff::TABLE_SNAPSHOT_BASE;
 use crate::host::config::Planner;
 use crate::plan::{PlanEntry, Planned};
@@ -155,12 +155,11 @@ impl Picker {
         if auto && size.never_tabled() {
             return Ok(None);
         }
-        let group_rows = self.kit.max_draw_indirect_count.min(limits.frame_rows);
         if !self.table.as_ref().is_some_and(|c| c.list.upgrade().is_some_and(|d| Arc::ptr_eq(&d, draws))) {
             // Drop the last list's table first: its memory goes before the new one's is taken
             // (frames in flight keep theirs alive).
             self.table = None;
-            let rows = TableIndex::of(draws, group_rows).1.len();
+            let rows = self.table_rows(draws, limits);
             self.table = Some(CachedTable { list: Arc::downgrade(draws), rows, table: None });
         }
         let Some(cached) = self.table.as_mut() else { return Ok(None) };
@@ -182,12 +181,20 @@ impl Picker {
     /// Auto needs for some set ([`AUTO_MIN_ROWS`]), so that the first set that takes a table
     /// does not.
     pub(super) fn warm_up_tables(&mut self, draws: &[PickDraw]) -> Result<(), PickError> {
-        let Some(kit) = self.gpu_plan.as_mut().filter(|_| self.planner == Planner::Auto && self.kit.batch_rows > 0) else { return Ok(()) };
-        let Some(limits) = kit.table_limits() else { return Ok(()) };
-        if TableIndex::of(draws, self.kit.max_draw_indirect_count.min(limits.frame_rows)).1.len() as u64 >= AUTO_MIN_ROWS {
-            kit.build_tables(&self.kit.memory)?;
+        let auto = self.planner == Planner::Auto && self.kit.batch_rows > 0;
+        let Some(limits) = self.gpu_plan.as_ref().and_then(|k| k.table_limits()).filter(|_| auto) else { return Ok(()) };
+        if self.table_rows(draws, limits) as u64 >= AUTO_MIN_ROWS {
+            if let Some(kit) = self.gpu_plan.as_mut() {
+                kit.build_tables(&self.kit.memory)?;
+            }
         }
         Ok(())
+    }
+
+    /// The rows a table of `draws` holds under `limits`, grouped as `DrawTable::new` groups
+    /// them (at most a count draw's commands and a frame's rows a group).
+    fn table_rows(&self, draws: &[PickDraw], limits: TableLimits) -> usize {
+        TableIndex::of(draws, self.kit.max_draw_indirect_count.min(limits.frame_rows)).1.len()
     }
 
     /// Bytes the cached table holds.
