@@ -4,7 +4,7 @@
 // commands, one per run of consecutive survivors, in instance order (so the pick draws them
 // in the order the host's draw would: depth ties resolve as without culling), and writes the
 // pair's survivor and draw counts. When the runs overflow the pair's share of the commands,
-// the draw count is 0 and the fallback command draws the whole range, in order. Job and
+// one command (the fallback's) draws the whole range, in order. Job and
 // counter words as in crates/picking-vk/src/gpu_plan/layout.rs.
 
 #extension GL_GOOGLE_include_directive : require
@@ -21,10 +21,21 @@ uvec3 command_template(uint job, uint candidate) {
     return uvec3(plan.words[job + 37u], plan.words[job + 38u], plan.words[job + 39u]);
 }
 
-// The fallback command draws the whole range.
+// The fallback command draws the whole range: as the pair's one command where it has room
+// for one (so the pick records no draw of the fallback word there), else at its own word.
 void overflow(uint job, uint counters) {
-    plan.words[plan.words[job + 36u] + 1u] = plan.words[job + 45u];
-    add_total(TOTAL_FALLBACKS, uint(plan.words[job + 45u] != 0u));
+    uint fallback = plan.words[job + 36u];
+    uint range = plan.words[job + 45u];
+    if (plan.words[job + 35u] > 0u) {
+        uint at = plan.words[job + 34u];
+        for (uint w = 0u; w < 5u; w++) {
+            plan.words[at + w] = w == 1u ? range : plan.words[fallback + w];
+        }
+        plan.words[counters + DRAWN] = 1u;
+    } else {
+        plan.words[fallback + 1u] = range;
+    }
+    add_total(TOTAL_FALLBACKS, uint(range != 0u));
 }
 
 // Instances are never dropped behind a sure hit on the GPU.

@@ -7,7 +7,7 @@ use super::batch_run::Run;
 use super::bind::{Bindings, BoundState};
 use super::PassRecording;
 use crate::draw::{IndirectDraws, PickDraw, Triangles};
-use crate::gpu_plan::layout::{counter, COMMAND_WORDS};
+use crate::gpu_plan::layout::{counter, COMMAND_WORDS, MESA_FALLBACK_COUNT};
 use crate::gpu_plan::table_words::RUN_WORDS;
 use crate::gpu_plan::{DrawnGroup, GpuPlanned, NO_PAIR};
 use crate::pass::pipeline_key::PipelineKey;
@@ -64,8 +64,10 @@ impl PassRecording<'_> {
     /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances (or table
     /// rows) each, in order (as many as the finishing pass wrote; none when the runs
     /// overflowed its capacity), then its fallback: a table pair's group's `own` commands
-    /// (buffer, offset, count: its run commands) when they overflowed, and the fallback command (an instance
-    /// pair's whole range when they overflowed, else no instances).
+    /// (buffer, offset, count: its run commands) when they overflowed, where they pass its
+    /// capacity (else the overflow copies them into its commands), or for an instance pair
+    /// without commands its fallback command (its whole range when it overflowed, else no
+    /// instances; one with commands draws that range as its one command).
     ///
     /// # Safety
     /// As [`PassRecording::draw_ranges`]; the plan's cull pass was recorded before the slot's
@@ -91,11 +93,19 @@ impl PassRecording<'_> {
         if commands.capacity > 0 {
             draw(buffer, first, drawn, commands.capacity, stride);
         }
-        if let Some((own, offset, runs)) = own {
+        // A table pair whose group's runs fit its commands draws them there on overflow.
+        if let Some((own, offset, runs)) = own.filter(|o| o.2 > commands.capacity) {
             // The count the overflow writes is the pair's rows, at least its runs.
             draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs, 4 * RUN_WORDS);
         }
-        draw(buffer, fallback, all, 1, stride);
+        // The fallback command draws instances only for an instance pair without commands: a
+        // table pair's overflow draws the group's runs (above), an instance pair's the range
+        // as its one command. It is recorded there, and where lavapipe needs a last count draw
+        // reading a large count; elsewhere the driver's recording and the GPU's count read are
+        // saved.
+        if (own.is_none() && commands.capacity == 0) || plan.layout.fallback_count == MESA_FALLBACK_COUNT {
+            draw(buffer, fallback, all, 1, stride);
+        }
     }
 
     /// Records a table group (`draw` its first draw, `draw_index` that draw's index; its
