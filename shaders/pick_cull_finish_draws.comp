@@ -4,10 +4,9 @@
 // and a run of consecutive surviving draws is one command only while their commands (count,
 // first index or vertex, vertex offset) are equal: the table marks each row whose command
 // differs from the row before it. A run's command is its first row's, drawing as many
-// instances (rows) as the run has. On overflow the pair draws the group's run commands, all
-// its rows (copied as its commands where they fit its capacity, else drawn from the table:
-// `TABLE_FALLBACK` becomes the range's row count, at least its runs), unless its survivors
-// fit the slot's compacted rows (shaders/pick_compact.glsl).
+// instances (rows) as the run has. On overflow the pair's fallback draws the group's run
+// commands, all its rows (`TABLE_FALLBACK` becomes the range's row count, at least its runs),
+// unless its survivors fit the slot's compacted rows (shaders/pick_compact.glsl).
 // Before the runs are counted, a point's pair drops the rows that lie behind a sure hit
 // (shaders/pick_occlusion.glsl), where the CPU allowed it; a pair whose group has chunked
 // runs then draws its survivors by chunks where it can (shaders/pick_chunks.glsl).
@@ -54,23 +53,7 @@ uvec3 command_template(uint job, uint candidate) {
     return uvec3(table.words[at], table.words[at + 2u], indexed ? table.words[at + 3u] : 0u);
 }
 
-// The pair draws its group's runs (all its rows): as its commands where they fit them (the
-// pick then records no draw of the group's runs for it), else by `TABLE_FALLBACK`.
 void overflow(uint job, uint counters) {
-    uint rows = plan.words[job + 45u];
-    uint first_run = plan.words[job + 37u];
-    uint runs = plan.words[job + 38u];
-    if (rows != 0u && runs <= plan.words[job + 35u]) {
-        uint from = run_index_word(job, first_run);
-        uint at = plan.words[job + 34u];
-        for (uint r = 0u; r < runs; r++) {
-            for (uint w = 0u; w < 5u; w++) {
-                plan.words[at + 5u * r + w] = table.words[from + RUN_WORDS * r + w];
-            }
-        }
-        plan.words[counters + DRAWN] = runs;
-    } else {
-        plan.words[counters + TABLE_FALLBACK] = rows;
-    }
-    add_total(TOTAL_FALLBACKS, uint(rows != 0u));
+    plan.words[counters + TABLE_FALLBACK] = plan.words[job + 45u];
+    add_total(TOTAL_FALLBACKS, uint(plan.words[job + 45u] != 0u));
 }

@@ -31,14 +31,9 @@ uint row_run(uint row) {
     return table.words[TABLE_ROW_WORDS * row + 14u];
 }
 
-// The word of run `run`: the runs follow the rows and their run-start bits (a table pair's
-// job counts the table's rows).
-uint run_index_word(uint job, uint run) {
-    uint rows = plan.words[job + 46u];
-    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * run;
-}
-
-// The word of row `row`'s run.
+// The word of row `row`'s run: the runs follow the rows and their run-start bits (a table
+// pair's job counts the table's rows).
 uint run_word(uint job, uint row) {
-    return run_index_word(job, row_run(row));
+    uint rows = plan.words[job + 46u];
+    return TABLE_ROW_WORDS * rows + (rows + 31u) / 32u + RUN_WORDS * row_run(row);
 }

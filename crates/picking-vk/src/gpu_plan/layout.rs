@@ -28,8 +28,7 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// viewport (x, y, width, height), the instance of the pair's first survivor bit and how many
 /// bits it has (whole cull workgroups), the word of the pair's counters, the word of its
 /// first command, the commands' capacity, the word of the fallback command, the command
-/// template (count, first index or vertex, vertex offset, indexed; a table pair's first three
-/// are its group's first run, its runs and 0), the word of the pair's
+/// template (count, first index or vertex, vertex offset, indexed), the word of the pair's
 /// first survivor bits and of its first summary word, its first cull workgroup (counted from
 /// the draw's first instance), the bit of the range's first instance and how many, and the
 /// draw's instance count (a table pair: the table's rows). The draw's words are the same in
@@ -57,8 +56,6 @@ pub(crate) mod job {
     pub const CAPACITY: usize = 35;
     pub const FALLBACK_WORD: usize = 36;
     pub const TEMPLATE: usize = 37;
-    /// A table pair's group's first run and runs, where instance pairs have their template.
-    pub const GROUP_RUNS: usize = 37;
     pub const BITS_WORD: usize = 41;
     pub const SUMMARY_WORD: usize = 42;
     pub const FIRST_GROUP: usize = 43;
@@ -341,7 +338,6 @@ mod tests {
         let table = include_str!("../../../../shaders/pick_table.glsl");
         assert!(table.contains(&format!("table.words[TABLE_ROW_WORDS * row + {}u]", crate::gpu_plan::table_words::TABLE_ROW_WORDS - 1)));
         assert!(finish.contains(&format!("plan.words[job + {}u]", job::INSTANCE_BASE)));
-        assert!(draws.contains(&format!("plan.words[job + {}u]", job::GROUP_RUNS)) && draws.contains(&format!("plan.words[job + {}u]", job::GROUP_RUNS + 1)));
         let occlusion = include_str!("../../../../shaders/pick_occlusion.glsl");
         assert!(occlusion.contains(&format!("row_delta = plan.words[job + {}u] - plan.words[job + {}u];", job::ROW_WINDOW, job::INSTANCE_BASE)));
         assert!(include_str!("../../../../shaders/pick_table.glsl").contains(&format!("plan.words[job + {}u]", job::DRAW_INSTANCES)));

@@ -226,8 +226,7 @@ impl FramePairs {
 
     /// A table pair's own job words (`group`: its group and the group's index): the word of
     /// the occluders' directory, the chunk flag, the row its commands count instances from (the group's
-    /// first: the pick pass binds the group's rows there), the group's window and its runs
-    /// (which an overflowing pair draws as its commands where they fit).
+    /// first: the pick pass binds the group's rows there) and the group's window.
     pub(super) fn write_table_words(&self, j: &mut [u32], group: Option<(&TableGroup, u32)>) {
         if let (Some((g, index)), Some(t)) = (group, self.table) {
             j[job::OCCLUDERS] = t.words.1;
@@ -236,7 +235,6 @@ impl FramePairs {
             }
             j[job::INSTANCE_BASE] = g.first_row;
             j[job::ROW_WINDOW] = self.windows.get(index as usize).copied().unwrap_or(0);
-            j[job::GROUP_RUNS..job::GROUP_RUNS + 3].copy_from_slice(&[g.first_run, g.runs, 0]);
         }
     }
 

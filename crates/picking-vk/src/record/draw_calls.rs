@@ -64,8 +64,7 @@ impl PassRecording<'_> {
     /// Draws pair `pair` of the GPU plan: its commands, a run of surviving instances (or table
     /// rows) each, in order (as many as the finishing pass wrote; none when the runs
     /// overflowed its capacity), then its fallback: a table pair's group's `own` commands
-    /// (buffer, offset, count: its run commands) when they overflowed, where they pass its
-    /// capacity (else the overflow copies them into its commands), or for an instance pair
+    /// (buffer, offset, count: its run commands) when they overflowed, or for an instance pair
     /// without commands its fallback command (its whole range when it overflowed, else no
     /// instances; one with commands draws that range as its one command).
     ///
@@ -93,8 +92,7 @@ impl PassRecording<'_> {
         if commands.capacity > 0 {
             draw(buffer, first, drawn, commands.capacity, stride);
         }
-        // A table pair whose group's runs fit its commands draws them there on overflow.
-        if let Some((own, offset, runs)) = own.filter(|o| o.2 > commands.capacity) {
+        if let Some((own, offset, runs)) = own {
             // The count the overflow writes is the pair's rows, at least its runs.
             draw(own, offset, 4 * u64::from(counters + counter::TABLE_FALLBACK), runs, 4 * RUN_WORDS);
         }
