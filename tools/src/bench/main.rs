@@ -8,7 +8,7 @@
 //! `--draw-planning` only the table of GPU planning of plain draws.
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
 //! `--planner-choice` only the table of where each planner wins, and what `Planner::Auto` chose.
-//! `--record-profile [SCENE] [POINTS] [gpu]` only the CPU cost of recording, for a profiler.
+//! `--record-profile [SCENE] [POINTS] [gpu] [cold]` only the CPU cost of recording, for a profiler.
 
 mod chart;
 mod cpu_bvh;
@@ -104,8 +104,9 @@ fn main() {
             one_table::draw_planning_only(small)
         } else if let Some(i) = args.iter().position(|a| a == "--record-profile") {
             let number = |k: usize, default| args.get(i + k).and_then(|a| a.parse().ok()).unwrap_or(default);
-            let planner = if args.get(i + 3).is_some_and(|a| a == "gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
-            record_profile::record_profile(number(1, 1), number(2, 1), planner)
+            let flag = |name: &str| args[i + 1..].iter().any(|a| a == name);
+            let planner = if flag("gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
+            record_profile::record_profile(number(1, 1), number(2, 1), planner, flag("cold"))
         } else if args.iter().any(|a| a == "--planner-choice") {
             one_table::planner_choice_only(small)
         } else if args.iter().any(|a| a == "--instance-planning") {
