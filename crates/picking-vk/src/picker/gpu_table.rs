@@ -4,7 +4,6 @@
 use super::frame_layout::FrameLayout;
 use super::gpu_pairs::{FramePairs, FrameTable, MAX_RANGE_INSTANCES};
 use super::Picker;
-use crate::draw::raster::primitive_count;
 use crate::draw::PickDraw;
 use crate::error::PickError;
 use crate::gpu_plan::layout::{bit_words, groups, job, PlanLayout, CHUNKED, HOOKED};
@@ -83,41 +82,21 @@ impl PairBudget {
     }
 }
 
-/// The shared list last recorded: how many table rows it has (and what `Planner::Auto` weighs
-/// them as), and its table once a set took one (`None` inside: the list has none).
+/// The shared list last recorded: how many table rows it has, and its table once a set
+/// took one (`None` inside: the list has none).
 pub(super) struct CachedTable {
     list: Weak<[PickDraw]>,
-    rows: TableRows,
+    rows: usize,
     table: Option<Option<Arc<DrawTable>>>,
-}
-
-/// A list's table rows, and as how many rows of [`AUTO_ROW_PRIMITIVES`] primitives
-/// `Planner::Auto` weighs them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TableRows {
-    pub rows: u64,
-    pub weighted: u64,
-}
-
-impl TableRows {
-    /// The rows `rows` (draw indices) of `draws`: each weighs its primitives over
-    /// [`AUTO_ROW_PRIMITIVES`], at least one (summed, then rounded down).
-    pub fn of(draws: &[PickDraw], rows: &[u32]) -> Self {
-        let primitives = |d: &PickDraw| u64::from(primitive_count(d.raster.topology, d.triangles.element_count()).0).max(AUTO_ROW_PRIMITIVES);
-        let sum: u64 = rows.iter().filter_map(|&r| draws.get(r as usize)).map(primitives).sum();
-        TableRows { rows: rows.len() as u64, weighted: sum / AUTO_ROW_PRIMITIVES }
-    }
 }
 
 /// `Planner::Auto`'s rule: a set's shared-list plain draws are planned with the list's table
 /// where it costs less CPU time (recording and taking) and GPU time together than the CPU
 /// planner (`bench --planner-choice` on an H100, README "Which planner"): over a list of at
-/// least [`AUTO_MIN_ROWS`] table rows, with the rows weighed as rows of
-/// [`AUTO_ROW_PRIMITIVES`] primitives ([`TableRows`]),
+/// least [`AUTO_MIN_ROWS`] table rows,
 /// - a set of at least [`AUTO_POINTS`] point and radius queries whose count times the rows
 ///   reaches [`AUTO_POINT_ROWS`] (the CPU planner's cost grows with the draws under each
-///   point, and with their meshes: the chunks it cuts; the table's passes cost the GPU some
-///   0.02 to 0.06 ms whatever the set), or
+///   point; the table's passes cost the GPU some 0.02 to 0.06 ms whatever the set), or
 /// - rectangles whose pixels in the view times the rows reach [`AUTO_RECT_PIXEL_ROWS`] (the
 ///   CPU planner's cost grows with the draws in each rectangle), with at least
 ///   [`AUTO_RECT_PIXELS`] pixels a rectangle (4 times as many with GPU results): a table
@@ -128,10 +107,6 @@ pub(crate) const AUTO_POINTS: u64 = 8;
 pub(crate) const AUTO_POINT_ROWS: u64 = 1 << 15;
 pub(crate) const AUTO_RECT_PIXEL_ROWS: u64 = 1 << 25;
 pub(crate) const AUTO_RECT_PIXELS: u64 = 1 << 13;
-/// The primitives of the rows the rule's thresholds were measured over: a row of more weighs
-/// as many such rows as it has (100 rows of 20,000 triangles weigh 2,083: the CPU planner
-/// spent about as long on a point there as over 2,000 to 3,000 rows of 960 in run Z8).
-pub(crate) const AUTO_ROW_PRIMITIVES: u64 = 960;
 
 /// What `Planner::Auto` weighs of a set: its point and radius queries, its rectangles, and
 /// their pixels inside `view`.
@@ -154,13 +129,13 @@ impl SetSize {
         self.hits < AUTO_POINTS && self.rect_pixels == 0
     }
 
-    /// Whether `Planner::Auto` takes a table of `rows` for this set, with or without GPU
+    /// Whether `Planner::Auto` takes a table of `rows` rows for this set, with or without GPU
     /// results.
-    pub fn takes_table(self, rows: TableRows, gpu_results: bool) -> bool {
-        let points = self.hits >= AUTO_POINTS && self.hits.saturating_mul(rows.weighted) >= AUTO_POINT_ROWS;
+    pub fn takes_table(self, rows: u64, gpu_results: bool) -> bool {
+        let points = self.hits >= AUTO_POINTS && self.hits.saturating_mul(rows) >= AUTO_POINT_ROWS;
         let per_rect = if gpu_results { 4 * AUTO_RECT_PIXELS } else { AUTO_RECT_PIXELS };
-        let rects = self.rect_pixels.saturating_mul(rows.weighted) >= AUTO_RECT_PIXEL_ROWS && self.rect_pixels >= self.rects.saturating_mul(per_rect);
-        rows.rows >= AUTO_MIN_ROWS && (points || rects)
+        let rects = self.rect_pixels.saturating_mul(rows) >= AUTO_RECT_PIXEL_ROWS && self.rect_pixels >= self.rects.saturating_mul(per_rect);
+        rows >= AUTO_MIN_ROWS && (points || rects)
     }
 }
 
@@ -188,7 +163,7 @@ impl Picker {
             self.table = Some(CachedTable { list: Arc::downgrade(draws), rows, table: None });
         }
         let Some(cached) = self.table.as_mut() else { return Ok(None) };
-        if auto && !size.takes_table(cached.rows, gpu_results) {
+        if auto && !size.takes_table(cached.rows as u64, gpu_results) {
             return Ok(None);
         }
         if let Some(table) = &cached.table {
@@ -208,7 +183,7 @@ impl Picker {
     pub(super) fn warm_up_tables(&mut self, draws: &[PickDraw]) -> Result<(), PickError> {
         let auto = self.planner == Planner::Auto && self.kit.batch_rows > 0;
         let Some(limits) = self.gpu_plan.as_ref().and_then(|k| k.table_limits()).filter(|_| auto) else { return Ok(()) };
-        if self.table_rows(draws, limits).rows >= AUTO_MIN_ROWS {
+        if self.table_rows(draws, limits) as u64 >= AUTO_MIN_ROWS {
             if let Some(kit) = self.gpu_plan.as_mut() {
                 kit.build_tables(&self.kit.memory)?;
             }
@@ -218,8 +193,8 @@ impl Picker {
 
     /// The rows a table of `draws` holds under `limits`, grouped as `DrawTable::new` groups
     /// them (at most a count draw's commands and a frame's rows a group).
-    fn table_rows(&self, draws: &[PickDraw], limits: TableLimits) -> TableRows {
-        TableRows::of(draws, &TableIndex::of(draws, self.kit.max_draw_indirect_count.min(limits.frame_rows)).1)
+    fn table_rows(&self, draws: &[PickDraw], limits: TableLimits) -> usize {
+        TableIndex::of(draws, self.kit.max_draw_indirect_count.min(limits.frame_rows)).1.len()
     }
 
     /// Bytes the cached table holds.
@@ -293,14 +268,9 @@ impl FramePairs {
 
 #[cfg(test)]
 mod tests {
-    use super::{SetSize, TableRows};
+    use super::SetSize;
     use crate::request::query::{PickQuery, PixelRect, RectMode};
     use glam::UVec2;
-
-    /// `rows` rows of up to 960 primitives.
-    fn rows(rows: u64) -> TableRows {
-        TableRows { rows, weighted: rows }
-    }
 
     fn rect(min: (u32, u32), max: (u32, u32)) -> PickQuery {
         PickQuery::Rect { rect: PixelRect::new(UVec2::new(min.0, min.1), UVec2::new(max.0, max.1)), mode: RectMode::Visible }
@@ -310,7 +280,7 @@ mod tests {
     fn auto_takes_the_table_where_the_benchmark_found_it_cheaper() {
         let view = PixelRect::new(UVec2::ZERO, UVec2::new(1920, 1080));
         let points = |n: u32| (0..n).map(|k| PickQuery::Point(UVec2::new(k, k))).collect::<Vec<_>>();
-        let takes = |queries: &[PickQuery], n: u64, results: bool| SetSize::of(queries, &view).takes_table(rows(n), results);
+        let takes = |queries: &[PickQuery], rows: u64, results: bool| SetSize::of(queries, &view).takes_table(rows, results);
         // Points (`bench --planner-choice`, H100): 8 and 16 at 10,000 rows take it; 16 at
         // 1,000 rows and a single point at any size do not; GPU results change nothing.
         for results in [false, true] {
@@ -337,35 +307,5 @@ mod tests {
         // Only the pixels inside the view count.
         assert!(!takes(&[rect((1900, 1060), (1964, 1124))], 10_000, false));
         assert_eq!(SetSize::of(&[rect((1900, 1060), (1964, 1124)), radius], &view), SetSize { hits: 1, rects: 1, rect_pixels: 400 });
-        // Rows of larger meshes weigh more: 100 rows of 20,000 triangles (weighing 2,083 rows)
-        // take it for 16 points, not for 8, and for a 256x256; 99 such rows never do.
-        let heavy = |rows: u64| TableRows { rows, weighted: rows * 20_000 / 960 };
-        let weighed = |queries: &[PickQuery], rows: TableRows| SetSize::of(queries, &view).takes_table(rows, false);
-        assert!(weighed(&points(16), heavy(100)) && !weighed(&points(8), heavy(100)) && weighed(&[r256], heavy(100)));
-        assert!(!weighed(&points(16), heavy(99)) && !weighed(&[whole], heavy(99)) && !weighed(&[r64], heavy(100)));
-    }
-
-    #[test]
-    fn a_row_weighs_one_per_960_primitives_it_draws() {
-        use crate::draw::{BufferRange, PickDraw, Positions, Topology, Triangles};
-        use ash::vk::{self, Handle};
-        let mesh = |count: u32, topology: Topology| {
-            let range = BufferRange { buffer: vk::Buffer::from_raw(1), offset: 0, size: 12 * 3 * 20_000 };
-            let positions = Positions { range, stride: 12, vertex_count: 3 * 20_000 };
-            let mut d = PickDraw::new(crate::ObjectId::new(1).unwrap(), positions, Triangles::NonIndexed { first_vertex: 0, vertex_count: count });
-            d.raster.topology = topology;
-            d
-        };
-        let draws = [
-            mesh(3 * 20_000, Topology::TriangleList),
-            mesh(3 * 12, Topology::TriangleList),
-            mesh(1_921, Topology::LineStrip),
-            mesh(959, Topology::PointList),
-            mesh(2 * 961, Topology::TriangleStrip),
-        ];
-        // 20,000 primitives, 960 (at least), 1,920 segments, 960 (959 points), 1,920
-        // triangles; rows 0 and 1 twice; row 9 is no draw (a row, weighing nothing).
-        let sum = 20_000 + 960 + 1_920 + 960 + 1_920 + 20_000 + 960;
-        assert_eq!(TableRows::of(&draws, &[0, 1, 2, 3, 4, 0, 1, 9]), TableRows { rows: 8, weighted: sum / 960 });
     }
 }
