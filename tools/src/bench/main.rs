@@ -7,7 +7,8 @@
 //! `--result-paths` measures and prints only the GPU results table (nothing is written);
 //! `--draw-planning` only the table of GPU planning of plain draws.
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
-//! `--planner-choice` only the table of where each planner wins, and what `Planner::Auto` chose.
+//! `--planner-choice [cold]` only the table of where each planner wins, and what `Planner::Auto`
+//! chose (`cold`: the GPU's caches evicted before each set).
 //! `--record-profile [SCENE] [POINTS] [gpu] [cold]` only the CPU cost of recording, for a profiler.
 
 mod chart;
@@ -108,7 +109,7 @@ fn main() {
             let planner = if flag("gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
             record_profile::record_profile(number(1, 1), number(2, 1), planner, flag("cold"))
         } else if args.iter().any(|a| a == "--planner-choice") {
-            one_table::planner_choice_only(small)
+            one_table::planner_choice_only(small, args.iter().any(|a| a == "cold"))
         } else if args.iter().any(|a| a == "--instance-planning") {
             one_table::instance_planning_only(small)
         } else {

@@ -58,10 +58,15 @@ pub fn instance_planning_only(small: bool) -> Result<bool, String> {
 
 /// Where each planner wins and what `Planner::Auto` chose (`--planner-choice`): the scenes of
 /// separate draws, and in the full configuration a list of 100 draws too.
-pub fn planner_choice_only(small: bool) -> Result<bool, String> {
+pub fn planner_choice_only(small: bool, cold: bool) -> Result<bool, String> {
     let extra = if small { vec![] } else { vec![SceneSpec { name: "100 x 960", objects: 100, instanced: false, mesh: SPHERE_960 }] };
-    one_table(small, ("Planner choice for a shared list's plain draws", planner_choice::HEADER), (&extra, |s| !s.instanced), |ctx, scene, cfg, k| {
-        let pc = planner_choice::measure(ctx, scene, cfg.size, cfg.warmup, cfg.frames, 680 + k)?;
+    let title = if cold {
+        "Planner choice for a shared list's plain draws, the GPU's caches evicted before each set"
+    } else {
+        "Planner choice for a shared list's plain draws"
+    };
+    one_table(small, (title, planner_choice::HEADER), (&extra, |s| !s.instanced), |ctx, scene, cfg, k| {
+        let pc = planner_choice::measure(ctx, scene, cfg.size, (cfg.warmup, cfg.frames), 680 + k, cold)?;
         Ok((pc.lines(scene.spec.name).join("\n"), pc.parity.0 == pc.parity.1))
     })
 }

@@ -5,7 +5,10 @@
 //! (timestamps, a full barrier between sets; the planners take turns going first), with the
 //! CPU µs of recording each set and of taking its results. Auto planned a set on the GPU
 //! where its frame's `PickStats::gpu_plan` is set (these scenes have no instances). Parity:
-//! every answer of the GPU and Auto pickers against the CPU planner's.
+//! every answer of the GPU and Auto pickers against the CPU planner's. With `cold`, a clear of
+//! a 128 MiB image and a full barrier come before each set (untimed), so that each finds none
+//! of its data in the GPU's caches, as a pick after a frame of other GPU work does; without
+//! it the sets run back to back and find the data their earlier frames left.
 
 use crate::gpu_planning::answers;
 use crate::gpu_timing::{camera, count_parity, full_barrier, median, take_frame};
@@ -56,7 +59,40 @@ fn frame_sets(rng: &mut fastrand::Rng, (w, h): (u32, u32)) -> [Vec<PickQuery>; N
     [p1, p2, p4, p8, p16, r64, r256, view]
 }
 
-pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warmup: usize, frames: usize, seed: u64) -> Result<ChoiceTimings, String> {
+/// The image cleared before each set where the sets are measured cold: 128 MiB, past the
+/// last-level cache of the GPUs measured (50 MiB on an H100, 60 MiB on an H200).
+const EVICT: vk::Extent2D = vk::Extent2D { width: 4096, height: 2048 };
+
+/// A device-local image whose clear evicts the GPU's caches, in `TRANSFER_DST_OPTIMAL`.
+fn evict_image(ctx: &VulkanContext) -> Result<picking_vk_context::DeviceImage, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let image = ctx
+        .create_image(vk::Format::R32G32B32A32_UINT, EVICT, vk::ImageUsageFlags::TRANSFER_DST | vk::ImageUsageFlags::SAMPLED, vk::ImageAspectFlags::COLOR)
+        .map_err(|x| e(&x))?;
+    let to_transfer = vk::ImageMemoryBarrier::default()
+        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .old_layout(vk::ImageLayout::UNDEFINED)
+        .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+        .image(image.image)
+        .subresource_range(COLOR_RANGE);
+    let (top, transfer) = (vk::PipelineStageFlags::TOP_OF_PIPE, vk::PipelineStageFlags::TRANSFER);
+    // SAFETY: a fresh image, recorded outside a render pass; `run_once` waits.
+    ctx.run_once(|cmd| unsafe { ctx.device.cmd_pipeline_barrier(cmd, top, transfer, vk::DependencyFlags::empty(), &[], &[], &[to_transfer]) })
+        .map_err(|x| e(&x))?;
+    Ok(image)
+}
+
+const COLOR_RANGE: vk::ImageSubresourceRange =
+    vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::COLOR, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: 1 };
+
+pub fn measure(
+    ctx: &VulkanContext,
+    scene: &BenchScene,
+    (w, h): (u32, u32),
+    (warmup, frames): (usize, usize),
+    seed: u64,
+    cold: bool,
+) -> Result<ChoiceTimings, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let d = &ctx.device;
     let cam = camera(w, h);
@@ -78,10 +114,12 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             pickers.push(picker(kind, set >= POINT_SETS.len())?);
         }
     }
-    let count = (P * N) as u32;
+    // A timestamp before and after each set.
+    let count = 2 * (P * N) as u32;
     // SAFETY: plain query pool creation.
-    let pool = unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(count + 1), None) }
-        .map_err(|x| e(&x))?;
+    let pool =
+        unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(count), None) }.map_err(|x| e(&x))?;
+    let evict = if cold { Some(evict_image(ctx)?) } else { None };
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
     let samples = || -> Vec<Vec<f64>> { vec![vec![]; P * N] };
@@ -97,21 +135,26 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers and the targets outlive the wait in `run_once`.
             unsafe {
-                d.cmd_reset_query_pool(cmd, pool, 0, count + 1);
+                d.cmd_reset_query_pool(cmd, pool, 0, count);
                 full_barrier(d, cmd);
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
                 for (position, &k) in order.iter().enumerate() {
+                    if let Some(evict) = &evict {
+                        let clear = vk::ClearColorValue { uint32: [frame as u32, position as u32, 0, 0] };
+                        d.cmd_clear_color_image(cmd, evict.image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &clear, &[COLOR_RANGE]);
+                        full_barrier(d, cmd);
+                    }
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * position as u32);
                     let t = Instant::now();
                     pickers[k].record(cmd, 0, &request, &sets[k % N], draws).map_err(|x| e(&x))?;
                     record_us[k] = t.elapsed().as_secs_f64() * 1e6;
                     full_barrier(d, cmd);
-                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, position as u32 + 1);
+                    d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 2 * position as u32 + 1);
                 }
             }
             Ok(())
         })
         .map_err(|x| e(&x))??;
-        let mut t = [0u64; P * N + 1];
+        let mut t = [0u64; 2 * P * N];
         // Each picker's results taken on its own, timed (the frame completed).
         let mut results = Vec::with_capacity(P * N);
         for (k, picker) in pickers.iter_mut().enumerate() {
@@ -132,7 +175,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         }
         if frame >= warmup {
             for (position, &k) in order.iter().enumerate() {
-                gpu[k].push(t[position + 1].saturating_sub(t[position]) as f64 * period / 1e6);
+                gpu[k].push(t[2 * position + 1].saturating_sub(t[2 * position]) as f64 * period / 1e6);
                 cpu[k].push(record_us[k]);
             }
             for (variant, counts) in auto_gpu.iter_mut().enumerate() {
