@@ -223,3 +223,24 @@ pub fn random_pixels(seed: u64, count: usize, width: u32, height: u32) -> Vec<UV
     let mut rng = fastrand::Rng::with_seed(seed);
     (0..count).map(|_| UVec2::new(rng.u32(..width), rng.u32(..height))).collect()
 }
+
+/// The seeds a random-scene test runs: `default`, or the range `PICKING_VK_TEST_SEEDS` names
+/// (`a..b`), for longer fuzzing by hand (`PICKING_VK_TEST_SEEDS=100..400 cargo test ...`).
+/// An unreadable value panics: a campaign that silently ran the defaults would prove nothing.
+pub fn seeds(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    let Ok(text) = std::env::var("PICKING_VK_TEST_SEEDS") else { return default };
+    let parsed = text.split_once("..").and_then(|(a, b)| Some(a.trim().parse().ok()?..b.trim().parse().ok()?));
+    parsed.unwrap_or_else(|| panic!("PICKING_VK_TEST_SEEDS={text:?}: expected a range such as 100..400"))
+}
+
+/// A random-scene test's precondition on its scene (enough of it in view, say): with the
+/// default seeds it must hold, and fails the test where it does not; under
+/// `PICKING_VK_TEST_SEEDS` a seed whose scene misses it is skipped (printed), since a random
+/// scene need not have it. Returns whether it holds.
+pub fn assume(holds: bool, what: std::fmt::Arguments<'_>) -> bool {
+    if !holds {
+        assert!(std::env::var_os("PICKING_VK_TEST_SEEDS").is_some(), "{what}");
+        eprintln!("skipped: {what}");
+    }
+    holds
+}

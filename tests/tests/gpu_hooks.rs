@@ -126,7 +126,7 @@ fn alpha_tested_quads_are_picked_through_their_holes_like_the_oracle() {
     let mut picker = gpu.picker(PickerConfig::default().with_detail(picking_vk::DetailMode::IfEnabled));
     let nearest = nearest_clamped();
     let (mut agree, mut hits, mut through) = (0, 0, 0);
-    for seed in 0..3u64 {
+    for seed in picking_vk_tests::harness::seeds(0..3) {
         let alpha = alpha_texels(seed);
         let texture = gpu.ctx.upload_texture(&alpha, TEX, TEX, vk::Format::R8G8B8A8_UNORM, &nearest).unwrap();
         let sets = gpu.ctx.texture_sets(&[&texture]).unwrap();

@@ -107,7 +107,7 @@ fn a_multi_draw_with_first_instance_object_indices_picks_like_the_oracle() {
     let gpu = Gpu::new();
     assert!(gpu.ctx.picking_features.contains(PickFeatures::BATCHING), "lavapipe has multiDrawIndirect and drawIndirectFirstInstance");
     let mut totals = (0, 0);
-    for seed in 0..3 {
+    for seed in picking_vk_tests::harness::seeds(0..3) {
         let p = packed(&gpu, seed);
         let (view, proj) = camera();
         let request = PickRequest::new(Viewport::full(W, H), view, proj);

@@ -66,13 +66,8 @@ fn pick_pass_agrees_with_the_cpu_ray_oracle_on_random_scenes() {
     let gpu = Gpu::new();
     let (mut agree, mut ambiguous, mut total, mut hits, mut gpu_plans) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut worst_distance = 0.0f64;
-    for (seed, depth) in [
-        (11, DepthConvention::Standard),
-        (12, DepthConvention::Reverse),
-        (13, DepthConvention::Standard),
-        (14, DepthConvention::Reverse),
-        (15, DepthConvention::Standard),
-    ] {
+    for seed in picking_vk_tests::harness::seeds(11..16) {
+        let depth = if seed % 2 == 0 { DepthConvention::Reverse } else { DepthConvention::Standard };
         let scene = Scene::random(seed);
         let gs = scene.upload(&gpu.ctx);
         // The same draws with the instanced field's transforms known only to the GPU (read as

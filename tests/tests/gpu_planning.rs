@@ -498,7 +498,7 @@ fn random_instanced_scenes_pick_alike_with_every_planner() {
     let mut cpu_planned = gpu.picker(config.with_planner(Planner::Cpu));
     let mut unculled = gpu.picker(config.with_culling(false));
     let mut planned = [0u64; 2];
-    for seed in 0..6u64 {
+    for seed in picking_vk_tests::harness::seeds(0..6) {
         let scene = random_instanced(seed);
         let mut uploaded = scene.upload(&gpu.ctx);
         for (k, draw) in uploaded.draws.iter_mut().enumerate() {
@@ -519,7 +519,9 @@ fn random_instanced_scenes_pick_alike_with_every_planner() {
         let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
         let request = PickRequest::new(picking_vk::Viewport::full(W, H), view, proj);
         let covered = gpu.covered_pixels(&request, draws, seed);
-        assert!(covered.len() > 500, "seed {seed}: the instances cover the view: {}", covered.len());
+        if !picking_vk_tests::harness::assume(covered.len() > 500, format_args!("seed {seed}: the instances cover the view: {}", covered.len())) {
+            continue;
+        }
         let queries = queries(&covered, 300 + seed);
         let pick = |picker: &mut Picker| {
             // SAFETY: recording outside a render pass; the scene outlives the wait.
@@ -528,7 +530,9 @@ fn random_instanced_scenes_pick_alike_with_every_planner() {
             unsafe { picker.take_results(0) }.expect("resolve").expect("pending")
         };
         let want = pick(&mut unculled);
-        assert!(hit_instances(&want).len() >= 4, "seed {seed}: instances are hit");
+        if !picking_vk_tests::harness::assume(hit_instances(&want).len() >= 4, format_args!("seed {seed}: instances are hit")) {
+            continue;
+        }
         for (name, picker) in [("GPU", &mut gpu_planned), ("Auto", &mut auto), ("CPU", &mut cpu_planned)] {
             let got = pick(picker);
             assert_eq!(answers(&got), answers(&want), "seed {seed}: {name}-planned against unculled");
@@ -707,14 +711,16 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
     let (mut tested, mut survivors, mut commands, mut fallbacks, mut occluded, mut short_of_bound) = (0, 0, 0, 0, 0, 0);
     let base_memory = gpu_planned.memory().planner;
     let (mut sphere_hits, mut ignore_changed) = (0, 0);
-    for seed in 0..6u64 {
-        let offset = if seed >= 4 { Vec3::new(3.0e5, -2.0e5, 1.0e5) * seed as f32 } else { Vec3::ZERO };
+    for seed in picking_vk_tests::harness::seeds(0..6) {
+        let offset = if seed % 6 >= 4 { Vec3::new(3.0e5, -2.0e5, 1.0e5) * (seed % 6) as f32 } else { Vec3::ZERO };
         let (scene, draws) = random_shared_list(&gpu, seed, offset);
         let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
         let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);
         let request = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj);
         let covered = gpu.covered_pixels(&request, &draws, seed);
-        assert!(covered.len() > 500, "seed {seed}: the draws cover the view: {}", covered.len());
+        if !picking_vk_tests::harness::assume(covered.len() > 500, format_args!("seed {seed}: the draws cover the view: {}", covered.len())) {
+            continue;
+        }
         let queries = queries(&covered, 700 + seed);
         // The shared list (`&Arc`): the table plans with it.
         let pick_set = |picker: &mut Picker, queries: &[PickQuery]| gpu.run_queries(picker, &request, queries, &draws);
@@ -722,7 +728,9 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         // The large shared spheres' silhouettes: a row's sphere test (or occlusion) that cuts
         // a covered pixel shows there.
         let edges: Vec<PickQuery> = silhouette_pixels(&gpu, &request, &draws, 1_000_014..1_000_026).into_iter().map(PickQuery::Point).collect();
-        assert!(edges.len() >= 8, "seed {seed}: silhouette pixels of the shared spheres: {}", edges.len());
+        if !picking_vk_tests::harness::assume(edges.len() >= 8, format_args!("seed {seed}: silhouette pixels of the shared spheres: {}", edges.len())) {
+            continue;
+        }
         let (want_edges, got_edges) = (pick_set(&mut unculled, &edges), pick_set(&mut roomy, &edges));
         assert_eq!(answers(&got_edges), answers(&want_edges), "seed {seed}: silhouettes, GPU-planned against unculled");
         let pairs = got_edges.stats.gpu_plan.map_or(0, |s| s.ranges);
@@ -788,9 +796,11 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
                 }
             }
         }
-        // Ignore rules over the table's rows: the large spheres by ID, the last of them by its
-        // only instance. Their rows are drawn nowhere: at their silhouettes the surfaces
-        // behind answer, as in the unculled pass under the same rules.
+        // Ignore rules over the table's rows: the large spheres by ID but the last. Their rows
+        // are drawn nowhere: at their silhouettes the surfaces behind answer, as in the
+        // unculled pass under the same rules. An instance rule naming the last one's instance 0
+        // leaves it in: a draw without instances is left out by its ID only, on every path
+        // (seed 7 found the table leaving it out).
         let sphere = |k: u64| ObjectId::new(1_000_000 + k).expect("nonzero");
         let ignore: Vec<Ignore> = (14..25).map(|k| Ignore::Object(sphere(k))).chain([Ignore::instance(sphere(25), 0)]).collect();
         let ignoring = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_ignore(&ignore);
@@ -799,11 +809,11 @@ fn a_shared_lists_plain_draws_pick_alike_gpu_planned_cpu_planned_and_unculled() 
         gpu.assert_no_validation_messages();
         assert_eq!(answers(&got), answers(&want), "seed {seed}: ignore rules, GPU-planned against unculled");
         assert!(got.stats.gpu_plan.is_some_and(|s| s.ranges >= edges.len() as u64), "seed {seed}: the table planned under ignore rules");
-        assert!(hit_instances(&got).iter().all(|(id, _)| !(1_000_014..1_000_026).contains(&id.get())), "seed {seed}: an ignored sphere hit");
+        assert!(hit_instances(&got).iter().all(|(id, _)| !(1_000_014..1_000_025).contains(&id.get())), "seed {seed}: an ignored sphere hit");
         ignore_changed += answers(&got).iter().zip(&answers(&got_edges)).filter(|(a, b)| a != b).count();
         // A filter refusing the same spheres: its rows too are drawn nowhere (the filter is
         // asked per ID of the table), with the unculled pass's answers under it.
-        let refuse = |id: ObjectId| !(1_000_014..1_000_026).contains(&id.get());
+        let refuse = |id: ObjectId| !(1_000_014..1_000_025).contains(&id.get());
         let filtered = PickRequest::new(picking_vk::Viewport::full(W, H), view * Mat4::from_translation(-offset), proj).with_filter(&refuse);
         let pick_filtered = |picker: &mut Picker| gpu.run_queries(picker, &filtered, &edges, &draws);
         let (want_filtered, got_filtered) = (pick_filtered(&mut unculled), pick_filtered(&mut roomy));
@@ -855,7 +865,7 @@ fn column(sphere: &PickDraw, first_id: u64, near: f32, scale: f32) -> Arc<[PickD
 /// A column of 24 spheres, one behind another on the view's axis, in one table group: a point
 /// at the column's centre keeps the nearest row and drops the 23 behind its sure hit, which
 /// are then not drawn (the pair's survivors are counted after the drop), with the unculled
-/// pass's answer.
+/// pass's answer; under ignore rules, the nearest row they leave in answers.
 #[test]
 fn rows_behind_a_sure_hit_are_not_drawn() {
     let gpu = Gpu::new();
@@ -879,6 +889,21 @@ fn rows_behind_a_sure_hit_are_not_drawn() {
         assert_eq!((stats.survivors, stats.occluded), (1, 23), "{rings} x {segments}: only the nearest row is drawn: {stats:?}");
         // The nearest sphere's chunks at the pixel, its far side dropped behind its own hit.
         assert!(primitives <= 8 * 64 || rings == 8, "{rings} x {segments}: {primitives} primitives");
+        // Ignore rules over the column: the nearest by its ID leaves the second to answer; a
+        // rule naming instance 0 of a draw without instances leaves that draw in, on the
+        // table as on every other path.
+        let id = |k: u64| ObjectId::new(k).expect("nonzero");
+        for (rules, hit) in [
+            (vec![Ignore::Object(id(100))], 101),
+            (vec![Ignore::instance(id(100), 0)], 100),
+            (vec![Ignore::instance(id(101), 0), Ignore::Object(id(100))], 101),
+        ] {
+            let ignoring = PickRequest::new(viewport, view, proj).with_ignore(&rules);
+            let (want, got) = (gpu.run_queries(&mut unculled, &ignoring, &queries, &column), gpu.run_queries(&mut gpu_planned, &ignoring, &queries, &column));
+            assert_eq!(answers(&got), answers(&want), "{rules:?}");
+            assert!(hit_instances(&got).contains(&(id(hit), None)), "{rules:?}: sphere {hit} answers: {:?}", answers(&got));
+            assert!(got.stats.gpu_plan.is_some_and(|s| s.ranges == 1), "{rules:?}: planned on the GPU");
+        }
         drop(uploaded);
     }
     drop((unculled, gpu_planned));
@@ -914,7 +939,7 @@ fn rectangles_over_a_shared_lists_table_count_alike() {
     let small = config.with_rect_entries(300);
     let (mut small_gpu, mut small_cpu) = (gpu.picker(small.with_planner(Planner::Gpu)), gpu.picker(small.with_planner(Planner::Cpu)));
     let (mut table_objects, mut pairs, mut culled, mut small_fits) = (0, 0, 0, 0);
-    for seed in 0..3u64 {
+    for seed in picking_vk_tests::harness::seeds(0..3) {
         let (scene, draws) = random_shared_list(&gpu, seed, Vec3::ZERO);
         let depth = if seed % 2 == 0 { picking_vk::DepthConvention::Standard } else { picking_vk::DepthConvention::Reverse };
         let (view, proj) = picking_vk_tests::harness::random_scene_camera(depth, W, H);

@@ -28,7 +28,7 @@ fn render_passes_and_dynamic_rendering_give_the_same_results() {
     assert!(features.contains(PickFeatures::DYNAMIC_RENDERING), "the test device (lavapipe) offers dynamic rendering, and the context enables it");
     let mut hits = 0;
     let mut rect_objects = 0;
-    for seed in 0..4u64 {
+    for seed in picking_vk_tests::harness::seeds(0..4) {
         let gs = Scene::random(200 + seed).upload(&gpu.ctx);
         let depth = if seed % 2 == 0 { DepthConvention::Standard } else { DepthConvention::Reverse };
         let (view, proj) = random_scene_camera(depth, W, H);

@@ -39,7 +39,7 @@ fn gpu_results_equal_the_cpu_results_of_the_same_frame() {
     assert!(select_through, "lavapipe offers fragmentStoresAndAtomics");
     let mut reader = ResultsReader::new(&gpu.ctx, 4096);
     let (mut hits_compared, mut found, mut members) = (0, 0, 0);
-    for seed in 0..6u64 {
+    for seed in picking_vk_tests::harness::seeds(0..6) {
         let scene = Scene::random(700 + seed);
         let mut gs = scene.upload(&gpu.ctx);
         // Odd seeds give the draws priorities (-1, 0, 1): the radius rules rank by them first.
@@ -225,7 +225,7 @@ fn the_results_pass_stages_the_texels_the_copies_would() {
     let mut with = gpu.picker(config.with_gpu_results(true));
     assert_eq!(ring.detail_status(), with.detail_status(), "both pickers answer with the same attachments");
     let (mut compared, mut found) = (0, 0);
-    for seed in 0..4u64 {
+    for seed in picking_vk_tests::harness::seeds(0..4) {
         let scene = Scene::random(900 + seed);
         let gs = scene.upload(&gpu.ctx);
         let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
@@ -272,7 +272,7 @@ fn gpu_results_over_a_shared_lists_table_equal_the_cpu_results() {
     assert!(gpu.ctx.picking_features.contains(picking_vk::PickFeatures::GPU_DRAW_PLANNING), "lavapipe offers shaderFloat64");
     let mut reader = ResultsReader::new(&gpu.ctx, 4096);
     let (mut found, mut members, mut rows_hit) = (0, 0, 0);
-    for seed in 0..3u64 {
+    for seed in picking_vk_tests::harness::seeds(0..3) {
         let mut scene = Scene::random(900 + seed);
         scene.meshes.push(picking_vk_tests::scene::Mesh::sphere(6, 10));
         let mesh = scene.meshes.len() - 1;

@@ -9,7 +9,8 @@ use crate::id::ObjectId;
 pub enum Ignore {
     /// Every draw with this ID.
     Object(ObjectId),
-    /// Instances `start..start + count` of the draws with this ID.
+    /// Instances `start..start + count` of the instanced draws with this ID. A draw without
+    /// instances (its hits' `instance` is `None`) is left out only by [`Ignore::Object`].
     Instances {
         /// The object.
         id: ObjectId,

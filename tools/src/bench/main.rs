@@ -9,7 +9,7 @@
 //! `--instance-planning` only the table of GPU planning of instances (the instanced fields).
 //! `--planner-choice [cold]` only the table of where each planner wins, and what `Planner::Auto`
 //! chose (`cold`: the GPU's caches evicted before each set).
-//! `--record-profile [SCENE] [POINTS] [gpu] [cold]` only the CPU cost of recording, for a profiler.
+//! `--record-profile [SCENE] [POINTS] [gpu|cpu] [cold]` only the CPU cost of recording, for a profiler.
 
 mod chart;
 mod cpu_bvh;
@@ -106,7 +106,11 @@ fn main() {
         } else if let Some(i) = args.iter().position(|a| a == "--record-profile") {
             let number = |k: usize, default| args.get(i + k).and_then(|a| a.parse().ok()).unwrap_or(default);
             let flag = |name: &str| args[i + 1..].iter().any(|a| a == name);
-            let planner = if flag("gpu") { picking_vk::config::Planner::Gpu } else { picking_vk::config::Planner::Auto };
+            let planner = match (flag("gpu"), flag("cpu")) {
+                (true, _) => picking_vk::config::Planner::Gpu,
+                (_, true) => picking_vk::config::Planner::Cpu,
+                _ => picking_vk::config::Planner::Auto,
+            };
             record_profile::record_profile(number(1, 1), number(2, 1), planner, flag("cold"))
         } else if args.iter().any(|a| a == "--planner-choice") {
             one_table::planner_choice_only(small, args.iter().any(|a| a == "cold"))

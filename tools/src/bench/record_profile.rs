@@ -1,10 +1,10 @@
-//! `--record-profile [SCENE] [POINTS] [gpu] [cold]`: the CPU cost of recording one query set,
+//! `--record-profile [SCENE] [POINTS] [gpu|cpu] [cold]`: the CPU cost of recording one query set,
 //! alone, for a profiler (`perf record`). The scene's shared list is recorded into a command
 //! buffer that is never submitted (each pass reset, recorded, ended and the picker's frame
 //! cancelled), so the GPU does no work and only the picker's and the driver's recording
 //! remain. Prints the median and minimum microseconds of `Picker::record` over the passes.
-//! `gpu` picks with `Planner::Gpu` (the list's plain draws planned on the GPU) instead of the
-//! default. `cold` writes 256 MiB between passes (untimed), so each records with the CPU's
+//! `gpu` picks with `Planner::Gpu` (the list's plain draws planned on the GPU), `cpu` with
+//! `Planner::Cpu`, instead of the default. `cold` writes 256 MiB between passes (untimed), so each records with the CPU's
 //! caches holding none of the picker's or the driver's data, as in a frame whose host work ran
 //! since the last pick (the benchmark's query-set table records its sets so).
 

@@ -267,11 +267,17 @@ impl DrawTable {
     }
 
     /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word `at`:
-    /// a bit per row whose draw `ignore` leaves out (by its ID, or by its one instance, 0), or
+    /// a bit per row whose draw an `ignore` rule leaves out by its ID (`Ignore::Object`), or
     /// whose ID `filter` refuses (asked once per ID). The cull pass draws them nowhere.
+    /// `Ignore::Instances` rules leave rows alone: a table draw has no instances, and every
+    /// other path draws a draw without instances whatever those rules say.
     pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore], filter: Option<&PickFilter<'_>>) {
         let Some(out) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
-        if ignore.is_empty() && filter.is_none() {
+        let objects = ignore.iter().filter_map(|rule| match *rule {
+            Ignore::Object(id) => Some(id.get()),
+            Ignore::Instances { .. } => None,
+        });
+        if objects.clone().next().is_none() && filter.is_none() {
             return out.fill(0);
         }
         // Set here, then copied: setting a bit in `words` (mapped) would read its word back.
@@ -285,12 +291,7 @@ impl DrawTable {
                 }
             }
         }
-        for rule in ignore {
-            let id = match *rule {
-                Ignore::Object(id) => id.get(),
-                Ignore::Instances { id, start: 0, count } if count > 0 => id.get(),
-                Ignore::Instances { .. } => continue,
-            };
+        for id in objects {
             let first = self.by_id.partition_point(|&(i, _)| i < id);
             for &(_, row) in self.by_id[first..].iter().take_while(|&&(i, _)| i == id) {
                 bits[row as usize / 32] |= 1 << (row % 32);
