@@ -741,24 +741,27 @@ fn truncated_and_damaged_files_never_panic() {
     // header and a random sample of byte flips and cuts of the whole.
     let glb = viewer::default_scene::build().to_glb();
     let dir = folder("damaged");
-    let mut rng = fastrand::Rng::with_seed(1234);
     let mut cases: Vec<Vec<u8>> = (0..64).map(|n| glb[..n.min(glb.len())].to_vec()).collect();
-    for _ in 0..150 {
-        let mut bytes = glb.clone();
-        match rng.u8(..3) {
-            0 => bytes.truncate(rng.usize(..bytes.len())),
-            1 => {
-                for _ in 0..rng.usize(1..8) {
-                    let at = rng.usize(..bytes.len().min(4096));
-                    bytes[at] = rng.u8(..);
+    // 150 damaged copies a seed (`PICKING_VK_TEST_SEEDS` for more).
+    for seed in picking_vk_tests::harness::seeds(1234..1235) {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for _ in 0..150 {
+            let mut bytes = glb.clone();
+            match rng.u8(..3) {
+                0 => bytes.truncate(rng.usize(..bytes.len())),
+                1 => {
+                    for _ in 0..rng.usize(1..8) {
+                        let at = rng.usize(..bytes.len().min(4096));
+                        bytes[at] = rng.u8(..);
+                    }
+                }
+                _ => {
+                    let at = rng.usize(..bytes.len());
+                    bytes[at] ^= 1 << rng.u8(..8);
                 }
             }
-            _ => {
-                let at = rng.usize(..bytes.len());
-                bytes[at] ^= 1 << rng.u8(..8);
-            }
+            cases.push(bytes);
         }
-        cases.push(bytes);
     }
     let (mut refused, mut loaded) = (0, 0);
     for (i, bytes) in cases.iter().enumerate() {
