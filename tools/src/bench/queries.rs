@@ -3,8 +3,8 @@
 //! 256x256 and the whole view (`Visible`, reduced on the GPU), 256x256 `All`, and the
 //! full-resolution ID pass without and with the readback of every pixel (the alternative to
 //! reducing on the GPU; its CPU reduction of a 256x256 region is timed too). CPU: recording
-//! one point vs 16 points (in alternating order, after an untimed warm-up pick), and taking
-//! their results.
+//! one point vs 16 points (in alternating order, after an untimed warm-up set of the kind
+//! recorded first), and taking their results.
 
 use crate::gpu_timing::{camera, full_barrier, median};
 use crate::scenes::BenchScene;
@@ -70,7 +70,11 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
     }
     // Recorded first in every frame, untimed: the driver's first commands in a command buffer
     // cost it tens of microseconds on some devices, which an engine pays once for its own
-    // passes before it picks; the timed sets all see a buffer already in use.
+    // passes before it picks; the timed sets all see a buffer already in use. It is a set of
+    // the kind the frame times first (one point, or 16 points: `record_order`), so that each
+    // of the two CPU-timed sets follows its own kind in half the frames and the other kind in
+    // the other half: a warm-up of one point only had warmed the one point's code paths and
+    // the driver's draw paths, and never the 16 points' dispatches and count draws.
     let mut warm_up = picker(1)?;
     // SAFETY: as above.
     let mut ids = unsafe { IdImage::new(ctx.host_device(), w, h) }.map_err(|x| e(&x))?;
@@ -81,6 +85,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         unsafe { d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(10), None) }.map_err(|x| e(&x))?;
     let period = f64::from(ctx.properties.limits.timestamp_period);
     let mut rng = fastrand::Rng::with_seed(seed);
+    let mut warm_rng = fastrand::Rng::with_seed(seed ^ 0x5741_524d);
     let mut gpu: [Vec<f64>; 9] = Default::default();
     let mut cpu: [Vec<f64>; 4] = Default::default();
     let mut reduce = vec![];
@@ -88,6 +93,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
         let pixel = UVec2::new(rng.u32(..w), rng.u32(..h));
         let request = PickRequest::new(Viewport::full(w, h), cam.view, cam.projection);
         let points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(rng.u32(..w), rng.u32(..h)))).collect();
+        // From their own generator: the timed sets' pixels stay those of earlier benchmarks.
+        let warm_up_points: Vec<PickQuery> = (0..16).map(|_| PickQuery::Point(UVec2::new(warm_rng.u32(..w), warm_rng.u32(..h)))).collect();
         let rect = |size: u32, mode| PickQuery::Rect { rect: rect_at(pixel, UVec2::splat(size), (w, h)), mode };
         let sets: [Vec<PickQuery>; 7] = [
             vec![PickQuery::Point(pixel)],
@@ -103,7 +110,8 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
             // SAFETY: (whole block) `cmd` is recording outside a render pass; the scene's
             // buffers and the targets outlive the wait in `run_once`.
             unsafe {
-                warm_up.record(cmd, 0, &request, &[PickQuery::Point(pixel)], draws).map_err(|x| e(&x))?;
+                let warm_up_set = if record_order(frame)[0] == 0 { &sets[0] } else { &warm_up_points };
+                warm_up.record(cmd, 0, &request, warm_up_set, draws).map_err(|x| e(&x))?;
                 full_barrier(d, cmd);
                 d.cmd_reset_query_pool(cmd, pool, 0, 10);
                 full_barrier(d, cmd);
