@@ -4,9 +4,10 @@
 //! cancelled), so the GPU does no work and only the picker's and the driver's recording
 //! remain. Prints the median and minimum microseconds of `Picker::record` over the passes.
 //! `gpu` picks with `Planner::Gpu` (the list's plain draws planned on the GPU), `cpu` with
-//! `Planner::Cpu`, instead of the default. `cold` writes 256 MiB between passes (untimed), so each records with the CPU's
-//! caches holding none of the picker's or the driver's data, as in a frame whose host work ran
-//! since the last pick (the benchmark's query-set table records its sets so).
+//! `Planner::Cpu`, instead of the default. `cold` writes 256 MiB between passes (untimed), so
+//! each records with the CPU's caches holding none of the picker's or the driver's data, as in
+//! a frame whose host work ran since the last pick (the benchmark's query-set table records
+//! its sets so).
 
 use crate::config;
 use crate::gpu_timing::{camera, median};

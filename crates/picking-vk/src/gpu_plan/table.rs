@@ -267,10 +267,9 @@ impl DrawTable {
     }
 
     /// Writes the frame's ignored-row bits into `words` (a slot's plan buffer) from word `at`:
-    /// a bit per row whose draw an `ignore` rule leaves out by its ID (`Ignore::Object`), or
-    /// whose ID `filter` refuses (asked once per ID). The cull pass draws them nowhere.
-    /// `Ignore::Instances` rules leave rows alone: a table draw has no instances, and every
-    /// other path draws a draw without instances whatever those rules say.
+    /// a bit per row whose ID an `Ignore::Object` rule names or `filter` refuses (asked once
+    /// per ID); the cull pass draws them nowhere. `Ignore::Instances` rules leave rows in: a
+    /// draw without instances is left out by its ID only, on every path.
     pub fn write_ignored(&self, words: &mut [u32], at: usize, ignore: &[Ignore], filter: Option<&PickFilter<'_>>) {
         let Some(out) = words.get_mut(at..at + self.index.rows().div_ceil(32) as usize) else { return };
         let objects = ignore.iter().filter_map(|rule| match *rule {
