@@ -155,6 +155,15 @@ fn check_scene_against_oracle(scene_arg: Option<&Path>, scene: &Scene, pixels: &
     check_records_against(&SceneOracle::new(scene, w, h), scene, &records, pixels)
 }
 
+/// Asserts that record `r` hit at `distance` from the eye (within 1e-3 of it) and at world
+/// point `point` (within 1e-3 of the distance); `what` names the pick.
+fn assert_hit_at(r: &Value, distance: f64, point: glam::DVec3, what: &str) {
+    let d = r["distance"].as_f64().unwrap();
+    assert!((d - distance).abs() / distance < 1e-3, "{what}: distance {d} vs {distance}");
+    let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!((glam::DVec3::new(world[0], world[1], world[2]) - point).length() < 1e-3 * distance, "{what}: world {world:?} vs {point} ({r})");
+}
+
 /// Compares headless records (one per pixel of `pixels`) with `oracle` where it is sure:
 /// (picks that agree, hits among them).
 fn check_records_against(oracle: &SceneOracle, scene: &Scene, records: &[Value], pixels: &[UVec2]) -> (usize, usize) {
@@ -170,10 +179,7 @@ fn check_records_against(oracle: &SceneOracle, scene: &Scene, records: &[Value],
         assert_eq!(r["hit"].as_bool(), Some(want.hit.is_some()));
         if let Some(hw) = want.hit {
             hits += 1;
-            let d = r["distance"].as_f64().unwrap();
-            assert!((d - hw.distance).abs() / hw.distance < 1e-3, "pixel {p}: distance {d} vs {}", hw.distance);
-            let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-            assert!((glam::DVec3::new(world[0], world[1], world[2]) - hw.point).length() < 1e-3 * hw.distance);
+            assert_hit_at(r, hw.distance, hw.point, &format!("pixel {p}"));
             let name = scene.nodes.iter().find(|n| n.gltf_index as u64 == hw.id - 1).and_then(|n| n.name.clone());
             assert_eq!(r["node_name"].as_str().map(str::to_owned), name);
             // The UV is the hit face's (a masked primitive's hole passed through), away from
@@ -1292,11 +1298,7 @@ fn a_skinned_scene_a_million_units_out_picks_like_the_same_scene_at_the_origin()
         }
         assert_eq!(r["node"].as_u64(), want.hit.map(|h| h.id - 1), "pixel {p}: far viewer says {r}, oracle {:?}", want.hit);
         if let Some(hw) = want.hit {
-            let d = r["distance"].as_f64().unwrap();
-            assert!((d - hw.distance).abs() / hw.distance < 1e-3, "pixel {p}: distance {d} vs {}", hw.distance);
-            let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-            let moved = hw.point + offset.as_dvec3();
-            assert!((glam::DVec3::new(world[0], world[1], world[2]) - moved).length() < 1e-3 * hw.distance, "pixel {p}: world {world:?} vs {moved}");
+            assert_hit_at(r, hw.distance, hw.point + offset.as_dvec3(), &format!("pixel {p}"));
             hits += 1;
             on_tube += usize::from(r["node_name"].as_str() == Some("Tube"));
         }
@@ -1928,22 +1930,20 @@ fn random_local(rng: &mut fastrand::Rng, spread: f32, mirror: bool) -> (Mat4, Op
     (local, rng.bool().then_some((t, r, s)))
 }
 
-/// Adds a node with a random local transform (`random_local`) under the test's own
-/// bookkeeping: returns the node and its world transform (`parent` times local, in f64).
-fn add_random_node(
-    b: &mut GltfBuilder,
-    rng: &mut fastrand::Rng,
-    name: &str,
-    mesh: Option<usize>,
-    parent: glam::DMat4,
-    children: &[usize],
-) -> (usize, glam::DMat4) {
-    let (local, trs) = random_local(rng, 1.2, true);
-    let node = match trs {
+/// Writes a node with a local transform from `random_local`: as translation, rotation and
+/// scale where it has them, else as its matrix.
+fn write_local(b: &mut GltfBuilder, name: &str, mesh: Option<usize>, (local, trs): (Mat4, Option<(Vec3, glam::Quat, Vec3)>), children: &[usize]) -> usize {
+    match trs {
         Some(trs) => b.add_trs_node(name, mesh, trs, children),
         None => b.add_node(name, mesh, local, children),
-    };
-    (node, parent * local.as_dmat4())
+    }
+}
+
+/// Adds a node with a random local transform (`random_local`) under the test's own
+/// bookkeeping: returns the node and its world transform (`parent` times local, in f64).
+fn add_random_node(b: &mut GltfBuilder, rng: &mut fastrand::Rng, name: &str, mesh: Option<usize>, parent: glam::DMat4) -> (usize, glam::DMat4) {
+    let local = random_local(rng, 1.2, true);
+    (write_local(b, name, mesh, local, &[]), parent * local.0.as_dmat4())
 }
 
 /// Seeded random scene: four meshes of one or two primitives (boxes, spheres, tori,
@@ -2003,20 +2003,17 @@ fn random_gltf(seed: u64) -> RandomGltf {
         let group_world = group_local.as_dmat4();
         let mut children = vec![];
         for c in 0..2 + rng.usize(..3) {
-            let (local, trs) = random_local(&mut rng, 1.2, true);
-            let world = group_world * local.as_dmat4();
+            let local = random_local(&mut rng, 1.2, true);
+            let world = group_world * local.0.as_dmat4();
             let mesh = rng.usize(..meshes.len());
             let grandchild = rng.bool().then(|| {
                 let mesh = rng.usize(..meshes.len());
-                let (node, at) = add_random_node(&mut b, &mut rng, &format!("Group {g} child {c} leaf"), Some(meshes[mesh].0), world, &[]);
+                let (node, at) = add_random_node(&mut b, &mut rng, &format!("Group {g} child {c} leaf"), Some(meshes[mesh].0), world);
                 place(&mut oracle, &mut owners, node, mesh, at, None);
                 node
             });
             let below: Vec<usize> = grandchild.into_iter().collect();
-            let node = match trs {
-                Some(trs) => b.add_trs_node(&format!("Group {g} child {c}"), Some(meshes[mesh].0), trs, &below),
-                None => b.add_node(&format!("Group {g} child {c}"), Some(meshes[mesh].0), local, &below),
-            };
+            let node = write_local(&mut b, &format!("Group {g} child {c}"), Some(meshes[mesh].0), local, &below);
             place(&mut oracle, &mut owners, node, mesh, world, None);
             children.push(node);
         }
@@ -2027,7 +2024,7 @@ fn random_gltf(seed: u64) -> RandomGltf {
     let (cluster_local, _) = random_local(&mut rng, 0.5, false);
     let mut members = vec![];
     for k in 0..9 {
-        let (node, at) = add_random_node(&mut b, &mut rng, &format!("Shared {k}"), Some(meshes[0].0), cluster_local.as_dmat4(), &[]);
+        let (node, at) = add_random_node(&mut b, &mut rng, &format!("Shared {k}"), Some(meshes[0].0), cluster_local.as_dmat4());
         place(&mut oracle, &mut owners, node, 0, at, None);
         members.push(node);
     }
@@ -2069,8 +2066,8 @@ fn random_gltf(seed: u64) -> RandomGltf {
 /// Random glTF scenes (`random_gltf`) picked by the headless viewer against a ray caster built
 /// from what the test wrote: the world transforms it composed itself, and a projection made
 /// from the camera's written lens (`RandomLens`: a perspective one at the view's aspect, the
-/// file giving none, or an orthographic one), Vulkan's y down. Every unambiguous pick names the oracle's node (and `gpu_instance`), at
-/// its distance and world position.
+/// file giving none, or an orthographic one), Vulkan's y down. Every unambiguous pick names
+/// the oracle's node (and `gpu_instance`), at its distance and world position.
 #[test]
 fn random_gltf_scenes_pick_like_a_ray_caster_built_from_the_written_transforms() {
     let (w, h) = (320, 240);
@@ -2096,10 +2093,7 @@ fn random_gltf_scenes_pick_like_a_ray_caster_built_from_the_written_transforms()
                 hits += 1;
                 assert_eq!(r["gpu_instance"].as_u64(), instance.map(u64::from), "seed {seed} pixel {p}: {r}");
                 instanced_hits += usize::from(instance.is_some());
-                let d = r["distance"].as_f64().unwrap();
-                assert!((d - hit.distance).abs() / hit.distance < 1e-3, "seed {seed} pixel {p}: distance {d} vs {}", hit.distance);
-                let world: Vec<f64> = r["world"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-                assert!((glam::DVec3::new(world[0], world[1], world[2]) - hit.point).length() < 1e-3 * hit.distance, "seed {seed} pixel {p}: {r}");
+                assert_hit_at(r, hit.distance, hit.point, &format!("seed {seed} pixel {p}"));
             }
             agree += 1;
         }
