@@ -22,6 +22,28 @@
 //! The camera is the app's: `PickRequest::new(`[`viewport`]`(width, height), view, projection)`
 //! with wgpu's clip space (y up, depth 0..1), which [`viewport`] maps to Vulkan's.
 //!
+//! The steps in code (README.md shows this block):
+//! ```no_run
+//! use picking_vk_wgpu::{picking_vk::*, request_device, offered, viewport, VertexPositions, WgpuDraw, WgpuPicker};
+//! # fn demo(adapter: wgpu::Adapter, desc: wgpu::DeviceDescriptor<'_>, vertex_buffer: wgpu::Buffer,
+//! #         index_buffer: wgpu::Buffer, index_count: u32, model: glam::Mat4, width: u32, height: u32,
+//! #         view: glam::Mat4, projection: glam::Mat4, cursor: glam::UVec2,
+//! #         compute_pass: wgpu::CommandBuffer, scene_pass: wgpu::CommandBuffer)
+//! #         -> Result<(), picking_vk_wgpu::WgpuPickError> {
+//! // 1. Instead of adapter.request_device(&desc): the same device, with picking's extensions.
+//! let gpu = request_device(&adapter, &desc, offered(&adapter)?)?; // gpu.device, gpu.queue
+//! let mut picker = WgpuPicker::new(&gpu, PickerConfig::default().with_frames_in_flight(2))?;
+//! // 2. The draws, from the buffers the app's render pass draws.
+//! let positions = VertexPositions { array_stride: 24, ..VertexPositions::tight(&vertex_buffer) };
+//! let draws = vec![WgpuDraw::indexed(ObjectId::new(7)?, positions, &index_buffer, 0, wgpu::IndexFormat::Uint32, 0..index_count, 0)?.with_model(model)];
+//! // 3. Each frame: record, submit with the frame's command buffers, take results.
+//! let request = PickRequest::new(viewport(width, height), view, projection);
+//! let pick = picker.record(&request, &[PickQuery::Point(cursor)], &draws)?;
+//! pick.submit([compute_pass], [scene_pass]); // one queue.submit: compute, the pick, the scene
+//! for results in picker.poll_results()? { /* a frame later, never waits */ }
+//! # Ok(()) }
+//! ```
+//!
 //! ## What the bridge does for the app
 //! - wgpu 28 and later forbid raw Vulkan commands on an encoder that records wgpu commands, so
 //!   each pick is two command buffers of its own: wgpu's transitions of every buffer and

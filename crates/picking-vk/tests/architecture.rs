@@ -76,25 +76,54 @@ fn the_checker_finds_circles_through_re_exports_and_between_submodules() {
     assert!(family.circles().is_empty());
 }
 
+/// Every Rust block README.md shows compiles: its lines are the visible lines of a `no_run`
+/// doctest in the library's sources or the wgpu bridge's crate docs, which `cargo test` builds.
 #[test]
-fn the_readme_example_is_the_crate_docs_doctest() {
+fn every_readme_rust_block_is_a_compiled_doctest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The workspace's README, or the copy `cargo package` puts beside the manifest.
     let readme = std::fs::read_to_string(root.join("../../README.md")).or_else(|_| std::fs::read_to_string(root.join("README.md"))).expect("README.md");
-    let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("lib.rs");
-    let readme_block: Vec<&str> = readme.split("```rust").nth(1).expect("a rust block in the README").split("```").next().unwrap_or_default().lines().collect();
-    let doc_block: Vec<String> = lib
+    let sources = source_sizes::rust_files(&root.join("src")).into_iter().chain([root.join("../picking-vk-wgpu/src/lib.rs")]);
+    let doctests: Vec<Vec<String>> = sources.flat_map(|path| doctest_blocks(&std::fs::read_to_string(&path).unwrap())).collect();
+    let blocks = readme_rust_blocks(&readme);
+    assert!(blocks.len() >= 3, "README's Rust blocks: the integration path, GPU results, wgpu; found {}", blocks.len());
+    for block in blocks {
+        assert!(doctests.contains(&block), "README's block is no doctest of the sources (fence `no_run`, hidden set-up lines `# `):\n{}", block.join("\n"));
+    }
+}
+
+/// The non-blank lines of each fenced block whose fence starts with "```rust", without the
+/// fence's indentation (a block inside a list item is indented).
+fn readme_rust_blocks(readme: &str) -> Vec<Vec<String>> {
+    let mut blocks = vec![];
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let indent = line.len() - line.trim_start().len();
+        if !line.trim_start().starts_with("```rust") {
+            continue;
+        }
+        let block = lines.by_ref().take_while(|l| !l.trim_start().starts_with("```"));
+        blocks.push(block.filter(|l| !l.trim().is_empty()).map(|l| l.get(indent..).unwrap_or(l.trim_start()).to_string()).collect());
+    }
+    blocks
+}
+
+/// The visible non-blank lines of each `no_run` doctest in a source's doc comments.
+fn doctest_blocks(source: &str) -> Vec<Vec<String>> {
+    let docs: Vec<&str> = source
         .lines()
-        .filter_map(|l| l.strip_prefix("//!"))
-        .map(|l| l.strip_prefix(' ').unwrap_or(l).to_string())
-        .skip_while(|l| !l.starts_with("```no_run"))
-        .skip(1)
-        .take_while(|l| !l.starts_with("```"))
-        .filter(|l| !l.starts_with("# ") && l != "#")
+        .filter_map(|l| l.trim_start().strip_prefix("//!").or_else(|| l.trim_start().strip_prefix("///")))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
         .collect();
-    let readme_block: Vec<&str> = readme_block.into_iter().filter(|l| !l.trim().is_empty()).collect();
-    let doc_block: Vec<&str> = doc_block.iter().map(String::as_str).filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(readme_block, doc_block, "README's snippet must be the compiled doctest in src/lib.rs");
+    let mut blocks = vec![];
+    let mut lines = docs.into_iter();
+    while let Some(line) = lines.next() {
+        if line.starts_with("```no_run") {
+            let block = lines.by_ref().take_while(|l| !l.starts_with("```"));
+            blocks.push(block.filter(|l| !l.trim().is_empty() && !l.starts_with("# ") && *l != "#").map(str::to_string).collect());
+        }
+    }
+    blocks
 }
 
 /// Functions short enough to read at once, files short enough to hold one responsibility:

@@ -5,6 +5,25 @@
 //! [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results); the host binds
 //! [`Picker::gpu_results`](crate::Picker::gpu_results) and compiles [`GPU_RESULTS_GLSL`] with
 //! its shaders. The CPU results of the same frame (taken later as always) say the same.
+//!
+//! A host that tints the hovered object in its lit pass (README.md shows this block, and the
+//! GLSL side that goes with it):
+//! ```no_run
+//! # use ash::vk;
+//! # use picking_vk::*;
+//! # fn demo(picker: &mut Picker, sets: &[vk::DescriptorSet], slot: usize, cmd: vk::CommandBuffer,
+//! #         request: PickRequest<'_>, cursor: glam::UVec2, draws: Vec<PickDraw>) -> Result<(), PickError> {
+//! let config = PickerConfig::default().with_gpu_results(true);
+//! // Once per slot: bind the slot's results buffer as set 2, binding 0 of the lit pipeline.
+//! let info = [picker.gpu_results(slot)?];
+//! let write = vk::WriteDescriptorSet::default().dst_set(sets[slot]).dst_binding(0)
+//!     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&info);
+//! // Each frame, in the frame's command buffer: the pick, then the lit pass that reads it.
+//! // SAFETY: as for every pick: `cmd` records outside a render pass, the draws' buffers outlive it.
+//! unsafe { picker.record(cmd, slot, &request, &[PickQuery::Point(cursor)], &draws) }?;
+//! # let _ = (config, write);
+//! # Ok(()) }
+//! ```
 
 mod kit;
 pub(crate) mod layout;
