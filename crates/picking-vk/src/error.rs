@@ -101,7 +101,7 @@ pub enum PickError {
         frame: u64,
     },
     /// The texels read for a slot carry another frame's stamp: the frame recorded there did
-    /// not complete (its command buffer was dropped or not yet finished). Nothing is reported
+    /// not run (its command buffer was dropped instead of submitted). Nothing is reported
     /// from them, and the slot is free again.
     #[error("frame slot {slot}: expected frame {expected}'s texels, but the GPU last wrote {}", found.map_or("none".to_string(), |f| format!("frame {f}'s")))]
     StaleResult {

@@ -154,7 +154,8 @@ impl Triangles {
 pub struct Instances {
     /// The buffer of per-instance matrices.
     pub range: BufferRange,
-    /// Bytes from one matrix to the next (at least 64).
+    /// Bytes from one matrix to the next (at least the format's size: 64 for `Mat4`, 48 for
+    /// `Rows3x4`).
     pub stride: u32,
     /// First element read (`firstInstance`).
     pub first: u32,

@@ -235,6 +235,10 @@ impl Picker {
     ///    list once;
     /// 6. the pipelines the plan needs and the rectangle table's capacity.
     ///
+    /// The one thing done before these checks: the first record of a new shared list whose
+    /// size suits the GPU planner builds the list's table (its allocation can fail first),
+    /// which a refused record keeps for the list's next frame.
+    ///
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
     ///   it will be submitted to a queue of the family given at creation.
@@ -248,7 +252,9 @@ impl Picker {
     /// - GPU writes to those buffers (vertex, index, instance, joint and morph buffers,
     ///   indirect commands and counts, hook resources) recorded before `cmd`'s pick are made
     ///   visible to the pass: by [`PickRequest::with_host_writes`], or by the host's own
-    ///   barrier to `DRAW_INDIRECT | VERTEX_INPUT | VERTEX_SHADER | FRAGMENT_SHADER`; and the
+    ///   barrier to `DRAW_INDIRECT | VERTEX_INPUT | VERTEX_SHADER | FRAGMENT_SHADER` (and
+    ///   `COMPUTE_SHADER` with `SHADER_READ`: the GPU planner's cull pass reads
+    ///   storage-buffer instances); and the
     ///   host's later writes to them are ordered after the pick (the same option, a barrier
     ///   of its own, or a fence).
     /// - What the GPU reads stays in range: every index plus `vertex_offset` names a vertex

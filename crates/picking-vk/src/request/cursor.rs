@@ -44,8 +44,9 @@ impl CursorPixel {
     }
 }
 
-/// Maps a cursor in logical window coordinates (as most toolkits report it) to the render
-/// target pixel it covers. Errors on non-finite input, a non-positive scale or an empty view.
+/// Maps a cursor in logical window coordinates (as most toolkits report it) to the pixel of
+/// the rendered view it covers (0 to `render_extent - 1`, origin top-left); a query needs the
+/// viewport's offset added where the view's viewport does not start at (0, 0). Errors on non-finite input, a non-positive scale or an empty view.
 pub fn cursor_to_pixel(cursor_logical: DVec2, scale_factor: f64, view: ViewPlacement) -> Result<CursorPixel, PickError> {
     if !cursor_logical.is_finite() || !scale_factor.is_finite() || scale_factor <= 0.0 {
         return Err(PickError::InvalidInput { input: Input::Cursor, reason: format!("{cursor_logical} at scale {scale_factor} is not usable") });

@@ -97,7 +97,8 @@ impl<'a> PickRequest<'a> {
     /// buffers, indirect commands and counts, hook resources), and may write them again
     /// later at the same stages. The picker then records, around everything it records, a
     /// memory barrier from those writes to the pass's reads (draw indirect, vertex input,
-    /// vertex and fragment shaders) and an execution dependency from those reads to the
+    /// vertex and fragment shaders, and compute: the GPU planner reads storage-buffer
+    /// instances) and an execution dependency from those reads to the
     /// host's later work at `stages`. A GPU-driven host that records the pick right after its
     /// culling dispatch says `with_host_writes(COMPUTE_SHADER, SHADER_WRITE)`. Without it the
     /// host records such barriers itself ([`crate::Picker::record`]' contract).

@@ -68,7 +68,11 @@ pub enum RectMode {
 /// One query of a frame's query set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PickQuery {
-    /// What lies under one pixel, as [`crate::Picker::record`] reports it.
+    /// What lies under one pixel, as [`crate::Picker::record`] reports it. Pixels of every
+    /// query are absolute framebuffer coordinates: the viewport's offset included, origin
+    /// top-left, y down (a flipped viewport's too). [`crate::cursor_to_pixel`] gives a pixel
+    /// of the rendered view: add the viewport's `x` and `y` where the view does not start at
+    /// the framebuffer's corner.
     Point(UVec2),
     /// A hit within `radius` pixels of `pixel` (Euclidean distance between pixel centres),
     /// chosen by `snap`.
@@ -96,7 +100,7 @@ pub enum PickQuery {
 pub enum Snap {
     /// The hit nearest the cursor: the smallest distance between pixel centres, then the
     /// nearer surface (depth), then the first pixel in row-major order. Where the cursor's
-    /// own pixel hits something, that is the answer.
+    /// own pixel hits a draw of that top priority, that is the answer.
     #[default]
     Nearest,
     /// The object that shows the fewest pixels in the disc, so a thin object (a pole, a

@@ -44,13 +44,19 @@ pub(crate) fn resolve(frame: u64, pixel: UVec2, camera: &CameraSnapshot, draws: 
                 geometry: d.geometry.clone(),
                 world: d.world(instance),
                 ray,
-                adjusted_world: (d.world_adjusted || d.deform.as_ref().is_some_and(|(pose, _)| pose.is_none())).then_some(world),
+                pixel_world: world,
+                moved: d.world_adjusted || d.deform.as_ref().is_some_and(|(pose, _)| pose.is_none()),
                 // A world-adjust hook moved the deformed vertices: the CPU pose no longer says where.
                 deform: d.deform.as_ref().filter(|_| !d.world_adjusted).and_then(|(pose, skinned)| Some((pose.clone()?, *skinned))),
             });
             // The face within the draw: a chunk-culled recording's primitives count from its run.
             let face = face.wrapping_add(draw.map_or(0, |d| d.primitive_base));
-            detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)])
+            let mut detail = detail::resolve_detail(source.as_ref(), face, [f32::from_bits(b0), f32::from_bits(b1), f32::from_bits(b2)]);
+            // An indirect draw's topology is known where the elements it drew are not.
+            if let Some(d) = draw {
+                detail.primitive = d.topology.primitive();
+            }
+            detail
         });
         PickHit {
             id,

@@ -18,7 +18,7 @@ pub struct RectObject {
     pub id: ObjectId,
     /// Instance index within its draw, for instanced draws.
     pub instance: Option<u32>,
-    /// The first of the object's draws (the host's index) that was found.
+    /// The lowest host draw index among the object's draws that showed pixels here.
     pub draw_index: u32,
     /// That draw's [`crate::PickDraw::tag`].
     pub tag: u64,
@@ -49,7 +49,8 @@ pub enum QueryResult {
     Point(PickResult),
     /// A radius query: the hit at `hit_pixel` (the result's `pixel`), or a miss.
     Radius {
-        /// The pick at the chosen pixel (`pixel` is that pixel; on a miss, the cursor's).
+        /// The pick at the chosen pixel (`pixel` and `ray` are that pixel's; on a miss, the
+        /// cursor's). The disc is clipped to the view.
         result: PickResult,
         /// The radius asked for.
         radius: u32,

@@ -12,17 +12,31 @@ use glam::{DVec3, UVec2};
 pub struct PickHit {
     /// The object hit.
     pub id: ObjectId,
-    /// Instance index within its draw, for instanced draws.
+    /// Instance index within its draw: `gl_InstanceIndex` minus the draw's
+    /// [`Instances::first`](crate::draw::Instances::first) (instance `i` reads element
+    /// `first + i`). `None` for a draw without instances. A draw with host indirect commands
+    /// always reports one: `gl_InstanceIndex` (each command's `firstInstance` plus the
+    /// instance) minus `Instances::first`, or 0 for `first` without an instance buffer.
+    /// Rectangle merging, [`Snap::Thin`](crate::Snap::Thin) and the GPU results tell objects
+    /// apart by (`id`, `instance`): draws that share an ID share its instance numbers.
     pub instance: Option<u32>,
     /// The draw's position in the list the host handed to `record`, whatever was culled.
     pub draw_index: u32,
     /// The draw's [`crate::PickDraw::tag`].
     pub tag: u64,
-    /// Framebuffer depth of the nearest fragment, within [0, 1].
+    /// The depth attachment's value at the pixel after the pass: the winning fragment's
+    /// depth as the draws' depth tests, compare ops and depth bias left it, in the viewport's
+    /// `min_depth..max_depth`. Under [`DepthConvention::Reverse`](crate::DepthConvention)
+    /// larger is nearer. Clamped to [0, 1]; a NaN (a vertex at clip w = 0) reads as the far
+    /// depth.
     pub depth: f32,
-    /// World-space point: the pixel centre unprojected at `depth`.
+    /// World-space point: the pixel centre unprojected at `depth` through the inverse
+    /// view-projection, in f64. Infinite in every component where that fails (a depth on
+    /// an infinite far plane).
     pub world: DVec3,
-    /// Distance from the camera's eye to `world`.
+    /// Distance from the camera's eye (the translation of the inverse view matrix) to
+    /// `world`; infinite with it. For an orthographic camera this is not a distance along
+    /// the ray.
     pub distance: f64,
     /// Present when the picker runs with the detail attachment (never for contributors).
     pub detail: Option<HitDetail>,
@@ -34,9 +48,10 @@ pub struct PickHit {
 /// Statistics of the frame that produced a result.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PickStats {
-    /// What the pass recorded, skipped and culled.
+    /// What the frame's passes recorded, skipped and culled.
     pub pass: PassStats,
-    /// GPU time of the pick pass and its copy, with `PickerConfig::timestamps`.
+    /// GPU time from the frame's first pick command to its last (every pass and copy of the
+    /// set), with `PickerConfig::timestamps`.
     pub gpu_time_ns: Option<f64>,
     /// What the GPU planner did in this frame; `None` when it planned nothing (see
     /// [`crate::config::Planner`]).
@@ -49,7 +64,9 @@ pub struct PickStats {
 /// What a frame's GPU plan culled, read back with its results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuPlanStats {
-    /// Pairs of a point or radius query and an instance range that the cull pass took.
+    /// Pairs the cull pass took: a region (a point's pixel, a radius query's disc square, a
+    /// rectangle's tile) and an instance range or a shared list's table group. For table
+    /// pairs, `instances_tested` and `survivors` count table rows.
     pub ranges: u64,
     /// Instances it tested, summed over the pairs.
     pub instances_tested: u64,
@@ -76,13 +93,17 @@ pub struct GpuPlanStats {
 /// The answer for one frame's pick.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PickResult {
-    /// What the pick pass did (draws recorded and culled, GPU time when measured).
+    /// The statistics of the whole frame this result came from: each query of a set
+    /// carries a copy of [`FrameResults::stats`](crate::FrameResults::stats).
     pub stats: PickStats,
     /// The frame number `Picker::record` returned in its ticket.
     pub frame: u64,
-    /// The framebuffer pixel that was picked.
+    /// The framebuffer pixel that was picked: absolute framebuffer coordinates (the
+    /// viewport's offset included), origin top-left, y down, whatever the viewport's height
+    /// sign. For a radius query, the chosen pixel (the cursor's on a miss).
     pub pixel: UVec2,
-    /// The ray through the pixel centre; `None` only for degenerate cameras.
+    /// The ray through `pixel`'s centre (world space, from the near plane, direction
+    /// normalized); `None` only for degenerate cameras.
     pub ray: Option<Ray>,
     /// `None` for a miss.
     pub hit: Option<PickHit>,

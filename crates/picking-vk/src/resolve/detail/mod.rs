@@ -18,17 +18,24 @@ pub struct HitDetail {
     /// Primitive index within the draw (counted from its first index or first vertex): the
     /// triangle, the segment or the point.
     pub face: u32,
-    /// Barycentric weights of the triangle's three vertices, in index-buffer order. With
-    /// registered geometry these are exact: the pick ray intersected with the one triangle the
-    /// GPU identified (no search). Otherwise, and for draws a world-adjust hook moved (the
-    /// CPU does not know where it put the triangle), they are the GPU's values.
+    /// Barycentric weights of `vertices`, in that order: the order Vulkan draws the triangle
+    /// in (index-buffer order for lists; a strip's odd triangles swap their last two
+    /// vertices, a fan's triangle `i` is `i + 1, i + 2`, then the fan's first vertex). With
+    /// registered geometry these are exact: the pick ray intersected with the plane of the one
+    /// triangle the GPU identified (no search, no clamping: a hit at an edge may carry a
+    /// weight a rounding error below 0). Otherwise, for draws a world-adjust hook moved (the
+    /// CPU does not know where it put the triangle) and for instances whose transform the CPU
+    /// does not know, they are the GPU's values. A segment's are `[1 - t, t, 0]` at parameter
+    /// `t` along it; a point's `[1, 0, 0]`.
     pub barycentrics: [f32; 3],
     /// The weights as the GPU interpolated them at the pixel centre, after the rasterizer's
     /// sub-pixel snapping of vertex positions (off by ~1e-4 on small triangles).
     pub gpu_barycentrics: [f32; 3],
     /// The triangle's vertex indices (into the position buffer), when they can be known:
-    /// always for non-indexed draws, with registered geometry for indexed ones. A segment's
-    /// two vertices then the second again; a point's vertex three times.
+    /// always for non-indexed draws, with registered geometry for indexed ones; never for
+    /// draws with host indirect commands (which elements they drew is the GPU's to know: their
+    /// hits carry `primitive` and `face` only). A segment's two vertices then the second
+    /// again; a point's vertex three times.
     pub vertices: Option<[u32; 3]>,
     /// Interpolated surface data, with registered geometry.
     pub surface: Option<SurfaceDetail>,
@@ -47,21 +54,37 @@ pub struct HitDetail {
 /// them; with a non-zero morph weight they are `None` (morph targets carry no normal deltas
 /// here, so a skinned normal could not be exact). Without the CPU pose, deformed hits are
 /// reported as hooked ones are.
+///
+/// For an instance whose transform the CPU does not know (an instanced draw without
+/// `instance_transforms`: GPU-written instances), the local point, local normals and UV are
+/// interpolated at the GPU's barycentrics, the world point is the hit's from depth (as
+/// [`crate::PickHit::world`]), and the world normals are `None`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceDetail {
-    /// The hit point in the mesh's own space.
+    /// The hit point in the mesh's own space (the positions' space, before the model matrix
+    /// and instance transform), at `barycentrics`.
     pub local_point: DVec3,
-    /// The hit point in world space.
+    /// The hit point in world space: `local_point` under the draw's model matrix (times the
+    /// instance's transform), in f64. It lies on the triangle, so it differs from
+    /// [`crate::PickHit::world`] (the pixel centre at the depth buffer's f32 depth) by the
+    /// depth's rounding.
     pub world_point: DVec3,
-    /// Geometric normal of the triangle (unit length).
+    /// Geometric normal of the triangle, unit length: `(v1 - v0) x (v2 - v0)` of the
+    /// positions of `vertices` in that order, normalized. It follows the winding, not the
+    /// viewer: a back face's normal points away from the eye. `None` for a degenerate
+    /// triangle, and for segments and points.
     pub face_normal_local: Option<DVec3>,
-    /// The geometric normal in world space (inverse-transpose of the world matrix).
+    /// The geometric normal in world space, unit length: the local one under the inverse
+    /// transpose of the world matrix (so a mirroring matrix keeps a closed mesh's normals
+    /// pointing out); for a deformed draw, the deformed world triangle's own
+    /// `(v1 - v0) x (v2 - v0)`.
     pub face_normal_world: Option<DVec3>,
     /// Interpolated vertex normal (unit length), when the geometry has normals.
     pub normal_local: Option<DVec3>,
-    /// The interpolated vertex normal in world space.
+    /// The interpolated vertex normal in world space (inverse transpose, unit length).
     pub normal_world: Option<DVec3>,
-    /// The interpolated texture coordinate, when the geometry has them.
+    /// The interpolated texture coordinate, when the geometry has them (as registered, no
+    /// flip).
     pub uv: Option<Vec2>,
 }
 
@@ -73,13 +96,16 @@ pub(crate) struct DetailSource {
     pub topology: Topology,
     pub restart: bool,
     pub geometry: Option<Arc<MeshGeometry>>,
-    /// Object-to-world of the draw (model x instance transform when known).
+    /// Object-to-world of the draw (model x instance transform); `None` for an instance
+    /// whose transform only the GPU knows (an instanced draw without `instance_transforms`).
     pub world: Option<Mat4>,
     /// The pick ray (world space), to refine barycentrics on the identified triangle.
     pub ray: Option<Ray>,
-    /// For a draw a world-adjust hook (or a deformation without CPU pose) moved: the hit's
-    /// world point (from depth).
-    pub adjusted_world: Option<DVec3>,
+    /// The hit's world point from depth (the pixel centre unprojected): the world point of
+    /// what the CPU cannot place itself.
+    pub pixel_world: DVec3,
+    /// A world-adjust hook (or a deformation without CPU pose) moved the draw's vertices.
+    pub moved: bool,
     /// For a deformed draw with its CPU pose: the pose, and whether it is skinned.
     pub deform: Option<(Arc<DeformPose>, bool)>,
 }
@@ -129,26 +155,34 @@ pub(crate) fn resolve_detail(source: Option<&DetailSource>, face: u32, gpu_baryc
     let surface = match (source, geometry, vertices) {
         (Some(s), Some(g), Some(v)) if primitive != PrimitiveKind::Triangle => line_or_point(s, g, v, primitive, &mut barycentrics),
         (Some(s), Some(g), Some(v)) if s.deform.is_some() => deformed_surface(s, g, v, &mut barycentrics),
-        (Some(s), Some(g), Some(v)) => match s.adjusted_world {
-            // Moved by a hook: the GPU's weights on the rest-space triangle, the moved point.
-            Some(world_point) => surface(g, v, barycentrics, s.world).map(|rest| SurfaceDetail {
-                world_point,
-                face_normal_local: None,
-                face_normal_world: None,
-                normal_local: None,
-                normal_world: None,
-                ..rest
-            }),
-            None => {
-                if let Some(exact) = s.ray.and_then(|ray| ray_barycentrics(g, v, s.world?, ray)) {
-                    barycentrics = exact;
-                }
-                surface(g, v, barycentrics, s.world)
+        // Moved by a hook: the GPU's weights on the rest-space triangle, the moved point.
+        (Some(s), Some(g), Some(v)) if s.moved => surface(g, v, barycentrics, s.world).map(|rest| SurfaceDetail {
+            world_point: s.pixel_world,
+            face_normal_local: None,
+            face_normal_world: None,
+            normal_local: None,
+            normal_world: None,
+            ..rest
+        }),
+        (Some(s), Some(g), Some(v)) => {
+            if let Some(exact) = s.ray.zip(s.world).and_then(|(ray, world)| ray_barycentrics(g, v, world, ray)) {
+                barycentrics = exact;
             }
-        },
+            surface(g, v, barycentrics, s.world).map(|local| unplaced(s, local))
+        }
         _ => None,
     };
     HitDetail { primitive, face, barycentrics, gpu_barycentrics, vertices, surface }
+}
+
+/// Where the CPU does not know the instance's transform, only what needs no world matrix: the
+/// local point, normals and UV at the GPU's weights, the world point from depth, no world
+/// normals.
+fn unplaced(s: &DetailSource, local: SurfaceDetail) -> SurfaceDetail {
+    match s.world {
+        Some(_) => local,
+        None => SurfaceDetail { world_point: s.pixel_world, face_normal_world: None, normal_world: None, ..local },
+    }
 }
 
 /// The surface of a segment or point hit: for a segment, the parameter where the pick ray
@@ -161,7 +195,9 @@ fn line_or_point(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], primitive: Pri
         PrimitiveKind::Point => 0.0,
         _ => {
             let gpu = f64::from(bary[1]).clamp(0.0, 1.0);
-            s.ray.and_then(|ray| segment_parameter(world.transform_point3(a), world.transform_point3(b), ray)).unwrap_or(gpu)
+            // Where the CPU cannot place the segment (an unknown instance, a hook moved it): the GPU's.
+            let ray = s.ray.filter(|_| s.world.is_some() && !s.moved);
+            ray.and_then(|ray| segment_parameter(world.transform_point3(a), world.transform_point3(b), ray)).unwrap_or(gpu)
         }
     };
     *bary = [(1.0 - t) as f32, t as f32, 0.0];
@@ -169,7 +205,7 @@ fn line_or_point(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], primitive: Pri
     let uv = g.uvs.as_ref().and_then(|uvs| Some(uvs.get(v[0] as usize)?.lerp(*uvs.get(v[1] as usize)?, t as f32)));
     Some(SurfaceDetail {
         local_point,
-        world_point: world.transform_point3(local_point),
+        world_point: if s.world.is_some() && !s.moved { world.transform_point3(local_point) } else { s.pixel_world },
         face_normal_local: None,
         face_normal_world: None,
         normal_local: None,
@@ -270,8 +306,9 @@ fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -
     let world = world.unwrap_or(Mat4::IDENTITY).as_dmat4();
     let nm = normal_matrix(world)?;
     let local_point = interpolate(p, w);
-    let face_normal_local = (p[1] - p[0]).cross(p[2] - p[0]).try_normalize().unwrap_or(DVec3::ZERO);
-    let to_world_normal = |n: DVec3| (nm * n).try_normalize().unwrap_or(DVec3::ZERO);
+    // A degenerate triangle (or a singular matrix's image of a normal) has no normal: `None`.
+    let face_normal_local = (p[1] - p[0]).cross(p[2] - p[0]).try_normalize();
+    let to_world_normal = |n: DVec3| (nm * n).try_normalize();
     let normal_local = g.normals.as_ref().and_then(|ns| {
         let n = [0, 1, 2].map(|k| ns.get(v[k] as usize).map(|n| n.as_dvec3()));
         interpolate([n[0]?, n[1]?, n[2]?], w).try_normalize()
@@ -283,10 +320,10 @@ fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -
     Some(SurfaceDetail {
         local_point,
         world_point: world.transform_point3(local_point),
-        face_normal_local: Some(face_normal_local),
-        face_normal_world: Some(to_world_normal(face_normal_local)),
+        face_normal_local,
+        face_normal_world: face_normal_local.and_then(to_world_normal),
         normal_local,
-        normal_world: normal_local.map(to_world_normal),
+        normal_world: normal_local.and_then(to_world_normal),
         uv,
     })
 }

@@ -19,7 +19,8 @@ fn interpolates_point_normal_and_uv() {
         geometry: Some(g),
         world: None,
         ray: None,
-        adjusted_world: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
         deform: None,
     };
     let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
@@ -45,7 +46,8 @@ fn normals_stay_perpendicular_under_non_uniform_scale() {
         geometry: Some(g),
         world: Some(world),
         ray: None,
-        adjusted_world: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
         deform: None,
     };
     let s = resolve_detail(Some(&source), 0, [1.0 / 3.0; 3]).surface.unwrap();
@@ -59,7 +61,7 @@ fn normals_stay_perpendicular_under_non_uniform_scale() {
 
 /// The detail source of `triangles` drawn with `topology`.
 fn src(triangles: Triangles, topology: Topology, restart: bool) -> DetailSource {
-    DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None, adjusted_world: None, deform: None }
+    DetailSource { triangles, topology, restart, geometry: None, world: None, ray: None, pixel_world: DVec3::ZERO, moved: false, deform: None }
 }
 
 #[test]
@@ -101,7 +103,8 @@ fn segments_report_the_parameter_nearest_the_ray_and_points_their_vertex() {
         world: Some(Mat4::from_translation(Vec3::new(0.0, 0.0, -5.0))),
         // Down -Z through x = 3: a quarter of the way from vertex 1 to 2... of segment 0: t = 0.75.
         ray: Some(Ray { origin: DVec3::new(3.0, 0.0, 0.0), direction: DVec3::NEG_Z }),
-        adjusted_world: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
         deform: None,
     };
     let d = resolve_detail(Some(&source(Topology::LineStrip)), 0, [0.3, 0.7, 0.0]);
@@ -142,7 +145,8 @@ fn deformed_hits_deform_only_their_triangle() {
         geometry: Some(Arc::new(g)),
         world: Some(model),
         ray: Some(Ray { origin, direction: (target - origin).normalize() }),
-        adjusted_world: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
         deform: Some((pose.clone(), true)),
     };
     let d = resolve_detail(Some(&source), 0, [0.21, 0.29, 0.5]);
@@ -181,7 +185,8 @@ fn ray_refines_barycentrics_on_the_known_triangle() {
         geometry: Some(g),
         world: Some(world),
         ray: Some(ray),
-        adjusted_world: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
         deform: None,
     };
     let d = resolve_detail(Some(&source), 0, [0.2001, 0.2999, 0.5]);
@@ -192,11 +197,39 @@ fn ray_refines_barycentrics_on_the_known_triangle() {
     assert!((d.surface.unwrap().world_point - target).length() < 1e-6);
     // Moved by a world-adjust hook: the GPU's weights, the moved point, no normals.
     let moved = DVec3::new(1.2, 2.5, -3.0);
-    let adjusted = DetailSource { adjusted_world: Some(moved), ..source };
+    let adjusted = DetailSource { pixel_world: moved, moved: true, ..source };
     let d = resolve_detail(Some(&adjusted), 0, [0.2001, 0.2999, 0.5]);
     assert_eq!(d.barycentrics, d.gpu_barycentrics);
     let s = d.surface.unwrap();
     assert_eq!(s.world_point, moved);
     assert!((s.local_point - DVec3::new(0.6002, 1.9996, 0.0)).length() < 1e-3, "the rest-space point: {:?}", s.local_point);
     assert_eq!((s.face_normal_world, s.normal_world, s.face_normal_local), (None, None, None));
+}
+
+#[test]
+fn an_instance_the_cpu_cannot_place_keeps_its_local_surface_and_the_world_point_from_depth() {
+    // An instanced draw whose transforms only the GPU knows: no world matrix.
+    let from_depth = DVec3::new(10.0, -2.0, 7.5);
+    let source = DetailSource {
+        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+        topology: Topology::TriangleList,
+        restart: false,
+        geometry: Some(Arc::new(triangle())),
+        world: None,
+        ray: Some(Ray { origin: DVec3::new(0.1, 0.2, 5.0), direction: DVec3::NEG_Z }),
+        pixel_world: from_depth,
+        moved: false,
+        deform: None,
+    };
+    let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
+    assert_eq!(d.barycentrics, d.gpu_barycentrics, "no world matrix to refine them with");
+    let s = d.surface.unwrap();
+    assert_eq!((s.world_point, s.face_normal_world, s.normal_world), (from_depth, None, None));
+    assert!((s.local_point - DVec3::new(0.5, 1.0, 0.0)).length() < 1e-12);
+    assert!(s.face_normal_local.is_some() && s.normal_local.is_some());
+    // A segment of such an instance: the GPU's parameter, the world point from depth.
+    let segment = DetailSource { triangles: Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }, topology: Topology::LineStrip, ..source };
+    let d = resolve_detail(Some(&segment), 0, [0.3, 0.7, 0.0]);
+    assert_eq!(d.barycentrics, [0.3, 0.7, 0.0]);
+    assert_eq!(d.surface.unwrap().world_point, from_depth);
 }
