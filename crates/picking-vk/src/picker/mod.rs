@@ -235,9 +235,7 @@ impl Picker {
     ///    list once;
     /// 6. the pipelines the plan needs and the rectangle table's capacity.
     ///
-    /// The one thing done before these checks: the first record of a new shared list whose
-    /// size suits the GPU planner builds the list's table (its allocation can fail first),
-    /// which a refused record keeps for the list's next frame.
+    /// Before them, a new shared list's first record may build its GPU plan table (kept).
     ///
     /// # Safety
     /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
