@@ -75,7 +75,9 @@ pub enum PickError {
     /// Registered CPU geometry is inconsistent (see [`crate::draw::MeshGeometry::validate`]).
     #[error("mesh geometry: {0}")]
     InvalidGeometry(String),
-    /// The requested pixel does not lie inside the view.
+    /// The requested pixel does not lie inside the view: the first refused query's pixel (a
+    /// point's, a radius query's cursor), or for a rectangle that misses the view entirely
+    /// its `min` corner. Queries are checked in order, so it names the first query outside.
     #[error("pixel ({x}, {y}) lies outside the view")]
     OutsideView {
         /// Column of the pixel.

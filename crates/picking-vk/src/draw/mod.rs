@@ -175,8 +175,8 @@ pub struct PickDraw {
     pub tag: u64,
     /// How a radius query ranks this draw's hits: in the query's disc, only hits of the
     /// highest priority found there take part, under either [`Snap`](crate::Snap) rule
-    /// (gizmos, lines and points above surfaces). 0 unless set; point and rectangle
-    /// queries ignore it.
+    /// (gizmos, lines and points above surfaces). 0 unless set, and 0 for contributors'
+    /// hits; point and rectangle queries ignore it.
     pub priority: i16,
     /// Where the vertex positions are.
     pub positions: Positions,

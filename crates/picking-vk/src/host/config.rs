@@ -76,7 +76,8 @@ pub struct PickerConfig {
     /// turns batching off. Results are identical either way. Each row takes 100 bytes per slot;
     /// the default (512) holds about 32 draws for each of 16 point or radius queries.
     pub batch_rows: u32,
-    /// Queries a frame's query set may hold ([`crate::Picker::record`]; default 16).
+    /// Queries a frame's query set may hold ([`crate::Picker::record`]; default 16; 0 is
+    /// taken as 1).
     pub max_queries: u32,
     /// Largest pick radius in pixels (default 8). Every point or radius query has a cell of
     /// `(2 * max_radius + 1)²` pixels in the pass's targets and the staging slot.
@@ -88,6 +89,8 @@ pub struct PickerConfig {
     pub rect_tile: [u32; 2],
     /// Objects and instances the rectangle queries of one frame may record (default 4096):
     /// the size of the GPU table their per-object counts are reduced into, 12 bytes each.
+    /// 0 (or a 0 in `rect_tile`) turns rectangles off: a rectangle query is then
+    /// [`PickError::Capacity`](crate::PickError::Capacity) naming `RectEntries`.
     pub rect_entries: u32,
     /// Pipelines kept per pass flavour (default 64): one per vertex layout, instancing and
     /// depth convention in use. Past it, the least recently used one that no frame still
@@ -116,7 +119,7 @@ pub struct PickerConfig {
     /// consecutive surviving instances. A pair whose runs overflow its share draws its whole
     /// range instead: the same results, less culled. A pair over a shared list's table first
     /// tries to draw its survivors from compacted copies of their rows (see `gpu_plan_rows`),
-    /// a command per table run they meet.
+    /// a command per table run they meet. 1 to 2^26.
     pub gpu_plan_commands: u32,
     /// Instances one frame's GPU-planned pairs may test, summed over the pairs (default
     /// 262,144, at most 2^31): a survivor bit each, and a summary bit per 64, per slot (32.5
