@@ -57,7 +57,7 @@ fn detail_gate_and_results() {
 }
 
 fn check_against_oracle(gpu: &Gpu, picker: &mut picking_vk::Picker, view: Mat4, proj: Mat4, vp: picking_vk::Viewport) {
-    let (mut compared, mut skipped) = (0usize, 0usize);
+    let (mut compared, mut skipped, mut unplaced) = (0usize, 0usize, 0usize);
     let mut worst_gpu_bary = 0.0f64;
     let (mut worst_bary, mut worst_point, mut worst_normal, mut worst_face_normal) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for seed in 31..43 {
@@ -112,12 +112,63 @@ fn check_against_oracle(gpu: &Gpu, picker: &mut picking_vk::Picker, view: Mat4, 
                 compared += 1;
             }
         }
+        unplaced += check_instances_the_cpu_cannot_place(gpu, picker, &request, &gs.draws, &pixels, &oracle, &scene);
         drop(gs);
     }
+    eprintln!("detail on instances without CPU transforms: {unplaced} instance hits report the world point from depth, local surface, no world normals");
+    assert!(unplaced >= 50, "need >= 50 instance hits without CPU transforms, got {unplaced}");
     eprintln!(
         "detail vs CPU oracle: {compared} hits agree on face (exact), barycentrics (worst {worst_bary:.2e}; raw GPU values {worst_gpu_bary:.2e}), world point (worst {worst_point:.2e} of scene size), normal (worst {worst_normal:.2e}), face normal (worst {worst_face_normal:.2e}); {skipped} hits near edges skipped"
     );
     assert!(compared >= 1000, "need >= 1000 compared hits, got {compared}");
+}
+
+/// The same picks with the scene's instance transforms kept from the CPU (as for instances a
+/// GPU pass writes): the same objects and faces; for instance hits, the world point from
+/// depth (`PickHit::world`), the local point on the oracle's local triangle, the GPU's
+/// barycentrics and no world normals. Returns the instance hits checked.
+fn check_instances_the_cpu_cannot_place(
+    gpu: &Gpu,
+    picker: &mut picking_vk::Picker,
+    request: &PickRequest,
+    draws: &[picking_vk::PickDraw],
+    pixels: &[glam::UVec2],
+    oracle: &Oracle,
+    scene: &Scene,
+) -> usize {
+    let unplaced: Vec<_> = draws
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.instance_transforms = None;
+            d
+        })
+        .collect();
+    let mut checked = 0;
+    for chunk in pixels.chunks(BATCH) {
+        for (r, &p) in gpu.pick_batch(picker, request, chunk, &unplaced).iter().zip(chunk) {
+            let want = oracle.pick(p);
+            let (Some(hit), Some(w)) = (&r.hit, want.hit) else { continue };
+            if want.ambiguous || w.instance.is_none() {
+                continue;
+            }
+            assert_eq!((hit.id.get(), hit.instance), (w.id, w.instance), "pixel {p}");
+            let d = hit.detail.as_ref().expect("detail is active");
+            assert_eq!((d.face as usize, d.barycentrics), (w.triangle, d.gpu_barycentrics), "pixel {p}: the GPU's weights");
+            let s = d.surface.expect("geometry is registered");
+            assert_eq!((s.world_point, s.face_normal_world, s.normal_world), (hit.world, None, None), "pixel {p}");
+            let obj = &scene.objects[w.object];
+            let local = obj.world(w.instance.map(|i| i as usize)).as_dmat4().inverse().transform_point3(w.point);
+            // The GPU's weights are off by up to some 5e-3 (as checked above): so is the point,
+            // in units of the triangle's edges.
+            let t = scene.meshes[obj.mesh].triangle(w.triangle).map(|v| v.as_dvec3());
+            let edge = [(t[1] - t[0]).length(), (t[2] - t[1]).length(), (t[0] - t[2]).length()].into_iter().fold(0.0, f64::max);
+            assert!((s.local_point - local).length() < 1e-2 * edge, "pixel {p}: local point {:?} vs {local:?}", s.local_point);
+            assert!(s.face_normal_local.is_some(), "pixel {p}: the local face normal needs no world matrix");
+            checked += 1;
+        }
+    }
+    checked
 }
 
 fn scene_bounds(scene: &Scene) -> (DVec3, DVec3) {
