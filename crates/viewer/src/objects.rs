@@ -16,9 +16,11 @@ const INSTANCED_ID_BASE: u64 = 1 << 40;
 /// Billboard `i` (of `Scene::billboards`) is ID `BILLBOARD_ID_BASE + i`, drawn by the
 /// billboard contributor.
 pub const BILLBOARD_ID_BASE: u64 = 1 << 41;
-/// A node the loader made for an EXT_mesh_gpu_instancing instance, drawn on its own, is ID
-/// `GPU_INSTANCE_ID_BASE` + its index in `Scene::nodes`: its file node's ID is not its alone.
-const GPU_INSTANCE_ID_BASE: u64 = 1 << 42;
+/// A node the loader made, drawn on its own, is ID `LOADER_NODE_ID_BASE` + its index in
+/// `Scene::nodes`: its file node's ID is not its alone. Such nodes are an EXT_mesh_gpu_instancing
+/// instance, and the part of a far-flung mesh that one of its primitives became
+/// (`gltf_load::rebase::split_far_primitives`): each part is its own object.
+const LOADER_NODE_ID_BASE: u64 = 1 << 42;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectKind {
@@ -85,6 +87,8 @@ impl ObjectTable {
             }
         }
         let mut objects = vec![];
+        // File node IDs given out: a second node of one glTF node is one the loader made.
+        let mut file_ids = std::collections::HashSet::new();
         let mut grouped: Vec<usize> = uses.iter().filter(|(_, n)| n.len() >= INSTANCING_THRESHOLD).map(|(m, _)| *m).collect();
         grouped.sort_unstable();
         for (i, node) in scene.nodes.iter().enumerate() {
@@ -92,9 +96,10 @@ impl ObjectTable {
             let deformed = node.skin.is_some() || !node.default_weights.is_empty();
             if grouped.binary_search(&m).is_err() || node.world.determinant() <= 0.0 || deformed {
                 // glTF node index + 1: IDs are stable across runs and never 0.
+                let file_id = node.gltf_index as u64 + 1;
                 let id = match node.gpu_instance {
-                    None => node.gltf_index as u64 + 1,
-                    Some(_) => GPU_INSTANCE_ID_BASE + i as u64,
+                    None if file_ids.insert(file_id) => file_id,
+                    _ => LOADER_NODE_ID_BASE + i as u64,
                 };
                 let id = ObjectId::new(id).unwrap_or_else(|_| unreachable!("index + 1 > 0, and the base > 0"));
                 objects.push(SceneObject { id, kind: ObjectKind::Node(i) });

@@ -265,9 +265,13 @@ fn decimal_translations_keep_digits_an_f32_drops() {
 
 /// One mesh whose primitives lie 2e7 apart: a unit box at the origin and a box of half-size 4
 /// at x = 2e7 (where f32s are 2 apart). Re-centred as one, the box at the origin lost its
-/// half-unit corners to f32 and every pick on it missed; each primitive keeps its own.
+/// half-unit corners to f32 and every pick on it missed; each primitive keeps its own. Each
+/// part is its own object (its own ID, the file's node), and a pick's UV comes from the
+/// primitive hit: when the parts shared an ID, a pick on the first part cast its UV ray
+/// against the other.
 #[test]
 fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
+    let mut ids = vec![];
     for (case, (eye, distance)) in [(DVec3::new(0.1, 0.05, 3.0), 2.5), (DVec3::new(2.0e7 + 0.5, 0.25, 10.0), 6.0)].into_iter().enumerate() {
         let mut b = GltfBuilder::new();
         let near = shapes::cuboid(Vec3::splat(0.5), [0.8; 4]);
@@ -286,7 +290,17 @@ fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
         assert!((r["distance"].as_f64().unwrap() - distance).abs() < 1e-3, "case {case}: {r}");
         let x = r["world"][0].as_f64().unwrap();
         assert!((x - eye.x).abs() < 0.1, "case {case}: the hit lies in front of the camera: {r}");
+        assert_eq!(r["node"], node, "case {case}: the file's node: {r}");
+        // The box's +z face, which the camera looks at: `shapes::cuboid` runs u along x and v
+        // along y, 0..1 across the face.
+        let (half, centre_x) = if case == 0 { (0.5, 0.0) } else { (4.0, 2.0e7) };
+        let uv = r["uv"].as_array().unwrap_or_else(|| panic!("case {case}: a UV from the primitive hit: {r}"));
+        let (u, v) = (uv[0].as_f64().unwrap(), uv[1].as_f64().unwrap());
+        let want = ((x - centre_x) / (2.0 * half) + 0.5, r["world"][1].as_f64().unwrap() / (2.0 * half) + 0.5);
+        assert!((u - want.0).abs() < 1e-3 && (v - want.1).abs() < 1e-3, "case {case}: uv {u}, {v} vs {want:?}: {r}");
+        ids.push(r["id"].as_u64().unwrap());
     }
+    assert_ne!(ids[0], ids[1], "each part is its own object");
 }
 
 /// A ground 2.6e5 across under a telephoto camera 316 units above it (a field of 6e-4
