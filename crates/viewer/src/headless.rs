@@ -266,8 +266,9 @@ fn snap_name(snap: Snap) -> &'static str {
     }
 }
 
-/// The record of a query's result.
-fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
+/// The record of a query's result. A radius query's `x`, `y` are its cursor, as the entry
+/// gave it; the pixel it answers for is `hit_pixel`.
+fn record_of(frame: &FrameInputs<'_>, query: &PickQuery, result: &QueryResult) -> Record {
     match result {
         QueryResult::Point(r) => {
             let report = PickReport::new(r, frame.scene, frame.objects);
@@ -276,6 +277,9 @@ fn record_of(frame: &FrameInputs<'_>, result: &QueryResult) -> Record {
         QueryResult::Radius { result, radius, snap, hit_pixel } => {
             let report = PickReport::new(result, frame.scene, frame.objects);
             let mut json = report.to_json(frame.detail_active);
+            if let PickQuery::Radius { pixel, .. } = query {
+                (json["x"], json["y"]) = (pixel.x.into(), pixel.y.into());
+            }
             json["radius"] = (*radius).into();
             json["snap"] = snap_name(*snap).into();
             json["hit_pixel"] = hit_pixel.map_or(Value::Null, |p| serde_json::json!([p.x, p.y]));
@@ -332,10 +336,10 @@ fn pick_frame(frame: &FrameInputs<'_>, picker: &mut Picker, entries: &[PickEntry
     Ok(entries
         .iter()
         .zip(checked)
-        .map(|(entry, check)| match check.map(|_| results.next()) {
-            Err(why) | Ok(Some(Err(why))) => refused(entry, why, frame.detail_active),
-            Ok(Some(Ok(result))) => record_of(frame, &result),
-            Ok(None) => refused(entry, "no result".into(), frame.detail_active),
+        .map(|(entry, check)| match check.map(|query| (query, results.next())) {
+            Err(why) | Ok((_, Some(Err(why)))) => refused(entry, why, frame.detail_active),
+            Ok((query, Some(Ok(result)))) => record_of(frame, &query, &result),
+            Ok((_, None)) => refused(entry, "no result".into(), frame.detail_active),
         })
         .collect())
 }

@@ -37,6 +37,9 @@ fn thin_snapping_hovers_the_lamp_pole_from_beside_it_where_nearest_finds_the_gro
     assert_eq!((records[1]["snap"].as_str(), records[1]["node_name"].as_str()), (Some("thin"), Some("Pole")), "{}", records[1]);
     let hit = records[1]["hit_pixel"].as_array().unwrap();
     assert!((hit[0].as_i64().unwrap() - x).pow(2) + (hit[1].as_i64().unwrap() - y).pow(2) <= 25, "within the radius: {hit:?}");
+    // The record names its cursor; the pole it snapped to lies beside it.
+    assert_eq!((records[1]["x"].as_i64(), records[1]["y"].as_i64()), (Some(x), Some(y)), "{}", records[1]);
+    assert_ne!((hit[0].as_i64(), hit[1].as_i64()), (Some(x), Some(y)), "{}", records[1]);
 }
 
 #[test]
@@ -57,6 +60,7 @@ fn mixed_pick_files_run_points_radius_queries_and_rectangles() {
     assert_eq!(records.len(), 9, "one record per entry, in order");
     assert_eq!((records[0]["x"].as_u64(), records[0]["y"].as_u64()), (Some(80), Some(60)));
     assert_eq!(records[1]["radius"], 6);
+    assert_eq!((records[1]["x"].as_u64(), records[1]["y"].as_u64()), (Some(81), Some(61)), "a radius record's x, y are its cursor");
     for (i, what) in [(4, "outside"), (5, "empty"), (6, "mode"), (7, "radius")] {
         assert!(records[i]["error"].as_str().is_some_and(|e| e.contains(what)), "entry {i}: {}", records[i]);
     }
