@@ -55,7 +55,7 @@ struct Args {
     /// Write the built-in scene to this .glb file and exit (regenerates assets/default_scene.glb).
     #[arg(long)]
     write_default_scene: Option<PathBuf>,
-    /// Read buffer files outside the scene's folder (absolute paths, `..`, `file://`).
+    /// Read buffer and image files outside the scene's folder (absolute paths, `..`, `file://`).
     #[arg(long)]
     allow_external_uris: bool,
     /// Largest scene file, total buffer size and decoded geometry, in bytes.
