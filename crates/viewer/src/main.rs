@@ -24,8 +24,9 @@ struct Args {
     /// Render size, WIDTHxHEIGHT.
     #[arg(long, value_parser = parse_size)]
     size: Option<(u32, u32)>,
-    /// JSON array of entries, in any mix: `[x, y]`, `{"point": [x, y], "radius": r}`,
-    /// `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (origin top-left).
+    /// JSON array of entries, in any mix: `[x, y]`, `{"point": [x, y], "radius": r, "snap":
+    /// "nearest" | "thin"}`, `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (whole
+    /// pixels, origin top-left).
     #[arg(long)]
     pick_file: Option<PathBuf>,
     /// Headless: replay a scripted camera and cursor path, frame by frame, picking in the

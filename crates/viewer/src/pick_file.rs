@@ -1,5 +1,6 @@
 //! The headless pick file: a JSON array whose entries are, in any mix, `[x, y]` (a point),
-//! `{"point": [x, y], "radius": r}` (the nearest hit within r pixels) and
+//! `{"point": [x, y], "radius": r, "snap": "nearest" | "thin"}` (a hit within r pixels, by
+//! the snapping rule) and
 //! `{"rect": [x0, y0, x1, y1], "mode": "visible" | "all"}` (a half-open rectangle). A file
 //! that is not a JSON array is refused; a malformed entry becomes an entry with an error, so
 //! its record says what is wrong and the others still run.
