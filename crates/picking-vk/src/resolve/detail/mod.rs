@@ -77,7 +77,8 @@ pub struct SurfaceDetail {
     /// The geometric normal in world space, unit length: the local one under the inverse
     /// transpose of the world matrix (so a mirroring matrix keeps a closed mesh's normals
     /// pointing out); for a deformed draw, the deformed world triangle's own
-    /// `(v1 - v0) x (v2 - v0)`.
+    /// `(v1 - v0) x (v2 - v0)`, negated where the model matrix times the first vertex's
+    /// blended skin matrix mirrors (the same rule).
     pub face_normal_world: Option<DVec3>,
     /// Interpolated vertex normal (unit length), when the geometry has normals.
     pub normal_local: Option<DVec3>,
@@ -292,11 +293,24 @@ fn deformed_surface(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], bary: &mut 
         local_point: interpolate(rest, w),
         world_point: interpolate(world, w),
         face_normal_local: (rest[1] - rest[0]).cross(rest[2] - rest[0]).try_normalize(),
-        face_normal_world: (world[1] - world[0]).cross(world[2] - world[0]).try_normalize(),
+        // Signed as the inverse transpose signs a rigid draw's: a mirroring model (or blended
+        // skin) matrix keeps the normal on the side the rest-space winding gives it.
+        face_normal_world: ((world[1] - world[0]).cross(world[2] - world[0]) * mirrored_sign(model, deformed[0].1)).try_normalize(),
         normal_local: normal_local.filter(|_| !morphed),
         normal_world,
         uv,
     })
+}
+
+/// -1 where the matrix that places a deformed vertex (`model` times its blended skin matrix)
+/// mirrors, else 1: the cross product of mirrored edges points the other way than the
+/// inverse transpose carries a normal.
+fn mirrored_sign(model: DMat4, skin: Option<DMat4>) -> f64 {
+    if skin.map_or(model, |skin| model * skin).determinant() < 0.0 {
+        -1.0
+    } else {
+        1.0
+    }
 }
 
 fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -> Option<SurfaceDetail> {

@@ -233,3 +233,30 @@ fn an_instance_the_cpu_cannot_place_keeps_its_local_surface_and_the_world_point_
     assert_eq!(d.barycentrics, [0.3, 0.7, 0.0]);
     assert_eq!(d.surface.unwrap().world_point, from_depth);
 }
+
+#[test]
+fn a_mirroring_model_signs_deformed_and_rigid_face_normals_alike() {
+    // A morphed draw at rest (weight 0) deforms to its rest triangle: its world face normal
+    // must be the rigid draw's, the local +Z under the inverse transpose, also where the model
+    // mirrors (the world edges' cross product then points the other way).
+    let mut g = triangle();
+    g.morph_targets = vec![vec![Vec3::ONE; 4]];
+    g.validate().unwrap();
+    let model = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)) * Mat4::from_translation(Vec3::new(0.5, 0.0, -3.0));
+    let rigid = DetailSource {
+        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+        topology: Topology::TriangleList,
+        restart: false,
+        geometry: Some(Arc::new(g)),
+        world: Some(model),
+        ray: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
+        deform: None,
+    };
+    let pose = Arc::new(DeformPose { joint_matrices: vec![], morph_weights: vec![0.0] });
+    let deformed = DetailSource { deform: Some((pose, false)), ..rigid.clone() };
+    let n = |s: &DetailSource| resolve_detail(Some(s), 0, [0.2, 0.3, 0.5]).surface.unwrap().face_normal_world.unwrap();
+    assert!((n(&rigid) - DVec3::Z).length() < 1e-12, "{:?}", n(&rigid));
+    assert!((n(&deformed) - DVec3::Z).length() < 1e-12, "{:?}", n(&deformed));
+}
