@@ -222,17 +222,25 @@ impl RawBuffer {
     }
 }
 
+/// What the scenario of [`recreated_under_a_freed_handle`] asks its picker to do.
+enum Use {
+    /// Say what `draw` shows at this pixel.
+    Pick(UVec2),
+    /// The last use of the buffer before it is destroyed (after picks that read it), with
+    /// the pixel where the instance stands.
+    Last(UVec2),
+}
+
 /// Finding 2 of the soundness review: Vulkan hands a destroyed buffer's handle value out again
 /// (Mesa does; the validation layer's own unique handles are turned off here so the driver's
 /// show). An instance buffer destroyed and created again under the same handle, in other
-/// memory, is read anew: a descriptor set written for the old buffer in an earlier frame is
-/// not reused (it would read the old memory, where the instance still stands on the left).
-#[test]
-fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
+/// memory, must be read anew: a descriptor set written for the old buffer is not reused (it
+/// would read the old memory, where the instance still stands on the left). `user` picks (and
+/// makes the last use before the destroy) with the instance in a storage buffer.
+fn recreated_under_a_freed_handle(gpu: &Gpu, user: &mut dyn FnMut(Use, &PickRequest, &picking_vk::PickDraw) -> Option<u64>) {
     use ash::vk::Handle;
     use glam::Vec3;
     use picking_vk_tests::scene::{Mesh, Object};
-    let gpu = Gpu::with_options(|o| o.unique_handles = false);
     let mut scene = Scene { meshes: vec![Mesh::quad(0.4)], objects: vec![] };
     let mut object = Object::new(5, 0, Mat4::from_translation(Vec3::new(0.0, 0.0, -4.0)));
     object.instances = Some(vec![Mat4::IDENTITY]);
@@ -254,21 +262,17 @@ fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
             .with_instances(picking_vk::draw::Instances { range: picking_vk::draw::BufferRange { buffer: b.buffer, offset: 0, size: 64 }, stride: 64, ..inst })
             .with_instance_transforms(vec![Mat4::from_translation(Vec3::new(x, 0.0, 0.0))].into())
     };
-    // The CPU planner: with the GPU planner's pipeline and buffers also made, lavapipe handed
-    // the freed handle out again within 512 buffers in only 5 of 8 runs (the pass under test,
-    // the instance sets, is the same with every planner).
-    let mut picker = gpu.picker(PickerConfig::default().with_planner(picking_vk::config::Planner::Cpu));
     let request = PickRequest::new(vp, view, proj);
-    let mut hit = |draw: &picking_vk::PickDraw, pixel| gpu.pick(&mut picker, &request, pixel, std::slice::from_ref(draw)).hit.map(|h| h.id.get());
-    let mut first = RawBuffer::new(&gpu, &stand(-1.0));
+    let mut first = RawBuffer::new(gpu, &stand(-1.0));
     let old_handle = first.buffer.as_raw();
     let draw = draw_of(&first, -1.0);
-    assert_eq!((hit(&draw, left), hit(&draw, right)), (Some(5), None), "the instance stands on the left");
-    first.destroy_buffer(&gpu);
+    assert_eq!((user(Use::Pick(left), &request, &draw), user(Use::Pick(right), &request, &draw)), (Some(5), None), "the instance stands on the left");
+    user(Use::Last(left), &request, &draw);
+    first.destroy_buffer(gpu);
     // New buffers until the driver hands the old handle out again; the old memory stays.
     let mut spares = vec![];
     let second = loop {
-        let b = RawBuffer::new(&gpu, &stand(1.0));
+        let b = RawBuffer::new(gpu, &stand(1.0));
         if b.buffer.as_raw() == old_handle {
             break b;
         }
@@ -276,12 +280,77 @@ fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
         spares.push(b);
     };
     let draw = draw_of(&second, 1.0);
-    assert_eq!((hit(&draw, left), hit(&draw, right)), (None, Some(5)), "the recreated buffer's instance stands on the right");
-    drop(picker);
+    // Right first: the first recording after the last use is the one that could take its sets.
+    assert_eq!(
+        (user(Use::Pick(right), &request, &draw), user(Use::Pick(left), &request, &draw)),
+        (Some(5), None),
+        "the recreated buffer's instance stands on the right"
+    );
     for b in spares.into_iter().chain([first, second]) {
-        b.free(&gpu);
+        b.free(gpu);
     }
     drop(gs);
+}
+
+#[test]
+fn an_instance_buffer_recreated_under_a_freed_handle_is_read_anew() {
+    // The CPU planner: with the GPU planner's pipeline and buffers also made, lavapipe handed
+    // the freed handle out again within 512 buffers in only 5 of 8 runs (the pass under test,
+    // the instance sets, is the same with every planner).
+    let gpu = Gpu::with_options(|o| o.unique_handles = false);
+    let mut picker = gpu.picker(PickerConfig::default().with_planner(picking_vk::config::Planner::Cpu));
+    recreated_under_a_freed_handle(&gpu, &mut |use_, request, draw| match use_ {
+        Use::Pick(pixel) => gpu.pick(&mut picker, request, pixel, std::slice::from_ref(draw)).hit.map(|h| h.id.get()),
+        Use::Last(_) => None,
+    });
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
+
+/// The same where the buffer's last use was a recording refused after it had written its
+/// storage buffer sets (a rectangle past `rect_entries`, after a point over the instance): the
+/// next recording keeps the refused one's frame number and must not take its sets for its own.
+#[test]
+fn a_refused_recording_leaves_no_set_for_the_next_to_reuse() {
+    let gpu = Gpu::with_options(|o| o.unique_handles = false);
+    let config = PickerConfig::default().with_planner(picking_vk::config::Planner::Cpu).with_rect_entries(1);
+    let mut picker = gpu.picker(config);
+    let view = picking_vk::PixelRect::new(UVec2::ZERO, UVec2::new(W, H));
+    recreated_under_a_freed_handle(&gpu, &mut |use_, request, draw| match use_ {
+        Use::Pick(pixel) => gpu.pick(&mut picker, request, pixel, std::slice::from_ref(draw)).hit.map(|h| h.id.get()),
+        Use::Last(left) => {
+            // Two draws of the instance: two rectangle entries where the table holds one.
+            let queries = [PickQuery::Point(left), PickQuery::Rect { rect: view, mode: picking_vk::RectMode::Visible }];
+            let mut outcome = Ok(());
+            // SAFETY: recording outside a render pass; a refused set records nothing.
+            gpu.run(|cmd| outcome = unsafe { picker.record(cmd, 0, request, &queries, &[draw.clone(), draw.clone()]) }.map(|_| ()));
+            assert!(matches!(outcome, Err(PickError::Capacity { limit: picking_vk::error::Limit::RectEntries, .. })), "{outcome:?}");
+            None
+        }
+    });
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
+
+/// The same through the debug ID image, whose recordings each begin a frame of its sets.
+#[test]
+fn an_id_image_reads_a_buffer_recreated_under_a_freed_handle_anew() {
+    let gpu = Gpu::with_options(|o| o.unique_handles = false);
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), W, H) }.unwrap();
+    recreated_under_a_freed_handle(&gpu, &mut |use_, request, draw| match use_ {
+        Use::Pick(pixel) => {
+            let copy = picking_vk::debug::IdCopy::Pixel(pixel);
+            // SAFETY: recording outside a render pass; `run` waits, so the image's previous
+            // recording completed and the buffers outlive this one.
+            gpu.run(|cmd| unsafe { image.record(cmd, request, std::slice::from_ref(draw), None, copy) }.map(|_| ()).unwrap());
+            // SAFETY: `run` waited.
+            let texels = unsafe { image.read_pixel() }.unwrap();
+            picking_vk::ObjectId::from_words(texels.id).map(|id| id.get())
+        }
+        Use::Last(_) => None,
+    });
+    drop(image);
     gpu.assert_no_validation_messages();
 }
 

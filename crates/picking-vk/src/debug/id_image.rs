@@ -26,6 +26,10 @@ pub struct IdImage {
     plan: Plan,
     extent: vk::Extent2D,
     viewport_limits: ViewportLimits,
+    /// Recordings so far: each is a frame of the storage buffer sets, whose sets from
+    /// earlier ones are never reused (their buffers may be gone) and may be rewritten
+    /// (those recordings completed, as `record`'s contract says).
+    recordings: u64,
 }
 
 /// Per-pixel bytes in the readback buffer: ID (8), draw/instance (8), depth (4).
@@ -70,7 +74,15 @@ impl IdImage {
         let targets = PassTargets::new(&memory, &kit.pass, layout, extent)?;
         let bytes = u64::from(width) * u64::from(height) * TEXEL_BYTES;
         let readback = GpuBuffer::new(&memory, "id image readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        Ok(IdImage { readback, targets, kit, plan: Plan::default(), extent, viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()) })
+        Ok(IdImage {
+            readback,
+            targets,
+            kit,
+            plan: Plan::default(),
+            extent,
+            viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()),
+            recordings: 0,
+        })
     }
 
     /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of
@@ -114,7 +126,8 @@ impl IdImage {
     ///
     /// # Safety
     /// As [`crate::Picker::record`]; the images must not be in use by other pending GPU work
-    /// that this command buffer is not ordered after.
+    /// that this command buffer is not ordered after, and the GPU work of this image's
+    /// previous `record` has completed (the descriptor sets it bound are rewritten).
     pub unsafe fn record(
         &mut self,
         cmd: vk::CommandBuffer,
@@ -139,6 +152,8 @@ impl IdImage {
         }
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
+        self.recordings += 1;
+        self.kit.instance_sets.begin_frame(self.recordings, self.recordings);
         let recording =
             PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor }, draws, &self.plan)?.with_contributors(request);
         let mut snapshots = Vec::new();

@@ -105,9 +105,13 @@ impl InstanceSets {
     }
 
     /// The frame about to be recorded, and the oldest frame whose GPU work may still run.
+    /// Sets written before this call are not reused, even under the same frame number: a
+    /// refused recording keeps its number for the next one, and the host may have destroyed
+    /// the buffers its sets name since.
     pub fn begin_frame(&mut self, frame: u64, oldest_in_flight: u64) {
         self.frame = frame;
         self.oldest_in_flight = oldest_in_flight.min(frame);
+        self.current.clear();
     }
 
     /// The same buffer at every binding (instance transforms read binding 0).
