@@ -55,6 +55,10 @@ impl SlotSignal {
 /// One recorded pick: wgpu's transitions of the resources it reads, and the raw pick. Submit it
 /// with [`PickCommands::submit`], once per frame that picks; dropping it unsubmitted loses
 /// this pick only.
+///
+/// A pick whose picker was dropped first is not submitted: [`PickCommands::submit`] then
+/// submits only the app's `before` and `after` (the pick's commands name the picker's
+/// pipelines, images and buffers, which are gone).
 #[must_use = "submit the pick's commands, or the pick is lost"]
 pub struct PickCommands {
     /// Both command buffers, `None` once submitted.
@@ -62,11 +66,21 @@ pub struct PickCommands {
     queue: wgpu::Queue,
     ticket: PickTicket,
     signal: Arc<SlotSignal>,
+    /// Whether the picker that recorded the pick still lives: held locked while submitting, so
+    /// the picker's drop (which clears it, then waits for the device) follows every
+    /// submission of its picks.
+    picker_alive: Arc<Mutex<bool>>,
 }
 
 impl PickCommands {
-    pub(crate) fn new(transitions: wgpu::CommandBuffer, pick: wgpu::CommandBuffer, queue: wgpu::Queue, ticket: PickTicket, signal: Arc<SlotSignal>) -> Self {
-        PickCommands { buffers: Some((transitions, pick)), queue, ticket, signal }
+    pub(crate) fn new(
+        (transitions, pick): (wgpu::CommandBuffer, wgpu::CommandBuffer),
+        queue: wgpu::Queue,
+        ticket: PickTicket,
+        signal: Arc<SlotSignal>,
+        picker_alive: Arc<Mutex<bool>>,
+    ) -> Self {
+        PickCommands { buffers: Some((transitions, pick)), queue, ticket, signal, picker_alive }
     }
 
     /// Which slot and frame the results will carry (for [`crate::WgpuPicker::wait_results`]
@@ -79,14 +93,22 @@ impl PickCommands {
     /// (what writes the buffers the pick reads, e.g. a compute pass that moves instances, or
     /// the frame's scene pass), then the pick, then `after` (passes that need nothing from
     /// the pick, or that read its GPU results: [`crate::WgpuPicker::gpu_results`]). Returns the
-    /// submission's index.
+    /// submission's index. Where the picker was dropped already, the pick is left out (and
+    /// lost) and `before` and `after` are submitted alone.
     pub fn submit(
         mut self,
         before: impl IntoIterator<Item = wgpu::CommandBuffer>,
         after: impl IntoIterator<Item = wgpu::CommandBuffer>,
     ) -> wgpu::SubmissionIndex {
         let (transitions, pick) = self.buffers.take().expect("PickCommands are submitted once: submit takes them by value");
+        let alive = Arc::clone(&self.picker_alive);
+        let alive = alive.lock().unwrap_or_else(|e| e.into_inner());
+        if !*alive {
+            self.signal.state.store(DROPPED, Ordering::Release);
+            return self.queue.submit(before.into_iter().chain(after));
+        }
         let index = self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after));
+        drop(alive);
         *self.signal.submission.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
         self.signal.state.store(SUBMITTED, Ordering::Release);
         // Called once everything submitted so far (this submission included) completed.

@@ -8,7 +8,7 @@ use crate::error::{validated, WgpuPickError};
 use crate::hooks::{HookBindingKind, WgpuHookProgram};
 use picking_vk::hooks::HookSource;
 use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wgpu::hal::api::Vulkan;
 
@@ -53,6 +53,8 @@ pub struct WgpuPicker {
     hook_objects: Vec<Arc<dyn std::any::Any + Send + Sync>>,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// Cleared when the picker drops: its unsubmitted picks are then never submitted.
+    alive: Arc<Mutex<bool>>,
 }
 
 impl WgpuPicker {
@@ -93,6 +95,7 @@ impl WgpuPicker {
             slot_timeout: Duration::from_secs(5),
             device: device.device.clone(),
             queue: device.queue.clone(),
+            alive: Arc::new(Mutex::new(true)),
         })
     }
 
@@ -177,7 +180,7 @@ impl WgpuPicker {
         let keep = draws.iter().flat_map(|d| d.keep.iter().cloned()).collect();
         self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers, _textures: textures, _keep: keep });
         self.next_slot = (slot + 1) % self.slots.len();
-        Ok(PickCommands::new(transitions, encoder.finish(), self.queue.clone(), ticket, signal))
+        Ok(PickCommands::new((transitions, encoder.finish()), self.queue.clone(), ticket, signal, Arc::clone(&self.alive)))
     }
 
     /// The command buffer of wgpu's transitions of everything `draws` read (buffers to their
@@ -291,6 +294,9 @@ impl WgpuPicker {
 
 impl Drop for WgpuPicker {
     fn drop(&mut self) {
+        // From here on a pick not yet submitted stays unsubmitted; one being submitted holds
+        // the lock until wgpu has it, so the wait below covers it.
+        *self.alive.lock().unwrap_or_else(|e| e.into_inner()) = false;
         // The picker's buffers and images may still be in use by submitted picks: wait for
         // every submission before they are destroyed (the device outlives the picker, this
         // struct holding it).

@@ -179,6 +179,19 @@ fn slots_poll_and_dropped_picks() {
     gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
     let kept: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
     assert_eq!(kept, (last - 63..=last).collect::<Vec<_>>(), "the 64 newest, oldest first");
+    // A pick that outlives its picker is not submitted (its commands name the picker's
+    // pipelines and images, destroyed with it); the app's own work still is.
+    let orphan = picker.record(&request, &queries, &draws).expect("recorded");
+    drop(picker);
+    let usage = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ;
+    let scratch = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some("app's own"), size: 256, usage, mapped_at_creation: false });
+    gpu.queue.write_buffer(&scratch, 0, &[7u8; 256]);
+    let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("after") });
+    encoder.clear_buffer(&scratch, 0, None);
+    orphan.submit([], [encoder.finish()]);
+    scratch.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("mapped"));
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
+    assert!(scratch.slice(..).get_mapped_range().expect("mapped").to_vec().iter().all(|&b| b == 0), "the app's own work in `after` ran");
     common::assert_no_messages();
 }
 
