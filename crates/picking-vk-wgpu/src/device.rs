@@ -20,10 +20,33 @@ pub struct PickingDevice {
     pub device: wgpu::Device,
     /// Its one queue: every pick is submitted here.
     pub queue: wgpu::Queue,
-    /// The picking capabilities enabled on it.
-    pub features: PickFeatures,
+    /// The picking capabilities enabled on it ([`PickingDevice::features`]): private, as
+    /// [`crate::WgpuPicker::new`] builds on them.
+    features: PickFeatures,
     /// The core features the device was created with, so the picker can check its claim.
     pub(crate) enabled_core: vk::PhysicalDeviceFeatures,
+    /// The device and queue `request_device` opened: `WgpuPicker::new` refuses a
+    /// `PickingDevice` whose public ones were replaced since.
+    opened: (wgpu::Device, wgpu::Queue),
+}
+
+impl PickingDevice {
+    /// The picking capabilities enabled on the device.
+    pub fn features(&self) -> PickFeatures {
+        self.features
+    }
+
+    /// The device and queue, checked to be the ones [`request_device`] opened (and enabled
+    /// `features()` on).
+    pub(crate) fn checked(&self) -> Result<(&wgpu::Device, &wgpu::Queue), WgpuPickError> {
+        if self.device != self.opened.0 {
+            return Err(WgpuPickError::ForeignDevice("device"));
+        }
+        if self.queue != self.opened.1 {
+            return Err(WgpuPickError::ForeignDevice("queue"));
+        }
+        Ok((&self.device, &self.queue))
+    }
 }
 
 /// Opens `adapter`'s device as `desc` asks, adding what picking with `wanted` needs: device
@@ -67,7 +90,8 @@ pub fn request_device(adapter: &wgpu::Adapter, desc: &wgpu::DeviceDescriptor<'_>
     }
     // SAFETY: `open` was created from this adapter's hal adapter, with `desc.required_features`.
     let (device, queue) = unsafe { adapter.create_device_from_hal(open, &desc) }.map_err(|e| WgpuPickError::CreateDevice(e.to_string()))?;
-    Ok(PickingDevice { device, queue, features: wanted, enabled_core })
+    let opened = (device.clone(), queue.clone());
+    Ok(PickingDevice { device, queue, features: wanted, enabled_core, opened })
 }
 
 /// Every capability [`request_device`] can enable on `adapter`'s device.

@@ -58,6 +58,11 @@ pub enum WgpuPickError {
     /// wgpu reported the device lost, or another failure while polling it.
     #[error("wgpu could not poll the device: {0}")]
     Poll(String),
+    /// A [`crate::PickingDevice`] whose `device` or `queue` was replaced after
+    /// [`crate::request_device`] opened them: picking's extensions and features were enabled on
+    /// the device it opened, and only there.
+    #[error("the PickingDevice's {0} is not the one request_device opened")]
+    ForeignDevice(&'static str),
 }
 
 impl WgpuPickError {

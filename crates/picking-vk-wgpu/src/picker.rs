@@ -59,12 +59,13 @@ pub struct WgpuPicker {
 
 impl WgpuPicker {
     /// A picker on `device` (opened by [`crate::request_device`], whose features it uses).
-    pub fn new(device: &PickingDevice, config: PickerConfig) -> Result<Self, WgpuPickError> {
+    pub fn new(picking: &PickingDevice, config: PickerConfig) -> Result<Self, WgpuPickError> {
+        let (device, queue) = picking.checked()?;
         let frames = config.frames_in_flight;
         let (picker, raw_device) = {
             // SAFETY: the handles are read while the guard lives; the picker clones the device
             // functions it needs.
-            let hal = unsafe { device.device.as_hal::<Vulkan>() }.ok_or_else(WgpuPickError::not_vulkan)?;
+            let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or_else(WgpuPickError::not_vulkan)?;
             let raw_device = hal.raw_device().handle();
             let instance = hal.shared_instance();
             let host = HostDevice::new(
@@ -74,8 +75,8 @@ impl WgpuPicker {
                 hal.raw_physical_device(),
                 hal.queue_family_index(),
             )
-            .with_features(device.features)
-            .with_enabled_core(device.enabled_core)
+            .with_features(picking.features())
+            .with_enabled_core(picking.enabled_core)
             .with_debug_utils(instance.extensions().contains(&ash::ext::debug_utils::NAME));
             // SAFETY: the handles are wgpu's device, its physical device and instance; the
             // features were enabled by `request_device` (and the core ones are checked from
@@ -83,7 +84,7 @@ impl WgpuPicker {
             // submission completed (`Drop`), because this struct holds the device.
             (unsafe { Picker::new(host, config) }?, raw_device)
         };
-        let results_buffers = crate::gpu_results::wrap_results(&device.device, &picker)?;
+        let results_buffers = crate::gpu_results::wrap_results(device, &picker)?;
         Ok(WgpuPicker {
             results_buffers,
             hook_objects: vec![],
@@ -93,8 +94,8 @@ impl WgpuPicker {
             next_slot: 0,
             ready: vec![],
             slot_timeout: Duration::from_secs(5),
-            device: device.device.clone(),
-            queue: device.queue.clone(),
+            device: device.clone(),
+            queue: queue.clone(),
             alive: Arc::new(Mutex::new(true)),
         })
     }

@@ -87,7 +87,7 @@ fn wgsl_reads_the_frames_results_in_the_same_submission() {
         })
         .collect();
     let mut rng = fastrand::Rng::with_seed(11);
-    let select_through = gpu.features.contains(picking_vk::PickFeatures::SELECT_THROUGH);
+    let select_through = gpu.features().contains(picking_vk::PickFeatures::SELECT_THROUGH);
     let (mut hits, mut members) = (0, 0);
     for (frame, angle) in [0.4f32, 2.2, 4.0, 5.3].into_iter().enumerate() {
         let camera = orbit_camera(angle, WIDTH as f32 / HEIGHT as f32);

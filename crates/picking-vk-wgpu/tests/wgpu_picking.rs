@@ -9,7 +9,7 @@ use common::scene::{example_scene, orbit_camera, SceneRenderer};
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{PickQuery, PickRequest, PixelRect, QueryResult, RectMode};
 use picking_vk_tests::oracle::{ObjectKey, Oracle};
-use picking_vk_wgpu::{viewport, VertexPositions, WgpuDraw, WgpuPickError};
+use picking_vk_wgpu::{viewport, VertexPositions, WgpuDraw, WgpuPickError, WgpuPicker};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ fn example_scene_picks_like_a_ray_cast() {
         let x = rng.u32(0..WIDTH - 60);
         let y = rng.u32(0..HEIGHT - 50);
         let rect = PixelRect { min: UVec2::new(x, y), max: UVec2::new(x + 60, y + 50) };
-        let select_through = app.gpu.features.contains(picking_vk::PickFeatures::SELECT_THROUGH);
+        let select_through = app.gpu.features().contains(picking_vk::PickFeatures::SELECT_THROUGH);
         let modes: &[RectMode] = if select_through { &[RectMode::Visible, RectMode::All] } else { &[RectMode::Visible] };
         queries.extend(modes.iter().map(|&mode| PickQuery::Rect { rect, mode }));
         let results = app.frame(&mut picker, camera, &queries, vec![], false);
@@ -234,6 +234,14 @@ fn refuses_what_it_cannot_pick() {
     let ticket = commands.ticket();
     commands.submit([], []);
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
+    // A PickingDevice whose device or queue was swapped for one picking was not enabled on.
+    let (mut device_swapped, mut queue_swapped) = (gpu.clone(), gpu.clone());
+    device_swapped.device = other.device.clone();
+    queue_swapped.queue = other.queue.clone();
+    for (what, parts) in [("device", device_swapped), ("queue", queue_swapped)] {
+        let err = WgpuPicker::new(&parts, picking_vk::PickerConfig::default()).err().expect("refused");
+        assert!(matches!(err, WgpuPickError::ForeignDevice(w) if w == what), "{err}");
+    }
     common::assert_no_messages();
 }
 
