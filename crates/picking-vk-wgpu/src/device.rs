@@ -66,7 +66,11 @@ pub fn request_device(adapter: &wgpu::Adapter, desc: &wgpu::DeviceDescriptor<'_>
         missing.extend(support.missing(outside));
         return Err(picking_vk::PickError::Unsupported { missing }.into());
     }
-    let picking = support.device_features(wanted)?;
+    // Where the app asks wgpu for barycentrics, wgpu-hal chains the barycentric feature
+    // structure (enabled) itself: a second one would break VUID-VkDeviceCreateInfo-sType-unique.
+    let wgpu_chains_barycentrics = desc.required_features.intersects(wgpu::Features::SHADER_BARYCENTRICS | wgpu::Features::SHADER_PER_VERTEX);
+    let chained = if wgpu_chains_barycentrics { wanted.difference(PickFeatures::DETAIL) } else { wanted };
+    let picking = support.device_features(chained)?;
     if picking.chains_vulkan12() {
         // wgpu chains structures promoted to Vulkan 1.2 itself: VkPhysicalDeviceVulkan12Features
         // cannot join them, and only it would enable indirect counts on this device.

@@ -257,3 +257,25 @@ fn refuses_a_backend_other_than_vulkan() {
     assert!(err.to_string().contains("Vulkan"), "{err}");
     assert!(matches!(picking_vk_wgpu::offered(&adapter), Err(WgpuPickError::NotVulkan { .. })));
 }
+
+/// An app that asks wgpu for barycentrics as well as picking for detail: wgpu chains the
+/// barycentric feature structure itself, and the device opens without a second one (two broke
+/// VUID-VkDeviceCreateInfo-sType-unique). On an adapter without barycentrics (lavapipe) the
+/// bridge offers no detail and wgpu no barycentrics.
+#[test]
+fn detail_beside_the_apps_own_barycentrics_opens_one_device() {
+    let adapter = common::adapter();
+    let offered = picking_vk_wgpu::offered(&adapter).expect("a Vulkan adapter");
+    let barycentrics = adapter.features().contains(wgpu::Features::SHADER_BARYCENTRICS);
+    if !barycentrics {
+        assert!(!offered.contains(picking_vk::PickFeatures::DETAIL), "detail needs the barycentric extension wgpu reports as SHADER_BARYCENTRICS");
+        return;
+    }
+    let desc = wgpu::DeviceDescriptor { required_features: wgpu::Features::SHADER_BARYCENTRICS, ..Default::default() };
+    let gpu = picking_vk_wgpu::request_device(&adapter, &desc, offered).expect("the device");
+    assert!(gpu.features().contains(picking_vk::PickFeatures::DETAIL) && gpu.device.features().contains(wgpu::Features::SHADER_BARYCENTRICS));
+    let picker = common::picker(&gpu, 2, 4);
+    assert_eq!(*picker.picker().detail_status(), picking_vk::config::DetailStatus::Active);
+    drop(picker);
+    common::assert_no_messages();
+}
