@@ -237,7 +237,10 @@ fn random_request(rng: &mut fastrand::Rng) -> (PickRequest<'static>, u32, u32) {
             ],
         );
     }
-    let viewport = mostly(rng, viewport, &[Viewport { width: 0.0, ..viewport }, Viewport { width: f32::NAN, ..viewport }, Viewport { x: 1e9, ..viewport }]);
+    let bad = [Viewport { width: 0.0, ..viewport }, Viewport { width: f32::NAN, ..viewport }, Viewport { x: 1e9, ..viewport }];
+    let viewport = mostly(rng, viewport, &bad);
+    // Now and then an empty depth range, which depth cannot order surfaces in (refused).
+    let viewport = if rng.u32(..50) == 0 { Viewport { min_depth: 0.5, max_depth: 0.5, ..viewport } } else { viewport };
     let aspect = w as f32 / h as f32;
     let perspective = glam::camera::rh::proj::vulkan::perspective(1.0, aspect, 0.1, 50.0);
     let reversed = glam::camera::rh::proj::vulkan::perspective_infinite_reverse(1.0, aspect, 0.1);

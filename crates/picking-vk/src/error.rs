@@ -164,6 +164,8 @@ pub enum Input {
     Viewport,
     /// The request's [`HostWrites`](crate::request::HostWrites) masks.
     HostWrites,
+    /// The request's [`ResultReaders`](crate::gpu_results::ResultReaders) masks.
+    ResultReaders,
     /// Contributor `n` of the request.
     Contributor(usize),
     /// Query `n` of the query set, or the set as a whole (`None`: an empty set).
@@ -184,6 +186,7 @@ impl std::fmt::Display for Input {
             Input::Camera => write!(f, "camera"),
             Input::Viewport => write!(f, "viewport"),
             Input::HostWrites => write!(f, "host writes"),
+            Input::ResultReaders => write!(f, "result readers"),
             Input::Contributor(n) => write!(f, "contributor {n}"),
             Input::Query(Some(n)) => write!(f, "query {n}"),
             Input::Query(None) => write!(f, "query set"),

@@ -17,8 +17,12 @@ pub struct Aabb {
 }
 
 impl Aabb {
-    /// The box around `points`; `None` when empty or not finite.
+    /// The box around `points`; `None` when empty or when any point is not finite (glam's
+    /// `min` and `max` would let a NaN wipe out the points folded before it).
     pub fn from_points(points: &[Vec3]) -> Option<Aabb> {
+        if !points.iter().all(|p| p.is_finite()) {
+            return None;
+        }
         let mut it = points.iter();
         let first = *it.next()?;
         let b = it.fold(Aabb { min: first, max: first }, |b, p| Aabb { min: b.min.min(*p), max: b.max.max(*p) });
@@ -105,5 +109,8 @@ mod tests {
         }
         assert_eq!(Aabb::from_points(&[]), None);
         assert_eq!(Aabb::from_points(&[Vec3::NAN]), None);
+        // A NaN after some points and before others: min/max would keep only the later ones.
+        let mixed = [Vec3::new(-10.0, 0.0, 0.0), Vec3::new(-9.0, 1.0, 0.0), Vec3::NAN, Vec3::ZERO, Vec3::ONE];
+        assert_eq!(Aabb::from_points(&mixed), None);
     }
 }

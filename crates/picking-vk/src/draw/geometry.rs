@@ -67,9 +67,16 @@ impl MeshGeometry {
 
     /// The box around the vertices `triangles` reads (its own range of shared buffers), or
     /// around every vertex when an indexed draw's indices were not registered.
+    /// A vertex that is not finite gives no bounds (the draw is then never culled): glam's
+    /// `min` and `max` would let a NaN wipe out the vertices folded before it.
     pub(crate) fn bounds_of(&self, triangles: &Triangles) -> Option<Aabb> {
-        let grow = |b: Option<Aabb>, p: Vec3| Some(b.map_or(Aabb { min: p, max: p }, |b| Aabb { min: b.min.min(p), max: b.max.max(p) }));
-        self.fold_drawn(triangles, None, grow)?.filter(Aabb::is_finite)
+        let mut finite = true;
+        let grow = |b: Option<Aabb>, p: Vec3| {
+            finite &= p.is_finite();
+            Some(b.map_or(Aabb { min: p, max: p }, |b| Aabb { min: b.min.min(p), max: b.max.max(p) }))
+        };
+        let bounds = self.fold_drawn(triangles, None, grow)?;
+        bounds.filter(|b| finite && b.is_finite())
     }
 
     /// Folds `f` over the vertices `triangles` reads (as [`MeshGeometry::bounds_of`] takes
@@ -131,6 +138,9 @@ pub(crate) mod tests {
         let b = g.bounds_of(&indexed(0, 0)).unwrap();
         assert_eq!((b.min, b.max), (Vec3::splat(9.0), Vec3::splat(9.0)));
         assert_eq!(g.bounds_of(&indexed(0, 1)), None, "indices past the vertices give no bounds");
+        let mut nan = g.clone();
+        nan.positions[1] = Vec3::NAN;
+        assert_eq!(nan.bounds_of(&Triangles::NonIndexed { first_vertex: 0, vertex_count: 3 }), None, "a NaN vertex gives no bounds");
         let b = g.bounds_of(&Triangles::NonIndexed { first_vertex: 1, vertex_count: 3 }).unwrap();
         assert_eq!((b.min, b.max), (Vec3::ZERO, Vec3::splat(9.0)));
     }

@@ -192,7 +192,8 @@ pub struct PickDraw {
     pub geometry: Option<Arc<MeshGeometry>>,
     /// CPU copy of the per-instance transforms, for world-space detail results and
     /// per-instance culling of instanced draws: exactly [`Instances::count`] of them, `[i]` for
-    /// instance `i` of the draw (buffer element `first + i`). Any other length is refused.
+    /// instance `i` of the draw (buffer element `first + i`). Any other length is refused, and
+    /// so are transforms on a draw without `instances`.
     pub instance_transforms: Option<Arc<[Mat4]>>,
     /// Conservative local-space bounds of the draw's triangles (of each instance, before its
     /// transform), for pick-ray culling. Draws without bounds are always drawn.

@@ -121,7 +121,13 @@ impl PickDraw {
 
     /// The instance buffer (vertex input or storage) and the CPU transforms beside it.
     fn validate_instances(&self, limits: &DrawLimits) -> Result<(), String> {
-        let Some(inst) = self.instances else { return Ok(()) };
+        let Some(inst) = self.instances else {
+            // A host that forgot `with_instances` would otherwise get a plain draw.
+            return match &self.instance_transforms {
+                Some(t) => Err(format!("{} instance_transforms but no instances (PickDraw::with_instances)", t.len())),
+                None => Ok(()),
+            };
+        };
         let storage = self.instances_in_storage().is_some();
         let readable = self.instances_readable_as_storage().is_some();
         let size = self.instance_format.bytes();
@@ -219,6 +225,8 @@ mod tests {
         assert!(d.validate(0, &DrawLimits::stride(2048)).is_err());
         let d = tri_draw().with_instances(Instances { range: buffer(128), stride: 64, first: 1, count: 2 });
         assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "instances 1..3 need 192 bytes");
+        let d = tri_draw().with_instance_transforms(vec![Mat4::IDENTITY].into());
+        assert!(d.validate(0, &DrawLimits::stride(2048)).is_err(), "instance transforms without instances");
     }
 
     #[test]

@@ -227,7 +227,7 @@ impl Picker {
     /// 2. `slot` is not a frame slot ([`PickError::InvalidSlot`]), or still holds a set that
     ///    was neither taken ([`Picker::take_results`]) nor cancelled ([`Picker::cancel`]):
     ///    one set per slot and frame ([`PickError::SlotPending`]);
-    /// 3. the request: the camera and viewport, the host's writes, contributors' ranges;
+    /// 3. the request: the camera and viewport, the host's writes and result readers, contributors' ranges;
     /// 4. the queries: their number, then each in order against the view and the configured
     ///    limits (radius, rectangle mode), then the rectangles' tiles;
     /// 5. as each query is planned, in order: the viewport its pass shifts, against the

@@ -98,6 +98,7 @@ impl Picker {
         if let Some(w) = &request.host_writes {
             w.check()?;
         }
+        request.result_readers.check()?;
         crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan_layout(request, &camera, queries, draws, &mut plan_frame)?;
         self.begin_frame(slot);

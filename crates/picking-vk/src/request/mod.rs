@@ -116,7 +116,10 @@ impl<'a> PickRequest<'a> {
         self
     }
 
-    /// Sets [`PickRequest::result_readers`].
+    /// Sets [`PickRequest::result_readers`]. Masks no barrier can carry (no stage, an access
+    /// that is not a read of a buffer, a read none of the stages performs) are refused by
+    /// [`crate::Picker::record`] with [`PickError::InvalidInput`] naming
+    /// [`Input::ResultReaders`]; the stages must be ones the device enabled.
     pub fn with_result_readers(mut self, readers: ResultReaders) -> Self {
         self.result_readers = readers;
         self

@@ -91,6 +91,11 @@ impl Viewport {
         if !(0.0..=1.0).contains(&self.min_depth) || !(0.0..=1.0).contains(&self.max_depth) {
             return Err(PickError::InvalidInput { input: Input::Viewport, reason: "its depth range must lie in 0..=1".into() });
         }
+        if self.min_depth == self.max_depth {
+            // Every fragment lands on one depth: the depth test cannot tell surfaces apart.
+            let reason = format!("its depth range is empty (min_depth = max_depth = {}): depth cannot order surfaces", self.min_depth);
+            return Err(PickError::InvalidInput { input: Input::Viewport, reason });
+        }
         Ok(())
     }
 
@@ -129,6 +134,8 @@ mod tests {
         assert!(Viewport { width: 0.0, ..vp }.validate().is_err());
         assert!(Viewport { x: f32::NAN, ..vp }.validate().is_err());
         assert!(Viewport { max_depth: 2.0, ..vp }.validate().is_err());
+        assert!(Viewport { min_depth: 1.0, max_depth: 1.0, ..vp }.validate().is_err(), "an empty depth range orders nothing");
+        Viewport { min_depth: 1.0, max_depth: 0.0, ..vp }.validate().unwrap();
         // A y-flipped viewport covers the same rows from its bottom edge up.
         let flipped = Viewport { y: 70.0, height: -50.0, ..vp };
         flipped.validate().unwrap();

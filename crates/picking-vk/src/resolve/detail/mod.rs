@@ -318,11 +318,13 @@ fn surface(g: &MeshGeometry, v: [u32; 3], bary: [f32; 3], world: Option<Mat4>) -
     let p = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).map(|p| p.as_dvec3()));
     let p = [p[0]?, p[1]?, p[2]?];
     let world = world.unwrap_or(Mat4::IDENTITY).as_dmat4();
-    let nm = normal_matrix(world)?;
+    // A singular matrix (a decal flattened to a plane) has no inverse transpose: no world
+    // normals, the rest of the surface still.
+    let nm = normal_matrix(world);
     let local_point = interpolate(p, w);
     // A degenerate triangle (or a singular matrix's image of a normal) has no normal: `None`.
     let face_normal_local = (p[1] - p[0]).cross(p[2] - p[0]).try_normalize();
-    let to_world_normal = |n: DVec3| (nm * n).try_normalize();
+    let to_world_normal = |n: DVec3| nm.and_then(|nm| (nm * n).try_normalize());
     let normal_local = g.normals.as_ref().and_then(|ns| {
         let n = [0, 1, 2].map(|k| ns.get(v[k] as usize).map(|n| n.as_dvec3()));
         interpolate([n[0]?, n[1]?, n[2]?], w).try_normalize()

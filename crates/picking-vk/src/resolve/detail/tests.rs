@@ -260,3 +260,24 @@ fn a_mirroring_model_signs_deformed_and_rigid_face_normals_alike() {
     assert!((n(&rigid) - DVec3::Z).length() < 1e-12, "{:?}", n(&rigid));
     assert!((n(&deformed) - DVec3::Z).length() < 1e-12, "{:?}", n(&deformed));
 }
+
+#[test]
+fn a_singular_model_keeps_the_surface_without_world_normals() {
+    // A decal flattened to the z = 0 plane: no inverse transpose, but the point and UV stand.
+    let world = Mat4::from_scale(Vec3::new(1.0, 1.0, 0.0));
+    let source = DetailSource {
+        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+        topology: Topology::TriangleList,
+        restart: false,
+        geometry: Some(Arc::new(triangle())),
+        world: Some(world),
+        ray: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
+        deform: None,
+    };
+    let s = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]).surface.expect("the surface of a singular model");
+    assert!((s.world_point - DVec3::new(0.5, 1.0, 0.0)).length() < 1e-12, "{:?}", s.world_point);
+    assert_eq!((s.face_normal_world, s.normal_world), (None, None));
+    assert!(s.uv.is_some() && s.face_normal_local.is_some());
+}
