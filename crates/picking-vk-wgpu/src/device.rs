@@ -79,6 +79,14 @@ pub fn request_device(adapter: &wgpu::Adapter, desc: &wgpu::DeviceDescriptor<'_>
     }
     let mut desc = desc.clone();
     desc.required_features |= wgpu_features(wanted);
+    // What picking needs of wgpu, and the adapter lacks, is a shortfall like any other.
+    let lacking = wgpu_features(wanted).difference(adapter.features());
+    if !lacking.is_empty() {
+        let missing = vec![Requirement::Feature(
+            "a wgpu feature picking needs, which the adapter lacks (INDIRECT_FIRST_INSTANCE, PRIMITIVE_INDEX, MULTI_DRAW_INDIRECT_COUNT)",
+        )];
+        return Err(picking_vk::PickError::Unsupported { missing }.into());
+    }
     let unavailable = desc.required_features.difference(adapter.features());
     if !unavailable.is_empty() {
         return Err(WgpuPickError::CreateDevice(format!("the adapter lacks the wgpu features {unavailable:?}")));

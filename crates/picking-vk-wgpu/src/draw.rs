@@ -166,7 +166,22 @@ impl WgpuDraw {
         self
     }
 
-    /// The instances' transforms on the CPU too, for culling and world positions of hits.
+    /// The draw's local bounds (the box around what it draws, before `model`): without them
+    /// the picker cannot cull the draw, nor its instances (see `PickDraw::with_bounds`).
+    pub fn with_bounds(mut self, bounds: picking_vk::draw::Aabb) -> Self {
+        self.draw = self.draw.with_bounds(bounds);
+        self
+    }
+
+    /// The mesh on the CPU too (`PickDraw::with_geometry`): bounds when none were given, and
+    /// detail's surface (points, normals, UVs) where detail is active.
+    pub fn with_geometry(mut self, geometry: Arc<picking_vk::draw::MeshGeometry>) -> Self {
+        self.draw = self.draw.with_geometry(geometry);
+        self
+    }
+
+    /// The instances' transforms on the CPU too, for culling (with bounds) and world positions
+    /// of hits.
     pub fn with_instance_transforms(mut self, transforms: Arc<[Mat4]>) -> Self {
         self.draw = self.draw.with_instance_transforms(transforms);
         self

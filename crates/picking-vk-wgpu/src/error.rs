@@ -38,9 +38,10 @@ pub enum WgpuPickError {
     /// A vertex format the pick pass cannot read positions in.
     #[error("positions in {0:?} cannot be picked: use Float32x3, Float16x4, Snorm16x4, Unorm16x4, Snorm8x4 or Unorm8x4")]
     PositionFormat(wgpu::VertexFormat),
-    /// Every slot holds a pick whose commands were recorded but neither submitted nor
-    /// dropped: submit (or drop) [`crate::PickCommands`] before recording more.
-    #[error("every one of the {frames_in_flight} slots holds unsubmitted pick commands")]
+    /// The next slot in turn (slots are used round robin) holds a pick whose commands were
+    /// recorded but neither submitted nor dropped: submit (or drop) [`crate::PickCommands`]
+    /// before recording more.
+    #[error("the next of the {frames_in_flight} slots holds unsubmitted pick commands")]
     SlotsFull {
         /// The picker's frames in flight.
         frames_in_flight: usize,

@@ -126,13 +126,16 @@ impl WgpuHookProgram {
         if kinds.is_empty() {
             return Ok(WgpuHookProgram { program: HookProgram::new(source), kinds: vec![], objects: None });
         }
+        // Validated first: a layout past the device's limits (more textures a stage than it
+        // allows) is refused here, before any Vulkan object is made, not by wgpu's handler.
+        let wgpu_layout = crate::error::validated(device, "the hooks' bind group layout", || wgpu_layout(device, kinds))?;
         // SAFETY: the handles are read while the guard lives; the function table is cloned.
         let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or_else(WgpuPickError::not_vulkan)?;
         let raw = hal.raw_device().clone();
         let mut objects = ProgramObjects {
             device: raw.clone(),
             wgpu: device.clone(),
-            wgpu_layout: wgpu_layout(device, kinds),
+            wgpu_layout,
             layout: vk::DescriptorSetLayout::null(),
             samplers: vec![],
             pool: vk::DescriptorPool::null(),

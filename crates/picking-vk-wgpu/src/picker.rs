@@ -129,6 +129,12 @@ impl WgpuPicker {
     /// returns the commands to submit ([`PickCommands::submit`]) after the work that writes
     /// what the pick reads. Dropping them unsubmitted loses only this pick.
     pub fn record(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
+        // Contributors record raw commands of their own, which the bridge can neither
+        // transition nor keep alive.
+        if !request.contributors.is_empty() {
+            let reason = "contributors are not bridged: they need the app's raw pipelines".into();
+            return Err(picking_vk::PickError::InvalidInput { input: picking_vk::error::Input::Contributor(0), reason }.into());
+        }
         // A buffer destroyed since its draw was built is refused (its handle would dangle); one
         // destroyed after this check fails wgpu's validation of the submission, whose
         // transitions name it, and nothing of it runs.

@@ -234,6 +234,19 @@ fn refuses_what_it_cannot_pick() {
     let ticket = commands.ticket();
     commands.submit([], []);
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
+    // Contributors are not bridged: their raw commands would escape the transitions.
+    struct Nothing;
+    impl picking_vk::contributor::PickContributor for Nothing {
+        fn ids(&self) -> std::ops::Range<u64> {
+            1000..1001
+        }
+        unsafe fn record(&self, _: &picking_vk::contributor::ContributorContext<'_>) {}
+    }
+    let nothing: [&dyn picking_vk::contributor::PickContributor; 1] = [&Nothing];
+    let with_contributor = PickRequest::new(request.viewport, request.view, request.projection).with_contributors(&nothing);
+    let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
+    let err = picker.record(&with_contributor, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).err().expect("refused");
+    assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::InvalidInput { .. })), "{err}");
     // A PickingDevice whose device or queue was swapped for one picking was not enabled on.
     let (mut device_swapped, mut queue_swapped) = (gpu.clone(), gpu.clone());
     device_swapped.device = other.device.clone();
