@@ -169,7 +169,7 @@ fn hook_resources_that_do_not_fit_are_refused() {
     // panicking default handler, and before any Vulkan object is made.
     let textures = gpu.device.limits().max_sampled_textures_per_shader_stage as usize + 1;
     let texture = HookBindingKind::Texture { filter: wgpu::FilterMode::Linear, address: wgpu::AddressMode::ClampToEdge };
-    let err = picker.hook_program(source(), &vec![texture; textures], 4).err().expect("refused");
+    let err = picker.hook_program(source(), &vec![texture; textures], 4).expect_err("refused");
     assert!(matches!(err, picking_vk_wgpu::WgpuPickError::Wgpu(_)), "{err}");
     let positions = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 36, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
     let draw = || WgpuDraw::new(picking_vk::ObjectId::new(5).unwrap(), VertexPositions::tight(&positions), 0..3).unwrap();
