@@ -58,6 +58,9 @@ struct ProgramObjects {
     layout: vk::DescriptorSetLayout,
     samplers: Vec<vk::Sampler>,
     pool: vk::DescriptorPool,
+    /// Held while a set is allocated from or freed into `pool`: Vulkan asks the host to
+    /// synchronize a pool, and draws and slots holding sets drop on any thread.
+    pool_lock: std::sync::Mutex<()>,
 }
 
 impl Drop for ProgramObjects {
@@ -100,8 +103,10 @@ struct SetGuard {
 
 impl Drop for SetGuard {
     fn drop(&mut self) {
-        // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET); the last
-        // draw and slot holding it are gone, so no pending work reads it.
+        let _pool = self.objects.pool_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET), which the
+        // lock above is held for; the last draw and slot holding it are gone, so no pending
+        // work reads it.
         if let Err(e) = unsafe { self.objects.device.free_descriptor_sets(self.objects.pool, &[self.set]) } {
             log::warn!("picking-vk-wgpu: freeing a hook set: {e}");
         }
@@ -139,6 +144,7 @@ impl WgpuHookProgram {
             layout: vk::DescriptorSetLayout::null(),
             samplers: vec![],
             pool: vk::DescriptorPool::null(),
+            pool_lock: std::sync::Mutex::new(()),
         };
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let mut bindings = vec![];
@@ -253,11 +259,13 @@ impl WgpuHookProgram {
                 _ => return Err(bad(format!("a resource of the wrong kind for a {kind:?} binding"))),
             }
         }
-        // SAFETY: the pool is this program's, with room for its draws.
+        let pool = objects.pool_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the pool is this program's, with room for its draws; the lock is held.
         let set = unsafe {
             objects.device.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(objects.pool).set_layouts(&[objects.layout]))
-        }
-        .map_err(|e| bad(format!("no descriptor set left in the program's pool ({e}): make the program for more draws")))?[0];
+        };
+        drop(pool);
+        let set = set.map_err(|e| bad(format!("no descriptor set left in the program's pool ({e}): make the program for more draws")))?[0];
         let views = resources.iter().filter_map(|r| if let HookResource::Texture(v) = r { Some((*v).clone()) } else { None }).collect();
         let set_buffers = buffers.iter().map(|(b, _): &(wgpu::Buffer, _)| b.clone()).collect();
         let guard = SetGuard { objects: Arc::clone(objects), set, _views: views, _buffers: set_buffers };
