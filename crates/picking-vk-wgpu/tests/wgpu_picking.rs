@@ -287,7 +287,8 @@ fn detail_beside_the_apps_own_barycentrics_opens_one_device() {
     let desc = wgpu::DeviceDescriptor { required_features: wgpu::Features::SHADER_BARYCENTRICS, ..Default::default() };
     let gpu = picking_vk_wgpu::request_device(&adapter, &desc, offered).expect("the device");
     assert!(gpu.features().contains(picking_vk::PickFeatures::DETAIL) && gpu.device.features().contains(wgpu::Features::SHADER_BARYCENTRICS));
-    let picker = common::picker(&gpu, 2, 4);
+    let config = picking_vk::PickerConfig::default().with_detail(picking_vk::DetailMode::IfEnabled);
+    let picker = WgpuPicker::new(&gpu, config).expect("the picker");
     assert_eq!(*picker.picker().detail_status(), picking_vk::config::DetailStatus::Active);
     drop(picker);
     common::assert_no_messages();
