@@ -281,7 +281,9 @@ impl DeformPose {
     /// it, in f64: morphed by `targets` under this pose's weights, then, when `skinned`,
     /// skinned by `skin` under its joint matrices. Returns the position (in the draw's model
     /// space; a skinned vertex is placed by its joints) and the blended skin matrix for its
-    /// normal (`None` without a skin); `None` when the data does not cover the vertex.
+    /// normal (`None` without a skin); `None` when the data does not cover the vertex: a
+    /// non-zero weight past `targets`, or a skinned draw without influences (the GPU moves
+    /// the vertex by data the CPU was not given).
     pub fn deform_vertex(
         &self,
         position: Vec3,
@@ -290,6 +292,9 @@ impl DeformPose {
         skin: &[SkinInfluences],
         skinned: bool,
     ) -> Option<(glam::DVec3, Option<glam::DMat4>)> {
+        if self.morph_weights.iter().skip(targets.len()).any(|w| *w != 0.0) || (skinned && skin.is_empty()) {
+            return None;
+        }
         let mut p = position.as_dvec3();
         for (t, weight) in self.morph_weights.iter().enumerate().take(targets.len()) {
             if *weight != 0.0 {
@@ -321,6 +326,19 @@ mod tests {
         let set = Influences { joints: stream(0), joint_format: JointFormat::U16x4, weights: stream(8), weight_format: WeightFormat::Unorm16x4 };
         let matrices = BufferRange { buffer: vk::Buffer::null(), offset: 0, size: 64 };
         Skin { influences: set, more_influences: Some(set), matrices, joint_count: 1, streams_in_storage: in_storage }
+    }
+
+    #[test]
+    fn deforming_without_the_data_the_gpu_deforms_with_gives_nothing() {
+        let pose = DeformPose { joint_matrices: vec![Mat4::IDENTITY], morph_weights: vec![0.0, 0.5] };
+        // A weight on a second target the CPU was not given.
+        assert_eq!(pose.deform_vertex(Vec3::ONE, 0, &[vec![Vec3::X]], &[], false), None);
+        // Skinned, without influences.
+        let bare = DeformPose { morph_weights: vec![], ..pose.clone() };
+        assert_eq!(bare.deform_vertex(Vec3::ONE, 0, &[], &[], true), None);
+        // With what it needs, the vertex moves.
+        let one = DeformPose { morph_weights: vec![1.0], ..pose };
+        assert_eq!(one.deform_vertex(Vec3::ONE, 0, &[vec![Vec3::X]], &[], false).map(|(p, _)| p), Some(glam::DVec3::new(2.0, 1.0, 1.0)));
     }
 
     #[test]
