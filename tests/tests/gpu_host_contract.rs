@@ -375,3 +375,27 @@ fn core_features_the_host_forgot_to_enable_are_refused_by_name() {
     drop(gpu.picker(PickerConfig::default()));
     gpu.assert_no_validation_messages();
 }
+
+/// A configuration whose buffers the picker binds as one storage buffer, past the device's
+/// `maxStorageBufferRange` (lavapipe: 2^27 bytes), is refused when the picker is made, naming
+/// the limit, before those buffers are allocated: binding them would break Vulkan's rules.
+#[test]
+fn buffers_past_the_storage_buffer_range_are_refused_at_creation() {
+    let gpu = Gpu::new();
+    // SAFETY: the physical device belongs to the live instance.
+    let range = unsafe { gpu.ctx.instance.get_physical_device_properties(gpu.ctx.physical_device) }.limits.max_storage_buffer_range;
+    let past = |bytes_each: u32| u32::try_from(u64::from(range) / u64::from(bytes_each) + 1).ok();
+    let limit_named = |r: Result<picking_vk::Picker, PickError>| match r {
+        Err(PickError::Unsupported { missing }) => missing.iter().any(|m| m.to_string().contains("maxStorageBufferRange")),
+        _ => false,
+    };
+    // The rectangle table: 12 bytes an entry.
+    let entries = past(12).expect("a 32-bit entry count past the range");
+    // SAFETY: the context's handles outlive the picker (none is made).
+    let refused = unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_rect_entries(entries)) };
+    assert!(limit_named(refused), "{entries} rectangle entries");
+    // The default table fits, and the picker is made.
+    let fits = gpu.picker(PickerConfig::default());
+    drop(fits);
+    gpu.assert_no_validation_messages();
+}

@@ -90,7 +90,8 @@ pub struct PickerConfig {
     /// Objects and instances the rectangle queries of one frame may record (default 4096):
     /// the size of the GPU table their per-object counts are reduced into, 12 bytes each.
     /// 0 (or a 0 in `rect_tile`) turns rectangles off: a rectangle query is then
-    /// [`PickError::Capacity`](crate::PickError::Capacity) naming `RectEntries`.
+    /// [`PickError::Capacity`](crate::PickError::Capacity) naming `RectEntries`. A table past
+    /// the device's `maxStorageBufferRange` is refused by [`crate::Picker::new`].
     pub rect_entries: u32,
     /// Pipelines kept per pass flavour (default 64): one per vertex layout, instancing and
     /// depth convention in use. Past it, the least recently used one that no frame still

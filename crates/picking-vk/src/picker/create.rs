@@ -212,6 +212,8 @@ fn gpu_results_kit(
     }
     let entries = if rect.is_some() { config.rect_entries } else { 0 };
     let layout = ResultsLayout::new(max_queries, entries, config.gpu_result_draws);
+    storage_range(limits, layout.bytes(), "the GPU results buffer (PickerConfig::max_queries, rect_entries, gpu_result_draws)")?;
+    storage_range(limits, staging.slot_stride(), "a staging slot the GPU results pass writes (PickerConfig::max_queries, max_radius, rect_entries)")?;
     let inputs = SharedInputs { targets, staging, detail };
     let group = results_group(config.max_radius, limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
     Ok(Some(GpuResultsKit::new(memory, layout, config.frames_in_flight, inputs, group)?))
@@ -265,9 +267,20 @@ fn gpu_plan_kit(
     let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows };
     let ignored_words = if tables.frame_rows > 0 { tables.draws.div_ceil(32) } else { 0 };
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words, ignored_words };
+    storage_range(limits, layout.bytes(), "the GPU plan buffer (PickerConfig::gpu_plan_pairs, gpu_plan_commands, gpu_plan_instances)")?;
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
     let tables = (tables, config.planner == Planner::Gpu);
     Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, tables, finish_group)?))
+}
+
+/// Refuses a buffer the picker binds as one storage buffer that the device cannot bind so:
+/// `maxStorageBufferRange` is 2^27 bytes at the least (desktop drivers allow 2^31 or more).
+fn storage_range(limits: &vk::PhysicalDeviceLimits, bytes: u64, what: &str) -> Result<(), PickError> {
+    if bytes > u64::from(limits.max_storage_buffer_range) {
+        let needed = format!("{bytes} bytes for {what}");
+        return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxStorageBufferRange", needed }] });
+    }
+    Ok(())
 }
 
 /// The most table rows a frame may draw: a slot's rows stay within 320 MiB.
@@ -294,6 +307,7 @@ fn rect_kit(
         let needed = format!("rectangle tiles of {tile_w}x{tile_h} pixels (PickerConfig::rect_tile)");
         return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
     }
+    storage_range(limits, 12 * u64::from(config.rect_entries), "the rectangle table (PickerConfig::rect_entries)")?;
     let tile = vk::Extent2D { width: tile_w, height: tile_h };
     let mut kit = RectKit::new(memory, tile, config.rect_entries, rendering, select_through, instance_sets, pipeline_limits)?;
     kit.visible.set_limit(config.max_pipelines);
