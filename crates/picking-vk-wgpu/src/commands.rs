@@ -101,8 +101,7 @@ impl PickCommands {
         after: impl IntoIterator<Item = wgpu::CommandBuffer>,
     ) -> wgpu::SubmissionIndex {
         let (transitions, pick) = self.buffers.take().expect("PickCommands are submitted once: submit takes them by value");
-        let alive = Arc::clone(&self.picker_alive);
-        let alive = alive.lock().unwrap_or_else(|e| e.into_inner());
+        let alive = self.picker_alive.lock().unwrap_or_else(|e| e.into_inner());
         if !*alive {
             self.signal.state.store(DROPPED, Ordering::Release);
             return self.queue.submit(before.into_iter().chain(after));

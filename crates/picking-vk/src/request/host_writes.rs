@@ -25,6 +25,39 @@ const PASS_READ_ACCESS: vk::AccessFlags = vk::AccessFlags::from_raw(
         | vk::AccessFlags::SHADER_READ.as_raw(),
 );
 
+/// The shader stages.
+pub(crate) const SHADER_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
+    vk::PipelineStageFlags::VERTEX_SHADER.as_raw()
+        | vk::PipelineStageFlags::TESSELLATION_CONTROL_SHADER.as_raw()
+        | vk::PipelineStageFlags::TESSELLATION_EVALUATION_SHADER.as_raw()
+        | vk::PipelineStageFlags::GEOMETRY_SHADER.as_raw()
+        | vk::PipelineStageFlags::FRAGMENT_SHADER.as_raw()
+        | vk::PipelineStageFlags::COMPUTE_SHADER.as_raw(),
+);
+
+/// Why `stages` and `access` can be no side of a barrier, if they cannot: no stage, an access
+/// outside `allowed` (the mask, and how the reason names it), or an access of `needs` none of
+/// whose stages is in `stages` (`ALL_COMMANDS` counts for every stage but the host). `verb`
+/// says what the stages do: "reads" or "writes".
+pub(crate) fn barrier_side_fault(
+    stages: vk::PipelineStageFlags,
+    access: vk::AccessFlags,
+    (allowed, what): (vk::AccessFlags, &str),
+    needs: &[(vk::AccessFlags, vk::PipelineStageFlags)],
+    verb: &str,
+) -> Option<String> {
+    use vk::PipelineStageFlags as S;
+    if stages.is_empty() {
+        return Some("no stage".into());
+    }
+    if !allowed.contains(access) {
+        return Some(format!("{:?} is not {what}", access & !allowed));
+    }
+    let performed = |by: S| stages.intersects(if by == S::HOST { by } else { by | S::ALL_COMMANDS });
+    let (missing, _) = needs.iter().find(|&&(a, by)| access.contains(a) && !performed(by))?;
+    Some(format!("none of the stages {verb} {missing:?}"))
+}
+
 /// The host's writes, earlier in the same queue, to what the pick reads: the stages that wrote
 /// and their write accesses ([`crate::PickRequest::with_host_writes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,28 +73,16 @@ impl HostWrites {
     /// none of the stages performs.
     pub(crate) fn check(&self) -> Result<(), PickError> {
         use vk::{AccessFlags as A, PipelineStageFlags as S};
-        let bad = |why: String| Err(PickError::InvalidInput { input: Input::HostWrites, reason: format!("{self:?}: {why}") });
-        if self.stages.is_empty() {
-            return bad("no stage".into());
-        }
         let writes = A::SHADER_WRITE | A::COLOR_ATTACHMENT_WRITE | A::DEPTH_STENCIL_ATTACHMENT_WRITE | A::TRANSFER_WRITE | A::HOST_WRITE | A::MEMORY_WRITE;
-        if !writes.contains(self.access) {
-            return bad(format!("{:?} is not a write access", self.access & !writes));
-        }
-        let shaders =
-            S::VERTEX_SHADER | S::TESSELLATION_CONTROL_SHADER | S::TESSELLATION_EVALUATION_SHADER | S::GEOMETRY_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER;
-        let any = |stages: S| self.stages.intersects(stages | S::ALL_COMMANDS);
         let needs = [
-            (A::SHADER_WRITE, any(shaders | S::ALL_GRAPHICS)),
-            (A::COLOR_ATTACHMENT_WRITE, any(S::COLOR_ATTACHMENT_OUTPUT | S::ALL_GRAPHICS)),
-            (A::DEPTH_STENCIL_ATTACHMENT_WRITE, any(S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS | S::ALL_GRAPHICS)),
-            (A::TRANSFER_WRITE, any(S::TRANSFER)),
-            (A::HOST_WRITE, self.stages.contains(S::HOST)),
+            (A::SHADER_WRITE, SHADER_STAGES | S::ALL_GRAPHICS),
+            (A::COLOR_ATTACHMENT_WRITE, S::COLOR_ATTACHMENT_OUTPUT | S::ALL_GRAPHICS),
+            (A::DEPTH_STENCIL_ATTACHMENT_WRITE, S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS | S::ALL_GRAPHICS),
+            (A::TRANSFER_WRITE, S::TRANSFER),
+            (A::HOST_WRITE, S::HOST),
         ];
-        match needs.iter().find(|(access, ok)| self.access.contains(*access) && !ok) {
-            Some((access, _)) => bad(format!("none of the stages writes {access:?}")),
-            None => Ok(()),
-        }
+        let why = barrier_side_fault(self.stages, self.access, (writes, "a write access"), &needs, "writes");
+        why.map_or(Ok(()), |why| Err(PickError::InvalidInput { input: Input::HostWrites, reason: format!("{self:?}: {why}") }))
     }
 
     /// Records the barrier from the host's writes to the pass's reads.

@@ -1,5 +1,6 @@
 //! Which of the host's passes read a frame's GPU results.
 
+use super::host_writes::{barrier_side_fault, SHADER_STAGES};
 use crate::error::{Input, PickError};
 use ash::vk;
 
@@ -28,10 +29,6 @@ impl ResultReaders {
     /// none of the stages performs (which Vulkan's barrier rules forbid).
     pub(crate) fn check(&self) -> Result<(), PickError> {
         use vk::{AccessFlags as A, PipelineStageFlags as S};
-        let bad = |why: String| Err(PickError::InvalidInput { input: Input::ResultReaders, reason: format!("{self:?}: {why}") });
-        if self.stages.is_empty() {
-            return bad("no stage".into());
-        }
         let reads = A::SHADER_READ
             | A::UNIFORM_READ
             | A::INDIRECT_COMMAND_READ
@@ -40,25 +37,17 @@ impl ResultReaders {
             | A::TRANSFER_READ
             | A::HOST_READ
             | A::MEMORY_READ;
-        if !reads.contains(self.access) {
-            return bad(format!("{:?} is not a read of a buffer", self.access & !reads));
-        }
-        let shaders =
-            S::VERTEX_SHADER | S::TESSELLATION_CONTROL_SHADER | S::TESSELLATION_EVALUATION_SHADER | S::GEOMETRY_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER;
-        let any = |stages: S| self.stages.intersects(stages | S::ALL_COMMANDS);
         let needs = [
-            (A::SHADER_READ, any(shaders | S::ALL_GRAPHICS)),
-            (A::UNIFORM_READ, any(shaders | S::ALL_GRAPHICS)),
-            (A::INDIRECT_COMMAND_READ, any(S::DRAW_INDIRECT | S::ALL_GRAPHICS)),
-            (A::VERTEX_ATTRIBUTE_READ, any(S::VERTEX_INPUT | S::ALL_GRAPHICS)),
-            (A::INDEX_READ, any(S::VERTEX_INPUT | S::ALL_GRAPHICS)),
-            (A::TRANSFER_READ, any(S::TRANSFER)),
-            (A::HOST_READ, self.stages.contains(S::HOST)),
+            (A::SHADER_READ, SHADER_STAGES | S::ALL_GRAPHICS),
+            (A::UNIFORM_READ, SHADER_STAGES | S::ALL_GRAPHICS),
+            (A::INDIRECT_COMMAND_READ, S::DRAW_INDIRECT | S::ALL_GRAPHICS),
+            (A::VERTEX_ATTRIBUTE_READ, S::VERTEX_INPUT | S::ALL_GRAPHICS),
+            (A::INDEX_READ, S::VERTEX_INPUT | S::ALL_GRAPHICS),
+            (A::TRANSFER_READ, S::TRANSFER),
+            (A::HOST_READ, S::HOST),
         ];
-        match needs.iter().find(|(access, ok)| self.access.contains(*access) && !ok) {
-            Some((access, _)) => bad(format!("none of the stages reads {access:?}")),
-            None => Ok(()),
-        }
+        let why = barrier_side_fault(self.stages, self.access, (reads, "a read of a buffer"), &needs, "reads");
+        why.map_or(Ok(()), |why| Err(PickError::InvalidInput { input: Input::ResultReaders, reason: format!("{self:?}: {why}") }))
     }
 }
 

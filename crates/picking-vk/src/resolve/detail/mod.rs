@@ -191,14 +191,15 @@ fn unplaced(s: &DetailSource, local: SurfaceDetail) -> SurfaceDetail {
 /// normals (a line has none).
 fn line_or_point(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], primitive: PrimitiveKind, bary: &mut [f32; 3]) -> Option<SurfaceDetail> {
     let (a, b) = (g.positions.get(v[0] as usize)?.as_dvec3(), g.positions.get(v[1] as usize)?.as_dvec3());
-    let world = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
+    // Where the CPU cannot place the segment (an unknown instance, a hook moved it): the
+    // GPU's parameter, the world point from depth.
+    let placed = s.world.filter(|_| !s.moved).map(|w| w.as_dmat4());
     let t = match primitive {
         PrimitiveKind::Point => 0.0,
         _ => {
             let gpu = f64::from(bary[1]).clamp(0.0, 1.0);
-            // Where the CPU cannot place the segment (an unknown instance, a hook moved it): the GPU's.
-            let ray = s.ray.filter(|_| s.world.is_some() && !s.moved);
-            ray.and_then(|ray| segment_parameter(world.transform_point3(a), world.transform_point3(b), ray)).unwrap_or(gpu)
+            let nearest = |w: glam::DMat4| segment_parameter(w.transform_point3(a), w.transform_point3(b), s.ray?);
+            placed.and_then(nearest).unwrap_or(gpu)
         }
     };
     *bary = [(1.0 - t) as f32, t as f32, 0.0];
@@ -206,7 +207,7 @@ fn line_or_point(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], primitive: Pri
     let uv = g.uvs.as_ref().and_then(|uvs| Some(uvs.get(v[0] as usize)?.lerp(*uvs.get(v[1] as usize)?, t as f32)));
     Some(SurfaceDetail {
         local_point,
-        world_point: if s.world.is_some() && !s.moved { world.transform_point3(local_point) } else { s.pixel_world },
+        world_point: placed.map_or(s.pixel_world, |w| w.transform_point3(local_point)),
         face_normal_local: None,
         face_normal_world: None,
         normal_local: None,
