@@ -12,17 +12,7 @@ fn range() -> BufferRange {
 #[test]
 fn interpolates_point_normal_and_uv() {
     let g = Arc::new(triangle());
-    let source = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(g),
-        world: None,
-        ray: None,
-        pixel_world: DVec3::ZERO,
-        moved: false,
-        deform: None,
-    };
+    let source = on_triangle(g, None);
     let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
     assert_eq!(d.vertices, Some([0, 1, 2]));
     let s = d.surface.unwrap();
@@ -57,6 +47,22 @@ fn normals_stay_perpendicular_under_non_uniform_scale() {
     assert!(n.dot(DVec3::Z).abs() < 1e-12);
     assert!((n.length() - 1.0).abs() < 1e-12);
     assert!((s.world_point - world.as_dmat4().transform_point3(s.local_point)).length() < 1e-12);
+}
+
+/// The detail source of `geometry`'s second triangle (indices 3 to 5), a list, placed by
+/// `world`: no ray, no hook, no deformation.
+fn on_triangle(geometry: Arc<MeshGeometry>, world: Option<Mat4>) -> DetailSource {
+    DetailSource {
+        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
+        topology: Topology::TriangleList,
+        restart: false,
+        geometry: Some(geometry),
+        world,
+        ray: None,
+        pixel_world: DVec3::ZERO,
+        moved: false,
+        deform: None,
+    }
 }
 
 /// The detail source of `triangles` drawn with `topology`.
@@ -139,15 +145,9 @@ fn deformed_hits_deform_only_their_triangle() {
     let target = corners[0] * 0.2 + corners[1] * 0.3 + corners[2] * 0.5;
     let origin = DVec3::new(3.0, 1.0, 4.0);
     let source = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(Arc::new(g)),
-        world: Some(model),
         ray: Some(Ray { origin, direction: (target - origin).normalize() }),
-        pixel_world: DVec3::ZERO,
-        moved: false,
         deform: Some((pose.clone(), true)),
+        ..on_triangle(Arc::new(g), Some(model))
     };
     let d = resolve_detail(Some(&source), 0, [0.21, 0.29, 0.5]);
     for (got, want) in d.barycentrics.iter().zip([0.2, 0.3, 0.5]) {
@@ -178,17 +178,7 @@ fn ray_refines_barycentrics_on_the_known_triangle() {
     let target = DVec3::new(1.2, 2.0, -3.0);
     let origin = DVec3::new(0.3, -0.4, 2.0);
     let ray = Ray { origin, direction: (target - origin).normalize() };
-    let source = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(g),
-        world: Some(world),
-        ray: Some(ray),
-        pixel_world: DVec3::ZERO,
-        moved: false,
-        deform: None,
-    };
+    let source = DetailSource { ray: Some(ray), ..on_triangle(g, Some(world)) };
     let d = resolve_detail(Some(&source), 0, [0.2001, 0.2999, 0.5]);
     assert_eq!(d.gpu_barycentrics, [0.2001, 0.2999, 0.5]);
     for (got, want) in d.barycentrics.iter().zip([0.2, 0.3, 0.5]) {
@@ -211,15 +201,9 @@ fn an_instance_the_cpu_cannot_place_keeps_its_local_surface_and_the_world_point_
     // An instanced draw whose transforms only the GPU knows: no world matrix.
     let from_depth = DVec3::new(10.0, -2.0, 7.5);
     let source = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(Arc::new(triangle())),
-        world: None,
         ray: Some(Ray { origin: DVec3::new(0.1, 0.2, 5.0), direction: DVec3::NEG_Z }),
         pixel_world: from_depth,
-        moved: false,
-        deform: None,
+        ..on_triangle(Arc::new(triangle()), None)
     };
     let d = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]);
     assert_eq!(d.barycentrics, d.gpu_barycentrics, "no world matrix to refine them with");
@@ -243,17 +227,7 @@ fn a_mirroring_model_signs_deformed_and_rigid_face_normals_alike() {
     g.morph_targets = vec![vec![Vec3::ONE; 4]];
     g.validate().unwrap();
     let model = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)) * Mat4::from_translation(Vec3::new(0.5, 0.0, -3.0));
-    let rigid = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(Arc::new(g)),
-        world: Some(model),
-        ray: None,
-        pixel_world: DVec3::ZERO,
-        moved: false,
-        deform: None,
-    };
+    let rigid = on_triangle(Arc::new(g), Some(model));
     let pose = Arc::new(DeformPose { joint_matrices: vec![], morph_weights: vec![0.0] });
     let deformed = DetailSource { deform: Some((pose, false)), ..rigid.clone() };
     let n = |s: &DetailSource| resolve_detail(Some(s), 0, [0.2, 0.3, 0.5]).surface.unwrap().face_normal_world.unwrap();
@@ -265,17 +239,7 @@ fn a_mirroring_model_signs_deformed_and_rigid_face_normals_alike() {
 fn a_singular_model_keeps_the_surface_without_world_normals() {
     // A decal flattened to the z = 0 plane: no inverse transpose, but the point and UV stand.
     let world = Mat4::from_scale(Vec3::new(1.0, 1.0, 0.0));
-    let source = DetailSource {
-        triangles: Triangles::Indexed { range: range(), width: IndexWidth::U32, first_index: 3, index_count: 3, vertex_offset: 0 },
-        topology: Topology::TriangleList,
-        restart: false,
-        geometry: Some(Arc::new(triangle())),
-        world: Some(world),
-        ray: None,
-        pixel_world: DVec3::ZERO,
-        moved: false,
-        deform: None,
-    };
+    let source = on_triangle(Arc::new(triangle()), Some(world));
     let s = resolve_detail(Some(&source), 0, [0.5, 0.25, 0.25]).surface.expect("the surface of a singular model");
     assert!((s.world_point - DVec3::new(0.5, 1.0, 0.0)).length() < 1e-12, "{:?}", s.world_point);
     assert_eq!((s.face_normal_world, s.normal_world), (None, None));
