@@ -377,7 +377,8 @@ fn core_features_the_host_forgot_to_enable_are_refused_by_name() {
 }
 
 /// A configuration whose buffers the picker binds as one storage buffer, past the device's
-/// `maxStorageBufferRange` (lavapipe: 2^27 bytes), is refused when the picker is made, naming
+/// `maxStorageBufferRange` (lavapipe: 2^27 bytes; the rectangle table, and a slot's GPU plan
+/// table rows where the device allows more rows than it can bind), is refused when the picker is made, naming
 /// the limit, before those buffers are allocated: binding them would break Vulkan's rules.
 #[test]
 fn buffers_past_the_storage_buffer_range_are_refused_at_creation() {
@@ -394,6 +395,14 @@ fn buffers_past_the_storage_buffer_range_are_refused_at_creation() {
     // SAFETY: the context's handles outlive the picker (none is made).
     let refused = unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), PickerConfig::default().with_rect_entries(entries)) };
     assert!(limit_named(refused), "{entries} rectangle entries");
+    // A slot's table rows: 164 bytes a row (the row, its compacted copy and its near key).
+    let rows = past(164).expect("a 32-bit row count past the range");
+    if rows <= 1 << 22 {
+        let config = PickerConfig::default().with_planner(picking_vk::config::Planner::Gpu).with_gpu_plan_rows(rows);
+        // SAFETY: as above.
+        let refused = unsafe { picking_vk::Picker::new(gpu.ctx.host_device(), config) };
+        assert!(limit_named(refused), "{rows} table rows");
+    }
     // The default table fits, and the picker is made.
     let fits = gpu.picker(PickerConfig::default());
     drop(fits);

@@ -145,7 +145,9 @@ pub struct PickerConfig {
     /// rows; a query whose groups would pass what the frame's earlier queries left is planned
     /// on the CPU. The compacted rows hold copies of the
     /// surviving rows of pairs whose runs pass their commands, taken by need; a pair that
-    /// finds too few left draws its group's rows whole (the same results).
+    /// finds too few left draws its group's rows whole (the same results). At most 2^22; a
+    /// slot's rows buffer past the device's `maxStorageBufferRange` is refused by
+    /// [`crate::Picker::new`] where the device can plan tables.
     pub gpu_plan_rows: u32,
 }
 

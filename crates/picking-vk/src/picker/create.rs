@@ -6,7 +6,7 @@ use super::frame_layout::FrameLayout;
 use super::{Picker, Slot};
 use crate::error::{Input, PickError, Requirement};
 use crate::gpu::{Memory, Owned};
-use crate::gpu_plan::layout::{bit_words, PlanLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
+use crate::gpu_plan::layout::{bit_words, PlanLayout, RowsLayout, MESA_FALLBACK_COUNT, VENDOR_ID_MESA};
 use crate::gpu_plan::{finish_group, GpuPlanKit, TableLimits};
 use crate::gpu_results::layout::{results_group, ResultsLayout, MAX_GPU_RADIUS, RESULTS_SHARED_BYTES};
 use crate::gpu_results::{GpuResultsKit, SharedInputs};
@@ -268,6 +268,10 @@ fn gpu_plan_kit(
     let ignored_words = if tables.frame_rows > 0 { tables.draws.div_ceil(32) } else { 0 };
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words, ignored_words };
     storage_range(limits, layout.bytes(), "the GPU plan buffer (PickerConfig::gpu_plan_pairs, gpu_plan_commands, gpu_plan_instances)")?;
+    if tables.draws > 0 && tables.frame_rows > 0 {
+        let rows = RowsLayout::new(tables.frame_rows, config.gpu_plan_commands).bytes();
+        storage_range(limits, rows, "a slot's GPU plan table rows (PickerConfig::gpu_plan_rows, gpu_plan_commands)")?;
+    }
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
     let tables = (tables, config.planner == Planner::Gpu);
     Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, tables, finish_group)?))
