@@ -408,3 +408,30 @@ fn buffers_past_the_storage_buffer_range_are_refused_at_creation() {
     drop(fits);
     gpu.assert_no_validation_messages();
 }
+
+/// An ID image past the device's image and framebuffer limits, or of no pixels, is refused
+/// by `IdImage::new` and by `attachment_bytes_for` (which asks the driver about an image it
+/// never binds), naming why; a size within them is measured.
+#[test]
+fn id_images_past_the_device_limits_are_refused() {
+    let gpu = Gpu::new();
+    // SAFETY: the physical device belongs to the live instance.
+    let limits = unsafe { gpu.ctx.instance.get_physical_device_properties(gpu.ctx.physical_device) }.limits;
+    let past = limits.max_image_dimension2_d.min(limits.max_framebuffer_width).min(limits.max_framebuffer_height) + 1;
+    let limit_named = |e: PickError| matches!(&e, PickError::Unsupported { missing } if missing.iter().any(|m| m.to_string().contains("maxFramebufferWidth")));
+    for (w, h) in [(past, 1), (1, past)] {
+        // SAFETY: the context's device and physical device belong to its live instance.
+        let bytes = unsafe { picking_vk::debug::IdImage::attachment_bytes_for(gpu.ctx.host_device(), w, h) };
+        assert!(bytes.is_err_and(limit_named), "attachment bytes of {w}x{h}");
+        // SAFETY: as above; nothing is made.
+        let image = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), w, h) };
+        assert!(image.is_err_and(limit_named), "an ID image of {w}x{h}");
+    }
+    // SAFETY: as above.
+    let empty = unsafe { picking_vk::debug::IdImage::attachment_bytes_for(gpu.ctx.host_device(), 0, 4) };
+    assert!(matches!(empty, Err(PickError::InvalidInput { .. })), "{empty:?}");
+    // SAFETY: as above.
+    let bytes = unsafe { picking_vk::debug::IdImage::attachment_bytes_for(gpu.ctx.host_device(), 64, 32) }.unwrap();
+    assert!(bytes >= 64 * 32 * 20, "{bytes} bytes for 64x32 texels of 20 bytes");
+    gpu.assert_no_validation_messages();
+}

@@ -32,8 +32,8 @@ pub fn table(ctx: &VulkanContext) -> Result<Vec<serde_json::Value>, String> {
     let sizes = [(1u32, 1u32), (1920, 1080), (3840, 2160)];
     let mut full_size = vec![];
     for &(sw, sh) in &sizes {
-        // SAFETY: the device is live.
-        let att = unsafe { IdImage::attachment_bytes_for(&ctx.device, sw, sh) }.map_err(|e| e.to_string())?;
+        // SAFETY: the context's device and physical device belong to its live instance.
+        let att = unsafe { IdImage::attachment_bytes_for(ctx.host_device(), sw, sh) }.map_err(|e| e.to_string())?;
         full_size.push(att);
     }
     let rows: [(&str, Vec<u64>); 5] = [

@@ -52,16 +52,9 @@ impl IdImage {
     /// # Safety
     /// As [`crate::Picker::new`].
     pub unsafe fn new(host: HostDevice<'_>, width: u32, height: u32) -> Result<Self, PickError> {
-        if width == 0 || height == 0 {
-            return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
-        }
         // SAFETY: the caller guarantees the physical device belongs to the instance.
         let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
-        let largest = limits.max_framebuffer_width.min(limits.max_image_dimension2_d).min(limits.max_framebuffer_height);
-        if width > largest || height > largest {
-            let needed = format!("an ID image of {width}x{height} pixels; the device allows {largest}");
-            return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
-        }
+        check_size(&limits, width, height)?;
         // SAFETY: as above.
         let support = unsafe { crate::PickSupport::query(host.instance, host.instance_api_version, host.physical_device) };
         let layout = PassLayout { detail: false, sampled: false };
@@ -88,12 +81,15 @@ impl IdImage {
     /// Bytes the attachments of a `width` x `height` ID image need on this device, asked of
     /// the driver without allocating anything (for memory comparisons).
     ///
+    /// Sizes the device cannot make are refused as [`IdImage::new`] refuses them.
+    ///
     /// # Safety
-    /// `device` is a live device.
-    pub unsafe fn attachment_bytes_for(device: &ash::Device, width: u32, height: u32) -> Result<u64, PickError> {
-        if width == 0 || height == 0 {
-            return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
-        }
+    /// The device and physical device belong to the live instance.
+    pub unsafe fn attachment_bytes_for(host: HostDevice<'_>, width: u32, height: u32) -> Result<u64, PickError> {
+        // SAFETY: the caller guarantees the physical device belongs to the instance.
+        let limits = unsafe { host.instance.get_physical_device_properties(host.physical_device) }.limits;
+        check_size(&limits, width, height)?;
+        let device = host.device;
         let layout = PassLayout { detail: false, sampled: false };
         let color = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let depth = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
@@ -263,4 +259,17 @@ impl IdImage {
             detail: None,
         }
     }
+}
+
+/// Refuses an ID image of no pixels, or one past the device's framebuffer and image limits.
+fn check_size(limits: &vk::PhysicalDeviceLimits, width: u32, height: u32) -> Result<(), PickError> {
+    if width == 0 || height == 0 {
+        return Err(PickError::InvalidInput { input: Input::ImageSize, reason: format!("{width}x{height} pixels") });
+    }
+    let largest = limits.max_framebuffer_width.min(limits.max_image_dimension2_d).min(limits.max_framebuffer_height);
+    if width > largest || height > largest {
+        let needed = format!("an ID image of {width}x{height} pixels; the device allows {largest}");
+        return Err(PickError::Unsupported { missing: vec![Requirement::Limit { name: "maxFramebufferWidth/Height", needed }] });
+    }
+    Ok(())
 }
