@@ -20,7 +20,10 @@ pub struct MeshGeometry {
     pub uvs: Option<Vec<Vec2>>,
     /// The index buffer's indices, widened to u32, for indexed draws.
     pub indices: Option<Vec<u32>>,
-    /// Skin influences per vertex (one entry per set of four), for detail on skinned draws.
+    /// Skin influences per vertex (one entry per set of four), for detail on skinned draws:
+    /// the sets the draw's [`Skin`](crate::deform::Skin) reads, `influences` first, then
+    /// `more_influences`. A skinned hit whose geometry holds fewer has no surface (the GPU
+    /// moved its vertices by joints the CPU was not given); sets past them are not read.
     pub skin: Vec<SkinInfluences>,
     /// Morph target position deltas, `[target][vertex]`, for detail on morphed draws.
     pub morph_targets: Vec<Vec<Vec3>>,

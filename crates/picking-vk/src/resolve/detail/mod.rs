@@ -107,8 +107,9 @@ pub(crate) struct DetailSource {
     pub pixel_world: DVec3,
     /// A world-adjust hook (or a deformation without CPU pose) moved the draw's vertices.
     pub moved: bool,
-    /// For a deformed draw with its CPU pose: the pose, and whether it is skinned.
-    pub deform: Option<(Arc<DeformPose>, bool)>,
+    /// For a deformed draw with its CPU pose: the pose, and the influence sets its skin
+    /// reads (0 unskinned).
+    pub deform: Option<(Arc<DeformPose>, usize)>,
 }
 
 /// Barycentric interpolation of three values.
@@ -260,11 +261,14 @@ fn plane_barycentrics([a, b, c]: [DVec3; 3], ray: Ray) -> Option<[f32; 3]> {
 /// The surface of a deformed draw's hit triangle, its three vertices deformed on the CPU
 /// (see [`SurfaceDetail`]); refines `bary` with the ray.
 fn deformed_surface(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], bary: &mut [f32; 3]) -> Option<SurfaceDetail> {
-    let (pose, skinned) = s.deform.as_ref()?;
+    let (pose, sets) = s.deform.as_ref()?;
+    // The CPU blends the sets the GPU reads: fewer registered leave it without joints the GPU
+    // moved the vertex by.
+    let skin = g.skin.get(..*sets)?;
     let model = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
     let rest = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).copied());
     let rest = [rest[0]?, rest[1]?, rest[2]?];
-    let deformed = [0, 1, 2].map(|k| pose.deform_vertex(rest[k], v[k] as usize, &g.morph_targets, &g.skin, *skinned));
+    let deformed = [0, 1, 2].map(|k| pose.deform_vertex(rest[k], v[k] as usize, &g.morph_targets, skin, *sets > 0));
     let deformed = [deformed[0]?, deformed[1]?, deformed[2]?];
     let world = deformed.map(|(p, _)| model.transform_point3(p));
     if let Some(exact) = s.ray.and_then(|ray| plane_barycentrics(world, ray)) {
