@@ -2,6 +2,7 @@
 //! texels once the frame completes (a snapshot per recorded draw, the pass's statistics), and
 //! the raw texels read back.
 
+use crate::draw::deform::SkinReads;
 use crate::draw::{DeformPose, MeshGeometry, PickDraw, Topology, Triangles};
 use crate::id::ObjectId;
 use glam::Mat4;
@@ -57,9 +58,8 @@ pub(crate) struct DrawSnapshot {
     pub world_adjusted: bool,
     /// The host's indirect commands drew it (which elements is unknown to the CPU).
     pub indirect: bool,
-    /// A deformed draw: its CPU pose (if given) and the influence sets its skin reads (0
-    /// unskinned, 1 or 2).
-    pub deform: Option<(Option<Arc<DeformPose>>, usize)>,
+    /// A deformed draw: its CPU pose (if given) and what its skin reads.
+    pub deform: Option<(Option<Arc<DeformPose>>, SkinReads)>,
     /// A contributor's draws: its index in the request, and its ID range.
     pub contributor: Option<(usize, std::ops::Range<u64>)>,
     /// The draw's first triangle this recording drew (chunk culling draws runs of a draw's
@@ -84,7 +84,7 @@ impl DrawSnapshot {
             instance_transforms: draw.instance_transforms.clone(),
             world_adjusted: draw.hooks.as_ref().is_some_and(|h| h.program.adjusts_world()),
             indirect: draw.indirect.is_some(),
-            deform: draw.deformation.as_ref().map(|d| (d.pose.clone(), d.skin.as_ref().map_or(0, |s| 1 + usize::from(s.more_influences.is_some())))),
+            deform: draw.deformation.as_ref().map(|d| (d.pose.clone(), SkinReads::of(d.skin.as_ref()))),
             contributor: None,
             primitive_base: 0,
         }

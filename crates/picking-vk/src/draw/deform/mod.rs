@@ -167,6 +167,20 @@ pub struct Skin {
     pub streams_in_storage: bool,
 }
 
+/// What a draw's skin reads that the CPU must deform detail's vertices by: its influence
+/// sets (0 for an unskinned draw, 1 or 2) and its joint count (indices past it read the last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SkinReads {
+    pub sets: usize,
+    pub joints: u32,
+}
+
+impl SkinReads {
+    pub fn of(skin: Option<&Skin>) -> Self {
+        skin.map_or(SkinReads { sets: 0, joints: 0 }, |s| SkinReads { sets: 1 + usize::from(s.more_influences.is_some()), joints: s.joint_count })
+    }
+}
+
 impl Skin {
     /// The influence streams: joints and weights of each set.
     fn streams(&self) -> impl Iterator<Item = &VertexStream> {
@@ -279,7 +293,9 @@ impl Deformation {
 impl DeformPose {
     /// Vertex `v` (rest position `position`) deformed on the CPU as the pick shader deforms
     /// it, in f64: morphed by `targets` under this pose's weights, then, when `skinned`,
-    /// skinned by `skin` under its joint matrices. Returns the position (in the draw's model
+    /// skinned by `skin` under its joint matrices (indices past them read the last, joints of
+    /// weight 0 are not read: as the GPU does within `Skin::joint_count`, which picking's
+    /// detail clamps to). Returns the position (in the draw's model
     /// space; a skinned vertex is placed by its joints) and the blended skin matrix for its
     /// normal (`None` without a skin); `None` when the data does not cover the vertex: a
     /// non-zero weight past `targets`, or a skinned draw without influences (the GPU moves
@@ -292,6 +308,20 @@ impl DeformPose {
         skin: &[SkinInfluences],
         skinned: bool,
     ) -> Option<(glam::DVec3, Option<glam::DMat4>)> {
+        self.deform_within(position, v, targets, skin, skinned.then_some(self.joint_matrices.len()))
+    }
+
+    /// [`DeformPose::deform_vertex`] as a draw skinned by its first `joints` matrices
+    /// (`None`: unskinned) deforms it: indices past them read the last, as the GPU's do.
+    pub(crate) fn deform_within(
+        &self,
+        position: Vec3,
+        v: usize,
+        targets: &[Vec<Vec3>],
+        skin: &[SkinInfluences],
+        joints: Option<usize>,
+    ) -> Option<(glam::DVec3, Option<glam::DMat4>)> {
+        let skinned = joints.is_some();
         if self.morph_weights.iter().skip(targets.len()).any(|w| *w != 0.0) || (skinned && skin.is_empty()) {
             return None;
         }
@@ -301,14 +331,15 @@ impl DeformPose {
                 p += targets[t].get(v)?.as_dvec3() * f64::from(*weight);
             }
         }
-        if !skinned {
+        let Some(joint_count) = joints else {
             return Some((p, None));
-        }
-        let last = self.joint_matrices.len().checked_sub(1)?;
+        };
+        let last = joint_count.min(self.joint_matrices.len()).checked_sub(1)?;
         let mut blended = glam::DMat4::ZERO;
         for set in skin {
             let (joints, weights) = (set.joints.get(v)?, set.weights.get(v)?);
-            for k in 0..4 {
+            // Joints of weight 0 are not read, as on the GPU.
+            for k in (0..4).filter(|&k| weights[k] != 0.0) {
                 let m = self.joint_matrices[(joints[k] as usize).min(last)].as_dmat4();
                 blended += m * f64::from(weights[k]);
             }
@@ -339,6 +370,21 @@ mod tests {
         // With what it needs, the vertex moves.
         let one = DeformPose { morph_weights: vec![1.0], ..pose };
         assert_eq!(one.deform_vertex(Vec3::ONE, 0, &[vec![Vec3::X]], &[], false).map(|(p, _)| p), Some(glam::DVec3::new(2.0, 1.0, 1.0)));
+    }
+
+    #[test]
+    fn joints_past_the_skins_count_read_its_last_as_on_the_gpu() {
+        // The pose holds a third matrix past the skin's two joints; joint 7 reads joint 1.
+        let lift = |y: f32| Mat4::from_translation(Vec3::new(0.0, y, 0.0));
+        let pose = DeformPose { joint_matrices: vec![Mat4::IDENTITY, lift(1.0), lift(5.0)], morph_weights: vec![] };
+        let set = SkinInfluences { joints: vec![[7, 0, 0, 0]], weights: vec![[1.0, 0.0, 0.0, 0.0]] };
+        let at = |joints| pose.deform_within(Vec3::ZERO, 0, &[], std::slice::from_ref(&set), joints).map(|(p, _)| p.y);
+        assert_eq!(at(Some(2)), Some(1.0));
+        assert_eq!(at(Some(3)), Some(5.0));
+        // A weight of 0 leaves its joint unread: a matrix of infinities adds nothing.
+        let pose = DeformPose { joint_matrices: vec![Mat4::IDENTITY, Mat4::from_cols_array(&[f32::INFINITY; 16])], ..pose };
+        let set = SkinInfluences { joints: vec![[0, 1, 0, 0]], weights: vec![[1.0, 0.0, 0.0, 0.0]] };
+        assert_eq!(pose.deform_vertex(Vec3::ONE, 0, &[], &[set], true).map(|(p, _)| p), Some(glam::DVec3::ONE));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! vertices, the interpolated point, normals and UV, in local and world space. No triangle
 //! search: the GPU already said which triangle won.
 
-use crate::draw::deform::DeformPose;
+use crate::draw::deform::{DeformPose, SkinReads};
 use crate::draw::raster::face_elements;
 use crate::draw::{IndexWidth, MeshGeometry, PrimitiveKind, Topology, Triangles};
 use crate::request::camera::Ray;
@@ -107,9 +107,8 @@ pub(crate) struct DetailSource {
     pub pixel_world: DVec3,
     /// A world-adjust hook (or a deformation without CPU pose) moved the draw's vertices.
     pub moved: bool,
-    /// For a deformed draw with its CPU pose: the pose, and the influence sets its skin
-    /// reads (0 unskinned).
-    pub deform: Option<(Arc<DeformPose>, usize)>,
+    /// For a deformed draw with its CPU pose: the pose, and what its skin reads.
+    pub deform: Option<(Arc<DeformPose>, SkinReads)>,
 }
 
 /// Barycentric interpolation of three values.
@@ -261,14 +260,15 @@ fn plane_barycentrics([a, b, c]: [DVec3; 3], ray: Ray) -> Option<[f32; 3]> {
 /// The surface of a deformed draw's hit triangle, its three vertices deformed on the CPU
 /// (see [`SurfaceDetail`]); refines `bary` with the ray.
 fn deformed_surface(s: &DetailSource, g: &MeshGeometry, v: [u32; 3], bary: &mut [f32; 3]) -> Option<SurfaceDetail> {
-    let (pose, sets) = s.deform.as_ref()?;
+    let (pose, reads) = s.deform.as_ref()?;
     // The CPU blends the sets the GPU reads: fewer registered leave it without joints the GPU
     // moved the vertex by.
-    let skin = g.skin.get(..*sets)?;
+    let skin = g.skin.get(..reads.sets)?;
+    let joints = (reads.sets > 0).then_some(reads.joints as usize);
     let model = s.world.unwrap_or(Mat4::IDENTITY).as_dmat4();
     let rest = [0, 1, 2].map(|k| g.positions.get(v[k] as usize).copied());
     let rest = [rest[0]?, rest[1]?, rest[2]?];
-    let deformed = [0, 1, 2].map(|k| pose.deform_vertex(rest[k], v[k] as usize, &g.morph_targets, skin, *sets > 0));
+    let deformed = [0, 1, 2].map(|k| pose.deform_within(rest[k], v[k] as usize, &g.morph_targets, skin, joints));
     let deformed = [deformed[0]?, deformed[1]?, deformed[2]?];
     let world = deformed.map(|(p, _)| model.transform_point3(p));
     if let Some(exact) = s.ray.and_then(|ray| plane_barycentrics(world, ray)) {

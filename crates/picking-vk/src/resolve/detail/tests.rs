@@ -126,7 +126,7 @@ fn segments_report_the_parameter_nearest_the_ray_and_points_their_vertex() {
 
 #[test]
 fn deformed_hits_deform_only_their_triangle() {
-    use crate::draw::deform::SkinInfluences;
+    use crate::draw::deform::{SkinInfluences, SkinReads};
     // The triangle of `triangle()`; vertex 0 follows joint 0 (identity), vertices 1 and 2
     // joint 1 (a quarter turn about Y and a lift), vertex 3 half of each.
     let mut g = triangle();
@@ -146,7 +146,7 @@ fn deformed_hits_deform_only_their_triangle() {
     let origin = DVec3::new(3.0, 1.0, 4.0);
     let source = DetailSource {
         ray: Some(Ray { origin, direction: (target - origin).normalize() }),
-        deform: Some((pose.clone(), 1)),
+        deform: Some((pose.clone(), SkinReads { sets: 1, joints: 2 })),
         ..on_triangle(Arc::new(g), Some(model))
     };
     let d = resolve_detail(Some(&source), 0, [0.21, 0.29, 0.5]);
@@ -164,13 +164,16 @@ fn deformed_hits_deform_only_their_triangle() {
     let expected = (DVec3::Z * 0.2 + turned(DVec3::X) * 0.3 + turned(DVec3::Y) * 0.5).normalize();
     assert!((s.normal_world.unwrap() - expected).length() < 1e-6, "{:?} vs {expected:?}", s.normal_world);
     // A non-zero morph weight moves the surface, and normals become unavailable.
-    let morphed = DetailSource { deform: Some((Arc::new(DeformPose { morph_weights: vec![0.5], ..(*pose).clone() }), 1)), ..source.clone() };
+    let morphed = DetailSource {
+        deform: Some((Arc::new(DeformPose { morph_weights: vec![0.5], ..(*pose).clone() }), SkinReads { sets: 1, joints: 2 })),
+        ..source.clone()
+    };
     let s = resolve_detail(Some(&morphed), 0, [0.2, 0.3, 0.5]).surface.unwrap();
     assert_eq!((s.normal_world, s.normal_local), (None, None));
     assert!(s.face_normal_world.is_some());
     // A skin reading a second set of influences the geometry lacks: no surface (the GPU moved
     // the vertices by joints the CPU was not given).
-    let two_sets = DetailSource { deform: Some((pose.clone(), 2)), ..source.clone() };
+    let two_sets = DetailSource { deform: Some((pose.clone(), SkinReads { sets: 2, joints: 2 })), ..source.clone() };
     assert!(resolve_detail(Some(&two_sets), 0, [0.2, 0.3, 0.5]).surface.is_none());
     // A second registered set the skin does not read is left out of the blend: the same
     // surface as with one set.
@@ -240,7 +243,7 @@ fn a_mirroring_model_signs_deformed_and_rigid_face_normals_alike() {
     let model = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)) * Mat4::from_translation(Vec3::new(0.5, 0.0, -3.0));
     let rigid = on_triangle(Arc::new(g), Some(model));
     let pose = Arc::new(DeformPose { joint_matrices: vec![], morph_weights: vec![0.0] });
-    let deformed = DetailSource { deform: Some((pose, 0)), ..rigid.clone() };
+    let deformed = DetailSource { deform: Some((pose, SkinReads { sets: 0, joints: 0 })), ..rigid.clone() };
     let n = |s: &DetailSource| resolve_detail(Some(s), 0, [0.2, 0.3, 0.5]).surface.unwrap().face_normal_world.unwrap();
     assert!((n(&rigid) - DVec3::Z).length() < 1e-12, "{:?}", n(&rigid));
     assert!((n(&deformed) - DVec3::Z).length() < 1e-12, "{:?}", n(&deformed));
