@@ -283,7 +283,14 @@ impl WgpuPicker {
             }
             SlotState::Done => {
                 // SAFETY: wgpu reported the submission that carried the slot's commands done.
-                if let Some(results) = unsafe { self.picker.take_results(slot) }? {
+                let taken = unsafe { self.picker.take_results(slot) };
+                if taken.is_err() && self.picker.is_pending(slot) {
+                    // A read that can be retried (the frame stays pending): the slot keeps
+                    // its pick, so a later poll or record reads it again rather than
+                    // recording into a slot the picker still holds.
+                    self.slots[slot] = Some(use_);
+                }
+                if let Some(results) = taken? {
                     // Results nobody takes are kept for a while, not forever: the oldest go.
                     if self.ready.len() == MAX_READY {
                         self.ready.remove(0);
