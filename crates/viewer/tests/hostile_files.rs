@@ -161,6 +161,19 @@ fn instanced(attributes: impl FnOnce(&mut Value) -> Value) -> Value {
     })
 }
 
+/// The valid file with node 0's translation animated by `keys` key times and values, each
+/// a sparse accessor with no buffer view: a few bytes of JSON that read as `keys` zeros.
+fn sparse_animation(keys: u64) -> Value {
+    mutated(|d| {
+        let sparse = json!({"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}});
+        let accessors = d["accessors"].as_array_mut().unwrap();
+        accessors.push(json!({"componentType": 5126, "count": keys, "type": "SCALAR", "min": [0.0], "max": [1.0], "sparse": sparse}));
+        accessors.push(json!({"componentType": 5126, "count": keys, "type": "VEC3", "sparse": sparse}));
+        let channel = json!({"sampler": 0, "target": {"node": 0, "path": "translation"}});
+        d["animations"] = json!([{"samplers": [{"input": 2, "output": 3}], "channels": [channel]}]);
+    })
+}
+
 /// Every class of hostile file, with a word its error message must contain.
 fn corpus() -> Vec<(&'static str, Value, &'static str)> {
     let sparse = |count: u64| {
@@ -214,6 +227,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("position accessor past the list", mutated(|d| d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(999)), "999"),
         ("non-UTF-8 percent URI", mutated(|d| d["buffers"][0]["uri"] = json!("%FF%FE.bin")), "UTF-8"),
         ("sparse 2^31 bomb", sparse(1 << 31), "over the limit"),
+        ("sparse key times bomb", sparse_animation(1 << 40), "key times"),
         (
             "sparse count past the accessor's",
             mutated(|d| d["accessors"][0]["sparse"] = json!({"count": 4, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}})),
@@ -544,6 +558,47 @@ fn the_budget_counts_what_loading_allocates() {
     assert!(budget(200_000).is_ok());
 }
 
+/// What reading allocates beyond the accessors as written is held to the budget: strips and
+/// fans made lists, flat-shaded corners with their morph deltas, targets without POSITION
+/// (zeros a vertex), node weights; skin matrices are read only for the joints.
+#[test]
+fn budgets_count_what_reading_allocates() {
+    let budget = |doc: &Value, name: &str, max_bytes| load_path_with(&write_case(name, doc), &LoadOptions { max_bytes, ..LoadOptions::default() });
+    // A strip of 3,000 u8 indices: 2,998 triangles, 8,994 corners, each with its own vertex.
+    let strip = mutated(|d| {
+        let indices: Vec<u8> = (0..3000).map(|i| (i % 3) as u8).collect();
+        let at = add_accessor(d, &indices, 5121, 3000, "SCALAR", None);
+        d["meshes"][0]["primitives"][0]["indices"] = json!(at);
+        d["meshes"][0]["primitives"][0]["mode"] = json!(5);
+    });
+    let err = budget(&strip, "budget-strip", 150_000).expect_err("a strip's corners").to_string();
+    assert!(err.contains("once read"), "{err}");
+    assert_eq!(budget(&strip, "budget-strip", 400_000).expect("within the budget").meshes[0].primitives[0].positions.len(), 8994);
+    // 1,000 morph targets without POSITION on the flat-shaded triangle.
+    let targets = mutated(|d| d["meshes"][0]["primitives"][0]["targets"] = Value::Array(vec![json!({}); 1000]));
+    let err = budget(&targets, "budget-targets", 50_000).expect_err("targets of zeros").to_string();
+    assert!(err.contains("once read"), "{err}");
+    assert_eq!(budget(&targets, "budget-targets", 200_000).expect("within the budget").meshes[0].primitives[0].morph_targets.len(), 1000);
+    // A skin whose inverse bind matrices claim 2^40 (sparse, no buffer view): one is read.
+    let skinned = mutated(|d| {
+        let identity = f32_bytes(&glam::Mat4::IDENTITY.to_cols_array());
+        let at = add_accessor(d, &identity, 5126, 1, "MAT4", None);
+        let sparse = json!({"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": d["accessors"][at]["bufferView"]}});
+        d["accessors"][at] = json!({"componentType": 5126, "count": 1u64 << 40, "type": "MAT4", "sparse": sparse});
+        d["skins"] = json!([{"joints": [1], "inverseBindMatrices": at}]);
+        d["nodes"][0]["skin"] = json!(0);
+    });
+    let scene = load_path(&write_case("budget-skin", &skinned)).expect("a skin of one joint");
+    assert_eq!(scene.skins[0].inverse_bind.len(), 1);
+    // Animations: key times and values are charged before they are read.
+    // (10,000 key times of 0: read within the budget, then refused as not increasing.)
+    let animated = sparse_animation(10_000);
+    let err = budget(&animated, "budget-animation", 200_000).expect_err("key times of 0").to_string();
+    assert!(err.contains("strictly increasing"), "{err}");
+    let err = budget(&animated, "budget-animation", 45_000).expect_err("40 KB of key times").to_string();
+    assert!(err.contains("animation 0 channel 0") && err.contains("once read"), "{err}");
+}
+
 #[test]
 fn an_image_shared_by_textures_is_decoded_and_counted_once() {
     // One 256x256 image (256 KiB decoded) sampled by four textures, each a material's: a
@@ -783,7 +838,9 @@ fn truncated_and_damaged_files_never_panic() {
 #[test]
 fn the_viewer_exits_1_on_hostile_files_within_bounded_time_and_memory() {
     let out = folder("never");
-    for (name, doc, expect) in corpus().into_iter().filter(|(n, ..)| ["sparse 2^31 bomb", "float indices", "device URI", "two parents"].contains(n)) {
+    for (name, doc, expect) in
+        corpus().into_iter().filter(|(n, ..)| ["sparse 2^31 bomb", "sparse key times bomb", "float indices", "device URI", "two parents"].contains(n))
+    {
         let path = write_case(&format!("cli-{}", name.replace(' ', "-")), &doc);
         let run = Command::new("prlimit")
             .args(["--as=2000000000", "--cpu=20", "--"])

@@ -104,7 +104,8 @@ pub fn read(
         let node = json.nodes.get(n);
         let primitives = node.and_then(|node| node.mesh.as_ref()).and_then(|m| json.meshes.get(m.value())).map_or(0, |m| m.primitives.len() as u64);
         let name = node.and_then(|node| node.name.as_ref()).map_or(0, |s| s.len().min(super::MAX_NAME_BYTES) as u64);
-        let bytes = count.saturating_mul(BYTES_PER_NODE + primitives * BYTES_PER_DRAW + name);
+        let weights = node.and_then(|node| node.mesh.as_ref()).map_or(0, |m| validate::targets_of(json, m.value()).saturating_mul(8));
+        let bytes = count.saturating_mul((BYTES_PER_NODE + primitives * BYTES_PER_DRAW + name).saturating_add(weights));
         if bytes > *budget {
             return Err(SceneError::Budget(format!(
                 "node {n}'s {count} {EXTENSION} instances take about {bytes} bytes once loaded, over what is left of the limit ({budget} bytes, --max-scene-bytes)"

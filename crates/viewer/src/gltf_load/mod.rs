@@ -238,8 +238,8 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     for (i, node) in scene.nodes.iter().enumerate().filter(|(_, n)| n.gpu_instance.is_none()) {
         node_of[node.gltf_index] = Some(i);
     }
-    skins::load_skins(&document, &buffers, &mut scene, &node_of)?;
-    skins::load_animations(&document, &buffers, &mut scene, &node_of)?;
+    skins::load_skins(&document, &buffers, &mut scene, &node_of, &mut budget)?;
+    skins::load_animations(&document, &buffers, &mut scene, &node_of, &mut budget)?;
     let mut worlds = worlds;
     rebase::split_far_primitives(&mut scene, &mut worlds);
     rebase::place(&mut scene, &worlds, camera);
@@ -375,6 +375,7 @@ fn walk_nodes(
         let targets = mesh.map_or(0, |m| scene.meshes[m].target_count());
         let mut weights = match node.weights() {
             Some(w) if w.len() == targets && w.iter().all(|x| x.is_finite()) => w.to_vec(),
+            Some(w) if w.len() == targets && targets > 0 => return bad("a morph weight is not finite".into()),
             Some(w) if targets > 0 => return bad(format!("it has {} morph weights for {targets} targets", w.len())),
             _ => mesh.map(|m| scene.meshes[m].weights.clone()).unwrap_or_default(),
         };

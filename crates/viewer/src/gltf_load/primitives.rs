@@ -168,6 +168,10 @@ where
             _ => return Err(format!("JOINTS_{set} and WEIGHTS_{set} come in pairs")),
         }
     }
+    // The viewer skins with eight influences: say so where a file has more (or a gap).
+    if let Some(set) = (p.skin.len()..p.skin.len() + 3).find(|&set| reader.read_joints(set as u32).is_some()) {
+        log::warn!("JOINTS_{set} is not read (the viewer skins with JOINTS_0 and JOINTS_1 only): the weights it holds are left out");
+    }
     for (t, target) in prim.morph_targets().enumerate() {
         let deltas: Vec<Vec3> = match target.positions() {
             Some(positions) => {

@@ -6,7 +6,7 @@
 //! against glTF's rules but can be shown (keys before 0 s, a property two channels animate,
 //! unweighted joint indices past the skin) is read with a warning.
 
-use super::validate::accessor;
+use super::validate::{accessor, charge};
 use super::SceneError;
 use crate::scene::Scene;
 use crate::scene::{Animation, Channel, Interpolation, Property, Skin};
@@ -15,8 +15,9 @@ use gltf::accessor::{DataType, Dimensions};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Reads every skin, maps its joints to scene nodes and checks the meshes it deforms.
-pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>]) -> Result<(), SceneError> {
+/// Reads every skin, maps its joints to scene nodes and checks the meshes it deforms; what
+/// it reads is taken from `budget`.
+pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>], budget: &mut u64) -> Result<(), SceneError> {
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
     for skin in document.skins() {
         let bad = |reason: String| SceneError::BadSkin { skin: skin.index(), reason };
@@ -40,8 +41,11 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
                 if count < joints.len() as u64 {
                     return Err(bad(format!("{count} inverse bind matrices for {} joints", joints.len())));
                 }
+                // Only the joints' matrices are read (glTF asks for exactly as many).
+                charge(budget, joints.len() as u64 * 128, &|| format!("skin {}'s inverse bind matrices", skin.index()))?;
                 let reader = skin.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
-                let matrices: Vec<DMat4> = reader.read_inverse_bind_matrices().into_iter().flatten().map(|m| Mat4::from_cols_array_2d(&m).as_dmat4()).collect();
+                let matrices = reader.read_inverse_bind_matrices().into_iter().flatten().take(joints.len());
+                let matrices: Vec<DMat4> = matrices.map(|m| Mat4::from_cols_array_2d(&m).as_dmat4()).collect();
                 if matrices.iter().any(|m| !m.is_finite()) {
                     return Err(bad("an inverse bind matrix is not finite".into()));
                 }
@@ -92,8 +96,15 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
     Ok(())
 }
 
-/// Reads every animation's channels that target scene nodes.
-pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>]) -> Result<(), SceneError> {
+/// Reads every animation's channels that target scene nodes; each accessor read is taken from
+/// `budget`.
+pub fn load_animations(
+    document: &gltf::Document,
+    buffers: &[Vec<u8>],
+    scene: &mut Scene,
+    node_of: &[Option<usize>],
+    budget: &mut u64,
+) -> Result<(), SceneError> {
     use gltf::animation::util::ReadOutputs;
     use gltf::animation::Property as P;
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
@@ -153,6 +164,7 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
             let times = match read_times.get(&sampler.input().index()) {
                 Some(times) => times.clone(),
                 None => {
+                    charge(budget, keys.saturating_mul(4), &|| format!("animation {} channel {c}'s key times", animation.index()))?;
                     let times: Arc<[f32]> = reader.read_inputs().ok_or_else(|| bad(format!("channel {c}: the key times cannot be read")))?.collect();
                     if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
                         return Err(bad(format!("channel {c}: key times must be finite and strictly increasing")));
@@ -168,6 +180,8 @@ pub fn load_animations(document: &gltf::Document, buffers: &[Vec<u8>], scene: &m
             let values = match read_values.get(&(sampler.output().index(), property, interpolation)) {
                 Some(values) => values.clone(),
                 None => {
+                    let floats = values.saturating_mul(if property == Property::Weights { 1 } else { width as u64 });
+                    charge(budget, floats.saturating_mul(4), &|| format!("animation {} channel {c}'s values", animation.index()))?;
                     let values: Arc<[f32]> = match reader.read_outputs().ok_or_else(|| bad(format!("channel {c}: the values cannot be read")))? {
                         ReadOutputs::Translations(v) => v.flatten().collect(),
                         ReadOutputs::Scales(v) => v.flatten().collect(),

@@ -106,7 +106,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             let read = |what: &str, index: usize, check: &dyn Fn(Dimensions, DataType, bool) -> bool| {
                 accessor(document, index, buffer_lengths, what, check).map_err(bad)
             };
-            let (mut positions, mut normals, mut uvs, mut colors) = (None, false, false, false);
+            let (mut positions, mut normals, mut uvs, mut colors, mut skin_sets) = (None, false, false, false, 0u64);
             for (semantic, index) in &prim.attributes {
                 let Checked::Valid(semantic) = semantic else { continue };
                 // The viewer reads two sets of skin influences (eight per vertex).
@@ -121,6 +121,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                     Semantic::Positions => positions = Some(count),
                     Semantic::Normals => normals = true,
                     Semantic::Colors(_) => colors = true,
+                    Semantic::Joints(_) => skin_sets += 1,
                     _ => uvs |= matches!(semantic, Semantic::TexCoords(_)),
                 }
                 let bytes = match semantic {
@@ -130,26 +131,49 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                 };
                 allocated = allocated.saturating_add(count.saturating_mul(bytes));
             }
-            for (t, target) in prim.targets.iter().flatten().enumerate() {
-                if let Some(index) = &target.positions {
-                    // KHR_mesh_quantization: offsets also as 8- and 16-bit signed integers.
-                    let offsets = |d, t, _| d == Dimensions::Vec3 && (t == DataType::F32 || (quantized && matches!(t, DataType::I8 | DataType::I16)));
-                    let count = read(&format!("morph target {t} POSITION"), index.value(), &offsets)?;
-                    allocated = allocated.saturating_add(count.saturating_mul(12));
-                }
-            }
             let Some(vertices) = positions else {
                 continue; // reported when the primitive is read
             };
-            let mut corners = vertices;
+            // Every target holds a delta per vertex, zeros where it has no POSITION (a target
+            // whose count differs is read whole before it is refused).
+            let targets = prim.targets.as_ref().map_or(0, |t| t.len() as u64);
+            for (t, target) in prim.targets.iter().flatten().enumerate() {
+                let mut count = vertices;
+                if let Some(index) = &target.positions {
+                    // KHR_mesh_quantization: offsets also as 8- and 16-bit signed integers.
+                    let offsets = |d, t, _| d == Dimensions::Vec3 && (t == DataType::F32 || (quantized && matches!(t, DataType::I8 | DataType::I16)));
+                    count = count.max(read(&format!("morph target {t} POSITION"), index.value(), &offsets)?);
+                }
+                allocated = allocated.saturating_add(count.saturating_mul(12));
+            }
+            let mut elements = vertices;
             if let Some(indices) = &prim.indices {
-                corners = read("indices", indices.value(), &|d, t, normalized| {
+                elements = read("indices", indices.value(), &|d, t, normalized| {
                     d == Dimensions::Scalar && !normalized && matches!(t, DataType::U8 | DataType::U16 | DataType::U32)
                 })?;
+                allocated = allocated.saturating_add(elements.saturating_mul(4));
+            }
+            // Strips and fans become lists (3 corners a triangle), a loop a closed strip.
+            let mode = match prim.mode {
+                Checked::Valid(mode) => mode,
+                Checked::Invalid => gltf::mesh::Mode::Triangles,
+            };
+            let corners = match mode {
+                gltf::mesh::Mode::TriangleStrip | gltf::mesh::Mode::TriangleFan => elements.saturating_sub(2).saturating_mul(3),
+                gltf::mesh::Mode::LineLoop => elements + 1,
+                _ => elements,
+            };
+            if corners != elements || (prim.indices.is_none() && mode == gltf::mesh::Mode::LineLoop) {
                 allocated = allocated.saturating_add(corners.saturating_mul(4));
             }
-            if !normals {
-                allocated = allocated.saturating_add(corners.saturating_mul(24 + if uvs { 8 } else { 0 } + if colors { 16 } else { 0 }));
+            // Without NORMAL a triangle gets its own three vertices, each with every
+            // attribute, target delta and skin influence of its corner.
+            let triangles = matches!(mode, gltf::mesh::Mode::Triangles | gltf::mesh::Mode::TriangleStrip | gltf::mesh::Mode::TriangleFan);
+            if !normals && triangles {
+                let per_corner = 24 + if uvs { 8 } else { 0 } + if colors { 16 } else { 0 } + 12 * targets + 24 * skin_sets;
+                allocated = allocated.saturating_add(corners.saturating_mul(per_corner));
+            } else if !normals {
+                allocated = allocated.saturating_add(vertices.saturating_mul(12));
             }
         }
     }
@@ -157,6 +181,20 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
         return Err(SceneError::Budget(format!("its geometry takes {allocated} bytes once read, over the limit of {} (--max-scene-bytes)", options.max_bytes)));
     }
     Ok(allocated)
+}
+
+/// Takes `bytes` that reading `what` allocates from what is left of the budget, or refuses
+/// the file naming it: data read after the geometry (skins, animations) is held to the same
+/// limit, so a small file cannot declare an accessor whose reading aborts the process.
+pub fn charge(budget: &mut u64, bytes: u64, what: &dyn Fn() -> String) -> Result<(), SceneError> {
+    if bytes > *budget {
+        return Err(SceneError::Budget(format!(
+            "{} takes {bytes} bytes once read, over what is left of the limit ({budget} bytes, --max-scene-bytes)",
+            what()
+        )));
+    }
+    *budget -= bytes;
+    Ok(())
 }
 
 /// What the viewer holds for each primitive beyond its geometry (its GPU buffers, pick and
@@ -176,10 +214,13 @@ pub fn structure(document: &gltf::Document, geometry: u64, options: &LoadOptions
     let primitives: u64 = (0..json.meshes.len()).map(primitives_of).sum();
     let draws: u64 = json.nodes.iter().filter_map(|n| n.mesh.as_ref()).map(|m| primitives_of(m.value())).sum();
     let nodes = json.nodes.len() as u64;
+    // A node keeps its mesh's morph weights twice (current and default), 4 bytes each.
+    let weights: u64 = json.nodes.iter().filter_map(|n| n.mesh.as_ref()).map(|m| targets_of(json, m.value()).saturating_mul(8)).sum();
     let bytes = primitives
         .saturating_mul(BYTES_PER_PRIMITIVE)
         .saturating_add(nodes.saturating_mul(BYTES_PER_NODE))
-        .saturating_add(draws.saturating_mul(BYTES_PER_DRAW));
+        .saturating_add(draws.saturating_mul(BYTES_PER_DRAW))
+        .saturating_add(weights);
     if bytes.saturating_add(geometry) > options.max_bytes {
         return Err(SceneError::Budget(format!(
             "its {primitives} primitives, {nodes} nodes and {draws} node draws take about {bytes} bytes once loaded ({geometry} more for geometry), over the limit of {} (--max-scene-bytes)",
@@ -187,6 +228,11 @@ pub fn structure(document: &gltf::Document, geometry: u64, options: &LoadOptions
         )));
     }
     Ok(bytes)
+}
+
+/// The morph targets of mesh `m` (its primitives' most): as many weights as its nodes hold.
+pub fn targets_of(json: &gltf::json::Root, m: usize) -> u64 {
+    json.meshes.get(m).and_then(|mesh| mesh.primitives.iter().map(|p| p.targets.as_ref().map_or(0, Vec::len) as u64).max()).unwrap_or(0)
 }
 
 /// Checks one accessor: in range, of an allowed type, inside its buffer view (stride
