@@ -599,6 +599,29 @@ fn budgets_count_what_reading_allocates() {
     assert!(err.contains("animation 0 channel 0") && err.contains("once read"), "{err}");
 }
 
+/// A small file whose one mesh of a million points (sparse accessors without a buffer view)
+/// 20,000 nodes draw loads in bounded time: framing the scene visited every point for every
+/// node (2e10 transforms).
+#[test]
+fn many_nodes_of_a_large_sparse_mesh_load_in_bounded_time() {
+    let doc = mutated(|d| {
+        let sparse = json!({"count": 1, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}});
+        let count = 1 << 20;
+        d["accessors"][0] = json!({"componentType": 5126, "count": count, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0], "sparse": sparse});
+        d["accessors"].as_array_mut().unwrap().push(json!({"componentType": 5126, "count": count, "type": "VEC3", "sparse": sparse}));
+        d["meshes"][0]["primitives"][0]["attributes"]["NORMAL"] = json!(2);
+        let nodes = d["nodes"].as_array_mut().unwrap();
+        nodes.extend((0..20_000).map(|i| json!({"mesh": 0, "translation": [i % 200, i / 200, 0], "rotation": [0.0, 0.38268343, 0.0, 0.9238795]})));
+        d["scenes"][0]["nodes"] = Value::Array((0..20_002).map(|n| json!(n)).collect());
+        d["nodes"][1]["translation"] = json!([100.0, 50.0, 400.0]);
+    });
+    let start = Instant::now();
+    let scene = load_path(&write_case("many-nodes-sparse", &doc)).expect("a valid scene");
+    assert_eq!(scene.nodes.len(), 20_002);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
 #[test]
 fn an_image_shared_by_textures_is_decoded_and_counted_once() {
     // One 256x256 image (256 KiB decoded) sampled by four textures, each a material's: a

@@ -4,6 +4,7 @@
 //! (see [`crate::animation`]).
 
 mod derived;
+mod extent;
 mod keyframes;
 
 pub use derived::{PrimitiveReach, SourceFaces};
@@ -142,15 +143,29 @@ pub enum PoseFault {
 }
 
 impl Scene {
-    /// World-space bounds of every mesh node.
+    /// World-space bounds of every mesh node: of each vertex transformed by its node's world.
     pub fn bounds(&self) -> (Vec3, Vec3) {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        let mut users = vec![vec![]; self.meshes.len()];
         for node in &self.nodes {
-            let Some(mesh) = node.mesh else { continue };
-            for prim in &self.meshes[mesh].primitives {
-                for p in &prim.positions {
-                    let w = node.world.transform_point3(*p);
+            if let Some(users) = node.mesh.and_then(|m| users.get_mut(m)) {
+                users.push(&node.world);
+            }
+        }
+        for (mesh, worlds) in self.meshes.iter().zip(&users) {
+            let points = mesh.primitives.iter().map(|p| p.positions.len()).sum();
+            if extent::worth_a_tree(points, worlds.len()) {
+                let Some(tree) = extent::PointTree::new(mesh.primitives.iter().flat_map(|p| p.positions.iter().copied()).collect()) else { continue };
+                for world in worlds {
+                    let (l, h) = tree.bounds(world);
+                    (lo, hi) = (lo.min(l), hi.max(h));
+                }
+                continue;
+            }
+            for world in worlds {
+                for p in mesh.primitives.iter().flat_map(|p| &p.positions) {
+                    let w = world.transform_point3(*p);
                     lo = lo.min(w);
                     hi = hi.max(w);
                 }

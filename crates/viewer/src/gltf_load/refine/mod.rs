@@ -110,8 +110,13 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
             focus.filter(|_| is_rigid(&scene.meshes[m])).unwrap_or_default()
         })
         .collect();
-    let needs: Vec<bool> =
-        places.iter().zip(&scene.meshes).map(|(places, mesh)| places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f)))).collect();
+    // Only a mesh that ends up with one node counts (below): one of more than MAX_USERS nodes
+    // never does, and is not tested (a node's every triangle at each of 200,000 places).
+    let needs: Vec<bool> = places
+        .iter()
+        .zip(&scene.meshes)
+        .map(|(places, mesh)| places.len() <= MAX_USERS && places.iter().any(|f| mesh.primitives.iter().any(|p| needs_split(p, f))))
+        .collect();
     if !needs.contains(&true) {
         return false;
     }
