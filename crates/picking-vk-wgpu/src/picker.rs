@@ -109,8 +109,11 @@ impl WgpuPicker {
     /// groups: a `STORAGE` buffer its shaders read with [`crate::gpu_results_wgsl`]. A pick
     /// recorded into the slot ([`PickCommands::ticket`]'s `slot`) writes it, and the app's
     /// command buffers after the pick in the same submission (`after` of
-    /// [`PickCommands::submit`]) read that frame's results. The buffer is the picker's: once
-    /// the `WgpuPicker` is dropped, wgpu refuses to use it.
+    /// [`PickCommands::submit`]) read that frame's results. Recording the slot's next pick
+    /// writes the CPU's part of its lookup into the buffer once the slot's last pick
+    /// completed: a submission of the app's still reading the buffer then (one that kept
+    /// showing an older pick's results) may read a mix of the two frames. The buffer is the
+    /// picker's: once the `WgpuPicker` is dropped, wgpu refuses to use it.
     pub fn gpu_results(&self, slot: usize) -> Result<&wgpu::Buffer, WgpuPickError> {
         self.picker.gpu_results(slot).map(|_| &self.results_buffers[slot]).map_err(Into::into)
     }
@@ -311,16 +314,16 @@ impl Drop for WgpuPicker {
         // From here on a pick not yet submitted stays unsubmitted; one being submitted holds
         // the lock until wgpu has it, so the wait below covers it.
         *self.alive.lock().unwrap_or_else(|e| e.into_inner()) = false;
-        // The picker's buffers and images may still be in use by submitted picks: wait for
-        // every submission before they are destroyed (the device outlives the picker, this
-        // struct holding it).
-        if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
-            log::warn!("picking-vk-wgpu: waiting for the device before dropping the picker: {e}");
-        }
-        // The app's bind groups may hold the results buffers: destroyed, wgpu refuses them
-        // from now on, before the picker destroys the Vulkan buffers.
+        // The app's bind groups (on any thread) may hold the results buffers: destroyed, wgpu
+        // refuses every later submission that uses them, so the wait below covers the last.
         for buffer in &self.results_buffers {
             buffer.destroy();
+        }
+        // The picker's buffers and images may still be in use by submitted picks (and the
+        // results buffers by the app's work): wait for every submission before the picker
+        // destroys them (the device outlives the picker, this struct holding it).
+        if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
+            log::warn!("picking-vk-wgpu: waiting for the device before dropping the picker: {e}");
         }
     }
 }

@@ -48,6 +48,9 @@ impl Picker {
     /// - `host.features` were enabled at device creation, through
     ///   [`crate::DeviceFeatures`] (or the same extensions and features by hand).
     /// - A shared allocator was created for this same device.
+    /// - `host.pipeline_cache` is null or a pipeline cache of this device that outlives the
+    ///   picker and that no other thread uses while the picker is called.
+    /// - `host.debug_utils` is true only where the instance enabled `VK_EXT_debug_utils`.
     /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
     pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
         if !(1..=MAX_FRAMES_IN_FLIGHT).contains(&config.frames_in_flight) {

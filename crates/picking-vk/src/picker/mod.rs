@@ -195,13 +195,11 @@ impl Picker {
         }
     }
 
-    /// The buffer that slot `slot`'s GPU results are written to (host-visible, device-local
-    /// where the device has such memory), as the descriptor the host binds (a storage buffer,
-    /// read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL); `range` is the
-    /// buffer's size in bytes, set by the configuration). The buffer is the picker's and lives
-    /// as long as it does. Recording a frame into `slot` writes what the CPU knows into it and
-    /// records the rest into the host's command buffer, then the barrier to
-    /// [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
+    /// Slot `slot`'s GPU results buffer (host-visible; the picker's, living as long as it
+    /// does) as the host binds it: a storage buffer read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL),
+    /// `range` its configured size. Recording a frame into `slot` writes the CPU's lookup into
+    /// it (no GPU work may read it then: see `record`) and records the rest, then the barrier
+    /// to [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
     pub fn gpu_results(&self, slot: usize) -> Result<vk::DescriptorBufferInfo, PickError> {
         let kit = self.gpu_results.as_ref().ok_or_else(|| PickError::InvalidInput {
             input: Input::Config("gpu_results"),
@@ -249,12 +247,12 @@ impl Picker {
     ///   inside its buffer is the host's to ensure: Vulkan offers no query of a buffer's size.)
     /// - GPU writes to those buffers (vertex, index, instance, joint and morph buffers,
     ///   indirect commands and counts, hook resources) recorded before `cmd`'s pick are made
-    ///   visible to the pass: by [`PickRequest::with_host_writes`], or by the host's own
-    ///   barrier to `DRAW_INDIRECT | VERTEX_INPUT | VERTEX_SHADER | FRAGMENT_SHADER` (and
-    ///   `COMPUTE_SHADER` with `SHADER_READ`: the GPU planner's cull pass reads
-    ///   storage-buffer instances); and the
-    ///   host's later writes to them are ordered after the pick (the same option, a barrier
-    ///   of its own, or a fence).
+    ///   visible to the pass by [`PickRequest::with_host_writes`] or the host's own barrier
+    ///   to `DRAW_INDIRECT | VERTEX_INPUT | VERTEX_SHADER | FRAGMENT_SHADER` (and
+    ///   `COMPUTE_SHADER` with `SHADER_READ`: the GPU planner reads storage instances), and
+    ///   its later writes ordered after the pick (the same, a barrier or a fence). The stages
+    ///   `HostWrites` and `ResultReaders` name are ones the device enabled (geometry,
+    ///   tessellation).
     /// - What the GPU reads stays in range: every index plus `vertex_offset` names a vertex
     ///   of its positions (and of its attribute and deformation streams), and indirect
     ///   commands draw only the vertices, indices and instances the draw describes
@@ -267,7 +265,8 @@ impl Picker {
     /// - Contributors meet [`PickContributor::record`](crate::contributor::PickContributor::record)'s
     ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
-    ///   frame's fence before reusing its command buffer).
+    ///   frame's fence before reusing its command buffer), and so has any other that reads
+    ///   `slot`'s [GPU results](Picker::gpu_results) buffer, whose lookup the CPU writes here.
     pub unsafe fn record<'d>(
         &mut self,
         cmd: vk::CommandBuffer,

@@ -50,6 +50,12 @@ pub(crate) fn barrier_side_fault(
     if stages.is_empty() {
         return Some("no stage".into());
     }
+    // Vulkan 1.0's stages (TOP_OF_PIPE to ALL_COMMANDS); those of extensions (mesh shading,
+    // ray tracing) take features and structures this barrier does not know.
+    let core = S::from_raw((S::ALL_COMMANDS.as_raw() << 1) - 1);
+    if !core.contains(stages) {
+        return Some(format!("{:?} is not a Vulkan 1.0 pipeline stage", stages & !core));
+    }
     if !allowed.contains(access) {
         return Some(format!("{:?} is not {what}", access & !allowed));
     }
@@ -127,5 +133,7 @@ mod tests {
         assert!(w(S::COMPUTE_SHADER, A::SHADER_READ).unwrap_err().contains("not a write access"));
         assert!(w(S::COMPUTE_SHADER, A::TRANSFER_WRITE).unwrap_err().contains("none of the stages writes TRANSFER_WRITE"));
         assert!(w(S::TRANSFER, A::HOST_WRITE).unwrap_err().contains("HOST_WRITE"));
+        let mesh_shader = S::from_raw(0x0010_0000);
+        assert!(w(S::COMPUTE_SHADER | mesh_shader, A::SHADER_WRITE).unwrap_err().contains("not a Vulkan 1.0 pipeline stage"));
     }
 }
