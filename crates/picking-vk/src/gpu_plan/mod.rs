@@ -143,11 +143,14 @@ impl TableDraws<'_> {
 }
 
 /// What bounds shared lists' tables: the draws one may hold (`PickerConfig::gpu_plan_draws`)
-/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`); either 0: no tables.
+/// and the rows a frame may draw (`PickerConfig::gpu_plan_rows`), either 0: no tables; and
+/// the bytes a table's data may take, bound whole as one storage buffer
+/// (`maxStorageBufferRange`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableLimits {
     pub draws: u32,
     pub frame_rows: u32,
+    pub storage_range: u32,
 }
 
 pub(crate) struct GpuPlanKit {

@@ -209,6 +209,11 @@ impl DrawTable {
         let occluders_word = words.len() as u32;
         words.extend(occluders.words);
         words.extend(chunks.words);
+        // Bound whole as one storage buffer: a table past the device's range is not built
+        // (the lists' sets are planned on the CPU, with the same results).
+        if 4 * words.len() as u64 > u64::from(passes.limits.storage_range) {
+            return Ok(None);
+        }
         let statics = upload_statics(memory, &words)?;
         let snapshots: Arc<[DrawSnapshot]> = rows.iter().map(|&d| DrawSnapshot::of(&draws[d as usize], d)).collect();
         let device = &memory.device;

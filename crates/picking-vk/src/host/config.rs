@@ -132,7 +132,8 @@ pub struct PickerConfig {
     /// A table keeps 60 bytes a draw and a bit, and 52 bytes a run of consecutive draws that
     /// draw one mesh with one box (about 60 bytes a draw where draws share meshes, at most
     /// 112), and per mesh its occluder triangles (36 bytes each) or chunk boxes (24 bytes a
-    /// 64 triangles), uploaded once. A list with more plain draws is planned on the CPU
+    /// 64 triangles), uploaded once. A list with more plain draws (or whose table would pass
+    /// the device's `maxStorageBufferRange`, as the table is bound whole) is planned on the CPU
     /// (`Planner::Gpu`, or `Planner::Auto`'s larger sets, with
     /// `PickFeatures::GPU_DRAW_PLANNING` only).
     pub gpu_plan_draws: u32,

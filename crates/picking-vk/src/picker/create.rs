@@ -267,7 +267,8 @@ fn gpu_plan_kit(
     // first set that takes a table (`Picker::table_for`), sparing the hosts whose sets never
     // do the pipelines and the slots' rows.
     let draws = features.contains(PickFeatures::GPU_DRAW_PLANNING);
-    let tables = TableLimits { draws: if draws { config.gpu_plan_draws } else { 0 }, frame_rows: config.gpu_plan_rows };
+    let draws = if draws { config.gpu_plan_draws } else { 0 };
+    let tables = TableLimits { draws, frame_rows: config.gpu_plan_rows, storage_range: limits.max_storage_buffer_range };
     let ignored_words = if tables.frame_rows > 0 { tables.draws.div_ceil(32) } else { 0 };
     let layout = PlanLayout { pairs: config.gpu_plan_pairs, commands: config.gpu_plan_commands, fallback_count, bit_words, ignored_words };
     storage_range(limits, layout.bytes(), "the GPU plan buffer (PickerConfig::gpu_plan_pairs, gpu_plan_commands, gpu_plan_instances)")?;
