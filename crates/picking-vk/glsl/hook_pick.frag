@@ -1,7 +1,7 @@
 // Pick fragment shader of hooked draws: the discard hook (PICK_DISCARD_HOOK) runs first, then
 // the pass's own outputs, by flavour: PICK_HIT (ID and draw/instance), PICK_HIT_DETAIL (and
 // primitive and barycentrics), PICK_RECT_VISIBLE (table entry and depth bits), PICK_RECT_ALL
-// (table atomics, rect_table.glsl inserted before). As shaders/pick*.frag, which draws
+// (table atomics, rect_table.glsl inserted after the hooks, which so cannot name the table). As shaders/pick*.frag, which draws
 // without hooks use.
 #ifdef PICK_HIT_DETAIL
 #extension GL_EXT_fragment_shader_barycentric : require

@@ -187,5 +187,16 @@ mod tests {
         refused(block, "return f.world.y > cut.level;", Some(&texture), &frag, "UniformBuffer, and the host set's binding is COMBINED_IMAGE_SAMPLER");
         refused("layout(location = 7) in vec4 extra;\n", "return false;", None, &vert, "stage input at location 7");
         refused("layout(location = 6) out vec4 extra;\n", "extra = vec4(1.0); return false;", None, &frag, "stage output at location 6");
+        // What takes a device feature: doubles, 64-bit integers, sample shading, buffer references.
+        refused("", "double d = double(f.world.y); return d > 0.5lf;", None, &frag, "capability 10, Float64");
+        refused("#extension GL_ARB_gpu_shader_int64 : require\n", "return uint64_t(f.world.y) > 2ul;", None, &frag, "Int64");
+        refused("", "return gl_SampleID > 0;", None, &frag, "SampleRateShading");
+        let reference = "#extension GL_EXT_buffer_reference : require\nlayout(buffer_reference) buffer Far { float v; };\nlayout(std430, set = 1, binding = 0) readonly buffer P { Far far; } p;\n";
+        refused(reference, "return p.far.v > 0.0;", Some(&storage), &frag, "PhysicalStorageBufferAddresses");
+        // textureSize (ImageQuery) and derivatives need none.
+        checked(sampler, "return textureSize(tex, 0).x > 4 && dFdxFine(f.attrib.x) > 0.0;", Some(&texture), &frag).unwrap();
+        // The rectangle table the template writes is out of a hook's reach.
+        let rect_all = [Stage::Fragment(FragmentVariant::RectAll)];
+        refused("", "table.words[0] = 7u; return false;", None, &rect_all, "undeclared identifier");
     }
 }

@@ -117,9 +117,6 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
         out.push_str(&format!("#define {d}\n"));
     }
     out.push_str(&format!("#line 1 \"hook_common.glsl\"\n{COMMON}\n"));
-    if matches!(stage, Stage::Fragment(FragmentVariant::RectAll)) {
-        out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
-    }
     match stage {
         Stage::Vertex(VertexVariant::Deformed(_)) => out.push_str(&format!("#line 1 \"deform.glsl\"\n{DEFORM}\n")),
         Stage::Vertex(VertexVariant::InstancedStorage) => out.push_str(&format!("#line 1 \"instance_storage.glsl\"\n{INSTANCE_STORAGE}\n")),
@@ -129,6 +126,11 @@ pub(crate) fn assemble(source: &HookSource, stage: &Stage) -> String {
     out.push_str(&format!("#line 1 \"{SHARED_PART}\"\n{}\n", source.shared));
     if let Some((part, text)) = hook {
         out.push_str(&format!("#line 1 \"{part}\"\n{text}\n"));
+    }
+    // The rectangle table (written by the template) is declared after the hook parts, which
+    // so cannot name it.
+    if matches!(stage, Stage::Fragment(FragmentVariant::RectAll)) {
+        out.push_str(&format!("#line 1 \"rect_table.glsl\"\n{RECT_TABLE}\n"));
     }
     // The template resumes on the line after the marker.
     let resume = head.lines().count() + 1;
@@ -151,6 +153,7 @@ mod tests {
         assert!(frag.contains("#line 1 \"discard\"\nbool pick_discard"));
         assert!(frag.contains("#line 1 \"shared\"\nfloat k"));
         assert!(frag.contains("table_add"), "the table functions come with RectAll");
+        assert!(frag.find("RectTable") > frag.find("bool pick_discard"), "the table is declared after the hooks");
         let vert = assemble(&source, &Stage::Vertex(VertexVariant::InstancedRows));
         assert!(vert.contains("#define PICK_INSTANCED_ROWS\n"));
         assert!(!vert.contains("#line 1 \"discard\""), "the discard hook stays in the fragment stage");

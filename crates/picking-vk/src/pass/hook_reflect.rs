@@ -64,9 +64,36 @@ pub(crate) struct Interface {
     pub resources: Vec<Resource>,
     /// (`true` for an input, location) of every located input and output variable.
     pub locations: Vec<(bool, u32)>,
+    /// The module's `OpCapability` operands.
+    pub capabilities: Vec<u32>,
+    /// The module's `OpExtension` names.
+    pub extensions: Vec<String>,
+}
+
+/// SPIR-V capabilities Vulkan 1.0 offers without a device feature (Matrix, Shader,
+/// InputAttachment, Sampled1D, Image1D, SampledBuffer, ImageBuffer, ImageQuery,
+/// DerivativeControl): the only ones a hook may add to its stage.
+const FEATURELESS_CAPABILITIES: [u32; 9] = [0, 1, 40, 43, 44, 46, 47, 50, 51];
+
+/// How a message names capability `c`: its SPIR-V name where hooks are likely to reach it.
+fn capability_name(c: u32) -> String {
+    let name = match c {
+        10 => "Float64 (double)",
+        11 => "Int64 (64-bit integers)",
+        22 => "Int16",
+        39 => "Int8",
+        35 => "SampleRateShading (gl_SampleID, gl_SamplePosition)",
+        5301 => "ShaderNonUniform",
+        5302 => "RuntimeDescriptorArray",
+        5347 => "PhysicalStorageBufferAddresses (buffer references)",
+        _ => return format!("{c}"),
+    };
+    format!("{c}, {name}")
 }
 
 // The SPIR-V opcodes, decorations and storage classes read here.
+const OP_EXTENSION: u16 = 10;
+const OP_CAPABILITY: u16 = 17;
 const OP_TYPE_IMAGE: u16 = 25;
 const OP_TYPE_SAMPLER: u16 = 26;
 const OP_TYPE_SAMPLED_IMAGE: u16 = 27;
@@ -128,6 +155,8 @@ struct Ids {
     variables: Vec<(u32, u32, u32)>,
     /// Ids a function body reads or writes through (pointer operands, call arguments).
     used: Vec<u32>,
+    capabilities: Vec<u32>,
+    extensions: Vec<String>,
 }
 
 fn lookup(pairs: &[(u32, u32)], id: u32) -> Option<u32> {
@@ -136,8 +165,8 @@ fn lookup(pairs: &[(u32, u32)], id: u32) -> Option<u32> {
 
 /// Reads `words` (one SPIR-V module).
 pub(crate) fn reflect(words: &[u32]) -> Result<Interface, String> {
-    let ids = gather(words)?;
-    let mut out = Interface::default();
+    let mut ids = gather(words)?;
+    let mut out = Interface { capabilities: std::mem::take(&mut ids.capabilities), extensions: std::mem::take(&mut ids.extensions), ..Default::default() };
     for &(pointer, id, class) in &ids.variables {
         match class {
             CLASS_INPUT | CLASS_OUTPUT => {
@@ -177,6 +206,11 @@ fn gather(words: &[u32]) -> Result<Ids, String> {
         let w = &words[at + 1..at + count];
         let arg = |i: usize| w.get(i).copied().unwrap_or(u32::MAX);
         match op {
+            OP_CAPABILITY => ids.capabilities.push(arg(0)),
+            OP_EXTENSION => {
+                let bytes: Vec<u8> = w.iter().flat_map(|word| word.to_le_bytes()).take_while(|b| *b != 0).collect();
+                ids.extensions.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
             OP_DECORATE => match arg(1) {
                 DECORATION_DESCRIPTOR_SET => ids.set.push((arg(0), arg(2))),
                 DECORATION_BINDING => ids.binding.push((arg(0), arg(2))),
@@ -268,6 +302,18 @@ fn resource_type(ids: &Ids, class: u32, ty: u32) -> (ResourceKind, Option<u32>, 
 /// Checks `stage` (a hook stage of `stage_flag`) against `baseline` (the same stage with neutral
 /// hooks) and the host's `bindings` (`None`: the program reads no host set).
 pub(crate) fn check(stage: &Interface, baseline: &Interface, bindings: Option<&[HookBinding]>, stage_flag: vk::ShaderStageFlags) -> Result<(), String> {
+    // What takes a device feature or extension the picker did not check would break Vulkan's
+    // rules for the shader module (VUID-VkShaderModuleCreateInfo-pCode-08740/08742).
+    let featureless = |c: &u32| baseline.capabilities.contains(c) || FEATURELESS_CAPABILITIES.contains(c);
+    if let Some(&c) = stage.capabilities.iter().find(|c| !featureless(c)) {
+        return Err(format!(
+            "the hook needs SPIR-V capability {}, which takes a device feature the picker does not check: hooks may add only what Vulkan 1.0 offers without one",
+            capability_name(c)
+        ));
+    }
+    if let Some(e) = stage.extensions.iter().find(|e| !baseline.extensions.contains(e)) {
+        return Err(format!("the hook needs SPIR-V extension {e}, which takes a device extension the picker does not check"));
+    }
     let mut own = baseline.resources.clone();
     for r in &stage.resources {
         let at = format!("set = {}, binding = {}", r.set, r.binding);

@@ -261,7 +261,8 @@ impl Picker {
     ///   contents written by the GPU it cannot.
     /// - Each hooked draw's [`DrawHooks::descriptor_set`](crate::hooks::DrawHooks::descriptor_set)
     ///   was allocated from its program's host set layout, has every binding the hooks use
-    ///   written with live resources, and is neither freed nor updated until `cmd` completes.
+    ///   written with live resources, and is neither freed nor updated until `cmd` completes;
+    ///   the hook code indexes those resources (and its arrays) within their bounds.
     /// - Contributors meet [`PickContributor::record`](crate::contributor::PickContributor::record)'s
     ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
