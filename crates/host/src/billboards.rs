@@ -226,7 +226,10 @@ impl Billboards {
     }
 }
 
-impl PickContributor for Billboards {
+// SAFETY: `record` binds its own pipeline (built for the target it is handed), vertex buffer
+// and push constants and nothing else; the buffer lives as long as `self`, which the host
+// keeps past the frame; `ids` is a field set once.
+unsafe impl PickContributor for Billboards {
     fn ids(&self) -> Range<u64> {
         self.ids.clone()
     }

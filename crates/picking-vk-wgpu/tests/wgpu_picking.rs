@@ -236,7 +236,8 @@ fn refuses_what_it_cannot_pick() {
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
     // Contributors are not bridged: their raw commands would escape the transitions.
     struct Nothing;
-    impl picking_vk::contributor::PickContributor for Nothing {
+    // SAFETY: `record` records nothing; `ids` is constant.
+    unsafe impl picking_vk::contributor::PickContributor for Nothing {
         fn ids(&self) -> std::ops::Range<u64> {
             1000..1001
         }

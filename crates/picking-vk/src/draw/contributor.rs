@@ -71,7 +71,15 @@ pub struct ContributorContext<'a> {
 }
 
 /// The host's own draws in the pick pass (see the module docs).
-pub trait PickContributor: Sync {
+///
+/// # Safety
+/// The picker records its own commands after a contributor's in the same pass, so an
+/// implementation guarantees what those rely on: [`PickContributor::record`] binds its own
+/// pipeline (built for the context's `target`), descriptor sets, vertex buffers and push
+/// constants, leaves viewport and scissor as they are, does not end the pass, and keeps every
+/// resource it records alive until the frame completes; [`PickContributor::ids`] gives the
+/// same range on every call.
+pub unsafe trait PickContributor: Sync {
     /// The object IDs its fragments write: not empty, never 0, and no [`PickDraw`] or other
     /// contributor of the same request uses them.
     fn ids(&self) -> Range<u64>;
@@ -82,10 +90,8 @@ pub trait PickContributor: Sync {
     /// a contributor's objects apart, so a rule it skips is silently not applied.
     ///
     /// # Safety
-    /// `ctx.command_buffer` is recording inside the pick pass; the contributor binds its own
-    /// pipeline (built for `ctx.target`), descriptor sets, vertex buffers and push constants,
-    /// leaves viewport and scissor as they are, does not end the pass, and keeps every
-    /// resource it records alive until the frame completes.
+    /// (For the caller, the picker.) `ctx.command_buffer` is recording inside the pick pass
+    /// for `ctx.target`, on the device the contributor was made for.
     unsafe fn record(&self, ctx: &ContributorContext<'_>);
 }
 
