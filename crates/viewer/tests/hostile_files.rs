@@ -622,6 +622,27 @@ fn many_nodes_of_a_large_sparse_mesh_load_in_bounded_time() {
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
 
+/// 20,000 accessors whose sparse substitutions share one view of a million indices load in
+/// bounded time: each had its indices read anew (2e10 reads); so do 20,000 skins no node uses.
+#[test]
+fn accessors_sharing_sparse_indices_and_unused_skins_load_in_bounded_time() {
+    let n = 1u32 << 20;
+    let doc = mutated(|d| {
+        let indices: Vec<u8> = (0..n).flat_map(|i| i.to_le_bytes()).collect();
+        let at = add_accessor(d, &indices, 5125, n as usize, "SCALAR", None);
+        let values = add_accessor(d, &vec![0u8; n as usize], 5121, n as usize, "SCALAR", None);
+        let (index_view, value_view) = (d["accessors"][at]["bufferView"].clone(), d["accessors"][values]["bufferView"].clone());
+        let sparse = json!({"count": n, "indices": {"bufferView": index_view, "componentType": 5125}, "values": {"bufferView": value_view}});
+        let accessors = d["accessors"].as_array_mut().unwrap();
+        accessors.extend((0..20_000).map(|_| json!({"componentType": 5121, "count": n, "type": "SCALAR", "sparse": sparse})));
+        d["skins"] = Value::Array(vec![json!({"joints": [1]}); 20_000]);
+    });
+    let start = Instant::now();
+    load_path(&write_case("shared-sparse", &doc)).expect("a valid scene");
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
 #[test]
 fn an_image_shared_by_textures_is_decoded_and_counted_once() {
     // One 256x256 image (256 KiB decoded) sampled by four textures, each a material's: a

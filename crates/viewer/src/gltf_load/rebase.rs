@@ -85,9 +85,10 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
             }
         }
     }
-    for (s, skin) in scene.skins.iter_mut().enumerate() {
-        let skinned_mesh = |n: &crate::scene::Node| n.mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
-        let shift = scene.nodes.iter().filter(|n| n.skin == Some(s)).find_map(|n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
+    let users = skin_users(scene);
+    for (skin, users) in scene.skins.iter_mut().zip(&users) {
+        let skinned_mesh = |n: usize| scene.nodes[n].mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
+        let shift = users.iter().find_map(|&n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
         if let Some(shift) = shift.filter(|&c| c != DVec3::ZERO) {
             skin.inverse_bind.iter_mut().for_each(|ibm| *ibm *= DMat4::from_translation(shift));
         }
@@ -153,8 +154,8 @@ fn centre_near(m: &crate::scene::MeshAsset, users: &[usize], worlds: &[DMat4], e
 /// `centres`: each mesh's, as [`centre_of`] gives it.
 fn skinned_shifts_agree(scene: &Scene, centres: &[DVec3]) -> bool {
     let skinned_centre = |m: usize| scene.meshes.get(m).filter(|mesh| is_skinned(mesh)).and(centres.get(m).copied());
-    (0..scene.skins.len()).all(|s| {
-        let mut used = scene.nodes.iter().filter(|n| n.skin == Some(s)).filter_map(|n| n.mesh.and_then(skinned_centre));
+    skin_users(scene).iter().all(|nodes| {
+        let mut used = nodes.iter().filter_map(|&n| scene.nodes[n].mesh.and_then(skinned_centre));
         let first = used.next();
         used.all(|c| Some(c) == first)
     })
@@ -180,6 +181,17 @@ fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
     } else {
         (lo, hi)
     }
+}
+
+/// The nodes each skin deforms, found in one walk of the nodes (not one a skin).
+fn skin_users(scene: &Scene) -> Vec<Vec<usize>> {
+    let mut users = vec![vec![]; scene.skins.len()];
+    for (n, node) in scene.nodes.iter().enumerate() {
+        if let Some(users) = node.skin.and_then(|s| users.get_mut(s)) {
+            users.push(n);
+        }
+    }
+    users
 }
 
 #[cfg(test)]

@@ -19,10 +19,11 @@ use std::sync::Arc;
 /// it reads is taken from `budget`.
 pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Scene, node_of: &[Option<usize>], budget: &mut u64) -> Result<(), SceneError> {
     let lengths: Vec<usize> = buffers.iter().map(Vec::len).collect();
+    let used: std::collections::HashSet<usize> = scene.nodes.iter().filter_map(|n| n.skin).collect();
     for skin in document.skins() {
         let bad = |reason: String| SceneError::BadSkin { skin: skin.index(), reason };
         // A skin no node of the shown scene uses (one of another scene) is not read.
-        if !scene.nodes.iter().any(|n| n.skin == Some(skin.index())) {
+        if !used.contains(&skin.index()) {
             scene.skins.push(Skin { joints: vec![], inverse_bind: vec![], palette: vec![] });
             continue;
         }

@@ -96,7 +96,7 @@ fn ratio_of(yfov: f32) -> f64 {
 
 /// When the scene needs splitting, gives every node but the first its own copy of a rigid
 /// mesh that 2 to [`MAX_USERS`] nodes draw and that the split rule cuts somewhere: the split
-/// follows each copy's place. Copies add at most [`MAX_ADDED_TRIANGLES`] in all. `worlds`:
+/// follows each copy's place. Copies add at most [`MAX_ADDED_TRIANGLES`] in all (a vertex counting a third). `worlds`:
 /// each node's world in the file's frame (f64); `eye` the camera there. Returns whether a mesh
 /// that one node now draws needs splitting: only then is [`refine_near_camera`] called.
 pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool {
@@ -124,7 +124,10 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
     let mut single: Vec<bool> = users.iter().map(|nodes| nodes.len() == 1).collect();
     let mut left = MAX_ADDED_TRIANGLES;
     for (m, nodes) in users.iter().enumerate() {
-        let triangles: usize = scene.meshes[m].primitives.iter().map(element_count).sum();
+        // A copy holds every vertex too: a mesh's size counts its triangles or its vertices
+        // over 3, whichever is more (40 million unused vertices are not copied 15 times).
+        let vertices: usize = scene.meshes[m].primitives.iter().map(|p| p.positions.len()).sum();
+        let triangles: usize = scene.meshes[m].primitives.iter().map(element_count).sum::<usize>().max(vertices / 3);
         let added = triangles.saturating_mul(nodes.len().saturating_sub(1));
         if nodes.len() < 2 || nodes.len() > MAX_USERS || added > left {
             continue;
