@@ -56,6 +56,12 @@ pub fn pose(scene: &mut Scene, time: Option<f32>) {
         }
         node.weights = std::mem::take(&mut weights[i]);
     }
+    for b in &mut scene.billboards {
+        let centre = worlds.get(b.node).map(|w| (to_scene * *w).w_axis.truncate().as_vec3());
+        if let Some(centre) = centre.filter(|c| c.is_finite()) {
+            b.centre = centre;
+        }
+    }
     if let (Some(c), Some(desc)) = (scene.camera_node, scene.camera.as_mut()) {
         // The view ignores the node's scale (glTF 2.0, 3.10.2).
         match crate::camera::camera_frame(&worlds[c]).map(|f| (to_scene * f).as_mat4()).filter(Mat4::is_finite) {

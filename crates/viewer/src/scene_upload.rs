@@ -79,8 +79,7 @@ impl UploadedScene {
             }
         }
         if !scene.billboards.is_empty() {
-            let boards: Vec<Billboard> =
-                scene.billboards.iter().map(|b| Billboard { centre: scene.nodes[b.node].world.w_axis.truncate(), size: b.size, color: b.color }).collect();
+            let boards: Vec<Billboard> = scene.billboards.iter().map(|b| Billboard { centre: b.centre, size: b.size, color: b.color }).collect();
             gpu.billboards = Some(Billboards::new(ctx, &boards, crate::objects::BILLBOARD_ID_BASE)?);
         }
         let mut uploaded = UploadedScene { gpu, node_slot, weight_index, mesh_prims, object_slots };

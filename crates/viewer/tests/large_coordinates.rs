@@ -303,6 +303,29 @@ fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
     assert_ne!(ids[0], ids[1], "each part is its own object");
 }
 
+/// A billboard on a node that also draws a far-off mesh sits at the node's translation: the
+/// node's world matrix carries the shift that re-centres the mesh, which had moved the
+/// billboard 2e7 units (rotated by the node) away.
+#[test]
+fn a_billboard_on_a_node_with_a_far_mesh_stays_at_the_node() {
+    let mut b = GltfBuilder::new();
+    let mut far = shapes::cuboid(Vec3::splat(4.0), [0.4; 4]);
+    far.positions.iter_mut().for_each(|p| p.x += 2.0e7);
+    let mesh = b.add_mesh("Far", &[(&far, IndexStorage::U16)]);
+    let turn = glam::Quat::from_rotation_y(1.0);
+    let node = b.add_trs_node("Sign", Some(mesh), (Vec3::new(3.0, 1.0, 0.0), turn, Vec3::ONE), &[]);
+    b.set_extras(node, serde_json::json!({"picking_vk_billboard": {"size": 0.5}}));
+    b.add_root(node);
+    let camera = b.add_camera_node("Cam", 0.5, 0.01, Some(100.0), Mat4::from_translation(Vec3::new(3.0, 1.0, 10.0)));
+    b.add_root(camera);
+    let scene = viewer::gltf_load::load_bytes(&b.to_glb(), None).expect("a valid scene");
+    let want = (DVec3::new(3.0, 1.0, 0.0) - scene.origin).as_vec3();
+    let centre = scene.billboards[0].centre;
+    assert!((centre - want).length() < 1e-3, "{centre} vs {want}");
+    let shifted = scene.nodes[scene.billboards[0].node].world.w_axis.truncate();
+    assert!((shifted - want).length() > 1.0, "the node's world matrix carries the mesh's shift: {shifted}");
+}
+
 /// A ground 2.6e5 across under a telephoto camera 316 units above it (a field of 6e-4
 /// radians, found by fuzzing): every ray meets the ground far inside one triangle, yet unsplit
 /// the pick pass lost the view's last column to f32 clipping (36 of 1,728 pixels; a field of

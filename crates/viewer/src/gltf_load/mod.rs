@@ -223,7 +223,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     let instances = gpu_instancing::read(&document, &instanced, &buffers, &mut budget)?;
     let textures = materials::load_textures(&document, &buffers, base, options, &mut budget)?;
     for camera in document.cameras() {
-        validate::camera(&document, &camera)?;
+        view_checks::camera(&document, &camera)?;
     }
     let mut scene = Scene::default();
     for mesh in document.meshes() {
@@ -276,7 +276,7 @@ fn billboard_of(node: &gltf::Node, index: usize) -> Result<Option<crate::scene::
             color[k] = v.as_f64().filter(|x| x.is_finite()).ok_or("its billboard colour must be numbers")? as f32;
         }
     }
-    Ok(Some(crate::scene::SceneBillboard { node: index, size, color }))
+    Ok(Some(crate::scene::SceneBillboard { node: index, centre: glam::Vec3::ZERO, size, color }))
 }
 
 /// Flattens the default scene's node trees into world transforms, composed in f64 from

@@ -1,6 +1,7 @@
-//! The view a loaded scene gives, checked once it is placed: its camera must give the picker
-//! a view and depth it can use at every view shape, and a scene without one must fit the
-//! orbit camera's framing.
+//! The view a loaded scene gives: each camera of the file checked before it is read
+//! ([`camera`]), then, once the scene is placed, its camera must give the picker a view and
+//! depth it can use at every view shape, and a scene without one must fit the orbit camera's
+//! framing.
 
 use super::SceneError;
 use crate::scene::{Lens, Scene};
@@ -83,6 +84,74 @@ pub(super) fn check_camera(scene: &Scene) -> Result<(), SceneError> {
             let reason = format!("its camera ({}, znear {}, zfar {far}) gives a view the picker cannot use: {e}", desc.lens, desc.znear);
             return Err(SceneError::BadNode { node: node.gltf_index, reason });
         }
+    }
+    Ok(())
+}
+
+/// Checks a camera: the projection object its type names is there (the reader assumes it,
+/// and panics where it is not), and its parameters.
+pub fn camera(document: &gltf::Document, camera: &gltf::Camera) -> Result<(), SceneError> {
+    use gltf::json::{camera::Type, validation::Checked};
+    let raw = &document.as_json().cameras[camera.index()];
+    let has_its_projection = match raw.type_ {
+        Checked::Valid(Type::Perspective) => raw.perspective.is_some(),
+        Checked::Valid(Type::Orthographic) => raw.orthographic.is_some(),
+        Checked::Invalid => false,
+    };
+    if !has_its_projection {
+        let reason = "its type names a projection (perspective or orthographic) whose object it lacks".to_owned();
+        return Err(SceneError::BadCamera { camera: camera.index(), reason });
+    }
+    match camera.projection() {
+        gltf::camera::Projection::Perspective(p) => perspective(camera.index(), &p),
+        gltf::camera::Projection::Orthographic(o) => orthographic(camera.index(), &o),
+    }
+}
+
+/// Checks an orthographic camera's parameters: magnifications finite and not 0, znear at
+/// least 0 and zfar beyond it, as glTF requires. (A negative magnification, which glTF
+/// discourages but allows, is refused where the camera is used: see `check_camera`.)
+fn orthographic(camera: usize, o: &gltf::camera::Orthographic) -> Result<(), SceneError> {
+    let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
+    let (xmag, ymag, znear, zfar) = (o.xmag(), o.ymag(), o.znear(), o.zfar());
+    if let Some((name, value)) = [("xmag", xmag), ("ymag", ymag)].into_iter().find(|(_, v)| !(v.is_finite() && *v != 0.0)) {
+        return bad(format!("{name} {value} must be a number other than 0"));
+    }
+    if !(znear.is_finite() && znear >= 0.0) {
+        return bad(format!("znear {znear} must be 0 or more"));
+    }
+    if !(zfar.is_finite() && zfar > znear) {
+        return bad(format!("zfar {zfar} must be greater than znear {znear}"));
+    }
+    Ok(())
+}
+
+/// Checks a perspective camera's parameters.
+fn perspective(camera: usize, p: &gltf::camera::Perspective) -> Result<(), SceneError> {
+    use crate::camera::{too_narrow_horizontally, MIN_FOV};
+    let bad = |reason: String| Err(SceneError::BadCamera { camera, reason });
+    let (yfov, znear) = (p.yfov(), p.znear());
+    if !(yfov.is_finite() && yfov > 0.0 && yfov < std::f32::consts::PI) {
+        return bad(format!("yfov {yfov} must lie strictly between 0 and pi"));
+    }
+    if yfov < MIN_FOV {
+        return bad(format!(
+            "yfov {yfov:e} is below {MIN_FOV:e} radians: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+        ));
+    }
+    if !(znear.is_finite() && znear > 0.0) {
+        return bad(format!("znear {znear} must be positive"));
+    }
+    if let Some(zfar) = p.zfar().filter(|&f| !(f.is_finite() && f > znear)) {
+        return bad(format!("zfar {zfar} must be greater than znear {znear}"));
+    }
+    if let Some(aspect) = p.aspect_ratio().filter(|&a| !(a.is_finite() && a > 0.0)) {
+        return bad(format!("aspectRatio {aspect} must be positive"));
+    }
+    if let Some((aspect, xfov)) = p.aspect_ratio().and_then(|a| too_narrow_horizontally(yfov, a).map(|field| (a, field))) {
+        return bad(format!(
+            "aspectRatio {aspect:e} makes the horizontal field {xfov:e} radians, below {MIN_FOV:e}: the f32 pipeline cannot aim a pixel that narrow (its picks and image would be wrong)"
+        ));
     }
     Ok(())
 }

@@ -60,6 +60,9 @@ pub struct Node {
 pub struct SceneBillboard {
     /// Index into `Scene::nodes`.
     pub node: usize,
+    /// The node's world translation in the scene's frame (set by `animation::pose`): not
+    /// `Node::world`'s, which carries the shift of a far-off mesh the node also draws.
+    pub centre: glam::Vec3,
     pub size: f32,
     pub color: [f32; 4],
 }
