@@ -590,6 +590,13 @@ fn budgets_count_what_reading_allocates() {
     });
     let scene = load_path(&write_case("budget-skin", &skinned)).expect("a skin of one joint");
     assert_eq!(scene.skins[0].inverse_bind.len(), 1);
+    // JSON read whole as a tree (here for the compression extensions, which a node's name
+    // seems to name): 32 bytes a byte of text.
+    let named = mutated(|d| d["nodes"][0]["name"] = json!("KHR_draco_mesh_compression"));
+    let text = serde_json::to_vec(&named).unwrap().len() as u64;
+    let err = budget(&named, "budget-json", 25 * text).expect_err("a tree past the budget").to_string();
+    assert!(err.contains("bytes of JSON"), "{err}");
+    assert!(budget(&named, "budget-json", 40 * text + 20_000).is_ok());
     // Animations: key times and values are charged before they are read.
     // (10,000 key times of 0: read within the budget, then refused as not increasing.)
     let animated = sparse_animation(10_000);

@@ -190,10 +190,10 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // The container is split here, not by the glTF crate, which refuses chunks of unknown
     // types that glTF says to ignore.
     let (json, blob) = buffers::split_glb(bytes)?;
-    let mut root = parse::parse(json)?;
+    let mut root = parse::parse(json, options.max_bytes)?;
     extensions::refuse_unread(&root)?;
     validate::references(&root)?;
-    let compression = compressed::Compression::scan(json, &root.extensions_required)?;
+    let compression = compressed::Compression::scan(json, &root.extensions_required, options.max_bytes)?;
     // EXT_mesh_gpu_instancing is read here (`gpu_instancing`), from the JSON the glTF crate
     // drops it from; a file must declare it to use it.
     let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));

@@ -29,11 +29,23 @@ fn amended_for_the_parser(json: &[u8]) -> Option<Vec<u8>> {
     (amended || dropped > 0).then(|| serde_json::to_vec(&root).ok()).flatten()
 }
 
-/// The file's JSON as the glTF crate reads it (amended where only the crate needs it).
-pub fn parse(json: &[u8]) -> Result<gltf::json::Root, SceneError> {
+/// The file's JSON as the glTF crate reads it (amended where only the crate needs it, if its
+/// whole tree fits `max_bytes`: see [`tree_fits`]).
+pub fn parse(json: &[u8], max_bytes: u64) -> Result<gltf::json::Root, SceneError> {
     let parse = |json: &[u8]| gltf::json::deserialize::from_slice::<gltf::json::Root>(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)));
     match parse(json) {
         Ok(root) => Ok(root),
-        Err(e) => parse(&amended_for_the_parser(json).ok_or(e)?),
+        Err(e) if tree_fits(json, max_bytes) => parse(&amended_for_the_parser(json).ok_or(e)?),
+        Err(e) => Err(e),
     }
+}
+
+/// Bytes a JSON document may take parsed into a `serde_json::Value` tree, per byte of text
+/// (a number array's `0,` becomes a 32-byte value and more).
+const TREE_BYTES_PER_BYTE: u64 = 32;
+
+/// Whether `json` parsed whole into a `serde_json::Value` (as the amendments and the
+/// compression scan read it) stays within `max_bytes`.
+pub fn tree_fits(json: &[u8], max_bytes: u64) -> bool {
+    (json.len() as u64).saturating_mul(TREE_BYTES_PER_BYTE) <= max_bytes
 }

@@ -31,9 +31,13 @@ impl Compression {
     /// Reads the compression extensions of `json` (the file's JSON chunk). `required` is the
     /// file's `extensionsRequired`: a meshopt view whose own buffer holds the uncompressed
     /// data is read from there when the file does not require the extension.
-    pub fn scan(json: &[u8], required: &[String]) -> Result<Compression, SceneError> {
+    pub fn scan(json: &[u8], required: &[String], max_bytes: u64) -> Result<Compression, SceneError> {
         if ![DRACO, MESHOPT_EXT, MESHOPT_KHR].iter().any(|e| contains(json, e)) {
             return Ok(Compression::default());
+        }
+        if !super::parse::tree_fits(json, max_bytes) {
+            let reason = format!("its {} bytes of JSON, read whole for the compression extensions, would pass --max-scene-bytes ({max_bytes})", json.len());
+            return Err(SceneError::Budget(reason));
         }
         let root: Value = serde_json::from_slice(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
         let fallback_buffers = meshopt::fallback_buffers(&root);
