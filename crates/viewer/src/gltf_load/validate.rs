@@ -160,7 +160,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             };
             let corners = match mode {
                 gltf::mesh::Mode::TriangleStrip | gltf::mesh::Mode::TriangleFan => elements.saturating_sub(2).saturating_mul(3),
-                gltf::mesh::Mode::LineLoop => elements + 1,
+                gltf::mesh::Mode::LineLoop => elements.saturating_add(1),
                 _ => elements,
             };
             if corners != elements || (prim.indices.is_none() && mode == gltf::mesh::Mode::LineLoop) {
