@@ -188,6 +188,28 @@ fn damaged_draco_streams_and_lying_counts_are_refused_by_name() {
         j["meshes"][m]["primitives"][p]["extensions"]["KHR_draco_mesh_compression"]["attributes"]["POSITION"] = json!(77)
     }));
     assert!(err.contains(&at) && err.contains("Draco attribute 77"), "{err}");
+    // Two streams describing one accessor (two primitives of as many vertices sharing their
+    // POSITION accessor): each would draw whichever decoded last.
+    let draco: Vec<(usize, usize, u64, u64)> = json["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .flat_map(|(m, mesh)| mesh["primitives"].as_array().unwrap().iter().enumerate().map(move |(p, prim)| (m, p, prim)))
+        .filter_map(|(m, p, prim)| {
+            let view = prim.pointer("/extensions/KHR_draco_mesh_compression/bufferView")?.as_u64()?;
+            let position = prim["attributes"]["POSITION"].as_u64()?;
+            Some((m, p, view, position))
+        })
+        .collect();
+    let count = |a: u64| json["accessors"][a as usize]["count"].as_u64().unwrap();
+    let (first, second) = draco
+        .iter()
+        .flat_map(|a| draco.iter().map(move |b| (a, b)))
+        .find(|(a, b)| a.2 != b.2 && a.3 != b.3 && count(a.3) == count(b.3))
+        .expect("two Draco primitives of as many vertices");
+    let err = refusal(load_changed("draco.glb", |j, _| j["meshes"][second.0]["primitives"][second.1]["attributes"]["POSITION"] = json!(first.3)));
+    assert!(err.contains(&format!("accessor {} is described by the streams", first.3)), "{err}");
     // A stream outside its buffer.
     let err = refusal(load_changed("draco.glb", |j, _| j["bufferViews"][view]["byteOffset"] = json!(1u64 << 40)));
     assert!(err.contains(&at) && err.contains("past the end of buffer"), "{err}");

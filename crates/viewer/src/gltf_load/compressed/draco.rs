@@ -75,7 +75,7 @@ impl DracoPrimitive {
         for (name, id) in &self.attributes {
             let (index, bytes, accessor) = self.attribute(root, &mesh, name, *id).map_err(&bad)?;
             out.reserve(bytes.len() as u64, || format!("mesh {} primitive {} ({EXTENSION})", self.mesh, self.primitive))?;
-            place_accessor(root, self.view, out, &bytes, index, accessor);
+            place_accessor(root, self.view, out, &bytes, index, accessor).map_err(&bad)?;
         }
         let prim = &mut root.meshes[self.mesh].primitives[self.primitive];
         // Draco holds triangles: a strip's decoded indices are a list.
@@ -100,10 +100,10 @@ impl DracoPrimitive {
             normalized: false,
             min: None,
             max: None,
+            sparse: None,
             ..template
         };
-        place_accessor(root, self.view, out, &bytes, index, accessor);
-        Ok(())
+        place_accessor(root, self.view, out, &bytes, index, accessor)
     }
 
     /// The accessor of attribute `name` (its index and JSON) and Draco attribute `id` in the
@@ -165,7 +165,20 @@ fn encode(values: &[f32], component: ComponentType, scale: bool) -> Result<Vec<u
 
 /// Appends `bytes` to the decoded buffer in a new tightly packed bufferView (a copy of the
 /// stream's view, `stream_view`, pointed there) and makes accessor `index` `accessor` over it.
-fn place_accessor(root: &mut gltf::json::Root, stream_view: u64, out: &mut Decoded, bytes: &[u8], index: usize, accessor: gltf::json::Accessor) {
+/// Refuses an accessor another stream already described (the two primitives would share
+/// whichever decoded last).
+fn place_accessor(
+    root: &mut gltf::json::Root,
+    stream_view: u64,
+    out: &mut Decoded,
+    bytes: &[u8],
+    index: usize,
+    accessor: gltf::json::Accessor,
+) -> Result<(), String> {
+    if let Some(&other) = out.placed.get(&index).filter(|&&v| v != stream_view) {
+        return Err(format!("accessor {index} is described by the streams of bufferViews {other} and {stream_view}: each needs its own"));
+    }
+    out.placed.insert(index, stream_view);
     let at = out.push(bytes);
     let view = gltf::json::buffer::View {
         buffer: Index::new(out.buffer as u32),
@@ -179,6 +192,7 @@ fn place_accessor(root: &mut gltf::json::Root, stream_view: u64, out: &mut Decod
     root.buffer_views.push(view);
     let view = Index::new(root.buffer_views.len() as u32 - 1);
     root.accessors[index] = gltf::json::Accessor { buffer_view: Some(view), byte_offset: None, ..accessor };
+    Ok(())
 }
 
 /// An attribute key's glTF name (`POSITION`, `TEXCOORD_0`, ...).

@@ -52,7 +52,7 @@ impl Compression {
             return Ok(0);
         }
         let loaded = buffers.iter().map(|b| b.len() as u64).sum::<u64>();
-        let mut out = Decoded { bytes: vec![], buffer: buffers.len(), budget: max_bytes.saturating_sub(loaded) };
+        let mut out = Decoded { bytes: vec![], buffer: buffers.len(), budget: max_bytes.saturating_sub(loaded), placed: Default::default() };
         for view in &self.meshopt {
             view.decode(root, buffers, &mut out)?;
         }
@@ -76,6 +76,9 @@ struct Decoded {
     bytes: Vec<u8>,
     buffer: usize,
     budget: u64,
+    /// The Draco stream (its buffer view) that wrote each accessor decoded so far: two
+    /// streams may not both describe one accessor.
+    placed: std::collections::HashMap<usize, u64>,
 }
 
 impl Decoded {
