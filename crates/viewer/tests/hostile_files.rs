@@ -229,6 +229,14 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
         ("sparse 2^31 bomb", sparse(1 << 31), "over the limit"),
         ("sparse key times bomb", sparse_animation(1 << 40), "key times"),
         (
+            "only a strip of two vertices",
+            mutated(|d| {
+                d["meshes"][0]["primitives"][0]["mode"] = json!(5);
+                d["accessors"][1]["count"] = json!(2);
+            }),
+            "no triangle meshes",
+        ),
+        (
             "sparse count past the accessor's",
             mutated(|d| d["accessors"][0]["sparse"] = json!({"count": 4, "indices": {"bufferView": 1, "componentType": 5123}, "values": {"bufferView": 0}})),
             "sparse count 4",

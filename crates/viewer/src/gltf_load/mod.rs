@@ -248,12 +248,24 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     view_checks::check_framing(&scene)?;
     scene.deformed_reach = reach::measure(&scene);
     check_pose(&scene)?;
-    // A file without meshes is refused; a default scene that draws none of them is shown
-    // (empty), as glTF allows.
-    if scene.meshes.iter().all(|m| m.primitives.is_empty()) {
+    // A file without meshes (or whose primitives are all too short to draw anything: strips
+    // of two vertices) is refused; a default scene that draws none of them is shown (empty),
+    // as glTF allows.
+    if !scene.meshes.iter().flat_map(|m| &m.primitives).any(draws_something) {
         return Err(SceneError::Empty);
     }
     Ok(scene)
+}
+
+/// Whether `p` has a whole triangle, segment or point to draw.
+fn draws_something(p: &picking_vk_host::Primitive) -> bool {
+    use picking_vk::draw::Topology;
+    let elements = p.indices.as_ref().map_or(p.positions.len(), Vec::len);
+    match p.topology {
+        Topology::TriangleList => elements >= 3,
+        Topology::LineList | Topology::LineStrip => elements >= 2,
+        _ => elements >= 1,
+    }
 }
 
 /// The largest billboard side the viewer draws, in scene units.
