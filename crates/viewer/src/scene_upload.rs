@@ -105,6 +105,7 @@ impl UploadedScene {
         // SAFETY: the caller's contract.
         unsafe { self.gpu.write_pose(region, &worlds, &palettes, &weighted) }?;
         let mut pick_draws = vec![];
+        let mut windings = vec![];
         let mut poses = PoseCache::default();
         for (object, &(first_slot, count)) in objects.objects.iter().zip(&self.object_slots) {
             let Some(mesh) = object.mesh(scene) else { continue };
@@ -112,6 +113,7 @@ impl UploadedScene {
             let node = &scene.nodes[node_index];
             for prim in self.mesh_prims[mesh].clone() {
                 let mirrored = mirrored(scene, node, skinned_by(&object.kind, node, &self.gpu.primitives[prim]));
+                windings.push(mirrored);
                 // The tag names the primitive within its mesh (for the panel's UV and texel).
                 let draw = self.gpu.pick_draw(prim, object.id, mirrored).with_tag((prim - self.mesh_prims[mesh].start) as u64);
                 let draw = match &object.kind {
@@ -125,6 +127,11 @@ impl UploadedScene {
             }
         }
         self.gpu.pick_draws = pick_draws.into();
+        // The lit pass winds as the pick does in this pose (a skin's joints may all come to
+        // mirror mid-animation); its draws follow the same objects and primitives.
+        for (draw, mirrored) in self.gpu.render_draws.iter_mut().zip(windings) {
+            draw.mirrored = mirrored;
+        }
         Ok(())
     }
 
