@@ -70,7 +70,7 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
     // A mesh that several nodes draw, and that must be split near the camera, gets a copy per
     // node (each split for its own place).
     let needs_split = super::refine::unshare(scene, worlds, eye);
-    let users = super::refine::users_of(scene);
+    let users = scene.mesh_users();
     let centres: Vec<DVec3> = (0..scene.meshes.len()).map(|m| centre_near(&scene.meshes[m], &users[m], worlds, eye)).collect();
     let skinned_ok = skinned_shifts_agree(scene, &centres);
     let shifts: Vec<DVec3> = scene.meshes.iter().zip(&centres).map(|(m, &centre)| if is_skinned(m) && !skinned_ok { DVec3::ZERO } else { centre }).collect();
@@ -85,7 +85,7 @@ pub fn place(scene: &mut Scene, worlds: &[DMat4], camera: Option<DMat4>) {
             }
         }
     }
-    let users = skin_users(scene);
+    let users = scene.skin_users();
     for (skin, users) in scene.skins.iter_mut().zip(&users) {
         let skinned_mesh = |n: usize| scene.nodes[n].mesh.filter(|&m| scene.meshes.get(m).is_some_and(is_skinned));
         let shift = users.iter().find_map(|&n| skinned_mesh(n).and_then(|m| shifts.get(m))).copied();
@@ -154,7 +154,7 @@ fn centre_near(m: &crate::scene::MeshAsset, users: &[usize], worlds: &[DMat4], e
 /// `centres`: each mesh's, as [`centre_of`] gives it.
 fn skinned_shifts_agree(scene: &Scene, centres: &[DVec3]) -> bool {
     let skinned_centre = |m: usize| scene.meshes.get(m).filter(|mesh| is_skinned(mesh)).and(centres.get(m).copied());
-    skin_users(scene).iter().all(|nodes| {
+    scene.skin_users().iter().all(|nodes| {
         let mut used = nodes.iter().filter_map(|&n| scene.nodes[n].mesh.and_then(skinned_centre));
         let first = used.next();
         used.all(|c| Some(c) == first)
@@ -181,17 +181,6 @@ fn bounds(scene: &Scene, worlds: &[DMat4]) -> (DVec3, DVec3) {
     } else {
         (lo, hi)
     }
-}
-
-/// The nodes each skin deforms, found in one walk of the nodes (not one a skin).
-fn skin_users(scene: &Scene) -> Vec<Vec<usize>> {
-    let mut users = vec![vec![]; scene.skins.len()];
-    for (n, node) in scene.nodes.iter().enumerate() {
-        if let Some(users) = node.skin.and_then(|s| users.get_mut(s)) {
-            users.push(n);
-        }
-    }
-    users
 }
 
 #[cfg(test)]

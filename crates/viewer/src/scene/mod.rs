@@ -146,19 +146,35 @@ pub enum PoseFault {
 }
 
 impl Scene {
+    /// The nodes that draw each mesh, in node order.
+    pub fn mesh_users(&self) -> Vec<Vec<usize>> {
+        self.nodes_by(self.meshes.len(), |n| n.mesh)
+    }
+
+    /// The nodes each skin deforms, in node order.
+    pub fn skin_users(&self) -> Vec<Vec<usize>> {
+        self.nodes_by(self.skins.len(), |n| n.skin)
+    }
+
+    /// The nodes grouped by `key` (`groups` groups; keys past them are left out), in one walk.
+    fn nodes_by(&self, groups: usize, key: impl Fn(&Node) -> Option<usize>) -> Vec<Vec<usize>> {
+        let mut users = vec![vec![]; groups];
+        for (n, node) in self.nodes.iter().enumerate() {
+            if let Some(list) = key(node).and_then(|k| users.get_mut(k)) {
+                list.push(n);
+            }
+        }
+        users
+    }
+
     /// World-space bounds of every mesh node: of each vertex transformed by its node's world.
     pub fn bounds(&self) -> (Vec3, Vec3) {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        let mut users = vec![vec![]; self.meshes.len()];
-        for node in &self.nodes {
-            if let Some(users) = node.mesh.and_then(|m| users.get_mut(m)) {
-                users.push(&node.world);
-            }
-        }
-        for (mesh, worlds) in self.meshes.iter().zip(&users) {
+        for (mesh, users) in self.meshes.iter().zip(self.mesh_users()) {
+            let worlds = users.iter().map(|&n| &self.nodes[n].world);
             let points = mesh.primitives.iter().map(|p| p.positions.len()).sum();
-            if extent::worth_a_tree(points, worlds.len()) {
+            if extent::worth_a_tree(points, users.len()) {
                 let Some(tree) = extent::PointTree::new(mesh.primitives.iter().flat_map(|p| p.positions.iter().copied()).collect()) else { continue };
                 for world in worlds {
                     let (l, h) = tree.bounds(world);

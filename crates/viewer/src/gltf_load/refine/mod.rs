@@ -55,17 +55,6 @@ pub struct Focus {
 /// Meshes that more nodes draw are not split (each node is another place to split for).
 const MAX_USERS: usize = 16;
 
-/// The nodes that draw each mesh.
-pub(super) fn users_of(scene: &Scene) -> Vec<Vec<usize>> {
-    let mut users = vec![vec![]; scene.meshes.len()];
-    for (n, node) in scene.nodes.iter().enumerate() {
-        if let Some(list) = node.mesh.and_then(|m| users.get_mut(m)) {
-            list.push(n);
-        }
-    }
-    users
-}
-
 fn is_rigid(mesh: &MeshAsset) -> bool {
     mesh.primitives.iter().all(|p| p.skin.is_empty() && p.morph_targets.is_empty())
 }
@@ -101,7 +90,7 @@ fn ratio_of(yfov: f32) -> f64 {
 /// that one node now draws needs splitting: only then is [`refine_near_camera`] called.
 pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool {
     let (Some(eye), Some((floor, ratio))) = (eye, floor_of(scene)) else { return false };
-    let users = users_of(scene);
+    let users = scene.mesh_users();
     // Per mesh: the places it is drawn at, if it is rigid and every one is finite.
     let places: Vec<Vec<Focus>> = (0..scene.meshes.len())
         .map(|m| {
@@ -156,7 +145,7 @@ pub fn unshare(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>) -> bool 
 pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3>, shifts: &[DVec3]) -> HashSet<(usize, usize)> {
     let mut split = HashSet::new();
     let (Some(eye), Some((floor, ratio))) = (eye, floor_of(scene)) else { return split };
-    let users = users_of(scene);
+    let users = scene.mesh_users();
     let eligible: Vec<(usize, Focus)> = (0..scene.meshes.len())
         .filter_map(|m| {
             let [node] = users[m][..] else { return None };
