@@ -78,10 +78,11 @@ impl PointTree {
             value + 1e-6 * size + f64::from(f32::MIN_POSITIVE)
         };
         let mut best = f32::NEG_INFINITY;
-        let mut stack = vec![0];
-        while let Some(i) = stack.pop() {
+        // Cells to visit, each with its reach.
+        let mut stack = vec![(0, reach(&self.cells[0]))];
+        while let Some((i, cell_reach)) = stack.pop() {
             let cell = &self.cells[i];
-            if reach(cell) <= f64::from(best) {
+            if cell_reach <= f64::from(best) {
                 continue;
             }
             // Points all alike (a sparse accessor's zeros): one stands for them.
@@ -92,7 +93,8 @@ impl PointTree {
             match cell.children {
                 Some([a, b]) => {
                     // The more promising child is taken first (pushed last).
-                    let (first, second) = if reach(&self.cells[a]) >= reach(&self.cells[b]) { (a, b) } else { (b, a) };
+                    let (a, b) = ((a, reach(&self.cells[a])), (b, reach(&self.cells[b])));
+                    let (first, second) = if a.1 >= b.1 { (a, b) } else { (b, a) };
                     stack.extend([second, first]);
                 }
                 None => {
