@@ -106,12 +106,7 @@ pub fn read(
         let name = node.and_then(|node| node.name.as_ref()).map_or(0, |s| s.len().min(super::MAX_NAME_BYTES) as u64);
         let weights = node.and_then(|node| node.mesh.as_ref()).map_or(0, |m| validate::targets_of(json, m.value()).saturating_mul(8));
         let bytes = count.saturating_mul((BYTES_PER_NODE + primitives * BYTES_PER_DRAW + name).saturating_add(weights));
-        if bytes > *budget {
-            return Err(SceneError::Budget(format!(
-                "node {n}'s {count} {EXTENSION} instances take about {bytes} bytes once loaded, over what is left of the limit ({budget} bytes, --max-scene-bytes)"
-            )));
-        }
-        *budget -= bytes;
+        validate::charge(budget, bytes, &|| format!("node {n}'s {count} {EXTENSION} instances (their nodes and draws, about)"))?;
         let read = |index: Option<usize>, name: &str| -> Result<Option<Vec<[f32; 4]>>, SceneError> {
             let Some(accessor) = index.and_then(|i| document.accessors().nth(i)) else { return Ok(None) };
             let values = if name == "ROTATION" {

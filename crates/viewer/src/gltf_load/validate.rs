@@ -184,14 +184,11 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
 }
 
 /// Takes `bytes` that reading `what` allocates from what is left of the budget, or refuses
-/// the file naming it: data read after the geometry (skins, animations) is held to the same
-/// limit, so a small file cannot declare an accessor whose reading aborts the process.
+/// the file naming it: data read after the geometry (instances, skins, animations) is held to
+/// the same limit, so a small file cannot declare an accessor whose reading aborts the process.
 pub fn charge(budget: &mut u64, bytes: u64, what: &dyn Fn() -> String) -> Result<(), SceneError> {
     if bytes > *budget {
-        return Err(SceneError::Budget(format!(
-            "{} takes {bytes} bytes once read, over what is left of the limit ({budget} bytes, --max-scene-bytes)",
-            what()
-        )));
+        return Err(SceneError::Budget(format!("{}: {bytes} bytes once read, over what is left of the limit ({budget} bytes, --max-scene-bytes)", what())));
     }
     *budget -= bytes;
     Ok(())
