@@ -7,6 +7,7 @@
 //! one-frame-late answer does not; and the texels the results pass stages resolve to the
 //! answers the readback copies give.
 
+use ash::vk;
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::debug::Texels;
 use picking_vk::{DetailMode, ObjectId, PickQuery, PickRequest, Picker, PickerConfig, PixelRect, QueryResult, RectMode, Snap, Viewport};
@@ -331,5 +332,70 @@ fn gpu_results_over_a_shared_lists_table_equal_the_cpu_results() {
     }
     assert!(found > 20 && members > 50 && rows_hit > 5, "{found} hits found, {members} memberships, {rows_hit} table rows hit");
     drop(reader);
+    gpu.assert_no_validation_messages();
+}
+
+/// A host that keeps showing an earlier pick reads a slot's results in a submission that is
+/// still waiting to run when the picker records the slot's next frame (here a timeline value
+/// the host signals only after that). The waiting reader sees the earlier frame whole: the
+/// next frame's words reach the buffer only through its own commands, behind the readers'
+/// barrier.
+#[test]
+fn a_reader_still_waiting_to_run_reads_the_frame_it_was_recorded_after() {
+    const W: u32 = 96;
+    const H: u32 = 72;
+    let gpu = Gpu::with_options(|o| o.timeline_semaphores = true);
+    let scene = Scene::random(741);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(picking_vk::DepthConvention::Standard, W, H);
+    let request = PickRequest::new(Viewport::full(W, H), view, proj);
+    let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true).with_max_queries(8));
+    let mut reader = ResultsReader::new(&gpu.ctx, 4096);
+    let keys = scene_keys(&scene);
+    let covered = gpu.covered_pixels(&request, &gs.draws, 741);
+    let (early, late) = covered.split_at(covered.len() / 2);
+    let rect = |p: UVec2| PickQuery::Rect { rect: PixelRect::spanning(p, p + UVec2::new(12, 9)), mode: RectMode::Visible };
+    let first: Vec<PickQuery> = early.iter().take(3).map(|&p| PickQuery::Point(p)).chain([rect(early[0])]).collect();
+    let (seen, first_cpu) = frame(&gpu, &mut picker, &mut reader, &request, &first, &gs.draws, &keys);
+    let (_, found, _) = assert_matches_cpu(&seen, &first_cpu, &keys, "the first frame");
+    assert_eq!(found, 3, "every point of the first frame covers an object");
+    // Another set, so the next frame's words differ: the header's set size, every hit.
+    let next: Vec<PickQuery> = [rect(late[0])].into_iter().chain(late.iter().rev().take(5).map(|&p| PickQuery::Point(p))).collect();
+    let mut kind = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+    // SAFETY: the context enabled timeline semaphores.
+    let gate = unsafe { gpu.ctx.device.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut kind), None) }.unwrap();
+    let cmds = gpu.ctx.command_buffers(2).unwrap();
+    let (held, picked) = (cmds.buffers()[0], cmds.buffers()[1]);
+    let results = picker.gpu_results(0).unwrap();
+    let begin = vk::CommandBufferBeginInfo::default();
+    // SAFETY: fresh primary command buffers of this device; the reader's last pass completed
+    // (`frame` waited); the draws' buffers outlive the wait below; the queue is this test's.
+    unsafe {
+        let device = &gpu.ctx.device;
+        device.begin_command_buffer(held, &begin).unwrap();
+        reader.record(held, results, &keys);
+        device.end_command_buffer(held).unwrap();
+        let (waits, values, stages) = ([gate], [1u64], [vk::PipelineStageFlags::COMPUTE_SHADER]);
+        let mut wait_values = vk::TimelineSemaphoreSubmitInfo::default().wait_semaphore_values(&values);
+        let submit = vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&held)).wait_semaphores(&waits).wait_dst_stage_mask(&stages);
+        device.queue_submit(gpu.ctx.queue, &[submit.push_next(&mut wait_values)], vk::Fence::null()).unwrap();
+        // The next frame into the same slot, recorded and submitted while the reader waits.
+        device.begin_command_buffer(picked, &begin).unwrap();
+        picker.record(picked, 0, &request, &next, &gs.draws).expect("record");
+        device.end_command_buffer(picked).unwrap();
+        device.queue_submit(gpu.ctx.queue, &[vk::SubmitInfo::default().command_buffers(std::slice::from_ref(&picked))], vk::Fence::null()).unwrap();
+        device.signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(gate).value(1)).unwrap();
+        gpu.ctx.wait_idle().unwrap();
+    }
+    // SAFETY: the queue is idle.
+    let (seen, next_cpu) = unsafe { (reader.read(keys.len()), picker.take_results(0).expect("resolve").expect("pending")) };
+    assert_eq!(next_cpu.results.len(), next.len());
+    assert_matches_cpu(&seen, &first_cpu, &keys, "the reader held back while the next frame was recorded");
+    // And a reader after the next frame reads the next frame.
+    let (after, again) = frame(&gpu, &mut picker, &mut reader, &request, &next, &gs.draws, &keys);
+    assert_matches_cpu(&after, &again, &keys, "a reader after the next frame");
+    // SAFETY: the queue is idle; nothing uses the semaphore.
+    unsafe { gpu.ctx.device.destroy_semaphore(gate, None) };
+    drop((cmds, picker, reader, gs));
     gpu.assert_no_validation_messages();
 }

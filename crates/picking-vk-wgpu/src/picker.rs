@@ -109,10 +109,10 @@ impl WgpuPicker {
     /// groups: a `STORAGE` buffer its shaders read with [`crate::gpu_results_wgsl`]. A pick
     /// recorded into the slot ([`PickCommands::ticket`]'s `slot`) writes it, and the app's
     /// command buffers after the pick in the same submission (`after` of
-    /// [`PickCommands::submit`]) read that frame's results. Recording the slot's next pick
-    /// writes the CPU's part of its lookup into the buffer once the slot's last pick
-    /// completed: a submission of the app's still reading the buffer then (one that kept
-    /// showing an older pick's results) may read a mix of the two frames. The buffer is the
+    /// [`PickCommands::submit`]) read that frame's results, and later submissions too, until
+    /// the slot's next pick runs: only its commands write the buffer, after the app's reads
+    /// submitted before them (a submission that keeps showing an older pick's results reads
+    /// that pick whole, even when it is still waiting to run as the next one is recorded). The buffer is the
     /// picker's: once the `WgpuPicker` is dropped, wgpu refuses to use it.
     pub fn gpu_results(&self, slot: usize) -> Result<&wgpu::Buffer, WgpuPickError> {
         self.picker.gpu_results(slot).map(|_| &self.results_buffers[slot]).map_err(Into::into)

@@ -1,7 +1,7 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
-//! results buffer (host-visible, device-local where the device has such memory: recording
-//! writes what the CPU knows straight into it, the host's shaders read it), and the compute
-//! pipeline that adds the point and radius hits. The pass reads the frame's texels straight
+//! results buffer (device-local: the frame's commands write it, the host's shaders read it)
+//! and its upload buffer (host-visible: what the CPU knows, written while recording, see
+//! `upload`), and the compute pipeline that adds the point and radius hits. The pass reads the frame's texels straight
 //! from the hit pass's attachments and writes them into the staging slot, in place of copies.
 
 use super::layout::ResultsLayout;
@@ -22,9 +22,11 @@ pub(super) const PUSH_BYTES: u32 = 32;
 const BUFFERS: u32 = 2;
 const IMAGES: u32 = 4;
 
-/// One slot's results buffer and the descriptor set that binds it.
+/// One slot's results buffer, its upload buffer and the descriptor set that binds it.
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
+    /// The results buffer's layout too; only the CPU's words are written and copied.
+    pub(super) upload: GpuBuffer,
     pub set: vk::DescriptorSet,
 }
 
@@ -61,7 +63,9 @@ pub(crate) struct GpuResultsKit {
     pub detail: bool,
     /// Scratch for the spans and the lookup, built on the CPU and written into the buffer at
     /// once (reading back write-combined memory would be slow, and one copy writes fastest).
-    scratch: Scratch,
+    pub(super) scratch: Scratch,
+    /// Scratch for the regions an upload copies.
+    pub(super) regions: Vec<vk::BufferCopy>,
 }
 
 impl GpuResultsKit {
@@ -74,11 +78,11 @@ impl GpuResultsKit {
         for (slot, set) in sets.into_iter().enumerate() {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
-            // CpuToGpu: device-local host-visible memory where the device has it.
-            let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::CpuToGpu)?;
+            let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::GpuOnly)?;
+            let upload = GpuBuffer::new(memory, "gpu results upload", layout.bytes(), vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
-            if !results.is_coherent() {
-                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results buffer")] });
+            if !upload.is_coherent() {
+                return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
             }
             let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
             // The slot's texels, not its header: the stamp and timestamps are written beside
@@ -90,7 +94,7 @@ impl GpuResultsKit {
                 range: staging.slot_stride() - HEADER_BYTES,
             };
             write_set(memory, set, [whole(results.buffer), texels], &inputs);
-            made.push(ResultSlot { results, set });
+            made.push(ResultSlot { results, upload, set });
         }
         let (pipeline, pipeline_layout, module) =
             compute_pipeline(memory, &[set_layout.handle], PUSH_BYTES, (spirv::PICK_RESULTS_COMP, &[group]), "pick_results.comp", "gpu results")?;
@@ -106,20 +110,13 @@ impl GpuResultsKit {
             layout,
             detail,
             scratch: Scratch::default(),
+            regions: Vec::new(),
         })
     }
 
-    /// Calls `write` with slot `slot`'s mapped results buffer (for the frame being recorded
-    /// there: the slot's previous frame completed), scratch lists for the spans and lookup,
-    /// and the buffer's layout.
-    pub fn write_results<R>(&mut self, slot: usize, write: impl FnOnce(&mut [u8], &mut Scratch, &ResultsLayout) -> R) -> Option<R> {
-        let bytes = self.slots.get_mut(slot)?.results.mapped_mut()?;
-        Some(write(bytes, &mut self.scratch, &self.layout))
-    }
-
-    /// Bytes held: every slot's results buffer.
+    /// Bytes held: every slot's results and upload buffers.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.results.bytes()).sum()
+        self.slots.iter().map(|s| s.results.bytes() + s.upload.bytes()).sum()
     }
 }
 

@@ -6,11 +6,13 @@ mod create;
 mod frame_layout;
 mod gpu_pairs;
 mod gpu_table;
+mod memory;
 mod query_plans;
 mod query_set;
 mod results;
 mod results_writer;
 mod same_frame;
+pub use memory::PickMemory;
 pub use same_frame::HostSignal;
 
 use create::Timestamps;
@@ -59,40 +61,6 @@ impl PickTicket {
     pub fn query(&self, index: usize) -> QueryTicket {
         // Lossless: usize is at most 64 bits on every target Vulkan runs on.
         QueryTicket { frame: self.frame, index: index as u64 }
-    }
-}
-
-/// Pick memory, in bytes as the driver sized it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PickMemory {
-    /// The attachments of the point and radius queries: a cell per query.
-    pub attachments: u64,
-    /// The rectangle tile's attachments and the rectangle table.
-    pub rectangles: u64,
-    /// The staging ring, a slot per frame in flight.
-    pub staging: u64,
-    /// The batch buffers' rows and indirect commands: sized once by
-    /// [`PickerConfig::batch_rows`](crate::PickerConfig::batch_rows), never by the window.
-    pub draw_batches: u64,
-    /// The GPU results' buffers: one per slot, sized by the configuration (0 when
-    /// [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results) is off).
-    pub gpu_results: u64,
-    /// The GPU planner's buffers: one per slot, sized by the configuration
-    /// ([`PickerConfig::gpu_plan_pairs`](crate::PickerConfig::gpu_plan_pairs),
-    /// [`gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands),
-    /// [`gpu_plan_instances`](crate::PickerConfig::gpu_plan_instances) and, where shared
-    /// lists' tables are planned, [`gpu_plan_rows`](crate::PickerConfig::gpu_plan_rows):
-    /// under `Planner::Auto` from its first set that takes a table); 0
-    /// without a GPU planner. Nothing per instance: the planner reads the host's own instance
-    /// buffers. Per draw only the table of the shared list last recorded (its rows and runs:
-    /// about 60 bytes a draw where draws share meshes).
-    pub planner: u64,
-}
-
-impl PickMemory {
-    /// Everything picking holds.
-    pub fn total(&self) -> u64 {
-        self.attachments + self.rectangles + self.staging + self.draw_batches + self.gpu_results + self.planner
     }
 }
 
@@ -183,23 +151,12 @@ impl Picker {
         self.slots.iter().all(|s| s.batch.is_some())
     }
 
-    /// Memory held for picking; independent of the window size.
-    pub fn memory(&self) -> PickMemory {
-        PickMemory {
-            attachments: self.targets.bytes(),
-            rectangles: self.rect.as_ref().map_or(0, RectKit::bytes),
-            staging: self.staging.bytes(),
-            draw_batches: self.slots.iter().filter_map(|s| s.batch.as_ref()).map(DrawBatchBuffer::bytes).sum(),
-            gpu_results: self.gpu_results.as_ref().map_or(0, GpuResultsKit::bytes),
-            planner: self.gpu_plan.as_ref().map_or(0, GpuPlanKit::bytes) + self.table_bytes(),
-        }
-    }
-
-    /// Slot `slot`'s GPU results buffer (host-visible; the picker's, living as long as it
+    /// Slot `slot`'s GPU results buffer (device-local; the picker's, living as long as it
     /// does) as the host binds it: a storage buffer read by [`GPU_RESULTS_GLSL`](crate::gpu_results::GPU_RESULTS_GLSL),
-    /// `range` its configured size. Recording a frame into `slot` writes the CPU's lookup into
-    /// it (no GPU work may read it then: see `record`) and records the rest, then the barrier
-    /// to [`PickRequest::result_readers`]; the host's passes after it read that frame's results.
+    /// `range` its configured size. Only the commands of a frame recorded into `slot` write it,
+    /// after reads in [`PickRequest::result_readers`]' stages submitted before them on the
+    /// queue, then the barrier to those readers; the host's passes after it read that frame's
+    /// results.
     pub fn gpu_results(&self, slot: usize) -> Result<vk::DescriptorBufferInfo, PickError> {
         let kit = self.gpu_results.as_ref().ok_or_else(|| PickError::InvalidInput {
             input: Input::Config("gpu_results"),
@@ -266,8 +223,10 @@ impl Picker {
     /// - Contributors meet [`PickContributor::record`](crate::contributor::PickContributor::record)'s
     ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
-    ///   frame's fence before reusing its command buffer), and so has any other that reads
-    ///   `slot`'s [GPU results](Picker::gpu_results) buffer, whose lookup the CPU writes here.
+    ///   frame's fence before reusing its command buffer).
+    /// - Work that reads `slot`'s [GPU results](Picker::gpu_results) buffer reads it in
+    ///   stages of [`PickRequest::result_readers`] and, where it is submitted to another queue,
+    ///   completes before `cmd` runs (the frame's first barrier orders only this queue's).
     pub unsafe fn record<'d>(
         &mut self,
         cmd: vk::CommandBuffer,

@@ -10,6 +10,7 @@ use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
 use crate::gpu_plan::TableDraws;
+use crate::gpu_results::UploadExtent;
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -163,7 +164,7 @@ impl Picker {
         let queries_ts = self.timestamps.as_ref().map(|ts| SlotQueries::of_slot(ts.pool.handle, slot));
         let staging = &self.staging;
         let readers = request.result_readers;
-        let results = self.gpu_results.as_ref();
+        let mut results = self.gpu_results.as_mut();
         let dst = staging.destination(slot);
         // SAFETY: (whole block) the caller's contract covers `cmd`, the slot and the draws.
         unsafe {
@@ -183,33 +184,37 @@ impl Picker {
             // the texels in place of the copies, and the rectangle counts' copy runs beside the
             // table's.
             let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows));
-            staging.begin(device, cmd, slot, results.and_then(|k| k.first_barrier(slot, readers)), plan_first);
+            staging.begin(device, cmd, slot, results.as_deref().and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
-            let rows = results.map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
+            let rows = results.as_deref().map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
             // The table groups the point and radius queries met follow the rows.
             let groups = s.table.as_ref().map_or(0, |_| group_entries(&self.layout).count() as u32);
-            match results {
-                Some(kit) if self.layout.has_hits() => kit.record_queries(device, cmd, slot, self.layout.queries.len() as u32, (rows as u32, groups)),
-                Some(_) => {}
+            match results.as_deref_mut() {
+                Some(kit) => {
+                    let rects = self.layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
+                    let (queries, entries) = (self.layout.queries.len() as u32, rects.then_some(self.layout.table_used as u32));
+                    kit.record_upload(device, cmd, slot, UploadExtent { queries, rows: rows as u32 + 2 * groups, entries });
+                    if self.layout.has_hits() {
+                        kit.record_queries(device, cmd, slot, queries, (rows as u32, groups));
+                    }
+                }
                 None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
             }
             if let Some(kit) = self.rect.as_ref() {
                 recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
                 if record_table_copy(staging, device, cmd, kit, dst, &self.layout) {
-                    if let Some(results) = results {
+                    if let Some(results) = results.as_deref() {
                         // After the table's barrier, which also ordered the queries pass.
                         results.record_counts_copy(device, cmd, slot, kit.table.buffer, self.layout.table_used as u32);
                     }
                 }
             }
-            let last = results.and_then(|k| k.last_barrier(slot, readers));
-            if let Some(kit) = self.gpu_results.as_mut() {
-                let frame =
-                    ResultsFrame { frame: self.next_frame, layout: &self.layout, draws: &s.draws, rows, spans: &s.spans, camera, table: s.table.as_deref() };
-                // The slot's previous frame completed (it was taken), and the GPU reads what
-                // is written here only once the host submits this command buffer.
-                kit.write_results(slot, |bytes, scratch, layout| write_results(bytes, &frame, scratch, layout));
+            if let Some(kit) = results.as_deref_mut() {
+                let (draws, spans, table) = (&s.draws, &s.spans, s.table.as_deref());
+                let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws, rows, spans, camera, table };
+                kit.write_upload(slot, |up, scratch, layout| write_results(up, &frame, scratch, layout));
             }
+            let last = results.as_deref().and_then(|k| k.last_barrier(slot, readers));
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);

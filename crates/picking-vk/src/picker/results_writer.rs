@@ -1,14 +1,14 @@
-//! What recording writes straight into a slot's mapped GPU results buffer: the header, for
-//! rectangles their (empty) hits, a span per recorded draw (object, query, its instances and
-//! table entries) and the lookup over the spans by (query, object); and the results pass's
-//! input: a job per query (where its texels lie in the attachments, its pixel or disc, its
-//! rule) and the rows of the draws the point and radius queries recorded (draw index,
-//! instancing, priority).
+//! What recording writes into a slot's GPU results upload (`gpu_results::Upload`), which the
+//! frame copies into the results buffer: the header, for rectangles their (empty) hits, a span
+//! per recorded draw (object, query, its instances and table entries) and the lookup over the
+//! spans by (query, object); and the results pass's input: a job per query (where its texels
+//! lie in the attachments, its pixel or disc, its rule) and the rows of the draws the point
+//! and radius queries recorded (draw index, instancing, priority).
 
 use super::frame_layout::{FrameLayout, QueryLayout};
 use crate::gpu_plan::table::DrawTable;
 use crate::gpu_results::layout::{lookup_buckets, lookup_hash, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
-use crate::gpu_results::Scratch;
+use crate::gpu_results::{Scratch, Upload};
 use crate::handoff::{DrawSnapshot, EntrySpan, TABLE_SNAPSHOT_BASE};
 use crate::plan::PlanEntry;
 use crate::readback::{RegionBlock, HEADER_BYTES};
@@ -17,15 +17,6 @@ use crate::request::query::Snap;
 
 /// A non-instanced object's instance in the GPU results (`PICK_NO_INSTANCE`).
 const NO_INSTANCE: u32 = u32::MAX;
-
-/// Writes `words` from word `at` of `bytes` in one copy; words past its end are dropped (the
-/// sizes were checked when the frame was prepared).
-fn put(bytes: &mut [u8], at: u64, words: &[u32]) {
-    let from = bytemuck::cast_slice::<u32, u8>(words);
-    let to = bytes.get_mut((4 * at) as usize..).unwrap_or_default();
-    let n = from.len().min(to.len());
-    to[..n].copy_from_slice(&from[..n]);
-}
 
 /// The job of a query: (kind, snap), where its region lies in the hit pass's attachments,
 /// the region in the view (first pixel, size), the cursor, the radius, how depth compares, the
@@ -79,22 +70,22 @@ pub(super) fn group_entries(layout: &FrameLayout) -> impl Iterator<Item = &PlanE
     })
 }
 
-/// Writes what the CPU knows of the frame's results into `bytes` (laid out by `results`),
+/// Writes what the CPU knows of the frame's results into `up` (laid out by `results`),
 /// building the spans and the lookup in `scratch`.
-pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) {
+pub(super) fn write_results(up: &mut Upload<'_>, frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) {
     let layout = frame.layout;
     let word = |w: u64| HEADER_WORDS + w;
     let clear = frame.camera.clear_depth().to_bits();
     for (q, query) in layout.queries.iter().enumerate() {
-        put(bytes, word(results.jobs_word() + JOB_WORDS * q as u64), &job(query, &layout.points_block, frame.camera));
+        up.put(word(results.jobs_word() + JOB_WORDS * q as u64), &job(query, &layout.points_block, frame.camera));
         if let QueryLayout::Rect { .. } = query {
             // A rectangle has no hit; the pass writes the others'.
-            put(bytes, word(HIT_WORDS * q as u64), &[0, 0, NO_INSTANCE, u32::MAX, 0, 0, clear, 0]);
+            up.put(word(HIT_WORDS * q as u64), &[0, 0, NO_INSTANCE, u32::MAX, 0, 0, clear, 0]);
         }
     }
     let rows = frame.rows.min(frame.draws.len());
     for (r, d) in frame.draws[..rows].iter().enumerate() {
-        put(bytes, word(results.rows_word() + ROW_WORDS * r as u64), &[d.draw_index, row_flags(d)]);
+        up.put(word(results.rows_word() + ROW_WORDS * r as u64), &[d.draw_index, row_flags(d)]);
     }
     // Then per table group a point or radius query met: its rows, its first draw's index and
     // flags (a group's draws are consecutive in the list and share their priority).
@@ -103,14 +94,14 @@ pub(super) fn write_results(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch:
         let group = table.index.group_of(entry.draw).map(|g| table.index.groups[g]);
         // (A group not found holds no rows: the pass skips it.)
         let words = group.and_then(|g| Some([g.first_row, g.rows, g.draw, row_flags(table.snapshots.get(g.first_row as usize)?)]));
-        put(bytes, word(at), &words.unwrap_or_default());
+        up.put(word(at), &words.unwrap_or_default());
         at += 2 * ROW_WORDS;
     }
-    let mask = write_spans(bytes, frame, scratch, results);
+    let mask = write_spans(up, frame, scratch, results);
     let [lo, hi] = [frame.frame as u32, (frame.frame >> 32) as u32];
     let queries = layout.queries.len() as u32;
     let entries = layout.table_used as u32;
-    put(bytes, 0, &[lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
+    up.put(0, &[lo, hi, queries, results.hit_capacity, mask, entries, results.entry_capacity, results.counts_word() as u32]);
 }
 
 /// A draw row's flags: bit 0 instanced, bits 16-31 the priority + 32768.
@@ -120,7 +111,7 @@ fn row_flags(d: &DrawSnapshot) -> u32 {
 
 /// Writes the spans of the frame's rectangles and the lookup over them; returns the lookup
 /// mask (0 without rectangles). A table group's span becomes a span per row (its own draw).
-fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) -> u32 {
+fn write_spans(up: &mut Upload<'_>, frame: &ResultsFrame<'_>, scratch: &mut Scratch, results: &ResultsLayout) -> u32 {
     let rect_spans = || {
         frame.layout.queries.iter().enumerate().filter_map(|(q, query)| match query {
             QueryLayout::Rect { spans, .. } => Some((q as u32, &frame.spans[spans.clone()])),
@@ -158,8 +149,8 @@ fn write_spans(bytes: &mut [u8], frame: &ResultsFrame<'_>, scratch: &mut Scratch
         }
     }
     let placed = place_spans(words, buckets, starts);
-    put(bytes, HEADER_WORDS + results.spans_word(), placed);
-    put(bytes, HEADER_WORDS + results.starts_word(), &starts[..mask as usize + 2]);
+    up.put(HEADER_WORDS + results.spans_word(), placed);
+    up.put(HEADER_WORDS + results.starts_word(), &starts[..mask as usize + 2]);
     mask
 }
 
