@@ -30,6 +30,8 @@ pub struct HitReport {
     pub instance: Option<u32>,
     /// The EXT_mesh_gpu_instancing instance of the glTF node, when it is instanced so.
     pub gpu_instance: Option<u32>,
+    /// The hit primitive's index in the node's glTF mesh (`None` for a billboard).
+    pub mesh_primitive: Option<u32>,
     pub depth: f32,
     /// In the file's world coordinates (the scene's origin added back, in f64).
     pub world: DVec3,
@@ -81,6 +83,8 @@ impl PickReport {
             let billboard = h.contributor.and_then(|c| scene.billboards.get(c.local as usize));
             let scene_node = objects.get(h.id).and_then(|o| o.node(h.instance)).or(billboard.map(|b| b.node));
             let node = scene_node.and_then(|n| scene.nodes.get(n));
+            // (A billboard's node may draw a mesh too, but the hit is not on it.)
+            let mesh = node.filter(|_| billboard.is_none()).and_then(|n| n.mesh).and_then(|m| scene.meshes.get(m));
             // The draw's tag is its primitive's index within the mesh (see `scene_upload`).
             let (uv, texel) = scene_node.map_or((None, None), |n| surface::lookup(scene, n, h.tag as usize, h.detail.as_ref(), result.ray));
             HitReport {
@@ -90,6 +94,7 @@ impl PickReport {
                 node_name: node.and_then(|n| n.name.clone()),
                 instance: h.instance,
                 gpu_instance: node.and_then(|n| n.gpu_instance),
+                mesh_primitive: mesh.map(|m| m.first_primitive + h.tag as u32),
                 depth: h.depth,
                 world: h.world + scene.origin,
                 distance: h.distance,
@@ -99,8 +104,6 @@ impl PickReport {
                     if let Some(surface) = d.surface.as_mut() {
                         surface.world_point += scene.origin;
                     }
-                    // (A billboard's node may draw a mesh too, but the hit is not on it.)
-                    let mesh = node.filter(|_| billboard.is_none()).and_then(|n| n.mesh).and_then(|m| scene.meshes.get(m));
                     if let Some(faces) = mesh.and_then(|m| m.source_faces.get(h.tag as usize)).and_then(Option::as_ref) {
                         to_source_face(&mut d, faces);
                     }
@@ -118,7 +121,7 @@ impl PickReport {
         PickReport { x, y, hit: None, error: Some(why) }
     }
 
-    /// The JSON record: always x, y, hit, id, node, node_name, instance, depth, world,
+    /// The JSON record: always x, y, hit, id, node, node_name, instance, mesh_primitive, depth, world,
     /// distance; with detail on, face, bary, normal and uv too.
     pub fn to_json(&self, detail_active: bool) -> Value {
         let h = self.hit.as_ref();
@@ -130,6 +133,7 @@ impl PickReport {
             "node": h.and_then(|h| h.node),
             "node_name": h.and_then(|h| h.node_name.clone()),
             "instance": h.and_then(|h| h.instance),
+            "mesh_primitive": h.and_then(|h| h.mesh_primitive),
             "depth": h.map(|h| h.depth),
             "world": h.map(|h| h.world.to_array()),
             "distance": h.map(|h| h.distance),

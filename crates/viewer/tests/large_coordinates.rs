@@ -268,7 +268,7 @@ fn decimal_translations_keep_digits_an_f32_drops() {
 /// half-unit corners to f32 and every pick on it missed; each primitive keeps its own. Each
 /// part is its own object (its own ID, the file's node), and a pick's UV comes from the
 /// primitive hit: when the parts shared an ID, a pick on the first part cast its UV ray
-/// against the other.
+/// against the other. Each pick names its primitive's index in the file's mesh.
 #[test]
 fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
     let mut ids = vec![];
@@ -291,6 +291,7 @@ fn primitives_of_one_mesh_far_apart_each_keep_their_precision() {
         let x = r["world"][0].as_f64().unwrap();
         assert!((x - eye.x).abs() < 0.1, "case {case}: the hit lies in front of the camera: {r}");
         assert_eq!(r["node"], node, "case {case}: the file's node: {r}");
+        assert_eq!(r["mesh_primitive"], case, "case {case}: the primitive's index in the file's mesh: {r}");
         // The box's +z face, which the camera looks at: `shapes::cuboid` runs u along x and v
         // along y, 0..1 across the face.
         let (half, centre_x) = if case == 0 { (0.5, 0.0) } else { (4.0, 2.0e7) };

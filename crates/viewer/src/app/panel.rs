@@ -198,6 +198,9 @@ fn report_grid(ui: &mut egui::Ui, r: &PickReport) {
         if let Some(k) = h.gpu_instance {
             row("Node instance", k.to_string());
         }
+        if let Some(k) = h.mesh_primitive {
+            row("Mesh primitive", k.to_string());
+        }
         row("Pixel", format!("({}, {})", r.x, r.y));
         row("Depth", format!("{:.6}", h.depth));
         row("World", v3(h.world));

@@ -188,6 +188,7 @@ mod tests {
                 node_name: Some(name.into()),
                 instance,
                 gpu_instance: None,
+                mesh_primitive: Some(0),
                 depth: 0.5,
                 world: glam::DVec3::ZERO,
                 distance: 1.0,

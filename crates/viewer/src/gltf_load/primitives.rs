@@ -18,6 +18,7 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
         primitives: vec![],
         weights: mesh.weights().map(<[f32]>::to_vec).unwrap_or_default(),
         source_faces: vec![],
+        first_primitive: 0,
     };
     for prim in mesh.primitives() {
         let bad = |reason: String| SceneError::BadPrimitive { mesh: mesh.index(), primitive: prim.index(), reason };

@@ -29,11 +29,12 @@ pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
             continue;
         }
         let moved: Vec<_> = scene.meshes[m].primitives.drain(1..).collect();
-        let name = scene.meshes[m].name.clone();
+        let (name, first) = (scene.meshes[m].name.clone(), scene.meshes[m].first_primitive);
         let users: Vec<usize> = (0..scene.nodes.len()).filter(|&n| scene.nodes[n].mesh == Some(m)).collect();
-        for primitive in moved {
+        for (k, primitive) in moved.into_iter().enumerate() {
             let own = scene.meshes.len();
-            scene.meshes.push(crate::scene::MeshAsset { name: name.clone(), primitives: vec![primitive], ..Default::default() });
+            let first_primitive = first + 1 + k as u32;
+            scene.meshes.push(crate::scene::MeshAsset { name: name.clone(), primitives: vec![primitive], first_primitive, ..Default::default() });
             for &n in &users {
                 let parent = &scene.nodes[n];
                 let child = crate::scene::Node {

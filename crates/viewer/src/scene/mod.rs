@@ -22,6 +22,9 @@ pub struct MeshAsset {
     /// Per primitive, where the loader split its triangles near the camera: each triangle's
     /// source in the file (see [`crate::gltf_load::refine`]); empty or `None` when unsplit.
     pub source_faces: Vec<Option<SourceFaces>>,
+    /// The index of its first primitive in the file's mesh: 0, but for a far-off primitive
+    /// the loader gave a mesh of its own (`gltf_load::rebase::split_far_primitives`).
+    pub first_primitive: u32,
 }
 
 impl MeshAsset {

@@ -4,13 +4,14 @@
 use super::*;
 
 /// A random glTF scene and what a ray caster needs of it, taken from what was written, not
-/// from what the viewer loads: per oracle object its node and `gpu_instance`, placed by
+/// from what the viewer loads: per oracle object its node, `gpu_instance` and primitive in the
+/// node's mesh, placed by
 /// world transforms the test composes itself (parent times local, in f64), and the camera's
 /// world transform and lens as written.
 struct RandomGltf {
     builder: GltfBuilder,
     oracle: oracle_scene::Scene,
-    owners: Vec<(usize, Option<u32>)>,
+    owners: Vec<(usize, Option<u32>, usize)>,
     camera_world: glam::DMat4,
     lens: RandomLens,
 }
@@ -116,19 +117,23 @@ fn random_gltf(seed: u64) -> RandomGltf {
     let mut owners = vec![];
     // An oracle object per primitive of `mesh` at `world`, owned by `node`: glTF fronts wind
     // counter-clockwise, clockwise under a mirroring transform.
-    let place =
-        |oracle: &mut oracle_scene::Scene, owners: &mut Vec<(usize, Option<u32>)>, node: usize, mesh: usize, world: glam::DMat4, instance: Option<u32>| {
-            let (_, first, sides) = &meshes[mesh];
-            for (k, &single_sided) in sides.iter().enumerate() {
-                let mut object = oracle_scene::Object::new(node as u64 + 1, first + k, world.as_mat4());
-                if single_sided {
-                    let front = if world.determinant() < 0.0 { ash::vk::FrontFace::CLOCKWISE } else { ash::vk::FrontFace::COUNTER_CLOCKWISE };
-                    object.raster = picking_vk::draw::RasterState::default().with_culling(ash::vk::CullModeFlags::BACK, front);
-                }
-                oracle.objects.push(object);
-                owners.push((node, instance));
+    let place = |oracle: &mut oracle_scene::Scene,
+                 owners: &mut Vec<(usize, Option<u32>, usize)>,
+                 node: usize,
+                 mesh: usize,
+                 world: glam::DMat4,
+                 instance: Option<u32>| {
+        let (_, first, sides) = &meshes[mesh];
+        for (k, &single_sided) in sides.iter().enumerate() {
+            let mut object = oracle_scene::Object::new(node as u64 + 1, first + k, world.as_mat4());
+            if single_sided {
+                let front = if world.determinant() < 0.0 { ash::vk::FrontFace::CLOCKWISE } else { ash::vk::FrontFace::COUNTER_CLOCKWISE };
+                object.raster = picking_vk::draw::RasterState::default().with_culling(ash::vk::CullModeFlags::BACK, front);
             }
-        };
+            oracle.objects.push(object);
+            owners.push((node, instance, k));
+        }
+    };
     // Three groups: a parent, mesh children, and grandchildren under some of them. Nodes are
     // written before their parents (the builder takes children by index), so each group's
     // transforms are drawn top-down first and written bottom-up.
@@ -201,11 +206,12 @@ fn random_gltf(seed: u64) -> RandomGltf {
 /// from what the test wrote: the world transforms it composed itself, and a projection made
 /// from the camera's written lens (`RandomLens`: a perspective one at the view's aspect, the
 /// file giving none, or an orthographic one), Vulkan's y down. Every unambiguous pick names
-/// the oracle's node (and `gpu_instance`), at its distance and world position.
+/// the oracle's node (and `gpu_instance`, and the primitive of the node's mesh), at its
+/// distance and world position.
 #[test]
 fn random_gltf_scenes_pick_like_a_ray_caster_built_from_the_written_transforms() {
     let (w, h) = (320, 240);
-    let (mut agree, mut hits, mut instanced_hits) = (0, 0, 0);
+    let (mut agree, mut hits, mut instanced_hits, mut second_primitive_hits) = (0, 0, 0, 0);
     for seed in picking_vk_tests::harness::seeds(0..3) {
         let scene = random_gltf(seed);
         let glb = tmp(&format!("random-{seed}.glb"));
@@ -221,17 +227,19 @@ fn random_gltf_scenes_pick_like_a_ray_caster_built_from_the_written_transforms()
                 continue;
             }
             let owner = want.hit.map(|hit| scene.owners[hit.object]);
-            assert_eq!(r["node"].as_u64(), owner.map(|(node, _)| node as u64), "seed {seed} pixel {p}: viewer says {r}, oracle {:?}", want.hit);
+            assert_eq!(r["node"].as_u64(), owner.map(|(node, ..)| node as u64), "seed {seed} pixel {p}: viewer says {r}, oracle {:?}", want.hit);
             assert_eq!(r["hit"].as_bool(), Some(want.hit.is_some()), "seed {seed} pixel {p}");
-            if let (Some(hit), Some((_, instance))) = (want.hit, owner) {
+            if let (Some(hit), Some((_, instance, primitive))) = (want.hit, owner) {
                 hits += 1;
                 assert_eq!(r["gpu_instance"].as_u64(), instance.map(u64::from), "seed {seed} pixel {p}: {r}");
+                assert_eq!(r["mesh_primitive"].as_u64(), Some(primitive as u64), "seed {seed} pixel {p}: {r}");
+                second_primitive_hits += usize::from(primitive > 0);
                 instanced_hits += usize::from(instance.is_some());
                 assert_hit_at(r, hit.distance, hit.point, &format!("seed {seed} pixel {p}"));
             }
             agree += 1;
         }
     }
-    eprintln!("random glTF scenes: {agree} unambiguous picks agree with the ray caster, {hits} hits, {instanced_hits} on gpu instances");
-    assert!(agree > 700 && hits > 250 && instanced_hits > 0, "{agree} / {hits} / {instanced_hits}");
+    eprintln!("random glTF scenes: {agree} unambiguous picks agree with the ray caster, {hits} hits, {instanced_hits} on gpu instances, {second_primitive_hits} on a mesh's second primitive");
+    assert!(agree > 700 && hits > 250 && instanced_hits > 0 && second_primitive_hits > 0, "{agree} / {hits} / {instanced_hits} / {second_primitive_hits}");
 }
