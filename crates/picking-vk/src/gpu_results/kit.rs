@@ -1,8 +1,9 @@
 //! What the GPU results take, made once at creation from the configuration: per slot the
 //! results buffer (device-local: the frame's commands write it, the host's shaders read it)
 //! and its upload buffer (host-visible: what the CPU knows, written while recording, see
-//! `upload`), and the compute pipeline that adds the point and radius hits. The pass reads the frame's texels straight
-//! from the hit pass's attachments and writes them into the staging slot, in place of copies.
+//! `upload`), and the compute pipeline that adds the point and radius hits. The pass reads
+//! the frame's texels straight from the hit pass's attachments and writes them into the
+//! staging slot, in place of copies.
 
 use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};

@@ -10,7 +10,7 @@ use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
 use crate::gpu_plan::TableDraws;
-use crate::gpu_results::UploadExtent;
+use crate::gpu_results::{GpuResultsKit, UploadExtent};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
 use crate::pass::targets::PassTargets;
@@ -179,10 +179,10 @@ impl Picker {
             if let Some(kit) = gpu_plan {
                 kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, (&pairs.inputs, pairs.table), queries_ts);
             }
-            // The GPU results add no barrier of their own, the plan none beyond the one between
-            // its dispatches: theirs ride on the slot's first and last; the results pass writes
-            // the texels in place of the copies, and the rectangle counts' copy runs beside the
-            // table's.
+            // The GPU results add no barrier beyond their pass's (which also orders their upload),
+            // the plan none beyond the one between its dispatches: theirs ride on the slot's
+            // first and last; the results pass writes the texels in place of the copies, and the
+            // rectangle counts' copy runs beside the table's.
             let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows));
             staging.begin(device, cmd, slot, results.as_deref().and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
@@ -190,14 +190,7 @@ impl Picker {
             // The table groups the point and radius queries met follow the rows.
             let groups = s.table.as_ref().map_or(0, |_| group_entries(&self.layout).count() as u32);
             match results.as_deref_mut() {
-                Some(kit) => {
-                    let rects = self.layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
-                    let (queries, entries) = (self.layout.queries.len() as u32, rects.then_some(self.layout.table_used as u32));
-                    kit.record_upload(device, cmd, slot, UploadExtent { queries, rows: rows as u32 + 2 * groups, entries });
-                    if self.layout.has_hits() {
-                        kit.record_queries(device, cmd, slot, queries, (rows as u32, groups));
-                    }
-                }
+                Some(kit) => record_results_pass(kit, device, cmd, slot, &self.layout, (rows as u32, groups)),
                 None => record_hit_copies(staging, device, cmd, &self.targets, dst, &self.layout),
             }
             if let Some(kit) = self.rect.as_ref() {
@@ -220,6 +213,31 @@ impl Picker {
                 w.record_after(device, cmd);
             }
             recorded
+        }
+    }
+}
+
+/// Records the GPU results' upload for `layout`'s frame (whose point and radius queries
+/// recorded `rows` draws and met `groups` table groups) and, with point or radius queries,
+/// the results pass.
+///
+/// # Safety
+/// As [`GpuResultsKit::record_queries`], the upload not yet recorded.
+unsafe fn record_results_pass(
+    kit: &mut GpuResultsKit,
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    slot: usize,
+    layout: &FrameLayout,
+    (rows, groups): (u32, u32),
+) {
+    let rects = layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
+    let (queries, entries) = (layout.queries.len() as u32, rects.then_some(layout.table_used as u32));
+    // SAFETY: the caller's contract.
+    unsafe {
+        kit.record_upload(device, cmd, slot, UploadExtent { queries, rows: rows + 2 * groups, entries });
+        if layout.has_hits() {
+            kit.record_queries(device, cmd, slot, queries, (rows, groups));
         }
     }
 }
