@@ -38,7 +38,7 @@ const uint PICK_THIN = 8u;
 struct PickHit {
     uvec2 id;          // 0 when nothing was hit
     uint instance;     // PICK_NO_INSTANCE for a non-instanced draw
-    uint draw_index;   // the host's PickDraw::draw_index
+    uint draw_index;   // the draw's index in the host's list; 0xFFFFFFFF on a miss and for a contributor
     uvec2 pixel;       // the pixel hit (a radius query's nearest or snapped pixel), else the query's
     float depth;       // window depth in [0, 1]; the clear depth on a miss
     uint flags;
