@@ -1,8 +1,10 @@
 #version 450
 // GPU results: per point or radius query its hit (a radius query's under its snapping rule,
-// as the CPU resolves it). Recording wrote the rest of the buffer (header, rectangles, and
-// this pass's jobs and draw rows). One workgroup per query, right after the hit pass; it also
-// stages the queries' texels for the CPU.
+// as the CPU resolves it). Recording wrote what the CPU knows into the slot's upload buffer
+// (the header, the rectangles' spans and lookup, and this pass's jobs and draw rows); this
+// pass carries it over: one workgroup per query, right after the hit pass (a rectangle's
+// writes its empty hit; the first the header), then workgroups that copy the spans and
+// lookup. It also stages the point and radius queries' texels for the CPU.
 #extension GL_GOOGLE_include_directive : require
 #define PICK_RESULTS_SET 0
 #define PICK_RESULTS_BINDING 0
@@ -20,11 +22,14 @@ layout(constant_id = 0) const uint GROUP = 128u;
 layout(std430, set = 0, binding = 1) writeonly buffer Staging { uint staging[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Staging2 { uvec2 staging2[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Staging4 { uvec4 staging4[]; };
+// The slot's upload buffer: the results buffer's layout, header included, as recording
+// wrote it.
+layout(std430, set = 0, binding = 2) readonly buffer Upload { uint up[]; };
 // The hit pass's attachments.
-layout(set = 0, binding = 2) uniform usampler2D pick_ids;
-layout(set = 0, binding = 3) uniform usampler2D pick_draw_instances;
-layout(set = 0, binding = 4) uniform sampler2D pick_depths;
-layout(set = 0, binding = 5) uniform usampler2D pick_details;
+layout(set = 0, binding = 3) uniform usampler2D pick_ids;
+layout(set = 0, binding = 4) uniform usampler2D pick_draw_instances;
+layout(set = 0, binding = 5) uniform sampler2D pick_depths;
+layout(set = 0, binding = 6) uniform usampler2D pick_details;
 layout(push_constant) uniform ResultsPush {
     uvec4 words;   // queries, detail, jobs word, draw rows word (words after the header)
     uvec4 rows;    // draw rows, table groups after them, unused
@@ -58,7 +63,10 @@ shared uint w_object;
 shared uint w_dkey;
 shared uint w_tie;
 
-uint job(uint q, uint w) { return pick_words[pc.words.z + 16u * q + w]; }
+// Word `w` after the header of the upload (as `pick_words` counts the results').
+uint upload(uint w) { return up[8u + w]; }
+
+uint job(uint q, uint w) { return upload(pc.words.z + 16u * q + w); }
 
 // The snapshot index of a GPU plan table's row 0 (crates/picking-vk/src/handoff.rs): a
 // table row's draw is found in the table groups listed after the rows.
@@ -74,8 +82,8 @@ uvec2 draw_row(uint r) {
         uint at = pc.words.w + 2u * pc.rows.x;
         for (uint g = 0u; g < pc.rows.y; g++) {
             uint w = at + 4u * g;
-            if (row - pick_words[w] < pick_words[w + 1u]) {
-                return uvec2(pick_words[w + 2u] + (row - pick_words[w]), pick_words[w + 3u]);
+            if (row - upload(w) < upload(w + 1u)) {
+                return uvec2(upload(w + 2u) + (row - upload(w)), upload(w + 3u));
             }
         }
     }
@@ -83,7 +91,7 @@ uvec2 draw_row(uint r) {
         return uvec2(0xFFFFFFFFu, 32768u << 16u);
     }
     uint w = pc.words.w + 2u * r;
-    return uvec2(pick_words[w], pick_words[w + 1u]);
+    return uvec2(upload(w), upload(w + 1u));
 }
 int priority_of(uvec2 row) { return int(row.y >> 16u) - 32768; }
 
@@ -333,13 +341,46 @@ void resolve_radius(uint q, Job j) {
     }
 }
 
+// Workgroup `c` of those past the queries: its share of the rectangles' spans and the
+// lookup's bucket starts (as many as the upload's header says this frame has).
+void copy_rect_lookup(uint c) {
+    uint mask = up[4];
+    if (mask == 0u) {
+        return;
+    }
+    uint spans_at = 8u * up[3];
+    uint starts_at = spans_at + 6u * up[6];
+    // The last bucket's end: every span (never past the capacity).
+    uint spans = min(upload(starts_at + mask + 1u), up[6]);
+    uint stride = (gl_NumWorkGroups.x - pc.words.x) * GROUP;
+    for (uint i = c * GROUP + gl_LocalInvocationID.x; i < 6u * spans; i += stride) {
+        pick_words[spans_at + i] = upload(spans_at + i);
+    }
+    for (uint i = c * GROUP + gl_LocalInvocationID.x; i < mask + 2u; i += stride) {
+        pick_words[starts_at + i] = upload(starts_at + i);
+    }
+}
+
 void main() {
     uint g = gl_WorkGroupID.x;
     if (g >= pc.words.x) {
+        copy_rect_lookup(g - pc.words.x);
         return;
     }
+    if (g == 0u && gl_LocalInvocationID.x == 0u) {
+        pick_frame = uvec2(up[0], up[1]);
+        pick_query_count = up[2];
+        pick_hit_capacity = up[3];
+        pick_lookup_mask = up[4];
+        pick_entry_count = up[5];
+        pick_entry_capacity = up[6];
+        pick_counts_at = up[7];
+    }
     Job j = load_job(g);
-    if (j.kind == 2u) {
+    if (j.kind == 0u && gl_LocalInvocationID.x == 0u) {
+        // A rectangle has no hit.
+        write_miss(g, 0u, j);
+    } else if (j.kind == 2u) {
         resolve_radius(g, j);
     } else if (j.kind == 1u && gl_LocalInvocationID.x == 0u) {
         // A point stages and reads its one texel.

@@ -18,9 +18,9 @@ use gpu_allocator::MemoryLocation;
 /// Bytes of the compute pass's push constants: two uvec4.
 pub(super) const PUSH_BYTES: u32 = 32;
 
-/// Storage buffer bindings (0 the results, 1 the slot's texels in the staging ring), then the
-/// sampled attachments (2 ID, 3 (draw, instance), 4 depth, 5 detail).
-const BUFFERS: u32 = 2;
+/// Storage buffer bindings (0 the results, 1 the slot's texels in the staging ring, 2 the
+/// upload), then the sampled attachments (3 ID, 4 (draw, instance), 5 depth, 6 detail).
+const BUFFERS: u32 = 3;
 const IMAGES: u32 = 4;
 
 /// One slot's results buffer, its upload buffer and the descriptor set that binds it.
@@ -80,7 +80,9 @@ impl GpuResultsKit {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::GpuOnly)?;
-            let upload = GpuBuffer::new(memory, "gpu results upload", layout.bytes(), vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::CpuToGpu)?;
+            // Read by the results pass, or copied where a set has none.
+            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+            let upload = GpuBuffer::new(memory, "gpu results upload", layout.bytes(), upload_usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !upload.is_coherent() {
                 return Err(PickError::Unsupported { missing: vec![Requirement::Memory("host-coherent memory for the GPU results' upload buffer")] });
@@ -94,7 +96,7 @@ impl GpuResultsKit {
                 offset: staging.slot_offset(slot) + HEADER_BYTES,
                 range: staging.slot_stride() - HEADER_BYTES,
             };
-            write_set(memory, set, [whole(results.buffer), texels], &inputs);
+            write_set(memory, set, [whole(results.buffer), texels, whole(upload.buffer)], &inputs);
             made.push(ResultSlot { results, upload, set });
         }
         let (pipeline, pipeline_layout, module) =

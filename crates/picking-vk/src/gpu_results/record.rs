@@ -1,6 +1,6 @@
 //! Recording a frame's GPU results. What the CPU knows (the header, the rectangles' spans and
-//! lookup, the jobs and draw rows) `picker::results_writer` uploads (`upload`); the GPU adds
-//! the rest: the compute pass over the point and
+//! lookup, the jobs and draw rows) `picker::results_writer` uploads (`upload`), and the pass
+//! below carries it over (or, for a set of rectangles only, a copy); the GPU adds the rest: the compute pass over the point and
 //! radius queries right after the hit pass (it also writes their texels into the staging slot,
 //! in place of the readback copies), and a copy of the rectangle table's pixel counts beside
 //! the table's own copy. The results buffer's two barriers ride on the staging ring's own
@@ -40,14 +40,22 @@ impl GpuResultsKit {
     }
 
     /// Records the pass over the frame's `queries` (of which the point and radius ones get
-    /// their hits), whose draw rows are the first `rows`, then `groups` table groups (two
-    /// rows each).
+    /// their hits, the rectangles an empty one), whose draw rows are the first `rows`, then
+    /// `groups` table groups (two rows each); it carries the upload over, with `copy_groups`
+    /// workgroups for the rectangles' spans and lookup ([`UploadExtent::copy_groups`](crate::gpu_results::UploadExtent::copy_groups)).
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass, after the staging ring's first barrier, the
-    /// hit pass (whose dependency ends at transfers) and the frame's upload
-    /// ([`GpuResultsKit::record_upload`]).
-    pub unsafe fn record_queries(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, queries: u32, (rows, groups): (u32, u32)) {
+    /// `cmd` is recording outside a render pass, after the staging ring's first barrier and
+    /// the hit pass (whose dependency ends at transfers); by submission the slot's upload
+    /// buffer holds the frame's words ([`GpuResultsKit::write_upload`]).
+    pub unsafe fn record_queries(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        (queries, copy_groups): (u32, u32),
+        (rows, groups): (u32, u32),
+    ) {
         let Some(s) = self.slots.get(slot) else { return };
         let layout = self.layout;
         // Two uvec4: queries, detail, jobs word, draw rows word; draw rows, table groups, unused.
@@ -55,20 +63,17 @@ impl GpuResultsKit {
         let mut push_bytes = [0u8; PUSH_BYTES as usize];
         words_to_bytes(push, &mut push_bytes);
         // The hit pass's dependency ends at transfers (the same in every configuration, so
-        // every picker's pass stays compatible): chained from there to this pass's reads, with
-        // the upload's copy (this pass binds the whole buffer, so its writes wait too).
-        let inputs = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        // every picker's pass stays compatible): chained from there to this pass's reads.
+        let attachments = vk::MemoryBarrier::default().dst_access_mask(vk::AccessFlags::SHADER_READ);
         // SAFETY: the caller's contract; the pipeline, layout, set and buffers are the kit's,
         // live for the picker's life, which outlives the host's command buffers.
         unsafe {
             let (transfer, compute) = (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER);
-            device.cmd_pipeline_barrier(cmd, transfer, compute, vk::DependencyFlags::empty(), &[inputs], &[], &[]);
+            device.cmd_pipeline_barrier(cmd, transfer, compute, vk::DependencyFlags::empty(), &[attachments], &[], &[]);
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline.handle);
             device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline_layout.handle, 0, &[s.set], &[]);
             device.cmd_push_constants(cmd, self.pipeline_layout.handle, vk::ShaderStageFlags::COMPUTE, 0, &push_bytes);
-            device.cmd_dispatch(cmd, queries, 1, 1);
+            device.cmd_dispatch(cmd, queries + copy_groups, 1, 1);
         }
     }
 

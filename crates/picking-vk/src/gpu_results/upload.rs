@@ -1,15 +1,22 @@
 //! What the CPU knows of a frame's GPU results reaches the results buffer through the slot's
-//! upload buffer: the frame copies it over, and recording fills it in. So the results buffer
-//! changes only on the GPU, after the frame's first barrier, which waits for the host's
+//! upload buffer: recording writes it there, and the frame's commands carry it over (the
+//! results pass where the set has point or radius queries, else a copy). So the results
+//! buffer changes only on the GPU, after the frame's first barrier, which waits for the host's
 //! readers: a host may still be reading the slot's earlier frame while this one is recorded.
 //!
-//! The copy is recorded before the results pass, so that pass's barrier also orders it (the
-//! pass binds the whole buffer), while the spans are known only once the rectangles are
-//! recorded: the regions are what the frame's layout allows, and the words are written after.
+//! Those commands are recorded before the rectangles, whose spans recording writes only
+//! after: what they carry over is sized by what the frame's layout allows (the copy), or read
+//! from the upload's own header (the pass).
 
 use super::kit::{GpuResultsKit, Scratch};
 use super::layout::{lookup_buckets, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use ash::vk;
+
+/// Words one workgroup of the results pass copies of the rectangles' spans and lookup, at
+/// least (its 128 threads, 8 words each).
+const COPY_GROUP_WORDS: u64 = 1024;
+/// The most workgroups that copy them (each loops over the rest).
+const MAX_COPY_GROUPS: u64 = 64;
 
 /// What a frame may write: sizes known before the rectangles are recorded.
 #[derive(Clone, Copy, Debug)]
@@ -22,9 +29,21 @@ pub(crate) struct UploadExtent {
 }
 
 impl UploadExtent {
+    /// The words of spans and bucket starts the frame may write: a span takes one table entry
+    /// at least.
+    fn lookup_words(self, layout: &ResultsLayout) -> Option<(u64, u64)> {
+        let entries = self.entries?;
+        Some((SPAN_WORDS * u64::from(entries), u64::from(lookup_buckets(entries, layout.lookup_buckets)) + 1))
+    }
+
+    /// The results pass's workgroups past the queries, which copy the spans and lookup.
+    pub fn copy_groups(self, layout: &ResultsLayout) -> u32 {
+        self.lookup_words(layout).map_or(0, |(spans, starts)| (spans + starts).div_ceil(COPY_GROUP_WORDS).clamp(1, MAX_COPY_GROUPS) as u32)
+    }
+
     /// The regions (in bytes) the frame may write, in both buffers: the header and every hit,
-    /// the spans and the lookup's bucket starts (a span takes one table entry at least), the
-    /// jobs and the rows. Words the frame leaves unwritten are never read.
+    /// the spans and the lookup's bucket starts, the jobs and the rows. Words the frame leaves
+    /// unwritten are never read.
     fn regions(self, layout: &ResultsLayout) -> Vec<vk::BufferCopy> {
         let region = |word: u64, words: u64| {
             let offset = 4 * (HEADER_WORDS + word);
@@ -32,9 +51,9 @@ impl UploadExtent {
         };
         let n = u64::from(self.queries);
         let mut regions = vec![vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) }];
-        if let Some(entries) = self.entries {
-            regions.push(region(layout.spans_word(), SPAN_WORDS * u64::from(entries)));
-            regions.push(region(layout.starts_word(), u64::from(lookup_buckets(entries, layout.lookup_buckets)) + 1));
+        if let Some((spans, starts)) = self.lookup_words(layout) {
+            regions.push(region(layout.spans_word(), spans));
+            regions.push(region(layout.starts_word(), starts));
         }
         regions.push(region(layout.jobs_word(), JOB_WORDS * n));
         regions.push(region(layout.rows_word(), ROW_WORDS * u64::from(self.rows)));
@@ -43,7 +62,7 @@ impl UploadExtent {
     }
 }
 
-/// A slot's mapped upload buffer being written, within the regions its frame copies.
+/// A slot's mapped upload buffer being written, within the regions its frame may write.
 pub(crate) struct Upload<'a> {
     bytes: &'a mut [u8],
     regions: &'a [vk::BufferCopy],
@@ -57,7 +76,7 @@ impl Upload<'_> {
         let offset = 4 * at;
         debug_assert!(
             words.is_empty() || self.regions.iter().any(|r| r.src_offset <= offset && offset + from.len() as u64 <= r.src_offset + r.size),
-            "words {at}.. outside what the frame copies"
+            "words {at}.. outside what the frame may write"
         );
         let to = usize::try_from(offset).ok().and_then(|o| self.bytes.get_mut(o..)).unwrap_or_default();
         let n = from.len().min(to.len());
@@ -66,33 +85,37 @@ impl Upload<'_> {
 }
 
 impl GpuResultsKit {
-    /// Records the copy of slot `slot`'s upload buffer into its results buffer over what a
-    /// frame of `extent` may write; [`GpuResultsKit::write_upload`] then writes it.
-    ///
-    /// # Safety
-    /// `cmd` is recording outside a render pass, after the frame's first barrier
-    /// ([`GpuResultsKit::first_barrier`]) and before the results pass's barrier (or, without a
-    /// results pass, the frame's last barrier), which makes the copy visible.
-    pub unsafe fn record_upload(&mut self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, extent: UploadExtent) {
+    /// Notes what a frame of `extent` may write (for [`GpuResultsKit::record_upload_copy`] and
+    /// [`GpuResultsKit::write_upload`]).
+    pub fn plan_upload(&mut self, extent: UploadExtent) {
         self.regions = extent.regions(&self.layout);
-        let Some(s) = self.slots.get(slot) else { return };
         // Regions past the buffer's end are cut to it (the sizes were checked when the frame
         // was prepared, so none is).
-        let end = s.results.bytes().min(s.upload.bytes());
+        let end = self.layout.bytes();
         self.regions.retain_mut(|r| {
             r.size = r.size.min(end.saturating_sub(r.src_offset));
             r.size > 0
         });
+    }
+
+    /// Records the copy of slot `slot`'s upload buffer into its results buffer over what the
+    /// planned frame may write, for a set without a results pass to carry it over.
+    ///
+    /// # Safety
+    /// `cmd` is recording outside a render pass, after the frame's first barrier
+    /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the copy visible;
+    /// nothing between them writes the results buffer but the rectangle counts' copy.
+    pub unsafe fn record_upload_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
+        let Some(s) = self.slots.get(slot).filter(|_| !self.regions.is_empty()) else { return };
         // SAFETY: the caller's contract; both buffers are the kit's, live for the picker's
-        // life, and every region lies inside both.
+        // life, and every region lies inside both (each `layout.bytes()` long).
         unsafe { device.cmd_copy_buffer(cmd, s.upload.buffer, s.results.buffer, &self.regions) };
     }
 
-    /// Calls `write` with slot `slot`'s upload buffer (within the regions of the last
-    /// [`GpuResultsKit::record_upload`]), scratch lists for the spans and lookup, and the
-    /// buffer's layout. The slot's previous frame has completed, so its copy no longer reads
-    /// the buffer; the memory is host-coherent (checked at creation), so the writes reach the
-    /// device at submission.
+    /// Calls `write` with slot `slot`'s upload buffer (within the planned frame's regions),
+    /// scratch lists for the spans and lookup, and the buffer's layout. The slot's previous
+    /// frame has completed, so its commands no longer read the buffer; the memory is
+    /// host-coherent (checked at creation), so the writes reach the device at submission.
     pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
         let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
         write(&mut Upload { bytes, regions: &self.regions }, &mut self.scratch, &self.layout);

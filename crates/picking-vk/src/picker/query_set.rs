@@ -217,12 +217,12 @@ impl Picker {
     }
 }
 
-/// Records the GPU results' upload for `layout`'s frame (whose point and radius queries
-/// recorded `rows` draws and met `groups` table groups) and, with point or radius queries,
-/// the results pass.
+/// Records what carries `layout`'s frame's GPU results upload over: with point or radius
+/// queries (which recorded `rows` draws and met `groups` table groups) the results pass, else
+/// a copy.
 ///
 /// # Safety
-/// As [`GpuResultsKit::record_queries`], the upload not yet recorded.
+/// As [`GpuResultsKit::record_queries`].
 unsafe fn record_results_pass(
     kit: &mut GpuResultsKit,
     device: &ash::Device,
@@ -233,11 +233,14 @@ unsafe fn record_results_pass(
 ) {
     let rects = layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
     let (queries, entries) = (layout.queries.len() as u32, rects.then_some(layout.table_used as u32));
-    // SAFETY: the caller's contract.
+    let extent = UploadExtent { queries, rows: rows + 2 * groups, entries };
+    kit.plan_upload(extent);
+    // SAFETY: the caller's contract; the upload is written before the command buffer ends.
     unsafe {
-        kit.record_upload(device, cmd, slot, UploadExtent { queries, rows: rows + 2 * groups, entries });
         if layout.has_hits() {
-            kit.record_queries(device, cmd, slot, queries, (rows, groups));
+            kit.record_queries(device, cmd, slot, (queries, extent.copy_groups(&kit.layout)), (rows, groups));
+        } else {
+            kit.record_upload_copy(device, cmd, slot);
         }
     }
 }
