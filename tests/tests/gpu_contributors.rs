@@ -2,8 +2,8 @@
 //! vertex shader builds, drawn through `picking_vk_host::Billboards`) among the meshes of
 //! random scenes, against the ray oracle with the billboards as world-space triangles: IDs
 //! depth-sort against meshes, hits name the contributor, its local index and instance, in
-//! point and radius queries, in the full-size ID image, on every pass path; and bad ranges
-//! are refused.
+//! point and radius queries, in the full-size ID image, on every pass path; placed anew per
+//! frame in flight, they pick where they were last placed; and bad ranges are refused.
 
 use glam::{UVec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
@@ -199,6 +199,57 @@ fn billboards_depth_sort_against_meshes_like_the_ray_oracle() {
     }
     eprintln!("contributors: {agree} unambiguous picks agree with the oracle, {on_billboards} on billboards ({in_front} in front of a mesh), {behind} mesh hits with a billboard behind");
     assert!(agree > 300 && on_billboards > 60 && in_front > 10 && behind > 10, "{agree} / {on_billboards} / {in_front} / {behind}");
+    drop(picker);
+    gpu.assert_no_validation_messages();
+}
+
+/// Billboards an animation moves: each frame in flight places them in a region of its own
+/// (`Billboards::with_regions`, `place`), and a pick (and the ID image that finds covered
+/// pixels) reads where the region last placed puts them: they agree with the oracle at their
+/// new places, then back at the first ones, where picks under the other placement differ.
+#[test]
+fn billboards_placed_in_a_region_pick_where_that_region_puts_them() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default().with_max_queries(64));
+    let seed = 44;
+    let scene = Scene::random(seed);
+    let gs = scene.upload(&gpu.ctx);
+    let boards = billboards(seed);
+    let moved: Vec<Billboard> = boards.iter().map(|b| Billboard { centre: b.centre + Vec3::new(0.6, -0.4, 0.0), ..*b }).collect();
+    let mut contributor = Billboards::with_regions(&gpu.ctx, &boards, FIRST_ID, 2).expect("billboards");
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let camera = OracleCamera::new(view, proj, [0.0, 0.0, f64::from(W), f64::from(H)]);
+    let (mut agree, mut changed) = (0, 0);
+    for (round, (region, placed, other)) in [(1u32, &moved, &boards), (0, &boards, &moved)].into_iter().enumerate() {
+        let centres: Vec<Vec3> = placed.iter().map(|b| b.centre).collect();
+        // SAFETY: every earlier frame was waited for.
+        unsafe { contributor.place(region, &centres) }.expect("place");
+        let list: [&dyn PickContributor; 1] = [&contributor];
+        let request = PickRequest::new(Viewport::full(W, H), view, proj).with_contributors(&list);
+        let oracle = Oracle::new(&with_billboards(&scene, placed, view, |_| true), camera);
+        let elsewhere = Oracle::new(&with_billboards(&scene, other, view, |_| true), camera);
+        // Pixels where either placement shows a billboard (every other one, in a grid), and some
+        // others.
+        let is_board = |hit: Option<picking_vk_tests::oracle::OracleHit>| hit.is_some_and(|h| (FIRST_ID..FIRST_ID + boards.len() as u64).contains(&h.id));
+        let grid = (0..H).step_by(2).flat_map(|y| (0..W).step_by(2).map(move |x| UVec2::new(x, y)));
+        let mut pixels: Vec<UVec2> = grid.filter(|&p| is_board(oracle.pick(p).hit) || is_board(elsewhere.pick(p).hit)).take(320).collect();
+        pixels.extend(random_pixels(seed + round as u64, 64, W, H));
+        for (pixel, got) in pick_points(&gpu, &mut picker, &request, &pixels, &gs.draws) {
+            let want = oracle.pick(pixel);
+            if want.ambiguous {
+                continue;
+            }
+            assert_eq!(got, want.hit.map(|h| h.id), "round {round} pixel {pixel}");
+            agree += 1;
+            let before = elsewhere.pick(pixel);
+            changed += usize::from(!before.ambiguous && before.hit.map(|h| h.id) != got);
+        }
+    }
+    eprintln!("placed billboards: {agree} picks agree with the oracle, {changed} differ from the other placement's");
+    assert!(agree > 250 && changed > 60, "{agree} / {changed}");
+    // SAFETY: refused before anything is written.
+    assert!(unsafe { contributor.place(2, &[]) }.is_err(), "a region past those made is refused");
+    drop((gs, contributor));
     drop(picker);
     gpu.assert_no_validation_messages();
 }

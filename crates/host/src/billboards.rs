@@ -3,7 +3,8 @@
 //! buffers (the vertex shader builds each square from its centre and the camera's axes), so
 //! [`Billboards`] implements [`PickContributor`]: it reserves an ID range (billboard `i` is ID
 //! `first_id + i`, instance `i`), builds a pick pipeline for whatever pass the picker names,
-//! and draws into it with the contributor GLSL's `pick_write`.
+//! and draws into it with the contributor GLSL's `pick_write`. Each frame in flight may place
+//! them apart ([`Billboards::with_regions`], [`Billboards::place`]): an animation moves them.
 
 use crate::vk_util::{self, PipelineDesc, RenderTarget};
 use ash::vk;
@@ -39,6 +40,11 @@ impl Billboard {
     }
 }
 
+/// A billboard's instance record: centre, size, colour.
+fn record(b: &Billboard) -> [f32; 8] {
+    [b.centre.x, b.centre.y, b.centre.z, b.size, b.color[0], b.color[1], b.color[2], b.color[3]]
+}
+
 /// The camera's world-space right and up axes.
 fn axes(view: Mat4) -> (Vec3, Vec3) {
     let to_world = view.inverse();
@@ -71,7 +77,13 @@ type PipelineKey = (TargetKey, Flavour, vk::CompareOp);
 /// dropped).
 pub struct Billboards {
     device: ash::Device,
+    /// Per region, a record (centre, size, colour) per billboard.
     instances: HostBuffer,
+    /// The billboards as last placed (their sizes and colours never change).
+    boards: Vec<Billboard>,
+    /// The region draws read: the one last placed.
+    region: u32,
+    regions: u32,
     count: u32,
     ids: Range<u64>,
     layout: vk::PipelineLayout,
@@ -82,8 +94,14 @@ pub struct Billboards {
 impl Billboards {
     /// Uploads `billboards`, with IDs from `first_id`.
     pub fn new(ctx: &VulkanContext, billboards: &[Billboard], first_id: u64) -> Result<Self, ContextError> {
-        let data: Vec<[f32; 8]> =
-            billboards.iter().map(|b| [b.centre.x, b.centre.y, b.centre.z, b.size, b.color[0], b.color[1], b.color[2], b.color[3]]).collect();
+        Self::with_regions(ctx, billboards, first_id, 1)
+    }
+
+    /// As [`Billboards::new`], with `regions` places for them (one per frame in flight), each
+    /// set by [`Billboards::place`]; all start where `billboards` says, and draws read region 0.
+    pub fn with_regions(ctx: &VulkanContext, billboards: &[Billboard], first_id: u64, regions: u32) -> Result<Self, ContextError> {
+        let regions = regions.max(1);
+        let data: Vec<[f32; 8]> = (0..regions).flat_map(|_| billboards.iter().map(record)).collect();
         let instances = ctx.upload(&data, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(PUSH_BYTES as u32)];
         // SAFETY: valid create info on a live device.
@@ -91,6 +109,9 @@ impl Billboards {
         Ok(Billboards {
             device: ctx.device.clone(),
             instances,
+            boards: billboards.to_vec(),
+            region: 0,
+            regions,
             count: billboards.len() as u32,
             ids: first_id..first_id + billboards.len() as u64,
             layout,
@@ -125,6 +146,30 @@ impl Billboards {
     /// The billboards' IDs.
     pub fn ids(&self) -> Range<u64> {
         self.ids.clone()
+    }
+
+    /// Moves billboard `i` to `centres[i]` (those past its end stay) in region `region`, which
+    /// later draws and picks read.
+    ///
+    /// # Safety
+    /// No submitted work that reads region `region` is still running.
+    pub unsafe fn place(&mut self, region: u32, centres: &[Vec3]) -> Result<(), ContextError> {
+        if region >= self.regions {
+            return Err(ContextError::Invalid(format!("billboard region {region} of {}", self.regions)));
+        }
+        for (b, &centre) in self.boards.iter_mut().zip(centres) {
+            b.centre = centre;
+        }
+        let data: Vec<[f32; 8]> = self.boards.iter().map(record).collect();
+        // SAFETY: the caller's contract; the write lies in the region.
+        unsafe { self.instances.write(self.region_offset(region), &data) }?;
+        self.region = region;
+        Ok(())
+    }
+
+    /// Where region `region`'s records start in the instance buffer.
+    fn region_offset(&self, region: u32) -> u64 {
+        u64::from(region) * u64::from(self.count) * std::mem::size_of::<[f32; 8]>() as u64
     }
 
     /// Draws the billboards in a lit pass: subpass 0 of `render_pass` (one colour attachment
@@ -181,7 +226,7 @@ impl Billboards {
         unsafe {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
             d.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, 0, &push);
-            d.cmd_bind_vertex_buffers(cmd, 0, &[self.instances.buffer], &[0]);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[self.instances.buffer], &[self.region_offset(self.region)]);
             for &(first, count) in runs {
                 // The first instance offsets both the instance data and gl_InstanceIndex,
                 // from which the shader forms the ID.

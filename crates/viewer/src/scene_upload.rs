@@ -7,7 +7,7 @@
 use crate::objects::{ObjectKind, ObjectTable};
 use crate::pick_report::PickReport;
 use crate::scene::Scene;
-use glam::Mat4;
+use glam::{Mat4, Vec3};
 use picking_vk::{deform::DeformPose, PickDraw};
 use picking_vk_context::{ContextError, VulkanContext};
 use picking_vk_host::gpu_scene::PoseLayout;
@@ -80,7 +80,8 @@ impl UploadedScene {
         }
         if !scene.billboards.is_empty() {
             let boards: Vec<Billboard> = scene.billboards.iter().map(|b| Billboard { centre: b.centre, size: b.size, color: b.color }).collect();
-            gpu.billboards = Some(Billboards::new(ctx, &boards, crate::objects::BILLBOARD_ID_BASE)?);
+            // A place per pose region: playback moves them as it moves the nodes.
+            gpu.billboards = Some(Billboards::with_regions(ctx, &boards, crate::objects::BILLBOARD_ID_BASE, regions.max(1))?);
         }
         let mut uploaded = UploadedScene { gpu, node_slot, weight_index, mesh_prims, object_slots };
         // SAFETY: nothing has been submitted with the new buffer.
@@ -104,6 +105,11 @@ impl UploadedScene {
         let weighted: Vec<&[f32]> = scene.nodes.iter().zip(&self.weight_index).filter(|(_, k)| k.is_some()).map(|(n, _)| n.weights.as_slice()).collect();
         // SAFETY: the caller's contract.
         unsafe { self.gpu.write_pose(region, &worlds, &palettes, &weighted) }?;
+        if let Some(billboards) = self.gpu.billboards.as_mut() {
+            let centres: Vec<Vec3> = scene.billboards.iter().map(|b| b.centre).collect();
+            // SAFETY: as above.
+            unsafe { billboards.place(region, &centres) }?;
+        }
         let mut pick_draws = vec![];
         let mut windings = vec![];
         let mut poses = PoseCache::default();
