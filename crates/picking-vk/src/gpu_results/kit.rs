@@ -65,8 +65,12 @@ pub(crate) struct GpuResultsKit {
     /// Scratch for the spans and the lookup, built on the CPU and written into the buffer at
     /// once (reading back write-combined memory would be slow, and one copy writes fastest).
     pub(super) scratch: Scratch,
-    /// Scratch for the regions an upload copies.
+    /// The regions the frame being recorded may write.
     pub(super) regions: Vec<vk::BufferCopy>,
+    /// Whether its words are recorded as buffer updates, from `inline_bytes` (laid out as the
+    /// results buffer), rather than uploaded.
+    pub(super) inline: bool,
+    pub(super) inline_bytes: Vec<u8>,
 }
 
 impl GpuResultsKit {
@@ -114,6 +118,8 @@ impl GpuResultsKit {
             detail,
             scratch: Scratch::default(),
             regions: Vec::new(),
+            inline: false,
+            inline_bytes: Vec::new(),
         })
     }
 

@@ -1,12 +1,10 @@
 //! What the CPU knows of a frame's GPU results reaches the results buffer through the slot's
-//! upload buffer: recording writes it there, and the frame's commands carry it over (the
-//! results pass where the set has point or radius queries, else a copy). So the results
+//! upload buffer: recording writes it there, and the frame's results pass carries it over (it
+//! is recorded before the rectangles, whose spans recording writes only after, so it reads
+//! how many there are from the upload's own header). A set of rectangles alone, which has no
+//! such pass, records the words as buffer updates instead, once written. So the results
 //! buffer changes only on the GPU, after the frame's first barrier, which waits for the host's
 //! readers: a host may still be reading the slot's earlier frame while this one is recorded.
-//!
-//! Those commands are recorded before the rectangles, whose spans recording writes only
-//! after: what they carry over is sized by what the frame's layout allows (the copy), or read
-//! from the upload's own header (the pass).
 
 use super::kit::{GpuResultsKit, Scratch};
 use super::layout::{lookup_buckets, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
@@ -17,6 +15,8 @@ use ash::vk;
 const COPY_GROUP_WORDS: u64 = 1024;
 /// The most workgroups that copy them (each loops over the rest).
 const MAX_COPY_GROUPS: u64 = 64;
+/// The most bytes one `vkCmdUpdateBuffer` writes.
+const MAX_UPDATE_BYTES: usize = 65536;
 
 /// What a frame may write: sizes known before the rectangles are recorded.
 #[derive(Clone, Copy, Debug)]
@@ -85,9 +85,10 @@ impl Upload<'_> {
 }
 
 impl GpuResultsKit {
-    /// Notes what a frame of `extent` may write (for [`GpuResultsKit::record_upload_copy`] and
-    /// [`GpuResultsKit::write_upload`]).
-    pub fn plan_upload(&mut self, extent: UploadExtent) {
+    /// Notes what a frame of `extent` may write, and whether its words go into the command
+    /// buffer (`inline`: a set without a results pass to carry the upload over) rather than
+    /// the upload buffer.
+    pub fn plan_upload(&mut self, extent: UploadExtent, inline: bool) {
         self.regions = extent.regions(&self.layout);
         // Regions past the buffer's end are cut to it (the sizes were checked when the frame
         // was prepared, so none is).
@@ -96,28 +97,44 @@ impl GpuResultsKit {
             r.size = r.size.min(end.saturating_sub(r.src_offset));
             r.size > 0
         });
+        self.inline = inline;
     }
 
-    /// Records the copy of slot `slot`'s upload buffer into its results buffer over what the
-    /// planned frame may write, for a set without a results pass to carry it over.
+    /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer, or the
+    /// bytes [`GpuResultsKit::record_inline_updates`] records), within its regions, scratch
+    /// lists for the spans and lookup, and the buffer's layout. The slot's previous frame has
+    /// completed, so its commands no longer read the upload buffer; the memory is
+    /// host-coherent (checked at creation), so the writes reach the device at submission.
+    pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
+        let bytes = if self.inline {
+            self.inline_bytes.resize(self.layout.bytes() as usize, 0);
+            &mut self.inline_bytes[..]
+        } else {
+            let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
+            bytes
+        };
+        write(&mut Upload { bytes, regions: &self.regions }, &mut self.scratch, &self.layout);
+    }
+
+    /// Records the planned frame's words, written inline by [`GpuResultsKit::write_upload`],
+    /// as buffer updates into slot `slot`'s results buffer: no copy, whose transfer costs the
+    /// GPU more than these few words.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the frame's first barrier
-    /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the copy visible;
-    /// nothing between them writes the results buffer but the rectangle counts' copy.
-    pub unsafe fn record_upload_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
-        let Some(s) = self.slots.get(slot).filter(|_| !self.regions.is_empty()) else { return };
-        // SAFETY: the caller's contract; both buffers are the kit's, live for the picker's
-        // life, and every region lies inside both (each `layout.bytes()` long).
-        unsafe { device.cmd_copy_buffer(cmd, s.upload.buffer, s.results.buffer, &self.regions) };
-    }
-
-    /// Calls `write` with slot `slot`'s upload buffer (within the planned frame's regions),
-    /// scratch lists for the spans and lookup, and the buffer's layout. The slot's previous
-    /// frame has completed, so its commands no longer read the buffer; the memory is
-    /// host-coherent (checked at creation), so the writes reach the device at submission.
-    pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
-        let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
-        write(&mut Upload { bytes, regions: &self.regions }, &mut self.scratch, &self.layout);
+    /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the updates
+    /// visible; nothing between them writes these words.
+    pub unsafe fn record_inline_updates(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
+        let Some(s) = self.slots.get(slot).filter(|_| self.inline) else { return };
+        for r in &self.regions {
+            let (start, end) = (r.dst_offset as usize, (r.dst_offset + r.size) as usize);
+            let Some(words) = self.inline_bytes.get(start..end) else { continue };
+            for (k, chunk) in words.chunks(MAX_UPDATE_BYTES).enumerate() {
+                let offset = r.dst_offset + (k * MAX_UPDATE_BYTES) as u64;
+                // SAFETY: the caller's contract; the region lies inside the results buffer,
+                // and each update is a multiple of 4 bytes at a multiple of 4, at most 65,536.
+                unsafe { device.cmd_update_buffer(cmd, s.results.buffer, offset, chunk) };
+            }
+        }
     }
 }

@@ -206,6 +206,7 @@ impl Picker {
                 let (draws, spans, table) = (&s.draws, &s.spans, s.table.as_deref());
                 let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws, rows, spans, camera, table };
                 kit.write_upload(slot, |up, scratch, layout| write_results(up, &frame, scratch, layout));
+                kit.record_inline_updates(device, cmd, slot);
             }
             let last = results.as_deref().and_then(|k| k.last_barrier(slot, readers));
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
@@ -217,9 +218,9 @@ impl Picker {
     }
 }
 
-/// Records what carries `layout`'s frame's GPU results upload over: with point or radius
-/// queries (which recorded `rows` draws and met `groups` table groups) the results pass, else
-/// a copy.
+/// Plans `layout`'s frame's GPU results upload and, with point or radius queries (which
+/// recorded `rows` draws and met `groups` table groups), records the results pass that carries
+/// it over (without, the words are recorded as updates once written).
 ///
 /// # Safety
 /// As [`GpuResultsKit::record_queries`].
@@ -234,14 +235,11 @@ unsafe fn record_results_pass(
     let rects = layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
     let (queries, entries) = (layout.queries.len() as u32, rects.then_some(layout.table_used as u32));
     let extent = UploadExtent { queries, rows: rows + 2 * groups, entries };
-    kit.plan_upload(extent);
-    // SAFETY: the caller's contract; the upload is written before the command buffer ends.
-    unsafe {
-        if layout.has_hits() {
-            kit.record_queries(device, cmd, slot, (queries, extent.copy_groups(&kit.layout)), (rows, groups));
-        } else {
-            kit.record_upload_copy(device, cmd, slot);
-        }
+    // Without a results pass, the words are recorded as updates once written.
+    kit.plan_upload(extent, !layout.has_hits());
+    if layout.has_hits() {
+        // SAFETY: the caller's contract; the upload is written before the command buffer ends.
+        unsafe { kit.record_queries(device, cmd, slot, (queries, extent.copy_groups(&kit.layout)), (rows, groups)) };
     }
 }
 
