@@ -80,9 +80,10 @@ impl GpuResultsKit {
     /// Records the copy of the rectangle table's first `entries` pixel counts.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass, after a barrier that made the queries pass
-    /// and the rectangle table's writes visible to transfers; `table` holds at least `entries`
-    /// counts from its start.
+    /// `cmd` is recording outside a render pass, after barriers that order the results pass's
+    /// writes before transfer writes (the rectangle table clear's first one) and make the
+    /// table's writes visible to transfers; `table` holds at least `entries` counts from its
+    /// start.
     pub unsafe fn record_counts_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize, table: vk::Buffer, entries: u32) {
         let Some(s) = self.slots.get(slot) else { return };
         if entries == 0 {

@@ -41,16 +41,17 @@ impl UploadExtent {
         self.lookup_words(layout).map_or(0, |(spans, starts)| (spans + starts).div_ceil(COPY_GROUP_WORDS).clamp(1, MAX_COPY_GROUPS) as u32)
     }
 
-    /// The regions (in bytes) the frame may write, in both buffers: the header and every hit,
-    /// the spans and the lookup's bucket starts, the jobs and the rows. Words the frame leaves
-    /// unwritten are never read.
-    fn regions(self, layout: &ResultsLayout) -> Vec<vk::BufferCopy> {
+    /// Sets `regions` to the regions (in bytes) the frame may write, in both buffers: the
+    /// header and every hit, the spans and the lookup's bucket starts, the jobs and the rows.
+    /// Words the frame leaves unwritten are never read.
+    fn regions(self, layout: &ResultsLayout, regions: &mut Vec<vk::BufferCopy>) {
         let region = |word: u64, words: u64| {
             let offset = 4 * (HEADER_WORDS + word);
             vk::BufferCopy { src_offset: offset, dst_offset: offset, size: 4 * words }
         };
         let n = u64::from(self.queries);
-        let mut regions = vec![vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) }];
+        regions.clear();
+        regions.push(vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) });
         if let Some((spans, starts)) = self.lookup_words(layout) {
             regions.push(region(layout.spans_word(), spans));
             regions.push(region(layout.starts_word(), starts));
@@ -58,7 +59,6 @@ impl UploadExtent {
         regions.push(region(layout.jobs_word(), JOB_WORDS * n));
         regions.push(region(layout.rows_word(), ROW_WORDS * u64::from(self.rows)));
         regions.retain(|r| r.size > 0);
-        regions
     }
 }
 
@@ -89,7 +89,7 @@ impl GpuResultsKit {
     /// buffer (`inline`: a set without a results pass to carry the upload over) rather than
     /// the upload buffer.
     pub fn plan_upload(&mut self, extent: UploadExtent, inline: bool) {
-        self.regions = extent.regions(&self.layout);
+        extent.regions(&self.layout, &mut self.regions);
         // Regions past the buffer's end are cut to it (the sizes were checked when the frame
         // was prepared, so none is).
         let end = self.layout.bytes();

@@ -179,10 +179,11 @@ impl Picker {
             if let Some(kit) = gpu_plan {
                 kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, (&pairs.inputs, pairs.table), queries_ts);
             }
-            // The GPU results add no barrier beyond their pass's (which also orders their upload),
-            // the plan none beyond the one between its dispatches: theirs ride on the slot's
-            // first and last; the results pass writes the texels in place of the copies, and the
-            // rectangle counts' copy runs beside the table's.
+            // The GPU results add no barrier beyond their pass's (the host's writes to their
+            // upload reach the GPU at submission), the plan none beyond the one between its
+            // dispatches: theirs ride on the slot's first and last; the results pass writes the
+            // texels in place of the copies, and the rectangle counts' copy runs beside the
+            // table's.
             let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows));
             staging.begin(device, cmd, slot, results.as_deref().and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
@@ -197,7 +198,8 @@ impl Picker {
                 recorded += record_rects(&recording, kit, &mut self.layout, s, &mut self.entry_map, draws);
                 if record_table_copy(staging, device, cmd, kit, dst, &self.layout) {
                     if let Some(results) = results.as_deref() {
-                        // After the table's barrier, which also ordered the queries pass.
+                        // After the table's barrier; the table clear's first barrier ordered
+                        // the results pass before it.
                         results.record_counts_copy(device, cmd, slot, kit.table.buffer, self.layout.table_used as u32);
                     }
                 }
