@@ -66,7 +66,7 @@ pub(crate) struct GpuResultsKit {
     /// once (reading back write-combined memory would be slow, and one copy writes fastest).
     pub(super) scratch: Scratch,
     /// The regions the frame being recorded may write.
-    pub(super) regions: Vec<vk::BufferCopy>,
+    pub(super) regions: Vec<super::upload::Region>,
     /// Whether its words are recorded as buffer updates, from `inline_bytes` (laid out as the
     /// results buffer), rather than uploaded.
     pub(super) inline: bool,

@@ -1,9 +1,9 @@
 //! Recording a frame's GPU results. What the CPU knows (the header, the rectangles' spans and
-//! lookup, the jobs and draw rows) `picker::results_writer` uploads (`upload`), and the pass
-//! below carries it over (or, for a set of rectangles only, a copy); the GPU adds the rest: the compute pass over the point and
-//! radius queries right after the hit pass (it also writes their texels into the staging slot,
-//! in place of the readback copies), and a copy of the rectangle table's pixel counts beside
-//! the table's own copy. The results buffer's two barriers ride on the staging ring's own
+//! lookup, the jobs and draw rows) `picker::results_writer` uploads (`upload`); the GPU adds
+//! the rest: the compute pass over the point and radius queries right after the hit pass (it
+//! also carries the upload over, and writes the queries' texels into the staging slot in place
+//! of the readback copies), and a copy of the rectangle table's pixel counts beside the
+//! table's own copy. The results buffer's two barriers ride on the staging ring's own
 //! first and last barrier.
 
 use super::kit::{GpuResultsKit, PUSH_BYTES};

@@ -18,6 +18,13 @@ const MAX_COPY_GROUPS: u64 = 64;
 /// The most bytes one `vkCmdUpdateBuffer` writes.
 const MAX_UPDATE_BYTES: usize = 65536;
 
+/// A range of the results buffer's layout (in bytes) a frame may write.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region {
+    pub offset: u64,
+    pub size: u64,
+}
+
 /// What a frame may write: sizes known before the rectangles are recorded.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UploadExtent {
@@ -44,14 +51,11 @@ impl UploadExtent {
     /// Sets `regions` to the regions (in bytes) the frame may write, in both buffers: the
     /// header and every hit, the spans and the lookup's bucket starts, the jobs and the rows.
     /// Words the frame leaves unwritten are never read.
-    fn regions(self, layout: &ResultsLayout, regions: &mut Vec<vk::BufferCopy>) {
-        let region = |word: u64, words: u64| {
-            let offset = 4 * (HEADER_WORDS + word);
-            vk::BufferCopy { src_offset: offset, dst_offset: offset, size: 4 * words }
-        };
+    fn regions(self, layout: &ResultsLayout, regions: &mut Vec<Region>) {
+        let region = |word: u64, words: u64| Region { offset: 4 * (HEADER_WORDS + word), size: 4 * words };
         let n = u64::from(self.queries);
         regions.clear();
-        regions.push(vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) });
+        regions.push(Region { offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) });
         if let Some((spans, starts)) = self.lookup_words(layout) {
             regions.push(region(layout.spans_word(), spans));
             regions.push(region(layout.starts_word(), starts));
@@ -65,7 +69,7 @@ impl UploadExtent {
 /// A slot's mapped upload buffer being written, within the regions its frame may write.
 pub(crate) struct Upload<'a> {
     bytes: &'a mut [u8],
-    regions: &'a [vk::BufferCopy],
+    regions: &'a [Region],
 }
 
 impl Upload<'_> {
@@ -75,7 +79,7 @@ impl Upload<'_> {
         let from = bytemuck::cast_slice::<u32, u8>(words);
         let offset = 4 * at;
         debug_assert!(
-            words.is_empty() || self.regions.iter().any(|r| r.src_offset <= offset && offset + from.len() as u64 <= r.src_offset + r.size),
+            words.is_empty() || self.regions.iter().any(|r| r.offset <= offset && offset + from.len() as u64 <= r.offset + r.size),
             "words {at}.. outside what the frame may write"
         );
         let to = usize::try_from(offset).ok().and_then(|o| self.bytes.get_mut(o..)).unwrap_or_default();
@@ -94,7 +98,7 @@ impl GpuResultsKit {
         // was prepared, so none is).
         let end = self.layout.bytes();
         self.regions.retain_mut(|r| {
-            r.size = r.size.min(end.saturating_sub(r.src_offset));
+            r.size = r.size.min(end.saturating_sub(r.offset));
             r.size > 0
         });
         self.inline = inline;
@@ -127,10 +131,10 @@ impl GpuResultsKit {
     pub unsafe fn record_inline_updates(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
         let Some(s) = self.slots.get(slot).filter(|_| self.inline) else { return };
         for r in &self.regions {
-            let (start, end) = (r.dst_offset as usize, (r.dst_offset + r.size) as usize);
+            let (start, end) = (r.offset as usize, (r.offset + r.size) as usize);
             let Some(words) = self.inline_bytes.get(start..end) else { continue };
             for (k, chunk) in words.chunks(MAX_UPDATE_BYTES).enumerate() {
-                let offset = r.dst_offset + (k * MAX_UPDATE_BYTES) as u64;
+                let offset = r.offset + (k * MAX_UPDATE_BYTES) as u64;
                 // SAFETY: the caller's contract; the region lies inside the results buffer,
                 // and each update is a multiple of 4 bytes at a multiple of 4, at most 65,536.
                 unsafe { device.cmd_update_buffer(cmd, s.results.buffer, offset, chunk) };
