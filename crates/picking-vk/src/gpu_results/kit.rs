@@ -5,7 +5,7 @@
 //! the frame's texels straight from the hit pass's attachments and writes them into the
 //! staging slot, in place of copies.
 
-use super::layout::ResultsLayout;
+use super::layout::{Region, ResultsLayout};
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
@@ -66,7 +66,7 @@ pub(crate) struct GpuResultsKit {
     /// once (reading back write-combined memory would be slow, and one copy writes fastest).
     pub(super) scratch: Scratch,
     /// The regions the frame being recorded may write.
-    pub(super) regions: Vec<super::upload::Region>,
+    pub(super) regions: Vec<Region>,
     /// Whether its words are recorded as buffer updates, from `inline_bytes` (laid out as the
     /// results buffer), rather than uploaded.
     pub(super) inline: bool,

@@ -7,7 +7,7 @@
 //! readers: a host may still be reading the slot's earlier frame while this one is recorded.
 
 use super::kit::{GpuResultsKit, Scratch};
-use super::layout::{lookup_buckets, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
+use super::layout::{lookup_buckets, Region, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use ash::vk;
 
 /// Words one workgroup of the results pass copies of the rectangles' spans and lookup, at
@@ -17,13 +17,6 @@ const COPY_GROUP_WORDS: u64 = 1024;
 const MAX_COPY_GROUPS: u64 = 64;
 /// The most bytes one `vkCmdUpdateBuffer` writes.
 const MAX_UPDATE_BYTES: usize = 65536;
-
-/// A range of the results buffer's layout (in bytes) a frame may write.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Region {
-    pub offset: u64,
-    pub size: u64,
-}
 
 /// What a frame may write: sizes known before the rectangles are recorded.
 #[derive(Clone, Copy, Debug)]
