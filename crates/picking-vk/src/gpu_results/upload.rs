@@ -135,3 +135,44 @@ impl GpuResultsKit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regions(extent: UploadExtent, layout: &ResultsLayout) -> Vec<Region> {
+        let mut out = vec![Region { offset: 7, size: 7 }];
+        extent.regions(layout, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_frames_regions_cover_what_it_writes_and_lie_in_the_buffer() {
+        let layout = ResultsLayout::new(16, 4096, 64);
+        // Points only: the header and hits, the jobs, the rows; no spans, no copy groups.
+        let points = UploadExtent { queries: 3, rows: 10, entries: None };
+        let r = regions(points, &layout);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!((r[0].offset, r[0].size), (0, 4 * (8 + 8 * 3)));
+        assert_eq!((r[1].offset, r[1].size), (4 * (8 + layout.jobs_word()), 4 * 16 * 3));
+        assert_eq!((r[2].offset, r[2].size), (4 * (8 + layout.rows_word()), 4 * 2 * 10));
+        assert_eq!(points.copy_groups(&layout), 0);
+        // With rectangles: spans (6 words an entry) and bucket starts (buckets + 1) too.
+        let rects = UploadExtent { queries: 2, rows: 0, entries: Some(300) };
+        let r = regions(rects, &layout);
+        assert_eq!(r.len(), 4, "no rows region: {r:?}");
+        assert_eq!((r[1].offset, r[1].size), (4 * (8 + layout.spans_word()), 4 * 6 * 300));
+        assert_eq!((r[2].offset, r[2].size), (4 * (8 + layout.starts_word()), 4 * (512 + 1)));
+        assert_eq!(rects.copy_groups(&layout), (6 * 300 + 513u32).div_ceil(1024));
+        // A rectangle over nothing still has its starts (mask 1: three words); the most
+        // entries stay within the buffer, and the copy groups within their bound.
+        let empty = regions(UploadExtent { queries: 1, rows: 0, entries: Some(0) }, &layout);
+        let starts = empty.iter().find(|r| r.offset == 4 * (8 + layout.starts_word()));
+        assert_eq!(starts.map(|r| r.size), Some(4 * 3), "{empty:?}");
+        let most = UploadExtent { queries: 16, rows: 64, entries: Some(4096) };
+        for r in regions(most, &layout) {
+            assert!(r.offset + r.size <= layout.bytes(), "{r:?} past {}", layout.bytes());
+        }
+        assert_eq!(most.copy_groups(&layout), (6 * 4096 + 4097u32).div_ceil(1024).min(64));
+    }
+}
