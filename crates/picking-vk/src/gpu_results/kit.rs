@@ -26,7 +26,8 @@ const IMAGES: u32 = 4;
 /// One slot's results buffer, its upload buffer and the descriptor set that binds it.
 pub(crate) struct ResultSlot {
     pub results: GpuBuffer,
-    /// The results buffer's layout too; only the CPU's words are written and copied.
+    /// The results buffer's layout too; only the CPU's words are written, and the results
+    /// pass reads them.
     pub(super) upload: GpuBuffer,
     pub set: vk::DescriptorSet,
 }
@@ -84,8 +85,8 @@ impl GpuResultsKit {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::GpuOnly)?;
-            // Read by the results pass, or copied where a set has none.
-            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
+            // Read by the results pass only (a set without one records buffer updates).
+            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER;
             let upload = GpuBuffer::new(memory, "gpu results upload", layout.bytes(), upload_usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !upload.is_coherent() {

@@ -59,7 +59,8 @@ impl UploadExtent {
     }
 }
 
-/// A slot's mapped upload buffer being written, within the regions its frame may write.
+/// A frame's words being written (into the slot's mapped upload buffer, or the bytes recorded
+/// as buffer updates), within the regions the frame may write.
 pub(crate) struct Upload<'a> {
     bytes: &'a mut [u8],
     regions: &'a [Region],

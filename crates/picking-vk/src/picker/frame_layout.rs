@@ -202,6 +202,11 @@ impl FrameLayout {
     pub fn has_hits(&self) -> bool {
         self.queries.iter().any(|q| !matches!(q, QueryLayout::Rect { .. }))
     }
+
+    /// Whether any query is a rectangle.
+    pub fn has_rects(&self) -> bool {
+        self.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }))
+    }
 }
 
 /// Tiles `rect` is drawn in.

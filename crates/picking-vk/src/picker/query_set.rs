@@ -234,8 +234,7 @@ unsafe fn record_results_pass(
     layout: &FrameLayout,
     (rows, groups): (u32, u32),
 ) {
-    let rects = layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. }));
-    let (queries, entries) = (layout.queries.len() as u32, rects.then_some(layout.table_used as u32));
+    let (queries, entries) = (layout.queries.len() as u32, layout.has_rects().then_some(layout.table_used as u32));
     let extent = UploadExtent { queries, rows: rows + 2 * groups, entries };
     // Without a results pass, the words are recorded as updates once written.
     kit.plan_upload(extent, !layout.has_hits());
@@ -384,7 +383,7 @@ unsafe fn record_table_copy(
     dst: (vk::Buffer, u64),
     layout: &FrameLayout,
 ) -> bool {
-    if !layout.queries.iter().any(|q| matches!(q, QueryLayout::Rect { .. })) {
+    if !layout.has_rects() {
         return false;
     }
     let TableCopy { offset, used } = layout.table();

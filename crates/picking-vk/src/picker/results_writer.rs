@@ -1,5 +1,5 @@
 //! What recording writes into a slot's GPU results upload (`gpu_results::Upload`), which the
-//! frame copies into the results buffer: the header, for rectangles their (empty) hits, a span
+//! frame's commands carry over into the results buffer: the header, for rectangles their (empty) hits, a span
 //! per recorded draw (object, query, its instances and table entries) and the lookup over the
 //! spans by (query, object); and the results pass's input: a job per query (where its texels
 //! lie in the attachments, its pixel or disc, its rule) and the rows of the draws the point
