@@ -21,7 +21,8 @@ const FAR: f64 = 1.0e3;
 /// its half-unit corners). Skinned and morphed meshes stay whole. Extends `worlds` for the
 /// new nodes.
 pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
-    for m in 0..scene.meshes.len() {
+    // The nodes added below draw the new meshes only, so the file's meshes keep these users.
+    for (m, users) in scene.mesh_users().into_iter().enumerate() {
         let mesh = &scene.meshes[m];
         let rigid = !is_skinned(mesh) && mesh.target_count() == 0;
         let Some((lo, hi)) = mesh_box(mesh) else { continue };
@@ -30,7 +31,6 @@ pub fn split_far_primitives(scene: &mut Scene, worlds: &mut Vec<DMat4>) {
         }
         let moved: Vec<_> = scene.meshes[m].primitives.drain(1..).collect();
         let (name, first) = (scene.meshes[m].name.clone(), scene.meshes[m].first_primitive);
-        let users: Vec<usize> = (0..scene.nodes.len()).filter(|&n| scene.nodes[n].mesh == Some(m)).collect();
         for (k, primitive) in moved.into_iter().enumerate() {
             let own = scene.meshes.len();
             let first_primitive = first + 1 + k as u32;
