@@ -3,7 +3,8 @@
 //! random scenes, against the ray oracle with the billboards as world-space triangles: IDs
 //! depth-sort against meshes, hits name the contributor, its local index and instance, in
 //! point and radius queries, in the full-size ID image, on every pass path; placed anew per
-//! frame in flight, they pick where they were last placed; and bad ranges are refused.
+//! frame in flight, they pick where they were last placed; bad ranges are refused, and a
+//! contributor is asked its range once a recording.
 
 use glam::{UVec2, Vec3};
 use picking_vk::debug::{IdCopy, IdImage};
@@ -293,5 +294,50 @@ fn contributor_ranges_that_clash_are_refused() {
         }
     }
     drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
+
+/// A contributor that counts how often it is asked its range, and gives a different one each
+/// time (the trait no longer asks for a fixed one).
+struct Counted(std::sync::atomic::AtomicU64);
+
+// SAFETY: `record` records nothing.
+unsafe impl PickContributor for Counted {
+    fn ids(&self) -> std::ops::Range<u64> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let start = 1u64 << 40 | n << 8;
+        start..start + 16
+    }
+    unsafe fn record(&self, _: &picking_vk::contributor::ContributorContext<'_>) {}
+}
+
+#[test]
+fn a_contributor_is_asked_its_range_once_a_recording() {
+    let gpu = Gpu::new();
+    let mut picker = gpu.picker(PickerConfig::default());
+    let scene = Scene::random(4);
+    let gs = scene.upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let counted = Counted(Default::default());
+    let list: [&dyn PickContributor; 1] = [&counted];
+    let request = PickRequest::new(Viewport::full(W, H), view, proj).with_contributors(&list);
+    // Three regions (each records the contributor) and a rectangle.
+    let queries = [
+        PickQuery::Point(UVec2::new(5, 5)),
+        PickQuery::Point(UVec2::new(80, 60)),
+        PickQuery::Radius { pixel: UVec2::new(40, 40), radius: 3, snap: Snap::Nearest },
+        PickQuery::Rect { rect: picking_vk::PixelRect::new(UVec2::new(10, 10), UVec2::new(30, 30)), mode: picking_vk::RectMode::Visible },
+    ];
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &queries, &gs.draws) }.map(|_| ()).expect("record"));
+    // SAFETY: `run` waited for the frame.
+    unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+    assert_eq!(counted.0.load(std::sync::atomic::Ordering::Relaxed), 1, "Picker::record asks once");
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { IdImage::new(gpu.ctx.host_device(), W, H) }.expect("id image");
+    // SAFETY: recording outside a render pass; the draws' buffers outlive the wait.
+    gpu.run(|cmd| unsafe { image.record(cmd, &request, &gs.draws, None, IdCopy::Whole) }.map(|_| ()).expect("record the image"));
+    assert_eq!(counted.0.load(std::sync::atomic::Ordering::Relaxed), 2, "IdImage::record asks once");
+    drop((image, picker, gs));
     gpu.assert_no_validation_messages();
 }

@@ -146,12 +146,12 @@ impl IdImage {
         if let Some(w) = &request.host_writes {
             w.check()?;
         }
-        crate::draw::contributor::check_ranges(request.contributors, draws)?;
+        let contributor_ids = crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
         self.recordings += 1;
         self.kit.instance_sets.begin_frame(self.recordings, self.recordings);
-        let recording =
-            PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor }, draws, &self.plan)?.with_contributors(request);
+        let recording = PassRecording::prepare(&mut self.kit, cmd, &self.targets, &camera, Framing::FullView { scissor }, draws, &self.plan)?
+            .with_contributors(request, contributor_ids);
         let mut snapshots = Vec::new();
         // SAFETY: the caller's contract covers `cmd` and the buffers; `prepare` passed.
         let stats = unsafe {

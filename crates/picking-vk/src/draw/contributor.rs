@@ -77,11 +77,13 @@ pub struct ContributorContext<'a> {
 /// implementation guarantees what those rely on: [`PickContributor::record`] binds its own
 /// pipeline (built for the context's `target`), descriptor sets, vertex buffers and push
 /// constants, leaves viewport and scissor as they are, does not end the pass, and keeps every
-/// resource it records alive until the frame completes; [`PickContributor::ids`] gives the
-/// same range on every call.
+/// resource it records alive until the frame completes. (The picker asks
+/// [`PickContributor::ids`] once a recording and uses that range for the whole frame, so a
+/// range that changes between calls is no breach.)
 pub unsafe trait PickContributor: Sync {
     /// The object IDs its fragments write: not empty, never 0, and no [`PickDraw`] or other
-    /// contributor of the same request uses them.
+    /// contributor of the same request uses them. Asked once per recording (per
+    /// [`crate::Picker::record`] or [`crate::debug::IdImage::record`]).
     fn ids(&self) -> Range<u64>;
 
     /// Records its draws. Called once per region the pass draws (a point, a radius cell, or
@@ -104,9 +106,10 @@ pub struct ContributorHit {
     pub local: u64,
 }
 
-/// Checks that the contributors' ranges are valid, disjoint, and used by no draw: O(draws x
-/// contributors), nothing for a request without contributors.
-pub(crate) fn check_ranges(contributors: &[&dyn PickContributor], draws: &[PickDraw]) -> Result<(), PickError> {
+/// Asks each contributor for its range, once a recording, and checks that the ranges are
+/// valid, disjoint, and used by no draw: O(draws x contributors), nothing (and no allocation)
+/// for a request without contributors. The recording draws and resolves with these ranges.
+pub(crate) fn check_ranges(contributors: &[&dyn PickContributor], draws: &[PickDraw]) -> Result<Vec<Range<u64>>, PickError> {
     let ranges: Vec<Range<u64>> = contributors.iter().map(|c| c.ids()).collect();
     for (i, r) in ranges.iter().enumerate() {
         if r.start == 0 || r.is_empty() {
@@ -120,10 +123,10 @@ pub(crate) fn check_ranges(contributors: &[&dyn PickContributor], draws: &[PickD
         }
     }
     if ranges.is_empty() {
-        return Ok(());
+        return Ok(ranges);
     }
     if let Some((index, d)) = draws.iter().enumerate().find(|(_, d)| ranges.iter().any(|r| r.contains(&d.id.get()))) {
         return Err(PickError::InvalidDraw { index, reason: format!("ID {} lies in a contributor's range", d.id) });
     }
-    Ok(())
+    Ok(ranges)
 }

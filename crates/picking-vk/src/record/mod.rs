@@ -34,6 +34,7 @@ use bind::{instance_attributes, Bindings};
 use glam::{Mat4, Vec2};
 use push::{deform_push, storage_words, words_to_bytes};
 use std::cell::Cell;
+use std::ops::Range;
 pub(crate) use view::Framing;
 
 /// The pipeline a draw needs. While batch rows are free (`rows_used < batch_rows`),
@@ -93,6 +94,8 @@ pub(crate) struct PassRecording<'a> {
     pub max_draw_indirect_count: u32,
     /// The request's contributors, recorded after the planned draws of each region.
     pub contributors: &'a [&'a dyn PickContributor],
+    /// Their ID ranges, asked once (`contributor::check_ranges`).
+    contributor_ids: Vec<Range<u64>>,
     /// The request's ignore rules and filter, for the contributors.
     admission: Admission<'a>,
     /// Target pixel minus host pixel under the viewport last set (hooks see host pixels).
@@ -132,6 +135,7 @@ impl<'a> PassRecording<'a> {
             framing,
             max_draw_indirect_count: kit.max_draw_indirect_count,
             contributors: &[],
+            contributor_ids: Vec::new(),
             admission: Admission::new(&[], None),
             pixel_shift: Cell::new(Vec2::ZERO),
             gpu_plan: None,
@@ -145,9 +149,11 @@ impl<'a> PassRecording<'a> {
     }
 
     /// Sets the contributors recorded with every region: `request`'s, with its ignore rules
-    /// and filter.
-    pub fn with_contributors(mut self, request: &PickRequest<'a>) -> Self {
+    /// and filter, and the ID ranges `check_ranges` took from them (one per contributor).
+    pub fn with_contributors(mut self, request: &PickRequest<'a>, ids: Vec<Range<u64>>) -> Self {
+        debug_assert_eq!(ids.len(), request.contributors.len());
         self.contributors = request.contributors;
+        self.contributor_ids = ids;
         self.admission = Admission::new(request.ignore, request.filter);
         self
     }
@@ -167,8 +173,8 @@ impl<'a> PassRecording<'a> {
             PipelineTarget::Formats { .. } => ContributorTarget::Formats { colors: &colors, depth },
         };
         let depth_compare = self.camera.depth.nearer_wins();
-        for (index, contributor) in self.contributors.iter().enumerate() {
-            let ids = contributor.ids();
+        for (index, (contributor, ids)) in self.contributors.iter().zip(&self.contributor_ids).enumerate() {
+            let ids = ids.clone();
             let Ok(id) = crate::id::ObjectId::new(ids.start) else { continue };
             let draw_index = snapshots.len() as u32;
             snapshots.push(DrawSnapshot::contributor(index, ids, id));
