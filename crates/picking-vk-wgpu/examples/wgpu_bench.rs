@@ -115,7 +115,7 @@ fn main() -> Result<(), Error> {
         match (mode, pick) {
             (Mode::SameFrame, Some(pick)) => {
                 let ticket = pick.ticket();
-                pick.submit([first], []);
+                pick.submit([first], [])?;
                 let submitted = Instant::now();
                 let results = picker.wait_results(&ticket, Duration::from_secs(2))?;
                 wait.push(submitted.elapsed().as_secs_f64() * 1e6);
@@ -123,7 +123,7 @@ fn main() -> Result<(), Error> {
                 gpu.queue.submit([encoder.finish()]);
             }
             (_, Some(pick)) => {
-                pick.submit([first], [encoder.finish()]);
+                pick.submit([first], [encoder.finish()])?;
                 for results in picker.poll_results()? {
                     pick_us.extend(results.stats.gpu_time_ns.map(|ns| ns / 1000.0));
                 }

@@ -1,6 +1,7 @@
 //! [`PickCommands`]: a recorded pick, submitted only together with the transitions that make
 //! its reads known to wgpu, and the signal that tells the picker when it completed.
 
+use crate::error::{captured, WgpuPickError};
 use picking_vk::PickTicket;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -63,6 +64,7 @@ impl SlotSignal {
 pub struct PickCommands {
     /// Both command buffers, `None` once submitted.
     buffers: Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)>,
+    device: wgpu::Device,
     queue: wgpu::Queue,
     ticket: PickTicket,
     signal: Arc<SlotSignal>,
@@ -75,12 +77,12 @@ pub struct PickCommands {
 impl PickCommands {
     pub(crate) fn new(
         (transitions, pick): (wgpu::CommandBuffer, wgpu::CommandBuffer),
-        queue: wgpu::Queue,
+        (device, queue): (wgpu::Device, wgpu::Queue),
         ticket: PickTicket,
         signal: Arc<SlotSignal>,
         picker_alive: Arc<Mutex<bool>>,
     ) -> Self {
-        PickCommands { buffers: Some((transitions, pick)), queue, ticket, signal, picker_alive }
+        PickCommands { buffers: Some((transitions, pick)), device, queue, ticket, signal, picker_alive }
     }
 
     /// Which slot and frame the results will carry (for [`crate::WgpuPicker::wait_results`]
@@ -95,25 +97,36 @@ impl PickCommands {
     /// the pick, or that read its GPU results: [`crate::WgpuPicker::gpu_results`]). Returns the
     /// submission's index. Where the picker was dropped already, the pick is left out (and
     /// lost) and `before` and `after` are submitted alone.
+    ///
+    /// Where wgpu refuses the submission (a buffer the pick or the app's work uses was
+    /// destroyed since recording, an invalid command buffer of the app's, ...), none of it
+    /// runs: the error is [`WgpuPickError::Submit`] (wgpu's own error scopes on this thread
+    /// catch it, so the app's do not see it), and the pick is lost as if dropped.
     pub fn submit(
         mut self,
         before: impl IntoIterator<Item = wgpu::CommandBuffer>,
         after: impl IntoIterator<Item = wgpu::CommandBuffer>,
-    ) -> wgpu::SubmissionIndex {
+    ) -> Result<wgpu::SubmissionIndex, WgpuPickError> {
         let (transitions, pick) = self.buffers.take().expect("PickCommands are submitted once: submit takes them by value");
         let alive = self.picker_alive.lock().unwrap_or_else(|e| e.into_inner());
         if !*alive {
             self.signal.state.store(DROPPED, Ordering::Release);
-            return self.queue.submit(before.into_iter().chain(after));
+            let (index, refused) = captured(&self.device, || self.queue.submit(before.into_iter().chain(after)));
+            return refused.map_or(Ok(index), |e| Err(WgpuPickError::Submit(e)));
         }
-        let index = self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after));
+        let (index, refused) = captured(&self.device, || self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after)));
         drop(alive);
+        if let Some(e) = refused {
+            // Nothing of it was submitted: the slot is freed as for dropped commands.
+            self.signal.state.store(DROPPED, Ordering::Release);
+            return Err(WgpuPickError::Submit(e));
+        }
         *self.signal.submission.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
         self.signal.state.store(SUBMITTED, Ordering::Release);
         // Called once everything submitted so far (this submission included) completed.
         let signal = Arc::clone(&self.signal);
         self.queue.on_submitted_work_done(move || signal.complete());
-        index
+        Ok(index)
     }
 }
 

@@ -53,6 +53,11 @@ pub enum WgpuPickError {
     /// was recorded.
     #[error("wgpu refused the pick's resources: {0}")]
     Wgpu(String),
+    /// wgpu refused a submission of [`crate::PickCommands::submit`] (a buffer in it was
+    /// destroyed after recording, one of the app's command buffers is invalid, or the like):
+    /// nothing in it ran, neither the pick (which is lost) nor the app's `before` and `after`.
+    #[error("wgpu refused the submission, none of which ran: {0}")]
+    Submit(String),
     /// The GPU did not finish a pick within the time given.
     #[error("the pick's submission did not complete within the timeout")]
     Timeout,
@@ -87,11 +92,33 @@ impl WgpuPickError {
 pub(crate) fn validated<T>(device: &wgpu::Device, what: &str, work: impl FnOnce() -> T) -> Result<T, WgpuPickError> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let value = work();
-    // wgpu-core answers at once: the future is ready when first polled.
-    let mut popped = std::pin::pin!(scope.pop());
-    match std::future::Future::poll(popped.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(None) => Ok(value),
-        std::task::Poll::Ready(Some(e)) => Err(WgpuPickError::Wgpu(e.to_string())),
-        std::task::Poll::Pending => Err(WgpuPickError::Wgpu(format!("wgpu did not report on {what}"))),
+    match popped(scope) {
+        Ok(None) => Ok(value),
+        Ok(Some(e)) => Err(WgpuPickError::Wgpu(e)),
+        Err(()) => Err(WgpuPickError::Wgpu(format!("wgpu did not report on {what}"))),
+    }
+}
+
+/// Runs `work` (wgpu calls on `device`) in error scopes of every filter (validation, out of
+/// memory, internal) and returns its value with the first error wgpu reported in them, if any.
+/// Errors the app's own scopes on this thread would have caught come here instead.
+pub(crate) fn captured<T>(device: &wgpu::Device, work: impl FnOnce() -> T) -> (T, Option<String>) {
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let value = work();
+    // Popped innermost first, as wgpu requires.
+    let errors = [popped(internal), popped(memory), popped(validation)];
+    let first = errors.into_iter().find_map(|e| e.unwrap_or_else(|()| Some("wgpu did not report on the submission".into())));
+    (value, first)
+}
+
+/// The error `scope` caught, as text (`Err` where wgpu did not answer at once: wgpu-core's
+/// future is ready when first polled).
+fn popped(scope: wgpu::ErrorScopeGuard) -> Result<Option<String>, ()> {
+    let mut future = std::pin::pin!(scope.pop());
+    match std::future::Future::poll(future.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(e) => Ok(e.map(|e| e.to_string())),
+        std::task::Poll::Pending => Err(()),
     }
 }

@@ -39,7 +39,7 @@
 //! // 3. Each frame: record, submit with the frame's command buffers, take results.
 //! let request = PickRequest::new(viewport(width, height), view, projection);
 //! let pick = picker.record(&request, &[PickQuery::Point(cursor)], &draws)?;
-//! pick.submit([compute_pass], [scene_pass]); // one queue.submit: compute, the pick, the scene
+//! pick.submit([compute_pass], [scene_pass])?; // one queue.submit: compute, the pick, the scene
 //! for results in picker.poll_results()? { /* a frame later, never waits */ }
 //! # Ok(()) }
 //! ```

@@ -190,7 +190,7 @@ impl WgpuPicker {
         let keep = draws.iter().flat_map(|d| d.keep.iter().cloned()).collect();
         self.slots[slot] = Some(SlotUse { ticket, signal: Arc::clone(&signal), _buffers: buffers, _textures: textures, _keep: keep });
         self.next_slot = (slot + 1) % self.slots.len();
-        Ok(PickCommands::new((transitions, encoder.finish()), self.queue.clone(), ticket, signal, Arc::clone(&self.alive)))
+        Ok(PickCommands::new((transitions, encoder.finish()), (self.device.clone(), self.queue.clone()), ticket, signal, Arc::clone(&self.alive)))
     }
 
     /// The command buffer of wgpu's transitions of everything `draws` read (buffers to their

@@ -80,7 +80,7 @@ fn hostile_draws_get_results_or_errors_and_the_picker_goes_on() {
         match picker.record(&request, &[PickQuery::Point(point)], &[draw]) {
             Ok(commands) => {
                 let ticket = commands.ticket();
-                commands.submit([], []);
+                commands.submit([], []).expect("submitted");
                 picker.wait_results(&ticket, Duration::from_secs(20)).expect("a recorded pick completes");
                 picked += 1;
             }

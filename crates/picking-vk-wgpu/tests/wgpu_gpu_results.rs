@@ -135,7 +135,7 @@ fn wgsl_reads_the_frames_results_in_the_same_submission() {
             pass.dispatch_workgroups(1, 1, 1);
         }
         reader.copy_buffer_to_buffer(&output, 0, &read, 0, 4 * out_words as u64);
-        commands.submit([scene.finish()], [reader.finish()]);
+        commands.submit([scene.finish()], [reader.finish()]).expect("submitted");
         let cpu = picker.wait_results(&ticket, Duration::from_secs(20)).expect("the same frame's CPU results");
         read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");

@@ -129,7 +129,7 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
         let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
         let commands = picker.record(&PickRequest::new(viewport(W, H), view_m, proj), &queries, &draws).expect("recorded");
         let ticket = commands.ticket();
-        commands.submit([], []);
+        commands.submit([], []).expect("submitted");
         let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
         for (i, &pixel) in pixels.iter().enumerate() {
             let answer = oracle.pick_through(pixel, |hit| if hit.id >= 10 { transparent(&texels, quad_uv(hit)) } else { Some(false) });
@@ -210,7 +210,7 @@ fn hook_resources_that_do_not_fit_are_refused() {
     let good = draw().with_hooks(&program, &[HookResource::Buffer(&uniform)], None).expect("fits");
     let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[good]).expect("recorded");
     let ticket = commands.ticket();
-    commands.submit([], []);
+    commands.submit([], []).expect("submitted");
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
     common::assert_no_messages();
 }

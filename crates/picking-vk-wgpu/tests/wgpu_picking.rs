@@ -150,7 +150,7 @@ fn slots_poll_and_dropped_picks() {
     // A pick submitted, then one dropped: only the first comes back.
     let first = picker.record(&request, &queries, &draws).expect("recorded");
     let first_frame = first.ticket().frame;
-    first.submit([], []);
+    first.submit([], []).expect("submitted");
     let dropped = picker.record(&request, &queries, &draws).expect("recorded");
     let dropped_ticket = dropped.ticket();
     drop(dropped);
@@ -163,8 +163,8 @@ fn slots_poll_and_dropped_picks() {
     assert!(matches!(picker.wait_results(&held.ticket(), Duration::from_secs(1)), Err(WgpuPickError::NotSubmitted)));
     assert!(picker.wait_results(&dropped_ticket, Duration::from_secs(1)).is_err(), "a dropped pick has no results");
     let third_ticket = third.ticket();
-    third.submit([], []);
-    held.submit([], []);
+    third.submit([], []).expect("submitted");
+    held.submit([], []).expect("submitted");
     gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
     let frames: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
     assert_eq!(frames, vec![first_frame, third_ticket.frame, held_frame], "every submitted pick, oldest first; the dropped one never");
@@ -174,7 +174,7 @@ fn slots_poll_and_dropped_picks() {
     for _ in 0..70 {
         let commands = picker.record(&request, &queries, &draws).expect("recorded");
         last = commands.ticket().frame;
-        commands.submit([], []);
+        commands.submit([], []).expect("submitted");
     }
     gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
     let kept: Vec<u64> = picker.poll_results().expect("results").iter().map(|r| r.frame).collect();
@@ -188,10 +188,74 @@ fn slots_poll_and_dropped_picks() {
     gpu.queue.write_buffer(&scratch, 0, &[7u8; 256]);
     let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("after") });
     encoder.clear_buffer(&scratch, 0, None);
-    orphan.submit([], [encoder.finish()]);
+    orphan.submit([], [encoder.finish()]).expect("submitted");
     scratch.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("mapped"));
     gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
     assert!(scratch.slice(..).get_mapped_range().expect("mapped").to_vec().iter().all(|&b| b == 0), "the app's own work in `after` ran");
+    common::assert_no_messages();
+}
+
+/// A submission wgpu refuses (here: a buffer the pick draws, or one the app's `before` work
+/// clears, destroyed after recording) runs nothing: `submit` says so, the pick is lost as if
+/// dropped, and the picker goes on (no error from polling, its slots free, later picks right).
+#[test]
+fn a_submission_wgpu_refuses_loses_only_its_pick() {
+    let adapter = common::adapter();
+    let gpu = common::device(&adapter);
+    let mut picker = common::picker(&gpu, 2, 4);
+    let data = example_scene();
+    let renderer = SceneRenderer::new(&gpu.device, &data, common::scene::COLOR_FORMAT);
+    let camera = orbit_camera(0.3, WIDTH as f32 / HEIGHT as f32);
+    let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
+    let pixel = UVec2::new(160, 150);
+    let queries = [PickQuery::Point(pixel)];
+    let draws = renderer.pick_draws();
+    let good = |picker: &mut WgpuPicker| {
+        let commands = picker.record(&request, &queries, &draws).expect("recorded");
+        let ticket = commands.ticket();
+        commands.submit([], []).expect("submitted");
+        let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
+        key_of(&results.results[0])
+    };
+    let expected = good(&mut picker);
+    assert!(expected.is_some(), "the pixel shows the scene");
+    // A draw whose vertex buffer is destroyed between recording and submitting.
+    let positions: [f32; 9] = [-1.0, -1.0, 0.5, 3.0, -1.0, 0.5, -1.0, 3.0, 0.5];
+    let usage = wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST;
+    let doomed = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some("doomed"), size: 36, usage, mapped_at_creation: false });
+    let bytes: Vec<u8> = positions.iter().flat_map(|f| f.to_le_bytes()).collect();
+    gpu.queue.write_buffer(&doomed, 0, &bytes);
+    let id = picking_vk::ObjectId::new(4242).expect("nonzero");
+    let cover = WgpuDraw::new(id, VertexPositions::tight(&doomed), 0..3).expect("built");
+    let identity = PickRequest::new(viewport(WIDTH, HEIGHT), Mat4::IDENTITY, Mat4::IDENTITY);
+    let commands = picker.record(&identity, &queries, &[cover]).expect("recorded");
+    let lost = commands.ticket();
+    doomed.destroy();
+    let err = commands.submit([], []).expect_err("wgpu refuses a destroyed buffer");
+    assert!(matches!(err, WgpuPickError::Submit(_)) && err.is_recoverable(), "{err}");
+    // The app's own work in `before` names a buffer destroyed before the submission.
+    let scratch = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("app's own"),
+        size: 256,
+        usage: wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("before") });
+    encoder.clear_buffer(&scratch, 0, None);
+    let commands = picker.record(&request, &queries, &draws).expect("recorded");
+    let lost_too = commands.ticket();
+    scratch.destroy();
+    let err = commands.submit([encoder.finish()], []).expect_err("wgpu refuses the app's work");
+    assert!(matches!(err, WgpuPickError::Submit(_)), "{err}");
+    // Nothing of either ran, and the picker polls on: they have no results, their slots free.
+    assert!(picker.poll_results().expect("polling is unaffected").is_empty());
+    for ticket in [lost, lost_too] {
+        let err = picker.wait_results(&ticket, Duration::from_secs(1)).expect_err("a refused pick has no results");
+        assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::StaleResult { .. })), "{err}");
+    }
+    for _ in 0..3 {
+        assert_eq!(good(&mut picker), expected, "later picks answer as before");
+    }
     common::assert_no_messages();
 }
 
@@ -232,7 +296,7 @@ fn refuses_what_it_cannot_pick() {
     let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
     let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
     let ticket = commands.ticket();
-    commands.submit([], []);
+    commands.submit([], []).expect("submitted");
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
     // Contributors are not bridged: their raw commands would escape the transitions.
     struct Nothing;

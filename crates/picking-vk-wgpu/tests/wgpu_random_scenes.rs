@@ -146,7 +146,7 @@ fn random_scenes_packed_in_shared_buffers_pick_like_a_ray_cast() {
         let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
         let commands = picker.record(&PickRequest::new(viewport(W, H), view, proj), &queries, &draws).expect("recorded");
         let ticket = commands.ticket();
-        commands.submit([], []);
+        commands.submit([], []).expect("submitted");
         let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
         for (i, &pixel) in pixels.iter().enumerate() {
             let answer = oracle.pick(pixel);

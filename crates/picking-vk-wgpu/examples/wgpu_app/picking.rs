@@ -63,7 +63,7 @@ impl Picking {
         let request = PickRequest::new(picking_vk_wgpu::viewport(size.x, size.y), view, proj);
         let commands = self.picker.record(&request, &queries, &self.draws)?;
         let ticket = commands.ticket();
-        commands.submit([], []);
+        commands.submit([], [])?;
         match self.picker.wait_results(&ticket, Duration::from_millis(250)) {
             Ok(results) => self.apply(&results, hover.is_some(), band.is_some(), input),
             // A slow frame keeps the last highlight; the late result is dropped below.

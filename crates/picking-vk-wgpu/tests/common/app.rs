@@ -44,9 +44,9 @@ impl App {
         let ticket = commands.ticket();
         let scene = encoder.finish();
         if pick_first {
-            commands.submit(before, [scene]);
+            commands.submit(before, [scene]).expect("submitted");
         } else {
-            commands.submit(before.into_iter().chain([scene]), []);
+            commands.submit(before.into_iter().chain([scene]), []).expect("submitted");
         }
         picker.wait_results(&ticket, Duration::from_secs(20)).expect("the same frame's results")
     }
