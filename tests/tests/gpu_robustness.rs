@@ -1,7 +1,7 @@
 //! The picker under misuse and loss: a lost device is sticky and nothing it wrote is read;
 //! a bad draw is refused whether or not the cursor's ray would cull it; `record` counts
 //! skipped and culled draws alike for borrowed and shared lists; projective matrices are
-//! never culled.
+//! never culled; views of billions of pixels are refused without overflow.
 
 use glam::{Mat4, UVec2, Vec3, Vec4};
 use picking_vk::{DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, Viewport};
@@ -71,6 +71,40 @@ fn a_bad_draw_is_refused_even_where_culling_would_drop_it() {
     }
     assert!(!picker.is_pending(0));
     drop((picker, gs));
+    gpu.assert_no_validation_messages();
+}
+
+/// Views of billions of pixels (finite, past the device's limits, or infinite) with rectangles
+/// over all of them: the set is weighed and its tiles counted before the viewport meets the
+/// device's limits, and those counts passed u64 (a panic with overflow checks on). Each must
+/// be refused with an error, on both list paths, with one-pixel tiles and the default ones.
+#[test]
+fn views_of_billions_of_pixels_are_refused_not_overflowed() {
+    let gpu = Gpu::new();
+    let gs = Scene::random(43).upload(&gpu.ctx);
+    let shared: Arc<[picking_vk::PickDraw]> = gs.draws.clone().into();
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let everything = PickQuery::Rect { rect: picking_vk::PixelRect::new(UVec2::ZERO, UVec2::MAX), mode: picking_vk::RectMode::Visible };
+    let huge =
+        [Viewport { width: 4.0e9, height: 4.0e9, ..Viewport::full(W, H) }, Viewport { width: f32::INFINITY, height: f32::INFINITY, ..Viewport::full(W, H) }];
+    for config in [PickerConfig::default().with_rect_tile(1, 1), PickerConfig::default()] {
+        let mut picker = gpu.picker(config.with_frames_in_flight(1));
+        for viewport in huge {
+            let request = PickRequest::new(viewport, view, proj);
+            let mut outcomes = vec![];
+            gpu.run(|cmd| {
+                // SAFETY: recording outside a render pass; refused requests record nothing.
+                outcomes.push(unsafe { picker.record(cmd, 0, &request, &[everything; 2], &gs.draws) }.map(|_| ()));
+                // SAFETY: as above.
+                outcomes.push(unsafe { picker.record(cmd, 0, &request, &[everything; 2], &shared) }.map(|_| ()));
+            });
+            for outcome in outcomes {
+                assert!(outcome.is_err(), "{viewport:?}: {outcome:?}");
+            }
+            assert!(!picker.is_pending(0));
+        }
+    }
+    drop(gs);
     gpu.assert_no_validation_messages();
 }
 

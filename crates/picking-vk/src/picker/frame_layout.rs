@@ -155,10 +155,12 @@ impl FrameLayout {
                     let Some(tile) = limits.rect_tile else {
                         return Err(PickError::Capacity { limit: Limit::RectEntries, configured: 0, asked: 1 });
                     };
-                    tile_count += tiles_of(&rect, tile);
+                    tile_count = tile_count.saturating_add(tiles_of(&rect, tile));
                     if tile_count > MAX_RECT_TILES {
-                        // Counted before one is laid out: a huge rectangle costs nothing.
-                        let asked = queries[index..].iter().filter_map(|q| rect_tiles(q, view, tile)).sum::<u64>() + tile_count - tiles_of(&rect, tile);
+                        // Counted before one is laid out: a huge rectangle costs nothing. The
+                        // viewport's limits are checked later, so counts may pass u64: saturate.
+                        let earlier = tile_count.saturating_sub(tiles_of(&rect, tile));
+                        let asked = queries[index..].iter().filter_map(|q| rect_tiles(q, view, tile)).fold(earlier, u64::saturating_add);
                         return Err(PickError::Capacity { limit: Limit::RectTiles, configured: MAX_RECT_TILES, asked });
                     }
                     let first_tile = self.tiles.len();

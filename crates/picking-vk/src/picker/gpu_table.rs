@@ -119,7 +119,10 @@ pub(crate) struct SetSize {
 
 impl SetSize {
     pub fn of(queries: &[PickQuery], view: &PixelRect) -> Self {
-        let rect_pixels = queries.iter().map(|q| if let PickQuery::Rect { rect, .. } = q { rect.intersection(view).area() } else { 0 }).sum();
+        // Saturating: the set is weighed before its viewport is checked against the device's
+        // limits, and two rectangles of a huge view pass u64.
+        let rect_pixels =
+            queries.iter().map(|q| if let PickQuery::Rect { rect, .. } = q { rect.intersection(view).area() } else { 0 }).fold(0, u64::saturating_add);
         let rects = queries.iter().filter(|q| matches!(q, PickQuery::Rect { .. })).count() as u64;
         SetSize { hits: queries.len() as u64 - rects, rects, rect_pixels }
     }

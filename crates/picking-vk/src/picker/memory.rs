@@ -35,9 +35,9 @@ pub struct PickMemory {
 }
 
 impl PickMemory {
-    /// Everything picking holds.
+    /// Everything picking holds (saturating: the fields are public, so a host may build one).
     pub fn total(&self) -> u64 {
-        self.attachments + self.rectangles + self.staging + self.draw_batches + self.gpu_results + self.planner
+        [self.rectangles, self.staging, self.draw_batches, self.gpu_results, self.planner].into_iter().fold(self.attachments, u64::saturating_add)
     }
 }
 
