@@ -726,6 +726,43 @@ fn a_huge_name_is_kept_cut_not_copied_into_every_record() {
     assert_eq!(short.nodes[0].name.as_deref(), Some("é".repeat(512).as_str()), "a name of 1024 bytes is kept whole");
 }
 
+/// Found by a read-only audit of the loader (stop 66): allocations a small file could make
+/// before the budget was checked, and a reader panic where a warning was promised.
+#[test]
+fn what_the_audit_found_is_refused_early_or_warned() {
+    // The error's text (a scene that loads is not printed: it can be large).
+    let budget = |doc: &Value, name: &str, max_bytes| {
+        load_path_with(&write_case(name, doc), &LoadOptions { max_bytes, ..LoadOptions::default() }).err().map(|e| e.to_string())
+    };
+    // 300,000 nodes of `{}`: under 1 MB of text, some 180 MB parsed. Refused before parsing.
+    let nodes = mutated(|d| d["nodes"] = Value::Array(vec![json!({}); 300_000]));
+    let started = Instant::now();
+    let err = budget(&nodes, "audit-nodes", 8 << 20).expect("nodes past the budget are refused");
+    assert!(err.contains("300000 nodes") && err.contains("once parsed"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    // A skin of 100,000 joints without inverse bind matrices (2 bytes of text a joint): its
+    // identities and palette are charged before they are built.
+    let joints = mutated(|d| {
+        d["skins"] = json!([{"joints": vec![1; 100_000]}]);
+        d["nodes"][0]["skin"] = json!(0);
+    });
+    let err = budget(&joints, "audit-joints", 4 << 20).expect("joints past the budget are refused");
+    assert!(err.contains("100000 joints"), "{err}");
+    // A third set of joints as floats (glTF allows only unsigned integers) beside a valid first
+    // set: not read, with a warning, instead of the glTF reader's panic.
+    let extra_set = mutated(|d| {
+        let joints = add_accessor(d, &[0u8; 12], 5121, 3, "VEC4", None);
+        let weights = add_accessor(d, &f32_bytes(&[1.0, 0.0, 0.0, 0.0].repeat(3)), 5126, 3, "VEC4", None);
+        let floats = add_accessor(d, &f32_bytes(&[0.0; 12]), 5126, 3, "VEC4", None);
+        let attributes = &mut d["meshes"][0]["primitives"][0]["attributes"];
+        (attributes["JOINTS_0"], attributes["WEIGHTS_0"], attributes["JOINTS_2"]) = (json!(joints), json!(weights), json!(floats));
+        d["skins"] = json!([{"joints": [1]}]);
+        d["nodes"][0]["skin"] = json!(0);
+    });
+    let scene = load_path(&write_case("audit-joints-2", &extra_set)).expect("loads, JOINTS_2 left out");
+    assert_eq!(scene.meshes[0].primitives[0].skin.len(), 1, "one set of influences read");
+}
+
 #[test]
 fn valid_files_that_were_refused_load() {
     // Extras of any JSON type, and names with control characters (kept, escaped when printed).

@@ -190,6 +190,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // The container is split here, not by the glTF crate, which refuses chunks of unknown
     // types that glTF says to ignore.
     let (json, blob) = buffers::split_glb(bytes)?;
+    parse::arrays_fit(json, options.max_bytes)?;
     let mut root = parse::parse(json, options.max_bytes)?;
     extensions::refuse_unread(&root)?;
     validate::references(&root)?;

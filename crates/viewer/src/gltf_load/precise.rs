@@ -58,6 +58,10 @@ impl PreciseNode {
     }
 }
 
+/// Bytes one node's precise transform takes while the file loads (`node_transforms`' parse
+/// and result), for the budget checked before it is parsed.
+pub const BYTES_PER_NODE_TRANSFORM: usize = std::mem::size_of::<PreciseNode>() + std::mem::size_of::<Result<NodeTransform, String>>();
+
 /// Every node's transform (or why it is not one glTF allows), in the document's node order,
 /// from the file's JSON (already checked to be a glTF document by the glTF reader's own pass
 /// over the same bytes).

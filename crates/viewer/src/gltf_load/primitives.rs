@@ -170,7 +170,10 @@ where
         }
     }
     // The viewer skins with eight influences: say so where a file has more (or a gap).
-    if let Some(set) = (p.skin.len()..p.skin.len() + 3).find(|&set| reader.read_joints(set as u32).is_some()) {
+    // Asked of the attribute, not the reader: an unvalidated set's reader may panic on a
+    // component type the specification does not allow (gltf's `read_joints` on FLOAT).
+    let has_joints = |set: usize| prim.get(&gltf::Semantic::Joints(set as u32)).is_some();
+    if let Some(set) = (p.skin.len()..p.skin.len() + 3).find(|&set| has_joints(set)) {
         log::warn!("JOINTS_{set} is not read (the viewer skins with JOINTS_0 and JOINTS_1 only): the weights it holds are left out");
     }
     for (t, target) in prim.morph_targets().enumerate() {

@@ -37,10 +37,13 @@ pub fn check(scene: &Scene) -> Result<(), SceneError> {
         measured = measure(scene);
         &measured
     };
+    // Once per skin, not per node that uses it: a skin of many joints used by many nodes
+    // would cost their product every pose.
+    let palettes: Vec<f64> = scene.skins.iter().map(|k| largest_entry(&k.palette)).collect();
     for node in &scene.nodes {
         let Some(primitives) = node.mesh.and_then(|m| reach.get(m)) else { continue };
-        let skin = node.skin.and_then(|s| Some((s, scene.skins.get(s)?)));
-        let (joints, world) = (skin.map_or(0.0, |(_, k)| largest_entry(&k.palette)), largest_entry(std::slice::from_ref(&node.world)));
+        let skin = node.skin.and_then(|s| Some((s, *palettes.get(s)?)));
+        let (joints, world) = (skin.map_or(0.0, |(_, k)| k), largest_entry(std::slice::from_ref(&node.world)));
         for p in primitives {
             // A component of Σ w · M · (x, y, z, 1) is at most (Σ w) · 4 · max |M| · max |v|.
             let bound = match skin {

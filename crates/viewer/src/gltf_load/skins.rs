@@ -27,6 +27,10 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
             scene.skins.push(Skin { joints: vec![], inverse_bind: vec![], palette: vec![] });
             continue;
         }
+        // Each joint holds a node index, an inverse bind matrix (read or identity) and a
+        // palette entry per pose (8 + 128 + 64 bytes): charged before any is built.
+        let joint_count = skin.joints().len() as u64;
+        charge(budget, joint_count.saturating_mul(200), &|| format!("skin {}'s {joint_count} joints", skin.index()))?;
         let mut joints = vec![];
         for joint in skin.joints() {
             let node = node_of.get(joint.index()).copied().flatten().ok_or_else(|| bad(format!("joint node {} is not in the scene", joint.index())))?;
@@ -42,8 +46,8 @@ pub fn load_skins(document: &gltf::Document, buffers: &[Vec<u8>], scene: &mut Sc
                 if count < joints.len() as u64 {
                     return Err(bad(format!("{count} inverse bind matrices for {} joints", joints.len())));
                 }
-                // Only the joints' matrices are read (glTF asks for exactly as many).
-                charge(budget, joints.len() as u64 * 128, &|| format!("skin {}'s inverse bind matrices", skin.index()))?;
+                // Only the joints' matrices are read (glTF asks for exactly as many), charged
+                // with the joints above.
                 let reader = skin.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
                 let matrices = reader.read_inverse_bind_matrices().into_iter().flatten().take(joints.len());
                 let matrices: Vec<DMat4> = matrices.map(|m| Mat4::from_cols_array_2d(&m).as_dmat4()).collect();
