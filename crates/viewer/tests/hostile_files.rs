@@ -761,6 +761,19 @@ fn what_the_audit_found_is_refused_early_or_warned() {
     });
     let scene = load_path(&write_case("audit-joints-2", &extra_set)).expect("loads, JOINTS_2 left out");
     assert_eq!(scene.meshes[0].primitives[0].skin.len(), 1, "one set of influences read");
+    // 2,000 sparse accessors over one view of 20,000 increasing indices, each 2 bytes further
+    // in: no two share a key, so each was read whole (40 MB for 40 KB of indices).
+    let shifted = mutated(|d| {
+        let indices: Vec<u8> = (0..20_000u16).flat_map(u16::to_le_bytes).collect();
+        let view = d["bufferViews"].as_array().unwrap().len();
+        add_accessor(d, &indices, 5123, 20_000, "SCALAR", None);
+        for k in 0..2_000 {
+            let sparse = json!({"count": 10_000, "indices": {"bufferView": view, "byteOffset": 2 * k, "componentType": 5123}, "values": {"bufferView": 0}});
+            d["accessors"].as_array_mut().unwrap().push(json!({"componentType": 5126, "count": 30_000, "type": "SCALAR", "sparse": sparse}));
+        }
+    });
+    let err = budget(&shifted, "audit-sparse", 1 << 30).expect("indices read past twice the buffers are refused");
+    assert!(err.contains("sparse accessors' indices"), "{err}");
 }
 
 #[test]

@@ -365,6 +365,12 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
     // Accessors whose substitutions read the same indices for the same count are checked
     // once: 100,000 of them over one view of 25 million indices would read it 100,000 times.
     let mut checked = std::collections::HashSet::new();
+    // Index ranges that differ only by a few bytes' offset escape that: reading is held to
+    // twice the buffers' bytes (a file's own indices are read once, or twice where two
+    // accessors share a view), so a million accessors over one view cannot read it a
+    // million times.
+    let total: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+    let (mut left, most) = (total.saturating_mul(2).saturating_add(1 << 20), total.saturating_mul(2).saturating_add(1 << 20));
     for a in document.as_json().accessors.iter().enumerate().filter_map(|(i, a)| Some((i, a, a.sparse.as_ref()?))) {
         let (index, accessor, sparse) = a;
         let key = (
@@ -389,6 +395,11 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
             buffers.get(view.buffer.value())?.get(s..end)
         });
         let Some(bytes) = bytes else { continue };
+        left = left.checked_sub(bytes.len() as u64).ok_or_else(|| {
+            SceneError::Budget(format!(
+                "its sparse accessors' indices take over {most} bytes of reading (twice its buffers' bytes): accessor {index} passes it"
+            ))
+        })?;
         let mut previous: Option<u64> = None;
         for chunk in bytes.chunks_exact(size) {
             let i = chunk.iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));

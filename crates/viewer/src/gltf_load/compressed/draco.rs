@@ -59,22 +59,30 @@ impl DracoPrimitive {
             .and_then(|v| root.buffer_views.get(v))
             .ok_or_else(|| bad(format!("bufferView {} is not in the file", self.view)))?;
         let stream = slice_of(buffers, view.buffer.value() as u64, view.byte_offset.map_or(0, |o| o.0), view.byte_length.0).map_err(&bad)?;
-        // The decoder's own ceiling on what it allocates: what the budget has left.
-        let limits = DecodeLimits::default().with_max_decoded_bytes(out.budget.max(1));
+        // The decoder's own ceilings on what it allocates: what the budget has left, for the
+        // attribute bytes and for the faces and points it holds (12 and at least 4 bytes each).
+        let budget = out.budget.max(1);
+        let mut limits = DecodeLimits::default().with_max_decoded_bytes(budget);
+        (limits.max_points, limits.max_faces) = ((budget / 4).max(1), (budget / 12).max(1));
         let mut mesh = Mesh::new();
         MeshDecoder::new()
             .decode(&mut DecoderBuffer::new(stream).with_limits(limits), &mut mesh)
             .map_err(|e| bad(format!("the stream does not decode: {e}")))?;
         let points = mesh.num_points();
+        // The corners and their bytes (4 each), charged before either is built.
+        let faces = mesh.faces().len() as u64;
+        out.reserve(faces.saturating_mul(12), || format!("mesh {} primitive {} ({EXTENSION})", self.mesh, self.primitive))?;
         let corners: Vec<u32> = mesh.faces().as_flattened().iter().map(|p| p.0).collect();
         if let Some(i) = corners.iter().find(|&&i| i as usize >= points) {
             return Err(bad(format!("the stream's triangles name point {i}, but it decodes {points} points")));
         }
-        out.reserve(4 * corners.len() as u64, || format!("mesh {} primitive {} ({EXTENSION})", self.mesh, self.primitive))?;
         self.write_indices(root, &corners, out).map_err(&bad)?;
         for (name, id) in &self.attributes {
+            // Its values are read as f32s, 4 bytes a component, then encoded in no more.
+            let components = mesh.attribute_by_unique_id(*id).map_or(0, |a| u64::from(a.num_components()));
+            let read = (points as u64).saturating_mul(components).saturating_mul(4);
+            out.reserve(read, || format!("mesh {} primitive {} ({EXTENSION})", self.mesh, self.primitive))?;
             let (index, bytes, accessor) = self.attribute(root, &mesh, name, *id).map_err(&bad)?;
-            out.reserve(bytes.len() as u64, || format!("mesh {} primitive {} ({EXTENSION})", self.mesh, self.primitive))?;
             place_accessor(root, self.view, out, &bytes, index, accessor).map_err(&bad)?;
         }
         let prim = &mut root.meshes[self.mesh].primitives[self.primitive];

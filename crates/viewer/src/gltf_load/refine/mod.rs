@@ -154,9 +154,17 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
         })
         .collect();
     let mut left = MAX_ADDED_TRIANGLES;
+    // A split that passes the limits is dropped after up to `left` new pieces (and its
+    // source's triangles) of work: failures get a budget of their own, or ten thousand
+    // primitives of one huge triangle repeated would each do that work.
+    let mut failures_left = 4 * MAX_ADDED_TRIANGLES;
     for (m, focus) in &eligible {
         let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
         for p in 0..scene.meshes[*m].primitives.len() {
+            if failures_left == 0 {
+                log::warn!("picking-vk viewer: splits that passed the limits used up their budget: the rest of the scene's triangles are left whole");
+                return split;
+            }
             let source = &scene.meshes[*m].primitives[p];
             let before = element_count(source);
             match refine(source, focus, shift, before.saturating_add(left)) {
@@ -170,7 +178,10 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
                     mesh.source_faces[p] = Some(faces);
                     split.insert((*m, p));
                 }
-                Refined::TooLarge => log::warn!("picking-vk viewer: mesh {m} primitive {p}: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)"),
+                Refined::TooLarge => {
+                    failures_left = failures_left.saturating_sub(before.saturating_add(left));
+                    log::warn!("picking-vk viewer: mesh {m} primitive {p}: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)");
+                }
             }
         }
     }
