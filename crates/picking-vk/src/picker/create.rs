@@ -127,6 +127,7 @@ impl Picker {
             entry_map: vec![],
             read_buffer: vec![],
             core_timeline_wait: support.core_timeline_wait(),
+            contributor_ids: Vec::new(),
         })
     }
 }

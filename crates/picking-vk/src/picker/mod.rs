@@ -133,6 +133,9 @@ pub struct Picker {
     read_buffer: Vec<u8>,
     /// Whether the device's Vulkan 1.2 provides `vkWaitSemaphores` (timeline waits).
     core_timeline_wait: bool,
+    /// The recording's contributors' ID ranges, asked once (`contributor::check_ranges`),
+    /// until the recording takes them.
+    contributor_ids: Vec<std::ops::Range<u64>>,
 }
 
 impl Picker {

@@ -25,7 +25,6 @@ use crate::request::PickRequest;
 use crate::resolve::query::TableCopy;
 use ash::vk;
 use glam::UVec2;
-use std::ops::Range;
 
 impl Picker {
     /// Builds every pipeline the layout's plans need and sizes the rectangle table; after
@@ -101,14 +100,14 @@ impl Picker {
             w.check()?;
         }
         request.result_readers.check()?;
-        let contributor_ids = crate::draw::contributor::check_ranges(request.contributors, draws)?;
+        self.contributor_ids = crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan_layout(request, &camera, queries, draws, &mut plan_frame)?;
         self.begin_frame(slot);
         let prepared = self.prepare_layout(draws, &camera, request.contributors.len());
         self.note_loss(prepared)?;
         // SAFETY: the caller's contract covers `cmd`, the slot and the draws' buffers; every
         // pipeline was prepared and the table's capacity checked above.
-        let recorded = unsafe { self.record_layout(cmd, slot, (request, contributor_ids), &camera, draws) };
+        let recorded = unsafe { self.record_layout(cmd, slot, request, &camera, draws) };
         let frame = self.next_frame;
         let stats = PassStats { draws_recorded: recorded, ..self.layout.plans.stats };
         let s = &mut self.slots[slot];
@@ -142,15 +141,9 @@ impl Picker {
     ///
     /// # Safety
     /// As [`Picker::record`]; `prepare_layout` succeeded for this layout; `contributor_ids`
-    /// are the ranges `check_ranges` took from `request`'s contributors.
-    unsafe fn record_layout(
-        &mut self,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        (request, contributor_ids): (&PickRequest<'_>, Vec<Range<u64>>),
-        camera: &CameraSnapshot,
-        draws: &[PickDraw],
-    ) -> u64 {
+    /// holds the ranges `check_ranges` took from `request`'s contributors.
+    unsafe fn record_layout(&mut self, cmd: vk::CommandBuffer, slot: usize, request: &PickRequest<'_>, camera: &CameraSnapshot, draws: &[PickDraw]) -> u64 {
+        let contributor_ids = std::mem::take(&mut self.contributor_ids);
         let gpu_plan = self.prepare_gpu_plan(slot, request, camera, draws).then_some(self.gpu_plan.as_ref()).flatten();
         let pairs = &self.gpu_pairs;
         // The table's rows this frame's cull pass writes, where it plans with one.
