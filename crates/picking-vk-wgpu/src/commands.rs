@@ -117,7 +117,10 @@ impl PickCommands {
         let (index, refused) = captured(&self.device, || self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after)));
         drop(alive);
         if let Some(e) = refused {
-            // Nothing of it was submitted: the slot is freed as for dropped commands.
+            // Nothing of it ran, but for a device error wgpu may report after its own submit:
+            // the slot is freed as for dropped commands once the device is idle (or lost), so
+            // nothing the pick names is reused while it might still run.
+            let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
             self.signal.state.store(DROPPED, Ordering::Release);
             return Err(WgpuPickError::Submit(e));
         }

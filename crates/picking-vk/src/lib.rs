@@ -120,7 +120,7 @@
 //! | [`Picker::take_results`], [`debug::IdImage::read`], `read_pixel` | the GPU work last recorded there completed (or will never be submitted) |
 //! | [`Picker::wait_results`] | the fence or timeline semaphore is the picker's device's, and once signaled the GPU work last recorded into the slot has completed |
 //! | [`hooks::HookProgram::with_host_set`] | the layout is live while a picker holds the program, on the pickers' device, and was created from exactly the bindings given |
-//! | [`contributor::PickContributor`] (an `unsafe trait`: the host implements it; the picker calls `record` inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, keeps what it records alive until the frame completes, and gives the same ID range on every call |
+//! | [`contributor::PickContributor`] (an `unsafe trait`: the host implements it; the picker calls `record` inside its pass) | the contributor binds its own pipeline for the target it is handed, leaves viewport, scissor and the pass as they are, and keeps what it records alive until the frame completes (its ID range is asked once a recording) |
 //! | [`debug::IdImage::attachment_bytes_for`] | the device and physical device belong to the live instance |
 //!
 //! Inside the crate every `unsafe` block names, in a `// SAFETY:` comment, the contract or

@@ -202,6 +202,10 @@ fn replay(args: &Args, scene: &viewer::scene::Scene, script: &std::path::Path) -
             f.cursor, f.radius
         )));
     }
+    // A band is clipped to the view, but one wholly outside it is no rectangle of the view.
+    if let Some(band) = frames.iter().filter_map(|f| f.band).find(|b| b[0].min(b[2]) >= w || b[1].min(b[3]) >= h) {
+        return Err(ViewerError::Input(format!("replay band {band:?}: it lies wholly outside the {w}x{h} view")));
+    }
     let outputs: Vec<(&str, &std::path::Path)> =
         [("json", &args.json), ("screenshot", &args.screenshot)].into_iter().filter_map(|(w, p)| Some((w, p.as_deref()?))).collect();
     viewer::outputs::check_paths(&outputs, &[("replay script", script)])?;

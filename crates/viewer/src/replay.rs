@@ -50,12 +50,26 @@ struct Script {
     frames: Vec<ReplayFrame>,
 }
 
-/// Reads a replay script.
+/// Bytes a script may take: its most frames, written out at length (about 130 bytes each).
+pub const MAX_SCRIPT_BYTES: u64 = 32 << 20;
+
+/// Reads a replay script (at most [`MAX_SCRIPT_BYTES`]: a pipe or `/dev/zero` is cut there
+/// and refused, not read until memory runs out). Orbits must be finite.
 pub fn read_script(path: &Path) -> Result<Vec<ReplayFrame>, ViewerError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ViewerError::Input(format!("cannot read replay script {}: {e}", path.display())))?;
+    use std::io::Read;
+    let fail = |e: std::io::Error| ViewerError::Input(format!("cannot read replay script {}: {e}", path.display()));
+    let mut text = String::new();
+    std::fs::File::open(path).map_err(fail)?.take(MAX_SCRIPT_BYTES + 1).read_to_string(&mut text).map_err(fail)?;
+    if text.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(ViewerError::Input(format!("replay script {} is larger than {MAX_SCRIPT_BYTES} bytes", path.display())));
+    }
     let script: Script = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("replay script {}: {e}", path.display())))?;
     if script.frames.is_empty() || script.frames.len() > MAX_REPLAY_FRAMES {
         return Err(ViewerError::Input(format!("replay script {}: 1 to {MAX_REPLAY_FRAMES} frames, not {}", path.display(), script.frames.len())));
+    }
+    // JSON numbers past f32 (1e39) read as infinite.
+    if let Some((i, f)) = script.frames.iter().enumerate().find(|(_, f)| !f.orbit.iter().all(|a| a.is_finite())) {
+        return Err(ViewerError::Input(format!("replay script {}: frame {i}'s orbit {:?} is not finite", path.display(), f.orbit)));
     }
     Ok(script.frames)
 }
@@ -162,7 +176,7 @@ impl Replayer<'_> {
                 self.target.record_copy(cmd);
                 d.cmd_copy_buffer(cmd, results, self.read.buffer, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 64 }]);
                 d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[to_host], &[], &[]);
-                self.ids.record(cmd, &request, draws, None, IdCopy::Whole)?;
+                self.ids.record(cmd, &request, draws, None, IdCopy::Pixel(cursor))?;
             }
             Ok(())
         })?;
@@ -170,14 +184,14 @@ impl Replayer<'_> {
         // SAFETY: `run_once` waited for the frame.
         let cpu = unsafe { self.picker.take_results(0) }?.ok_or_else(|| ViewerError::Output("the frame's results are missing".into()))?;
         // SAFETY: as above.
-        let texels = unsafe { self.ids.read() }?;
+        let texel = unsafe { self.ids.read_pixel() }?;
         // SAFETY: as above; the barrier made the copy visible to the host.
         let words: Vec<u32> = unsafe { self.read.read_bytes() }?.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
         let frame_number = u64::from(words[0]) | u64::from(words[1]) << 32;
         // Hit 0 starts at word 8: ID (low, high), instance, draw index, pixel, depth, flags.
         let gpu_key = (words[15] & 1 != 0).then(|| (u64::from(words[8]) | u64::from(words[9]) << 32, words[10]));
         let cpu_key = cpu.pick(0).and_then(|p| p.hit.as_ref()).map(|h| (h.id.get(), h.instance.unwrap_or(u32::MAX)));
-        let under = texels.get((cursor.y * w + cursor.x) as usize).and_then(|t| {
+        let under = Some(texel).and_then(|t| {
             let id = ObjectId::from_words(t.id)?;
             // A draw of its own reports no instance; instanced objects and the billboards (the
             // host's contributor, not in the object table) report theirs.

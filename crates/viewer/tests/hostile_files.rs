@@ -774,6 +774,14 @@ fn what_the_audit_found_is_refused_early_or_warned() {
     });
     let err = budget(&shifted, "audit-sparse", 1 << 30).expect("indices read past twice the buffers are refused");
     assert!(err.contains("sparse accessors' indices"), "{err}");
+    // A file whose size says 0 but that reads on (as /proc/self/pagemap does, 8 bytes a page
+    // of the address space) is read up to the limit, not past it: here the process's command
+    // line, over 8 bytes.
+    let err = match load_path_with(Path::new("/proc/self/cmdline"), &LoadOptions { max_bytes: 8, ..LoadOptions::default() }) {
+        Ok(_) => panic!("a file past the limit loaded"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("over 8 bytes"), "{err}");
 }
 
 #[test]

@@ -56,6 +56,8 @@ fn bad_replay_scripts_are_refused_by_name() {
         ("unknown field", "{\"frames\": [{\"cursor\": [1, 1], \"zoom\": 2}]}", "unknown field"),
         ("cursor off the view", "{\"frames\": [{\"cursor\": [480, 10]}]}", "must lie in the 480x270 view"),
         ("radius past 12", "{\"frames\": [{\"cursor\": [10, 10], \"radius\": 13}]}", "at most 12"),
+        ("band off the view", "{\"frames\": [{\"cursor\": [10, 10], \"band\": [500, 10, 600, 20]}]}", "wholly outside the 480x270 view"),
+        ("infinite orbit", "{\"frames\": [{\"cursor\": [10, 10], \"orbit\": [1e39, 0]}]}", "is not finite"),
     ];
     for (what, text, says) in cases {
         let path = tmp(&format!("{}.json", what.replace(' ', "-")));
@@ -64,6 +66,10 @@ fn bad_replay_scripts_are_refused_by_name() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains(says), "{what}: {stderr}");
     }
+    // A script that never ends (a device of zeros) is cut at its limit and refused, not read
+    // until memory runs out.
+    let out = run(&["--headless", "--size", "480x270", "--replay", "/dev/zero"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is larger than"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = run(&["--replay", concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/replay-orbit.json")]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--replay needs --headless"));
 }

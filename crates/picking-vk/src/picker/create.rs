@@ -154,6 +154,11 @@ unsafe fn check_host(host: &HostDevice<'_>, config: &PickerConfig, support: &Pic
     if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) {
         missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "graphics" });
     }
+    // The picker records dispatches too (rectangles' reduction, GPU results, the GPU plan);
+    // Vulkan allows a family with graphics and without compute.
+    if !family.is_some_and(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE)) {
+        missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "compute" });
+    }
     let timestamp_bits = family.map_or(0, |f| f.timestamp_valid_bits);
     if config.timestamps && timestamp_bits == 0 {
         missing.push(Requirement::QueueFamily { index: host.queue_family_index, capability: "timestamp queries" });
