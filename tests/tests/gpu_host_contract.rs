@@ -1,6 +1,6 @@
 //! The host contract as an engine meets it: its own viewport (y-flipped), its own depth
 //! convention (read off the projection, a contradicting statement refused), and its own
-//! draw indices and tags reported back whatever was culled.
+//! draw indices and tags reported back whatever was culled; stages its device lacks refused.
 
 use glam::{Mat4, UVec2};
 use picking_vk::{DepthConvention, PickError, PickQuery, PickRequest, PickerConfig, Viewport};
@@ -373,6 +373,43 @@ fn core_features_the_host_forgot_to_enable_are_refused_by_name() {
     }
     // What the context enabled passes (every GPU test's picker is made this way).
     drop(gpu.picker(PickerConfig::default()));
+    gpu.assert_no_validation_messages();
+}
+
+/// Host writes and result readers in a shader stage the device was created without
+/// (tessellation here, which the test device does not enable) are refused by name, where the
+/// host said which core features it enabled: a barrier naming the stage would be invalid.
+#[test]
+fn stages_the_device_was_created_without_are_refused() {
+    use ash::vk::{AccessFlags as A, PipelineStageFlags as S};
+    let gpu = Gpu::new();
+    assert_eq!(gpu.ctx.enabled_core.tessellation_shader, ash::vk::FALSE, "the test device leaves tessellation off");
+    let mut picker = gpu.picker(PickerConfig::default().with_gpu_results(true));
+    let gs = Scene::random(5).upload(&gpu.ctx);
+    let (view, proj) = random_scene_camera(DepthConvention::Standard, W, H);
+    let base = PickRequest::new(Viewport::full(W, H), view, proj);
+    let readers = picking_vk::gpu_results::ResultReaders { stages: S::TESSELLATION_EVALUATION_SHADER, access: A::SHADER_READ };
+    let cases = [
+        (base.with_host_writes(S::TESSELLATION_EVALUATION_SHADER, A::SHADER_WRITE), picking_vk::error::Input::HostWrites),
+        (base.with_result_readers(readers), picking_vk::error::Input::ResultReaders),
+    ];
+    for (request, input) in cases {
+        let mut outcome = None;
+        // SAFETY: recording outside a render pass; a refused record records nothing.
+        gpu.run(|cmd| outcome = Some(unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(5, 5))], &gs.draws) }.map(|_| ())));
+        match outcome {
+            Some(Err(PickError::InvalidInput { input: i, reason })) if i == input => assert!(reason.contains("created without"), "{reason}"),
+            other => panic!("{input:?}: expected InvalidInput, got {other:?}"),
+        }
+        assert!(!picker.is_pending(0));
+    }
+    // A stage the device has passes.
+    let request = base.with_host_writes(S::COMPUTE_SHADER, A::SHADER_WRITE);
+    // SAFETY: as above; `run` waits for the frame before the draws go.
+    gpu.run(|cmd| unsafe { picker.record(cmd, 0, &request, &[PickQuery::Point(UVec2::new(5, 5))], &gs.draws) }.map(|_| ()).expect("record"));
+    // SAFETY: `run` waited for the frame.
+    unsafe { picker.take_results(0) }.expect("resolve").expect("pending");
+    drop((picker, gs));
     gpu.assert_no_validation_messages();
 }
 

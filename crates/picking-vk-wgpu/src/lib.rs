@@ -56,7 +56,9 @@
 //! - The picker is dropped after every submission completed, before the device.
 //!
 //! ## Safety
-//! Every function is safe. The unsafe calls inside (wgpu's `as_hal` accessors, the device
+//! Every function is safe but [`WgpuPicker::hook_program`], whose GLSL is compiled as it is
+//! (an array index out of bounds in it is undefined behaviour, which wgpu's checks of WGSL
+//! would have caught). The unsafe calls inside (wgpu's `as_hal` accessors, the device
 //! creation callback, `Picker::new`, `Picker::record`, `Picker::take_results`) state at each
 //! call which of their contracts the bridge meets and how: handles read only while wgpu's
 //! guards live, buffers only from live `wgpu::Buffer`s with the right usage and byte ranges
@@ -72,7 +74,8 @@
 //! tint what the frame's own queries found, with no CPU wait and no readback.
 //!
 //! ## Hooks
-//! [`WgpuPicker::hook_program`] makes a run-time GLSL hook program (crate feature `hooks`)
+//! [`WgpuPicker::hook_program`] (`unsafe`: the GLSL indexes its arrays in bounds) makes a
+//! run-time GLSL hook program (crate feature `hooks`)
 //! whose set the bridge lays out from [`HookBindingKind`]s; [`WgpuDraw::with_hooks`] gives a
 //! draw its set, written from the app's wgpu buffers and texture views
 //! ([`HookResource`]), and its per-vertex attribute from a wgpu vertex buffer.

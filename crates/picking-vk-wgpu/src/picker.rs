@@ -6,6 +6,8 @@ use crate::device::PickingDevice;
 use crate::draw::WgpuDraw;
 use crate::error::{validated, WgpuPickError};
 use crate::hooks::{HookBindingKind, WgpuHookProgram};
+use ash::vk;
+use picking_vk::gpu_results::ResultReaders;
 use picking_vk::hooks::HookSource;
 use picking_vk::{FrameResults, HostDevice, PickDraw, PickQuery, PickRequest, PickTicket, Picker, PickerConfig};
 use std::sync::{Arc, Mutex};
@@ -122,7 +124,13 @@ impl WgpuPicker {
     /// reading a set at `layout(set = 1, binding = i)` of `bindings[i]`, with room for
     /// `max_draws` draws' sets ([`WgpuDraw::with_hooks`]). The picker keeps the program's
     /// Vulkan objects as long as it lives.
-    pub fn hook_program(&mut self, source: HookSource, bindings: &[HookBindingKind], max_draws: u32) -> Result<WgpuHookProgram, WgpuPickError> {
+    ///
+    /// # Safety
+    /// The hook's GLSL indexes its arrays (local, private, and arrays of descriptors) within
+    /// their bounds: it is compiled to SPIR-V as it is, where an index out of bounds is
+    /// undefined behaviour. (Its buffer reads are bounds-checked: wgpu enables
+    /// `robustBufferAccess`. WGSL shaders get such checks from wgpu; GLSL hooks do not.)
+    pub unsafe fn hook_program(&mut self, source: HookSource, bindings: &[HookBindingKind], max_draws: u32) -> Result<WgpuHookProgram, WgpuPickError> {
         let program = WgpuHookProgram::new(&self.device, source, bindings, max_draws)?;
         self.hook_objects.extend(program.keep_alive());
         Ok(program)
@@ -156,6 +164,14 @@ impl WgpuPicker {
         if draws.iter().any(|d| d.hook_device.is_some_and(|h| h != self.raw_device)) {
             return Err(WgpuPickError::Wgpu("a draw's hooks were made by a picker of another device".into()));
         }
+        // The app's WGSL may read the GPU results in any shader stage, and wgpu cannot see
+        // the picker's writes: the picker's barriers wait for all of them, whatever the
+        // request names.
+        let mut request = *request;
+        let shaders = vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+        let readers = request.result_readers;
+        request.result_readers = ResultReaders { stages: readers.stages | shaders, access: readers.access | vk::AccessFlags::SHADER_READ };
+        let request = &request;
         let slot = self.free_slot()?;
         let transitions = self.transitions(draws)?;
         let pick_draws: Vec<PickDraw> = draws.iter().map(|d| d.draw.clone()).collect();

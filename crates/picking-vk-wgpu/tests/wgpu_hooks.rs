@@ -76,7 +76,8 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
         attribute: Some(HookAttribute { format: AttributeFormat::Float32x2, interpolation: Interpolation::Smooth }),
     };
     let kinds = [HookBindingKind::Texture { filter: wgpu::FilterMode::Nearest, address: wgpu::AddressMode::ClampToEdge }, HookBindingKind::Uniform];
-    let program = picker.hook_program(source, &kinds, 8).expect("the program");
+    // SAFETY: the hook indexes no arrays out of bounds.
+    let program = unsafe { picker.hook_program(source, &kinds, 8) }.expect("the program");
 
     // A backdrop and four alpha-tested quads in front of it, overlapping in depth.
     let quad = Mesh::quad(0.8);
@@ -164,12 +165,14 @@ fn hook_resources_that_do_not_fit_are_refused() {
         discard: Some("bool pick_discard(PickFragment f) {\n    return threshold > 2.0;\n}\n".into()),
         ..Default::default()
     };
-    let program = picker.hook_program(source(), &[HookBindingKind::Uniform], 4).expect("the program");
+    // SAFETY: the hook indexes no arrays out of bounds.
+    let program = unsafe { picker.hook_program(source(), &[HookBindingKind::Uniform], 4) }.expect("the program");
     // More textures a stage than the device allows: refused by wgpu's validation, not its
     // panicking default handler, and before any Vulkan object is made.
     let textures = gpu.device.limits().max_sampled_textures_per_shader_stage as usize + 1;
     let texture = HookBindingKind::Texture { filter: wgpu::FilterMode::Linear, address: wgpu::AddressMode::ClampToEdge };
-    let err = picker.hook_program(source(), &vec![texture; textures], 4).expect_err("refused");
+    // SAFETY: the hook indexes no arrays out of bounds.
+    let err = unsafe { picker.hook_program(source(), &vec![texture; textures], 4) }.expect_err("refused");
     assert!(matches!(err, picking_vk_wgpu::WgpuPickError::Wgpu(_)), "{err}");
     let positions = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 36, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
     let draw = || WgpuDraw::new(picking_vk::ObjectId::new(5).unwrap(), VertexPositions::tight(&positions), 0..3).unwrap();
@@ -198,7 +201,8 @@ fn hook_resources_that_do_not_fit_are_refused() {
     // A program of another device's picker, with that device's buffers: fine to build, refused
     // by this picker.
     let mut other_picker = WgpuPicker::new(&other, PickerConfig::default()).expect("the other picker");
-    let other_program = other_picker.hook_program(source(), &[HookBindingKind::Uniform], 4).expect("the program");
+    // SAFETY: the hook indexes no arrays out of bounds.
+    let other_program = unsafe { other_picker.hook_program(source(), &[HookBindingKind::Uniform], 4) }.expect("the program");
     let other_positions =
         other.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 36, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
     let alien = WgpuDraw::new(picking_vk::ObjectId::new(6).unwrap(), VertexPositions::tight(&other_positions), 0..3).unwrap();

@@ -133,6 +133,9 @@ pub struct Picker {
     read_buffer: Vec<u8>,
     /// Whether the device's Vulkan 1.2 provides `vkWaitSemaphores` (timeline waits).
     core_timeline_wait: bool,
+    /// Shader stages the host's device lacks, where it said which core features it enabled
+    /// (`HostDevice::with_enabled_core`): refused in host writes and result readers.
+    disabled_stages: vk::PipelineStageFlags,
     /// The recording's contributors' ID ranges, asked once (`contributor::check_ranges`),
     /// until the recording takes them.
     contributor_ids: Vec<std::ops::Range<u64>>,

@@ -100,6 +100,7 @@ impl Picker {
             w.check()?;
         }
         request.result_readers.check()?;
+        request.check_enabled_stages(self.disabled_stages)?;
         self.contributor_ids = crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan_layout(request, &camera, queries, draws, &mut plan_frame)?;
         self.begin_frame(slot);

@@ -137,6 +137,20 @@ impl<'a> PickRequest<'a> {
         Ok(self.camera()?.pixel_ray(pixel))
     }
 
+    /// Refuses host writes or result readers in a stage of `disabled` (those the device
+    /// was created without, where the host said which: a barrier naming one is invalid).
+    pub(crate) fn check_enabled_stages(&self, disabled: ash::vk::PipelineStageFlags) -> Result<(), PickError> {
+        let writes = self.host_writes.map(|w| (Input::HostWrites, w.stages));
+        let readers = Some((Input::ResultReaders, self.result_readers.stages));
+        for (input, stages) in [writes, readers].into_iter().flatten() {
+            if stages.intersects(disabled) {
+                let reason = format!("{:?}: the device was created without these stages", stages & disabled);
+                return Err(PickError::InvalidInput { input, reason });
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn camera(&self) -> Result<CameraSnapshot, PickError> {
         if !self.culling.is_known() {
             return Err(PickError::InvalidInput { input: Input::Camera, reason: format!("unknown culling {:?}", self.culling) });

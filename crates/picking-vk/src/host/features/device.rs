@@ -32,6 +32,15 @@ pub(crate) fn missing_core(features: PickFeatures, enabled: &vk::PhysicalDeviceF
     CORE_NEEDS.iter().filter(|n| features.contains(n.feature) && *(n.field)(&mut enabled) != vk::TRUE).map(|n| Requirement::Feature(n.name)).collect()
 }
 
+/// The shader stages a device created with `enabled` lacks (geometry, tessellation): a
+/// barrier naming one is invalid, so the host's writes and result readers may not.
+pub(crate) fn disabled_stages(enabled: &vk::PhysicalDeviceFeatures) -> vk::PipelineStageFlags {
+    use vk::PipelineStageFlags as S;
+    let geometry = if enabled.geometry_shader == vk::TRUE { S::empty() } else { S::GEOMETRY_SHADER };
+    let tessellation = if enabled.tessellation_shader == vk::TRUE { S::empty() } else { S::TESSELLATION_CONTROL_SHADER | S::TESSELLATION_EVALUATION_SHADER };
+    geometry | tessellation
+}
+
 /// The extensions and feature structures to add to the host's `vkCreateDevice` for a set of
 /// [`PickFeatures`]. Nothing is added for basic picking.
 #[derive(Clone, Debug)]

@@ -5,8 +5,8 @@
 
 mod device;
 
-pub(crate) use device::missing_core;
 pub use device::DeviceFeatures;
+pub(crate) use device::{disabled_stages, missing_core};
 
 use crate::error::{PickError, Requirement};
 use crate::pass::formats_missing;
