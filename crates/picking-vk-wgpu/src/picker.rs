@@ -86,7 +86,7 @@ impl WgpuPicker {
             // submission completed (`Drop`), because this struct holds the device.
             (unsafe { Picker::new(host, config) }?, raw_device)
         };
-        let results_buffers = crate::gpu_results::wrap_results(device, &picker)?;
+        let results_buffers = crate::gpu_results::wrap_results(device, queue, &picker)?;
         Ok(WgpuPicker {
             results_buffers,
             hook_objects: vec![],

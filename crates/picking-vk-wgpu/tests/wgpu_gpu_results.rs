@@ -184,3 +184,30 @@ fn a_picker_without_gpu_results_has_none_to_bind() {
     let picker = common::picker(&gpu, 2, 4);
     assert!(picker.gpu_results(0).is_err(), "no GPU results without PickerConfig::gpu_results");
 }
+
+/// wgpu requires a buffer it is handed to be initialized: each slot's results buffer is
+/// cleared when the picker is made, and reads as no queries (zeros) before its first pick.
+#[test]
+fn results_buffers_read_zeros_before_the_first_pick() {
+    let adapter = common::adapter();
+    let gpu = common::device(&adapter);
+    let config = PickerConfig::default().with_frames_in_flight(2).with_max_queries(4).with_gpu_results(true);
+    let picker = WgpuPicker::new(&gpu, config).expect("the picker");
+    for slot in 0..2 {
+        let results = picker.gpu_results(slot).expect("a results buffer");
+        let read = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: results.size(),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(results, 0, &read, 0, results.size());
+        gpu.queue.submit([encoder.finish()]);
+        read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("idle");
+        assert!(read.slice(..).get_mapped_range().expect("mapped").iter().all(|&b| b == 0), "slot {slot} holds what was there before");
+    }
+    drop(picker);
+    common::assert_no_messages();
+}
