@@ -44,8 +44,9 @@ impl InstanceMotion {
     /// Records the pass for `time`.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass, and every earlier read of the transforms is
-    /// ordered before it (the picker's barrier after a pick that named the writes does so).
+    /// `cmd` is a command buffer of this device, recording outside a render pass, and every
+    /// earlier read of the transforms is ordered before it (the picker's barrier after a pick
+    /// that named the writes does so); `self` is not dropped until `cmd` completes.
     pub unsafe fn record(&self, cmd: vk::CommandBuffer, time: f32) {
         let mut push = [0u8; 12];
         push[..4].copy_from_slice(&self.count.to_ne_bytes());

@@ -61,7 +61,9 @@ impl Markers {
 
 pub struct LitPass {
     device: ash::Device,
-    pub render_pass: vk::RenderPass,
+    /// Destroyed with the pass: read through [`LitPass::render_pass`], never copied out to
+    /// outlive it.
+    render_pass: vk::RenderPass,
     layout: vk::PipelineLayout,
     /// The texture set's layout (defined as `TextureSets::layout`, so the scene's sets bind).
     set_layout: vk::DescriptorSetLayout,
@@ -167,6 +169,11 @@ impl FrameStyle {
 }
 
 impl LitPass {
+    /// The render pass (this pass's: destroyed when it drops).
+    pub fn render_pass(&self) -> vk::RenderPass {
+        self.render_pass
+    }
+
     /// `final_layout`: PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for a screenshot.
     /// `depth`: the depth convention of the projections it will draw with.
     pub fn new(ctx: &VulkanContext, color_format: vk::Format, final_layout: vk::ImageLayout, depth: picking_vk::DepthConvention) -> Result<Self, ContextError> {
@@ -263,7 +270,9 @@ impl LitPass {
     /// Begins the pass on `framebuffer`, cleared.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass; `framebuffer` matches this pass.
+    /// `cmd` is a command buffer of this pass's device, recording outside a render pass;
+    /// `framebuffer` matches this pass; the pass and the framebuffer are not dropped until
+    /// `cmd` completes.
     pub unsafe fn begin(&self, cmd: vk::CommandBuffer, framebuffer: vk::Framebuffer, extent: vk::Extent2D) {
         let clear = [
             vk::ClearValue { color: vk::ClearColorValue { float32: [0.09, 0.1, 0.12, 1.0] } },
@@ -282,8 +291,10 @@ impl LitPass {
     /// `region` of the scene says.
     ///
     /// # Safety
-    /// Inside this pass, begun with [`LitPass::begin`]; the scene and style buffers stay alive
-    /// until the command buffer completes.
+    /// Inside this pass, begun with [`LitPass::begin`]; the pass, the scene and the style
+    /// (their buffers and sets) stay alive until the command buffer completes; `region` is
+    /// one of the scene's pose regions; the style's tint set and the scene's deform sets were
+    /// made on this device for this pass's layouts.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn draw_scene(
         &self,

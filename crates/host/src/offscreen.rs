@@ -13,18 +13,23 @@ pub struct Offscreen {
     device: ash::Device,
     pub color: DeviceImage,
     _depth: DeviceImage,
-    pub framebuffer: vk::Framebuffer,
+    framebuffer: vk::Framebuffer,
     readback: HostBuffer,
     pub extent: vk::Extent2D,
 }
 
 impl Offscreen {
+    /// The framebuffer (this target's: destroyed when it drops).
+    pub fn framebuffer(&self) -> vk::Framebuffer {
+        self.framebuffer
+    }
+
     /// A target for `pass` (made with [`COLOR_FORMAT`] and a TRANSFER_SRC_OPTIMAL final layout).
     pub fn new(ctx: &VulkanContext, pass: &LitPass, extent: vk::Extent2D) -> Result<Self, ContextError> {
         let color =
             ctx.create_image(COLOR_FORMAT, extent, vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC, vk::ImageAspectFlags::COLOR)?;
         let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
-        let framebuffer = vk_util::framebuffer(&ctx.device, pass.render_pass, &[color.view, depth.view], extent)?;
+        let framebuffer = vk_util::framebuffer(&ctx.device, pass.render_pass(), &[color.view, depth.view], extent)?;
         let readback = ctx.host_buffer(u64::from(extent.width) * u64::from(extent.height) * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
         Ok(Offscreen { device: ctx.device.clone(), color, _depth: depth, framebuffer, readback, extent })
     }
@@ -32,7 +37,9 @@ impl Offscreen {
     /// Copies the rendered colour (in TRANSFER_SRC_OPTIMAL after the pass) for [`Offscreen::read`].
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass, after the lit pass rendered this target.
+    /// `cmd` is a command buffer of this target's device, recording outside a render pass,
+    /// after the lit pass rendered this target; the target is not dropped until `cmd`
+    /// completes.
     pub unsafe fn record_copy(&self, cmd: vk::CommandBuffer) {
         let region = vk::BufferImageCopy {
             image_subresource: vk::ImageSubresourceLayers { aspect_mask: vk::ImageAspectFlags::COLOR, mip_level: 0, base_array_layer: 0, layer_count: 1 },

@@ -57,8 +57,9 @@ impl StorageCompute {
     /// Points binding `b` of the set at `buffers[b]`.
     ///
     /// # Safety
-    /// The buffers are live and have `STORAGE_BUFFER` usage; no command buffer that uses the
-    /// set is recording or running.
+    /// The buffers are live and have `STORAGE_BUFFER` usage, one per binding; no command
+    /// buffer that uses the set is recording or running, and no other thread writes the set
+    /// at the same time.
     pub unsafe fn write(&self, buffers: &[vk::DescriptorBufferInfo]) {
         let infos: Vec<_> = buffers.iter().map(|b| [*b]).collect();
         let writes: Vec<_> = infos
@@ -75,8 +76,9 @@ impl StorageCompute {
     /// Records the pipeline and set bound, `push` pushed and `groups` workgroups dispatched.
     ///
     /// # Safety
-    /// `cmd` is recording outside a render pass; the set was written with buffers that live
-    /// until `cmd` completes; `push` is at most the pipeline's push constant bytes.
+    /// `cmd` is a command buffer of this device, recording outside a render pass; the set was
+    /// written with buffers that live until `cmd` completes, and so does `self`; `push` is at
+    /// most the pipeline's push constant bytes.
     pub unsafe fn dispatch(&self, cmd: vk::CommandBuffer, push: &[u8], groups: u32) {
         let d = &self.device;
         // SAFETY: the caller's contract; the pipeline, layout and set are this pass's.

@@ -170,7 +170,7 @@ impl Replayer<'_> {
             // outlives the wait in `run_once`; the slot was taken after the last frame.
             unsafe {
                 self.picker.record(cmd, 0, &request, &set, draws)?;
-                self.lit.begin(cmd, self.target.framebuffer, self.target.extent);
+                self.lit.begin(cmd, self.target.framebuffer(), self.target.extent);
                 self.lit.draw_scene(cmd, &self.uploaded.gpu, 0, &self.style, &matrices, viewport, None);
                 self.lit.end(cmd);
                 self.target.record_copy(cmd);

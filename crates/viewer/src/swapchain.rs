@@ -82,7 +82,7 @@ impl Swapchain {
         for image in images {
             let view = vk_util::image_view_2d(&ctx.device, image, format.format, vk::ImageAspectFlags::COLOR)?;
             sc.views.push(view);
-            sc.framebuffers.push(vk_util::framebuffer(&ctx.device, pass.render_pass, &[view, sc._depth.view], extent)?);
+            sc.framebuffers.push(vk_util::framebuffer(&ctx.device, pass.render_pass(), &[view, sc._depth.view], extent)?);
             sc.render_finished.push(vk_util::semaphore(&ctx.device)?);
         }
         Ok(Some(sc))

@@ -117,7 +117,7 @@ impl Gfx {
         let egui_renderer = egui_ash_renderer::Renderer::with_gpu_allocator(
             ctx.allocator(),
             ctx.device.clone(),
-            egui_ash_renderer::RenderMode::RenderPass(lit.render_pass),
+            egui_ash_renderer::RenderMode::RenderPass(lit.render_pass()),
             egui_ash_renderer::Options { in_flight_frames: FRAMES_IN_FLIGHT, srgb_framebuffer: srgb, ..Default::default() },
         )
         .map_err(super::egui_error)?;
