@@ -179,7 +179,8 @@ impl ResultsReader {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let probes = ctx.host_buffer(12 * u64::from(capacity.max(1)), storage).expect("probe buffer");
         let out = ctx.host_buffer(4 * (72 + u64::from(capacity.max(1))), storage).expect("output buffer");
-        let pass = StorageCompute::new(&device, &compile(), 3, 4).expect("reader pipeline");
+        // SAFETY: the reader compiled above: three storage buffers, 4 push bytes.
+        let pass = unsafe { StorageCompute::new(&device, &compile(), 3, 4) }.expect("reader pipeline");
         ResultsReader { device, pass, probes, out, capacity }
     }
 

@@ -28,7 +28,8 @@ impl InstanceMotion {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let base_buffer = ctx.upload(base, storage)?;
         let transforms = ctx.upload(base, storage | vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        let pass = StorageCompute::new(&ctx.device, SPIRV, 2, 12)?;
+        // SAFETY: the crate's compiled motion shader: two storage buffers, 12 push bytes.
+        let pass = unsafe { StorageCompute::new(&ctx.device, SPIRV, 2, 12) }?;
         let whole = |buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
         // SAFETY: both buffers are live storage buffers owned with the pass; nothing uses its
         // set yet.

@@ -184,7 +184,18 @@ impl LitPass {
         let device = &ctx.device;
         let marker_ball = GpuPrimitive::upload(ctx, &shapes::sphere(1.0, 12, 16, MARKER_COLORS[0]))?;
         let marker_rod = GpuPrimitive::upload(ctx, &shapes::cylinder(1.0, 1.0, 10, MARKER_COLORS[1]))?;
-        let render_pass = vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout)?;
+        // The caller's colour format (a swapchain's, or COLOR_FORMAT) must be renderable.
+        // SAFETY: the context's instance and physical device.
+        let properties = unsafe { ctx.instance.get_physical_device_format_properties(ctx.physical_device, color_format) };
+        if !properties.optimal_tiling_features.contains(vk::FormatFeatureFlags::COLOR_ATTACHMENT) {
+            return Err(ContextError::Invalid(format!("{color_format:?} is not a colour attachment format of this device")));
+        }
+        if ![vk::ImageLayout::PRESENT_SRC_KHR, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL].contains(&final_layout) {
+            return Err(ContextError::Invalid(format!("{final_layout:?} is not a final layout of the lit pass")));
+        }
+        // SAFETY: the context's live device; the colour format was checked above and the depth
+        // format is the one the context's images use; the final layout is a colour one.
+        let render_pass = unsafe { vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout) }?;
         let mut pass = LitPass {
             device: device.clone(),
             render_pass,
@@ -255,14 +266,18 @@ impl LitPass {
         };
         for (slot, (cull_mode, front_face)) in culling.into_iter().enumerate() {
             let desc = PipelineDesc { cull_mode, front_face, ..triangles };
-            pass.pipelines[slot] = vk_util::graphics_pipeline(device, &desc)?;
-            pass.deformed[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { vertex: LIT_DEFORMED_VERT, ..desc })?;
+            // SAFETY: the crate's compiled shaders, which match these vertex inputs, this
+            // pass's layout and render pass, all of the context's device.
+            pass.pipelines[slot] = unsafe { vk_util::graphics_pipeline(device, &desc) }?;
+            // SAFETY: as above, with the deformed vertex shader.
+            pass.deformed[slot] = unsafe { vk_util::graphics_pipeline(device, &PipelineDesc { vertex: LIT_DEFORMED_VERT, ..desc }) }?;
         }
         // Points as large as the picker draws them, where the device allows (else 1 pixel).
         let point_size = if ctx.picking_features.contains(picking_vk::PickFeatures::WIDE_LINES) { crate::mesh::POINT_SIZE } else { 1.0 };
         let topologies = [vk::PrimitiveTopology::LINE_LIST, vk::PrimitiveTopology::LINE_STRIP, vk::PrimitiveTopology::POINT_LIST];
         for (slot, topology) in topologies.into_iter().enumerate() {
-            pass.lines_and_points[slot] = vk_util::graphics_pipeline(device, &PipelineDesc { topology, point_size, ..triangles })?;
+            // SAFETY: as above.
+            pass.lines_and_points[slot] = unsafe { vk_util::graphics_pipeline(device, &PipelineDesc { topology, point_size, ..triangles }) }?;
         }
         Ok(pass)
     }

@@ -29,7 +29,9 @@ impl Offscreen {
         let color =
             ctx.create_image(COLOR_FORMAT, extent, vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC, vk::ImageAspectFlags::COLOR)?;
         let depth = ctx.create_image(DEPTH_FORMAT, extent, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, vk::ImageAspectFlags::DEPTH)?;
-        let framebuffer = vk_util::framebuffer(&ctx.device, pass.render_pass(), &[color.view, depth.view], extent)?;
+        // SAFETY: the views were just made on the context's device, `extent` large, in the
+        // formats `pass` was made for (COLOR_FORMAT, the depth format), and the pass is live.
+        let framebuffer = unsafe { vk_util::framebuffer(&ctx.device, pass.render_pass(), &[color.view, depth.view], extent) }?;
         let readback = ctx.host_buffer(u64::from(extent.width) * u64::from(extent.height) * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
         Ok(Offscreen { device: ctx.device.clone(), color, _depth: depth, framebuffer, readback, extent })
     }

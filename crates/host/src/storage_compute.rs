@@ -17,7 +17,11 @@ pub struct StorageCompute {
 impl StorageCompute {
     /// The pipeline of `spirv` (entry point `main`) with `bindings` storage buffers at set 0
     /// and `push_bytes` of push constants, and its set (written by [`StorageCompute::write`]).
-    pub fn new(device: &ash::Device, spirv: &[u8], bindings: u32, push_bytes: u32) -> Result<Self, vk::Result> {
+    ///
+    /// # Safety
+    /// `device` is live; `spirv` is valid SPIR-V of a compute shader that reads at most
+    /// `bindings` storage buffers at set 0 and `push_bytes` of push constants.
+    pub unsafe fn new(device: &ash::Device, spirv: &[u8], bindings: u32, push_bytes: u32) -> Result<Self, vk::Result> {
         let binding = |b| {
             vk::DescriptorSetLayoutBinding::default()
                 .binding(b)
@@ -34,8 +38,8 @@ impl StorageCompute {
             pool: vk::DescriptorPool::null(),
             set: vk::DescriptorSet::null(),
         };
-        // SAFETY: valid create infos on a live device; each object is stored as soon as it is
-        // made, so `Drop` frees what an error leaves.
+        // SAFETY: valid create infos on a live device (and SPIR-V, by the caller's contract);
+        // each object is stored as soon as it is made, so `Drop` frees what an error leaves.
         unsafe {
             this.set_layout = device.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
             let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: bindings.len() as u32 }];

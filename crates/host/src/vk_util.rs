@@ -5,7 +5,10 @@
 use ash::vk;
 
 /// A shader module from SPIR-V bytes (as `include_bytes!` gives them, at any alignment).
-pub fn shader_module(device: &ash::Device, spirv: &[u8]) -> Result<vk::ShaderModule, vk::Result> {
+///
+/// # Safety
+/// `device` is live; `spirv` is valid SPIR-V for it (Vulkan does not check).
+pub unsafe fn shader_module(device: &ash::Device, spirv: &[u8]) -> Result<vk::ShaderModule, vk::Result> {
     let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     // SAFETY: the create info points at `words`, alive for the call.
     unsafe { device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
@@ -15,7 +18,11 @@ pub fn shader_module(device: &ash::Device, spirv: &[u8]) -> Result<vk::ShaderMod
 /// ends in `final_layout` (PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for a
 /// readback); depth is not stored. The pass waits for earlier frames' attachment writes and
 /// transfers, and its colour writes come before a transfer that reads them.
-pub fn color_depth_render_pass(
+///
+/// # Safety
+/// `device` is live; the device supports `color_format` as a colour and `depth_format` as a
+/// depth attachment, and `final_layout` is a layout a colour attachment may end in.
+pub unsafe fn color_depth_render_pass(
     device: &ash::Device,
     color_format: vk::Format,
     depth_format: vk::Format,
@@ -100,9 +107,16 @@ pub struct PipelineDesc<'a> {
 }
 
 /// A graphics pipeline for `desc.target`.
-pub fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Result<vk::Pipeline, vk::Result> {
-    let vert = shader_module(device, desc.vertex)?;
-    let frag = match shader_module(device, desc.fragment) {
+///
+/// # Safety
+/// `device` is live; `desc`'s SPIR-V is valid and matches its vertex input, layout and
+/// target; its layout and render pass are live objects of `device` (dynamic rendering
+/// enabled for [`RenderTarget::Formats`]).
+pub unsafe fn graphics_pipeline(device: &ash::Device, desc: &PipelineDesc<'_>) -> Result<vk::Pipeline, vk::Result> {
+    // SAFETY: the caller's contract covers the modules' SPIR-V.
+    let vert = unsafe { shader_module(device, desc.vertex) }?;
+    // SAFETY: as above.
+    let frag = match unsafe { shader_module(device, desc.fragment) } {
         Ok(f) => f,
         Err(e) => {
             // SAFETY: the module was never used.
@@ -188,7 +202,10 @@ pub unsafe fn host_read_barrier(device: &ash::Device, cmd: vk::CommandBuffer, bu
 }
 
 /// A 2D view of mip 0, layer 0 of `image` (for images made elsewhere, such as a swapchain's).
-pub fn image_view_2d(device: &ash::Device, image: vk::Image, format: vk::Format, aspect: vk::ImageAspectFlags) -> Result<vk::ImageView, vk::Result> {
+///
+/// # Safety
+/// `image` is a live 2D image of `device`, of `format` (or a compatible one) with `aspect`.
+pub unsafe fn image_view_2d(device: &ash::Device, image: vk::Image, format: vk::Format, aspect: vk::ImageAspectFlags) -> Result<vk::ImageView, vk::Result> {
     let info = vk::ImageViewCreateInfo::default()
         .image(image)
         .view_type(vk::ImageViewType::TYPE_2D)
@@ -199,7 +216,11 @@ pub fn image_view_2d(device: &ash::Device, image: vk::Image, format: vk::Format,
 }
 
 /// A framebuffer of `attachments` (in the render pass's order) covering `extent`.
-pub fn framebuffer(
+///
+/// # Safety
+/// `render_pass` and `attachments` are live objects of `device`, the views compatible with
+/// the pass's attachments and at least `extent` large.
+pub unsafe fn framebuffer(
     device: &ash::Device,
     render_pass: vk::RenderPass,
     attachments: &[vk::ImageView],

@@ -80,9 +80,12 @@ impl Swapchain {
         // SAFETY: the swapchain is live.
         let images = unsafe { sc.loader.get_swapchain_images(handle) }?;
         for image in images {
-            let view = vk_util::image_view_2d(&ctx.device, image, format.format, vk::ImageAspectFlags::COLOR)?;
+            // SAFETY: the swapchain's live 2D image, of the format it was made with.
+            let view = unsafe { vk_util::image_view_2d(&ctx.device, image, format.format, vk::ImageAspectFlags::COLOR) }?;
             sc.views.push(view);
-            sc.framebuffers.push(vk_util::framebuffer(&ctx.device, pass.render_pass(), &[view, sc._depth.view], extent)?);
+            // SAFETY: the views are this device's, `extent` large, in the formats `pass` was
+            // made for (the swapchain's, the depth format); the pass is live.
+            sc.framebuffers.push(unsafe { vk_util::framebuffer(&ctx.device, pass.render_pass(), &[view, sc._depth.view], extent) }?);
             sc.render_finished.push(vk_util::semaphore(&ctx.device)?);
         }
         Ok(Some(sc))
