@@ -48,7 +48,10 @@ pub struct GpuPrimitive {
 pub const SKIN_SET_BYTES: u32 = 24;
 
 impl GpuPrimitive {
+    /// Uploads `p`, refused where its attributes do not all hold a value per vertex or an
+    /// index names no vertex (the lit pass would read past its buffers).
     pub fn upload(ctx: &VulkanContext, p: &Primitive) -> Result<Self, ContextError> {
+        check(p)?;
         let usage = vk::BufferUsageFlags::VERTEX_BUFFER;
         let positions = ctx.upload(&p.positions, usage)?;
         let normals = ctx.upload(&p.normals, usage)?;
@@ -167,5 +170,42 @@ impl GpuPrimitive {
         }
         let front_face = if mirrored { vk::FrontFace::CLOCKWISE } else { vk::FrontFace::COUNTER_CLOCKWISE };
         RasterState::default().with_culling(vk::CullModeFlags::BACK, front_face)
+    }
+}
+
+/// What [`GpuPrimitive::upload`] refuses: attributes of other lengths than the positions, and
+/// indices past them.
+fn check(p: &Primitive) -> Result<(), ContextError> {
+    let n = p.positions.len();
+    let lengths = [("normals", Some(p.normals.len())), ("uvs", p.uvs.as_ref().map(Vec::len)), ("colours", p.colors.as_ref().map(Vec::len))];
+    let skins = p.skin.iter().flat_map(|s| [("skin joints", Some(s.joints.len())), ("skin weights", Some(s.weights.len()))]);
+    let targets = p.morph_targets.iter().map(|t| ("morph deltas", Some(t.len())));
+    if let Some((what, len)) = lengths.into_iter().chain(skins).chain(targets).find_map(|(w, l)| l.filter(|&l| l != n).map(|l| (w, l))) {
+        return Err(ContextError::Invalid(format!("{len} {what} for {n} positions")));
+    }
+    if let Some(i) = p.indices.iter().flatten().find(|&&i| i as usize >= n) {
+        return Err(ContextError::Invalid(format!("index {i} names no vertex of {n}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    #[test]
+    fn attributes_of_other_lengths_and_indices_past_the_vertices_are_refused() {
+        let good = crate::shapes::sphere(1.0, 4, 6, [1.0; 4]);
+        assert!(check(&good).is_ok());
+        let mut short = good.clone();
+        short.normals.pop();
+        assert!(check(&short).unwrap_err().to_string().contains("normals"));
+        let mut past = good.clone();
+        let n = past.positions.len() as u32;
+        past.indices = Some(vec![0, 1, n]);
+        assert!(check(&past).unwrap_err().to_string().contains(&format!("index {n}")));
+        let mut targets = good;
+        targets.morph_targets = vec![vec![glam::Vec3::ZERO; 2]];
+        assert!(check(&targets).unwrap_err().to_string().contains("morph deltas"));
     }
 }

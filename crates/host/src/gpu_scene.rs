@@ -258,13 +258,13 @@ impl GpuScene {
     /// Word offset (in the whole buffer) of skin `s`'s joint matrices in `region`.
     pub fn palette_word(&self, region: u32, skin: usize) -> u32 {
         let (palettes, _, size) = self.pose.words(self.slot_count);
-        region * size + palettes.get(skin).copied().unwrap_or(0)
+        region.saturating_mul(size).saturating_add(palettes.get(skin).copied().unwrap_or(0))
     }
 
     /// Word offset (in the whole buffer) of weighted node `k`'s morph weights in `region`.
     pub fn weights_word(&self, region: u32, k: usize) -> u32 {
         let (_, weights, size) = self.pose.words(self.slot_count);
-        region * size + weights.get(k).copied().unwrap_or(0)
+        region.saturating_mul(size).saturating_add(weights.get(k).copied().unwrap_or(0))
     }
 
     /// Writes one pose region: the slots' world matrices, each skin's joint matrices and each
@@ -274,7 +274,11 @@ impl GpuScene {
     /// No submitted work that reads this region is still running.
     pub unsafe fn write_pose(&mut self, region: u32, worlds: &[Mat4], palettes: &[&[Mat4]], weights: &[&[f32]]) -> Result<(), ContextError> {
         let (palette_at, weight_at, size) = self.pose.words(self.slot_count);
-        let base = u64::from(region * size) * 4;
+        // A region past those made would wrap (in u32) into one that may be in use.
+        if region >= self.pose.regions.max(1) {
+            return Err(ContextError::Invalid(format!("pose region {region} of {}", self.pose.regions.max(1))));
+        }
+        let base = u64::from(region) * u64::from(size) * 4;
         let columns: Vec<[f32; 16]> = worlds.iter().take(self.slot_count as usize).map(Mat4::to_cols_array).collect();
         // SAFETY: the caller's contract; every write lies in the region.
         unsafe {
