@@ -176,8 +176,11 @@ impl Billboards {
     /// and depth, tested with `compare`), viewport and scissor set.
     ///
     /// # Safety
-    /// `cmd` is recording inside `render_pass`; the billboards outlive the command buffer's
-    /// execution.
+    /// `cmd` is a command buffer of this device, recording inside `render_pass`; the
+    /// billboards outlive the command buffer's execution. Pipelines are kept by the render
+    /// pass's handle: a render pass destroyed since an earlier `draw` and made again (the
+    /// same handle value, perhaps) is compatible with the one it replaced (same formats), or
+    /// the billboards are made anew.
     pub unsafe fn draw(&self, cmd: vk::CommandBuffer, render_pass: vk::RenderPass, compare: vk::CompareOp, view: Mat4, view_projection: Mat4) {
         let pipeline = self.cached((TargetKey::Lit(render_pass), Flavour::Lit, compare), 1, render_pass);
         // SAFETY: the caller's contract; `pipeline` was built for `render_pass`.

@@ -25,6 +25,20 @@ pub struct InstanceMotion {
 impl InstanceMotion {
     /// The pass over `base` (uploaded once), swaying `amplitude` from it.
     pub fn new(ctx: &VulkanContext, base: &[Mat4], amplitude: f32) -> Result<Self, ContextError> {
+        // The whole buffers are bound as storage buffers and a workgroup moves 64 instances:
+        // both within the device's limits.
+        // SAFETY: the context's instance and physical device.
+        let limits = unsafe { ctx.instance.get_physical_device_properties(ctx.physical_device) }.limits;
+        let bytes = std::mem::size_of_val(base) as u64;
+        let groups = (base.len() as u64).div_ceil(64);
+        if bytes > u64::from(limits.max_storage_buffer_range) || groups > u64::from(limits.max_compute_work_group_count[0]) {
+            return Err(ContextError::Invalid(format!(
+                "{} instances: {bytes} bytes and {groups} workgroups, past maxStorageBufferRange {} or maxComputeWorkGroupCount {}",
+                base.len(),
+                limits.max_storage_buffer_range,
+                limits.max_compute_work_group_count[0]
+            )));
+        }
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let base_buffer = ctx.upload(base, storage)?;
         let transforms = ctx.upload(base, storage | vk::BufferUsageFlags::VERTEX_BUFFER)?;
