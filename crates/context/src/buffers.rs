@@ -16,7 +16,7 @@ pub struct HostBuffer {
 }
 
 impl HostBuffer {
-    pub(crate) fn new<T: Copy>(owner: &Arc<DeviceOwner>, data: &[T], usage: vk::BufferUsageFlags) -> Result<Self, ContextError> {
+    pub(crate) fn new<T: bytemuck::NoUninit>(owner: &Arc<DeviceOwner>, data: &[T], usage: vk::BufferUsageFlags) -> Result<Self, ContextError> {
         let device = &owner.device;
         let size = (std::mem::size_of_val(data) as u64).max(4);
         let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
@@ -41,8 +41,8 @@ impl HostBuffer {
         }
         let bytes = std::mem::size_of_val(data);
         let mapped = allocation.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
-        // SAFETY: `data` is `bytes` long and `T: Copy` (plain data); `mapped` holds at least `size` >= `bytes`.
-        let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
+        // `T: NoUninit`: its bytes are all initialized (no padding), so they may be read.
+        let src: &[u8] = bytemuck::cast_slice(data);
         mapped[..bytes].copy_from_slice(src);
         // SAFETY: fresh allocation sized for this buffer; the buffer is unbound.
         unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }?;
@@ -55,15 +55,14 @@ impl HostBuffer {
     /// The GPU does not access this buffer while the write runs: every submission that uses
     /// it has completed (its fence signalled, or its queue idled), or none was made. A
     /// per-frame buffer is rewritten only after its frame's fence.
-    pub unsafe fn write<T: Copy>(&mut self, offset: u64, data: &[T]) -> Result<(), ContextError> {
+    pub unsafe fn write<T: bytemuck::NoUninit>(&mut self, offset: u64, data: &[T]) -> Result<(), ContextError> {
         let bytes = std::mem::size_of_val(data);
         let size = self.size as usize;
         let alloc = self.allocation.as_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         let mapped = alloc.mapped_slice_mut().ok_or(ContextError::Vulkan(vk::Result::ERROR_MEMORY_MAP_FAILED))?;
         let start = offset as usize;
         let end = start.checked_add(bytes).filter(|&e| e <= size).ok_or(ContextError::Vulkan(vk::Result::ERROR_OUT_OF_HOST_MEMORY))?;
-        // SAFETY: `data` is `bytes` long and plain `Copy` data.
-        let src = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
+        let src: &[u8] = bytemuck::cast_slice(data);
         mapped[start..end].copy_from_slice(src);
         Ok(())
     }

@@ -265,7 +265,7 @@ impl VulkanContext {
     }
 
     /// A host-visible buffer holding `data`, for tests and tools.
-    pub fn upload<T: Copy>(&self, data: &[T], usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
+    pub fn upload<T: bytemuck::NoUninit>(&self, data: &[T], usage: vk::BufferUsageFlags) -> Result<HostBuffer, ContextError> {
         HostBuffer::new(&self.owner, data, usage)
     }
 
