@@ -129,7 +129,11 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<ExitCode, ViewerError> {
     if let Some(path) = &args.write_default_scene {
-        std::fs::write(path, viewer::default_scene::build().to_glb()).map_err(|e| ViewerError::Output(format!("{}: {e}", path.display())))?;
+        // As every output: a temporary file renamed into place, so a failed write leaves
+        // what was there.
+        let mut staged = viewer::outputs::Staged::default();
+        staged.write(path, |out| out.write_all(&viewer::default_scene::build().to_glb()))?;
+        staged.commit()?;
         println!("wrote {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
