@@ -135,16 +135,20 @@ fn pick_in_one_submission_with_gpu_written_instances() {
     common::assert_no_messages();
 }
 
+/// The example scene's renderer, and a request from the orbit camera at 0.3.
+fn orbit_scene(gpu: &picking_vk_wgpu::PickingDevice) -> (SceneRenderer, PickRequest<'static>) {
+    let renderer = SceneRenderer::new(&gpu.device, &example_scene(), common::scene::COLOR_FORMAT);
+    let camera = orbit_camera(0.3, WIDTH as f32 / HEIGHT as f32);
+    (renderer, PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1))
+}
+
 /// Results a frame later through the slots, a dropped pick, and recording beyond the slots.
 #[test]
 fn slots_poll_and_dropped_picks() {
     let adapter = common::adapter();
     let gpu = common::device(&adapter);
     let mut picker = common::picker(&gpu, 2, 4);
-    let data = example_scene();
-    let renderer = SceneRenderer::new(&gpu.device, &data, common::scene::COLOR_FORMAT);
-    let camera = orbit_camera(0.3, WIDTH as f32 / HEIGHT as f32);
-    let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
+    let (renderer, request) = orbit_scene(&gpu);
     let queries = [PickQuery::Point(UVec2::new(160, 150))];
     let draws = renderer.pick_draws();
     // A pick submitted, then one dropped: only the first comes back.
@@ -203,10 +207,7 @@ fn a_submission_wgpu_refuses_loses_only_its_pick() {
     let adapter = common::adapter();
     let gpu = common::device(&adapter);
     let mut picker = common::picker(&gpu, 2, 4);
-    let data = example_scene();
-    let renderer = SceneRenderer::new(&gpu.device, &data, common::scene::COLOR_FORMAT);
-    let camera = orbit_camera(0.3, WIDTH as f32 / HEIGHT as f32);
-    let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
+    let (renderer, request) = orbit_scene(&gpu);
     let pixel = UVec2::new(160, 150);
     let queries = [PickQuery::Point(pixel)];
     let draws = renderer.pick_draws();
