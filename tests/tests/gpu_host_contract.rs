@@ -403,6 +403,15 @@ fn stages_the_device_was_created_without_are_refused() {
         }
         assert!(!picker.is_pending(0));
     }
+    // The debug ID image checks the same.
+    // SAFETY: the context's handles outlive the image.
+    let mut image = unsafe { picking_vk::debug::IdImage::new(gpu.ctx.host_device(), W, H) }.expect("id image");
+    let request = base.with_host_writes(S::TESSELLATION_EVALUATION_SHADER, A::SHADER_WRITE);
+    let mut outcome = None;
+    // SAFETY: recording outside a render pass; a refused record records nothing.
+    gpu.run(|cmd| outcome = Some(unsafe { image.record(cmd, &request, &gs.draws, None, picking_vk::debug::IdCopy::Nothing) }.map(|_| ())));
+    assert!(matches!(outcome, Some(Err(PickError::InvalidInput { input: picking_vk::error::Input::HostWrites, .. }))), "{outcome:?}");
+    drop(image);
     // A stage the device has passes.
     let request = base.with_host_writes(S::COMPUTE_SHADER, A::SHADER_WRITE);
     // SAFETY: as above; `run` waits for the frame before the draws go.

@@ -122,6 +122,8 @@ pub struct VulkanContext {
     pub api_version: u32,
     /// Whether the instance enabled `VK_EXT_debug_utils` (with validation).
     pub debug_utils: bool,
+    /// Whether the device enabled `VK_KHR_swapchain` (asked for in `device_extensions`).
+    pub swapchain: bool,
     /// Owns the device, the allocator and the instance (dropped after the pools).
     owner: Arc<DeviceOwner>,
 }
@@ -422,6 +424,7 @@ impl VulkanContext {
             enabled_core: core,
             api_version: options.api_version,
             debug_utils,
+            swapchain: options.device_extensions.iter().any(|e| e.as_c_str() == ash::khr::swapchain::NAME),
             owner,
         })
     }

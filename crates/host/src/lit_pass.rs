@@ -190,11 +190,13 @@ impl LitPass {
         if !properties.optimal_tiling_features.contains(vk::FormatFeatureFlags::COLOR_ATTACHMENT) {
             return Err(ContextError::Invalid(format!("{color_format:?} is not a colour attachment format of this device")));
         }
-        if ![vk::ImageLayout::PRESENT_SRC_KHR, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL].contains(&final_layout) {
-            return Err(ContextError::Invalid(format!("{final_layout:?} is not a final layout of the lit pass")));
+        let present = final_layout == vk::ImageLayout::PRESENT_SRC_KHR && ctx.swapchain;
+        if !(present || [vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL].contains(&final_layout)) {
+            return Err(ContextError::Invalid(format!("{final_layout:?} is not a final layout of the lit pass on this device")));
         }
         // SAFETY: the context's live device; the colour format was checked above and the depth
-        // format is the one the context's images use; the final layout is a colour one.
+        // format is the one the context's images use; the final layout is a colour one (a
+        // presentable one only where the device enabled swapchains).
         let render_pass = unsafe { vk_util::color_depth_render_pass(device, color_format, DEPTH_FORMAT, final_layout) }?;
         let mut pass = LitPass {
             device: device.clone(),

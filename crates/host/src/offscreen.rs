@@ -15,10 +15,16 @@ pub struct Offscreen {
     _depth: DeviceImage,
     framebuffer: vk::Framebuffer,
     readback: HostBuffer,
-    pub extent: vk::Extent2D,
+    /// The size the images and the readback were made for (`record_copy` copies this much).
+    extent: vk::Extent2D,
 }
 
 impl Offscreen {
+    /// The target's size.
+    pub fn extent(&self) -> vk::Extent2D {
+        self.extent
+    }
+
     /// The framebuffer (this target's: destroyed when it drops).
     pub fn framebuffer(&self) -> vk::Framebuffer {
         self.framebuffer

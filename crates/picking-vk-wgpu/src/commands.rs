@@ -100,8 +100,11 @@ impl PickCommands {
     ///
     /// Where wgpu refuses the submission (a buffer the pick or the app's work uses was
     /// destroyed since recording, an invalid command buffer of the app's, ...), none of it
-    /// runs: the error is [`WgpuPickError::Submit`] (wgpu's own error scopes on this thread
-    /// catch it, so the app's do not see it), and the pick is lost as if dropped.
+    /// runs: the error is [`WgpuPickError::Submit`], and the pick is lost as if dropped. An
+    /// out-of-memory or internal error is [`WgpuPickError::SubmitFailed`]. Either is caught in
+    /// error scopes the bridge pushes on the calling thread, so the app's scopes there do not
+    /// see it; and either way `submit` waits for the device to be idle before it returns
+    /// (wgpu may report an error after its own submit), which also runs wgpu's callbacks.
     pub fn submit(
         mut self,
         before: impl IntoIterator<Item = wgpu::CommandBuffer>,
@@ -112,7 +115,7 @@ impl PickCommands {
         if !*alive {
             self.signal.state.store(DROPPED, Ordering::Release);
             let (index, refused) = captured(&self.device, || self.queue.submit(before.into_iter().chain(after)));
-            return refused.map_or(Ok(index), |e| Err(WgpuPickError::Submit(e)));
+            return refused.map_or(Ok(index), Err);
         }
         let (index, refused) = captured(&self.device, || self.queue.submit(before.into_iter().chain([transitions, pick]).chain(after)));
         drop(alive);
@@ -122,7 +125,7 @@ impl PickCommands {
             // nothing the pick names is reused while it might still run.
             let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
             self.signal.state.store(DROPPED, Ordering::Release);
-            return Err(WgpuPickError::Submit(e));
+            return Err(e);
         }
         *self.signal.submission.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
         self.signal.state.store(SUBMITTED, Ordering::Release);

@@ -58,6 +58,11 @@ pub enum WgpuPickError {
     /// nothing in it ran, neither the pick (which is lost) nor the app's `before` and `after`.
     #[error("wgpu refused the submission, none of which ran: {0}")]
     Submit(String),
+    /// wgpu reported an out-of-memory or internal error at a submission of
+    /// [`crate::PickCommands::submit`] (wgpu may report such an error after its own submit, so
+    /// some of it may have run); picking cannot go on.
+    #[error("wgpu failed the submission: {0}")]
+    SubmitFailed(String),
     /// The GPU did not finish a pick within the time given.
     #[error("the pick's submission did not complete within the timeout")]
     Timeout,
@@ -81,7 +86,7 @@ impl WgpuPickError {
     pub fn is_recoverable(&self) -> bool {
         match self {
             WgpuPickError::Pick(e) => e.is_recoverable(),
-            WgpuPickError::NotVulkan { .. } | WgpuPickError::CreateDevice(_) | WgpuPickError::Poll(_) => false,
+            WgpuPickError::NotVulkan { .. } | WgpuPickError::CreateDevice(_) | WgpuPickError::Poll(_) | WgpuPickError::SubmitFailed(_) => false,
             _ => true,
         }
     }
@@ -99,18 +104,21 @@ pub(crate) fn validated<T>(device: &wgpu::Device, what: &str, work: impl FnOnce(
     }
 }
 
-/// Runs `work` (wgpu calls on `device`) in error scopes of every filter (validation, out of
-/// memory, internal) and returns its value with the first error wgpu reported in them, if any.
-/// Errors the app's own scopes on this thread would have caught come here instead.
-pub(crate) fn captured<T>(device: &wgpu::Device, work: impl FnOnce() -> T) -> (T, Option<String>) {
+/// Runs `work` (a submission on `device`) in error scopes of every filter (validation, out of
+/// memory, internal) and returns its value with what wgpu reported in them, if anything: a
+/// refusal ([`WgpuPickError::Submit`], from the validation scope: nothing ran) or a failure
+/// ([`WgpuPickError::SubmitFailed`]). Errors the app's own scopes on this thread would have
+/// caught come here instead.
+pub(crate) fn captured<T>(device: &wgpu::Device, work: impl FnOnce() -> T) -> (T, Option<WgpuPickError>) {
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
     let value = work();
     // Popped innermost first, as wgpu requires.
-    let errors = [popped(internal), popped(memory), popped(validation)];
-    let first = errors.into_iter().find_map(|e| e.unwrap_or_else(|()| Some("wgpu did not report on the submission".into())));
-    (value, first)
+    let unanswered = || Some("wgpu did not report on the submission".to_string());
+    let failed = [popped(internal), popped(memory)].into_iter().find_map(|e| e.unwrap_or_else(|()| unanswered()));
+    let refused = popped(validation).unwrap_or_else(|()| unanswered());
+    (value, failed.map(WgpuPickError::SubmitFailed).or(refused.map(WgpuPickError::Submit)))
 }
 
 /// The error `scope` caught, as text (`Err` where wgpu did not answer at once: wgpu-core's

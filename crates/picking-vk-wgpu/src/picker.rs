@@ -59,6 +59,16 @@ pub struct WgpuPicker {
     alive: Arc<Mutex<bool>>,
 }
 
+/// Where an app's wgpu work may read a slot's GPU results: its shaders' storage reads and
+/// buffer copies.
+const WGPU_READER_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
+    vk::PipelineStageFlags::VERTEX_SHADER.as_raw()
+        | vk::PipelineStageFlags::FRAGMENT_SHADER.as_raw()
+        | vk::PipelineStageFlags::COMPUTE_SHADER.as_raw()
+        | vk::PipelineStageFlags::TRANSFER.as_raw(),
+);
+const WGPU_READER_ACCESS: vk::AccessFlags = vk::AccessFlags::from_raw(vk::AccessFlags::SHADER_READ.as_raw() | vk::AccessFlags::TRANSFER_READ.as_raw());
+
 impl WgpuPicker {
     /// A picker on `device` (opened by [`crate::request_device`], whose features it uses).
     pub fn new(picking: &PickingDevice, config: PickerConfig) -> Result<Self, WgpuPickError> {
@@ -164,13 +174,12 @@ impl WgpuPicker {
         if draws.iter().any(|d| d.hook_device.is_some_and(|h| h != self.raw_device)) {
             return Err(WgpuPickError::Wgpu("a draw's hooks were made by a picker of another device".into()));
         }
-        // The app's WGSL may read the GPU results in any shader stage, and wgpu cannot see
-        // the picker's writes: the picker's barriers wait for all of them, whatever the
-        // request names.
+        // The app may read the GPU results in any shader stage or copy them out, and wgpu
+        // cannot see the picker's writes: the picker's barriers wait for all of those reads,
+        // whatever the request names.
         let mut request = *request;
-        let shaders = vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
         let readers = request.result_readers;
-        request.result_readers = ResultReaders { stages: readers.stages | shaders, access: readers.access | vk::AccessFlags::SHADER_READ };
+        request.result_readers = ResultReaders { stages: readers.stages | WGPU_READER_STAGES, access: readers.access | WGPU_READER_ACCESS };
         let request = &request;
         let slot = self.free_slot()?;
         let transitions = self.transitions(draws)?;

@@ -361,7 +361,7 @@ pub fn screenshot(
     let viewport = vk_util::viewport(0, 0, w, h);
     // SAFETY: recording outside a render pass; everything drawn outlives the wait.
     ctx.run_once(|cmd| unsafe {
-        pass.begin(cmd, target.framebuffer(), target.extent);
+        pass.begin(cmd, target.framebuffer(), target.extent());
         pass.draw_scene(cmd, gpu, 0, &style, camera, viewport, markers);
         pass.end(cmd);
         target.record_copy(cmd);

@@ -58,11 +58,13 @@ pub const MAX_SCRIPT_BYTES: u64 = 32 << 20;
 pub fn read_script(path: &Path) -> Result<Vec<ReplayFrame>, ViewerError> {
     use std::io::Read;
     let fail = |e: std::io::Error| ViewerError::Input(format!("cannot read replay script {}: {e}", path.display()));
-    let mut text = String::new();
-    std::fs::File::open(path).map_err(fail)?.take(MAX_SCRIPT_BYTES + 1).read_to_string(&mut text).map_err(fail)?;
-    if text.len() as u64 > MAX_SCRIPT_BYTES {
+    // Bytes first: a script cut at the limit inside a character is too large, not malformed.
+    let mut bytes = vec![];
+    std::fs::File::open(path).map_err(fail)?.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(fail)?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
         return Err(ViewerError::Input(format!("replay script {} is larger than {MAX_SCRIPT_BYTES} bytes", path.display())));
     }
+    let text = String::from_utf8(bytes).map_err(|e| ViewerError::Input(format!("replay script {}: {e}", path.display())))?;
     let script: Script = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("replay script {}: {e}", path.display())))?;
     if script.frames.is_empty() || script.frames.len() > MAX_REPLAY_FRAMES {
         return Err(ViewerError::Input(format!("replay script {}: 1 to {MAX_REPLAY_FRAMES} frames, not {}", path.display(), script.frames.len())));
@@ -170,7 +172,7 @@ impl Replayer<'_> {
             // outlives the wait in `run_once`; the slot was taken after the last frame.
             unsafe {
                 self.picker.record(cmd, 0, &request, &set, draws)?;
-                self.lit.begin(cmd, self.target.framebuffer(), self.target.extent);
+                self.lit.begin(cmd, self.target.framebuffer(), self.target.extent());
                 self.lit.draw_scene(cmd, &self.uploaded.gpu, 0, &self.style, &matrices, viewport, None);
                 self.lit.end(cmd);
                 self.target.record_copy(cmd);

@@ -215,7 +215,7 @@ pub fn measure(ctx: &VulkanContext, scene: &BenchScene, (w, h): (u32, u32), warm
                 full_barrier(d, cmd);
                 // The host's frame first, then the pick, as an engine records them.
                 d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
-                lit.begin(cmd, target.framebuffer(), target.extent);
+                lit.begin(cmd, target.framebuffer(), target.extent());
                 lit.draw_scene(cmd, &scene.gpu, 0, &style, &cam, viewport, None);
                 lit.end(cmd);
                 full_barrier(d, cmd);

@@ -95,7 +95,7 @@ pub fn measure(
                     picker.record(cmd, slot, &request, &[PickQuery::Point(pixel)], &scene.gpu.pick_draws).map_err(|x| e(&x))?;
                     pending[slot] = Some((frame, Instant::now()));
                 }
-                lit.begin(cmd, target.framebuffer(), target.extent);
+                lit.begin(cmd, target.framebuffer(), target.extent());
                 lit.draw_scene(cmd, &scene.gpu, 0, &styles[slot], &cam, viewport, None);
                 lit.end(cmd);
                 d.end_command_buffer(cmd).map_err(|x| e(&x))?;

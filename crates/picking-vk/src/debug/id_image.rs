@@ -30,6 +30,8 @@ pub struct IdImage {
     /// earlier ones are never reused (their buffers may be gone) and may be rewritten
     /// (those recordings completed, as `record`'s contract says).
     recordings: u64,
+    /// Shader stages the device lacks (where the host said): refused in host writes.
+    disabled_stages: vk::PipelineStageFlags,
 }
 
 /// Per-pixel bytes in the readback buffer: ID (8), draw/instance (8), depth (4).
@@ -75,6 +77,7 @@ impl IdImage {
             extent,
             viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()),
             recordings: 0,
+            disabled_stages: host.enabled_core.as_ref().map_or(vk::PipelineStageFlags::empty(), crate::host::features::disabled_stages),
         })
     }
 
@@ -146,6 +149,7 @@ impl IdImage {
         if let Some(w) = &request.host_writes {
             w.check()?;
         }
+        request.check_enabled_stages(self.disabled_stages)?;
         let contributor_ids = crate::draw::contributor::check_ranges(request.contributors, draws)?;
         self.plan.build(request, draws, None, Some(self.kit.draw_limits))?;
         self.recordings += 1;

@@ -397,7 +397,7 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
         let Some(bytes) = bytes else { continue };
         left = left.checked_sub(bytes.len() as u64).ok_or_else(|| {
             SceneError::Budget(format!(
-                "its sparse accessors' indices take over {most} bytes of reading (twice its buffers' bytes): accessor {index} passes it"
+                "its sparse accessors' indices take over {most} bytes of reading (twice its buffers' bytes, and 1 MiB): accessor {index} passes it"
             ))
         })?;
         let mut previous: Option<u64> = None;

@@ -155,8 +155,8 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
         .collect();
     let mut left = MAX_ADDED_TRIANGLES;
     // A split that passes the limits is dropped after up to `left` new pieces (and its
-    // source's triangles) of work: failures get a budget of their own, or ten thousand
-    // primitives of one huge triangle repeated would each do that work.
+    // source's triangles) of work: failures are charged the work they did to a budget of
+    // their own, or ten thousand primitives of one huge triangle repeated would each do it.
     let mut failures_left = 4 * MAX_ADDED_TRIANGLES;
     for (m, focus) in &eligible {
         let shift = shifts.get(*m).copied().unwrap_or(DVec3::ZERO);
@@ -178,8 +178,8 @@ pub fn refine_near_camera(scene: &mut Scene, worlds: &[DMat4], eye: Option<DVec3
                     mesh.source_faces[p] = Some(faces);
                     split.insert((*m, p));
                 }
-                Refined::TooLarge => {
-                    failures_left = failures_left.saturating_sub(before.saturating_add(left));
+                Refined::TooLarge(work) => {
+                    failures_left = failures_left.saturating_sub(work.max(1));
                     log::warn!("picking-vk viewer: mesh {m} primitive {p}: triangles far larger than their distance from the camera are left whole (splitting them passes the limits)");
                 }
             }

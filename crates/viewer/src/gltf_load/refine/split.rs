@@ -208,8 +208,9 @@ pub enum Refined {
     /// No edge splits (or the primitive is not a plain rigid triangle or line primitive).
     Unchanged,
     Split(Box<(Primitive, SourceFaces)>),
-    /// Splitting it would pass `limit` triangles or [`MAX_DEPTH`], or it is too large to copy.
-    TooLarge,
+    /// Splitting it would pass `limit` triangles or [`MAX_DEPTH`], or it is too large to copy;
+    /// with the work done before it stopped (source elements and pieces made).
+    TooLarge(usize),
 }
 
 /// `p` with its triangles (or segments: a strip becomes a list) split around `focus`, and
@@ -229,15 +230,16 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
     let mut r = Refiner { source: p, focus, index_of: HashMap::new(), new_points: vec![], indices: vec![], faces: SourceFaces::default(), limit };
     let sources = source_elements(p);
     if !attributes_match || sources.len() > MAX_SOURCE_TRIANGLES || p.positions.len() >= u32::MAX as usize / 2 {
-        return Refined::TooLarge;
+        return Refined::TooLarge(sources.len());
     }
     for (face, t) in sources.iter().enumerate() {
-        let Some([a, b, c]) = source_corners(p, focus, t) else { return Refined::TooLarge };
+        let Some([a, b, c]) = source_corners(p, focus, t) else { return Refined::TooLarge(face + r.indices.len() / 3) };
         let split = if is_lines(p) { r.split_segment(face as u32, [a, b], 0) } else { r.split(face as u32, [a, b, c], 0) };
         if split.is_none() {
-            return Refined::TooLarge;
+            return Refined::TooLarge(face + r.indices.len() / 3);
         }
     }
+    let sources_len = sources.len();
     r.faces.source_vertices = sources;
     // The file's vertices, then the new ones; positions written less the shift (after the
     // blend, as the file's own are).
@@ -252,7 +254,9 @@ pub fn refine(p: &Primitive, focus: &Focus, shift: DVec3, limit: usize) -> Refin
         with_new_points(uvs, new_points, |v: Vec2| v.as_dvec2().extend(0.0).extend(0.0), |d| d.truncate().truncate().as_vec2()).map(Some)
     });
     let colors = p.colors.as_ref().map_or(Some(None), |colors| with_new_points(colors, new_points, Vec4::as_dvec4, |d| d.as_vec4()).map(Some));
-    let (Some(positions), Some(normals), Some(uvs), Some(colors)) = (positions, normals, uvs, colors) else { return Refined::TooLarge };
+    let (Some(positions), Some(normals), Some(uvs), Some(colors)) = (positions, normals, uvs, colors) else {
+        return Refined::TooLarge(sources_len + r.indices.len() / 3);
+    };
     let refined = Primitive {
         positions,
         normals,

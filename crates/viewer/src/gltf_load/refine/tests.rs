@@ -19,7 +19,7 @@ fn split(p: &Primitive, focus: &Focus) -> (Primitive, SourceFaces) {
     match refine(p, focus, DVec3::ZERO, usize::MAX) {
         Refined::Split(split) => *split,
         Refined::Unchanged => panic!("not split"),
-        Refined::TooLarge => panic!("too large"),
+        Refined::TooLarge(_) => panic!("too large"),
     }
 }
 
@@ -187,7 +187,7 @@ fn a_camera_over_the_middle_of_one_huge_triangle_splits_it() {
     assert!(refined.triangle_count() > 10);
     assert!(faces.face.iter().all(|&f| f == 0));
     // Past its limit a primitive is too large to split, not split part way.
-    assert!(matches!(refine(&p, &focus, DVec3::ZERO, refined.triangle_count() - 1), Refined::TooLarge));
+    assert!(matches!(refine(&p, &focus, DVec3::ZERO, refined.triangle_count() - 1), Refined::TooLarge(_)));
 }
 
 #[test]
