@@ -68,10 +68,9 @@ pub(crate) struct GpuResultsKit {
     pub(super) scratch: Scratch,
     /// The regions the frame being recorded may write.
     pub(super) regions: Vec<Region>,
-    /// Whether its words are recorded as buffer updates, from `inline_bytes` (laid out as the
-    /// results buffer), rather than uploaded.
-    pub(super) inline: bool,
-    pub(super) inline_bytes: Vec<u8>,
+    /// Whether its regions are copied from the upload (a set without a results pass to carry
+    /// them over).
+    pub(super) copied: bool,
 }
 
 impl GpuResultsKit {
@@ -85,8 +84,8 @@ impl GpuResultsKit {
             // TRANSFER_SRC: a host may copy the results out (for a debug view, or a test).
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let results = GpuBuffer::new(memory, "gpu results", layout.bytes(), usage, MemoryLocation::GpuOnly)?;
-            // Read by the results pass only (a set without one records buffer updates).
-            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+            // Read by the results pass, or copied (a set without one).
+            let upload_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
             let upload = GpuBuffer::new(memory, "gpu results upload", layout.bytes(), upload_usage, MemoryLocation::CpuToGpu)?;
             // Host writes reach the device at submission only on coherent memory.
             if !upload.is_coherent() {
@@ -119,8 +118,7 @@ impl GpuResultsKit {
             detail,
             scratch: Scratch::default(),
             regions: Vec::new(),
-            inline: false,
-            inline_bytes: Vec::new(),
+            copied: false,
         })
     }
 

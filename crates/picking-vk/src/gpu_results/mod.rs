@@ -1,7 +1,7 @@
 //! GPU results: a frame's answers in a buffer per slot, for the host's own shaders to read
 //! later in the same command buffer: 0 frames of latency, no CPU wait, no readback. What the
 //! CPU knows while recording it writes into the slot's upload buffer; a compute pass right
-//! after the hit pass carries that over (buffer updates do, for a set of rectangles alone)
+//! after the hit pass carries that over (a copy of it does, for a set of rectangles alone)
 //! and adds the point and radius hits, and a copy the rectangle table's pixel counts. Turned on by
 //! [`PickerConfig::gpu_results`](crate::PickerConfig::gpu_results); the host binds
 //! [`Picker::gpu_results`](crate::Picker::gpu_results) and compiles [`GPU_RESULTS_GLSL`] with

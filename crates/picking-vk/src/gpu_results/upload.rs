@@ -2,7 +2,8 @@
 //! upload buffer: recording writes it there, and the frame's results pass carries it over (it
 //! is recorded before the rectangles, whose spans recording writes only after, so it reads
 //! how many there are from the upload's own header). A set of rectangles alone, which has no
-//! such pass, records the words as buffer updates instead, once written. So the results
+//! such pass, copies the regions it wrote instead (buffer updates of the same words measured
+//! dearer: run Z23, docs/gpu-results-h200.md). So the results
 //! buffer changes only on the GPU, after the frame's first barrier, which waits for the host's
 //! readers: a host may still be reading the slot's earlier frame while this one is recorded.
 
@@ -15,8 +16,6 @@ use ash::vk;
 const COPY_GROUP_WORDS: u64 = 1024;
 /// The most workgroups that copy them (each loops over the rest).
 const MAX_COPY_GROUPS: u64 = 64;
-/// The most bytes one `vkCmdUpdateBuffer` writes.
-const MAX_UPDATE_BYTES: usize = 65536;
 
 /// What a frame may write: sizes known before the rectangles are recorded.
 #[derive(Clone, Copy, Debug)]
@@ -59,8 +58,8 @@ impl UploadExtent {
     }
 }
 
-/// A frame's words being written (into the slot's mapped upload buffer, or the bytes recorded
-/// as buffer updates), within the regions the frame may write.
+/// A frame's words being written into the slot's mapped upload buffer, within the regions the
+/// frame may write.
 pub(crate) struct Upload<'a> {
     bytes: &'a mut [u8],
     regions: &'a [Region],
@@ -83,10 +82,9 @@ impl Upload<'_> {
 }
 
 impl GpuResultsKit {
-    /// Notes what a frame of `extent` may write, and whether its words go into the command
-    /// buffer (`inline`: a set without a results pass to carry the upload over) rather than
-    /// the upload buffer.
-    pub fn plan_upload(&mut self, extent: UploadExtent, inline: bool) {
+    /// Notes what a frame of `extent` may write, and whether its regions are copied over
+    /// (`copied`: a set without a results pass to carry the upload over).
+    pub fn plan_upload(&mut self, extent: UploadExtent, copied: bool) {
         extent.regions(&self.layout, &mut self.regions);
         // Regions past the buffer's end are cut to it (the sizes were checked when the frame
         // was prepared, so none is).
@@ -95,45 +93,36 @@ impl GpuResultsKit {
             r.size = r.size.min(end.saturating_sub(r.offset));
             r.size > 0
         });
-        self.inline = inline;
+        self.copied = copied;
     }
 
-    /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer, or the
-    /// bytes [`GpuResultsKit::record_inline_updates`] records), within its regions, scratch
+    /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer), within its regions, scratch
     /// lists for the spans and lookup, and the buffer's layout. The slot's previous frame has
     /// completed, so its commands no longer read the upload buffer; the memory is
     /// host-coherent (checked at creation), so the writes reach the device at submission.
     pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
-        let bytes = if self.inline {
-            self.inline_bytes.resize(self.layout.bytes() as usize, 0);
-            &mut self.inline_bytes[..]
-        } else {
-            let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
-            bytes
-        };
+        let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
         write(&mut Upload { bytes, regions: &self.regions }, &mut self.scratch, &self.layout);
     }
 
-    /// Records the planned frame's words, written inline by [`GpuResultsKit::write_upload`],
-    /// as buffer updates into slot `slot`'s results buffer: no copy, whose transfer costs the
-    /// GPU more than these few words.
+    /// Records the copy of the planned frame's regions, written by
+    /// [`GpuResultsKit::write_upload`], from slot `slot`'s upload buffer into its results
+    /// buffer (only for a set without a results pass: [`GpuResultsKit::plan_upload`]).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the frame's first barrier
-    /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the updates
-    /// visible; nothing between them writes these words.
-    pub unsafe fn record_inline_updates(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
-        let Some(s) = self.slots.get(slot).filter(|_| self.inline) else { return };
-        for r in &self.regions {
-            let (start, end) = (r.offset as usize, (r.offset + r.size) as usize);
-            let Some(words) = self.inline_bytes.get(start..end) else { continue };
-            for (k, chunk) in words.chunks(MAX_UPDATE_BYTES).enumerate() {
-                let offset = r.offset + (k * MAX_UPDATE_BYTES) as u64;
-                // SAFETY: the caller's contract; the region lies inside the results buffer,
-                // and each update is a multiple of 4 bytes at a multiple of 4, at most 65,536.
-                unsafe { device.cmd_update_buffer(cmd, s.results.buffer, offset, chunk) };
-            }
+    /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the copy visible;
+    /// nothing between them writes these words.
+    pub unsafe fn record_upload_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
+        let Some(s) = self.slots.get(slot).filter(|_| self.copied && !self.regions.is_empty()) else { return };
+        // At most five regions (`UploadExtent::regions`): no allocation a frame.
+        let mut copies = [vk::BufferCopy::default(); 8];
+        let n = self.regions.len().min(copies.len());
+        for (c, r) in copies.iter_mut().zip(&self.regions) {
+            *c = vk::BufferCopy { src_offset: r.offset, dst_offset: r.offset, size: r.size };
         }
+        // SAFETY: the caller's contract; the regions lie inside both buffers (of one size).
+        unsafe { device.cmd_copy_buffer(cmd, s.upload.buffer, s.results.buffer, &copies[..n]) };
     }
 }
 

@@ -211,7 +211,7 @@ impl Picker {
                 let (draws, spans, table) = (&s.draws, &s.spans, s.table.as_deref());
                 let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws, rows, spans, camera, table };
                 kit.write_upload(slot, |up, scratch, layout| write_results(up, &frame, scratch, layout));
-                kit.record_inline_updates(device, cmd, slot);
+                kit.record_upload_copy(device, cmd, slot);
             }
             let last = results.as_deref().and_then(|k| k.last_barrier(slot, readers));
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
@@ -239,7 +239,7 @@ unsafe fn record_results_pass(
 ) {
     let (queries, entries) = (layout.queries.len() as u32, layout.has_rects().then_some(layout.table_used as u32));
     let extent = UploadExtent { queries, rows: rows + 2 * groups, entries };
-    // Without a results pass, the words are recorded as updates once written.
+    // Without a results pass, the words are copied over once written.
     kit.plan_upload(extent, !layout.has_hits());
     if layout.has_hits() {
         // SAFETY: the caller's contract; the upload is written before the command buffer ends.
