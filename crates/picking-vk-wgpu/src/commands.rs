@@ -103,8 +103,9 @@ impl PickCommands {
     /// runs: the error is [`WgpuPickError::Submit`], and the pick is lost as if dropped. An
     /// out-of-memory or internal error is [`WgpuPickError::SubmitFailed`]. Either is caught in
     /// error scopes the bridge pushes on the calling thread, so the app's scopes there do not
-    /// see it; and either way `submit` waits for the device to be idle before it returns
-    /// (wgpu may report an error after its own submit), which also runs wgpu's callbacks.
+    /// see it; and where the pick was in the submission, `submit` then waits for the device to
+    /// be idle before it returns (wgpu may report an error after its own submit), which also
+    /// runs wgpu's callbacks.
     pub fn submit(
         mut self,
         before: impl IntoIterator<Item = wgpu::CommandBuffer>,

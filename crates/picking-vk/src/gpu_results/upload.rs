@@ -96,8 +96,8 @@ impl GpuResultsKit {
         self.copied = copied;
     }
 
-    /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer), within its regions, scratch
-    /// lists for the spans and lookup, and the buffer's layout. The slot's previous frame has
+    /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer), within its
+    /// regions, scratch lists for the spans and lookup, and the buffer's layout. The slot's previous frame has
     /// completed, so its commands no longer read the upload buffer; the memory is
     /// host-coherent (checked at creation), so the writes reach the device at submission.
     pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
