@@ -5,7 +5,7 @@
 //! the frame's texels straight from the hit pass's attachments and writes them into the
 //! staging slot, in place of copies.
 
-use super::layout::{Region, ResultsLayout};
+use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
@@ -67,10 +67,7 @@ pub(crate) struct GpuResultsKit {
     /// once (reading back write-combined memory would be slow, and one copy writes fastest).
     pub(super) scratch: Scratch,
     /// The regions the frame being recorded may write.
-    pub(super) regions: Vec<Region>,
-    /// Whether its regions are copied from the upload (a set without a results pass to carry
-    /// them over).
-    pub(super) copied: bool,
+    pub(super) regions: Vec<vk::BufferCopy>,
 }
 
 impl GpuResultsKit {
@@ -118,7 +115,6 @@ impl GpuResultsKit {
             detail,
             scratch: Scratch::default(),
             regions: Vec::new(),
-            copied: false,
         })
     }
 

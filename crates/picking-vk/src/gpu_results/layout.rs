@@ -28,13 +28,6 @@ pub(crate) fn results_group(max_radius: u32, max_invocations: u32, max_width: u3
     wanted.clamp(128, allowed)
 }
 
-/// A range of a results buffer (in bytes), as a frame writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Region {
-    pub offset: u64,
-    pub size: u64,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ResultsLayout {
     /// Hits the buffer holds: `PickerConfig::max_queries`.

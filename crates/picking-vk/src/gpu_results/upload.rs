@@ -2,13 +2,13 @@
 //! upload buffer: recording writes it there, and the frame's results pass carries it over (it
 //! is recorded before the rectangles, whose spans recording writes only after, so it reads
 //! how many there are from the upload's own header). A set of rectangles alone, which has no
-//! such pass, copies the regions it wrote instead (buffer updates of the same words measured
-//! dearer: run Z23, docs/gpu-results-h200.md). So the results
+//! such pass, copies the regions it may write at the pass's place instead (buffer updates of
+//! the same words measured dearer: run Z23, docs/gpu-results-h200.md). So the results
 //! buffer changes only on the GPU, after the frame's first barrier, which waits for the host's
 //! readers: a host may still be reading the slot's earlier frame while this one is recorded.
 
 use super::kit::{GpuResultsKit, Scratch};
-use super::layout::{lookup_buckets, Region, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
+use super::layout::{lookup_buckets, ResultsLayout, HEADER_WORDS, HIT_WORDS, JOB_WORDS, ROW_WORDS, SPAN_WORDS};
 use ash::vk;
 
 /// Words one workgroup of the results pass copies of the rectangles' spans and lookup, at
@@ -43,17 +43,18 @@ impl UploadExtent {
     /// Sets `regions` to the regions (in bytes) the frame may write, in both buffers: the
     /// header and every hit, the spans and the lookup's bucket starts, the jobs and the rows.
     /// Words the frame leaves unwritten are never read.
-    fn regions(self, layout: &ResultsLayout, regions: &mut Vec<Region>) {
-        let region = |word: u64, words: u64| Region { offset: 4 * (HEADER_WORDS + word), size: 4 * words };
+    fn regions(self, layout: &ResultsLayout, regions: &mut Vec<vk::BufferCopy>) {
+        let region = |offset: u64, size: u64| vk::BufferCopy { src_offset: offset, dst_offset: offset, size };
+        let words = |word: u64, words: u64| region(4 * (HEADER_WORDS + word), 4 * words);
         let n = u64::from(self.queries);
         regions.clear();
-        regions.push(Region { offset: 0, size: 4 * (HEADER_WORDS + HIT_WORDS * n) });
+        regions.push(region(0, 4 * (HEADER_WORDS + HIT_WORDS * n)));
         if let Some((spans, starts)) = self.lookup_words(layout) {
-            regions.push(region(layout.spans_word(), spans));
-            regions.push(region(layout.starts_word(), starts));
+            regions.push(words(layout.spans_word(), spans));
+            regions.push(words(layout.starts_word(), starts));
         }
-        regions.push(region(layout.jobs_word(), JOB_WORDS * n));
-        regions.push(region(layout.rows_word(), ROW_WORDS * u64::from(self.rows)));
+        regions.push(words(layout.jobs_word(), JOB_WORDS * n));
+        regions.push(words(layout.rows_word(), ROW_WORDS * u64::from(self.rows)));
         regions.retain(|r| r.size > 0);
     }
 }
@@ -62,7 +63,7 @@ impl UploadExtent {
 /// frame may write.
 pub(crate) struct Upload<'a> {
     bytes: &'a mut [u8],
-    regions: &'a [Region],
+    regions: &'a [vk::BufferCopy],
 }
 
 impl Upload<'_> {
@@ -72,7 +73,7 @@ impl Upload<'_> {
         let from = bytemuck::cast_slice::<u32, u8>(words);
         let offset = 4 * at;
         debug_assert!(
-            words.is_empty() || self.regions.iter().any(|r| r.offset <= offset && offset + from.len() as u64 <= r.offset + r.size),
+            words.is_empty() || self.regions.iter().any(|r| r.src_offset <= offset && offset + from.len() as u64 <= r.src_offset + r.size),
             "words {at}.. outside what the frame may write"
         );
         let to = usize::try_from(offset).ok().and_then(|o| self.bytes.get_mut(o..)).unwrap_or_default();
@@ -82,47 +83,42 @@ impl Upload<'_> {
 }
 
 impl GpuResultsKit {
-    /// Notes what a frame of `extent` may write, and whether its regions are copied over
-    /// (`copied`: a set without a results pass to carry the upload over).
-    pub fn plan_upload(&mut self, extent: UploadExtent, copied: bool) {
+    /// Notes what a frame of `extent` may write (for [`GpuResultsKit::write_upload`] and
+    /// [`GpuResultsKit::record_upload_copy`]).
+    pub fn plan_upload(&mut self, extent: UploadExtent) {
         extent.regions(&self.layout, &mut self.regions);
         // Regions past the buffer's end are cut to it (the sizes were checked when the frame
         // was prepared, so none is).
         let end = self.layout.bytes();
         self.regions.retain_mut(|r| {
-            r.size = r.size.min(end.saturating_sub(r.offset));
+            r.size = r.size.min(end.saturating_sub(r.src_offset));
             r.size > 0
         });
-        self.copied = copied;
     }
 
     /// Calls `write` with the planned frame's words (slot `slot`'s upload buffer), within its
-    /// regions, scratch lists for the spans and lookup, and the buffer's layout. The slot's previous frame has
-    /// completed, so its commands no longer read the upload buffer; the memory is
-    /// host-coherent (checked at creation), so the writes reach the device at submission.
+    /// regions, scratch lists for the spans and lookup, and the buffer's layout. The slot's
+    /// previous frame has completed, so its commands no longer read the upload buffer; the
+    /// memory is host-coherent (checked at creation), so the writes reach the device at
+    /// submission.
     pub fn write_upload(&mut self, slot: usize, write: impl FnOnce(&mut Upload<'_>, &mut Scratch, &ResultsLayout)) {
         let Some(bytes) = self.slots.get_mut(slot).and_then(|s| s.upload.mapped_mut()) else { return };
         write(&mut Upload { bytes, regions: &self.regions }, &mut self.scratch, &self.layout);
     }
 
-    /// Records the copy of the planned frame's regions, written by
-    /// [`GpuResultsKit::write_upload`], from slot `slot`'s upload buffer into its results
-    /// buffer (only for a set without a results pass: [`GpuResultsKit::plan_upload`]).
+    /// Records the copy of slot `slot`'s upload buffer into its results buffer over what the
+    /// planned frame may write (written by [`GpuResultsKit::write_upload`] before the command
+    /// buffer is submitted), for a set without a results pass to carry it over.
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, after the frame's first barrier
     /// ([`GpuResultsKit::first_barrier`]) and before its last, which makes the copy visible;
-    /// nothing between them writes these words.
+    /// nothing between them writes the results buffer but the rectangle counts' copy.
     pub unsafe fn record_upload_copy(&self, device: &ash::Device, cmd: vk::CommandBuffer, slot: usize) {
-        let Some(s) = self.slots.get(slot).filter(|_| self.copied && !self.regions.is_empty()) else { return };
-        // At most five regions (`UploadExtent::regions`): no allocation a frame.
-        let mut copies = [vk::BufferCopy::default(); 8];
-        let n = self.regions.len().min(copies.len());
-        for (c, r) in copies.iter_mut().zip(&self.regions) {
-            *c = vk::BufferCopy { src_offset: r.offset, dst_offset: r.offset, size: r.size };
-        }
-        // SAFETY: the caller's contract; the regions lie inside both buffers (of one size).
-        unsafe { device.cmd_copy_buffer(cmd, s.upload.buffer, s.results.buffer, &copies[..n]) };
+        let Some(s) = self.slots.get(slot).filter(|_| !self.regions.is_empty()) else { return };
+        // SAFETY: the caller's contract; both buffers are the kit's, live for the picker's
+        // life, and every region lies inside both (each `layout.bytes()` long).
+        unsafe { device.cmd_copy_buffer(cmd, s.upload.buffer, s.results.buffer, &self.regions) };
     }
 }
 
@@ -130,10 +126,12 @@ impl GpuResultsKit {
 mod tests {
     use super::*;
 
-    fn regions(extent: UploadExtent, layout: &ResultsLayout) -> Vec<Region> {
-        let mut out = vec![Region { offset: 7, size: 7 }];
+    /// The frame's regions as (offset, size), each copied to where it was read from.
+    fn regions(extent: UploadExtent, layout: &ResultsLayout) -> Vec<(u64, u64)> {
+        let mut out = vec![vk::BufferCopy { src_offset: 7, dst_offset: 7, size: 7 }];
         extent.regions(layout, &mut out);
-        out
+        assert!(out.iter().all(|r| r.src_offset == r.dst_offset), "{out:?}");
+        out.iter().map(|r| (r.src_offset, r.size)).collect()
     }
 
     #[test]
@@ -143,25 +141,25 @@ mod tests {
         let points = UploadExtent { queries: 3, rows: 10, entries: None };
         let r = regions(points, &layout);
         assert_eq!(r.len(), 3, "{r:?}");
-        assert_eq!((r[0].offset, r[0].size), (0, 4 * (8 + 8 * 3)));
-        assert_eq!((r[1].offset, r[1].size), (4 * (8 + layout.jobs_word()), 4 * 16 * 3));
-        assert_eq!((r[2].offset, r[2].size), (4 * (8 + layout.rows_word()), 4 * 2 * 10));
+        assert_eq!(r[0], (0, 4 * (8 + 8 * 3)));
+        assert_eq!(r[1], (4 * (8 + layout.jobs_word()), 4 * 16 * 3));
+        assert_eq!(r[2], (4 * (8 + layout.rows_word()), 4 * 2 * 10));
         assert_eq!(points.copy_groups(&layout), 0);
         // With rectangles: spans (6 words an entry) and bucket starts (buckets + 1) too.
         let rects = UploadExtent { queries: 2, rows: 0, entries: Some(300) };
         let r = regions(rects, &layout);
         assert_eq!(r.len(), 4, "no rows region: {r:?}");
-        assert_eq!((r[1].offset, r[1].size), (4 * (8 + layout.spans_word()), 4 * 6 * 300));
-        assert_eq!((r[2].offset, r[2].size), (4 * (8 + layout.starts_word()), 4 * (512 + 1)));
+        assert_eq!(r[1], (4 * (8 + layout.spans_word()), 4 * 6 * 300));
+        assert_eq!(r[2], (4 * (8 + layout.starts_word()), 4 * (512 + 1)));
         assert_eq!(rects.copy_groups(&layout), (6 * 300 + 513u32).div_ceil(1024));
         // A rectangle over nothing still has its starts (mask 1: three words); the most
         // entries stay within the buffer, and the copy groups within their bound.
         let empty = regions(UploadExtent { queries: 1, rows: 0, entries: Some(0) }, &layout);
-        let starts = empty.iter().find(|r| r.offset == 4 * (8 + layout.starts_word()));
-        assert_eq!(starts.map(|r| r.size), Some(4 * 3), "{empty:?}");
+        let starts = empty.iter().find(|r| r.0 == 4 * (8 + layout.starts_word()));
+        assert_eq!(starts.map(|r| r.1), Some(4 * 3), "{empty:?}");
         let most = UploadExtent { queries: 16, rows: 64, entries: Some(4096) };
-        for r in regions(most, &layout) {
-            assert!(r.offset + r.size <= layout.bytes(), "{r:?} past {}", layout.bytes());
+        for (offset, size) in regions(most, &layout) {
+            assert!(offset + size <= layout.bytes(), "{offset}+{size} past {}", layout.bytes());
         }
         assert_eq!(most.copy_groups(&layout), (6 * 4096 + 4097u32).div_ceil(1024).min(64));
     }

@@ -211,7 +211,6 @@ impl Picker {
                 let (draws, spans, table) = (&s.draws, &s.spans, s.table.as_deref());
                 let frame = ResultsFrame { frame: self.next_frame, layout: &self.layout, draws, rows, spans, camera, table };
                 kit.write_upload(slot, |up, scratch, layout| write_results(up, &frame, scratch, layout));
-                kit.record_upload_copy(device, cmd, slot);
             }
             let last = results.as_deref().and_then(|k| k.last_barrier(slot, readers));
             staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
@@ -223,9 +222,9 @@ impl Picker {
     }
 }
 
-/// Plans `layout`'s frame's GPU results upload and, with point or radius queries (which
-/// recorded `rows` draws and met `groups` table groups), records the results pass that carries
-/// it over (without, the words are recorded as updates once written).
+/// Plans `layout`'s frame's GPU results upload and records what carries it over: with point
+/// or radius queries (which recorded `rows` draws and met `groups` table groups) the results
+/// pass, else a copy (its words are written before the command buffer is submitted).
 ///
 /// # Safety
 /// As [`GpuResultsKit::record_queries`].
@@ -239,11 +238,14 @@ unsafe fn record_results_pass(
 ) {
     let (queries, entries) = (layout.queries.len() as u32, layout.has_rects().then_some(layout.table_used as u32));
     let extent = UploadExtent { queries, rows: rows + 2 * groups, entries };
-    // Without a results pass, the words are copied over once written.
-    kit.plan_upload(extent, !layout.has_hits());
-    if layout.has_hits() {
-        // SAFETY: the caller's contract; the upload is written before the command buffer ends.
-        unsafe { kit.record_queries(device, cmd, slot, (queries, extent.copy_groups(&kit.layout)), (rows, groups)) };
+    kit.plan_upload(extent);
+    // SAFETY: the caller's contract; the upload is written before the command buffer ends.
+    unsafe {
+        if layout.has_hits() {
+            kit.record_queries(device, cmd, slot, (queries, extent.copy_groups(&kit.layout)), (rows, groups));
+        } else {
+            kit.record_upload_copy(device, cmd, slot);
+        }
     }
 }
 
