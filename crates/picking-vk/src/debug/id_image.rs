@@ -77,7 +77,7 @@ impl IdImage {
             extent,
             viewport_limits: ViewportLimits::of(&limits, support.negative_viewport_height()),
             recordings: 0,
-            disabled_stages: host.enabled_core.as_ref().map_or(vk::PipelineStageFlags::empty(), crate::host::features::disabled_stages),
+            disabled_stages: host.disabled_stages(),
         })
     }
 

@@ -83,6 +83,12 @@ impl<'a> HostDevice<'a> {
         self
     }
 
+    /// The shader stages the device was created without (geometry, tessellation), where the
+    /// host said which core features it enabled; none known otherwise.
+    pub(crate) fn disabled_stages(&self) -> vk::PipelineStageFlags {
+        self.enabled_core.as_ref().map_or(vk::PipelineStageFlags::empty(), crate::host::features::disabled_stages)
+    }
+
     /// What draws may do on this device with the features the host enabled.
     pub(crate) fn draw_limits(&self, limits: &vk::PhysicalDeviceLimits) -> DrawLimits {
         DrawLimits {

@@ -128,7 +128,7 @@ impl Picker {
             read_buffer: vec![],
             core_timeline_wait: support.core_timeline_wait(),
             contributor_ids: Vec::new(),
-            disabled_stages: host.enabled_core.as_ref().map_or(vk::PipelineStageFlags::empty(), crate::host::features::disabled_stages),
+            disabled_stages: host.disabled_stages(),
         })
     }
 }
