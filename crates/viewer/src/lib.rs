@@ -6,6 +6,7 @@
 pub mod animation;
 pub mod app;
 pub mod camera;
+pub mod capped_read;
 pub mod default_scene;
 pub mod gltf_load;
 pub mod gltf_write;

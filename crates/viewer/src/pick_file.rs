@@ -119,14 +119,7 @@ pub fn read_pick_file(path: &Path) -> Result<Vec<PickEntry>, ViewerError> {
 }
 
 fn read_capped(path: &Path, cap: u64) -> Result<Vec<PickEntry>, ViewerError> {
-    use std::io::Read;
-    let fail = |e: std::io::Error| ViewerError::Input(format!("cannot read pick file {}: {e}", path.display()));
-    let mut text = String::new();
-    let file = std::fs::File::open(path).map_err(fail)?;
-    file.take(cap + 1).read_to_string(&mut text).map_err(fail)?;
-    if text.len() as u64 > cap {
-        return Err(ViewerError::Input(format!("pick file {} is larger than {cap} bytes", path.display())));
-    }
+    let text = crate::capped_read::read_text(path, cap, "pick file")?;
     if let Ok(pairs) = serde_json::from_str::<Vec<(i64, i64)>>(&text) {
         return Ok(pairs.into_iter().map(|(x, y)| PickEntry::Point { x, y }).collect());
     }

@@ -56,15 +56,7 @@ pub const MAX_SCRIPT_BYTES: u64 = 32 << 20;
 /// Reads a replay script (at most [`MAX_SCRIPT_BYTES`]: a pipe or `/dev/zero` is cut there
 /// and refused, not read until memory runs out). Orbits must be finite.
 pub fn read_script(path: &Path) -> Result<Vec<ReplayFrame>, ViewerError> {
-    use std::io::Read;
-    let fail = |e: std::io::Error| ViewerError::Input(format!("cannot read replay script {}: {e}", path.display()));
-    // Bytes first: a script cut at the limit inside a character is too large, not malformed.
-    let mut bytes = vec![];
-    std::fs::File::open(path).map_err(fail)?.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(fail)?;
-    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
-        return Err(ViewerError::Input(format!("replay script {} is larger than {MAX_SCRIPT_BYTES} bytes", path.display())));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| ViewerError::Input(format!("replay script {}: {e}", path.display())))?;
+    let text = crate::capped_read::read_text(path, MAX_SCRIPT_BYTES, "replay script")?;
     let script: Script = serde_json::from_str(&text).map_err(|e| ViewerError::Input(format!("replay script {}: {e}", path.display())))?;
     if script.frames.is_empty() || script.frames.len() > MAX_REPLAY_FRAMES {
         return Err(ViewerError::Input(format!("replay script {}: 1 to {MAX_REPLAY_FRAMES} frames, not {}", path.display(), script.frames.len())));

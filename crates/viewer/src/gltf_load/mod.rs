@@ -143,11 +143,8 @@ pub fn load_path_with(path: &Path, options: &LoadOptions) -> Result<Scene, Scene
     if meta.len() > options.max_bytes {
         return Err(SceneError::Budget(format!("the file has {} bytes, over the limit of {} (--max-scene-bytes)", meta.len(), options.max_bytes)));
     }
-    // Read at most the limit: the size is what the file said (0 for /proc files, and a file
-    // may grow after the check).
-    let mut bytes = vec![];
-    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, options.max_bytes.saturating_add(1)), &mut bytes).map_err(|e| io(e.to_string()))?;
+    // Read at most the limit: the size is what the file said.
+    let bytes = crate::capped_read::read_at_most(path, options.max_bytes).map_err(|e| io(e.to_string()))?;
     if bytes.len() as u64 > options.max_bytes {
         return Err(SceneError::Budget(format!("the file has over {} bytes, the limit (--max-scene-bytes)", options.max_bytes)));
     }
