@@ -27,8 +27,7 @@ impl InstanceMotion {
     pub fn new(ctx: &VulkanContext, base: &[Mat4], amplitude: f32) -> Result<Self, ContextError> {
         // The whole buffers are bound as storage buffers and a workgroup moves 64 instances:
         // both within the device's limits.
-        // SAFETY: the context's instance and physical device.
-        let limits = unsafe { ctx.instance.get_physical_device_properties(ctx.physical_device) }.limits;
+        let limits = &ctx.properties.limits;
         let bytes = std::mem::size_of_val(base) as u64;
         let groups = (base.len() as u64).div_ceil(64);
         if bytes > u64::from(limits.max_storage_buffer_range) || groups > u64::from(limits.max_compute_work_group_count[0]) {
