@@ -185,12 +185,11 @@ impl Replayer<'_> {
         // Hit 0 starts at word 8: ID (low, high), instance, draw index, pixel, depth, flags.
         let gpu_key = (words[15] & 1 != 0).then(|| (u64::from(words[8]) | u64::from(words[9]) << 32, words[10]));
         let cpu_key = cpu.pick(0).and_then(|p| p.hit.as_ref()).map(|h| (h.id.get(), h.instance.unwrap_or(u32::MAX)));
-        let under = Some(texel).and_then(|t| {
-            let id = ObjectId::from_words(t.id)?;
+        let under = ObjectId::from_words(texel.id).map(|id| {
             // A draw of its own reports no instance; instanced objects and the billboards (the
             // host's contributor, not in the object table) report theirs.
             let instanced = !matches!(self.objects.get(id).map(|o| &o.kind), Some(crate::objects::ObjectKind::Node(_)));
-            Some((id.get(), if instanced { t.draw_instance[1] } else { u32::MAX }))
+            (id.get(), if instanced { texel.draw_instance[1] } else { u32::MAX })
         });
         let band_names: Vec<Value> = match cpu.results.get(1) {
             Some(QueryResult::Rect(rect)) => RectReport::new(rect, self.scene, self.objects).objects.iter().map(|o| json!(o.node_name)).collect(),

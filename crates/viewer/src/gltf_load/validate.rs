@@ -370,7 +370,8 @@ pub fn sparse_indices(document: &gltf::Document, buffers: &[Vec<u8>]) -> Result<
     // accessors share a view), so a million accessors over one view cannot read it a
     // million times.
     let total: u64 = buffers.iter().map(|b| b.len() as u64).sum();
-    let (mut left, most) = (total.saturating_mul(2).saturating_add(1 << 20), total.saturating_mul(2).saturating_add(1 << 20));
+    let most = total.saturating_mul(2).saturating_add(1 << 20);
+    let mut left = most;
     for a in document.as_json().accessors.iter().enumerate().filter_map(|(i, a)| Some((i, a, a.sparse.as_ref()?))) {
         let (index, accessor, sparse) = a;
         let key = (
