@@ -22,6 +22,8 @@ layout(push_constant) uniform CullPush {
 } pc;
 
 #define PICK_STORAGE_SET 1
+// Instance pairs of a point or radius query may be walked (shaders/pick_walk.glsl).
+#define CULL_WALKS
 #include "instance_storage.glsl"
 #include "pick_cull.glsl"
 

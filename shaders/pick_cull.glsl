@@ -8,7 +8,10 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-const uint JOB_WORDS = 53u;
+const uint JOB_WORDS = 54u;
+// The frame's totals (crates/picking-vk/src/gpu_plan/layout.rs, `total`).
+const uint TOTAL_SURVIVORS = 0u;
+const uint TOTAL_DRAWN = 1u;
 
 // Pairs tested per round: their survivor bits fit `survived`.
 const uint ROUND = 16u;
@@ -67,6 +70,26 @@ bool sphere_meets_frustum(vec4 region, float pad, vec4 viewport) {
     return true;
 }
 
+#ifdef CULL_WALKS
+// A walked pair (its job's word 53 names the frame's totals; shaders/pick_walk.glsl): adds
+// the `n` survivors of its cull workgroup `own` to the count of their summary word (after
+// the pair's summary words), to the instance count of the pair's one command, and to the
+// frame's totals (survivors, and a command where the pair's first survivors arrive).
+void count_walked(uint job, uint summary, uint own, uint n) {
+    uint totals = plan.words[job + 53u];
+    if (totals == 0u) {
+        return;
+    }
+    uint groups = plan.words[job + 32u] / 64u;
+    atomicAdd(plan.words[summary + (groups + 31u) / 32u + own / 32u], n);
+    uint before = atomicAdd(plan.words[plan.words[job + 34u] + 1u], n);
+    atomicAdd(plan.words[totals + TOTAL_SURVIVORS], n);
+    if (before == 0u) {
+        atomicAdd(plan.words[totals + TOTAL_DRAWN], 1u);
+    }
+}
+#endif
+
 // Tests candidate `i` (counted as the pairs' bits count it; `rect` and `keep` from
 // `screen_bounds`, `keep` also for none) of cull workgroup `group` against every pair of the
 // dispatch (`first_pair`, `pairs`), in rounds of ROUND pairs, and writes this workgroup's
@@ -106,7 +129,11 @@ void test_pairs(uint group, uint i, vec4 rect, bool keep, uint first_pair, uint 
             if (group >= plan.words[job + 43u] && own < plan.words[job + 32u] / 64u) {
                 plan.words[plan.words[job + 41u] + 2u * own + (lid & 1u)] = survived[lid];
                 if ((lid & 1u) == 0u && (survived[lid] | survived[lid + 1u]) != 0u) {
-                    atomicOr(plan.words[plan.words[job + 42u] + own / 32u], 1u << (own % 32u));
+                    uint summary = plan.words[job + 42u];
+                    atomicOr(plan.words[summary + own / 32u], 1u << (own % 32u));
+#ifdef CULL_WALKS
+                    count_walked(job, summary, own, bitCount(survived[lid]) + bitCount(survived[lid + 1u]));
+#endif
                 }
             }
         }

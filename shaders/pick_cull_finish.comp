@@ -11,6 +11,11 @@
 
 #include "pick_cull_finish.glsl"
 
+// Instance pairs of a point or radius query may be walked: their job names the totals.
+bool walked(uint job) {
+    return plan.words[job + 53u] != 0u;
+}
+
 // Instances: a run ends only at a culled instance.
 uint template_starts(uint w) {
     return 0u;

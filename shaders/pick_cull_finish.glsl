@@ -19,7 +19,7 @@ layout(std430, set = 0, binding = 0) buffer PlanWords {
     uint words[];
 } plan;
 
-const uint JOB_WORDS = 53u;
+const uint JOB_WORDS = 54u;
 const uint SURVIVORS = 0u;
 const uint TABLE_FALLBACK = 1u;
 const uint DRAWN = 2u;
@@ -42,6 +42,8 @@ void add_total(uint total, uint value) {
 // The candidate of the pair's bit 0 (the instance, or the table row).
 uint bit0;
 
+// Whether the pair is walked (its job's word 53): nothing to finish.
+bool walked(uint job);
 // The survivors of word `w` of the pair's bits that start a run even after a survivor.
 uint template_starts(uint w);
 // A run's command template from `candidate` on: (count, first index or vertex, vertex offset).
@@ -127,6 +129,10 @@ void main() {
     }
     uint lid = gl_LocalInvocationID.x;
     uint job = pair * JOB_WORDS;
+    // A walked pair's one command was counted by the cull pass (shaders/pick_walk.glsl).
+    if (walked(job)) {
+        return;
+    }
     // Every job word the pass needs, read together: the pass is a chain of reads that wait on
     // each other, and reads that do not wait together.
     uint first_instance = plan.words[job + 31u];

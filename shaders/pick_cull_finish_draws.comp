@@ -42,6 +42,11 @@ const uint OCCLUDED = 4u;
 #include "pick_chunks.glsl"
 #include "pick_compact.glsl"
 
+// A table's pairs are never walked (their job's word 53 is 0): no read for it.
+bool walked(uint job) {
+    return false;
+}
+
 uint template_starts(uint w) {
     // Bit 0 is a table row of a whole 64-row cull workgroup: a word's rows are a bit word's.
     return table.words[pc.pairs.z + bit0 / 32u + w];

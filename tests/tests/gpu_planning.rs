@@ -158,8 +158,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // The same draws as a shared list (kept across frames: the instances move on the GPU).
     let shared: Arc<[PickDraw]> = draws.clone().into();
     let mut gpu_shared = gpu.picker(config.with_planner(Planner::Gpu));
-    // Per slot (two by default): 256 bytes a pair, 20 a command, a bit per instance the
-    // pairs may test (2^18 by default) and a summary bit per 64, the view-projection in f64
+    // Per slot (two by default): 260 bytes a pair, 20 a command, a bit per instance the
+    // pairs may test (2^18 by default), a summary bit per 64 and a survivor count (4 bytes)
+    // per 2,048, the view-projection in f64
     // (128 bytes), the count of compacted rows taken (4 bytes) and the frame's totals (20
     // bytes), rounded up to 16 bytes;
     // nothing per draw or instance of the scene (a borrowed list has no table). `Planner::Gpu` (lavapipe has
@@ -168,7 +169,7 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
     // command (80 bytes) and as many compacted rows as rows (80 bytes); and with `Auto` too,
     // a bit per draw a table may hold (131,072 by default) for the rows ignore rules leave
     // out (`Auto` builds the rows with its first set that takes a table: none here).
-    let planner_bytes = 2 * (128 * 256 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4 + 20_u64 + (1 << 17) / 8).next_multiple_of(16);
+    let planner_bytes = 2 * (128 * 260 + 16_384 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + (1 << 7) * 4 + 128 + 4 + 20_u64 + (1 << 17) / 8).next_multiple_of(16);
     let rows_bytes = 2 * (16_384 * 84 + 16_384 * 80 + 16_384 * 80);
     assert_eq!((gpu_planned.memory().planner, auto.memory().planner), (planner_bytes + rows_bytes, planner_bytes), "a GPU planner's buffers are reported");
     assert_eq!((cpu_planned.memory().planner, unculled.memory().planner), (0, 0), "no GPU planner, no buffers");
@@ -198,6 +199,9 @@ fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled()
             // Per point and radius query and per rectangle tile (four of the visible one, one
             // of the other), a pair per range: the spheres' three, the boxes' one.
             assert_eq!(stats.ranges, (15 + 4 + 1) * 4, "frame {f}: {stats:?}");
+            // The points' and discs' pairs are walked (storage instances, no hooks), the
+            // tiles' finished.
+            assert_eq!(stats.walked, 15 * 4, "frame {f}: {stats:?}");
             assert_eq!(stats.fallbacks, 0, "frame {f}: the default bound holds this set: {stats:?}");
             assert!(stats.survivors > 0 && stats.survivors * 20 < stats.instances_tested, "frame {f}: the pass culls most instances: {stats:?}");
             // A command per run of consecutive survivors: a tile's rows of the grid merge.
@@ -251,7 +255,8 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
     let request = PickRequest::new(viewport, view, proj);
     // Four pairs of one command each: the other pairs stay as the CPU planned them, and a
-    // pair with more than one survivor falls back to its whole range.
+    // pair with more than one run of survivors falls back to its whole range (a walked pair
+    // draws its survivors with its one command).
     let mut bounded = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(4, 4));
     let mut unculled = gpu.picker(PickerConfig::default().with_culling(false));
     let mut fallbacks = 0;
@@ -259,14 +264,18 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
         // SAFETY: recording outside a render pass; `run` waits.
         gpu.run(|cmd| unsafe { writer.record(cmd, time) });
         let covered = gpu.covered_pixels(&request, &draws, 9 + f as u64);
-        // Radius queries first: their discs meet more instances than one command holds.
-        let mut queries: Vec<PickQuery> = covered.iter().take(4).map(|&pixel| PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }).collect();
+        // A rectangle first (a tile: a pair per draw), whose tile meets more runs of
+        // instances than one command holds, then radius queries (walked).
+        let rect = PixelRect::new(UVec2::new(20, 20), UVec2::new(100, 80));
+        let mut queries = vec![PickQuery::Rect { rect, mode: RectMode::Visible }];
+        queries.extend(covered.iter().take(4).map(|&pixel| PickQuery::Radius { pixel, radius: 8, snap: Snap::Nearest }));
         queries.extend(covered[4..12].iter().map(|&p| PickQuery::Point(p)));
         let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), time);
         let got = frame(&gpu, &mut bounded, &writer, &request, &queries, (&draws).into(), time);
         assert_eq!(answers(&got), answers(&want), "frame {f}");
-        let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
+        let stats = got.results[1].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
         assert_eq!(stats.ranges, 4, "at most the configured pairs: {stats:?}");
+        assert_eq!(stats.walked, 2, "the discs' pairs that fit are walked: {stats:?}");
         fallbacks += stats.fallbacks;
     }
     assert!(fallbacks > 0, "some pair overflowed its one command");
@@ -337,13 +346,15 @@ fn instances_at_the_same_place_answer_as_drawn_in_order() {
     // Instances 5k to 5k + 4 stand at exactly the same place (the pass writes them unmoved):
     // every covered pixel is a depth tie between five instances, which only the order of
     // drawing decides (the first drawn wins a LESS test). The GPU plan draws its survivors in
-    // instance order, as the host's draw and the unculled pass do. The ranges (6,000 and
-    // 2,400 instances) span several summary words, and runs of survivors cross from one cull
-    // workgroup's bits to the next.
+    // instance order, as the host's draw and the unculled pass do: the points' and discs'
+    // pairs by the walk, the tiles' by runs. The ranges (6,000 and 2,400 instances) span
+    // several summary words (and the walk's counts), and runs of survivors cross from one
+    // cull workgroup's bits to the next.
     let gpu = Gpu::new();
     let got = gpu_planned_as(&gpu, Reference::Unculled, &grid(6000, |i| i / 5), 1 << 15, 1 << 20, (5, 77));
     let stats = got.stats.gpu_plan.expect("planned on the GPU");
     assert_eq!(stats.ranges, (15 + 4 + 1) * 2, "every pair is planned: {stats:?}");
+    assert_eq!(stats.walked, 15 * 2, "the points' and discs' pairs are walked: {stats:?}");
     assert!(stats.survivors > 0 && stats.fallbacks == 0, "{stats:?}");
     assert!(stats.commands * 4 < stats.survivors, "tied instances are drawn in runs: {stats:?}");
     // The first of each five wins (both instanced draws start at a multiple of five).

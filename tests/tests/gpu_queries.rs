@@ -406,13 +406,14 @@ fn query_memory_is_sized_by_the_configuration_not_the_view() {
     let m = picker.memory();
     eprintln!("picker memory, 16 points + one 256x256 rectangle per frame, 2 slots: {m:?} = {} bytes", m.total());
     assert!(m.total() - m.planner <= 3 << 19, "<= 1.5 MiB besides the GPU planner: {}", m.total());
-    // The GPU planner's default: 64 pairs of 256 bytes, 4,096 commands of 20, 2^18 survivor
-    // bits with a summary bit per 64, the view-projection, the compacted rows' count and the
+    // The GPU planner's default: 64 pairs of 260 bytes, 4,096 commands of 20, 2^18 survivor
+    // bits with a summary bit per 64 and a survivor count (a word) per 2,048, the
+    // view-projection, the compacted rows' count and the
     // frame's totals (5 words) per slot; where a table may be planned (lavapipe has
     // `shaderFloat64`), a bit per draw it may hold (2^17) for the rows ignore rules leave out;
     // rounded up to 16 bytes. No table rows: `Auto` builds them for its first set that takes a
     // table.
-    assert_eq!(m.planner, 2 * (64 * 256 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + 128 + 4 + 20_u64 + (1 << 17) / 8).next_multiple_of(16));
+    assert_eq!(m.planner, 2 * (64 * 260 + 4096 * 20 + (1 << 18) / 8 + (1 << 12) / 8 + (1 << 7) * 4 + 128 + 4 + 20_u64 + (1 << 17) / 8).next_multiple_of(16));
     drop(picker);
     let _ = Mat4::IDENTITY;
     gpu.assert_no_validation_messages();

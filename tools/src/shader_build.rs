@@ -13,6 +13,7 @@ pub const SHADERS: &[(&str, shaderc::ShaderKind, &str)] = &[
     ("pick_batched_detail.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced_rows.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_instanced_storage.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
+    ("pick_instanced_storage_walked.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_skinned.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_skinned8.vert", shaderc::ShaderKind::Vertex, "picking-vk"),
     ("pick_morphed.vert", shaderc::ShaderKind::Vertex, "picking-vk"),

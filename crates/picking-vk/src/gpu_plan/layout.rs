@@ -10,7 +10,7 @@ use crate::request::camera::CameraSnapshot;
 use ash::vk;
 
 /// Words of one pair's job.
-pub(crate) const JOB_WORDS: u32 = 53;
+pub(crate) const JOB_WORDS: u32 = 54;
 /// Words of one indirect command slot (`VkDrawIndexedIndirectCommand`; a non-indexed
 /// command uses the first four).
 pub(crate) const COMMAND_WORDS: u32 = 5;
@@ -41,7 +41,9 @@ pub(crate) const VIEW_PROJECTION_WORDS: u32 = 32;
 /// Every table pair has the word of the table's occluder directory
 /// (`gpu_plan::occluders`), whose spheres the cull pass tests rows with, the row its
 /// commands count instances from (its group's first; 0 for instances), and the group's
-/// window: where its rows lie in the slot's rows.
+/// window: where its rows lie in the slot's rows. An instance pair whose survivors the pick
+/// pass's vertex shader finds by walking its bits (`shaders/pick_walk.glsl`) has the word of
+/// the frame's totals, which the cull pass adds its survivors to; every other pair has 0.
 pub(crate) mod job {
     pub const MVP: usize = 0;
     pub const BOX_MIN: usize = 16;
@@ -68,6 +70,7 @@ pub(crate) mod job {
     pub const OCCLUDERS: usize = 50;
     pub const INSTANCE_BASE: usize = 51;
     pub const ROW_WINDOW: usize = 52;
+    pub const WALK_TOTALS: usize = 53;
 }
 
 /// The flag (in a table pair's [`job::OCCLUSION`] word) of a group with chunk boxes
@@ -201,13 +204,15 @@ pub(crate) fn groups(start: u32, count: u32) -> (u32, u32) {
 }
 
 /// Words of survivor bits a pair over `groups` cull workgroups takes: two per workgroup,
-/// then a summary bit per workgroup (set when it has a survivor).
+/// then a summary bit per workgroup (set when it has a survivor), then per summary word the
+/// survivors of its workgroups (counted only for a walked pair: [`job::WALK_TOTALS`]).
 pub(crate) fn bit_words(groups: u32) -> u32 {
-    groups * 2 + summary_words(groups)
+    groups * 2 + 2 * summary_words(groups)
 }
 
-/// Summary words of a pair over `groups` cull workgroups (the last of its [`bit_words`]):
-/// the CPU clears them while recording, the cull pass sets their bits.
+/// Summary words of a pair over `groups` cull workgroups (after its two words a workgroup;
+/// as many survivor counts follow them): the CPU clears both while recording, the cull pass
+/// sets the summaries' bits and adds to the counts.
 pub(crate) fn summary_words(groups: u32) -> u32 {
     groups.div_ceil(32)
 }
@@ -282,23 +287,23 @@ mod tests {
 
     #[test]
     fn regions_follow_one_another_without_overlap() {
-        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 7, ignored_words: 4 };
+        let l = PlanLayout { pairs: 3, commands: 10, fallback_count: 1, bit_words: 8, ignored_words: 4 };
         assert_eq!(l.counters_word(0), 3 * JOB_WORDS);
         assert_eq!(l.fallback_word(0), l.counters_word(3));
         assert_eq!(l.command_word(0), l.fallback_word(3));
         assert_eq!(l.bits_word(0), l.command_word(10));
-        // The view-projection's doubles follow the bits, 8-byte aligned: with 7 bit words they
-        // would start at word 249, which is odd, so they start at 250.
-        assert_eq!((l.bits_word(7), l.view_projection_word()), (249, 250));
-        assert_eq!(PlanLayout { bit_words: 8, ..l }.view_projection_word(), 250);
-        assert_eq!(l.ignored_word(), 250 + VIEW_PROJECTION_WORDS);
-        assert_eq!(l.compacted_word(), 250 + VIEW_PROJECTION_WORDS + 4);
+        // The view-projection's doubles follow the bits, 8-byte aligned: with 8 bit words they
+        // would start at word 253, which is odd, so they start at 254.
+        assert_eq!((l.bits_word(8), l.view_projection_word()), (253, 254));
+        assert_eq!(PlanLayout { bit_words: 9, ..l }.view_projection_word(), 254);
+        assert_eq!(l.ignored_word(), 254 + VIEW_PROJECTION_WORDS);
+        assert_eq!(l.compacted_word(), 254 + VIEW_PROJECTION_WORDS + 4);
         assert_eq!(l.totals_word(), l.compacted_word() + 1);
-        assert_eq!(l.bytes(), (4 * u64::from(250 + VIEW_PROJECTION_WORDS + 5 + TOTAL_WORDS)).next_multiple_of(16));
+        assert_eq!(l.bytes(), (4 * u64::from(254 + VIEW_PROJECTION_WORDS + 5 + TOTAL_WORDS)).next_multiple_of(16));
         let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
         assert!(cull_draws.contains(&format!("plan.words[pc.pairs.w + {VIEW_PROJECTION_WORDS}u + i / 32u]")));
         assert_eq!((groups(0, 1), groups(0, 64), groups(0, 65), groups(63, 2), groups(130, 10)), ((0, 1), (0, 1), (0, 2), (0, 2), (2, 1)));
-        assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (3, 5, 66 + 2));
+        assert_eq!((bit_words(1), bit_words(2), bit_words(33)), (4, 6, 66 + 4));
         // The shader's constants and the job's last word.
         assert!(job::TEMPLATE + 4 <= job::BITS_WORD && job::ROW_WINDOW < JOB_WORDS as usize);
         let cull_draws = include_str!("../../../../shaders/pick_cull_draws.comp");
@@ -355,6 +360,19 @@ mod tests {
         assert!(chunks.contains(&format!("plan.words[job + {}u] & CHUNKED", job::OCCLUSION)));
         assert!(chunks.contains(&format!("plan.words[job + {}u] + chunked - 1u", job::OCCLUDERS)));
         assert!(chunks.contains(&format!("table.words[run_word(job, row) + {}u]", crate::gpu_plan::table_words::RUN_WORDS - 1)));
+        // Walked pairs: the cull pass counts, the finishing pass skips, the vertex shader walks.
+        let walk = include_str!("../../../../shaders/pick_walk.glsl");
+        assert!(walk.contains(&format!("const uint WALK_JOB_WORDS = {JOB_WORDS}u;")));
+        for word in [job::FIRST_INSTANCE, job::INSTANCES, job::BITS_WORD, job::SUMMARY_WORD] {
+            assert!(walk.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
+        }
+        let cull = include_str!("../../../../shaders/pick_cull.glsl");
+        assert!(cull.contains(&format!("plan.words[job + {}u]", job::WALK_TOTALS)) && cull.contains(&format!("plan.words[job + {}u]", job::COMMANDS_WORD)));
+        assert!(
+            cull.contains(&format!("const uint TOTAL_SURVIVORS = {}u;", total::SURVIVORS))
+                && cull.contains(&format!("const uint TOTAL_DRAWN = {}u;", total::DRAWN))
+        );
+        assert!(include_str!("../../../../shaders/pick_cull_finish.comp").contains(&format!("plan.words[job + {}u] != 0u", job::WALK_TOTALS)));
         for word in [job::OCCLUSION, job::DEPTH_ROUNDING, job::BOUND, job::REGION, job::VIEWPORT] {
             assert!(occlusion.contains(&format!("plan.words[job + {word}u]")), "job word {word}");
         }

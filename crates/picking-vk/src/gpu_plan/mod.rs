@@ -4,9 +4,12 @@
 //! writes each pair's indirect commands, one per run of consecutive survivors, in instance
 //! order. The pick passes draw them with `vkCmdDraw*IndirectCount`, then each pair's fallback
 //! command, which draws the whole range only when the runs overflowed the pair's share of
-//! the commands (drawing none of them): never a truncated result. Which draws and ranges the
-//! pass takes is decided on the CPU while recording (`picker::gpu_pairs`); this module owns
-//! the buffers, the pipelines and the recording.
+//! the commands (drawing none of them): never a truncated result. A point's or radius
+//! query's pair over storage instances is *walked* instead ([`walkable`]): the cull pass
+//! counts its survivors into its one command, the vertex shader finds each in the bits, and
+//! no finishing dispatch runs for it. Which draws and ranges the pass takes is decided on the
+//! CPU while recording (`picker::gpu_pairs`); this module owns the buffers, the pipelines and
+//! the recording.
 
 pub(crate) mod chunk_boxes;
 pub(crate) mod layout;
@@ -20,8 +23,8 @@ use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::host::config::Planner;
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout, ComputePipeline};
-use crate::pass::pipeline::spirv;
 use crate::pass::pipeline_key::ROW_BYTES;
+use crate::pass::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use layout::{PlanLayout, RowsLayout};
@@ -88,13 +91,27 @@ pub(crate) const MAX_DISPATCH_GROUPS: u32 = 65_535;
 pub(crate) struct PairCommands {
     pub first: u32,
     pub capacity: u32,
+    /// The pair's survivors are drawn by its first command alone, whose instance count the
+    /// cull pass adds up and whose instances the vertex shader finds in the pair's bits
+    /// ([`walkable`]); no finishing pass runs for it.
+    pub walk: bool,
+}
+
+/// Whether the pick pass may draw a pair of `draw`'s instances (planned by the GPU) as one
+/// command whose vertex shader finds the k-th surviving instance in the pair's survivor bits
+/// (`shaders/pick_walk.glsl`), sparing the finishing pass and its barrier: instances the pick
+/// reads from storage (the walk picks which), no hooks and no deformation (their shaders
+/// read instances their own way).
+pub(crate) fn walkable(draw: &PickDraw) -> bool {
+    draw.instances_in_storage().is_some() && draw.hooks.is_none() && draw.deformation.is_none() && draw.indirect.is_none()
 }
 
 /// What the pick passes' recording needs of a frame's GPU plan.
 #[derive(Clone, Copy)]
 pub(crate) struct GpuPlanned<'a> {
-    /// The slot's plan buffer.
+    /// The slot's plan buffer, and its set (bound at set 2 by walked pairs' pipelines).
     pub buffer: vk::Buffer,
+    pub set: vk::DescriptorSet,
     pub layout: PlanLayout,
     /// Per range of the frame's plan lists, its first pair ([`NO_PAIR`]: as the CPU planned
     /// it).
@@ -187,15 +204,11 @@ pub(crate) struct DrawsPasses {
     pub(crate) rows: Vec<GpuBuffer>,
 }
 
-/// A set layout of `count` storage buffers for compute, from binding 0.
-fn storage_set_layout(device: &ash::Device, count: u32) -> Result<Owned<vk::DescriptorSetLayout>, PickError> {
+/// A set layout of `count` storage buffers for `stages`, from binding 0.
+fn storage_set_layout(device: &ash::Device, count: u32, stages: vk::ShaderStageFlags) -> Result<Owned<vk::DescriptorSetLayout>, PickError> {
     let bindings: Vec<_> = (0..count)
         .map(|b| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(b)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            vk::DescriptorSetLayoutBinding::default().binding(b).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1).stage_flags(stages)
         })
         .collect();
     // SAFETY: a valid create info on a live device; owned right away.
@@ -221,7 +234,8 @@ impl GpuPlanKit {
         finish_group: u32,
     ) -> Result<Self, PickError> {
         let device = &memory.device;
-        let set_layout = storage_set_layout(device, 1)?;
+        // The pick pass's vertex shader reads walked pairs' bits (`walkable`).
+        let set_layout = storage_set_layout(device, 1, vk::ShaderStageFlags::COMPUTE | vk::ShaderStageFlags::VERTEX)?;
         let count = slots as u32;
         let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
         // SAFETY: as above.
@@ -284,8 +298,13 @@ impl GpuPlanKit {
 
     /// What the pick passes need to draw slot `slot`'s plan.
     pub fn planned<'a>(&self, slot: usize, pair_of_range: &'a [u32], commands: &'a [PairCommands], table: Option<TableDraws<'a>>) -> Option<GpuPlanned<'a>> {
-        let buffer = self.slots.get(slot)?.0.buffer;
-        Some(GpuPlanned { buffer, layout: self.layout, pair_of_range, commands, table })
+        let (buffer, set) = self.slots.get(slot).map(|(b, set)| (b.buffer, *set))?;
+        Some(GpuPlanned { buffer, set, layout: self.layout, pair_of_range, commands, table })
+    }
+
+    /// The layout of the slots' plan sets, which walked pairs' pick pipelines bind at set 2.
+    pub fn set_layout(&self) -> vk::DescriptorSetLayout {
+        self._set_layout.handle
     }
 
     /// The passes over shared lists' tables, where tables are planned and they are built.
@@ -308,7 +327,7 @@ impl DrawsPasses {
         plan: &PlanLayout,
         finish_group: u32,
     ) -> Result<Self, PickError> {
-        let set_layout = storage_set_layout(&memory.device, 2)?;
+        let set_layout = storage_set_layout(&memory.device, 2, vk::ShaderStageFlags::COMPUTE)?;
         let sets = [plan_set_layout, set_layout.handle];
         let cull = compute_pipeline(memory, &sets, TABLE_PUSH_BYTES, (spirv::PICK_CULL_DRAWS_COMP, &[]), "pick_cull_draws.comp", "gpu plan cull draws")?;
         let finish_comp = (spirv::PICK_CULL_FINISH_DRAWS_COMP, &[finish_group][..]);

@@ -1,7 +1,8 @@
-//! Recording the cull pass (the culling dispatches, a barrier, the finishing dispatch), and the
-//! barriers it joins: its writes reach the pick passes' indirect reads through the staging
-//! slot's first barrier, and the slot's last barrier orders the frame's uses of the plan
-//! buffer before the next frame's cull pass and the host's read of its totals.
+//! Recording the cull pass (the culling dispatches, a barrier, the finishing dispatch; only the
+//! first where every pair is walked), and the barriers it joins: its writes reach the pick
+//! passes' indirect reads (and walked pairs' vertex shaders) through the staging slot's first
+//! barrier, and the slot's last barrier orders the frame's uses of the plan buffer before the
+//! next frame's cull pass and the host's read of its totals.
 
 use super::layout::{total, TOTAL_WORDS};
 use super::{CullDispatch, GpuPlanKit, PUSH_BYTES, TABLE_PUSH_BYTES};
@@ -36,9 +37,10 @@ pub(crate) struct TablePairs {
 }
 
 impl GpuPlanKit {
-    /// Records the cull dispatches of slot `slot`'s frame (whose jobs are written), a barrier,
-    /// and the dispatches that finish its `pairs` pairs (of which `table`'s are a shared
-    /// list's); then the slot's planner-end timestamp, if timed (`queries`).
+    /// Records the cull dispatches of slot `slot`'s frame (whose jobs are written), and where
+    /// any pair is to be finished, a barrier and the dispatches that finish its `pairs.0`
+    /// pairs (of which `table`'s are a shared list's; the instance pairs' where `pairs.1`
+    /// says any is not walked); then the slot's planner-end timestamp, if timed (`queries`).
     ///
     /// # Safety
     /// `cmd` is recording outside a render pass, before the staging slot's first barrier
@@ -49,7 +51,7 @@ impl GpuPlanKit {
         device: &ash::Device,
         cmd: vk::CommandBuffer,
         slot: usize,
-        pairs: u32,
+        (pairs, finish_instances): (u32, bool),
         (inputs, table): (&[CullInput], Option<TablePairs>),
         queries: Option<SlotQueries>,
     ) {
@@ -90,8 +92,10 @@ impl GpuPlanKit {
                     device.cmd_dispatch(cmd, d.groups, 1, 1);
                 }
             }
-            device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &written, &[]);
-            let instance_pairs = table.map_or(pairs, |t| t.first);
+            let instance_pairs = if finish_instances { table.map_or(pairs, |t| t.first) } else { 0 };
+            if instance_pairs > 0 || table.is_some_and(|t| t.count > 0) {
+                device.cmd_pipeline_barrier(cmd, compute, compute, vk::DependencyFlags::empty(), &[], &written, &[]);
+            }
             if instance_pairs > 0 {
                 device.cmd_bind_pipeline(cmd, bind, self.finish.0.handle);
                 device.cmd_bind_descriptor_sets(cmd, bind, self.finish.1.handle, 0, &[*plan_set], &[]);
@@ -115,15 +119,17 @@ impl GpuPlanKit {
     }
 
     /// The plan's writes before the pick passes' indirect reads (and a table's `rows` before
-    /// their vertex input), joined to the staging slot's first barrier.
-    pub fn first_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
+    /// their vertex input, and with `walks` the walked pairs' vertex shaders' reads), joined
+    /// to the staging slot's first barrier.
+    pub fn first_barrier(&self, slot: usize, rows: Option<vk::Buffer>, walks: bool) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
         let rows = rows.map(|r| whole(r, vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::VERTEX_ATTRIBUTE_READ));
         let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
+        let (walk_stage, walk_read) = walk_reads(walks);
         Some(JoinedBarrier {
             src_stages: vk::PipelineStageFlags::COMPUTE_SHADER,
-            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
-            buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ, 0, vk::WHOLE_SIZE),
+            dst_stages: vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input | walk_stage,
+            buffer: buffer.barrier(vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::INDIRECT_COMMAND_READ | walk_read, 0, vk::WHOLE_SIZE),
             also: rows,
         })
     }
@@ -131,15 +137,15 @@ impl GpuPlanKit {
     /// The frame's cull writes and indirect reads before a later frame's cull pass on the same
     /// buffer (a barrier's scopes reach the commands submitted later on the queue) and before
     /// the host reads the totals back, joined to the staging slot's last barrier.
-    /// A table's `rows` are read as vertex attributes before a later frame's cull pass
-    /// writes them again.
-    pub fn last_barrier(&self, slot: usize, rows: Option<vk::Buffer>) -> Option<JoinedBarrier> {
+    /// A table's `rows` are read as vertex attributes, and with `walks` the plan buffer by
+    /// walked pairs' vertex shaders, before a later frame's cull pass writes them again.
+    pub fn last_barrier(&self, slot: usize, rows: Option<vk::Buffer>, walks: bool) -> Option<JoinedBarrier> {
         let (buffer, _) = self.slots.get(slot)?;
         let (read, write) = (vk::AccessFlags::SHADER_READ | vk::AccessFlags::HOST_READ, vk::AccessFlags::SHADER_WRITE);
         let rows = rows.map(|r| whole(r, vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE));
         let vertex_input = if rows.is_some() { vk::PipelineStageFlags::VERTEX_INPUT } else { vk::PipelineStageFlags::empty() };
         Some(JoinedBarrier {
-            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input,
+            src_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | vertex_input | walk_reads(walks).0,
             dst_stages: vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
             buffer: buffer.barrier(write, read | write, 0, vk::WHOLE_SIZE),
             also: rows,
@@ -165,6 +171,15 @@ impl GpuPlanKit {
             planned.fallbacks = u64::from(totals[total::FALLBACKS as usize]);
         }
         planned
+    }
+}
+
+/// The stage and access of walked pairs' vertex shaders' reads of the plan buffer, where the
+/// frame `walks` any.
+fn walk_reads(walks: bool) -> (vk::PipelineStageFlags, vk::AccessFlags) {
+    match walks {
+        true => (vk::PipelineStageFlags::VERTEX_SHADER, vk::AccessFlags::SHADER_READ),
+        false => (vk::PipelineStageFlags::empty(), vk::AccessFlags::empty()),
     }
 }
 

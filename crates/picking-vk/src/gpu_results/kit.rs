@@ -9,7 +9,7 @@ use super::layout::ResultsLayout;
 use crate::error::{PickError, Requirement};
 use crate::gpu::{GpuBuffer, Memory, Owned};
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout};
-use crate::pass::pipeline::spirv;
+use crate::pass::spirv;
 use crate::pass::targets::PassTargets;
 use crate::readback::{StagingRing, HEADER_BYTES};
 use ash::vk;

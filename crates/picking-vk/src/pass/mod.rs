@@ -13,6 +13,7 @@ pub(crate) mod pipeline_key;
 pub(crate) mod rect;
 pub(crate) mod render_pass;
 pub(crate) mod rendering;
+pub(crate) mod spirv;
 pub(crate) mod targets;
 pub(crate) mod vertex_input;
 

@@ -7,35 +7,8 @@ use crate::gpu::Memory;
 use crate::pass::hook_glsl::{FragmentVariant, VertexVariant};
 use crate::pass::hooked::HookedShaders;
 use crate::pass::rendering::PipelineTarget;
+use crate::pass::spirv;
 use ash::vk;
-
-/// SPIR-V compiled from `shaders/` by `cargo run -p picking-vk-tools --bin compile-shaders`;
-/// a test in tools/ checks these stay in step with the GLSL.
-pub(crate) mod spirv {
-    pub const PICK_VERT: &[u8] = include_bytes!("../../spirv/pick.vert.spv");
-    pub const PICK_INSTANCED_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced.vert.spv");
-    pub const PICK_INSTANCED_ROWS_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_rows.vert.spv");
-    pub const PICK_INSTANCED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_instanced_storage.vert.spv");
-    pub const PICK_SKINNED_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned.vert.spv");
-    pub const PICK_SKINNED8_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8.vert.spv");
-    pub const PICK_MORPHED_VERT: &[u8] = include_bytes!("../../spirv/pick_morphed.vert.spv");
-    pub const PICK_SKINNED_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned_storage.vert.spv");
-    pub const PICK_SKINNED8_STORAGE_VERT: &[u8] = include_bytes!("../../spirv/pick_skinned8_storage.vert.spv");
-    pub const PICK_BATCHED_VERT: &[u8] = include_bytes!("../../spirv/pick_batched.vert.spv");
-    pub const PICK_BATCHED_RECT_VERT: &[u8] = include_bytes!("../../spirv/pick_batched_rect.vert.spv");
-    pub const PICK_BATCHED_DETAIL_VERT: &[u8] = include_bytes!("../../spirv/pick_batched_detail.vert.spv");
-    pub const PICK_FRAG: &[u8] = include_bytes!("../../spirv/pick.frag.spv");
-    pub const PICK_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_detail.frag.spv");
-    pub const PICK_BATCHED_DETAIL_FRAG: &[u8] = include_bytes!("../../spirv/pick_batched_detail.frag.spv");
-    pub const PICK_RECT_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect.frag.spv");
-    pub const PICK_RECT_ALL_FRAG: &[u8] = include_bytes!("../../spirv/pick_rect_all.frag.spv");
-    pub const RECT_REDUCE_COMP: &[u8] = include_bytes!("../../spirv/rect_reduce.comp.spv");
-    pub const PICK_RESULTS_COMP: &[u8] = include_bytes!("../../spirv/pick_results.comp.spv");
-    pub const PICK_CULL_COMP: &[u8] = include_bytes!("../../spirv/pick_cull.comp.spv");
-    pub const PICK_CULL_FINISH_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_finish.comp.spv");
-    pub const PICK_CULL_DRAWS_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_draws.comp.spv");
-    pub const PICK_CULL_FINISH_DRAWS_COMP: &[u8] = include_bytes!("../../spirv/pick_cull_finish_draws.comp.spv");
-}
 
 /// Owns shader modules, the layout and every pipeline built for one pass.
 pub(crate) struct Pipelines {
@@ -62,6 +35,13 @@ pub(crate) struct Pipelines {
     /// For deformed draws: as `storage_layout` with `DEFORM_PUSH_SIZE` bytes (null where the
     /// device offers less).
     deform_layout: vk::PipelineLayout,
+    /// `storage_layout`'s sets, which `walk_layout` starts with.
+    storage_sets: [vk::DescriptorSetLayout; 2],
+    /// For walked pairs of the GPU plan (`gpu_plan::walkable`): as `storage_layout`, and the
+    /// plan buffer's set at set 2, with their vertex shader; null until
+    /// [`Pipelines::enable_walk`].
+    walk_layout: vk::PipelineLayout,
+    vert_walked: vk::ShaderModule,
     empty_set: vk::DescriptorSetLayout,
     /// Shaders and layouts of hooked pipelines, per hook program.
     hooked: HookedShaders,
@@ -78,7 +58,7 @@ pub(crate) struct Pipelines {
     limits: PipelineLimits,
 }
 
-fn words(bytes: &[u8]) -> Vec<u32> {
+pub(super) fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
@@ -130,6 +110,9 @@ impl Pipelines {
             layout: vk::PipelineLayout::null(),
             storage_layout: vk::PipelineLayout::null(),
             deform_layout: vk::PipelineLayout::null(),
+            storage_sets: [vk::DescriptorSetLayout::null(); 2],
+            walk_layout: vk::PipelineLayout::null(),
+            vert_walked: vk::ShaderModule::null(),
             empty_set: vk::DescriptorSetLayout::null(),
             cache: Vec::new(),
             frame: 0,
@@ -195,6 +178,7 @@ impl Pipelines {
             }
         };
         let storage_sets = [set0, instance_set_layout];
+        self.storage_sets = storage_sets;
         let storage_ranges =
             [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(STORAGE_PUSH_SIZE)];
         let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&storage_ranges).set_layouts(&storage_sets);
@@ -207,6 +191,21 @@ impl Pipelines {
             // SAFETY: as above; the push range is within the device's limit.
             self.deform_layout = unsafe { memory.device.create_pipeline_layout(&info, None) }?;
         }
+        Ok(())
+    }
+
+    /// Lets walked pairs of the GPU plan be drawn: their vertex shader and a layout that
+    /// binds the plan buffer's set (`plan_set_layout`) at set 2.
+    pub fn enable_walk(&mut self, plan_set_layout: vk::DescriptorSetLayout) -> Result<(), PickError> {
+        if self.walk_layout != vk::PipelineLayout::null() {
+            return Ok(());
+        }
+        self.vert_walked = create_module(&self.memory, spirv::PICK_INSTANCED_STORAGE_WALKED_VERT, "pick_instanced_storage_walked.vert")?;
+        let sets = [self.storage_sets[0], self.storage_sets[1], plan_set_layout];
+        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT).size(STORAGE_PUSH_SIZE)];
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges).set_layouts(&sets);
+        // SAFETY: valid create info on a live device; the set layouts are live.
+        self.walk_layout = unsafe { self.memory.device.create_pipeline_layout(&info, None) }?;
         Ok(())
     }
 
@@ -266,6 +265,7 @@ impl Pipelines {
         match key.hook {
             Some(h) => Some((pipeline, self.hooked.layout(h.program, key.deform.is_some() || key.instance_storage)?)),
             None if key.deform.is_some() => Some((pipeline, self.deform_layout)),
+            None if key.walk => Some((pipeline, self.walk_layout)),
             None if key.instance_storage => Some((pipeline, self.storage_layout)),
             None => Some((pipeline, self.layout)),
         }
@@ -297,6 +297,10 @@ impl Pipelines {
                 let module = key.deform.map_or(0, |d| d.shader_variant());
                 (self.vert_deformed[module], self.frag, self.deform_layout)
             }
+            (None, _) if key.walk && self.walk_layout == vk::PipelineLayout::null() => {
+                return Err(PickError::Internal("a walked pipeline was asked for before Pipelines::enable_walk"))
+            }
+            (None, _) if key.walk => (self.vert_walked, self.frag, self.walk_layout),
             (None, _) if key.instance_storage => (self.vert_instanced_storage, self.frag, self.storage_layout),
             (None, _) => {
                 let (vert, frag) = match (key.instance_stride, key.batched) {
@@ -407,44 +411,23 @@ impl Drop for Pipelines {
             self.memory.device.destroy_pipeline_layout(self.layout, None);
             self.memory.device.destroy_pipeline_layout(self.storage_layout, None);
             self.memory.device.destroy_pipeline_layout(self.deform_layout, None);
+            self.memory.device.destroy_pipeline_layout(self.walk_layout, None);
             self.memory.device.destroy_descriptor_set_layout(self.empty_set, None);
-            for m in [self.vert, self.vert_instanced, self.vert_instanced_rows, self.vert_batched, self.vert_instanced_storage, self.frag, self.frag_batched]
-                .into_iter()
-                .chain(self.vert_deformed)
+            for m in [
+                self.vert,
+                self.vert_instanced,
+                self.vert_instanced_rows,
+                self.vert_batched,
+                self.vert_instanced_storage,
+                self.vert_walked,
+                self.frag,
+                self.frag_batched,
+            ]
+            .into_iter()
+            .chain(self.vert_deformed)
             {
                 self.memory.device.destroy_shader_module(m, None);
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spirv_is_present_and_well_formed() {
-        for code in [
-            spirv::PICK_VERT,
-            spirv::PICK_INSTANCED_VERT,
-            spirv::PICK_INSTANCED_ROWS_VERT,
-            spirv::PICK_INSTANCED_STORAGE_VERT,
-            spirv::PICK_SKINNED_VERT,
-            spirv::PICK_SKINNED8_VERT,
-            spirv::PICK_MORPHED_VERT,
-            spirv::PICK_SKINNED_STORAGE_VERT,
-            spirv::PICK_SKINNED8_STORAGE_VERT,
-            spirv::PICK_BATCHED_VERT,
-            spirv::PICK_BATCHED_RECT_VERT,
-            spirv::PICK_FRAG,
-            spirv::PICK_DETAIL_FRAG,
-            spirv::PICK_RECT_FRAG,
-            spirv::PICK_RECT_ALL_FRAG,
-            spirv::RECT_REDUCE_COMP,
-            spirv::PICK_RESULTS_COMP,
-        ] {
-            assert_eq!(code.len() % 4, 0);
-            assert_eq!(words(code)[0], 0x0723_0203, "SPIR-V magic");
         }
     }
 }

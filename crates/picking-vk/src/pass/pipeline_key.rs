@@ -28,7 +28,7 @@ pub(crate) enum Flavour {
 /// `shaders/pick_rect_all.frag`).
 pub(crate) const RECT_PUSH_SIZE: u32 = PickPush::SIZE + 32;
 /// Bytes of push constants with instance transforms in a storage buffer: the above, then
-/// (base word, stride in words, rows, 0) (see `shaders/pick_instanced_storage.vert`).
+/// (base word, stride in words, rows, walked pair) (see `shaders/pick_instanced_storage.glsl`).
 pub(crate) const STORAGE_PUSH_SIZE: u32 = RECT_PUSH_SIZE + 16;
 /// Bytes of push constants of deformed draws: the rectangle words, then sixteen words (see
 /// `shaders/pick_deform.glsl`). More than the 128 every device offers: devices with less
@@ -112,6 +112,9 @@ pub(crate) struct PipelineKey {
     pub hook: Option<HookKey>,
     /// Skin influence layouts of a deformed draw.
     pub deform: Option<DeformKey>,
+    /// A walked pair of the GPU plan (`gpu_plan::walkable`): the vertex shader finds each
+    /// surviving instance in the pair's bits.
+    pub walk: bool,
 }
 
 impl PipelineKey {
@@ -129,7 +132,13 @@ impl PipelineKey {
             raster: draw.raster.key(culling),
             hook: draw.hooks.as_ref().map(HookKey::of),
             deform: draw.deformation.as_ref().map(DeformKey::of),
+            walk: false,
         }
+    }
+
+    /// The key of a walked pair of `draw` (`gpu_plan::walkable`), its draw's key otherwise.
+    pub fn walked(self, walk: bool) -> Self {
+        PipelineKey { walk: walk && self.instance_storage && self.hook.is_none() && self.deform.is_none() && !self.batched, ..self }
     }
 }
 

@@ -7,10 +7,11 @@
 use crate::error::PickError;
 use crate::gpu::{GpuBuffer, GpuImage, Memory, Owned};
 use crate::pass::compute::{compute_pipeline, destroy_pool, destroy_set_layout, ComputePipeline};
-use crate::pass::pipeline::{spirv, Pipelines};
+use crate::pass::pipeline::Pipelines;
 use crate::pass::pipeline_key::{Flavour, PipelineLimits};
 use crate::pass::render_pass::DEPTH_FORMAT;
 use crate::pass::rendering::{AttachmentShape, Dependency, Pass, PassAttachments, PassShape, Rendering, ATTACHMENT_STAGES};
+use crate::pass::spirv;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 

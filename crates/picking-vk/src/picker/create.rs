@@ -86,7 +86,7 @@ impl Picker {
         let slot_bytes = HEADER_BYTES + u64::from(max_queries) * cell_bytes + 12 * u64::from(config.rect_entries);
         let staging = StagingRing::new(&memory, config.frames_in_flight, slot_bytes, limits.non_coherent_atom_size)?;
         let gpu_results = gpu_results_kit(&memory, &config, &limits, max_queries, (&targets, &staging), rect.as_ref(), layout.detail)?;
-        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor, &limits), kit.instance_sets.layout.handle)?;
+        let gpu_plan = gpu_plan_kit(&memory, &config, (host.features, properties_vendor, &limits), &mut kit)?;
         // `Planner::Gpu`: the CPU leaves the instances the GPU plan takes to it.
         let gpu_instances = gpu_plan.is_some() && config.planner == Planner::Gpu;
         let mut slots: Vec<Slot> = (0..config.frames_in_flight).map(|_| Slot::default()).collect();
@@ -231,12 +231,13 @@ fn gpu_results_kit(
 
 /// The GPU planner's buffers and cull pass, when `config` asks for a planner other than the
 /// CPU's with culling on, and the host enabled what its indirect draws need (`Planner::Gpu`
-/// fails without it, `Planner::Auto` plans on the CPU).
+/// fails without it, `Planner::Auto` plans on the CPU). `kit`'s pipelines learn the plan
+/// buffer's set for walked pairs.
 fn gpu_plan_kit(
     memory: &Memory,
     config: &PickerConfig,
     (features, vendor_id, limits): (PickFeatures, u32, &vk::PhysicalDeviceLimits),
-    instance_sets: vk::DescriptorSetLayout,
+    kit: &mut PassKit,
 ) -> Result<Option<GpuPlanKit>, PickError> {
     if config.planner == Planner::Cpu || !config.culling {
         return Ok(None);
@@ -285,7 +286,10 @@ fn gpu_plan_kit(
     }
     let finish_group = finish_group(limits.max_compute_work_group_invocations, limits.max_compute_work_group_size[0]);
     let tables = (tables, config.planner == Planner::Gpu);
-    Ok(Some(GpuPlanKit::new(memory, layout, config.frames_in_flight, instance_sets, tables, finish_group)?))
+    let plan = GpuPlanKit::new(memory, layout, config.frames_in_flight, kit.instance_sets.layout.handle, tables, finish_group)?;
+    // Walked pairs' pipelines bind the plan buffer's set.
+    kit.pipelines.enable_walk(plan.set_layout())?;
+    Ok(Some(plan))
 }
 
 /// Refuses a buffer the picker binds as one storage buffer that the device cannot bind so:

@@ -4,17 +4,16 @@
 
 use super::frame_layout::{FrameLayout, QueryLayout};
 use super::Picker;
-use crate::draw::{PickDraw, Triangles};
-use crate::gpu_plan::layout::{bit_words, groups, job, summary_words, PlanLayout, TableOcclusion, COMMAND_WORDS, COUNTER_WORDS, JOB_WORDS, TOTAL_WORDS};
+use crate::draw::PickDraw;
+use crate::gpu_plan::layout::{bit_words, groups, PlanLayout, TableOcclusion};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::TableIndex;
-use crate::gpu_plan::{plannable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
+use crate::gpu_plan::{plannable, walkable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
 use crate::plan::PlanEntry;
 use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::PixelRect;
-use crate::request::viewport::Viewport;
 use crate::request::PickRequest;
 use crate::resolve::result::GpuPlanStats;
 use ash::vk;
@@ -27,18 +26,20 @@ pub(super) const MAX_RANGE_INSTANCES: u32 = (MAX_DISPATCH_GROUPS - 1) * CULL_GRO
 #[derive(Clone, Copy)]
 pub(super) struct Candidate {
     /// The draw, or a table group's first draw.
-    draw: u32,
+    pub(super) draw: u32,
     /// The table group (`gpu_plan::table`) whose rows it culls, rather than instances.
     pub(super) group: Option<u32>,
     /// The range's index in the frame's plan lists.
-    range: u32,
+    pub(super) range: u32,
     /// The instances it culls (of the draw's, from its first): the range, or in a rectangle
     /// tile the part of it that one of the rectangle's entry ranges covers.
-    start: u32,
-    count: u32,
-    region: PixelRect,
+    pub(super) start: u32,
+    pub(super) count: u32,
+    pub(super) region: PixelRect,
     /// A table group of a point query: its occlusion.
-    occlusion: Option<TableOcclusion>,
+    pub(super) occlusion: Option<TableOcclusion>,
+    /// Instances of a point or radius query drawn by one walked command (`walkable`).
+    pub(super) walk: bool,
 }
 
 /// A frame's table as its cull pass reads it: the index, the slot's rows and set, the words
@@ -121,7 +122,7 @@ impl FramePairs {
                             let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
                             for range in ranges_of(entry) {
                                 let (start, count) = plans.ranges[range as usize];
-                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: None };
+                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: None, walk: false };
                                 if !self.push_parts(candidate, owned_parts(start, count, owned), layout) {
                                     break 'queries;
                                 }
@@ -133,9 +134,12 @@ impl FramePairs {
                 QueryLayout::Point { plan: None, .. } => continue,
             };
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
+                // A point's or a disc's pair has few survivors as a rule: the vertex shader finds
+                // them in its bits (a rectangle tile's many would each walk further).
+                let walk = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
-                    let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: entry.occlusion };
+                    let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: entry.occlusion, walk };
                     if !self.push_parts(candidate, std::iter::once((start, count)), layout) {
                         break 'queries;
                     }
@@ -186,7 +190,7 @@ impl FramePairs {
             // a table may: its command may differ from its neighbour's).
             let most = if c.group.is_some() { c.count } else { c.count.div_ceil(2) };
             let capacity = most.min(share).min(max_draw_count);
-            self.commands.push(PairCommands { first, capacity });
+            self.commands.push(PairCommands { first, capacity, walk: c.walk && capacity > 0 });
             first += capacity;
             if c.group.is_some() {
                 continue;
@@ -220,104 +224,19 @@ impl FramePairs {
     /// What the frame takes: its pairs and the instances they test.
     pub fn stats(&self) -> GpuPlanStats {
         let tested = self.candidates.iter().map(|c| u64::from(c.count)).sum();
-        GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, ..Default::default() }
+        let walked = self.commands.iter().filter(|c| c.walk).count() as u64;
+        GpuPlanStats { ranges: self.commands.len() as u64, instances_tested: tested, walked, ..Default::default() }
     }
 
-    /// Writes every pair's job, zeroes its counters and summary words (and the frame's totals)
-    /// and writes its fallback command (drawing nothing until the runs overflow the pair's
-    /// share) into `words`, a slot's mapped plan buffer whose previous frame completed.
-    pub fn write_jobs(
-        &self,
-        words: &mut [u32],
-        layout: PlanLayout,
-        (draws, table): (&[PickDraw], Option<&TableIndex>),
-        camera: &CameraSnapshot,
-        viewport: &Viewport,
-    ) {
-        if self.table.is_some() {
-            layout.write_view_projection(words, camera);
-            words[layout.compacted_word() as usize] = 0;
-        }
-        words[layout.totals_word() as usize..][..TOTAL_WORDS as usize].fill(0);
-        let mut bits = 0;
-        for (pair, &k) in self.order.iter().enumerate() {
-            let pair = pair as u32;
-            let c = self.candidates[k as usize];
-            // `collect` took only pairs of listed draws with a culling box.
-            let Some(draw) = draws.get(c.draw as usize) else { continue };
-            let (start, count) = (c.start, c.count);
-            let first_instance = draw.instances.map_or(0, |i| i.first) + start;
-            let (template, mut fallback) = templates(draw.triangles, first_instance);
-            let bounds = draw.culling_bounds();
-            if bounds.is_none() {
-                // Never taken (see above); were it, the pair would test nothing and draw all.
-                fallback[1] = count;
-            }
-            let commands = self.commands[pair as usize];
-            let mut j = [0u32; JOB_WORDS as usize];
-            let floats = |j: &mut [u32], at: usize, values: &[f32]| {
-                for (w, v) in j[at..at + values.len()].iter_mut().zip(values) {
-                    *w = v.to_bits();
-                }
-            };
-            floats(&mut j, job::MVP, &camera.model_view_projection(&draw.model).to_cols_array());
-            if let Some(bounds) = bounds {
-                floats(&mut j, job::BOX_MIN, &bounds.min.to_array());
-                floats(&mut j, job::BOX_MAX, &bounds.max.to_array());
-            }
-            let (min, max) = (c.region.min.as_vec2(), c.region.max.as_vec2());
-            floats(&mut j, job::REGION, &[min.x + 0.5, min.y + 0.5, max.x - 0.5, max.y - 0.5]);
-            // Two pixels, as the CPU planner's rays: the rasterizer's snapping and the
-            // matrices' rounding never move a covered pixel centre further.
-            let table_group = c.group.and_then(|g| table?.groups.get(g as usize));
-            floats(&mut j, job::PAD, &[table_group.map_or(2.0 + crate::draw::reach_px(draw), |g| g.pad)]);
-            floats(&mut j, job::VIEWPORT, &[viewport.x, viewport.y, viewport.width, viewport.height]);
-            // The pair's bits cover whole cull workgroups, from the draw's first instance.
-            let (group, groups) = groups(start, count);
-            j[job::FIRST_INSTANCE] = first_instance - (start - group * CULL_GROUP);
-            j[job::INSTANCES] = groups * CULL_GROUP;
-            j[job::COUNTERS] = layout.counters_word(pair);
-            j[job::COMMANDS_WORD] = layout.command_word(commands.first);
-            j[job::CAPACITY] = commands.capacity;
-            j[job::FALLBACK_WORD] = layout.fallback_word(pair);
-            j[job::TEMPLATE..job::TEMPLATE + 4].copy_from_slice(&template);
-            let summary = layout.bits_word(bits + bit_words(groups) - summary_words(groups));
-            j[job::BITS_WORD] = layout.bits_word(bits);
-            j[job::SUMMARY_WORD] = summary;
-            j[job::FIRST_GROUP] = group;
-            j[job::RANGE_START] = start - group * CULL_GROUP;
-            j[job::RANGE_COUNT] = if bounds.is_some() { count } else { 0 };
-            // A table pair's candidates are the table's rows (its commands follow them).
-            j[job::DRAW_INSTANCES] = match table_group {
-                Some(_) => table.map_or(0, TableIndex::rows),
-                None => draw.instance_count(),
-            };
-            self.write_table_words(&mut j, table_group.zip(c.group));
-            if let Some(occlusion) = c.occlusion.filter(|o| table_group.is_some_and(|g| g.occluders || o.bound < f32::INFINITY)) {
-                occlusion.write_job(&mut j, draw.raster.culling_or(camera.culling));
-            }
-            bits += bit_words(groups);
-            let at = (pair * JOB_WORDS) as usize;
-            words[at..at + JOB_WORDS as usize].copy_from_slice(&j);
-            let c = layout.counters_word(pair) as usize;
-            words[c..c + COUNTER_WORDS as usize].copy_from_slice(&[0, 0, 0, layout.fallback_count, 0, 0]);
-            let f = layout.fallback_word(pair) as usize;
-            words[f..f + COMMAND_WORDS as usize].copy_from_slice(&fallback);
-            words[summary as usize..(summary + summary_words(groups)) as usize].fill(0);
-        }
+    /// Whether the finishing pass has instance pairs to finish: any not walked.
+    pub fn finishes_instances(&self) -> bool {
+        let instance_pairs = self.table.map_or(self.commands.len(), |t| t.first as usize);
+        self.commands[..instance_pairs.min(self.commands.len())].iter().any(|c| !c.walk)
     }
-}
 
-/// A draw's command template for the cull pass (count, first index or vertex, vertex offset,
-/// indexed) and its fallback command over `first_instance..`, whose instance count (word 1)
-/// stays 0 until the pass overflows.
-fn templates(triangles: Triangles, first_instance: u32) -> ([u32; 4], [u32; COMMAND_WORDS as usize]) {
-    match triangles {
-        Triangles::NonIndexed { first_vertex, vertex_count } => ([vertex_count, first_vertex, 0, 0], [vertex_count, 0, first_vertex, first_instance, 0]),
-        Triangles::Indexed { first_index, index_count, vertex_offset, .. } => {
-            let offset = vertex_offset as u32;
-            ([index_count, first_index, offset, 1], [index_count, 0, first_index, offset, first_instance])
-        }
+    /// Whether any pair's survivors are found by the pick pass's vertex shader.
+    pub fn walks(&self) -> bool {
+        self.commands.iter().any(|c| c.walk)
     }
 }
 
@@ -382,7 +301,7 @@ mod tests {
     use super::*;
 
     fn candidate(draw: u32, range: u32, start: u32, count: u32) -> Candidate {
-        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE }, occlusion: None }
+        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE }, occlusion: None, walk: false }
     }
 
     #[test]
@@ -415,7 +334,7 @@ mod tests {
         assert!(pairs.commands.windows(2).all(|w| w[0].first + w[0].capacity == w[1].first));
         assert_eq!(pairs.stats().instances_tested, 10 + 30 + 100 + 3);
         // Survivor bits: two words per cull workgroup each part meets, and a summary word.
-        assert_eq!(pairs.bit_words, 3 + 3 + 5 + 3);
+        assert_eq!(pairs.bit_words, 4 + 4 + 6 + 4);
     }
 
     #[test]
@@ -433,10 +352,10 @@ mod tests {
     #[test]
     fn a_range_whose_bits_would_pass_the_bound_is_left_to_the_cpu() {
         let mut pairs = FramePairs { pair_of_range: vec![NO_PAIR; 3], ..FramePairs::default() };
-        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 8, ignored_words: 0 };
+        let layout = PlanLayout { pairs: 16, commands: 40, fallback_count: 1, bit_words: 10, ignored_words: 0 };
         assert!(pairs.push_parts(candidate(1, 0, 0, 128), std::iter::once((0, 128)), layout));
-        assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "7 words more than the 3 left");
+        assert!(!pairs.push_parts(candidate(1, 1, 0, 129), std::iter::once((0, 129)), layout), "8 words more than the 4 left");
         assert!(pairs.push_parts(candidate(1, 2, 0, 64), std::iter::once((0, 64)), layout));
-        assert_eq!((pairs.candidates.len(), pairs.bit_words), (2, 8));
+        assert_eq!((pairs.candidates.len(), pairs.bit_words), (2, 10));
     }
 }

@@ -4,6 +4,7 @@
 
 mod create;
 mod frame_layout;
+mod gpu_jobs;
 mod gpu_pairs;
 mod gpu_table;
 mod memory;
@@ -25,7 +26,7 @@ use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
 use crate::error::{Input, PickError};
 use crate::gpu_plan::table::DrawTable;
-use crate::gpu_plan::GpuPlanKit;
+use crate::gpu_plan::{plannable, walkable, GpuPlanKit};
 use crate::gpu_results::GpuResultsKit;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::{DetailStatus, Planner};
@@ -355,6 +356,8 @@ impl Picker {
             let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {
                 if batching && draw.instances.is_none() && draw.indirect.is_none() {
                     self.kit.pipelines.get(key(true), hooks)
+                } else if self.gpu_plan.is_some() && plannable(draw, self.planner) && walkable(draw) {
+                    self.kit.pipelines.get(key(false).walked(true), hooks)
                 } else {
                     Ok(vk::Pipeline::null())
                 }

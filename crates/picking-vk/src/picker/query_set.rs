@@ -10,6 +10,7 @@ use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
 use crate::gpu_plan::TableDraws;
+use crate::gpu_plan::{plannable, walkable};
 use crate::gpu_results::{GpuResultsKit, UploadExtent};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
@@ -17,7 +18,7 @@ use crate::pass::targets::PassTargets;
 use crate::plan::{PixelRay, Plan, PointTarget};
 use crate::readback::{SlotQueries, StagingRing};
 use crate::record::rect::{assign_entries, entries_needed, EntryRange, Tile};
-use crate::record::{prepare_entries, BoundState, Framing, PassRecording};
+use crate::record::{prepare_entries, prepare_walked, BoundState, Framing, PassRecording};
 use crate::request::camera::CameraSnapshot;
 use crate::request::query::{PickQuery, RectMode};
 use crate::request::viewport::Viewport;
@@ -39,6 +40,10 @@ impl Picker {
                     let kit = &mut self.kit;
                     let entries = &layout.plans.entries[plan.clone()];
                     prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, entries, kit.batch_rows, camera, &mut rows)?;
+                    if self.gpu_plan.is_some() {
+                        let planner = self.planner;
+                        prepare_walked(&mut kit.pipelines, draws, entries, camera, |d| plannable(d, planner) && walkable(d))?;
+                    }
                 }
                 QueryLayout::Rect { mode, plan, tiles, .. } => {
                     // The table counts instances the CPU knows; the GPU picks an indirect draw's.
@@ -180,14 +185,16 @@ impl Picker {
             // The GPU plan's dispatches write the pick passes' indirect commands; the slot's
             // first barrier makes them visible.
             if let Some(kit) = gpu_plan {
-                kit.record_cull(device, cmd, slot, pairs.commands.len() as u32, (&pairs.inputs, pairs.table), queries_ts);
+                let counts = (pairs.commands.len() as u32, pairs.finishes_instances());
+                kit.record_cull(device, cmd, slot, counts, (&pairs.inputs, pairs.table), queries_ts);
             }
             // The GPU results add no barrier beyond their pass's (the host's writes to their
             // upload reach the GPU at submission), the plan none beyond the one between its
             // dispatches: theirs ride on the slot's first and last; the results pass writes the
             // texels in place of the copies, and the rectangle counts' copy runs beside the
             // table's.
-            let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows));
+            let walks = pairs.walks();
+            let plan_first = gpu_plan.and_then(|k| k.first_barrier(slot, table_rows, walks));
             staging.begin(device, cmd, slot, results.as_deref().and_then(|k| k.first_barrier(slot, readers)), plan_first);
             let mut recorded = record_hits(&recording, &self.layout, s, draws, request.viewport);
             let rows = results.as_deref().map_or(0, |kit| s.draws.len().min(kit.layout.draw_capacity as usize));
@@ -213,7 +220,7 @@ impl Picker {
                 kit.write_upload(slot, |up, scratch, layout| write_results(up, &frame, scratch, layout));
             }
             let last = results.as_deref().and_then(|k| k.last_barrier(slot, readers));
-            staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows))));
+            staging.finish(device, cmd, slot, self.next_frame, queries_ts, (last, gpu_plan.and_then(|k| k.last_barrier(slot, table_rows, walks))));
             if let Some(w) = &request.host_writes {
                 w.record_after(device, cmd);
             }

@@ -10,22 +10,38 @@ use crate::draw::{IndirectDraws, PickDraw, Triangles};
 use crate::gpu_plan::layout::{counter, COMMAND_WORDS, MESA_FALLBACK_COUNT};
 use crate::gpu_plan::table_words::RUN_WORDS;
 use crate::gpu_plan::{DrawnGroup, GpuPlanned, NO_PAIR};
-use crate::pass::pipeline_key::PipelineKey;
+use crate::pass::pipeline_key::{PipelineKey, STORAGE_PUSH_SIZE};
+use crate::plan::PlanEntry;
 use ash::vk;
 
 impl PassRecording<'_> {
-    /// Draws `triangles` of `draw` for each planned instance range (`ranges[span]`): ignored
-    /// and culled instances are cut out of the draw, so they neither hit nor occlude. A range
-    /// the GPU plan culled is drawn from its commands.
+    /// Draws `triangles` of `draw` for each of `entry`'s planned instance ranges (in
+    /// `ranges`): ignored and culled instances are cut out of the draw, so they neither hit
+    /// nor occlude. A range the GPU plan culled is drawn from its commands; with `walk`, the
+    /// walked pipeline's layout, each pair's number is pushed for the vertex shader's walk
+    /// first.
     ///
     /// # Safety
     /// As [`PassRecording::record_draws`], after the draw's bindings and push constants.
-    pub(super) unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)], span: std::ops::Range<u32>) {
-        for index in span {
+    pub(super) unsafe fn draw_ranges(&self, draw: &PickDraw, triangles: Triangles, ranges: &[(u32, u32)], entry: &PlanEntry, walk: Option<vk::PipelineLayout>) {
+        for index in entry.first_range..entry.first_range + entry.range_count {
             let Some(&(start, count)) = ranges.get(index as usize) else { continue };
+            let gpu = self.gpu_pair(index, 0);
+            if let (Some(layout), Some((_, pair))) = (walk, gpu) {
+                // The storage words' last (`shaders/pick_instanced_storage.glsl`).
+                let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+                // SAFETY: the caller's contract; `layout` is the bound walked pipeline's.
+                unsafe { self.device.cmd_push_constants(self.cmd, layout, stages, STORAGE_PUSH_SIZE - 4, &pair.to_ne_bytes()) };
+            }
             // SAFETY: the caller's contract.
-            unsafe { self.draw_instances(draw, triangles, (start, count), self.gpu_pair(index, 0)) };
+            unsafe { self.draw_instances(draw, triangles, (start, count), gpu) };
         }
+    }
+
+    /// Whether planned range `range`'s pair (its first part's) is walked
+    /// (`gpu_plan::walkable`): its draw takes the walked pipeline, which finds its instances.
+    pub(super) fn walks(&self, range: u32) -> bool {
+        self.gpu_pair(range, 0).is_some_and(|(plan, pair)| plan.commands.get(pair as usize).is_some_and(|c| c.walk))
     }
 
     /// The GPU plan's pair for part `part` of planned range `range` (a range of a point or

@@ -43,6 +43,23 @@ fn pipeline_key(draw: &PickDraw, rows_used: u32, batch_rows: u32, camera: &Camer
     PipelineKey::of(draw, draw.instances.is_none() && rows_used < batch_rows, camera.depth, camera.culling)
 }
 
+/// Builds the walked pipelines (`gpu_plan::walkable`) the GPU plan may draw `entries` of a
+/// point or radius query with, where `walks` says a draw's pairs may be walked.
+pub(crate) fn prepare_walked(
+    pipelines: &mut Pipelines,
+    draws: &[PickDraw],
+    entries: &[PlanEntry],
+    camera: &CameraSnapshot,
+    walks: impl Fn(&PickDraw) -> bool,
+) -> Result<(), PickError> {
+    for entry in entries.iter().filter(|e| !e.table && e.run_count == 0) {
+        if let Some(draw) = draws.get(entry.draw as usize).filter(|d| walks(d)) {
+            pipelines.get(pipeline_key(draw, 0, 0, camera).walked(true), None)?;
+        }
+    }
+    Ok(())
+}
+
 /// Builds any pipeline the planned draws need, before anything is recorded. The draws were
 /// validated when the frame was planned (every draw, culled or not).
 pub(crate) fn prepare_entries(
@@ -274,7 +291,7 @@ impl<'a> PassRecording<'a> {
             let model_view_projection = self.camera.model_view_projection(&draw.model);
             for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
                 let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
-                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera);
+                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera).walked(self.walks(entry.first_range));
                 let Some((pipeline, layout)) = self.pipelines.cached(key) else {
                     // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                     log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
@@ -311,7 +328,7 @@ impl<'a> PassRecording<'a> {
                     match &draw.indirect {
                         // The host's commands, once: culling kept the draw, the GPU picks its work.
                         Some(indirect) => self.record_indirect(indirect, matches!(draw.triangles, Triangles::Indexed { .. })),
-                        None => self.draw_ranges(draw, triangles, planned.ranges, entry.first_range..entry.first_range + entry.range_count),
+                        None => self.draw_ranges(draw, triangles, planned.ranges, entry, key.walk.then_some(layout)),
                     }
                 }
             }
@@ -359,6 +376,11 @@ impl<'a> PassRecording<'a> {
                 d.cmd_push_constants(cmd, layout, stages, 0, &deform_push(draw, &push, [0; 8]));
             } else if key.instance_storage {
                 self.bind_storage_set(draw, layout, 1, bound);
+                if let Some(plan) = self.gpu_plan.filter(|_| key.walk) {
+                    // The plan buffer the walk reads, at set 2 (where hooked draws keep theirs).
+                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, layout, 2, &[plan.set], &[]);
+                    bound.set2 = None;
+                }
                 let mut bytes = [0u8; STORAGE_PUSH_SIZE as usize];
                 bytes[..PickPush::SIZE as usize].copy_from_slice(&push.to_bytes());
                 words_to_bytes(storage_words(draw), &mut bytes[RECT_PUSH_SIZE as usize..]);

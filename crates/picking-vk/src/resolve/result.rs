@@ -75,8 +75,14 @@ pub struct GpuPlanStats {
     /// Of a shared list's table rows whose box met a point's pixel, those dropped behind a
     /// sure hit (occlusion on the GPU; not counted in `survivors`), summed over the pairs.
     pub occluded: u64,
-    /// Indirect commands that drew them: one per run of consecutive survivors of a pair.
+    /// Indirect commands that drew them: one per run of consecutive survivors of a pair, or
+    /// one per walked pair with survivors (see `walked`).
     pub commands: u64,
+    /// Of `ranges`, the pairs of a point or radius query over instances the pick reads from
+    /// a storage buffer (no hooks, no deformation) drawn by one command whose vertex shader
+    /// finds each surviving instance in the pair's survivor bits: no finishing pass runs for
+    /// them, and they never fall back.
+    pub walked: u64,
     /// Pairs over a shared list's table whose runs of survivors overflowed their share of
     /// [`PickerConfig::gpu_plan_commands`](crate::PickerConfig::gpu_plan_commands) and drew
     /// their survivors from compacted copies of their rows instead, a command per table run
