@@ -1,8 +1,8 @@
 //! Where a slot's plan buffer keeps what: the jobs the CPU writes while recording, then per
 //! pair its counters and fallback command, then the indirect commands the finishing pass
-//! writes, then the survivor bits the cull pass writes (a bit per instance a pair tests, and
-//! a summary bit per 64 instances that have a survivor). All in 32-bit words; the shaders
-//! read the job words named here.
+//! writes, then the survivor bits the cull pass writes (a bit per instance a pair tests, a
+//! summary bit per 64 instances that have a survivor, and for a walked pair the survivors
+//! per summary word). All in 32-bit words; the shaders read the job words named here.
 
 use crate::draw::Culling;
 use crate::pass::pipeline_key::ROW_BYTES;

@@ -112,7 +112,7 @@ pub struct PickerConfig {
     pub planner: Planner,
     /// Pairs of a query region (a point, a radius disc, a rectangle tile) and an instance
     /// range of a GPU-planned draw that one frame may cull on the GPU (default 64, at most
-    /// 65,535): 256 bytes each per slot. Pairs past it are drawn as the CPU planned them
+    /// 65,535): 260 bytes each per slot. Pairs past it are drawn as the CPU planned them
     /// (unculled instances, same results).
     pub gpu_plan_pairs: u32,
     /// Indirect commands one frame's GPU-planned pairs may draw, shared equally among the
@@ -123,9 +123,10 @@ pub struct PickerConfig {
     /// a command per table run they meet. 1 to 2^26.
     pub gpu_plan_commands: u32,
     /// Instances one frame's GPU-planned pairs may test, summed over the pairs (default
-    /// 262,144, at most 2^31): a survivor bit each, and a summary bit per 64, per slot (32.5
-    /// KiB by default), a pair counting the 64-instance groups its range meets (from the
-    /// draw's first instance) and its summary bits in whole words. Pairs past it are drawn as
+    /// 262,144, at most 2^31): a survivor bit each, a summary bit per 64 and a survivor count
+    /// (4 bytes) per 2,048, per slot (33 KiB by default), a pair counting the 64-instance
+    /// groups its range meets (from the draw's first instance) and its summary bits and
+    /// counts in whole words. Pairs past it are drawn as
     /// the CPU planned them.
     pub gpu_plan_instances: u32,
     /// Plain draws a shared list's GPU plan table may hold (default 131,072; 0: no tables).
