@@ -22,9 +22,19 @@ uint walked_instance(uint pair, uint k) {
     uint bits = plan.words[job + 41u];
     uint summary = plan.words[job + 42u];
     uint summaries = (plan.words[job + 32u] / 64u + 31u) / 32u;
+    // Four counts a step, read together: each step waits on its reads once.
+    uint counts = summary + summaries;
     uint s = 0u;
+    for (; s + 4u < summaries; s += 4u) {
+        uvec4 c = uvec4(plan.words[counts + s], plan.words[counts + s + 1u], plan.words[counts + s + 2u], plan.words[counts + s + 3u]);
+        uint four = c.x + c.y + c.z + c.w;
+        if (k < four) {
+            break;
+        }
+        k -= four;
+    }
     for (; s + 1u < summaries; s++) {
-        uint count = plan.words[summary + summaries + s];
+        uint count = plan.words[counts + s];
         if (k < count) {
             break;
         }
