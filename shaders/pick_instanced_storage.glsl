@@ -29,8 +29,8 @@ layout(location = 2) flat out uint out_draw_index;
 void main() {
 #ifdef PICK_WALK
     uint instance = walked_instance(pc.storage.w, uint(gl_InstanceIndex));
-    // Outside the clip volume (w = 0): never rasterized.
-    gl_Position = vec4(0.0);
+    // Outside the clip volume (x beyond w): never rasterized, whatever the topology.
+    gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
     if (instance != NO_INSTANCE) {
         gl_Position = pc.model_view_projection * (pick_storage_instance(instance) * vec4(in_position, 1.0));
     }

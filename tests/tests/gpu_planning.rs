@@ -283,6 +283,46 @@ fn the_planners_bound_exceeded_draws_whole_ranges_with_the_same_answers() {
     gpu.assert_no_validation_messages();
 }
 
+#[test]
+fn an_entry_the_bound_cuts_is_drawn_whole_by_runs_not_walked() {
+    // The spheres' instances split into three ranges (two ignore rules); two pairs a frame:
+    // the first point's spheres take two, their third range stays as the CPU planned it. The
+    // draw is recorded with one pipeline, so none of its ranges may be walked: a walked
+    // pipeline drawing the third range would find the other pairs' survivors, not its own.
+    let gpu = Gpu::new();
+    let writer = writer(&gpu);
+    let (scene, draws) = draws(&gpu, &writer);
+    let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
+    let sphere = ObjectId::new(1).unwrap();
+    let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
+    let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
+    let mut cut = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(2, 64));
+    let mut whole = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(3, 64));
+    let mut unculled = gpu.picker(PickerConfig::default().with_culling(false));
+    // SAFETY: recording outside a render pass; `run` waits.
+    gpu.run(|cmd| unsafe { writer.record(cmd, 0.0) });
+    let covered = gpu.covered_pixels(&request, &draws, 3);
+    let mut hits = 0;
+    for &pixel in covered.iter().take(60) {
+        let queries = [PickQuery::Point(pixel)];
+        let want = frame(&gpu, &mut unculled, &writer, &request, &queries, (&draws).into(), 0.0);
+        // Points on the spheres' instances (most lie in the third range).
+        if want.results[0].pick().unwrap().hit.as_ref().is_none_or(|h| h.id != sphere) || hits == 6 {
+            continue;
+        }
+        hits += 1;
+        for (name, picker, walked) in [("cut", &mut cut, 0), ("whole", &mut whole, 3)] {
+            let got = frame(&gpu, picker, &writer, &request, &queries, (&draws).into(), 0.0);
+            assert_eq!(answers(&got), answers(&want), "{name} at {pixel}");
+            let stats = got.results[0].pick().unwrap().stats.gpu_plan.expect("planned on the GPU");
+            assert_eq!(stats.walked, walked, "{name}: {stats:?}");
+        }
+    }
+    assert_eq!(hits, 6, "points on the spheres");
+    drop((cut, whole, unculled, scene, writer));
+    gpu.assert_no_validation_messages();
+}
+
 /// Records the writer's pass for time 0 and reads back the transforms it wrote.
 fn written_transforms(gpu: &Gpu, writer: &InstanceMotion) -> Vec<Mat4> {
     // SAFETY: recording outside a render pass; `run` waits.

@@ -38,8 +38,10 @@ pub(super) struct Candidate {
     pub(super) region: PixelRect,
     /// A table group of a point query: its occlusion.
     pub(super) occlusion: Option<TableOcclusion>,
-    /// Instances of a point or radius query drawn by one walked command (`walkable`).
-    pub(super) walk: bool,
+    /// For instances of a point or radius query that one walked command may draw
+    /// (`walkable`): the ranges of their plan entry (first, count), which are walked all or
+    /// none (`share`), as the entry's draw is recorded with one pipeline.
+    pub(super) walk: Option<(u32, u32)>,
 }
 
 /// A frame's table as its cull pass reads it: the index, the slot's rows and set, the words
@@ -122,7 +124,7 @@ impl FramePairs {
                             let owned = &plans.ranges[ranges_of(owned).start as usize..ranges_of(owned).end as usize];
                             for range in ranges_of(entry) {
                                 let (start, count) = plans.ranges[range as usize];
-                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: None, walk: false };
+                                let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: None, walk: None };
                                 if !self.push_parts(candidate, owned_parts(start, count, owned), layout) {
                                     break 'queries;
                                 }
@@ -136,7 +138,8 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 // A point's or a disc's pair has few survivors as a rule: the vertex shader finds
                 // them in its bits (a rectangle tile's many would each walk further).
-                let walk = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
+                let walkable = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
+                let walk = walkable.then_some((entry.first_range, entry.range_count));
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
                     let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: entry.occlusion, walk };
@@ -147,6 +150,7 @@ impl FramePairs {
             }
         }
         self.share(layout, max_draw_count);
+        self.choose_walked();
         if let Some(table) = table.filter(|_| plans.entries.iter().any(|e| e.table)) {
             if !self.place_groups(frame, table.index, table.frame_rows) {
                 log::error!("picking-vk: the frame's table groups pass gpu_plan_rows; were they claimed?");
@@ -190,7 +194,7 @@ impl FramePairs {
             // a table may: its command may differ from its neighbour's).
             let most = if c.group.is_some() { c.count } else { c.count.div_ceil(2) };
             let capacity = most.min(share).min(max_draw_count);
-            self.commands.push(PairCommands { first, capacity, walk: c.walk && capacity > 0 });
+            self.commands.push(PairCommands { first, capacity, walk: false });
             first += capacity;
             if c.group.is_some() {
                 continue;
@@ -205,6 +209,18 @@ impl FramePairs {
                 }
                 _ => self.dispatches.push(CullDispatch { draw: c.draw, table: false, first_pair: pair as u32, pairs: 1, first_group: group, groups }),
             }
+        }
+    }
+
+    /// Walks the pairs of each walkable entry whose every range took a pair with a command:
+    /// its draw is recorded with the walked pipeline for all its ranges, or with the plain
+    /// one for all (a range left to the CPU's plan, or a pair the bound left no command).
+    fn choose_walked(&mut self) {
+        for (pair, &k) in self.order.iter().enumerate() {
+            let Some((first, count)) = self.candidates[k as usize].walk else { continue };
+            let commanded = |r: u32| self.pair_of_range.get(r as usize).and_then(|&p| self.commands.get(p as usize)).is_some_and(|c| c.capacity > 0);
+            let whole = (first..first + count).all(commanded);
+            self.commands[pair].walk = whole;
         }
     }
 
@@ -301,7 +317,7 @@ mod tests {
     use super::*;
 
     fn candidate(draw: u32, range: u32, start: u32, count: u32) -> Candidate {
-        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE }, occlusion: None, walk: false }
+        Candidate { draw, group: None, range, start, count, region: PixelRect { min: UVec2::ZERO, max: UVec2::ONE }, occlusion: None, walk: None }
     }
 
     #[test]

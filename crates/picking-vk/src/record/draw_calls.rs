@@ -27,6 +27,11 @@ impl PassRecording<'_> {
         for index in entry.first_range..entry.first_range + entry.range_count {
             let Some(&(start, count)) = ranges.get(index as usize) else { continue };
             let gpu = self.gpu_pair(index, 0);
+            if walk.is_some() && gpu.is_none() {
+                // `choose_walked` walks an entry's ranges all or none.
+                log::error!("picking-vk: a walked draw's range without a pair; left undrawn");
+                continue;
+            }
             if let (Some(layout), Some((_, pair))) = (walk, gpu) {
                 // The storage words' last (`shaders/pick_instanced_storage.glsl`).
                 let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
@@ -38,10 +43,12 @@ impl PassRecording<'_> {
         }
     }
 
-    /// Whether planned range `range`'s pair (its first part's) is walked
-    /// (`gpu_plan::walkable`): its draw takes the walked pipeline, which finds its instances.
-    pub(super) fn walks(&self, range: u32) -> bool {
-        self.gpu_pair(range, 0).is_some_and(|(plan, pair)| plan.commands.get(pair as usize).is_some_and(|c| c.walk))
+    /// Whether `entry`'s pairs are walked (`gpu_plan::walkable`; all of its ranges' or none,
+    /// `FramePairs::choose_walked`): its draw takes the walked pipeline, which finds its
+    /// instances.
+    pub(super) fn walks(&self, entry: &PlanEntry) -> bool {
+        let walked = |(plan, pair): (GpuPlanned<'_>, u32)| plan.commands.get(pair as usize).is_some_and(|c| c.walk);
+        entry.range_count > 0 && self.gpu_pair(entry.first_range, 0).is_some_and(walked)
     }
 
     /// The GPU plan's pair for part `part` of planned range `range` (a range of a point or

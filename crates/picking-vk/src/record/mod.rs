@@ -291,7 +291,7 @@ impl<'a> PassRecording<'a> {
             let model_view_projection = self.camera.model_view_projection(&draw.model);
             for (k, triangle_run) in (0..triangle_runs.len().max(1)).map(|k| (k, triangle_runs.get(k).copied())) {
                 let triangles = triangle_run.map_or(draw.triangles, |r| run_of(draw.triangles, r));
-                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera).walked(self.walks(entry.first_range));
+                let key = pipeline_key(draw, *rows, batch.as_ref().map_or(0, |b| b.capacity()), self.camera).walked(self.walks(entry));
                 let Some((pipeline, layout)) = self.pipelines.cached(key) else {
                     // `prepare` built every key; a miss means it was not called. Skip rather than panic.
                     log::error!("picking-vk: pipeline missing for {key:?}; was prepare() skipped?");
