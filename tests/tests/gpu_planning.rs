@@ -140,15 +140,20 @@ fn hit_instances(results: &FrameResults) -> BTreeSet<(ObjectId, Option<u32>)> {
     results.results.iter().filter_map(QueryResult::pick).filter_map(|p| p.hit.as_ref()).map(|h| (h.id, h.instance)).collect()
 }
 
+/// The spheres' ID (draw 0 of [`draws`]) and rules that ignore their instance 7 and
+/// instances 100 to 149: a point's or disc's plan has three ranges of them.
+fn split_spheres() -> (ObjectId, [Ignore; 2]) {
+    let sphere = ObjectId::new(1).unwrap();
+    (sphere, [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }])
+}
+
 #[test]
 fn gpu_planned_instances_a_compute_pass_moves_pick_as_cpu_planned_and_unculled() {
     let gpu = Gpu::new();
     let writer = writer(&gpu);
     let (scene, draws) = draws(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
-    // Instance 7 and instances 100 to 149 of the spheres are ignored: their ranges split.
-    let sphere = ObjectId::new(1).unwrap();
-    let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
+    let (sphere, ignore) = split_spheres();
     let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
     let config = query_set_config().with_gpu_plan_capacity(128, 16_384);
     let mut gpu_planned = gpu.picker(config.with_planner(Planner::Gpu));
@@ -293,8 +298,7 @@ fn an_entry_the_bound_cuts_is_drawn_whole_by_runs_not_walked() {
     let writer = writer(&gpu);
     let (scene, draws) = draws(&gpu, &writer);
     let (view, proj, viewport) = look(Vec3::new(0.0, 0.0, -2.0), Vec3::new(0.0, 0.0, -9.0), W, H);
-    let sphere = ObjectId::new(1).unwrap();
-    let ignore = [Ignore::instance(sphere, 7), Ignore::Instances { id: sphere, start: 100, count: 50 }];
+    let (sphere, ignore) = split_spheres();
     let request = PickRequest::new(viewport, view, proj).with_ignore(&ignore);
     let mut cut = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(2, 64));
     let mut whole = gpu.picker(PickerConfig::default().with_planner(Planner::Gpu).with_gpu_plan_capacity(3, 64));
