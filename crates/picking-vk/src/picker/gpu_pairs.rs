@@ -40,7 +40,7 @@ pub(super) struct Candidate {
     pub(super) occlusion: Option<TableOcclusion>,
     /// For instances of a point or radius query that one walked command may draw
     /// (`walkable`): the ranges of their plan entry (first, count), which are walked all or
-    /// none (`share`), as the entry's draw is recorded with one pipeline.
+    /// none (`choose_walked`), as the entry's draw is recorded with one pipeline.
     pub(super) walk: Option<(u32, u32)>,
 }
 
@@ -138,8 +138,8 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 // A point's or a disc's pair has few survivors as a rule: the vertex shader finds
                 // them in its bits (a rectangle tile's many would each walk further).
-                let walkable = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
-                let walk = walkable.then_some((entry.first_range, entry.range_count));
+                let walks = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
+                let walk = walks.then_some((entry.first_range, entry.range_count));
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
                     let candidate = Candidate { draw: entry.draw, group: group(entry), range, start, count, region, occlusion: entry.occlusion, walk };
