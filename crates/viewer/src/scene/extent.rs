@@ -3,12 +3,19 @@
 //! possible value along an axis cannot beat the best point found is skipped. The result is
 //! the same f32 values' minimum and maximum as transforming every point, so framing does not
 //! depend on how many nodes draw a mesh (a small file can name a mesh of 30 million points
-//! from 200,000 nodes).
+//! from 200,000 nodes). Points that tie along an axis (a flat mesh seen edge-on) defeat the
+//! pruning, and every leaf would be opened for every node: the caller gives the searches a
+//! budget of leaves (`Scene::bounds`: [`FRAMING_LEAVES`] over all nodes), past which each
+//! search settles for what the boxes it has not opened reach (a bound, not the extreme: for
+//! tied points at most 1e-6 of the coordinates' size above it).
 
 use glam::{Mat4, Vec3};
 
 /// Points per leaf.
 const LEAF: usize = 32;
+/// Leaves a scene's framing opens over all its nodes and axes (2 million points): pruning
+/// opens a few a search where points do not tie.
+pub const FRAMING_LEAVES: usize = 1 << 16;
 
 /// A tree node: the box of `points[start..end]`, and its two children's indices, if split.
 struct Cell {
@@ -53,19 +60,21 @@ impl PointTree {
         Some(PointTree { points, cells })
     }
 
-    /// The box of every point transformed by `world` (as `Mat4::transform_point3` does).
-    pub fn bounds(&self, world: &Mat4) -> (Vec3, Vec3) {
+    /// The box of every point transformed by `world` (as `Mat4::transform_point3` does),
+    /// opening at most `leaves` leaves (taken from it); past them, a box that holds it.
+    pub fn bounds(&self, world: &Mat4, leaves: &mut usize) -> (Vec3, Vec3) {
         let mut lo = Vec3::ZERO;
         let mut hi = Vec3::ZERO;
         for axis in 0..3 {
-            hi[axis] = self.extreme(world, axis, 1.0);
-            lo[axis] = -self.extreme(world, axis, -1.0);
+            hi[axis] = self.extreme(world, axis, 1.0, leaves);
+            lo[axis] = -self.extreme(world, axis, -1.0, leaves);
         }
         (lo, hi)
     }
 
-    /// The largest `sign` x the `axis` coordinate of a transformed point.
-    fn extreme(&self, world: &Mat4, axis: usize, sign: f32) -> f32 {
+    /// The largest `sign` x the `axis` coordinate of a transformed point, opening at most
+    /// `leaves` leaves; once they are spent, a bound on it from the boxes not opened.
+    fn extreme(&self, world: &Mat4, axis: usize, sign: f32, leaves: &mut usize) -> f32 {
         let row = world.row(axis).as_dvec4();
         let (row3, offset) = (row.truncate(), row.w);
         // What a box's points can reach at most, in f64, with room for f32 rounding (four
@@ -97,7 +106,15 @@ impl PointTree {
                     let (first, second) = if a.1 >= b.1 { (a, b) } else { (b, a) };
                     stack.extend([second, first]);
                 }
+                None if *leaves == 0 => {
+                    // The budget is spent: what the boxes not opened reach bounds the rest.
+                    let rest = stack.iter().map(|&(_, r)| r).fold(cell_reach, f64::max);
+                    let bound = rest as f32;
+                    let bound = if f64::from(bound) < rest { bound.next_up() } else { bound };
+                    return best.max(bound);
+                }
                 None => {
+                    *leaves -= 1;
                     for p in &self.points[cell.start..cell.end] {
                         best = best.max(sign * world.transform_point3(*p)[axis]);
                     }
@@ -140,7 +157,29 @@ mod tests {
         ];
         for world in worlds {
             let every = points.iter().map(|p| world.transform_point3(*p)).fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), w| (lo.min(w), hi.max(w)));
-            assert_eq!(tree.bounds(&world), every, "{world:?}");
+            assert_eq!(tree.bounds(&world, &mut FRAMING_LEAVES.clone()), every, "{world:?}");
         }
+    }
+
+    #[test]
+    fn a_flat_mesh_seen_edge_on_settles_for_its_boxes_bound() {
+        // 200,000 points in the plane z = 5: along z every box reaches 5 plus its rounding
+        // room, so none can be pruned, and every leaf was opened for every node drawing them.
+        let points: Vec<Vec3> = (0..200_000).map(|i| Vec3::new((i % 449) as f32 * 0.37, (i / 449) as f32 * 0.21, 5.0)).collect();
+        let tree = PointTree::new(points).unwrap();
+        let world = Mat4::from_rotation_z(0.4);
+        let mut leaves = 100;
+        let z = tree.extreme(&world, 2, 1.0, &mut leaves);
+        assert_eq!(leaves, 0, "the tied search spends the budget (of 6,250 leaves)");
+        assert!((5.0..5.0 + 1e-3).contains(&z), "the bound {z} holds the plane, within rounding room");
+        // Off the tied axis the search prunes and is exact, with a few leaves.
+        let mut leaves = 100;
+        let x = tree.extreme(&world, 0, 1.0, &mut leaves);
+        let exact = tree.points.iter().map(|p| world.transform_point3(*p).x).fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!(x, exact);
+        assert!(leaves > 90, "{} leaves opened", 100 - leaves);
+        // With no budget left, a box that holds every point.
+        let (lo, hi) = tree.bounds(&world, &mut 0);
+        assert!(tree.points.iter().map(|p| world.transform_point3(*p)).all(|w| w.cmpge(lo).all() && w.cmple(hi).all()), "{lo} {hi}");
     }
 }

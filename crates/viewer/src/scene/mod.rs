@@ -174,13 +174,15 @@ impl Scene {
     pub fn bounds(&self) -> (Vec3, Vec3) {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        // Shared by every tree search: past it, boxes that hold the points (`extent`).
+        let mut leaves = extent::FRAMING_LEAVES;
         for (mesh, users) in self.meshes.iter().zip(self.mesh_users()) {
             let worlds = users.iter().map(|&n| &self.nodes[n].world);
             let points = mesh.primitives.iter().map(|p| p.positions.len()).sum();
             if extent::worth_a_tree(points, users.len()) {
                 let Some(tree) = extent::PointTree::new(mesh.primitives.iter().flat_map(|p| p.positions.iter().copied()).collect()) else { continue };
                 for world in worlds {
-                    let (l, h) = tree.bounds(world);
+                    let (l, h) = tree.bounds(world, &mut leaves);
                     (lo, hi) = (lo.min(l), hi.max(h));
                 }
                 continue;
