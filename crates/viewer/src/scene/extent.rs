@@ -13,9 +13,9 @@ use glam::{Mat4, Vec3};
 
 /// Points per leaf.
 const LEAF: usize = 32;
-/// Leaves a scene's framing opens over all its nodes and axes (2 million points): pruning
-/// opens a few a search where points do not tie.
-pub const FRAMING_LEAVES: usize = 1 << 16;
+/// Leaves a scene's framing opens over all its nodes and axes (33 million points, a fraction
+/// of a second): pruning opens a few a search where points do not tie.
+pub const FRAMING_LEAVES: usize = 1 << 20;
 
 /// A tree node: the box of `points[start..end]`, and its two children's indices, if split.
 struct Cell {
