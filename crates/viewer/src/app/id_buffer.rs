@@ -1,7 +1,9 @@
 //! The ID buffer debug view (`D`): the picker's pass over the whole 3D view, rendered by an
 //! `IdImage` into the frame's command buffer, read once that frame completed, and shown in
 //! false colour in the panel through the viewer's own texture (`id_texture`). One copy is in
-//! flight at a time; nothing is allocated per frame.
+//! flight at a time; nothing is allocated per frame. A view larger than [`MAX_ID_VIEW`] on a
+//! side is drawn scaled down to it: the readback and the texture of a 16384 x 16384 view
+//! would take some 3 GB.
 
 use super::id_texture::IdTexture;
 use super::view_rect::ViewRect;
@@ -13,6 +15,20 @@ use picking_vk::debug::{IdCopy, IdImage};
 use picking_vk::{PickError, PickRequest, Viewport};
 use picking_vk_context::VulkanContext;
 use picking_vk_host::CameraMatrices;
+
+/// The ID view's longest side at most, in pixels (the panel shows it far smaller).
+const MAX_ID_VIEW: u32 = 2048;
+
+/// The ID view's size for a 3D view of `width` x `height`: the same, or scaled down to
+/// [`MAX_ID_VIEW`] on its longer side (the same aspect, at least a pixel a side).
+fn id_view_extent(width: u32, height: u32) -> (u32, u32) {
+    let longest = width.max(height);
+    if longest <= MAX_ID_VIEW {
+        return (width, height);
+    }
+    let scale = |side: u32| ((u64::from(side) * u64::from(MAX_ID_VIEW)).div_ceil(u64::from(longest)) as u32).clamp(1, MAX_ID_VIEW);
+    (scale(width), scale(height))
+}
 
 pub(super) struct IdBufferView {
     image: Option<IdImage>,
@@ -64,7 +80,7 @@ impl IdBufferView {
         if self.in_flight.is_some() {
             return Ok(());
         }
-        let (w, h) = (view.width, view.height);
+        let (w, h) = id_view_extent(view.width, view.height);
         if self.image.as_ref().is_none_or(|i| i.extent() != (w, h)) {
             // The old image goes first: no copy into it is in flight.
             self.image = None;
@@ -108,5 +124,20 @@ impl IdBufferView {
         self.error = None;
         self.texture.stage(w, h, |rgba| rgba.extend(texels.iter().flat_map(id_view::false_colour)));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_views_are_drawn_scaled_down_to_the_cap() {
+        assert_eq!(id_view_extent(1920, 1080), (1920, 1080));
+        assert_eq!(id_view_extent(2048, 2048), (2048, 2048));
+        assert_eq!(id_view_extent(16384, 16384), (2048, 2048));
+        assert_eq!(id_view_extent(16384, 8192), (2048, 1024));
+        assert_eq!(id_view_extent(4097, 1), (2048, 1));
+        assert_eq!(id_view_extent(1, 100_000), (1, 2048));
     }
 }
