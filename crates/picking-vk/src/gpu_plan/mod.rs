@@ -97,13 +97,13 @@ pub(crate) struct PairCommands {
     pub walk: bool,
 }
 
-/// Whether the pick pass may draw a pair of `draw`'s instances (planned by the GPU) as one
-/// command whose vertex shader finds the k-th surviving instance in the pair's survivor bits
-/// (`shaders/pick_walk.glsl`), sparing the finishing pass and its barrier: instances the pick
-/// reads from storage (the walk picks which), no hooks and no deformation (their shaders
-/// read instances their own way).
-pub(crate) fn walkable(draw: &PickDraw) -> bool {
-    draw.instances_in_storage().is_some() && draw.hooks.is_none() && draw.deformation.is_none() && draw.indirect.is_none()
+/// Whether the pick pass may draw a pair of `draw`'s instances, planned by the GPU under
+/// `planner` ([`plannable`]), as one command whose vertex shader finds the k-th surviving
+/// instance in the pair's survivor bits (`shaders/pick_walk.glsl`), sparing the finishing pass
+/// and its barrier: instances the pick reads from storage (the walk picks which), no hooks
+/// and no deformation (their shaders read instances their own way).
+pub(crate) fn walkable(draw: &PickDraw, planner: Planner) -> bool {
+    plannable(draw, planner) && draw.instances_in_storage().is_some() && draw.hooks.is_none() && draw.deformation.is_none()
 }
 
 /// What the pick passes' recording needs of a frame's GPU plan.

@@ -9,6 +9,7 @@ use crate::gpu_plan::layout::{bit_words, groups, PlanLayout, TableOcclusion};
 use crate::gpu_plan::record::{CullInput, TablePairs};
 use crate::gpu_plan::table::TableIndex;
 use crate::gpu_plan::{plannable, walkable, CullDispatch, PairCommands, CULL_GROUP, MAX_DISPATCH_GROUPS, NO_PAIR};
+use crate::host::config::Planner;
 use crate::plan::PlanEntry;
 use crate::record::cull_set_buffers;
 use crate::record::push::storage_words;
@@ -92,7 +93,7 @@ fn owned_parts(start: u32, count: u32, owned: &[(u32, u32)]) -> impl Iterator<It
 }
 
 impl FramePairs {
-    /// Takes the instance ranges of the planned draws that `eligible` accepts in the point
+    /// Takes the instance ranges of the planned draws `planner` lets the GPU plan in the point
     /// and radius queries and in the rectangles' tiles, up to `layout.pairs` pairs and
     /// `layout.bit_words` words of survivor bits (in query order; the rest stay as the CPU
     /// planned them), groups them by draw, and shares the commands among them (each at most
@@ -101,13 +102,13 @@ impl FramePairs {
         &mut self,
         frame: &FrameLayout,
         draws: &[PickDraw],
-        eligible: impl Fn(&PickDraw) -> bool,
+        planner: Planner,
         (layout, max_draw_count): (PlanLayout, u32),
         table: Option<FrameTable<'_>>,
     ) {
         self.pair_of_range.resize(frame.plans.ranges.len(), NO_PAIR);
         let plans = &frame.plans;
-        let eligible = |entry: &PlanEntry| entry.table || (entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(&eligible));
+        let eligible = |entry: &PlanEntry| entry.table || (entry.run_count == 0 && draws.get(entry.draw as usize).is_some_and(|d| plannable(d, planner)));
         // A table entry's group: the one that starts at its draw.
         let group = |entry: &PlanEntry| table.filter(|_| entry.table).and_then(|t| t.index.group_of(entry.draw)).map(|g| g as u32);
         let ranges_of = |entry: &PlanEntry| entry.first_range..entry.first_range + entry.range_count;
@@ -138,7 +139,7 @@ impl FramePairs {
             for entry in plans.entries[span.clone()].iter().filter(|e| eligible(e)) {
                 // A point's or a disc's pair has few survivors as a rule: the vertex shader finds
                 // them in its bits (a rectangle tile's many would each walk further).
-                let walks = !entry.table && draws.get(entry.draw as usize).is_some_and(walkable);
+                let walks = !entry.table && draws.get(entry.draw as usize).is_some_and(|d| walkable(d, planner));
                 let walk = walks.then_some((entry.first_range, entry.range_count));
                 for range in ranges_of(entry) {
                     let (start, count) = plans.ranges[range as usize];
@@ -278,7 +279,7 @@ impl Picker {
             None => None,
         };
         let limits = (kit.layout, self.kit.draw_limits.max_draw_indirect_count);
-        pairs.collect(&self.layout, draws, |d| plannable(d, planner), limits, frame_table);
+        pairs.collect(&self.layout, draws, planner, limits, frame_table);
         // Every instance dispatch needs its draw's instance set (prepared with the pass's
         // pipelines).
         let sets = &self.kit.instance_sets;

@@ -26,7 +26,7 @@ use crate::draw::raster::Culling;
 use crate::draw::{DrawList, PickDraw};
 use crate::error::{Input, PickError};
 use crate::gpu_plan::table::DrawTable;
-use crate::gpu_plan::{plannable, walkable, GpuPlanKit};
+use crate::gpu_plan::{walkable, GpuPlanKit};
 use crate::gpu_results::GpuResultsKit;
 use crate::handoff::{DrawSnapshot, EntrySpan, PassStats};
 use crate::host::config::{DetailStatus, Planner};
@@ -356,7 +356,7 @@ impl Picker {
             let built = self.kit.pipelines.get(key(false), hooks).and_then(|_| {
                 if batching && draw.instances.is_none() && draw.indirect.is_none() {
                     self.kit.pipelines.get(key(true), hooks)
-                } else if self.gpu_plan.is_some() && plannable(draw, self.planner) && walkable(draw) {
+                } else if self.gpu_plan.is_some() && walkable(draw, self.planner) {
                     self.kit.pipelines.get(key(false).walked(true), hooks)
                 } else {
                     Ok(vk::Pipeline::null())

@@ -9,8 +9,8 @@ use super::results_writer::{group_entries, write_results, ResultsFrame};
 use super::{Pending, PickTicket, Picker, Slot};
 use crate::draw::PickDraw;
 use crate::error::{Limit, PickError, Requirement};
+use crate::gpu_plan::walkable;
 use crate::gpu_plan::TableDraws;
-use crate::gpu_plan::{plannable, walkable};
 use crate::gpu_results::{GpuResultsKit, UploadExtent};
 use crate::handoff::PassStats;
 use crate::pass::rect::RectKit;
@@ -42,7 +42,7 @@ impl Picker {
                     prepare_entries(&mut kit.pipelines, &mut kit.instance_sets, draws, entries, kit.batch_rows, camera, &mut rows)?;
                     if self.gpu_plan.is_some() {
                         let planner = self.planner;
-                        prepare_walked(&mut kit.pipelines, draws, entries, camera, |d| plannable(d, planner) && walkable(d))?;
+                        prepare_walked(&mut kit.pipelines, draws, entries, camera, |d| walkable(d, planner))?;
                     }
                 }
                 QueryLayout::Rect { mode, plan, tiles, .. } => {

@@ -157,7 +157,8 @@ mod tests {
         ];
         for world in worlds {
             let every = points.iter().map(|p| world.transform_point3(*p)).fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), w| (lo.min(w), hi.max(w)));
-            assert_eq!(tree.bounds(&world, &mut FRAMING_LEAVES.clone()), every, "{world:?}");
+            let mut leaves = FRAMING_LEAVES;
+            assert_eq!(tree.bounds(&world, &mut leaves), every, "{world:?}");
         }
     }
 
