@@ -179,10 +179,7 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         .into_iter()
         .filter_map(|(w, p)| Some((w, p.as_deref()?)))
         .collect();
-    let mut inputs: Vec<(&str, &std::path::Path)> =
-        [("scene", args.scene.as_deref()), ("pick file", args.pick_file.as_deref())].into_iter().filter_map(|(w, p)| Some((w, p?))).collect();
-    inputs.extend(scene.files.iter().map(|f| ("scene's own file", f.as_path())));
-    viewer::outputs::check_paths(&outputs, &inputs)?;
+    viewer::outputs::check_paths(&outputs, &inputs_of(&args, &scene, ("pick file", args.pick_file.as_deref())))?;
     let outcome = headless::run(&scene, &options)?;
     print_summary(&outcome, &options, args.demo);
     if args.report_memory {
@@ -193,6 +190,14 @@ fn run(args: Args) -> Result<ExitCode, ViewerError> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a run reads, which no output may name: the scene, the files it reads, and `script`
+/// (the pick file or the replay script, where given).
+fn inputs_of<'a>(args: &'a Args, scene: &'a viewer::scene::Scene, script: (&'a str, Option<&'a std::path::Path>)) -> Vec<(&'a str, &'a std::path::Path)> {
+    let mut inputs: Vec<(&str, &std::path::Path)> = [("scene", args.scene.as_deref()), script].into_iter().filter_map(|(w, p)| Some((w, p?))).collect();
+    inputs.extend(scene.files.iter().map(|f| ("scene's own file", f.as_path())));
+    inputs
 }
 
 /// `--headless --replay SCRIPT`: see `viewer::replay`.
@@ -212,7 +217,7 @@ fn replay(args: &Args, scene: &viewer::scene::Scene, script: &std::path::Path) -
     }
     let outputs: Vec<(&str, &std::path::Path)> =
         [("json", &args.json), ("screenshot", &args.screenshot)].into_iter().filter_map(|(w, p)| Some((w, p.as_deref()?))).collect();
-    viewer::outputs::check_paths(&outputs, &[("replay script", script)])?;
+    viewer::outputs::check_paths(&outputs, &inputs_of(args, scene, ("replay script", Some(script))))?;
     let ctx = picking_vk_context::VulkanContext::new(&picking_vk_context::ContextOptions { validation: args.validation, ..Default::default() })?;
     let mut staged = viewer::outputs::Staged::default();
     let records = viewer::replay::run(&ctx, scene, &frames, (w, h), &mut staged, (args.json.as_deref(), args.screenshot.as_deref()))?;

@@ -72,6 +72,22 @@ fn colliding_outputs_are_refused_before_anything_runs() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("overwrite the scene's own file"), "{err}");
     assert_eq!(std::fs::read(d.join("scene.bin")).unwrap(), bin);
+    // A replay's outputs are held to the same inputs: the scene and its files, and the script.
+    let script = d.join("replay.json");
+    std::fs::write(&script, r#"{"frames": [{"cursor": [10, 10]}]}"#).unwrap();
+    let scene_json = std::fs::read(d.join("scene.gltf")).unwrap();
+    for (flag, target, says) in [
+        ("--json", d.join("scene.gltf"), "overwrite the scene"),
+        ("--screenshot", over.clone(), "overwrite the scene's own file"),
+        ("--json", script.clone(), "overwrite the replay script"),
+    ] {
+        let (code, _, err) =
+            viewer(&[d.join("scene.gltf").to_str().unwrap(), "--headless", "--replay", script.to_str().unwrap(), flag, target.to_str().unwrap()]);
+        assert_eq!(code, 1, "{flag} {target:?}: {err}");
+        assert!(err.contains(says), "{flag} {target:?}: {err}");
+    }
+    assert_eq!(std::fs::read(d.join("scene.gltf")).unwrap(), scene_json);
+    assert_eq!(std::fs::read(d.join("scene.bin")).unwrap(), bin);
 }
 
 #[test]
