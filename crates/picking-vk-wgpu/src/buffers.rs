@@ -12,6 +12,16 @@ fn raw_buffer(buffer: &wgpu::Buffer, what: &'static str) -> Result<ash::vk::Buff
     hal.map(|b| unsafe { b.raw_handle() }).ok_or(WgpuPickError::BufferRange { what, reason: "destroyed, or not a Vulkan buffer".into() })
 }
 
+/// Runs `f` with the Vulkan buffer behind `buffer` while wgpu's guard of it lives: no
+/// `destroy()` on another thread can free the handle until `f` returns. An error if it was
+/// destroyed before.
+pub(crate) fn with_raw_buffer<R>(buffer: &wgpu::Buffer, what: &'static str, f: impl FnOnce(ash::vk::Buffer) -> R) -> Result<R, WgpuPickError> {
+    // SAFETY: the handle is only used while the guard lives; wgpu keeps owning it.
+    let hal = unsafe { buffer.as_hal::<Vulkan>() }.ok_or(WgpuPickError::BufferRange { what, reason: "destroyed, or not a Vulkan buffer".into() })?;
+    // SAFETY: as above.
+    Ok(f(unsafe { hal.raw_handle() }))
+}
+
 /// `BufferUsage { what, usage: name }` unless the buffer has `usage`.
 pub(crate) fn check_usage(buffer: &wgpu::Buffer, usage: wgpu::BufferUsages, what: &'static str, name: &'static str) -> Result<(), WgpuPickError> {
     if buffer.usage().contains(usage) {

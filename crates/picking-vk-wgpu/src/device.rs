@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use wgpu::hal::api::Vulkan;
 
 /// The capabilities the bridge can add to a wgpu device. Wide lines need core features
-/// wgpu-hal writes over, and dynamic rendering a chain wgpu builds itself: neither is offered.
+/// wgpu-hal writes over, and dynamic rendering a chain wgpu builds itself: neither is offered,
+/// nor is `GPU_DRAW_PLANNING` (a shared list's plain draws are planned on the CPU).
 pub const BRIDGE_FEATURES: PickFeatures =
     PickFeatures::BATCHING.union(PickFeatures::DETAIL).union(PickFeatures::SELECT_THROUGH).union(PickFeatures::INDIRECT_COUNT);
 
@@ -62,7 +63,8 @@ pub fn request_device(adapter: &wgpu::Adapter, desc: &wgpu::DeviceDescriptor<'_>
     let support = support_of(adapter)?;
     let outside = wanted.difference(BRIDGE_FEATURES);
     if outside != PickFeatures::NONE {
-        let mut missing = vec![Requirement::Feature("a capability picking-vk-wgpu cannot enable on a wgpu device (wide lines, dynamic rendering)")];
+        let mut missing =
+            vec![Requirement::Feature("a capability picking-vk-wgpu cannot enable on a wgpu device (wide lines, dynamic rendering, GPU draw planning)")];
         missing.extend(support.missing(outside));
         return Err(picking_vk::PickError::Unsupported { missing }.into());
     }

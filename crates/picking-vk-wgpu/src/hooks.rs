@@ -233,29 +233,18 @@ impl WgpuHookProgram {
             return Ok(BuiltHooks { hooks, buffers, textures, keep: None, device: None });
         };
         check_resources(objects, resources)?;
-        let mut buffer_infos = vec![];
-        let mut image_infos = vec![];
+        // Usage, device and liveness were checked by `check_resources`; each resource's
+        // handle is read and written into the set while its `as_hal` guard holds wgpu's
+        // lock, so no `destroy()` can free it in between.
         for (kind, resource) in self.kinds.iter().zip(resources) {
             match (kind, resource) {
                 (HookBindingKind::Uniform | HookBindingKind::Storage, HookResource::Buffer(b)) => {
-                    // Usage, device and liveness were checked by `check_resources`.
                     let state = if *kind == HookBindingKind::Uniform { wgpu::BufferUses::UNIFORM } else { wgpu::BufferUses::STORAGE_READ_ONLY };
-                    let range = crate::buffers::whole_range(b, 0, "hook")?;
-                    buffer_infos.push(vk::DescriptorBufferInfo { buffer: range.buffer, offset: 0, range: range.size });
+                    // A buffer of no bytes binds nothing.
+                    crate::buffers::whole_range(b, 0, "hook")?;
                     buffers.push(((*b).clone(), state));
                 }
-                (HookBindingKind::Texture { .. }, HookResource::Texture(view)) => {
-                    // Usage, sample type, dimension and device were checked by `check_resources`.
-                    // SAFETY: the handle is only read; the view (and its texture) stay alive
-                    // with the draw.
-                    let raw = unsafe { view.as_hal::<Vulkan>() }.map(|v| unsafe { v.raw_handle() }).ok_or_else(|| bad("a destroyed texture view".into()))?;
-                    image_infos.push(vk::DescriptorImageInfo {
-                        sampler: vk::Sampler::null(),
-                        image_view: raw,
-                        image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                    });
-                    textures.push(view.texture().clone());
-                }
+                (HookBindingKind::Texture { .. }, HookResource::Texture(view)) => textures.push(view.texture().clone()),
                 _ => return Err(bad(format!("a resource of the wrong kind for a {kind:?} binding"))),
             }
         }
@@ -268,30 +257,34 @@ impl WgpuHookProgram {
         let set = set.map_err(|e| bad(format!("no descriptor set left in the program's pool ({e}): make the program for more draws")))?[0];
         let views = resources.iter().filter_map(|r| if let HookResource::Texture(v) = r { Some((*v).clone()) } else { None }).collect();
         let set_buffers = buffers.iter().map(|(b, _): &(wgpu::Buffer, _)| b.clone()).collect();
+        // Frees the set if a write below fails.
         let guard = SetGuard { objects: Arc::clone(objects), set, _views: views, _buffers: set_buffers };
-        let (mut b, mut i) = (buffer_infos.iter(), image_infos.iter());
-        let writes: Vec<_> = self
-            .kinds
-            .iter()
-            .enumerate()
-            .map(|(n, kind)| {
-                let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(n as u32);
-                match kind {
-                    HookBindingKind::Uniform => {
-                        write.descriptor_type(vk::DescriptorType::UNIFORM_BUFFER).buffer_info(std::slice::from_ref(b.next().expect("a buffer")))
-                    }
-                    HookBindingKind::Storage => {
-                        write.descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(std::slice::from_ref(b.next().expect("a buffer")))
-                    }
-                    HookBindingKind::Texture { .. } => {
-                        write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(std::slice::from_ref(i.next().expect("an image")))
-                    }
+        for (n, (kind, resource)) in self.kinds.iter().zip(resources).enumerate() {
+            let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(n as u32);
+            match resource {
+                HookResource::Buffer(b) => {
+                    let ty = if *kind == HookBindingKind::Uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER };
+                    crate::buffers::with_raw_buffer(b, "hook", |raw| {
+                        let info = [vk::DescriptorBufferInfo { buffer: raw, offset: 0, range: b.size() }];
+                        // SAFETY: the set is new and unused; the buffer is live (its guard is
+                        // held) and of the kind the binding declares.
+                        unsafe { objects.device.update_descriptor_sets(&[write.descriptor_type(ty).buffer_info(&info)], &[]) };
+                    })?;
                 }
-            })
-            .collect();
-        // SAFETY: the set is new and unused; every write names a live resource of the kind
-        // its binding declares.
-        unsafe { objects.device.update_descriptor_sets(&writes, &[]) };
+                HookResource::Texture(view) => {
+                    // SAFETY: the view is only read while its guard lives.
+                    let hal = unsafe { view.as_hal::<Vulkan>() }.ok_or_else(|| bad("a destroyed texture view".into()))?;
+                    // SAFETY: as above.
+                    let image_view = unsafe { hal.raw_handle() };
+                    let info = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view, image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
+                    // SAFETY: the set is new and unused; the view is live (`hal` holds its
+                    // guard) and of the kind the binding declares.
+                    unsafe {
+                        objects.device.update_descriptor_sets(&[write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&info)], &[])
+                    };
+                }
+            }
+        }
         hooks = hooks.with_descriptor_set(set);
         Ok(BuiltHooks { hooks, buffers, textures, keep: Some(Arc::new(guard)), device: Some(objects.device.handle()) })
     }

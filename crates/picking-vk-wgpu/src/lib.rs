@@ -38,7 +38,8 @@
 //! let draws = vec![WgpuDraw::indexed(ObjectId::new(7)?, positions, &index_buffer, 0, wgpu::IndexFormat::Uint32, 0..index_count, 0)?.with_model(model)];
 //! // 3. Each frame: record, submit with the frame's command buffers, take results.
 //! let request = PickRequest::new(viewport(width, height), view, projection);
-//! let pick = picker.record(&request, &[PickQuery::Point(cursor)], &draws)?;
+//! // SAFETY: no thread destroys (`destroy()`) the draws' buffers while this call runs.
+//! let pick = unsafe { picker.record(&request, &[PickQuery::Point(cursor)], &draws) }?;
 //! pick.submit([compute_pass], [scene_pass])?; // one queue.submit: compute, the pick, the scene
 //! for results in picker.poll_results()? { /* a frame later, never waits */ }
 //! # Ok(()) }
@@ -56,15 +57,21 @@
 //! - The picker is dropped after every submission completed, before the device.
 //!
 //! ## Safety
-//! Every function is safe but [`WgpuPicker::hook_program`], whose GLSL is compiled as it is
-//! (an array index out of bounds in it is undefined behaviour, which wgpu's checks of WGSL
-//! would have caught). The unsafe calls inside (wgpu's `as_hal` accessors, the device
-//! creation callback, `Picker::new`, `Picker::record`, `Picker::take_results`) state at each
-//! call which of their contracts the bridge meets and how: handles read only while wgpu's
-//! guards live, buffers only from live `wgpu::Buffer`s with the right usage and byte ranges
-//! inside them, one queue, results taken only after completion. Every resource a pick or a
-//! hook set names is first validated by wgpu (its device, usage and liveness, in an error
-//! scope) before its raw handle is recorded or written. Index values are read under
+//! Every function is safe but two:
+//! - [`WgpuPicker::hook_program`], whose GLSL is compiled as it is (an array index out of
+//!   bounds in it is undefined behaviour, which wgpu's checks of WGSL would have caught);
+//! - [`WgpuPicker::record`], during which no resource the draws name may be destroyed with
+//!   `destroy()` on another thread: wgpu's API cannot hold its lock across the check that a
+//!   resource lives and the raw recording that names its handle.
+//!
+//! The unsafe calls inside (wgpu's `as_hal` accessors, the device creation callback,
+//! `Picker::new`, `Picker::record`, `Picker::take_results`) state at each call which of their
+//! contracts the bridge meets and how: handles used only while wgpu's guards live (a hook
+//! set's descriptors are written each under its resource's guard) or, in `record`, under its
+//! caller's contract; buffers only from live `wgpu::Buffer`s with the right usage and byte
+//! ranges inside them, one queue, results taken only after completion. Every resource a pick
+//! or a hook set names is first validated by wgpu (its device, usage and liveness, in an
+//! error scope) before its raw handle is recorded or written. Index values are read under
 //! `robustBufferAccess`, which [`request_device`] requires (wgpu enables it wherever offered).
 //!
 //! ## GPU results in WGSL

@@ -149,7 +149,18 @@ impl WgpuPicker {
     /// Records `queries` against `draws` as `request` sees them, into the next slot, and
     /// returns the commands to submit ([`PickCommands::submit`]) after the work that writes
     /// what the pick reads. Dropping them unsubmitted loses only this pick.
-    pub fn record(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
+    ///
+    /// # Safety
+    /// No buffer or texture that `draws` name (their vertex, index and instance buffers, and
+    /// their hooks' attribute buffers, buffers and textures) is destroyed with `destroy()`
+    /// while this call runs, on any thread. wgpu frees the Vulkan handle of a resource that
+    /// no submitted work uses at once, and wgpu's API cannot hold its lock across the check
+    /// that each resource lives and the recording of the raw commands that name them: a
+    /// `destroy()` in between would leave a command naming a freed handle. Dropping them is
+    /// always safe (each draw keeps its own clone), and so is destroying them before or
+    /// after the call: one destroyed before is refused here, one destroyed after fails wgpu's
+    /// validation of the submission, and nothing of the pick runs.
+    pub unsafe fn record(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
         // Contributors record raw commands of their own, which the bridge can neither
         // transition nor keep alive.
         if !request.contributors.is_empty() {
@@ -157,8 +168,9 @@ impl WgpuPicker {
             return Err(picking_vk::PickError::InvalidInput { input: picking_vk::error::Input::Contributor(0), reason }.into());
         }
         // A buffer destroyed since its draw was built is refused (its handle would dangle); one
-        // destroyed after this check fails wgpu's validation of the submission, whose
-        // transitions name it, and nothing of it runs.
+        // destroyed after the recording fails wgpu's validation of the submission, whose
+        // transitions name it, and nothing of it runs (none may be destroyed during it: the
+        // caller's contract).
         for (buffer, _) in draws.iter().flat_map(|d| d.buffers.iter()) {
             // SAFETY: only whether the handle still exists is read.
             if unsafe { buffer.as_hal::<Vulkan>() }.is_none() {
@@ -194,7 +206,8 @@ impl WgpuPicker {
                 // SAFETY: the command buffer is this device's, open and outside any pass; it
                 // is submitted (by `PickCommands::submit`, the only way) to wgpu's one queue,
                 // after `transitions`, in the same submission, so wgpu knows and orders the
-                // reads; every buffer is a live wgpu buffer of the right usage, kept alive
+                // reads; every buffer is a live wgpu buffer of the right usage (checked
+                // above; none is destroyed during this call: the caller's contract), kept alive
                 // by the slot until the work completed; `free_slot` waited for the slot's
                 // last work. Index contents are read under robustBufferAccess, which wgpu
                 // enables.

@@ -4,6 +4,7 @@
 //! never a validation message, and the picker keeps working after every refusal.
 
 mod common;
+use common::RecordPick;
 
 use glam::{Mat4, UVec2, Vec3};
 use picking_vk::{PickQuery, PickRequest, PickerConfig};
@@ -77,7 +78,7 @@ fn hostile_draws_get_results_or_errors_and_the_picker_goes_on() {
         let Ok(draw) = draw else { continue };
         built += 1;
         let point = UVec2::new(rng.u32(0..W), rng.u32(0..H));
-        match picker.record(&request, &[PickQuery::Point(point)], &[draw]) {
+        match picker.record_pick(&request, &[PickQuery::Point(point)], &[draw]) {
             Ok(commands) => {
                 let ticket = commands.ticket();
                 commands.submit([], []).expect("submitted");

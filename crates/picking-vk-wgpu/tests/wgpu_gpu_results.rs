@@ -4,6 +4,7 @@
 //! Lavapipe, wgpu's validation and the Khronos layer with synchronization validation.
 
 mod common;
+use common::RecordPick;
 
 use common::app::{App, HEIGHT, WIDTH};
 use common::scene::orbit_camera;
@@ -124,7 +125,7 @@ fn wgsl_reads_the_frames_results_in_the_same_submission() {
         let mut scene = gpu.device.create_command_encoder(&Default::default());
         app.renderer.render(&mut scene, &app.target.color, &app.target.depth);
         let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
-        let commands = picker.record(&request, &queries, &app.renderer.pick_draws()).expect("recorded");
+        let commands = picker.record_pick(&request, &queries, &app.renderer.pick_draws()).expect("recorded");
         let ticket = commands.ticket();
         let mut reader = gpu.device.create_command_encoder(&Default::default());
         {

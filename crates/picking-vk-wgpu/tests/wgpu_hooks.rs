@@ -4,6 +4,7 @@
 //! on to the next hit. Lavapipe, validation and synchronization validation.
 
 mod common;
+use common::RecordPick;
 
 use glam::{Mat4, Quat, UVec2, Vec2, Vec3};
 use picking_vk::hooks::{AttributeFormat, HookAttribute, HookSource, Interpolation};
@@ -128,7 +129,7 @@ fn alpha_tested_quads_through_wgpu_resources_match_the_ray_cast() {
     for round in 0..6 {
         let pixels: Vec<UVec2> = (0..64).map(|_| UVec2::new(rng.u32(20..W - 20), rng.u32(15..H - 15))).collect();
         let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
-        let commands = picker.record(&PickRequest::new(viewport(W, H), view_m, proj), &queries, &draws).expect("recorded");
+        let commands = picker.record_pick(&PickRequest::new(viewport(W, H), view_m, proj), &queries, &draws).expect("recorded");
         let ticket = commands.ticket();
         commands.submit([], []).expect("submitted");
         let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
@@ -208,11 +209,11 @@ fn hook_resources_that_do_not_fit_are_refused() {
     let alien = WgpuDraw::new(picking_vk::ObjectId::new(6).unwrap(), VertexPositions::tight(&other_positions), 0..3).unwrap();
     let alien = alien.with_hooks(&other_program, &[HookResource::Buffer(&foreign)], None).expect("fits its own device");
     let request = PickRequest::new(viewport(W, H), Mat4::IDENTITY, Mat4::IDENTITY);
-    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[alien]).err().expect("refused");
+    let err = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[alien]).err().expect("refused");
     assert!(matches!(err, picking_vk_wgpu::WgpuPickError::Wgpu(_)), "{err}");
     // And a draw that fits is picked.
     let good = draw().with_hooks(&program, &[HookResource::Buffer(&uniform)], None).expect("fits");
-    let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[good]).expect("recorded");
+    let commands = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(3, 3))], &[good]).expect("recorded");
     let ticket = commands.ticket();
     commands.submit([], []).expect("submitted");
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");

@@ -4,6 +4,7 @@
 //! frame slots, and what is refused.
 
 mod common;
+use common::RecordPick;
 
 use common::scene::{example_scene, orbit_camera, SceneRenderer};
 use glam::{Mat4, UVec2, Vec3};
@@ -152,18 +153,18 @@ fn slots_poll_and_dropped_picks() {
     let queries = [PickQuery::Point(UVec2::new(160, 150))];
     let draws = renderer.pick_draws();
     // A pick submitted, then one dropped: only the first comes back.
-    let first = picker.record(&request, &queries, &draws).expect("recorded");
+    let first = picker.record_pick(&request, &queries, &draws).expect("recorded");
     let first_frame = first.ticket().frame;
     first.submit([], []).expect("submitted");
-    let dropped = picker.record(&request, &queries, &draws).expect("recorded");
+    let dropped = picker.record_pick(&request, &queries, &draws).expect("recorded");
     let dropped_ticket = dropped.ticket();
     drop(dropped);
     // Two slots: both in use now, the third record waits for the first and reuses the
     // dropped one's slot after it.
-    let third = picker.record(&request, &queries, &draws).expect("the first slot frees once its pick completed");
-    let held = picker.record(&request, &queries, &draws).expect("the dropped pick's slot is free");
+    let third = picker.record_pick(&request, &queries, &draws).expect("the first slot frees once its pick completed");
+    let held = picker.record_pick(&request, &queries, &draws).expect("the dropped pick's slot is free");
     let held_frame = held.ticket().frame;
-    assert!(matches!(picker.record(&request, &queries, &draws), Err(WgpuPickError::SlotsFull { frames_in_flight: 2 })));
+    assert!(matches!(picker.record_pick(&request, &queries, &draws), Err(WgpuPickError::SlotsFull { frames_in_flight: 2 })));
     assert!(matches!(picker.wait_results(&held.ticket(), Duration::from_secs(1)), Err(WgpuPickError::NotSubmitted)));
     assert!(picker.wait_results(&dropped_ticket, Duration::from_secs(1)).is_err(), "a dropped pick has no results");
     let third_ticket = third.ticket();
@@ -176,7 +177,7 @@ fn slots_poll_and_dropped_picks() {
     // Results nobody takes stay bounded: of 70 picks, the 64 newest are kept.
     let mut last = 0;
     for _ in 0..70 {
-        let commands = picker.record(&request, &queries, &draws).expect("recorded");
+        let commands = picker.record_pick(&request, &queries, &draws).expect("recorded");
         last = commands.ticket().frame;
         commands.submit([], []).expect("submitted");
     }
@@ -185,7 +186,7 @@ fn slots_poll_and_dropped_picks() {
     assert_eq!(kept, (last - 63..=last).collect::<Vec<_>>(), "the 64 newest, oldest first");
     // A pick that outlives its picker is not submitted (its commands name the picker's
     // pipelines and images, destroyed with it); the app's own work still is.
-    let orphan = picker.record(&request, &queries, &draws).expect("recorded");
+    let orphan = picker.record_pick(&request, &queries, &draws).expect("recorded");
     drop(picker);
     let usage = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ;
     let scratch = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some("app's own"), size: 256, usage, mapped_at_creation: false });
@@ -212,7 +213,7 @@ fn a_submission_wgpu_refuses_loses_only_its_pick() {
     let queries = [PickQuery::Point(pixel)];
     let draws = renderer.pick_draws();
     let good = |picker: &mut WgpuPicker| {
-        let commands = picker.record(&request, &queries, &draws).expect("recorded");
+        let commands = picker.record_pick(&request, &queries, &draws).expect("recorded");
         let ticket = commands.ticket();
         commands.submit([], []).expect("submitted");
         let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
@@ -229,7 +230,7 @@ fn a_submission_wgpu_refuses_loses_only_its_pick() {
     let id = picking_vk::ObjectId::new(4242).expect("nonzero");
     let cover = WgpuDraw::new(id, VertexPositions::tight(&doomed), 0..3).expect("built");
     let identity = PickRequest::new(viewport(WIDTH, HEIGHT), Mat4::IDENTITY, Mat4::IDENTITY);
-    let commands = picker.record(&identity, &queries, &[cover]).expect("recorded");
+    let commands = picker.record_pick(&identity, &queries, &[cover]).expect("recorded");
     let lost = commands.ticket();
     doomed.destroy();
     let err = commands.submit([], []).expect_err("wgpu refuses a destroyed buffer");
@@ -243,7 +244,7 @@ fn a_submission_wgpu_refuses_loses_only_its_pick() {
     });
     let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("before") });
     encoder.clear_buffer(&scratch, 0, None);
-    let commands = picker.record(&request, &queries, &draws).expect("recorded");
+    let commands = picker.record_pick(&request, &queries, &draws).expect("recorded");
     let lost_too = commands.ticket();
     scratch.destroy();
     let err = commands.submit([encoder.finish()], []).expect_err("wgpu refuses the app's work");
@@ -279,23 +280,23 @@ fn refuses_what_it_cannot_pick() {
     let mut picker = common::picker(&gpu, 1, 1);
     let draw = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..90).expect("built");
     let request = PickRequest::new(viewport(WIDTH, HEIGHT), Mat4::IDENTITY, Mat4::IDENTITY);
-    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[draw]).err().expect("refused");
+    let err = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[draw]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::InvalidDraw { .. })), "{err}");
     // A buffer destroyed after its draw was built is refused at record, by name.
     let doomed = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
     let stale = WgpuDraw::new(id, VertexPositions::tight(&doomed), 0..3).expect("built");
     doomed.destroy();
-    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[stale]).err().expect("refused");
+    let err = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[stale]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::BufferRange { what: "draw", .. }), "{err}");
     // A buffer of another device is refused before anything is recorded with it.
     let other = common::device(&adapter);
     let foreign = other.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 1024, usage: wgpu::BufferUsages::VERTEX, mapped_at_creation: false });
     let alien = WgpuDraw::new(id, VertexPositions::tight(&foreign), 0..3).expect("built");
-    let err = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[alien]).err().expect("refused");
+    let err = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[alien]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::Wgpu(_)), "{err}");
     // The picker is as it was: a good pick still works.
     let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
-    let commands = picker.record(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
+    let commands = picker.record_pick(&request, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).expect("recorded");
     let ticket = commands.ticket();
     commands.submit([], []).expect("submitted");
     picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");
@@ -311,7 +312,7 @@ fn refuses_what_it_cannot_pick() {
     let nothing: [&dyn picking_vk::contributor::PickContributor; 1] = [&Nothing];
     let with_contributor = PickRequest::new(request.viewport, request.view, request.projection).with_contributors(&nothing);
     let good = WgpuDraw::new(id, VertexPositions::tight(&vertices), 0..84).expect("built");
-    let err = picker.record(&with_contributor, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).err().expect("refused");
+    let err = picker.record_pick(&with_contributor, &[PickQuery::Point(UVec2::new(1, 1))], &[good]).err().expect("refused");
     assert!(matches!(err, WgpuPickError::Pick(picking_vk::PickError::InvalidInput { .. })), "{err}");
     // A PickingDevice whose device or queue was swapped for one picking was not enabled on.
     let (mut device_swapped, mut queue_swapped) = (gpu.clone(), gpu.clone());

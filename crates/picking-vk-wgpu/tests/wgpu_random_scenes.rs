@@ -5,6 +5,7 @@
 //! out. Every unambiguous pixel must agree, instance numbers included.
 
 mod common;
+use common::RecordPick;
 
 use glam::{Mat4, Quat, UVec2, Vec3};
 use picking_vk::{PickQuery, PickRequest, PickerConfig};
@@ -144,7 +145,7 @@ fn random_scenes_packed_in_shared_buffers_pick_like_a_ray_cast() {
         let oracle = Oracle::new(&scene, OracleCamera::new(view, proj, [0.0, f64::from(H), f64::from(W), -f64::from(H)]));
         let pixels: Vec<UVec2> = (0..240).map(|_| UVec2::new(rng.u32(0..W), rng.u32(0..H))).collect();
         let queries: Vec<PickQuery> = pixels.iter().map(|&p| PickQuery::Point(p)).collect();
-        let commands = picker.record(&PickRequest::new(viewport(W, H), view, proj), &queries, &draws).expect("recorded");
+        let commands = picker.record_pick(&PickRequest::new(viewport(W, H), view, proj), &queries, &draws).expect("recorded");
         let ticket = commands.ticket();
         commands.submit([], []).expect("submitted");
         let results = picker.wait_results(&ticket, Duration::from_secs(20)).expect("results");

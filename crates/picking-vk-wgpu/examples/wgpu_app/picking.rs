@@ -61,7 +61,8 @@ impl Picking {
             return Ok(());
         }
         let request = PickRequest::new(picking_vk_wgpu::viewport(size.x, size.y), view, proj);
-        let commands = self.picker.record(&request, &queries, &self.draws)?;
+        // SAFETY: the app destroys no buffer (it drops them, which the draws' clones outlive).
+        let commands = unsafe { self.picker.record(&request, &queries, &self.draws) }?;
         let ticket = commands.ticket();
         commands.submit([], [])?;
         match self.picker.wait_results(&ticket, Duration::from_millis(250)) {

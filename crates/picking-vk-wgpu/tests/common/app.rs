@@ -2,6 +2,7 @@
 //! frame that renders and picks in one submission.
 
 use super::scene::{example_scene, Highlight, SceneRenderer};
+use super::RecordPick;
 use glam::{Mat4, UVec2};
 use picking_vk::{FrameResults, PickQuery, PickRequest};
 use picking_vk_wgpu::{viewport, WgpuPicker};
@@ -40,7 +41,7 @@ impl App {
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         self.renderer.render(&mut encoder, &self.target.color, &self.target.depth);
         let request = PickRequest::new(viewport(WIDTH, HEIGHT), camera.0, camera.1);
-        let commands = picker.record(&request, queries, &self.renderer.pick_draws()).expect("recorded");
+        let commands = picker.record_pick(&request, queries, &self.renderer.pick_draws()).expect("recorded");
         let ticket = commands.ticket();
         let scene = encoder.finish();
         if pick_first {

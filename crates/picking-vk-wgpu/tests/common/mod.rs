@@ -10,8 +10,9 @@ pub mod mover;
 pub mod scene;
 
 use glam::Mat4;
+use picking_vk::{PickQuery, PickRequest};
 use picking_vk_tests::oracle::{Oracle, OracleCamera};
-use picking_vk_wgpu::{PickingDevice, WgpuPicker};
+use picking_vk_wgpu::{PickCommands, PickingDevice, WgpuDraw, WgpuPickError, WgpuPicker};
 use std::sync::Mutex;
 
 /// Every warning and error wgpu logged (the validation layer's messages among them).
@@ -97,6 +98,20 @@ pub fn adapter() -> wgpu::Adapter {
 pub fn device(adapter: &wgpu::Adapter) -> PickingDevice {
     let offered = picking_vk_wgpu::offered(adapter).expect("a Vulkan adapter");
     picking_vk_wgpu::request_device(adapter, &wgpu::DeviceDescriptor::default(), offered).expect("the device")
+}
+
+/// [`WgpuPicker::record`] under its contract, which these tests keep: none destroys a buffer
+/// or texture on another thread while a pick records (the destroyed-buffer tests destroy
+/// before the call, or after it).
+pub trait RecordPick {
+    fn record_pick(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError>;
+}
+
+impl RecordPick for WgpuPicker {
+    fn record_pick(&mut self, request: &PickRequest<'_>, queries: &[PickQuery], draws: &[WgpuDraw]) -> Result<PickCommands, WgpuPickError> {
+        // SAFETY: as above.
+        unsafe { self.record(request, queries, draws) }
+    }
 }
 
 pub fn picker(device: &PickingDevice, frames: usize, queries: u32) -> WgpuPicker {
