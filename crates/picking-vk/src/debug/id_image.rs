@@ -224,7 +224,8 @@ impl IdImage {
     /// The texel copied by the last [`IdCopy::Pixel`](IdCopy::Pixel) record.
     ///
     /// # Safety
-    /// The command buffer that last recorded this image's copy has completed.
+    /// The command buffer that last recorded this image's copy has completed, or will never
+    /// be submitted (the bytes read are then an older copy's, not undefined).
     pub unsafe fn read_pixel(&self) -> Result<Texels, PickError> {
         // SAFETY: the caller's contract.
         let bytes = unsafe { self.readback_bytes() }?;
@@ -234,7 +235,8 @@ impl IdImage {
     /// The texels of every pixel, row by row, from the last recorded copy.
     ///
     /// # Safety
-    /// The command buffer that last recorded this image's copy has completed.
+    /// The command buffer that last recorded this image's copy has completed, or will never
+    /// be submitted (the bytes read are then an older copy's, not undefined).
     pub unsafe fn read(&self) -> Result<Vec<Texels>, PickError> {
         // SAFETY: the caller's contract.
         let bytes = unsafe { self.readback_bytes() }?;

@@ -75,11 +75,16 @@ pub struct ContributorContext<'a> {
 /// # Safety
 /// The picker records its own commands after a contributor's in the same pass, so an
 /// implementation guarantees what those rely on: [`PickContributor::record`] binds its own
-/// pipeline (built for the context's `target`), descriptor sets, vertex buffers and push
+/// pipeline (built for the context's `target`, with viewport and scissor dynamic: a pipeline
+/// with a static viewport would replace the pass's), descriptor sets, vertex buffers and push
 /// constants, leaves viewport and scissor as they are, does not end the pass, and keeps every
-/// resource it records alive until the frame completes. (The picker asks
-/// [`PickContributor::ids`] once a recording and uses that range for the whole frame, so a
-/// range that changes between calls is no breach.)
+/// resource it records alive until the frame completes. It records only what is valid inside
+/// a render pass begun with inline contents (no barriers, no `vkCmdExecuteCommands`, every
+/// query it begins ended), and the GPU writes to the resources it reads are ordered before
+/// the pick by the host (the barrier of
+/// [`PickRequest::with_host_writes`](crate::PickRequest::with_host_writes) covers them where
+/// its stages and accesses do). (The picker asks [`PickContributor::ids`] once a recording and uses that range for the
+/// whole frame, so a range that changes between calls is no breach.)
 pub unsafe trait PickContributor: Sync {
     /// The object IDs its fragments write: not empty, never 0, and no [`PickDraw`] or other
     /// contributor of the same request uses them. Asked once per recording (per

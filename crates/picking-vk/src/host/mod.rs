@@ -22,7 +22,8 @@ pub struct HostDevice<'a> {
     pub device: &'a ash::Device,
     /// The physical device `device` was created from.
     pub physical_device: vk::PhysicalDevice,
-    /// Family of the queue the host submits pick command buffers to; it must support graphics.
+    /// Family of the queue the host submits pick command buffers to; it must support graphics
+    /// and compute (and timestamps where `PickerConfig::timestamps` asks).
     pub queue_family_index: u32,
     /// The host's allocator to share; `None` makes the picker create its own.
     pub allocator: Option<Arc<Mutex<Allocator>>>,

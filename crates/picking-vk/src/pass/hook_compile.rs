@@ -183,6 +183,10 @@ mod tests {
         refused(written, "hits.count += 1u; return false;", Some(&storage), &frag, "must be declared readonly");
         let read = "layout(std430, set = 1, binding = 0) readonly buffer Cut { float level; } cut;\n";
         checked(read, "return f.world.y > cut.level;", Some(&storage), &frag).unwrap();
+        // The set is bound with no dynamic offsets: a dynamic binding, used or not, is refused.
+        refused(read, "return f.world.y > cut.level;", Some(&[binding(0, T::STORAGE_BUFFER_DYNAMIC, 1, S::FRAGMENT)]), &frag, "may not be dynamic");
+        let unused_dynamic = [storage[0], binding(1, T::UNIFORM_BUFFER_DYNAMIC, 1, S::FRAGMENT)];
+        refused(read, "return f.world.y > cut.level;", Some(&unused_dynamic), &frag, "binding 1 is UNIFORM_BUFFER_DYNAMIC");
         let block = "layout(set = 1, binding = 0) uniform Cut { float level; } cut;\n";
         refused(block, "return f.world.y > cut.level;", Some(&texture), &frag, "UniformBuffer, and the host set's binding is COMBINED_IMAGE_SAMPLER");
         refused("layout(location = 7) in vec4 extra;\n", "return false;", None, &vert, "stage input at location 7");

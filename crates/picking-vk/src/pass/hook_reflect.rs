@@ -26,8 +26,8 @@ impl ResourceKind {
     fn accepts(self, t: vk::DescriptorType) -> bool {
         use vk::DescriptorType as D;
         match self {
-            ResourceKind::UniformBuffer => t == D::UNIFORM_BUFFER || t == D::UNIFORM_BUFFER_DYNAMIC,
-            ResourceKind::StorageBuffer => t == D::STORAGE_BUFFER || t == D::STORAGE_BUFFER_DYNAMIC,
+            ResourceKind::UniformBuffer => t == D::UNIFORM_BUFFER,
+            ResourceKind::StorageBuffer => t == D::STORAGE_BUFFER,
             ResourceKind::CombinedImageSampler => t == D::COMBINED_IMAGE_SAMPLER,
             // A combined image sampler can be read as its image or its sampler alone.
             ResourceKind::SampledImage => t == D::SAMPLED_IMAGE || t == D::COMBINED_IMAGE_SAMPLER,
@@ -299,6 +299,10 @@ fn resource_type(ids: &Ids, class: u32, ty: u32) -> (ResourceKind, Option<u32>, 
     (kind, count, block)
 }
 
+fn is_dynamic(t: vk::DescriptorType) -> bool {
+    t == vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC || t == vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+}
+
 /// Checks `stage` (a hook stage of `stage_flag`) against `baseline` (the same stage with neutral
 /// hooks) and the host's `bindings` (`None`: the program reads no host set).
 pub(crate) fn check(stage: &Interface, baseline: &Interface, bindings: Option<&[HookBinding]>, stage_flag: vk::ShaderStageFlags) -> Result<(), String> {
@@ -313,6 +317,14 @@ pub(crate) fn check(stage: &Interface, baseline: &Interface, bindings: Option<&[
     }
     if let Some(e) = stage.extensions.iter().find(|e| !baseline.extensions.contains(e)) {
         return Err(format!("the hook needs SPIR-V extension {e}, which takes a device extension the picker does not check"));
+    }
+    // The picker binds the host's set with no dynamic offsets, which a layout with a dynamic
+    // binding would need (VUID-vkCmdBindDescriptorSets-dynamicOffsetCount-00359).
+    if let Some(b) = bindings.and_then(|b| b.iter().find(|b| is_dynamic(b.descriptor_type))) {
+        return Err(format!(
+            "the host set's binding {} is {:?}: the picker binds the set with no dynamic offsets, so its bindings may not be dynamic",
+            b.binding, b.descriptor_type
+        ));
     }
     let mut own = baseline.resources.clone();
     for r in &stage.resources {

@@ -50,7 +50,10 @@ impl Picker {
     /// - A shared allocator was created for this same device.
     /// - `host.pipeline_cache` is null or a pipeline cache of this device that outlives the
     ///   picker and that no other thread uses while the picker is called.
-    /// - `host.debug_utils` is true only where the instance enabled `VK_EXT_debug_utils`.
+    /// - `host.debug_utils` is true only where the instance enabled `VK_EXT_debug_utils`; then,
+    ///   while the picker lives, no other device of the process is destroyed on another thread
+    ///   while this picker is created or called (object naming walks the Vulkan loader's
+    ///   device list, which `vkDestroyDevice` frees under it: Vulkan-Loader#2018).
     /// - The picker is dropped only once the GPU has finished every command buffer it recorded into.
     pub unsafe fn new(host: HostDevice<'_>, config: PickerConfig) -> Result<Self, PickError> {
         if !(1..=MAX_FRAMES_IN_FLIGHT).contains(&config.frames_in_flight) {

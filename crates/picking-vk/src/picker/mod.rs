@@ -200,14 +200,18 @@ impl Picker {
     /// Before them, a new shared list's first record may build its GPU plan table (kept).
     ///
     /// # Safety
-    /// - `cmd` belongs to the picker's device, is recording, and is outside any render pass;
-    ///   it will be submitted to a queue of the family given at creation.
+    /// - `cmd` is a primary command buffer of the picker's device, is recording, and is
+    ///   outside any render pass; it will be submitted to a queue of the family given at
+    ///   creation. No other thread records into `cmd` or uses its pool during the call
+    ///   (contributors record into it too).
     /// - Every command buffer the picker records into is submitted to the same queue: all
     ///   slots share the picker's targets and rectangle table, and only submission order on
     ///   one queue (with the passes' dependencies) orders one frame's passes after the last
     ///   one's copies.
-    /// - Every buffer the draws name is live, has the usages the draw types document, and
-    ///   stays alive until `cmd` completes. (Each [`BufferRange`](crate::draw::BufferRange) lying
+    /// - Every buffer the draws name is a live buffer of the picker's device, has the usages
+    ///   the draw types document, and stays alive until `cmd` completes. A buffer created
+    ///   with `VK_SHARING_MODE_EXCLUSIVE` and last written on a queue of another family was
+    ///   released and acquired to the picker's family. (Each [`BufferRange`](crate::draw::BufferRange) lying
     ///   inside its buffer is the host's to ensure: Vulkan offers no query of a buffer's size.)
     /// - GPU writes to those buffers (vertex, index, instance, joint and morph buffers,
     ///   indirect commands and counts, hook resources) recorded before `cmd`'s pick are made
@@ -225,15 +229,20 @@ impl Picker {
     ///   contents written by the GPU it cannot.
     /// - Each hooked draw's [`DrawHooks::descriptor_set`](crate::hooks::DrawHooks::descriptor_set)
     ///   was allocated from its program's host set layout, has every binding the hooks use
-    ///   written with live resources, and is neither freed nor updated until `cmd` completes;
-    ///   the hook code indexes those resources (and its arrays) within their bounds.
+    ///   written with live resources of the picker's device, and is neither freed nor updated
+    ///   until `cmd` completes; the images it names are in the layouts their descriptors state
+    ///   when the pick runs (the picker transitions none of them); the hook code indexes those
+    ///   resources (and its arrays) within their bounds.
     /// - Contributors meet [`PickContributor::record`](crate::contributor::PickContributor::record)'s
     ///   contract.
     /// - The GPU work last recorded into `slot` has completed (the host waited on that
     ///   frame's fence before reusing its command buffer).
-    /// - Work that reads `slot`'s [GPU results](Picker::gpu_results) buffer reads it in
-    ///   stages of [`PickRequest::result_readers`] and, where it is submitted to another queue,
-    ///   completes before `cmd` runs (the frame's first barrier orders only this queue's).
+    /// - Work that reads `slot`'s [GPU results](Picker::gpu_results) buffer (this frame's or
+    ///   an earlier frame's results still being read) reads it in stages of this request's
+    ///   [`PickRequest::result_readers`] and, where it is submitted to another queue,
+    ///   completes before `cmd` runs (the frame's first barrier orders only this queue's);
+    ///   another queue of another family acquires the buffer (created
+    ///   `VK_SHARING_MODE_EXCLUSIVE`) before it reads it and releases it back.
     pub unsafe fn record<'d>(
         &mut self,
         cmd: vk::CommandBuffer,
