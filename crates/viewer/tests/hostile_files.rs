@@ -344,7 +344,7 @@ fn corpus() -> Vec<(&'static str, Value, &'static str)> {
             "deeper than 256",
         ),
         ("control characters in a URI", mutated(|d| d["buffers"][0]["uri"] = json!("a\u{1b}[31mred.bin")), "\\u{1b}"),
-        ("image that is not PNG or JPEG", textured(json!({"uri": "data:image/png;base64,R0lGODlhAQABAAAAACw="})), "not a PNG or JPEG"),
+        ("image that is not PNG, JPEG or WebP", textured(json!({"uri": "data:image/png;base64,R0lGODlhAQABAAAAACw="})), "not a PNG, JPEG or WebP"),
         ("truncated PNG", textured(json!({"uri": format!("data:image/png;base64,{}", base64_engine::encode(&png_bytes(4, 4)[..30]))})), "does not decode"),
         (
             "PNG of 20000 x 1 texels",
@@ -793,6 +793,20 @@ fn valid_files_that_were_refused_load() {
     });
     let scene = load_path(&write_case("extras", &doc)).unwrap();
     assert_eq!(scene.nodes[0].name.as_deref(), Some("Tri\u{7}angle"));
+    // Vertices past the last whole primitive (which the Khronos validator only warns of) are
+    // left out: four indices draw one triangle, three vertices as lines one segment.
+    let leftover = mutated(|d| {
+        d["accessors"][1]["count"] = json!(4);
+        d["bufferViews"][1]["byteLength"] = json!(8);
+    });
+    let trimmed = load_path(&write_case("leftover-index", &leftover)).expect("loads, the last index left out");
+    let drawn = |p: &picking_vk_host::Primitive| p.indices.as_ref().map_or(p.positions.len(), Vec::len);
+    assert_eq!(drawn(&trimmed.meshes[0].primitives[0]), 3);
+    let lines = mutated(|d| {
+        d["meshes"][0]["primitives"][0] = json!({"attributes": {"POSITION": 0}, "mode": 1});
+    });
+    let trimmed = load_path(&write_case("leftover-line-vertex", &lines)).expect("loads, the third vertex left out");
+    assert_eq!(drawn(&trimmed.meshes[0].primitives[0]), 2);
     assert_eq!(viewer::gltf_load::printable("Tri\u{7}angle"), "Tri\\u{7}angle");
     // Without NORMAL, the normals are the triangle's own (flat), as glTF 2.0 requires.
     let prim = &scene.meshes[0].primitives[0];
@@ -817,8 +831,14 @@ fn valid_files_that_were_refused_load() {
     let scene =
         load_path(&write_case("shading-only", &shaded(json!(["KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_lights_punctual"])))).unwrap();
     assert_eq!(scene.meshes[0].primitives[0].triangle_count(), 1);
-    let err = load_path(&write_case("webp-required", &shaded(json!(["KHR_materials_unlit", "EXT_texture_webp"])))).map(|_| ()).unwrap_err().to_string();
-    assert!(err.contains("requires EXT_texture_webp") && !err.contains("KHR_materials_unlit"), "{err}");
+    // EXT_texture_webp is read (the texture's image chosen by `texture_sources`); a required
+    // extension the viewer does not read is refused by name.
+    load_path(&write_case("webp-required", &shaded(json!(["KHR_materials_unlit", "EXT_texture_webp"])))).expect("EXT_texture_webp is read");
+    let err = load_path(&write_case("gloss-required", &shaded(json!(["KHR_materials_unlit", "KHR_materials_pbrSpecularGlossiness"]))))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("requires KHR_materials_pbrSpecularGlossiness") && !err.contains("KHR_materials_unlit"), "{err}");
     // Strips and fans are drawn and picked as the triangles glTF makes of them.
     for (mode, name) in [(5, "strip"), (6, "fan")] {
         let scene = load_path(&write_case(name, &mutated(|d| d["meshes"][0]["primitives"][0]["mode"] = json!(mode)))).unwrap();

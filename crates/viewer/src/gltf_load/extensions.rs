@@ -1,14 +1,25 @@
 //! The extensions a file may require. The viewer reads the geometry ones itself (quantized,
-//! compressed and instanced geometry), the glTF crate reads texture transforms, and ones that
+//! compressed and instanced geometry) and the texture images extensions give
+//! (`texture_sources`), the glTF crate reads texture transforms, and ones that
 //! change only shading (or add lights or metadata) are read with a warning: the same geometry
 //! is drawn and picked. Any other required extension is refused by name, before anything else
 //! in the file is checked.
 
 use super::compressed::{DRACO, MESHOPT_EXT, MESHOPT_KHR};
-use super::{gpu_instancing, printable, printable_cut, quantized, SceneError};
+use super::{gpu_instancing, printable, printable_cut, quantized, texture_sources, SceneError};
 
 /// Required extensions the viewer reads.
-const READ: &[&str] = &[quantized::EXTENSION, gpu_instancing::EXTENSION, "KHR_texture_transform", DRACO, MESHOPT_EXT, MESHOPT_KHR];
+const READ: &[&str] = &[
+    quantized::EXTENSION,
+    gpu_instancing::EXTENSION,
+    "KHR_texture_transform",
+    DRACO,
+    MESHOPT_EXT,
+    MESHOPT_KHR,
+    texture_sources::EXTENSIONS[0],
+    texture_sources::EXTENSIONS[1],
+    texture_sources::EXTENSIONS[2],
+];
 
 /// Refuses a file that requires an extension the viewer does not read, naming it.
 pub fn refuse_unread(root: &gltf::json::Root) -> Result<(), SceneError> {

@@ -1,8 +1,10 @@
 //! Materials as the viewer draws and picks them: the base colour factor and texture (read with
-//! TEXCOORD_0), `alphaMode` MASK with `alphaCutoff`, and `doubleSided`. BLEND is drawn and
-//! picked as opaque; a primitive without a material is drawn and picked from both sides. Images (PNG, JPEG) come from the GLB chunk or another buffer view, a
-//! data URI, or a file beside the scene (the buffers' rules), and are decoded within the
-//! loader's byte budget and a size limit.
+//! the coordinate set its `texCoord` or texture transform names), `alphaMode` MASK with
+//! `alphaCutoff`, and `doubleSided`. BLEND is drawn and picked as opaque; a primitive without
+//! a material is drawn and picked from both sides. Images (PNG, JPEG, WebP; KTX2 and AVIF
+//! images are left undrawn) come from the GLB chunk or another buffer view, a data URI, or a
+//! file beside the scene (the buffers' rules), and are decoded within the loader's byte
+//! budget and a size limit.
 
 use super::buffers::{decode_data_uri, read_file};
 use super::{printable, LoadOptions, SceneError};
@@ -37,6 +39,7 @@ pub fn load_textures(
     let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()], files: vec![] };
     // Each image is decoded (and counted) once, however many textures sample it.
     let mut decoded: Vec<Option<Decoded>> = vec![None; document.images().len()];
+    let mut undrawn = vec![];
     for material in document.materials() {
         let Some(info) = material.pbr_metallic_roughness().base_color_texture() else { continue };
         let texture = info.texture();
@@ -49,6 +52,15 @@ pub fn load_textures(
             None => {
                 let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
                 let bytes = image_bytes(&image, buffers, base, options, &mut out.files).map_err(&bad)?;
+                if let Some(format) = undecoded_format(&bytes) {
+                    // A KTX2 or AVIF image (`texture_sources`): its materials are drawn and
+                    // picked without it, as their colour factor and alpha alone.
+                    if !undrawn.contains(&image.index()) {
+                        log::warn!("image {}: a {format} image, which the viewer does not decode: its materials are drawn without it", image.index());
+                        undrawn.push(image.index());
+                    }
+                    continue;
+                }
                 let rgba = decode(&bytes, *budget).map_err(&bad)?;
                 *budget = budget.saturating_sub(rgba.as_raw().len() as u64);
                 let (width, height) = (rgba.width(), rgba.height());
@@ -101,13 +113,24 @@ fn image_bytes(
     }
 }
 
-/// PNG or JPEG (told by their signatures) to RGBA8, refusing images larger than `MAX_SIDE`
-/// on a side or than `budget` bytes decoded.
+/// The format of an image the viewer does not decode (a KTX2 or AVIF image, which
+/// `KHR_texture_basisu` and `EXT_texture_avif` give), told by its signature.
+fn undecoded_format(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB, ..] => Some("KTX2"),
+        [_, _, _, _, b'f', b't', b'y', b'p', b'a', b'v', b'i', b'f' | b's', ..] => Some("AVIF"),
+        _ => None,
+    }
+}
+
+/// PNG, JPEG or WebP (told by their signatures) to RGBA8, refusing images larger than
+/// `MAX_SIDE` on a side or than `budget` bytes decoded.
 fn decode(bytes: &[u8], budget: u64) -> Result<image::RgbaImage, String> {
     let format = match bytes {
         [0x89, b'P', b'N', b'G', ..] => image::ImageFormat::Png,
         [0xFF, 0xD8, 0xFF, ..] => image::ImageFormat::Jpeg,
-        _ => return Err("not a PNG or JPEG image".into()),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => image::ImageFormat::WebP,
+        _ => return Err("not a PNG, JPEG or WebP image".into()),
     };
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = image::Limits::default();
@@ -169,11 +192,20 @@ mod tests {
 
     #[test]
     fn images_are_told_by_signature_and_held_to_the_budget() {
-        assert!(decode(b"GIF89a....", 1 << 20).unwrap_err().contains("not a PNG or JPEG"));
+        assert!(decode(b"GIF89a....", 1 << 20).unwrap_err().contains("not a PNG, JPEG or WebP"));
         let mut png = vec![];
         image::RgbaImage::from_pixel(64, 64, image::Rgba([1, 2, 3, 4])).write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
         assert_eq!(decode(&png, 1 << 20).unwrap().get_pixel(5, 5).0, [1, 2, 3, 4]);
         assert!(decode(&png, 1000).unwrap_err().contains("limits") || decode(&png, 1000).unwrap_err().contains("exceed"));
         assert!(decode(&png[..40], 1 << 20).unwrap_err().contains("does not decode"));
+        // Lossless WebP decodes to the same texels.
+        let mut webp = vec![];
+        let image = image::RgbaImage::from_fn(16, 8, |x, y| image::Rgba([x as u8 * 9, y as u8 * 20, 7, if (x + y) % 3 == 0 { 0 } else { 255 }]));
+        image.write_to(&mut Cursor::new(&mut webp), image::ImageFormat::WebP).unwrap();
+        assert_eq!(decode(&webp, 1 << 20).unwrap(), image);
+        // KTX2 and AVIF are told apart, not decoded.
+        assert_eq!(undecoded_format(b"\xABKTX 20\xBB\r\n\x1A\n...."), Some("KTX2"));
+        assert_eq!(undecoded_format(b"\0\0\0\x1CftypavifXXXX"), Some("AVIF"));
+        assert_eq!(undecoded_format(&png), None);
     }
 }

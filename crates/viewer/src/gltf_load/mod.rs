@@ -19,6 +19,7 @@ pub mod reach;
 mod rebase;
 pub mod refine;
 mod skins;
+mod texture_sources;
 mod validate;
 mod view_checks;
 
@@ -49,6 +50,8 @@ pub enum SceneError {
     BadCamera { camera: usize, reason: String },
     #[error("image {image}: {reason}")]
     BadImage { image: usize, reason: String },
+    #[error("texture {texture}: {reason}")]
+    Texture { texture: usize, reason: String },
     #[error("skin {skin}: {reason}")]
     BadSkin { skin: usize, reason: String },
     #[error("animation {animation}: {reason}")]
@@ -202,6 +205,7 @@ fn load_unchecked(bytes: &[u8], base: Option<&Path>, options: &LoadOptions) -> R
     // EXT_mesh_gpu_instancing is read here (`gpu_instancing`), from the JSON the glTF crate
     // drops it from; a file must declare it to use it.
     let instancing = [&root.extensions_used, &root.extensions_required].iter().any(|list| list.iter().any(|e| e == gpu_instancing::EXTENSION));
+    texture_sources::choose(json, &mut root)?;
     extensions::take_read(&mut root);
     let instanced = if instancing { gpu_instancing::accessors_of_nodes(json)? } else { vec![] };
     // glTF reads an extension only where the file declares it; say so where one is left unread.

@@ -51,14 +51,28 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
         }
         let count = indices.as_ref().map_or(positions.len(), Vec::len);
-        let whole = match prim.mode() {
-            Mode::Triangles => count.is_multiple_of(3),
-            Mode::Lines => count.is_multiple_of(2),
-            _ => true,
+        let per = match prim.mode() {
+            Mode::Triangles => 3,
+            Mode::Lines => 2,
+            _ => 1,
         };
-        if !whole {
-            return Err(bad(format!("{count} vertices is not a whole number of {:?} primitives", prim.mode())));
-        }
+        // Vertices past the last whole triangle or segment draw nothing (the Khronos validator
+        // warns of them): they are left out, as a GPU leaves them.
+        let indices = if !count.is_multiple_of(per) {
+            log::warn!(
+                "mesh {} primitive {}: {count} vertices is not a whole number of {:?} primitives; the last {} are left out",
+                mesh.index(),
+                prim.index(),
+                prim.mode(),
+                count % per
+            );
+            let mut ix = indices.unwrap_or_else(|| (0..positions.len() as u32).collect());
+            ix.truncate(count - count % per);
+            Some(ix)
+        } else {
+            indices
+        };
+        let count = count - count % per;
         // A loop is a strip back to its first vertex.
         let indices = match (prim.mode(), indices) {
             (Mode::LineLoop, ix) if count > 1 => {

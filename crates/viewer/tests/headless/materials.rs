@@ -265,3 +265,72 @@ fn a_masked_texture_on_a_morphed_mesh_is_picked_through_its_holes() {
     // The hole's pick lies on the backdrop, 2 units behind the board.
     assert!((records[0]["world"][2].as_f64().unwrap() + 2.0).abs() < 1e-3, "{records:?}");
 }
+
+/// `b`'s glTF with every texture's image re-encoded by `encode` and given only through
+/// `extension` (required, and no `source` to fall back on), as gltfpack and glTF-Transform
+/// write KTX2 and WebP textures: the JSON and its binary buffer.
+fn through_extension(b: &GltfBuilder, extension: &str, mime: &str, encode: impl Fn(&[u8]) -> Vec<u8>) -> (String, Vec<u8>) {
+    let (text, mut bin) = b.to_gltf("scene.bin");
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let images = doc["images"].as_array().unwrap().clone();
+    for (i, image) in images.iter().enumerate() {
+        let view = &doc["bufferViews"][image["bufferView"].as_u64().unwrap() as usize];
+        let at = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let bytes = encode(&bin[at..at + view["byteLength"].as_u64().unwrap() as usize]);
+        bin.resize(bin.len().next_multiple_of(4), 0);
+        let views = doc["bufferViews"].as_array_mut().unwrap();
+        views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() }));
+        doc["images"][i] = json!({ "bufferView": views.len() - 1, "mimeType": mime });
+        bin.extend_from_slice(&bytes);
+    }
+    for t in doc["textures"].as_array_mut().unwrap() {
+        let source = t.as_object_mut().unwrap().remove("source").unwrap();
+        t["extensions"] = json!({ extension: { "source": source } });
+    }
+    doc["buffers"][0]["byteLength"] = json!(bin.len());
+    for list in ["extensionsUsed", "extensionsRequired"] {
+        doc[list] = json!([extension]);
+    }
+    (doc.to_string(), bin)
+}
+
+#[test]
+fn textures_webp_and_ktx2_extensions_give_are_drawn_and_picked_as_the_viewer_reads_them() {
+    let (w, h) = (320, 240);
+    let seed = 4;
+    let builder = alpha_scene(seed);
+    let png_scene = {
+        let glb = tmp("extension-textures-png.glb");
+        std::fs::write(&glb, builder.to_glb()).unwrap();
+        viewer::gltf_load::load_path(&glb).unwrap()
+    };
+    let write = |name: &str, (text, bin): (String, Vec<u8>)| {
+        let dir = tmp(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("scene.bin"), bin).unwrap();
+        std::fs::write(dir.join("scene.gltf"), text).unwrap();
+        dir.join("scene.gltf")
+    };
+    let pixels = random_pixels(seed + 10, 400, w, h);
+    // WebP, lossless: the same texels as the PNGs, so the same masks cut the picks.
+    let webp = |png: &[u8]| {
+        let mut out = vec![];
+        image::load_from_memory(png).unwrap().write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::WebP).unwrap();
+        out
+    };
+    let path = write("extension-textures-webp", through_extension(&builder, "EXT_texture_webp", "image/webp", webp));
+    let scene = viewer::gltf_load::load_path(&path).unwrap();
+    assert_eq!(scene.textures.len(), 10, "every WebP texture is decoded");
+    assert!(scene.textures.iter().zip(&png_scene.textures).all(|(a, b)| a.rgba == b.rgba), "the WebP texels are the PNGs'");
+    let (agree, hits) = check_scene_against_oracle(Some(&path), &scene, &pixels, w, h, &[]);
+    assert!(agree > 300 && hits > 200, "WebP: {agree} / {hits}");
+    // KTX2, which the viewer does not decode: the file loads, and its materials are drawn and
+    // picked without their textures (colour factor and alpha alone), as the oracle reads them.
+    let ktx2 = |_: &[u8]| [&[0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB, b'\r', b'\n', 0x1A, b'\n'][..], &[0; 68]].concat();
+    let path = write("extension-textures-ktx2", through_extension(&builder, "KHR_texture_basisu", "image/ktx2", ktx2));
+    let scene = viewer::gltf_load::load_path(&path).unwrap();
+    assert!(scene.textures.is_empty(), "no KTX2 image is decoded");
+    assert!(scene.meshes.iter().flat_map(|m| &m.primitives).all(|p| p.texture.is_none()));
+    let (agree, hits) = check_scene_against_oracle(Some(&path), &scene, &pixels, w, h, &[]);
+    assert!(agree > 300 && hits > 200, "KTX2: {agree} / {hits}");
+}
