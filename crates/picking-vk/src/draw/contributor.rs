@@ -83,8 +83,9 @@ pub struct ContributorContext<'a> {
 /// query it begins ended), and the GPU writes to the resources it reads are ordered before
 /// the pick by the host (the barrier of
 /// [`PickRequest::with_host_writes`](crate::PickRequest::with_host_writes) covers them where
-/// its stages and accesses do). (The picker asks [`PickContributor::ids`] once a recording and uses that range for the
-/// whole frame, so a range that changes between calls is no breach.)
+/// its stages and accesses do). (The picker asks [`PickContributor::ids`] once a recording
+/// and uses that range for the whole frame, so a range that changes between calls is no
+/// breach.)
 pub unsafe trait PickContributor: Sync {
     /// The object IDs its fragments write: not empty, never 0, and no [`PickDraw`] or other
     /// contributor of the same request uses them. Asked once per recording (per
