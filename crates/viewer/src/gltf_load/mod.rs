@@ -50,8 +50,6 @@ pub enum SceneError {
     BadCamera { camera: usize, reason: String },
     #[error("image {image}: {reason}")]
     BadImage { image: usize, reason: String },
-    #[error("texture {texture}: {reason}")]
-    Texture { texture: usize, reason: String },
     #[error("skin {skin}: {reason}")]
     BadSkin { skin: usize, reason: String },
     #[error("animation {animation}: {reason}")]

@@ -19,29 +19,43 @@ struct Textures {
     textures: Vec<Texture>,
 }
 
+/// A texture's own image and the extensions' (read as typed fields: whatever else a texture
+/// holds is skipped, never built into a tree).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Texture {
     source: Option<u64>,
-    extensions: Option<serde_json::Map<String, serde_json::Value>>,
+    extensions: Extensions,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Extensions {
+    #[serde(rename = "EXT_texture_webp")]
+    webp: Option<Source>,
+    #[serde(rename = "KHR_texture_basisu")]
+    basisu: Option<Source>,
+    #[serde(rename = "EXT_texture_avif")]
+    avif: Option<Source>,
+}
+
+/// An extension's image: a missing or malformed `source` fails the file's JSON.
+#[derive(Deserialize)]
+struct Source {
+    source: u64,
 }
 
 /// The image texture `t` is drawn with, if an extension names one: the WebP image, else its
-/// own `source`, else the first extension's image.
-fn chosen(t: &Texture) -> Result<Option<u64>, String> {
-    let Some(extensions) = &t.extensions else { return Ok(None) };
-    let mut given = vec![];
-    for name in EXTENSIONS {
-        let Some(ext) = extensions.get(name) else { continue };
-        let source = ext.get("source").and_then(serde_json::Value::as_u64).ok_or_else(|| format!("its {name} has no image index as its source"))?;
-        given.push((name, source));
+/// own `source`, else the extension's (KTX2, then AVIF).
+fn chosen(t: &Texture) -> Option<u64> {
+    let e = &t.extensions;
+    let other = e.basisu.as_ref().or(e.avif.as_ref()).map(|s| s.source);
+    match (e.webp.as_ref(), t.source, other) {
+        (Some(webp), _, _) => Some(webp.source),
+        (None, Some(own), Some(_)) => Some(own),
+        (None, None, other) => other,
+        (None, Some(_), None) => None,
     }
-    Ok(match (given.first(), t.source) {
-        (Some(&("EXT_texture_webp", webp)), _) => Some(webp),
-        (Some(_), Some(own)) => Some(own),
-        (Some(&(_, other)), None) => Some(other),
-        (None, _) => None,
-    })
 }
 
 /// Points every texture whose image one of [`EXTENSIONS`] gives at the image to draw, where
@@ -53,8 +67,7 @@ pub fn choose(json: &[u8], root: &mut Root) -> Result<(), SceneError> {
     }
     let parsed: Textures = serde_json::from_slice(json).map_err(|e| SceneError::Gltf(gltf::Error::Deserialize(e)))?;
     for (i, t) in parsed.textures.iter().enumerate() {
-        let image = chosen(t).map_err(|reason| SceneError::Texture { texture: i, reason })?;
-        let (Some(image), Some(texture)) = (image, root.textures.get_mut(i)) else { continue };
+        let (Some(image), Some(texture)) = (chosen(t), root.textures.get_mut(i)) else { continue };
         // An index past the images is left to the glTF crate's validation, which names it.
         texture.source = Index::new(u32::try_from(image).unwrap_or(u32::MAX));
     }
@@ -72,14 +85,16 @@ mod tests {
     #[test]
     fn webp_wins_then_the_fallback_then_the_extensions_own_image() {
         let webp = texture(serde_json::json!({"source": 0, "extensions": {"EXT_texture_webp": {"source": 1}, "KHR_texture_basisu": {"source": 2}}}));
-        assert_eq!(chosen(&webp), Ok(Some(1)));
-        let basis_with_png = texture(serde_json::json!({"source": 0, "extensions": {"KHR_texture_basisu": {"source": 2}}}));
-        assert_eq!(chosen(&basis_with_png), Ok(Some(0)));
+        assert_eq!(chosen(&webp), Some(1));
+        let basis_with_png = texture(serde_json::json!({"source": 0, "extensions": {"KHR_texture_basisu": {"source": 2}, "OTHER": [1, 2]}}));
+        assert_eq!(chosen(&basis_with_png), Some(0));
         let basis_alone = texture(serde_json::json!({"extensions": {"KHR_texture_basisu": {"source": 2}}}));
-        assert_eq!(chosen(&basis_alone), Ok(Some(2)));
+        assert_eq!(chosen(&basis_alone), Some(2));
+        let avif_alone = texture(serde_json::json!({"extensions": {"EXT_texture_avif": {"source": 4}}}));
+        assert_eq!(chosen(&avif_alone), Some(4));
         let plain = texture(serde_json::json!({"source": 3}));
-        assert_eq!(chosen(&plain), Ok(None));
-        let broken = texture(serde_json::json!({"extensions": {"EXT_texture_avif": {"source": "x"}}}));
-        assert!(chosen(&broken).unwrap_err().contains("EXT_texture_avif has no image index"));
+        assert_eq!(chosen(&plain), None);
+        let broken = serde_json::from_value::<Texture>(serde_json::json!({"extensions": {"EXT_texture_avif": {"source": "x"}}}));
+        assert!(broken.is_err(), "a malformed source fails the JSON");
     }
 }
