@@ -235,7 +235,8 @@ impl WgpuHookProgram {
         check_resources(objects, resources)?;
         // Usage, device and liveness were checked by `check_resources`; each resource's
         // handle is read and written into the set while its `as_hal` guard holds wgpu's
-        // lock, so no `destroy()` can free it in between.
+        // lock, so no `destroy()` frees a buffer or view in between. A view's guard does not
+        // cover its texture's image: the texture is checked to live after its view is written.
         for (kind, resource) in self.kinds.iter().zip(resources) {
             match (kind, resource) {
                 (HookBindingKind::Uniform | HookBindingKind::Storage, HookResource::Buffer(b)) => {
@@ -282,6 +283,14 @@ impl WgpuHookProgram {
                     unsafe {
                         objects.device.update_descriptor_sets(&[write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&info)], &[])
                     };
+                    drop(hal);
+                    // A texture destroyed since `check_resources` leaves the set unused: the
+                    // guard frees it. (Checked with the view's guard dropped: wgpu takes one
+                    // guard a thread.)
+                    // SAFETY: only whether the texture lives is read.
+                    if unsafe { view.texture().as_hal::<Vulkan>() }.is_none() {
+                        return Err(bad("a destroyed texture".into()));
+                    }
                 }
             }
         }

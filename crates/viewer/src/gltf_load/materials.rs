@@ -39,25 +39,26 @@ pub fn load_textures(
     let mut out = Textures { data: vec![], by_gltf: vec![None; document.textures().len()], files: vec![] };
     // Each image is decoded (and counted) once, however many textures sample it.
     let mut decoded: Vec<Option<Decoded>> = vec![None; document.images().len()];
-    let mut undrawn = vec![];
+    // Images read once and left undrawn: KTX2 and AVIF (`texture_sources`).
+    let mut undrawn = vec![false; document.images().len()];
     for material in document.materials() {
         let Some(info) = material.pbr_metallic_roughness().base_color_texture() else { continue };
         let texture = info.texture();
-        if out.by_gltf[texture.index()].is_some() {
+        let image = texture.source();
+        if out.by_gltf[texture.index()].is_some() || undrawn.get(image.index()).copied().unwrap_or(false) {
             continue;
         }
-        let image = texture.source();
         let (rgba, width, height) = match decoded.get(image.index()).cloned().flatten() {
             Some(d) => d,
             None => {
                 let bad = |reason: String| SceneError::BadImage { image: image.index(), reason };
                 let bytes = image_bytes(&image, buffers, base, options, &mut out.files).map_err(&bad)?;
                 if let Some(format) = undecoded_format(&bytes) {
-                    // A KTX2 or AVIF image (`texture_sources`): its materials are drawn and
-                    // picked without it, as their colour factor and alpha alone.
-                    if !undrawn.contains(&image.index()) {
-                        log::warn!("image {}: a {format} image, which the viewer does not decode: its materials are drawn without it", image.index());
-                        undrawn.push(image.index());
+                    // Its materials are drawn and picked without it, as their colour factor
+                    // and alpha alone.
+                    log::warn!("image {}: a {format} image, which the viewer does not decode: its materials are drawn without it", image.index());
+                    if let Some(u) = undrawn.get_mut(image.index()) {
+                        *u = true;
                     }
                     continue;
                 }
@@ -116,11 +117,16 @@ fn image_bytes(
 /// The format of an image the viewer does not decode (a KTX2 or AVIF image, which
 /// `KHR_texture_basisu` and `EXT_texture_avif` give), told by its signature.
 fn undecoded_format(bytes: &[u8]) -> Option<&'static str> {
-    match bytes {
-        [0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB, ..] => Some("KTX2"),
-        [_, _, _, _, b'f', b't', b'y', b'p', b'a', b'v', b'i', b'f' | b's', ..] => Some("AVIF"),
-        _ => None,
+    if bytes.starts_with(&[0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB]) {
+        return Some("KTX2");
     }
+    // An ISO media file whose `ftyp` box names an AVIF brand, as its major brand or among its
+    // compatible ones (after the minor version).
+    let ftyp = bytes.get(4..8).filter(|t| *t == b"ftyp").and_then(|_| bytes.get(..4))?;
+    let size = u32::from_be_bytes([ftyp[0], ftyp[1], ftyp[2], ftyp[3]]) as usize;
+    let brands = bytes.get(8..size.min(bytes.len()))?;
+    let avif = brands.chunks_exact(4).enumerate().any(|(i, b)| i != 1 && (b == b"avif" || b == b"avis"));
+    avif.then_some("AVIF")
 }
 
 /// PNG, JPEG or WebP (told by their signatures) to RGBA8, refusing images larger than
@@ -205,7 +211,10 @@ mod tests {
         assert_eq!(decode(&webp, 1 << 20).unwrap(), image);
         // KTX2 and AVIF are told apart, not decoded.
         assert_eq!(undecoded_format(b"\xABKTX 20\xBB\r\n\x1A\n...."), Some("KTX2"));
-        assert_eq!(undecoded_format(b"\0\0\0\x1CftypavifXXXX"), Some("AVIF"));
+        assert_eq!(undecoded_format(b"\0\0\0\x10ftypavif\0\0\0\0"), Some("AVIF"));
+        // A major brand of `mif1` with `avif` among the compatible ones.
+        assert_eq!(undecoded_format(b"\0\0\0\x18ftypmif1\0\0\0\0mif1avif"), Some("AVIF"));
+        assert_eq!(undecoded_format(b"\0\0\0\x14ftypmif1\0\0\0\0heic"), None);
         assert_eq!(undecoded_format(&png), None);
     }
 }

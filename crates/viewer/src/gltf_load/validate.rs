@@ -163,7 +163,14 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
                 gltf::mesh::Mode::LineLoop => elements.saturating_add(1),
                 _ => elements,
             };
-            if corners != elements || (prim.indices.is_none() && mode == gltf::mesh::Mode::LineLoop) {
+            // A non-indexed list with vertices past its last whole primitive gets an index
+            // list that leaves them out (`primitives`).
+            let leftover = match mode {
+                gltf::mesh::Mode::Triangles => elements % 3 != 0,
+                gltf::mesh::Mode::Lines => elements % 2 != 0,
+                _ => false,
+            };
+            if corners != elements || (prim.indices.is_none() && (mode == gltf::mesh::Mode::LineLoop || leftover)) {
                 allocated = allocated.saturating_add(corners.saturating_mul(4));
             }
             // Without NORMAL a triangle gets its own three vertices, each with every

@@ -311,6 +311,7 @@ fn textures_webp_and_ktx2_extensions_give_are_drawn_and_picked_as_the_viewer_rea
         std::fs::write(dir.join("scene.gltf"), text).unwrap();
         dir.join("scene.gltf")
     };
+    assert_eq!(png_scene.textures.len(), 10);
     let pixels = random_pixels(seed + 10, 400, w, h);
     // WebP, lossless: the same texels as the PNGs, so the same masks cut the picks.
     let webp = |png: &[u8]| {
