@@ -4,12 +4,11 @@ use crate::error::WgpuPickError;
 use picking_vk::draw::BufferRange;
 use wgpu::hal::api::Vulkan;
 
-/// The Vulkan buffer behind a wgpu buffer, or an error if it was destroyed.
+/// The Vulkan buffer behind a wgpu buffer, or an error if it was destroyed. The handle is
+/// read under wgpu's guard; its users hold the buffer's clone (or, in a pick, the caller's
+/// contract) so it lives while they name it.
 fn raw_buffer(buffer: &wgpu::Buffer, what: &'static str) -> Result<ash::vk::Buffer, WgpuPickError> {
-    // SAFETY: the handle is only read; wgpu keeps owning (and destroying) it.
-    let hal = unsafe { buffer.as_hal::<Vulkan>() };
-    // SAFETY: as above.
-    hal.map(|b| unsafe { b.raw_handle() }).ok_or(WgpuPickError::BufferRange { what, reason: "destroyed, or not a Vulkan buffer".into() })
+    with_raw_buffer(buffer, what, |raw| raw)
 }
 
 /// Runs `f` with the Vulkan buffer behind `buffer` while wgpu's guard of it lives: no
