@@ -12,6 +12,17 @@ use glam::{Vec2, Vec3, Vec4};
 use picking_vk::{deform::SkinInfluences, draw::Topology};
 use picking_vk_host::Primitive;
 
+/// Vertices a list primitive of `mode` takes (a triangle's 3, a segment's 2; 1 for strips,
+/// fans, loops and points, whose every vertex counts): those past the last whole one are
+/// left out at load, and `validate` budgets the index list that leaves them out.
+pub(super) fn vertices_a_primitive(mode: gltf::mesh::Mode) -> usize {
+    match mode {
+        gltf::mesh::Mode::Triangles => 3,
+        gltf::mesh::Mode::Lines => 2,
+        _ => 1,
+    }
+}
+
 pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) -> Result<MeshAsset, SceneError> {
     let mut asset = MeshAsset {
         name: super::kept_name(mesh.name()),
@@ -51,11 +62,7 @@ pub fn load_mesh(mesh: &gltf::Mesh, buffers: &[Vec<u8>], textures: &Textures) ->
             }
         }
         let count = indices.as_ref().map_or(positions.len(), Vec::len);
-        let per = match prim.mode() {
-            Mode::Triangles => 3,
-            Mode::Lines => 2,
-            _ => 1,
-        };
+        let per = vertices_a_primitive(prim.mode());
         // Vertices past the last whole triangle or segment draw nothing (the Khronos validator
         // warns of them): they are left out, as a GPU leaves them.
         let indices = if !count.is_multiple_of(per) {

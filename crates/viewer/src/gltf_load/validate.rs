@@ -165,11 +165,7 @@ pub fn primitives(document: &gltf::Document, buffer_lengths: &[usize], options: 
             };
             // A non-indexed list with vertices past its last whole primitive gets an index
             // list that leaves them out (`primitives`).
-            let leftover = match mode {
-                gltf::mesh::Mode::Triangles => elements % 3 != 0,
-                gltf::mesh::Mode::Lines => elements % 2 != 0,
-                _ => false,
-            };
+            let leftover = !elements.is_multiple_of(super::primitives::vertices_a_primitive(mode) as u64);
             if corners != elements || (prim.indices.is_none() && (mode == gltf::mesh::Mode::LineLoop || leftover)) {
                 allocated = allocated.saturating_add(corners.saturating_mul(4));
             }
